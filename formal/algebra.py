@@ -1,0 +1,320 @@
+"""The symbolic vocabulary of layouts: SymPy expressions over (lane, i, selector).
+
+A layout maps a hardware location -- lane ``t`` of the warp and element index ``i`` of that
+lane's fragment -- to a cell of a tile.  The spec's integer operators are modelled exactly:
+
+    x % m     -> Mod(x, m)            floor modulo, m a non-zero constant
+    x >> k    -> floor(x / 2**k)      k a constant >= 0
+    x << k    -> x * 2**k
+    x & y     -> BitAnd(x, y)         two's complement, as in C on non-negative values
+    x | y, x ^ y -> BitOr, BitXor
+
+so that, e.g., ``groupID = %laneid >> 2`` is ``floor(lane/4)``, and lane 13 has groupID 3.
+
+This module also *compiles* an expression into a Python closure over ints, which the
+enumeration cross-check, the exporters and the CPU executor use; the compiler walks the
+SymPy tree itself (nothing is ever passed to ``eval``), and the closure computes with
+Python's unbounded ints, so it cannot overflow.  ``bounds`` gives a sound interval for an
+expression over a box of inputs, which the Z3 encoder uses to choose bit-vector widths that
+cannot overflow either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import sympy as sp
+
+LANE = sp.Symbol("lane", integer=True)
+I = sp.Symbol("i", integer=True)
+SEL = sp.Symbol("selector", integer=True)
+ROW = sp.Symbol("r", integer=True)
+COL = sp.Symbol("c", integer=True)
+
+
+class _Bitwise(sp.Function):
+    """Base of the bitwise functions: evaluates on integers, stays symbolic otherwise."""
+
+    is_integer = True
+    _op: Callable[[int, int], int] = staticmethod(lambda a, b: 0)
+
+    @classmethod
+    def eval(cls, a: Any, b: Any) -> Any:
+        if a.is_Integer and b.is_Integer:
+            return sp.Integer(cls._op(int(a), int(b)))
+        return None
+
+
+class BitAnd(_Bitwise):
+    _op = staticmethod(lambda a, b: a & b)
+
+
+class BitOr(_Bitwise):
+    _op = staticmethod(lambda a, b: a | b)
+
+
+class BitXor(_Bitwise):
+    _op = staticmethod(lambda a, b: a ^ b)
+
+
+Env = dict[sp.Symbol, int]
+Fn = Callable[[int, int, int], int]
+Pred = Callable[[int, int, int], bool]
+
+
+def _var(sym: sp.Symbol) -> Fn:
+    if sym == LANE:
+        return lambda t, i, s: t
+    if sym == I:
+        return lambda t, i, s: i
+    if sym == SEL:
+        return lambda t, i, s: s
+    raise ValueError(f"free symbol {sym} in a layout expression")
+
+
+def compile_expr(e: Any) -> Fn:
+    """A closure ``f(lane, i, selector) -> int`` computing the SymPy integer expression ``e``."""
+    if isinstance(e, sp.Integer) or e.is_Integer:
+        v = int(e)
+        return lambda t, i, s: v
+    if isinstance(e, sp.Symbol):
+        return _var(e)
+    if isinstance(e, sp.Add):
+        fs = [compile_expr(a) for a in e.args]
+        return lambda t, i, s: sum(f(t, i, s) for f in fs)
+    if isinstance(e, sp.Mul):
+        rational = [a for a in e.args if a.is_Rational and not a.is_Integer]
+        if rational:
+            # floor(x / 4) appears as floor(Mul(1/4, x)); a bare rational coefficient on its
+            # own is never produced by the model
+            raise ValueError(f"non-integer product {e}")
+        fs = [compile_expr(a) for a in e.args]
+
+        def mul(t: int, i: int, s: int) -> int:
+            out = 1
+            for f in fs:
+                out *= f(t, i, s)
+            return out
+        return mul
+    if isinstance(e, sp.Mod):
+        fa, fb = compile_expr(e.args[0]), compile_expr(e.args[1])
+        return lambda t, i, s: fa(t, i, s) % fb(t, i, s)
+    if isinstance(e, sp.floor):
+        num, den = _floor_parts(e)
+        fn = compile_expr(num)
+        return lambda t, i, s: fn(t, i, s) // den
+    if isinstance(e, BitAnd):
+        fa, fb = compile_expr(e.args[0]), compile_expr(e.args[1])
+        return lambda t, i, s: fa(t, i, s) & fb(t, i, s)
+    if isinstance(e, BitOr):
+        fa, fb = compile_expr(e.args[0]), compile_expr(e.args[1])
+        return lambda t, i, s: fa(t, i, s) | fb(t, i, s)
+    if isinstance(e, BitXor):
+        fa, fb = compile_expr(e.args[0]), compile_expr(e.args[1])
+        return lambda t, i, s: fa(t, i, s) ^ fb(t, i, s)
+    if isinstance(e, sp.Piecewise):
+        pairs = [(compile_expr(ex), compile_pred(c)) for ex, c in e.args]
+
+        def pw(t: int, i: int, s: int) -> int:
+            for f, p in pairs:
+                if p(t, i, s):
+                    return f(t, i, s)
+            raise ValueError("no case of a Piecewise applies")
+        return pw
+    if isinstance(e, sp.Pow) and e.args[1].is_Integer and int(e.args[1]) >= 0:
+        fb = compile_expr(e.args[0])
+        k = int(e.args[1])
+        return lambda t, i, s: fb(t, i, s) ** k
+    raise ValueError(f"cannot compile {type(e).__name__}: {e}")
+
+
+def _floor_parts(e: sp.floor) -> tuple[Any, int]:
+    """``floor(x / d)`` -> (x, d) with d a positive integer."""
+    arg = e.args[0]
+    num, den = sp.fraction(sp.together(arg))
+    if not den.is_Integer or int(den) <= 0:
+        raise ValueError(f"floor of a non-integer quotient {arg}")
+    return num, int(den)
+
+
+def compile_pred(c: Any) -> Pred:
+    """A closure for a SymPy boolean over (lane, i, selector)."""
+    if c is sp.true or c is True:
+        return lambda t, i, s: True
+    if c is sp.false or c is False:
+        return lambda t, i, s: False
+    if isinstance(c, sp.And):
+        ps = [compile_pred(a) for a in c.args]
+        return lambda t, i, s: all(p(t, i, s) for p in ps)
+    if isinstance(c, sp.Or):
+        ps = [compile_pred(a) for a in c.args]
+        return lambda t, i, s: any(p(t, i, s) for p in ps)
+    if isinstance(c, sp.Not):
+        p = compile_pred(c.args[0])
+        return lambda t, i, s: not p(t, i, s)
+    if isinstance(c, sp.core.relational.Relational):
+        fa, fb = compile_expr(c.lhs), compile_expr(c.rhs)
+        op = c.rel_op
+        if op == "<":
+            return lambda t, i, s: fa(t, i, s) < fb(t, i, s)
+        if op == "<=":
+            return lambda t, i, s: fa(t, i, s) <= fb(t, i, s)
+        if op == ">":
+            return lambda t, i, s: fa(t, i, s) > fb(t, i, s)
+        if op == ">=":
+            return lambda t, i, s: fa(t, i, s) >= fb(t, i, s)
+        if op == "==":
+            return lambda t, i, s: fa(t, i, s) == fb(t, i, s)
+        if op == "!=":
+            return lambda t, i, s: fa(t, i, s) != fb(t, i, s)
+    raise ValueError(f"cannot compile condition {type(c).__name__}: {c}")
+
+
+# ---- intervals --------------------------------------------------------------------------------
+
+Box = dict[sp.Symbol, tuple[int, int]]
+
+
+def bounds(e: Any, box: Box) -> tuple[int, int]:
+    """A sound interval [lo, hi] containing every value of ``e`` over ``box``."""
+    if e.is_Integer:
+        v = int(e)
+        return v, v
+    if isinstance(e, sp.Symbol):
+        return box.get(e, (0, 0))
+    if isinstance(e, sp.Add):
+        lo = hi = 0
+        for a in e.args:
+            a_lo, a_hi = bounds(a, box)
+            lo, hi = lo + a_lo, hi + a_hi
+        return lo, hi
+    if isinstance(e, sp.Mul):
+        lo, hi = 1, 1
+        for a in e.args:
+            a_lo, a_hi = bounds(a, box)
+            cands = (lo * a_lo, lo * a_hi, hi * a_lo, hi * a_hi)
+            lo, hi = min(cands), max(cands)
+        return lo, hi
+    if isinstance(e, sp.Mod):
+        b_lo, b_hi = bounds(e.args[1], box)
+        m = max(abs(b_lo), abs(b_hi))
+        a_lo, a_hi = bounds(e.args[0], box)
+        if b_lo > 0 and a_lo >= 0 and a_hi < b_lo:
+            return a_lo, a_hi
+        if b_lo > 0:
+            return 0, max(0, m - 1)
+        return -m, m
+    if isinstance(e, sp.floor):
+        num, den = _floor_parts(e)
+        n_lo, n_hi = bounds(num, box)
+        return n_lo // den, n_hi // den
+    if isinstance(e, BitAnd):
+        (a_lo, a_hi), (b_lo, b_hi) = bounds(e.args[0], box), bounds(e.args[1], box)
+        if a_lo >= 0 and b_lo >= 0:
+            return 0, min(a_hi, b_hi)
+        if a_lo >= 0:
+            return 0, a_hi
+        if b_lo >= 0:
+            return 0, b_hi
+        return _pow2_box(a_lo, a_hi, b_lo, b_hi)
+    if isinstance(e, (BitOr, BitXor)):
+        (a_lo, a_hi), (b_lo, b_hi) = bounds(e.args[0], box), bounds(e.args[1], box)
+        if a_lo >= 0 and b_lo >= 0:
+            top = max(a_hi, b_hi)
+            return 0, (1 << top.bit_length()) - 1 if top else 0
+        return _pow2_box(a_lo, a_hi, b_lo, b_hi)
+    if isinstance(e, sp.Piecewise):
+        lo, hi = None, None
+        for ex, _c in e.args:
+            x_lo, x_hi = bounds(ex, box)
+            lo = x_lo if lo is None else min(lo, x_lo)
+            hi = x_hi if hi is None else max(hi, x_hi)
+        return (lo or 0), (hi or 0)
+    if isinstance(e, sp.Pow) and e.args[1].is_Integer:
+        b_lo, b_hi = bounds(e.args[0], box)
+        k = int(e.args[1])
+        cands = (b_lo ** k, b_hi ** k)
+        lo = 0 if (k % 2 == 0 and b_lo <= 0 <= b_hi) else min(cands)
+        return lo, max(cands)
+    raise ValueError(f"no bounds for {type(e).__name__}")
+
+
+def _pow2_box(*vals: int) -> tuple[int, int]:
+    m = max(abs(v) for v in vals)
+    top = 1 << (m.bit_length() + 1)
+    return -top, top
+
+
+def width_for(lo: int, hi: int) -> int:
+    """Bits of a signed bit-vector that holds every value in [lo, hi], with headroom."""
+    m = max(abs(lo), abs(hi), 1)
+    return m.bit_length() + 2
+
+
+def show(e: Any) -> str:
+    """Print an expression in the spec's operator syntax (for reports and exports)."""
+    return _show(e, 0)
+
+
+_PREC = {"|": 1, "^": 2, "&": 3, "shift": 4, "+": 5, "*": 6, "atom": 9}
+
+
+def _wrap(s: str, inner: int, outer: int) -> str:
+    return f"({s})" if inner < outer else s
+
+
+def _show(e: Any, outer: int) -> str:
+    if e.is_Integer:
+        return str(int(e)) if int(e) >= 0 or outer <= _PREC["+"] else f"({int(e)})"
+    if isinstance(e, sp.Symbol):
+        return {"lane": "%laneid", "i": "i", "selector": "selector"}.get(e.name, e.name)
+    if isinstance(e, sp.Add):
+        terms = sorted(e.args, key=lambda a: (a.is_Integer, sp.default_sort_key(a)))
+        out = _show(terms[0], _PREC["+"])
+        for a in terms[1:]:
+            if a.could_extract_minus_sign():
+                out += " - " + _show(-a, _PREC["+"] + 1)
+            else:
+                out += " + " + _show(a, _PREC["+"])
+        return _wrap(out, _PREC["+"], outer)
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        if coeff == -1:
+            return _wrap("-" + _show(rest, _PREC["*"] + 1), _PREC["*"], outer)
+        parts = [_show(a, _PREC["*"]) for a in e.args]
+        return _wrap(" * ".join(parts), _PREC["*"], outer)
+    if isinstance(e, sp.Mod):
+        s = f"{_show(e.args[0], _PREC['*'])} % {_show(e.args[1], _PREC['*'] + 1)}"
+        return _wrap(s, _PREC["*"], outer)
+    if isinstance(e, sp.floor):
+        num, den = _floor_parts(e)
+        if den & (den - 1) == 0:
+            s = f"{_show(num, _PREC['shift'])} >> {den.bit_length() - 1}"
+            return _wrap(s, _PREC["shift"], outer)
+        return _wrap(f"{_show(num, _PREC['*'])} / {den}", _PREC["*"], outer)
+    for cls, op in ((BitAnd, "&"), (BitOr, "|"), (BitXor, "^")):
+        if isinstance(e, cls):
+            s = f"{_show(e.args[0], _PREC[op])} {op} {_show(e.args[1], _PREC[op] + 1)}"
+            if op == "&" and e.args[1].is_Integer:
+                s = f"{_show(e.args[0], _PREC[op])} & {hex(int(e.args[1]))}"
+            return _wrap(s, _PREC[op], outer)
+    if isinstance(e, sp.Piecewise):
+        return "; ".join(f"{_show(x, 0)} if {show_cond(c)}" for x, c in e.args)
+    return str(e)
+
+
+def show_cond(c: Any) -> str:
+    if c is sp.true or c is True:
+        return "always"
+    if isinstance(c, sp.And):
+        return " && ".join(show_cond(a) for a in c.args)
+    if isinstance(c, sp.Or):
+        return " || ".join(f"({show_cond(a)})" if isinstance(a, sp.And) else show_cond(a)
+                           for a in c.args)
+    if isinstance(c, sp.Not):
+        return f"!({show_cond(c.args[0])})"
+    if isinstance(c, sp.core.relational.Relational):
+        op = "==" if c.rel_op == "==" else c.rel_op
+        return f"{_show(c.lhs, 0)} {op} {_show(c.rhs, 0)}"
+    return str(c)

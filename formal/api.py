@@ -1,0 +1,95 @@
+"""The pipeline as one call: documents -> model -> proof (what the CLI and the tests use).
+
+    >>> from formal.api import analyze
+    >>> model, proof = analyze(["spec.txt"])        # doctest: +SKIP
+
+With no paths the embedded catalog is proven.  References in the documents resolve against
+the documents themselves and then the catalog.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from . import catalog
+from .ingest import MAX_BYTES, Document, read_path
+from .model import Layout, Model, build
+from .prove import Options, Proof, prove
+
+
+@dataclass(frozen=True)
+class Run:
+    model: Model
+    proof: Proof
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def load(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES) -> list[Document]:
+    return [read_path(p, max_bytes) for p in paths]
+
+
+def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
+             use_catalog: bool = True, corrections: bool = False) -> Model:
+    cat = list(catalog.documents(corrections)) if use_catalog else []
+    if not paths:
+        return build([], []) if not cat else _catalog_model(cat)
+    return build(load(paths, max_bytes), cat)
+
+
+def _catalog_model(cat: list[Document]) -> Model:
+    """The catalog proven on its own: its documents are the documents."""
+    m = build(cat, [])
+    return m
+
+
+def analyze(paths: Sequence[str | Path], options: Options | None = None,
+            max_bytes: int = MAX_BYTES, use_catalog: bool = True,
+            corrections: bool = False) -> Run:
+    t0 = time.perf_counter()
+    model = model_of(paths, max_bytes, use_catalog, corrections)
+    t1 = time.perf_counter()
+    proof = prove(model, options or Options())
+    t2 = time.perf_counter()
+    return Run(model, proof, {"model": t1 - t0, "prove": t2 - t1})
+
+
+def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
+    """Layouts matching an id or a short form such as ``mma.m16n8k16.A.s8``.
+
+    A full id matches exactly; otherwise ``instr.shape.operand[.type]`` matches every layout
+    of that instruction, shape and operand whose types include the type.
+    """
+    exact = [lay for lay in layouts if lay.id == query or lay.short_id == query]
+    if exact:
+        return exact
+    q = query.split(":", 1)[-1]
+    base, _, ctx = q.partition("@")
+    parts = base.split(".")
+    instr = "mma.sp" if len(parts) > 1 and parts[1] == "sp" else "mma"
+    rest = parts[2:] if instr == "mma.sp" else parts[1:]
+    if not rest:
+        return []
+    shape = rest[0]
+    operand = {"A": "A", "B": "B", "C": "C/D", "D": "C/D", "CD": "C/D", "meta": "metadata",
+               "metadata": "metadata"}.get(rest[1], "") if len(rest) > 1 else ""
+    types = set(rest[2].split("-")) if len(rest) > 2 else set()
+    out = []
+    for lay in layouts:
+        if lay.instruction != instr or str(lay.shape) != shape:
+            continue
+        if operand and lay.operand != operand:
+            continue
+        if types and not types & set(lay.types):
+            continue
+        if ctx and ctx not in lay.id:
+            continue
+        out.append(lay)
+    return out
+
+
+def relabel(model: Model, label: str) -> Model:
+    return replace(model, layouts=tuple(replace(lay, id=f"{label}:{lay.short_id}")
+                                        for lay in model.layouts))

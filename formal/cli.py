@@ -1,0 +1,328 @@
+"""``ptxlayout``: the command line.
+
+    ptxlayout prove [DOC ...]      prove every layout (no DOC: the embedded catalog)
+    ptxlayout extract [DOC ...]    list the layouts and their formulas
+    ptxlayout show ID [DOC ...]    the lane grid of one layout, as the spec's figures draw it
+    ptxlayout diff OLD NEW         compare two spec revisions layout by layout
+    ptxlayout draw ID              a figure (SVG, PNG or ASCII)
+    ptxlayout export [ID ...]      json | c | cute | f2
+    ptxlayout ptx                  write (and with --check assemble) the GPU kernels
+    ptxlayout gpu                  run the kernels on a CUDA device
+
+Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
+2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _write(text: str | bytes, output: str | None) -> None:
+    if output:
+        mode = "wb" if isinstance(text, bytes) else "w"
+        with open(output, mode, **({} if isinstance(text, bytes) else {"encoding": "utf-8"})) \
+                as fh:
+            fh.write(text)
+        return
+    if isinstance(text, bytes):
+        sys.stdout.buffer.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from .prove import Options
+    evidence = None
+    if getattr(args, "evidence", None):
+        from .evidence import Evidence
+        evidence = Evidence.load(args.evidence)
+    return Options(timeout_ms=int(args.timeout * 1000),
+                   cross_check=args.cross_check != "off", evidence=evidence)
+
+
+def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
+    out = {}
+    for d in docs:
+        try:
+            out[d] = Path(d).read_text(encoding="utf-8", errors="replace").split("\n")
+        except OSError:
+            continue
+    return out
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    from .api import analyze
+    from .report import render
+    run = analyze(args.docs, _options(args), args.max_size, not args.no_catalog,
+                  args.corrections)
+    proof = run.proof
+    grid = None
+    if args.format == "markdown":
+        try:
+            from .figures import ascii_for
+            grid = ascii_for
+        except ImportError:  # pragma: no cover - figures is part of the package
+            grid = None
+    sources = _sources(args.docs)
+    if not args.docs:
+        from . import catalog
+        for p in catalog.paths():
+            sources[f"catalog/{p.name}"] = p.read_text(encoding="utf-8").split("\n")
+    _write(render(proof, args.format, sources, grid, __version__, args.verbose), args.output)
+    status = EXIT_OK
+    if args.ledger:
+        from .ledger import write_ledger
+        write_ledger(args.ledger, run.model, proof, args.docs)
+    if args.check_ledger:
+        from .ledger import check_ledger
+        drift = check_ledger(args.check_ledger, run.model, proof, args.docs)
+        for line in drift:
+            print(line, file=sys.stderr)
+        if drift:
+            return EXIT_FINDINGS
+        accepted = True
+    else:
+        accepted = False
+    if proof.internal_errors:
+        return EXIT_USAGE
+    errors = [f for f in proof.findings if f.severity == "error"
+              and not (args.allow_unknown and f.kind == "unknown")]
+    if accepted:
+        # with a ledger, the accepted findings are known errata: only drift fails the run
+        return status
+    return EXIT_FINDINGS if errors else status
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    from .api import model_of
+    from .report import extract_json, extract_text
+    model = model_of(args.docs, args.max_size, not args.no_catalog)
+    text = extract_json(model.layouts) if args.format == "json" else extract_text(model.layouts)
+    _write(text, args.output)
+    errors = [f for f in model.findings if f.severity == "error"]
+    for f in model.findings:
+        print(f.format(), file=sys.stderr)
+    return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _pick(args: argparse.Namespace) -> Any:
+    from .api import find, model_of
+    model = model_of(args.docs, args.max_size, not args.no_catalog)
+    hits = find(model.layouts, args.id)
+    if not hits:
+        print(f"ptxlayout: no layout matches '{args.id}' (see 'ptxlayout extract')",
+              file=sys.stderr)
+        return None
+    return hits[0]
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .figures import ascii_grid
+    lay = _pick(args)
+    if lay is None:
+        return EXIT_USAGE
+    _write(ascii_grid(lay), None)
+    return EXIT_OK
+
+
+def cmd_draw(args: argparse.Namespace) -> int:
+    from . import figures
+    lay = _pick(args)
+    if lay is None:
+        return EXIT_USAGE
+    if args.svg:
+        _write(figures.svg(lay), args.svg)
+    elif args.png:
+        try:
+            data = figures.png(lay)
+        except ImportError as exc:
+            print(f"ptxlayout: PNG output needs Pillow (pip install 'ptxlayout[png]'): {exc}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        _write(data, args.png)
+    else:
+        _write(figures.ascii_grid(lay), None)
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from . import export
+    from .api import find, model_of
+    model = model_of(args.docs, args.max_size, not args.no_catalog)
+    layouts = list(model.layouts)
+    if args.ids:
+        chosen = []
+        for q in args.ids:
+            hits = find(layouts, q)
+            if not hits:
+                print(f"ptxlayout: no layout matches '{q}'", file=sys.stderr)
+                return EXIT_USAGE
+            chosen.extend(h for h in hits if h not in chosen)
+        layouts = chosen
+    text, problems = export.export(layouts, args.format)
+    _write(text, args.output)
+    for p in problems:
+        print(p, file=sys.stderr)
+    return EXIT_FINDINGS if problems and args.ids else EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .diff import diff_documents, render_diff
+    result = diff_documents(args.old, args.new, _options(args), args.max_size)
+    _write(render_diff(result, args.format), args.output)
+    return EXIT_FINDINGS if any(r.kind in ("different-map", "added", "removed")
+                                for r in result) and any(
+        r.kind == "different-map" for r in result) else EXIT_OK
+
+
+def cmd_ptx(args: argparse.Namespace) -> int:
+    from .execute import ptx
+    return ptx.main_from_args(args)
+
+
+def cmd_gpu(args: argparse.Namespace) -> int:
+    from .execute import gpu
+    return gpu.main_from_args(args)
+
+
+def _common_doc_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-size", type=int, default=16 * 1024 * 1024, metavar="BYTES",
+                   help="refuse documents larger than this (default 16 MiB)")
+    p.add_argument("--no-catalog", action="store_true",
+                   help="do not resolve references against the embedded catalog")
+
+
+def _proof_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=5.0, metavar="SEC",
+                   help="Z3 time limit per query; a query that runs out is 'unknown' "
+                        "(default 5)")
+    p.add_argument("--cross-check", choices=("enumerate", "off"), default="enumerate",
+                   help="re-check every Z3 verdict by enumeration (default: enumerate)")
+    p.add_argument("--evidence", metavar="DIR",
+                   help="GPU evidence (proofs/evidence) for the 'hardware' obligation")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="ptxlayout",
+        description="Prove the PTX ISA's mma / mma.sp fragment layouts correct, from the "
+                    "spec's own text.")
+    ap.add_argument("--version", action="version", version=f"ptxlayout {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("prove", help="prove every layout of the documents (default: the "
+                                     "embedded catalog)")
+    p.add_argument("docs", nargs="*", metavar="DOC",
+                   help="spec text: plain text, Markdown or the HTML page")
+    p.add_argument("--format", choices=("text", "markdown", "json", "sarif", "junit"),
+                   default="text")
+    p.add_argument("--output", "-o", metavar="FILE")
+    p.add_argument("--allow-unknown", action="store_true",
+                   help="do not fail the run on obligations Z3 could not decide")
+    p.add_argument("--ledger", metavar="DIR", help="write the proof ledger to DIR")
+    p.add_argument("--check-ledger", metavar="DIR",
+                   help="exit 1 when anything drifts from the ledger in DIR")
+    p.add_argument("--corrections", action="store_true",
+                   help="with the catalog: also prove the corrections of known errata")
+    p.add_argument("--verbose", "-v", action="store_true", help="print formulas too")
+    _proof_args(p)
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_prove)
+
+    p = sub.add_parser("extract", help="list every layout with its formulas")
+    p.add_argument("docs", nargs="*", metavar="DOC")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--output", "-o", metavar="FILE")
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("show", help="print the lane grid of one layout (T<lane>:<element>)")
+    p.add_argument("id", metavar="ID", help="a layout id, e.g. mma.m16n8k16.A.s8")
+    p.add_argument("docs", nargs="*", metavar="DOC")
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("draw", help="draw one layout as the spec's figures do")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("docs", nargs="*", metavar="DOC")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--svg", metavar="FILE")
+    g.add_argument("--png", metavar="FILE")
+    g.add_argument("--ascii", action="store_true")
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_draw)
+
+    p = sub.add_parser("export", help="export layouts as json, a C header, CuTe or F2 bases")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--format", choices=("json", "c", "cute", "f2"), default="json")
+    p.add_argument("--doc", dest="docs", action="append", default=[], metavar="DOC",
+                   help="read layouts from DOC instead of the catalog (repeatable)")
+    p.add_argument("--output", "-o", metavar="FILE")
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("diff", help="compare two spec revisions layout by layout")
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--output", "-o", metavar="FILE")
+    _proof_args(p)
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("ptx", help="write the PTX kernels; --check assembles them with ptxas")
+    p.add_argument("--out", default="build/ptx", metavar="DIR")
+    p.add_argument("--arch", default="sm_90,sm_120a",
+                   help="comma-separated targets to assemble for (default sm_90,sm_120a)")
+    p.add_argument("--check", action="store_true", help="assemble each kernel with ptxas")
+    p.set_defaults(func=cmd_ptx)
+
+    p = sub.add_parser("gpu", help="run every variant on a CUDA device (needs CuPy)")
+    p.add_argument("--trials", type=int, default=4)
+    p.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
+    p.add_argument("--discover", action="store_true",
+                   help="recover every operand's map and the metadata layouts from the "
+                        "hardware alone")
+    p.add_argument("--layouts", metavar="JSON",
+                   help="layouts exported by 'ptxlayout export --format json' (default: the "
+                        "catalog)")
+    p.add_argument("--only", metavar="SUBSTR", help="only variants whose key contains this")
+    p.set_defaults(func=cmd_gpu)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = parser()
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    if not getattr(args, "command", None):
+        ap.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
+        if os.environ.get("PTXLAYOUT_DEBUG"):
+            raise
+        print(f"ptxlayout: internal error: {type(exc).__name__}: {exc} "
+              "(set PTXLAYOUT_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,634 @@
+"""Parse stage: Lark grammars in ``grammar/`` plus Transformers that build ``formal.syntax`` values.
+
+The grammar files are the specification of the language; this module only turns their trees
+into frozen values and Lark's errors into findings.  Nothing here evaluates document text:
+an expression such as ``(threadID_in_group * 4) + (i & 0x3)`` becomes the value
+
+    BinOp("+", BinOp("*", Name("threadID_in_group"), Num(4)), BinOp("&", Name("i"), Num(3)))
+
+and only the model stage gives it meaning.
+
+Every entry point takes a ``SourceText`` (a logical line with positions) and returns
+``(value, findings)``: a line the grammar refuses yields ``None`` and one ``parse`` finding at
+the offending column, so the caller goes on with the next line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree, UnexpectedInput, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
+
+from . import syntax as S
+from .source import Finding, SourceText, error
+from .variants import COUNT_WORDS
+
+MAX_LINE = 2000  # characters in one logical line of pseudocode or prose
+MAX_NESTING = 64  # parenthesis depth
+MAX_LITERAL_BITS = 64
+
+FRAGMENT_STARTS = (
+    "fragment_cell", "flat_row", "type_cell", "header", "element_list", "type_label",
+    "section_title", "reference", "metadata_desc", "metadata_decl",
+)
+
+
+def grammar_dir() -> Path:
+    """Where the ``.lark`` files are: inside the installed package, or the repository root."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "grammar", here.parent / "grammar"):
+        if (candidate / "pseudocode.lark").is_file():
+            return candidate
+    raise FileNotFoundError("grammar/pseudocode.lark not found next to the formal package")
+
+
+@lru_cache(maxsize=None)
+def _pseudo_parser() -> Lark:
+    text = (grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", start="start", propagate_positions=True,
+                maybe_placeholders=False)
+
+
+@lru_cache(maxsize=None)
+def _fragment_parser() -> Lark:
+    text = (grammar_dir() / "fragment.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", start=list(FRAGMENT_STARTS), propagate_positions=True,
+                maybe_placeholders=False)
+
+
+# ---- errors ---------------------------------------------------------------------------------
+
+_READABLE = {
+    "NAME": "a name", "INT": "a number", "SPECIAL": "a special register (%laneid)",
+    "LPAR": "'('", "RPAR": "')'", "EQ": "'='", "REL": "a comparison", "FOR": "'for'",
+    "WHERE": "'where'", "OTHERWISE": "'otherwise'", "ELEM": "an element name (ai)",
+    "ELEM_REF": "an element (a0)", "ELLIPSIS": "'...'", "ADDOP": "'+' or '-'",
+    "MULOP": "'*', '%' or '/'", "SHIFTOP": "'<<' or '>>'", "MINUS": "'-'", "PLUS": "'+'",
+    "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
+    "$END": "end of line", "TYPE": "a type (.s8)",
+    "COUNTWORD": "a count (two)", "ELEM_NAME": "an element name (a0)", "MATNAME": "a matrix name (A, B, C, D)",
+}
+
+
+def _describe_expected(expected: Iterable[str]) -> str:
+    names = sorted({_READABLE.get(e, e.lower().replace("_", " ")) for e in expected})
+    if len(names) > 8:
+        names = names[:8] + ["..."]
+    return ", ".join(names)
+
+
+def _parse_error(src: SourceText, exc: UnexpectedInput, what: str) -> Finding:
+    pos = getattr(exc, "pos_in_stream", None)
+    if pos is None:
+        pos = len(src.text)
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        got = "end of line" if tok.type == "$END" else repr(str(tok))
+        exp = _describe_expected(exc.expected)
+        msg = f"cannot read {what}: unexpected {got}; expected {exp}"
+        pos = tok.start_pos if tok.start_pos is not None else len(src.text)
+    elif isinstance(exc, UnexpectedCharacters):
+        ch = src.text[pos] if pos < len(src.text) else ""
+        msg = f"cannot read {what}: unexpected character {ch!r}"
+        allowed = getattr(exc, "allowed", None)
+        if allowed:
+            msg += f"; expected {_describe_expected(allowed)}"
+    elif isinstance(exc, UnexpectedEOF):
+        msg = f"cannot read {what}: the line ends too early"
+        pos = len(src.text)
+    else:  # pragma: no cover - other UnexpectedInput subclasses
+        msg = f"cannot read {what}"
+    text = src.text.strip()
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return error("parse", src.span(pos or 0), f"{msg} in {text!r}")
+
+
+def _guard_size(src: SourceText, what: str) -> Finding | None:
+    if len(src.text) > MAX_LINE:
+        return error("limit", src, f"{what} is {len(src.text)} characters long; the limit is "
+                     f"{MAX_LINE}")
+    depth = best = 0
+    where = 0
+    for k, ch in enumerate(src.text):
+        if ch in "([{":
+            depth += 1
+            if depth > best:
+                best, where = depth, k
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    if best > MAX_NESTING:
+        return error("limit", src.span(where), f"{what} nests parentheses {best} deep; the "
+                     f"limit is {MAX_NESTING}")
+    return None
+
+
+class _Reject(Exception):
+    """Raised inside a Transformer for a well-formed but unacceptable construct."""
+
+    def __init__(self, pos: int, message: str) -> None:
+        super().__init__(message)
+        self.pos = pos
+        self.message = message
+
+
+# ---- pseudocode -------------------------------------------------------------------------------
+
+
+def _int_literal(tok: Token) -> int:
+    text = str(tok)
+    if text[:2] in ("0x", "0X"):
+        value = int(text[2:], 16)
+    elif text[:2] in ("0b", "0B"):
+        value = int(text[2:], 2)
+    else:
+        value = int(text, 10)
+    if value.bit_length() > MAX_LITERAL_BITS:
+        raise _Reject(tok.start_pos or 0, f"the literal {text[:20]}{'...' if len(text) > 20 else ''}"
+                      f" needs {value.bit_length()} bits; at most {MAX_LITERAL_BITS} are accepted")
+    return value
+
+
+def _pos(node: Any) -> int:
+    if isinstance(node, Token):
+        return node.start_pos or 0
+    pos = getattr(node, "pos", None)
+    if isinstance(pos, int):
+        return pos
+    meta = getattr(node, "meta", None)
+    return getattr(meta, "start_pos", 0) or 0
+
+
+def _fold(items: Sequence[Any], op_of: Any) -> S.Expr:
+    """Left-fold ``a op b op c`` where ops are tokens between operands or implied."""
+    result: S.Expr = items[0]
+    k = 1
+    while k < len(items):
+        item = items[k]
+        if isinstance(item, Token):
+            op, rhs = str(item), items[k + 1]
+            k += 2
+        else:
+            op, rhs = op_of, item
+            k += 1
+        result = S.BinOp(op, result, rhs, _pos(result))
+    return result
+
+
+@v_args(inline=False)
+class PseudoTransformer(Transformer[Token, Any]):
+    """Lark tree of one pseudocode line -> ``syntax`` values."""
+
+    # expressions
+    def number(self, c: list[Token]) -> S.Num:
+        return S.Num(_int_literal(c[0]), c[0].start_pos or 0, str(c[0]))
+
+    def name(self, c: list[Token]) -> S.Name:
+        return S.Name(str(c[0]), c[0].start_pos or 0)
+
+    def special(self, c: list[Token]) -> S.Special:
+        return S.Special(str(c[0]).lower(), c[0].start_pos or 0)
+
+    def neg(self, c: list[Any]) -> S.Expr:
+        inner = c[-1]
+        if isinstance(inner, S.Num):
+            return S.Num(-inner.value, inner.pos, "-" + inner.text)
+        return S.Neg(inner, _pos(inner))
+
+    def bor(self, c: list[Any]) -> S.Expr:
+        return _fold(c, "|")
+
+    def bxor(self, c: list[Any]) -> S.Expr:
+        return _fold(c, "^")
+
+    def band(self, c: list[Any]) -> S.Expr:
+        return _fold(c, "&")
+
+    def shift(self, c: list[Any]) -> S.Expr:
+        return _fold(c, None)
+
+    def sum(self, c: list[Any]) -> S.Expr:
+        return _fold(c, None)
+
+    def product(self, c: list[Any]) -> S.Expr:
+        return _fold(c, None)
+
+    # conditions
+    def compare(self, c: list[Token]) -> Token:
+        return c[0]
+
+    def chain(self, c: list[Any]) -> S.Compare:
+        operands = tuple(x for x in c if not isinstance(x, Token))
+        ops = tuple("==" if str(x) in ("=", "==") else str(x) for x in c if isinstance(x, Token))
+        return S.Compare(operands, ops, _pos(operands[0]))
+
+    def set_value(self, c: list[Token]) -> tuple[str, int, int]:
+        return ("value", _int_literal(c[0]), c[0].start_pos or 0)
+
+    def set_ellipsis(self, c: list[Token]) -> tuple[str, int, int]:
+        return ("ellipsis", 0, c[0].start_pos or 0)
+
+    def set_items(self, c: list[tuple[str, int, int]]) -> tuple[tuple[int, int], ...]:
+        ranges: list[tuple[int, int]] = []
+        k = 0
+        while k < len(c):
+            kind, value, pos = c[k]
+            if kind == "ellipsis":
+                if not ranges or k + 1 >= len(c) or c[k + 1][0] != "value":
+                    raise _Reject(pos, "an ellipsis in a set must stand between two numbers")
+                lo = ranges.pop()[0]
+                hi = c[k + 1][1]
+                if hi < lo:
+                    raise _Reject(c[k + 1][2], f"the range {{{lo},..,{hi}}} is empty")
+                ranges.append((lo, hi))
+                k += 2
+                continue
+            ranges.append((value, value))
+            k += 1
+        return tuple(ranges)
+
+    def set_cond(self, c: list[Any]) -> S.InSet:
+        expr = c[0]
+        items = c[-1]
+        return S.InSet(expr, items, _pos(expr))
+
+    def or_cond(self, c: list[Any]) -> S.BoolOp:
+        parts = tuple(x for x in c if not isinstance(x, Token))
+        return S.BoolOp("or", parts, _pos(parts[0]))
+
+    def and_cond(self, c: list[Any]) -> S.BoolOp:
+        parts = tuple(x for x in c if not isinstance(x, Token))
+        return S.BoolOp("and", parts, _pos(parts[0]))
+
+    # guards
+    def guard_where(self, c: list[Any]) -> S.Guard:
+        elem = str(c[1])
+        return S.Guard("where", letter=elem[0].lower(), cond=c[3], pos=_pos(c[0]))
+
+    def elem_refs(self, c: list[Token]) -> tuple[tuple[str, int], ...]:
+        return tuple((str(t)[0].lower(), int(str(t)[1:])) for t in c if t.type == "ELEM_REF")
+
+    def guard_elems(self, c: list[Any]) -> S.Guard:
+        elems = c[1]
+        letter = elems[0][0] if elems else ""
+        return S.Guard("elems", letter=letter, elems=elems, pos=_pos(c[0]))
+
+    def guard_otherwise(self, c: list[Token]) -> S.Guard:
+        return S.Guard("otherwise", pos=_pos(c[0]))
+
+    def guard_if(self, c: list[Any]) -> S.Guard:
+        return S.Guard("if", cond=c[1], pos=_pos(c[0]))
+
+
+def _line_value(tree: Tree[Any], src: SourceText) -> S.PseudoLine:
+    """The transformed ``line`` tree -> PseudoLine."""
+    node = tree.children[0] if tree.data == "line" and tree.children else tree
+    if not isinstance(node, Tree) or node.data == "blank":
+        return S.PseudoLine("blank", src)
+    kind = str(node.data)
+    c = node.children
+    if kind == "assignment":
+        guard = c[3] if len(c) > 3 else None
+        return S.PseudoLine("assign", src, name=str(c[0]), name_pos=_pos(c[0]), expr=c[2],
+                            guard=guard)
+    if kind == "predicate":
+        return S.PseudoLine("predicate", src, name=str(c[0]), name_pos=_pos(c[0]), cond=c[2])
+    if kind == "range_assignment":
+        return S.PseudoLine("range", src, name=str(c[0]), name_pos=_pos(c[0]), low=c[2],
+                            high=c[4])
+    if kind == "set_assignment":
+        return S.PseudoLine("set", src, name=str(c[0]), name_pos=_pos(c[0]), items=c[2])
+    if kind == "continuation":
+        return S.PseudoLine("continuation", src, expr=c[0], guard=c[1])
+    if kind == "where":
+        return S.PseudoLine("where", src)
+    return S.PseudoLine("blank", src)
+
+
+def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Finding]]:
+    """One line of pseudocode -> a PseudoLine, or None and a finding."""
+    guard = _guard_size(src, "this line")
+    if guard is not None:
+        return None, [guard]
+    if not src.text.strip():
+        return S.PseudoLine("blank", src), []
+    try:
+        tree = _pseudo_parser().parse(src.text)
+        value = PseudoTransformer().transform(tree)
+    except UnexpectedInput as exc:
+        return None, [_parse_error(src, exc, "this formula")]
+    except VisitError as exc:
+        orig = exc.orig_exc
+        if isinstance(orig, _Reject):
+            return None, [error("parse", src.span(orig.pos), orig.message)]
+        raise
+    except RecursionError:
+        return None, [error("limit", src, "this line is nested too deeply to read")]
+    return _line_value(value, src), []
+
+
+def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
+    """Join continuation lines to their assignment; report stray or conflicting lines."""
+    defs: list[S.Definition] = []
+    findings: list[Finding] = []
+    current: list[S.Case] | None = None
+    name = kind = ""
+    head: SourceText | None = None
+
+    def close() -> None:
+        nonlocal current
+        if current is not None and head is not None:
+            defs.append(S.Definition(name, kind, tuple(current), head))
+        current = None
+
+    for ln in lines:
+        if ln.kind in ("blank", "where"):
+            continue
+        if ln.kind == "continuation":
+            if current is None or kind != "expr":
+                findings.append(error("parse", ln.source.strip(),
+                                      "a case line with no assignment above it"))
+                continue
+            if current[0].guard is None:
+                findings.append(error(
+                    "cases", ln.source.strip(),
+                    f"'{name}' has a case without a condition followed by a further case"))
+            current.append(S.Case(ln.source, expr=ln.expr, guard=ln.guard))
+            continue
+        close()
+        name, head = ln.name, ln.source
+        if ln.kind == "assign":
+            kind = "expr"
+            current = [S.Case(ln.source, expr=ln.expr, guard=ln.guard)]
+        elif ln.kind == "predicate":
+            kind = "predicate"
+            current = [S.Case(ln.source, cond=ln.cond)]
+        elif ln.kind == "range":
+            kind = "range"
+            current = [S.Case(ln.source, low=ln.low, high=ln.high)]
+        elif ln.kind == "set":
+            kind = "set"
+            current = [S.Case(ln.source, items=ln.items)]
+    close()
+    return S.Program(tuple(defs)), findings
+
+
+def parse_program(lines: Sequence[SourceText]) -> tuple[S.Program, list[Finding]]:
+    parsed: list[S.PseudoLine] = []
+    findings: list[Finding] = []
+    for src in lines:
+        value, errs = parse_pseudo_line(src)
+        findings.extend(errs)
+        if value is not None:
+            parsed.append(value)
+    program, more = assemble(parsed)
+    return program, findings + more
+
+
+# ---- prose ------------------------------------------------------------------------------------
+
+
+def _count_from_words(words: Sequence[Token]) -> S.Count:
+    text = " ".join(str(w).lower() for w in words)
+    value = COUNT_WORDS.get(text)
+    if value is None:
+        if len(words) == 2 and str(words[0]).lower() in ("thirty", "sixty"):
+            tens = 30 if str(words[0]).lower() == "thirty" else 60
+            value = tens + COUNT_WORDS.get(str(words[1]).lower(), 0)
+        else:
+            raise _Reject(words[0].start_pos or 0, f"'{text}' is not a count")
+    return S.Count(value, text, words[0].start_pos or 0)
+
+
+@v_args(inline=False)
+class ProseTransformer(Transformer[Token, Any]):
+    """Lark tree of a table cell or a sentence -> ``syntax`` values."""
+
+    def count_number(self, c: list[Token]) -> S.Count:
+        return S.Count(_int_literal(c[0]), str(c[0]), c[0].start_pos or 0)
+
+    def count_single(self, c: list[Token]) -> S.Count:
+        return S.Count(1, "a single", c[0].start_pos or 0)
+
+    def count_one(self, c: list[Token]) -> S.Count:
+        return S.Count(1, str(c[0]), c[0].start_pos or 0)
+
+    def count_words(self, c: list[Token]) -> S.Count:
+        return _count_from_words(c)
+
+    def types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
+        return tuple(str(t)[1:] for t in c if t.type == "TYPE"), c[0].start_pos or 0
+
+    def out_of(self, c: list[Any]) -> S.Count:
+        return next(x for x in c if isinstance(x, S.Count))
+
+    def from_clause(self, c: list[Any]) -> tuple[tuple[str, ...], int]:
+        names = [t for t in c if isinstance(t, Token) and t.type == "MATNAME"]
+        return tuple(str(t) for t in names), (names[0].start_pos or 0) if names else 0
+
+    def sentence(self, c: list[Token]) -> str:
+        return " ".join(str(t) for t in c)
+
+    def _elem_clause(self, c: list[Any], per: bool) -> dict[str, Any]:
+        counts = [x for x in c if isinstance(x, S.Count)]
+        types = next(x for x in c if isinstance(x, tuple))
+        nonzero = any(isinstance(x, Token) and x.type == "NONZERO" for x in c)
+        return {"count": counts[0], "out_of": counts[1] if len(counts) > 1 else None,
+                "types": types, "nonzero": nonzero, "per": per}
+
+    def per_register(self, c: list[Any]) -> dict[str, Any]:
+        return self._elem_clause(c, True)
+
+    def in_total(self, c: list[Any]) -> dict[str, Any]:
+        return self._elem_clause(c, False)
+
+    def fragment(self, c: list[Any]) -> S.FragmentDesc:
+        counts = [x for x in c if isinstance(x, S.Count)]
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        clause = next(x for x in c if isinstance(x, dict))
+        frm = next((x for x in c if isinstance(x, tuple)), ((), 0))
+        extra = tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
+        (types, types_pos) = clause["types"]
+        return S.FragmentDesc(
+            registers=counts[0], register_kind=str(regkind)[1:],
+            register_kind_pos=regkind.start_pos or 0,
+            per_register=clause["count"] if clause["per"] else None,
+            total=None if clause["per"] else clause["count"],
+            nonzero=clause["nonzero"], types=types, types_pos=types_pos,
+            out_of=clause["out_of"], matrices=frm[0], matrix_pos=frm[1], extra=extra)
+
+    def fragment_terse(self, c: list[Any]) -> S.FragmentDesc:
+        counts = [x for x in c if isinstance(x, S.Count)]
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        types, types_pos = next(x for x in c if isinstance(x, tuple))
+        nonzero = any(isinstance(t, Token) and t.type == "NONZERO" for t in c)
+        return S.FragmentDesc(
+            registers=counts[0], register_kind=str(regkind)[1:],
+            register_kind_pos=regkind.start_pos or 0, per_register=counts[1], total=None,
+            nonzero=nonzero, types=types, types_pos=types_pos,
+            out_of=counts[2] if len(counts) > 2 else None, matrices=(), matrix_pos=0)
+
+    def fragment_cell(self, c: list[Any]) -> S.FragmentDesc:
+        return c[0]
+
+    def list_name(self, c: list[Token]) -> S.ListItem:
+        return S.ListItem("name", str(c[0]), c[0].start_pos or 0)
+
+    def list_ellipsis(self, c: list[Token]) -> S.ListItem:
+        return S.ListItem("ellipsis", str(c[0]), c[0].start_pos or 0)
+
+    def list_sep(self, c: list[Token]) -> S.ListItem:
+        return S.ListItem("sep", str(c[0]), c[0].start_pos or 0)
+
+    def element_list(self, c: list[S.ListItem]) -> S.ElementList:
+        return S.ElementList(tuple(c))
+
+    def flat_row(self, c: list[Any]) -> S.FlatRow:
+        types, tpos = c[0]
+        elements = c[2] if len(c) > 2 else None
+        epos = elements.items[0].pos if elements is not None and elements.items else 0
+        return S.FlatRow(types, tpos, c[1], elements, epos)
+
+    def type_cell(self, c: list[Any]) -> tuple[tuple[str, ...], int]:
+        return c[0]
+
+    def header_types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
+        return tuple(str(t)[1:] for t in c), c[0].start_pos or 0
+
+    def header(self, c: list[Any]) -> S.Header:
+        tv, pos = c[0]
+        return S.Header(tv, pos, tuple(str(t) for t in c[1:]))
+
+    def type_label(self, c: list[Token]) -> S.TypeLabel:
+        return S.TypeLabel(tuple(str(t)[1:] for t in c if t.type == "TYPE"))
+
+    def qual_type(self, c: list[Token]) -> tuple[str, str, int]:
+        return ("type", str(c[0])[1:], c[0].start_pos or 0)
+
+    def qual_word(self, c: list[Token]) -> tuple[str, str, int]:
+        return ("word", str(c[0]).lower(), c[0].start_pos or 0)
+
+    def qual_sep(self, c: list[Token]) -> tuple[str, str, int]:
+        return ("sep", "", 0)
+
+    def qualifier(self, c: list[tuple[str, str, int]]) -> S.Qualifier:
+        return S.Qualifier(tuple((v, p) for k, v, p in c if k == "type"),
+                           tuple(v for k, v, _ in c if k == "word"))
+
+    def section_title(self, c: list[Any]) -> S.SectionTitle:
+        number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
+                       and t.type == "SECNUM"), "")
+        sparse = any(isinstance(t, Token) and t.type == "SPARSE" for t in c)
+        instr = next(t for t in c if isinstance(t, Token) and t.type == "INSTR")
+        qual = next((q for q in c if isinstance(q, S.Qualifier)), S.Qualifier())
+        return S.SectionTitle(number, sparse, str(instr).split(".", 1)[1], qual)
+
+    def ref_item(self, c: list[Token]) -> tuple[str, str]:
+        word = next((str(t).lower() for t in c if t.type != "MATNAME"), "")
+        return word, str(c[-1])
+
+    def operand_refs(self, c: list[Any]) -> tuple[str, ...]:
+        out: list[str] = []
+        word = ""
+        for part in c:
+            if not isinstance(part, tuple):
+                continue
+            word = part[0] or word
+            name = part[1]
+            operand = "C/D" if word.startswith("accumulator") or name in "CD" else name
+            if operand not in out:
+                out.append(operand)
+        return tuple(out)
+
+    def target_types(self, c: list[Any]) -> tuple[tuple[str, int], ...]:
+        types, pos = next(x for x in c if isinstance(x, tuple))
+        # positions of each type: the types rule keeps only the first; recompute offsets
+        out = []
+        for t in c:
+            if isinstance(t, tuple):
+                continue
+        offset = pos
+        for name in types:
+            out.append((name, offset))
+            offset += len(name) + 2
+        return tuple(out)
+
+    def target(self, c: list[Any]) -> S.Target:
+        sparse = any(isinstance(t, Token) and t.type == "SPARSE" for t in c)
+        instr = next(t for t in c if isinstance(t, Token) and t.type == "INSTR")
+        qual = next((q for q in c if isinstance(q, S.Qualifier)), S.Qualifier())
+        fmt = next((x for x in c if isinstance(x, tuple)), ())
+        return S.Target(sparse, str(instr).split(".", 1)[1], instr.start_pos or 0, qual, fmt)
+
+    def target_head(self, c: list[Any]) -> S.Target:
+        return self.target(c)
+
+    def reference_terse(self, c: list[Any]) -> S.ReferenceSentence:
+        return self.reference(c)
+
+    def reference(self, c: list[Any]) -> S.ReferenceSentence:
+        ops = next(x for x in c if isinstance(x, tuple))
+        target = next(x for x in c if isinstance(x, S.Target))
+        return S.ReferenceSentence(ops, target)
+
+    def group_one(self, c: list[Token]) -> int:
+        return 1
+
+    def group_pair(self, c: list[Token]) -> int:
+        return 2
+
+    def figure_ref(self, c: list[Token]) -> None:
+        return None
+
+    def metadata_desc(self, c: list[Any]) -> S.MetadataDesc:
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        ints = [t for t in c if isinstance(t, Token) and t.type == "INT"]
+        bits = [t for t in c if isinstance(t, Token) and t.type == "FIELDBITS"]
+        group = next(x for x in c if isinstance(x, int) and not isinstance(x, Token))
+        count = next(x for x in c if isinstance(x, S.Count))
+        chunk = next(t for t in c if isinstance(t, Token) and t.type == "CHUNKWIDTH")
+        return S.MetadataDesc(str(regkind)[1:], int(str(ints[0])),
+                              int(str(bits[0]).split("-")[0]), group, count.value,
+                              int(str(chunk).split("-")[0]), c[0].start_pos or 0)
+
+    def metadata_decl(self, c: list[Any]) -> S.MetadataDesc:
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        ints = [int(str(t)) for t in c if isinstance(t, Token) and t.type == "INT"]
+        chunk = next(t for t in c if isinstance(t, Token) and t.type == "CHUNKWIDTH")
+        fields, bits, indices = ints[0], ints[1], ints[2]
+        return S.MetadataDesc(str(regkind)[1:], fields, bits, 1, indices,
+                              int(str(chunk).split("-")[0]), c[0].start_pos or 0)
+
+
+def parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Finding]]:
+    """Parse a cell or sentence with one of the fragment grammar's start symbols."""
+    guard = _guard_size(src, what)
+    if guard is not None:
+        return None, [guard]
+    try:
+        tree = _fragment_parser().parse(src.text, start=start)
+        return ProseTransformer().transform(tree), []
+    except UnexpectedInput as exc:
+        return None, [_parse_error(src, exc, what)]
+    except VisitError as exc:
+        orig = exc.orig_exc
+        if isinstance(orig, _Reject):
+            return None, [error("parse", src.span(orig.pos), orig.message)]
+        raise
+    except RecursionError:
+        return None, [error("limit", src, f"{what} is nested too deeply to read")]
+
+
+def try_prose(src: SourceText, start: str) -> Any:
+    """Parse if it fits the start symbol; None otherwise (no finding: used to classify)."""
+    if len(src.text) > MAX_LINE:
+        return None
+    try:
+        tree = _fragment_parser().parse(src.text, start=start)
+        return ProseTransformer().transform(tree)
+    except (UnexpectedInput, VisitError, RecursionError):
+        return None

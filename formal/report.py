@@ -1,0 +1,346 @@
+"""Report stage: a ``Proof`` -> text, Markdown, JSON, SARIF 2.1.0 or JUnit XML.
+
+Every format is deterministic (sorted, no timestamps) so that two runs on the same input are
+byte-identical and a CI job can diff them.  The JSON shape is the contract of DESIGN.md:
+
+    {"layouts": [{"id", "section", "title", "document", "line", "instruction", "shape",
+                  "operand", "types", "tile", "elements_per_thread", "source",
+                  "obligations": [{"name", "status", "counterexample"}]}],
+     "findings": [{"severity", "kind", "document", "line", "column", "section", "message",
+                   "counterexample"}],
+     "summary": {...}}
+
+The Markdown report is written to be pasted into an erratum: for each finding it quotes the
+source lines, states the counterexample, and draws the lane grid with the offending cells
+marked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from .model import Layout
+from .prove import OBLIGATIONS, LayoutResult, Proof, Verdict
+from .source import Finding
+
+TOOL_NAME = "ptxlayout"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _operand_json(op: str) -> str:
+    return op
+
+
+def layout_json(r: LayoutResult) -> dict[str, Any]:
+    lay = r.layout
+    return {
+        "id": lay.id,
+        "section": lay.section,
+        "title": lay.title,
+        "document": lay.document,
+        "line": lay.span.line,
+        "instruction": lay.instruction,
+        "shape": str(lay.shape),
+        "operand": _operand_json(lay.operand),
+        "types": list(lay.types),
+        "tile": list(lay.tile),
+        "elements_per_thread": lay.elements,
+        "source": lay.source,
+        "formulas": [f.text() for f in lay.formulas],
+        "reference_of": lay.reference_of or None,
+        "obligations": [{"name": v.name, "status": v.status,
+                         "message": v.message or None,
+                         "counterexample": v.counterexample} for v in r.verdicts],
+    }
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "severity": f.severity,
+        "kind": f.kind,
+        "document": f.span.document,
+        "line": f.span.line,
+        "column": f.span.column,
+        "section": f.section,
+        "layout": f.layout or None,
+        "message": f.message,
+        "counterexample": f.counterexample,
+    }
+
+
+def summary(proof: Proof) -> dict[str, Any]:
+    statuses: dict[str, int] = {}
+    for r in proof.results:
+        for v in r.verdicts:
+            statuses[v.status] = statuses.get(v.status, 0) + 1
+    return {
+        "layouts": len(proof.results),
+        "layouts_proved": sum(1 for r in proof.results if r.ok),
+        "layouts_failed": sum(1 for r in proof.results if not r.ok),
+        "obligations": dict(sorted(statuses.items())),
+        "errors": sum(1 for f in proof.findings if f.severity == "error"),
+        "warnings": sum(1 for f in proof.findings if f.severity == "warning"),
+        "internal_errors": proof.internal_errors,
+    }
+
+
+def to_json(proof: Proof) -> str:
+    data = {
+        "layouts": [layout_json(r) for r in proof.results],
+        "findings": [finding_json(f) for f in proof.findings],
+        "summary": summary(proof),
+    }
+    return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+# ---- text ----------------------------------------------------------------------------------------
+
+
+def _failed(r: LayoutResult) -> list[Verdict]:
+    return [v for v in r.verdicts if v.status not in ("proved", "not-applicable")]
+
+
+def to_text(proof: Proof, verbose: bool = False) -> str:
+    out: list[str] = []
+    by_section: dict[tuple[str, str, str], list[LayoutResult]] = {}
+    for r in proof.results:
+        key = (r.layout.document, r.layout.section, r.layout.title)
+        by_section.setdefault(key, []).append(r)
+    for (doc, _sec, title), rs in by_section.items():
+        out.append(f"{doc}: {title}")
+        for r in rs:
+            lay = r.layout
+            bad = _failed(r)
+            mark = "\u2713" if not bad else "\u2717"
+            what = f"{lay.operand:<8} {'/'.join('.' + t for t in lay.types):<28}"
+            src = f"[{lay.source}]"
+            tail = "" if not bad else "  " + ", ".join(f"{v.name}: {v.status}" for v in bad)
+            out.append(f"  {mark} {what} {src:<14}{tail}")
+            if verbose:
+                for f in lay.formulas:
+                    out.append(f"      {f.text()}")
+        out.append("")
+    if proof.findings:
+        out.append("findings:")
+        for f in proof.findings:
+            out.append(f"  {f.format()}")
+        out.append("")
+    s = summary(proof)
+    out.append(f"{s['layouts']} layouts: {s['layouts_proved']} proved, "
+               f"{s['layouts_failed']} with findings; {s['errors']} errors, "
+               f"{s['warnings']} warnings")
+    return "\n".join(out) + "\n"
+
+
+# ---- markdown -----------------------------------------------------------------------------------
+
+
+def _quote_lines(f: Finding, sources: dict[str, list[str]]) -> list[str]:
+    lines = sources.get(f.span.document)
+    if not lines or f.span.line <= 0 or f.span.line > len(lines):
+        return []
+    text = lines[f.span.line - 1].rstrip("\n")
+    caret = " " * max(0, f.span.column - 1) + "^"
+    return ["```", f"{f.span.line:>5} | {text}", f"      | {caret}", "```"]
+
+
+def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
+                grid: Any = None) -> str:
+    """An erratum-ready report: per finding, the quote, the counterexample and a grid.
+
+    ``grid(layout, finding) -> str | None`` draws the lane grid (formal.figures.ascii_for),
+    passed in so this module does not depend on the figure module.
+    """
+    sources = sources or {}
+    out = ["# ptxlayout report", ""]
+    s = summary(proof)
+    out.append(f"{s['layouts']} layouts, {s['layouts_proved']} proved, "
+               f"{s['layouts_failed']} with findings; {s['errors']} errors, "
+               f"{s['warnings']} warnings.")
+    out.append("")
+    by_id = {r.layout.id: r.layout for r in proof.results}
+    errors = [f for f in proof.findings if f.severity == "error"]
+    warnings = [f for f in proof.findings if f.severity == "warning"]
+    for title, group in (("Errors", errors), ("Warnings", warnings)):
+        if not group:
+            continue
+        out.append(f"## {title}")
+        out.append("")
+        for k, f in enumerate(group, 1):
+            out.append(f"### {k}. `{f.span}` {f.kind}")
+            out.append("")
+            if f.section:
+                out.append(f"Section {f.section}" + (f", layout `{f.layout}`" if f.layout else ""))
+                out.append("")
+            out.append(f.message)
+            out.append("")
+            out.extend(_quote_lines(f, sources))
+            if f.counterexample is not None:
+                out.append("")
+                out.append("Counterexample:")
+                out.append("")
+                out.append("```json")
+                out.append(json.dumps(f.counterexample, sort_keys=True))
+                out.append("```")
+            lay = by_id.get(f.layout) if f.layout else None
+            if grid is not None and lay is not None and f.kind in (
+                    "injective", "surjective", "in-range", "cases"):
+                pic = grid(lay, f)
+                if pic:
+                    out.append("")
+                    out.append("```")
+                    out.append(pic.rstrip("\n"))
+                    out.append("```")
+            out.append("")
+    out.append("## Layouts")
+    out.append("")
+    out.append("| layout | source | " + " | ".join(OBLIGATIONS) + " |")
+    out.append("| --- | --- | " + " | ".join("---" for _ in OBLIGATIONS) + " |")
+    sym = {"proved": "\u2713", "refuted": "\u2717", "unknown": "?", "error": "!",
+           "not-applicable": "\u2013"}
+    for r in proof.results:
+        cells = [sym.get(r.verdict(n).status, "?") for n in OBLIGATIONS]
+        out.append(f"| `{r.layout.id}` | {r.layout.source} | " + " | ".join(cells) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+# ---- SARIF ----------------------------------------------------------------------------------------
+
+
+def to_sarif(proof: Proof, version: str = "0") -> str:
+    rules = sorted({f.kind for f in proof.findings})
+    results = []
+    for f in proof.findings:
+        results.append({
+            "ruleId": f.kind,
+            "level": "error" if f.severity == "error" else "warning",
+            "message": {"text": f.message},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": f.span.document},
+                    "region": {"startLine": max(1, f.span.line),
+                               "startColumn": max(1, f.span.column)},
+                },
+                **({"logicalLocations": [{"name": f.layout, "kind": "object"}]}
+                   if f.layout else {}),
+            }],
+            **({"properties": {"counterexample": f.counterexample, "section": f.section}}
+               if f.counterexample is not None or f.section else {}),
+        })
+    doc = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": TOOL_NAME,
+                "version": version,
+                "informationUri": "https://github.com/ptxlayout/ptxlayout",
+                "rules": [{"id": r, "shortDescription": {"text": _RULE_TEXT.get(r, r)}}
+                          for r in rules],
+            }},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+_RULE_TEXT = {
+    "cases": "The cases of a formula must cover every element exactly once",
+    "in-range": "Every (lane, element) must map inside the tile",
+    "injective": "No two (lane, element) pairs may share a cell",
+    "surjective": "Every cell of the tile must be held",
+    "register-budget": "Registers x elements per register must match the tile",
+    "element-list": "The element list must be x0 .. x(n-1)",
+    "reference": "A 'same as' reference must resolve to a compatible layout",
+    "type-names": "Type names must be real and legal for the operand",
+    "sparse-chunks": "Sparse A must hold whole chunks with the stated non-zeros",
+    "metadata-coverage": "Metadata must describe every (row, chunk, slot) once",
+    "selector-range": "Metadata lanes per group must imply the selector range",
+    "hardware": "The map must match the GPU",
+    "parse": "The text must be readable",
+    "punctuation": "Element lists should be punctuated consistently",
+    "model": "Formulas must define every needed name",
+    "input": "The document must be readable text",
+    "limit": "Inputs must stay within limits",
+    "internal": "Z3 and enumeration must agree",
+    "unknown": "Every obligation must be decided",
+    "element-name": "Conditions must name this operand's elements",
+}
+
+
+# ---- JUnit ---------------------------------------------------------------------------------------
+
+
+def to_junit(proof: Proof) -> str:
+    cases = []
+    failures = errors = skipped = 0
+    for r in proof.results:
+        for v in r.verdicts:
+            name = f"{r.layout.id}::{v.name}"
+            attrs = f"classname={quoteattr(r.layout.document)} name={quoteattr(name)}"
+            if v.status == "proved":
+                cases.append(f"    <testcase {attrs}/>")
+            elif v.status == "not-applicable":
+                skipped += 1
+                cases.append(f"    <testcase {attrs}><skipped message={quoteattr(v.message or '')}"
+                             "/></testcase>")
+            elif v.status == "refuted":
+                failures += 1
+                where = f"{v.span}: " if v.span else ""
+                cases.append(f"    <testcase {attrs}><failure message={quoteattr(v.message)}>"
+                             f"{escape(where + v.message)}</failure></testcase>")
+            else:
+                errors += 1
+                cases.append(f"    <testcase {attrs}><error message="
+                             f"{quoteattr(v.status + ': ' + (v.message or ''))}/></testcase>")
+    total = len(cases)
+    head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="ptxlayout" '
+            f'tests="{total}" failures="{failures}" errors="{errors}" skipped="{skipped}">')
+    return head + "\n" + "\n".join(cases) + "\n  </testsuite>\n</testsuites>\n"
+
+
+def render(proof: Proof, fmt: str, sources: dict[str, list[str]] | None = None,
+           grid: Any = None, version: str = "0", verbose: bool = False) -> str:
+    if fmt == "json":
+        return to_json(proof)
+    if fmt == "markdown":
+        return to_markdown(proof, sources, grid)
+    if fmt == "sarif":
+        return to_sarif(proof, version)
+    if fmt == "junit":
+        return to_junit(proof)
+    return to_text(proof, verbose)
+
+
+def extract_json(layouts: Iterable[Layout]) -> str:
+    rows = []
+    for lay in layouts:
+        rows.append({
+            "id": lay.id, "document": lay.document, "section": lay.section,
+            "title": lay.title, "line": lay.span.line, "instruction": lay.instruction,
+            "shape": str(lay.shape), "operand": lay.operand, "types": list(lay.types),
+            "tile": list(lay.tile), "elements_per_thread": lay.elements,
+            "source": lay.source, "reference_of": lay.reference_of or None,
+            "formulas": [f.text() for f in lay.formulas],
+        })
+    return json.dumps({"layouts": rows}, indent=2, ensure_ascii=False) + "\n"
+
+
+def extract_text(layouts: Iterable[Layout]) -> str:
+    out = []
+    for lay in layouts:
+        out.append(f"{lay.id}  ({lay.document}:{lay.span.line}, {lay.source})")
+        out.append(f"    {lay.instruction}.{lay.shape} {lay.operand} "
+                   f"{'/'.join('.' + t for t in lay.types)}: tile {lay.tile[0]} x "
+                   f"{lay.tile[1]}, {lay.elements} elements per lane")
+        if lay.reference_of:
+            out.append(f"    same as {lay.reference_of}")
+        for f in lay.formulas:
+            out.append(f"    {f.text()}")
+        if lay.metadata is not None and lay.metadata.selectors:
+            out.append(f"    selectors {list(lay.metadata.selectors)}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,135 @@
+"""Source positions and findings: the values every stage passes along instead of raising.
+
+A document reaches ptxlayout in one of three renderings (plain text scraped from the HTML
+page, Markdown, the HTML page itself).  Each ingester turns its rendering into *logical
+lines*: the text a reader sees, with the markup stripped, plus a map from every character
+back to where it stood in the file.  A logical line may be glued from several physical
+lines (a Markdown paragraph wrapped over two lines) or cut out of one (a formula glued to
+the next heading in scraped text), so the map is piecewise:
+
+    physical:   3|  > row =      groupID      for ai where i < 8
+    logical:       row =      groupID      for ai where i < 8
+    segments:      ((0, 3, 7),)         offset 0 of the logical text is line 3, column 7
+
+``SourceText.span(4)`` is then line 3, column 11: the ``=``.  Columns are 1-based, as in
+compiler diagnostics (``file:line:col``).
+
+A ``Finding`` is how every stage reports a problem: never an exception that reaches the
+user, always a value with a location, a kind and a message, so that the rest of the
+document is still processed.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A position in a document: 1-based line and column."""
+
+    document: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.document}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A logical line of text with the source position of each of its characters.
+
+    ``segments`` holds ``(offset, line, column)`` triples sorted by offset: the character at
+    logical offset ``k`` comes from ``line`` at ``column + (k - offset)`` of the segment whose
+    offset is the largest one not above ``k``.
+    """
+
+    text: str
+    document: str
+    segments: tuple[tuple[int, int, int], ...]
+
+    @staticmethod
+    def at(text: str, document: str, line: int, column: int = 1) -> SourceText:
+        return SourceText(text, document, ((0, line, column),))
+
+    def span(self, offset: int = 0) -> Span:
+        if not self.segments:
+            return Span(self.document, 0, 0)
+        offsets = [s[0] for s in self.segments]
+        k = max(0, min(offset, max(len(self.text) - 1, 0)))
+        idx = max(0, bisect_right(offsets, k) - 1)
+        start, line, column = self.segments[idx]
+        return Span(self.document, line, column + (k - start))
+
+    @property
+    def line(self) -> int:
+        return self.span(0).line
+
+    def slice(self, start: int, end: int | None = None) -> SourceText:
+        """The characters ``text[start:end]`` with their positions."""
+        end = len(self.text) if end is None else end
+        start = max(0, min(start, len(self.text)))
+        end = max(start, min(end, len(self.text)))
+        segs: list[tuple[int, int, int]] = []
+        for idx, (off, line, col) in enumerate(self.segments):
+            nxt = self.segments[idx + 1][0] if idx + 1 < len(self.segments) else len(self.text)
+            lo, hi = max(off, start), min(nxt, end)
+            if lo < hi or (not segs and lo == hi == start and off <= start < max(nxt, start + 1)):
+                segs.append((lo - start, line, col + (lo - off)))
+        if not segs:
+            sp = self.span(start)
+            segs = [(0, sp.line, sp.column)]
+        return SourceText(self.text[start:end], self.document, tuple(segs))
+
+    def strip(self) -> SourceText:
+        left = len(self.text) - len(self.text.lstrip())
+        right = len(self.text.rstrip())
+        return self.slice(left, right)
+
+    def __add__(self, other: SourceText) -> SourceText:
+        """Concatenate two logical texts (their positions are kept)."""
+        shift = len(self.text)
+        segs = self.segments + tuple((o + shift, ln, c) for o, ln, c in other.segments)
+        return SourceText(self.text + other.text, self.document, segs)
+
+    def joined(self, other: SourceText, sep: str = " ") -> SourceText:
+        if not self.text:
+            return other
+        if not other.text:
+            return self
+        end = self.span(len(self.text) - 1)
+        glue = SourceText(sep, self.document, ((0, end.line, end.column + 1),))
+        return self + glue + other
+
+
+Severity = str  # "error" | "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A problem found in a document, or a refuted obligation, with its place."""
+
+    severity: Severity
+    kind: str
+    span: Span
+    message: str
+    section: str = ""
+    counterexample: Any = None
+    layout: str = ""
+    extra_spans: tuple[Span, ...] = field(default=())
+
+    def format(self) -> str:
+        return f"{self.span}: {self.severity}: {self.kind}: {self.message}"
+
+
+def error(kind: str, where: SourceText | Span, message: str, **kw: Any) -> Finding:
+    span = where.span(0) if isinstance(where, SourceText) else where
+    return Finding("error", kind, span, message, **kw)
+
+
+def warning(kind: str, where: SourceText | Span, message: str, **kw: Any) -> Finding:
+    span = where.span(0) if isinstance(where, SourceText) else where
+    return Finding("warning", kind, span, message, **kw)

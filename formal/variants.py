@@ -1,0 +1,280 @@
+"""The one table of PTX facts: element types, registers, sparsity patterns, and instruction variants.
+
+Every other module asks this table instead of hard-coding a shape or a type: the type-name
+checks, the register-budget obligation, the sparse obligations, PTX generation, the GPU runner
+and the coverage lists in the tests.  Adding an instruction variant is one row of ``VARIANTS``.
+
+A worked example of how the table is read: ``mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32``
+is the row ``V("mma", "m16n8k32", "s8", "s8", "s32", "s32", 80, (7, 0))``; its A operand is a
+16 x 32 tile, so each of the 32 lanes holds 16 * 32 / 32 = 16 elements of 8 bits, which is four
+``.b32`` registers of four elements each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# Bits of information in one element of each PTX type an mma fragment can hold.
+TYPE_BITS: dict[str, int] = {
+    "b1": 1,
+    "u4": 4, "s4": 4, "e2m1": 4,
+    "e3m2": 6, "e2m3": 6,
+    "u8": 8, "s8": 8, "e4m3": 8, "e5m2": 8,
+    "f16": 16, "bf16": 16,
+    "tf32": 32, "f32": 32, "s32": 32,
+    "f64": 64,
+}
+
+# Widths of the register slot an element may occupy.  The sub-byte float types of
+# ``kind::f8f6f4`` sit in 8-bit containers; ``.e2m1`` is packed at 4 bits elsewhere.
+CONTAINER_BITS: dict[str, tuple[int, ...]] = {
+    **{t: (b,) for t, b in TYPE_BITS.items()},
+    "e2m1": (4, 8),
+    "e3m2": (8,),
+    "e2m3": (8,),
+}
+
+INTEGER_TYPES = frozenset({"b1", "u4", "s4", "u8", "s8", "s32"})
+FLOAT_TYPES = frozenset(TYPE_BITS) - INTEGER_TYPES
+
+# Register kinds a fragment is made of, with their width in bits and the element types they
+# may carry directly.
+REGISTER_BITS: dict[str, int] = {
+    "b32": 32, "f16x2": 32, "bf16x2": 32, "f32": 32, "s32": 32, "u32": 32,
+    "b64": 64, "f64": 64,
+}
+
+# Every PTX fundamental type name (for "is this a real type" messages).
+PTX_TYPES = frozenset({
+    "b1", "b8", "b16", "b32", "b64", "b128", "u4", "s4", "u8", "s8", "u16", "s16",
+    "u32", "s32", "u64", "s64", "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64",
+    "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "ue8m0", "ue4m3", "pred",
+})
+
+COUNT_WORDS: dict[str, int] = {
+    "one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "sixteen": 16,
+    "thirty two": 32, "thirty-two": 32, "sixty four": 64, "sixty-four": 64,
+}
+
+OPERANDS = ("A", "B", "C/D", "metadata")
+ELEMENT_LETTER = {"A": "a", "B": "b", "C/D": "c", "metadata": "m"}
+HEADER_NAMES = {"A": ("atype",), "B": ("btype",), "C/D": ("ctype", "dtype")}
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+
+    @staticmethod
+    def parse(text: str) -> Shape | None:
+        """``m16n8k32`` -> Shape(16, 8, 32); anything else -> None."""
+        t = text.strip().lstrip(".")
+        if not t.startswith("m") or "n" not in t or "k" not in t:
+            return None
+        m, _, rest = t[1:].partition("n")
+        n, _, k = rest.partition("k")
+        if not (m.isdigit() and n.isdigit() and k.isdigit()):
+            return None
+        return Shape(int(m), int(n), int(k))
+
+    def __str__(self) -> str:
+        return f"m{self.m}n{self.n}k{self.k}"
+
+    def tile(self, operand: str, sparse: bool = False) -> tuple[int, int]:
+        if operand == "A":
+            return (self.m, self.k)
+        if operand == "B":
+            return (self.k, self.n)
+        return (self.m, self.n)
+
+
+@dataclass(frozen=True)
+class Sparsity:
+    """How ``mma.sp`` stores A for one element type.
+
+    ``chunk`` consecutive elements of a row hold ``nonzeros`` non-zeros.  The metadata names
+    each non-zero by an index of ``index_bits`` bits counted in units of ``unit`` elements
+    (a 4-bit type is indexed by pairs; ``.tf32`` by 16-bit halves, so one ``.tf32`` spans
+    two index units); ``slots`` indices describe one chunk.
+    """
+
+    chunk: int
+    nonzeros: int
+    unit_elements: float  # elements per index unit (2 for 4-bit pairs, 0.5 for tf32 halves)
+    index_bits: int
+    slots: int
+    invalid_nibbles: tuple[int, ...]
+    meaningful_fields: tuple[int, ...] = ()  # restricted encodings of one chunk's slots
+
+    @property
+    def units_per_chunk(self) -> int:
+        return round(self.chunk / self.unit_elements)
+
+
+_ORDERED_INVALID = (0b0000, 0b0101, 0b1010, 0b1111)
+
+SPARSITY: dict[str, Sparsity] = {
+    **{t: Sparsity(4, 2, 1, 2, 2, _ORDERED_INVALID) for t in ("f16", "bf16")},
+    **{t: Sparsity(4, 2, 1, 2, 2, _ORDERED_INVALID)
+       for t in ("u8", "s8", "e4m3", "e5m2", "e3m2", "e2m3")},
+    "tf32": Sparsity(2, 1, 0.5, 2, 2, _ORDERED_INVALID, (0b0100, 0b1110)),
+    **{t: Sparsity(8, 4, 2, 2, 2, _ORDERED_INVALID) for t in ("u4", "s4", "e2m1")},
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One instruction variant: the unit of PTX generation and of GPU evidence."""
+
+    instruction: str  # "mma" | "mma.sp"
+    shape: str
+    a: str
+    b: str
+    c: str
+    d: str
+    min_sm: int
+    ptx: tuple[int, int]
+    kind: str = ""  # "" | "f8f6f4"
+    op: str = ""  # ".and.popc" | ".xor.popc" for .b1
+    arch_suffix: str = ""  # "a" for sm_120a-only variants
+    scale: str = ""  # block-scale type for .block_scale variants ("ue8m0")
+
+    @property
+    def sparse(self) -> bool:
+        return self.instruction == "mma.sp"
+
+    @property
+    def key(self) -> str:
+        kind = f".kind::{self.kind}" if self.kind else ""
+        kind += ".block_scale" if self.scale else ""
+        op = self.op.replace(".", "_") if self.op else ""
+        return f"{self.instruction}{kind}.{self.shape}.{self.d}.{self.a}.{self.b}.{self.c}{op}"
+
+    @property
+    def target(self) -> str:
+        return f"sm_{self.min_sm}{self.arch_suffix}"
+
+    @property
+    def selectors(self) -> tuple[int, ...]:
+        if not self.sparse:
+            return ()
+        return tuple(range(selector_count(self.shape, self.a)))
+
+
+def _rows(instruction: str, shape: str, ab: Iterable[str], cd: Iterable[str], sm: int,
+          ptx: tuple[int, int], kind: str = "", mixed: bool = False, suffix: str = "",
+          op: str = "", scale: str = "") -> list[Variant]:
+    out = []
+    ab = tuple(ab)
+    for a in ab:
+        for b in (ab if mixed else (a,)):
+            for c in cd:
+                out.append(Variant(instruction, shape, a, b, c, c, sm, ptx, kind, op, suffix,
+                                   scale))
+    return out
+
+
+_FP8 = ("e4m3", "e5m2")
+_F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+
+VARIANTS: tuple[Variant, ...] = tuple(
+    _rows("mma", "m8n8k4", ["f16"], ["f16", "f32"], 70, (6, 4))
+    + _rows("mma", "m8n8k4", ["f64"], ["f64"], 80, (7, 0))
+    + _rows("mma", "m8n8k16", ["s8", "u8"], ["s32"], 75, (6, 5), mixed=True)
+    + _rows("mma", "m8n8k32", ["s4", "u4"], ["s32"], 75, (6, 5), mixed=True)
+    + _rows("mma", "m8n8k128", ["b1"], ["s32"], 80, (7, 0), op=".and.popc")
+    + _rows("mma", "m8n8k128", ["b1"], ["s32"], 75, (6, 5), op=".xor.popc")
+    + _rows("mma", "m16n8k4", ["tf32"], ["f32"], 80, (7, 0))
+    + _rows("mma", "m16n8k4", ["f64"], ["f64"], 90, (7, 8))
+    + _rows("mma", "m16n8k8", ["f16"], ["f16", "f32"], 75, (6, 5))
+    + _rows("mma", "m16n8k8", ["bf16"], ["f32"], 80, (7, 0))
+    + _rows("mma", "m16n8k8", ["tf32"], ["f32"], 80, (7, 0))
+    + _rows("mma", "m16n8k8", ["f64"], ["f64"], 90, (7, 8))
+    + _rows("mma", "m16n8k16", ["f16"], ["f16", "f32"], 80, (7, 0))
+    + _rows("mma", "m16n8k16", ["bf16"], ["f32"], 80, (7, 0))
+    + _rows("mma", "m16n8k16", ["f64"], ["f64"], 90, (7, 8))
+    + _rows("mma", "m16n8k16", ["s8", "u8"], ["s32"], 80, (7, 0), mixed=True)
+    + _rows("mma", "m16n8k16", _FP8, ["f16", "f32"], 89, (8, 7), mixed=True)
+    + _rows("mma", "m16n8k32", ["s4", "u4"], ["s32"], 80, (7, 0), mixed=True)
+    + _rows("mma", "m16n8k32", ["s8", "u8"], ["s32"], 80, (7, 0), mixed=True)
+    + _rows("mma", "m16n8k32", _FP8, ["f16", "f32"], 89, (8, 4), mixed=True)
+    + _rows("mma", "m16n8k32", _F8F6F4, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
+            mixed=True, suffix="a")
+    + _rows("mma", "m16n8k64", ["s4", "u4"], ["s32"], 80, (7, 0), mixed=True)
+    + _rows("mma", "m16n8k64", ["e2m1"], ["f32"], 120, (8, 7), kind="mxf4", suffix="a",
+            scale="ue8m0")
+    + _rows("mma", "m16n8k128", ["b1"], ["s32"], 80, (7, 0), op=".and.popc")
+    + _rows("mma", "m16n8k128", ["b1"], ["s32"], 80, (7, 0), op=".xor.popc")
+    + _rows("mma", "m16n8k256", ["b1"], ["s32"], 80, (7, 0), op=".and.popc")
+    + _rows("mma", "m16n8k256", ["b1"], ["s32"], 80, (7, 0), op=".xor.popc")
+    + _rows("mma.sp", "m16n8k16", ["f16"], ["f16", "f32"], 80, (8, 5))
+    + _rows("mma.sp", "m16n8k16", ["bf16"], ["f32"], 80, (8, 5))
+    + _rows("mma.sp", "m16n8k32", ["f16"], ["f16", "f32"], 80, (8, 5))
+    + _rows("mma.sp", "m16n8k32", ["bf16"], ["f32"], 80, (8, 5))
+    + _rows("mma.sp", "m16n8k8", ["tf32"], ["f32"], 80, (8, 5))
+    + _rows("mma.sp", "m16n8k16", ["tf32"], ["f32"], 80, (8, 5))
+    + _rows("mma.sp", "m16n8k32", ["s8", "u8"], ["s32"], 80, (8, 5), mixed=True)
+    + _rows("mma.sp", "m16n8k64", ["s8", "u8"], ["s32"], 80, (8, 5), mixed=True)
+    + _rows("mma.sp", "m16n8k64", _FP8, ["f16", "f32"], 89, (8, 5), mixed=True)
+    + _rows("mma.sp", "m16n8k64", _F8F6F4, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
+            mixed=True, suffix="a")
+    + _rows("mma.sp", "m16n8k64", ["s4", "u4"], ["s32"], 80, (8, 5), mixed=True)
+    + _rows("mma.sp", "m16n8k128", ["s4", "u4"], ["s32"], 80, (8, 5), mixed=True)
+    + _rows("mma.sp", "m16n8k128", ["e2m1"], ["f32"], 120, (8, 7), kind="mxf4", suffix="a",
+            scale="ue8m0")
+)
+
+
+def legal_types(instruction: str, shape: str, operand: str) -> frozenset[str]:
+    """Element types the table allows for one operand of one shape."""
+    out: set[str] = set()
+    for v in VARIANTS:
+        if v.instruction == instruction and v.shape == shape:
+            if operand == "A":
+                out.add(v.a)
+            elif operand == "B":
+                out.add(v.b)
+            elif operand == "C/D":
+                out.update((v.c, v.d))
+    return frozenset(out)
+
+
+def shapes(instruction: str) -> frozenset[str]:
+    return frozenset(v.shape for v in VARIANTS if v.instruction == instruction)
+
+
+def selector_count(shape: str, atype: str) -> int:
+    """How many sparsity-selector values are legal: 4 / groups-of-lanes holding metadata."""
+    s = Shape.parse(shape)
+    sp = SPARSITY.get(atype)
+    if s is None or sp is None:
+        return 0
+    chunks = s.m * (s.k // sp.chunk)
+    bits = chunks * sp.slots * sp.index_bits
+    lanes_needed = bits // 32  # 32 bits of metadata per contributing lane
+    per_group = max(1, lanes_needed // 8)  # 8 groups of four lanes
+    return 4 // per_group
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate nearest to ``name`` by edit distance (for 'did you mean')."""
+    best, best_d = None, 3
+    for c in sorted(candidates):
+        d = _edit_distance(name, c)
+        if d < best_d:
+            best, best_d = c, d
+    return best
+
+
+def _edit_distance(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]

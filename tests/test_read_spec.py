@@ -1,0 +1,279 @@
+"""Issue 'Read the spec': every operand block of the five seeds is read, cells are right,
+renderings agree, and hostile input yields findings, not crashes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from formal.api import find
+from formal.cli import main
+from formal.ingest import read_path, read_text
+from formal.model import Layout, build
+from formal.prove import cells_and_names
+
+from .conftest import SEEDS
+from .sphinx import markdown_to_sphinx_html
+
+
+def layouts(*paths: Path) -> list[Layout]:
+    from formal import catalog
+    return list(build([read_path(p) for p in paths], catalog.documents()).layouts)
+
+
+def summary(lays: list[Layout]) -> set[tuple[str, str, str, tuple[str, ...], str]]:
+    return {(lay.instruction, str(lay.shape), lay.operand, lay.types, lay.source)
+            for lay in lays}
+
+
+def cell(lay: Layout, lane: int, i: int) -> tuple[int, ...]:
+    _names, table = cells_and_names(lay)
+    return tuple(table[(0, lane, i)])
+
+
+def one(lays: list[Layout], query: str) -> Layout:
+    hits = find(lays, query)
+    assert hits, f"no layout for {query}"
+    return hits[0]
+
+
+# ---- every operand block -------------------------------------------------------------------
+
+
+def test_seed_000_operand_blocks(seeds: dict[str, Path]) -> None:
+    got = summary(layouts(seeds["000"]))
+    want = {
+        ("mma", "m16n8k16", "A", ("u8", "s8"), "text"),
+        ("mma", "m16n8k16", "A", ("e4m3", "e5m2"), "text"),
+        ("mma", "m16n8k16", "B", ("u8", "s8"), "text"),
+        ("mma", "m16n8k16", "B", ("e4m3", "e5m2"), "text"),
+        ("mma", "m16n8k16", "C/D", ("s32",), "text"),
+        ("mma", "m16n8k16", "C/D", ("f32",), "text"),
+        ("mma", "m16n8k16", "C/D", ("f16",), "text"),
+        ("mma", "m16n8k32", "A", ("s4", "u4"), "text"),
+        ("mma", "m16n8k32", "A", ("s8", "u8"), "text"),
+        ("mma", "m16n8k32", "A", ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1"), "text"),
+        ("mma", "m16n8k32", "B", ("s4", "u4"), "text"),
+        ("mma", "m16n8k32", "B", ("s8", "u8"), "text"),
+        ("mma", "m16n8k32", "B", ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1"), "text"),
+        ("mma", "m16n8k32", "C/D", ("s32",), "text"),
+        ("mma", "m16n8k32", "C/D", ("f32",), "text"),
+        ("mma", "m16n8k32", "C/D", ("f16",), "text"),
+        ("mma", "m16n8k64", "A", ("s4", "u4"), "text"),
+        ("mma", "m16n8k64", "A", ("e2m1",), "text"),
+        ("mma", "m16n8k64", "B", ("s4", "u4"), "text"),
+        ("mma", "m16n8k64", "B", ("e2m1",), "text"),
+        ("mma", "m16n8k64", "C/D", ("s32",), "text"),
+        ("mma", "m16n8k64", "C/D", ("f32",), "text"),
+    }
+    assert got == want
+
+
+def test_seed_001_and_002_operand_blocks(seeds: dict[str, Path]) -> None:
+    got = summary(layouts(seeds["001"]))
+    assert len(got) == 9
+    assert {(o, t) for _i, _s, o, t, _src in got} >= {
+        ("A", ("s4", "u4")), ("A", ("s8", "u8")), ("B", ("s4", "u4")), ("C/D", ("f16",))}
+    got = summary(layouts(seeds["002"]))
+    assert got == {("mma", "m8n8k128", "A", ("b1",), "text"),
+                   ("mma", "m8n8k128", "B", ("b1",), "text"),
+                   ("mma", "m8n8k128", "C/D", ("s32",), "text")}
+
+
+SPARSE_SECTIONS = [
+    ("m16n8k16", ("f16", "bf16")), ("m16n8k32", ("f16", "bf16")), ("m16n8k16", ("tf32",)),
+    ("m16n8k8", ("tf32",)), ("m16n8k32", ("u8", "s8")), ("m16n8k64", ("u8", "s8")),
+    ("m16n8k64", ("u4", "s4")), ("m16n8k128", ("u4", "s4")),
+]
+
+
+def test_the_eight_sparse_sections(seeds: dict[str, Path]) -> None:
+    lays = layouts(seeds["003"], seeds["004"])
+    for shape, types in SPARSE_SECTIONS:
+        mine = [lay for lay in lays if lay.instruction == "mma.sp" and str(lay.shape) == shape
+                and (set(types) & set(lay.types) or lay.operand == "C/D")]
+        ops = {lay.operand: lay.source for lay in mine if lay.operand != "C/D"}
+        assert ops.get("A") == "text", (shape, types, ops)
+        # metadata is drawn in the spec; its formulas come from the catalog
+        assert ops.get("metadata") == "catalog", (shape, types, ops)
+        # B comes by reference, or from the catalog when the spec shows only a figure
+        assert ops.get("B") in ("reference", "catalog"), (shape, types, ops)
+        assert any(lay.operand == "C/D" and lay.source == "reference" for lay in mine), shape
+
+
+def test_figure_only_without_catalog(seeds: dict[str, Path]) -> None:
+    model = build([read_path(seeds["003"])], [])
+    b = [lay for lay in model.layouts if lay.operand == "B" and str(lay.shape) == "m16n8k32"
+         and "f16" in lay.types]
+    assert [lay.source for lay in b] == ["figure-only"]
+    assert b[0].formulas == ()
+
+
+# ---- hand-computed cells -------------------------------------------------------------------------
+
+
+def test_hand_computed_cells(seeds: dict[str, Path]) -> None:
+    lays = layouts(seeds["000"], seeds["002"], seeds["003"])
+    a = one(lays, "000_d6366c1dd081a443:mma.m16n8k32.A.s8-u8")
+    assert cell(a, 13, 9) == (3, 21)   # groupID 3, threadID 1: 1*4 + (9 & 3) + 16
+    assert cell(a, 13, 5) == (11, 5)   # i = 5 is 'otherwise': groupID + 8
+    assert cell(a, 0, 0) == (0, 0)
+    assert cell(a, 31, 15) == (15, 31)
+    b1 = one(lays, "002_d113ff7ae78ea1f9:mma.m8n8k128.B.b1")
+    assert cell(b1, 6, 17) == (81, 1)  # threadID 2 * 32 + 17, groupID 1
+    cd = one(lays, "000_d6366c1dd081a443:mma.m16n8k16.CD.s32")
+    assert cell(cd, 13, 3) == (11, 3)
+    sp32 = one(lays, "003_2b0067d5fb2dff82:mma.sp.m16n8k32.A.f16-bf16")
+    assert cell(sp32, 22, 5) == (5, 24, 27)  # row groupID, cols 16 + 4*2 .. +3
+    tf = one(lays, "003_2b0067d5fb2dff82:mma.sp.m16n8k16.A.tf32")
+    assert cell(tf, 7, 2) == (1, 14, 15)
+
+
+def test_table_facts(seeds: dict[str, Path]) -> None:
+    lays = layouts(seeds["000"])
+    a = one(lays, "000_d6366c1dd081a443:mma.m16n8k32.A.s4-u4")
+    assert a.table is not None and a.table.fragment is not None
+    assert (a.table.fragment.registers.value, a.table.fragment.register_kind,
+            a.table.fragment.per_register.value) == (2, "b32", 8)
+    assert a.elements == 16
+    cd = one(lays, "000_d6366c1dd081a443:mma.m16n8k16.CD.f16")
+    assert cd.table is not None and cd.table.fragment is not None
+    assert cd.table.fragment.register_kind == "f16x2"
+    names = [it.text for it in cd.table.elements.items if it.kind == "name"]
+    assert names == ["c0", "c1", "c1", "c2"]
+
+
+# ---- renderings agree --------------------------------------------------------------------------
+
+
+def _maps(lays: list[Layout]) -> dict[tuple[str, str, tuple[str, ...]], dict]:
+    out = {}
+    for lay in lays:
+        if lay.formulas:
+            out[(str(lay.shape), lay.operand, lay.types)] = cells_and_names(lay)[1]
+    return out
+
+
+def test_text_and_markdown_agree(seeds: dict[str, Path]) -> None:
+    text = [lay for lay in layouts(seeds["000"]) if str(lay.shape) == "m16n8k32"]
+    md = layouts(seeds["001"])
+    assert _maps(text) == _maps(md)
+    assert len(_maps(md)) == 9
+
+
+def test_sphinx_html_agrees_with_markdown(seeds: dict[str, Path], tmp_path: Path) -> None:
+    for key in ("001", "002", "004"):
+        html = markdown_to_sphinx_html(seeds[key].read_text(encoding="utf-8"))
+        assert "&gt;&gt;" in html and "<section" in html and 'class="highlight"' in html
+        page = tmp_path / f"{key}.html"
+        page.write_text(html, encoding="utf-8")
+        doc = read_path(page)
+        assert doc.format == "html"
+        assert _maps(layouts(page)) == _maps(layouts(seeds[key])), key
+
+
+def test_html_positions_point_into_the_page(seeds: dict[str, Path], tmp_path: Path) -> None:
+    html = markdown_to_sphinx_html(seeds["002"].read_text(encoding="utf-8"))
+    page = tmp_path / "p.html"
+    page.write_text(html, encoding="utf-8")
+    lay = one(layouts(page), "p:mma.m8n8k128.B.b1")
+    f = lay.formula("row")
+    assert f is not None
+    span = f.cases[0].source.strip().span(0)
+    line = html.split("\n")[span.line - 1]
+    assert line[span.column - 1:].startswith("row = (threadID_in_group * 32)")
+
+
+def test_format_detection() -> None:
+    assert read_text("<!DOCTYPE html><html><body><h1>x</h1></body></html>", "a").format == "html"
+    md = "# T\n\n##### 1.2. [X](u)\n\n* Multiplicand A:\n\n  ```\n  row = 0\n  ```\n"
+    assert read_text(md, "a.txt").format == "markdown"
+    assert read_text("9.1. Matrix Fragments for mma.m8n8k4\nMultiplicand A:\n", "a.md")\
+        .format == "text"
+
+
+# ---- hostile input -----------------------------------------------------------------------------
+
+SECTION = """9.7.14.5.9. Matrix Fragments for mma.m16n8k16 with integer type
+Multiplicand A:
+.atype Fragment Elements (low to high)
+.u8 / .s8 A vector expression containing two .b32 registers, with each register containing four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
+groupID = %laneid >> 2
+threadID_in_group = %laneid % 4
+row = groupID for ai where i < 4
+      groupID + 8 for ai where i >= 4
+col = (threadID_in_group * 4) + (i & 0x3) for ai where i = {0,..,7}
+"""  # our own minimal section (the spec's facts), not a copy of a seed
+
+
+def run_cli(tmp_path: Path, name: str, data: bytes | str, *extra: str) -> tuple[int, str]:
+    p = tmp_path / name
+    if isinstance(data, bytes):
+        p.write_bytes(data)
+    else:
+        p.write_text(data, encoding="utf-8")
+    out = tmp_path / "out.json"
+    code = main(["prove", str(p), "--format", "json", "-o", str(out), *extra])
+    return code, out.read_text(encoding="utf-8") if out.exists() else ""
+
+
+def test_a_clean_section_proves(tmp_path: Path) -> None:
+    code, out = run_cli(tmp_path, "ok.txt", SECTION)
+    assert code == 0, out
+    assert '"status": "refuted"' not in out
+
+
+@pytest.mark.parametrize("name,data,needle", [
+    ("empty.txt", b"", "empty"),
+    ("junk.bin", bytes(range(256)) * 64, "binary"),
+    ("big.txt", b"x" * (17 * 1024 * 1024), "limit is"),
+    ("nest.txt", SECTION.replace("(i & 0x3)", "(" * 3000 + "i" + ")" * 3000), "limit"),
+    ("nest2.txt", SECTION.replace("(i & 0x3)", "(" * 900 + "i" + ")" * 900), "nests"),
+    ("range.txt", SECTION.replace("{0,..,7}", "{0,..,100000000}"), "a100000000"),
+    ("mod0.txt", SECTION.replace("%laneid % 4", "%laneid % 0"), "division by zero"),
+    ("shift.txt", SECTION.replace("%laneid >> 2", "%laneid >> -1"), "negative shift"),
+    ("huge.txt", SECTION.replace("0x3", "0x" + "f" * 400), "bits"),
+    ("garbage.txt", SECTION.replace("row = groupID for", "row = groupID $$ for"), "parse"),
+    ("cycle.txt", SECTION.replace("%laneid >> 2", "groupID + 1"), "itself"),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 20 else "")
+def test_hostile_input_is_a_finding(tmp_path: Path, name: str, data: bytes | str,
+                                    needle: str) -> None:
+    code, out = run_cli(tmp_path, name, data)
+    assert code == 1, out[:2000]
+    assert needle in out, out[:3000]
+
+
+def test_a_bad_line_does_not_stop_the_rest(tmp_path: Path) -> None:
+    text = SECTION.replace("threadID_in_group = %laneid % 4",
+                           "threadID_in_group = %laneid % 4 +")
+    text += "\nMultiplicand B:\n.btype Fragment Elements (low to high)\n" \
+            ".u8 / .s8 A vector expression containing a single .b32 register, containing four" \
+            " .u8 / .s8 elements from the matrix B. b0, b1, b2, b3\n" \
+            "groupID = %laneid >> 2\nthreadID_in_group = %laneid % 4\n" \
+            "row = (threadID_in_group * 4) + i for bi where i = {0,..,3}\ncol = groupID\n"
+    code, out = run_cli(tmp_path, "bad.txt", text)
+    assert code == 1
+    import json
+    data = json.loads(out)
+    parse = [f for f in data["findings"] if f["kind"] == "parse"]
+    assert parse and parse[0]["line"] == 6 and parse[0]["column"] == 33
+    b = [lay for lay in data["layouts"] if lay["operand"] == "B"]
+    assert b and all(o["status"] in ("proved", "not-applicable") for o in b[0]["obligations"])
+
+
+def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "--format", "yaml"]) == 2
+    assert main([]) == 2
+    assert main(["show", "mma.m99n8k1.A.s8"]) == 2
+
+
+def test_missing_file_is_a_finding(tmp_path: Path) -> None:
+    out = tmp_path / "o.json"
+    code = main(["prove", str(tmp_path / "nope.txt"), "--format", "json", "-o", str(out)])
+    assert code == 1
+    assert "cannot read the document" in out.read_text()
+
+
+def test_seed_paths_are_outside_the_project() -> None:
+    assert SEEDS.parent.name == "shared"
