@@ -600,7 +600,9 @@ class ProseTransformer(Transformer[Token, Any]):
         ints = [int(str(t)) for t in c if isinstance(t, Token) and t.type == "INT"]
         chunk = next(t for t in c if isinstance(t, Token) and t.type == "CHUNKWIDTH")
         fields, bits, indices = ints[0], ints[1], ints[2]
-        return S.MetadataDesc(str(regkind)[1:], fields, bits, 1, indices,
+        # "2 indices per 4-wide chunk": a chunk is described by that many fields; how many
+        # non-zeros they name depends on the type, so it is left unstated (0)
+        return S.MetadataDesc(str(regkind)[1:], fields, bits, indices, 0,
                               int(str(chunk).split("-")[0]), c[0].start_pos or 0)
 
 
