@@ -520,9 +520,9 @@ def _width(m: _Map) -> int:
 class _Sym:
     """The Z3 terms of a map at one symbolic point; further points by substitution."""
 
-    def __init__(self, m: _Map) -> None:
+    def __init__(self, m: _Map, width: int | None = None) -> None:
         self.m = m
-        self.w = w = _width(m)
+        self.w = w = width or _width(m)
         self.s, self.t, self.i = z3.BitVecs("s t i", w)
         enc = _Enc(w, self.s, self.t, self.i)
         self.enc = enc
@@ -755,6 +755,7 @@ def _range_core(m: _Map, zs: str, model: Any, sym: _Sym, opts: Options, method: 
     ranges = _ranges(m)
     s_, t_, i_ = m.point(witness)
     k = next((j for j, (v, (lo, hi)) in enumerate(zip(out, ranges)) if not lo <= v < hi), 1)
+    case = (m.matches(k, witness) or [0])[0]
     cell = dict(zip(m.names, out))
     if m.lay.operand == "metadata":
         tail = ", out of range"
@@ -764,7 +765,7 @@ def _range_core(m: _Map, zs: str, model: Any, sym: _Sym, opts: Options, method: 
           ", ".join(f"{n} {v}" for n, v in cell.items()) + tail
     if m.lay.sparse_a and all(lo <= v < hi for v, (lo, hi) in zip(out, ranges)):
         msg = f"lane {t_}, {_elem(m, i_)}: firstcol {out[1]} > lastcol {out[2]}"
-    return _Core("refuted", msg, {**_pt(m, s_, t_, i_), **cell}, (m.names[k], 0), method)
+    return _Core("refuted", msg, {**_pt(m, s_, t_, i_), **cell}, (m.names[k], case), method)
 
 
 def _w_range_at(m: _Map, p: int) -> bool:
@@ -817,16 +818,19 @@ def _injective_core(m: _Map, zs: str, model: Any, sym: _Sym, second: tuple[Any, 
         msg = f"{sel}lane {sa[1]} {_elem(m, sa[2])} and lane {sb[1]} {_elem(m, sb[2])} " \
               f"both map to {cell}"
         cex = {"first": _pt(m, *sa), "second": _pt(m, *sb), "cell": dict(zip(m.names, a))}
-    return _Core("refuted", msg, cex, _culprit(m, pb), method)
+    return _Core("refuted", msg, cex, _culprit(m, pa, pb), method)
 
 
-def _culprit(m: _Map, p: int) -> tuple[str, int]:
-    """The formula and case to blame for a collision: where the later point's case is."""
+def _culprit(m: _Map, pa: int, pb: int) -> tuple[str, int]:
+    """The formula and case to blame for a collision: the first formula whose case differs
+    between the two points, else (one case maps both) the last formula."""
     for k, name in enumerate(m.names):
-        hits = m.matches(k, p)
-        if hits and len(m.formulas[k].cases) > 1:
-            return name, hits[0]
-    return m.names[-1], 0
+        ha, hb = m.matches(k, pa), m.matches(k, pb)
+        if ha and hb and ha[0] != hb[0]:
+            return name, hb[0]
+    k = len(m.names) - 1
+    hb = m.matches(k, pb)
+    return m.names[k], hb[0] if hb else 0
 
 
 def _chunks_core(m: _Map, spec: _ChunkSpec, zs: str, model: Any, sym: _Sym, opts: Options,
@@ -880,8 +884,12 @@ def _chunk_spec(lay: Layout) -> tuple[_ChunkSpec | None, _Core | None]:
 
 
 def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
-                chunks: _Core | None, spec: _ChunkSpec | None) -> _Core:
-    """Every cell held.  Counting where it applies, else a Z3-confirmed hole, else Z3."""
+                chunks: _Core | None, spec: _ChunkSpec | None, cases_ok: bool) -> _Core:
+    """Every cell held.  Counting where it applies, else a Z3-confirmed hole, else Z3.
+
+    The counting argument needs every point of the domain to have a value: ``cases_ok``
+    (every formula's cases exhaustive, as Z3 proved), besides injectivity and range.
+    """
     lay = m.lay
     ngroups = lay.groups[1] if lay.groups else 1
     hole = _w_hole(m) if opts.cross_check else None
@@ -891,7 +899,8 @@ def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
     for _lo, hi in ranges if not lay.sparse_a else ranges[:1]:
         cells *= hi
     if lay.sparse_a:
-        counted = (inj.status == "proved" and rng.status == "proved" and chunks is not None
+        counted = (cases_ok and inj.status == "proved" and rng.status == "proved"
+                   and chunks is not None
                    and chunks.status == "proved" and spec is not None
                    and (len(m) // spec.nonzeros) * spec.width == lay.tile[0] * lay.tile[1])
         if counted:
@@ -899,7 +908,8 @@ def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
                 raise InternalError(f"surjective: counting proves coverage, enumeration finds "
                                     f"{hole[2]} uncovered")
             return _Core("proved", method="counting (disjoint chunks x width = tile)")
-    elif inj.status == "proved" and rng.status == "proved" and per_sel == cells * ngroups:
+    elif cases_ok and inj.status == "proved" and rng.status == "proved" and \
+            per_sel == cells * ngroups:
         if hole is not None:
             raise InternalError(f"surjective: counting proves coverage, enumeration finds "
                                 f"{hole[2]} uncovered")
@@ -1382,8 +1392,9 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             chunks = cores.get("sparse-chunks", spec_core)
             assert chunks is not None
             verdicts["sparse-chunks"] = _verdict("sparse-chunks", chunks, lay)
+        cases_ok = all(c.status == "proved" for c in case_cores)
         sur = _cached((*key, "surjective", repr(spec)),
-                      lambda: _surjective(m, opts, inj, rng, chunks, spec))
+                      lambda: _surjective(m, opts, inj, rng, chunks, spec, cases_ok))
         verdicts["surjective"] = _verdict("surjective", sur, lay)
         if lay.operand == "metadata":
             cov, sel = _metadata(m, opts, inj, sur)
