@@ -27,7 +27,7 @@ from typing import Any
 import sympy as sp
 
 LANE = sp.Symbol("lane", integer=True)
-I = sp.Symbol("i", integer=True)
+I = sp.Symbol("i", integer=True)  # noqa: E741 - the spec's element index
 SEL = sp.Symbol("selector", integer=True)
 ROW = sp.Symbol("r", integer=True)
 COL = sp.Symbol("c", integer=True)
@@ -225,18 +225,14 @@ def bounds(e: Any, box: Box) -> tuple[int, int]:
             return 0, (1 << top.bit_length()) - 1 if top else 0
         return _pow2_box(a_lo, a_hi, b_lo, b_hi)
     if isinstance(e, sp.Piecewise):
-        lo, hi = None, None
-        for ex, _c in e.args:
-            x_lo, x_hi = bounds(ex, box)
-            lo = x_lo if lo is None else min(lo, x_lo)
-            hi = x_hi if hi is None else max(hi, x_hi)
-        return (lo or 0), (hi or 0)
+        parts = [bounds(ex, box) for ex, _c in e.args]
+        return min(p[0] for p in parts), max(p[1] for p in parts)
     if isinstance(e, sp.Pow) and e.args[1].is_Integer:
         b_lo, b_hi = bounds(e.args[0], box)
         k = int(e.args[1])
-        cands = (b_lo ** k, b_hi ** k)
-        lo = 0 if (k % 2 == 0 and b_lo <= 0 <= b_hi) else min(cands)
-        return lo, max(cands)
+        powers = (b_lo ** k, b_hi ** k)
+        low = 0 if (k % 2 == 0 and b_lo <= 0 <= b_hi) else min(powers)
+        return low, max(powers)
     raise ValueError(f"no bounds for {type(e).__name__}")
 
 
@@ -399,7 +395,11 @@ def compile_array(e: Any, np: Any) -> ArrFn:
         if isinstance(e, cls):
             fa, fb = compile_array(e.args[0], np), compile_array(e.args[1], np)
             ufunc = getattr(np, op)
-            return lambda t, i, s, ufunc=ufunc, fa=fa, fb=fb: ufunc(fa(t, i, s), fb(t, i, s))
+
+            def bitwise(t: Any, i: Any, s: Any, ufunc: Any = ufunc, fa: ArrFn = fa,
+                        fb: ArrFn = fb) -> Any:
+                return ufunc(fa(t, i, s), fb(t, i, s))
+            return bitwise
     if isinstance(e, sp.Piecewise):
         pairs = [(compile_array(ex, np), compile_array_pred(c, np)) for ex, c in e.args]
 

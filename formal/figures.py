@@ -41,7 +41,7 @@ def grid_cells(lay: Layout, selector: int = 0) -> tuple[list[list[list[str]]], i
         chunk = sp_.chunk if sp_ else 4
         rows, cols = lay.tile[0], lay.tile[1] // chunk
         grid = [[[] for _ in range(cols)] for _ in range(rows)]
-        for (_s, t, i), out in table.items():
+        for (_s, t, _i), out in table.items():
             if None in out:
                 continue
             r, fc, lc = out

@@ -143,7 +143,7 @@ def check_ledger(directory: str | Path, model: Model, proof: Proof,
         if not any(accepts(e, f) for e in accepted):
             out.append(f"unaccepted: {f['document']}:{f['line']}:{f['column']}: {f['kind']}: "
                        f"{f['message']} (accept it in {d / ACCEPTED} with a reason, or fix it)")
-    for k, e in enumerate(accepted):
+    for idx, e in enumerate(accepted):
         if not any(accepts(e, f) for f in new["findings"]):
-            out.append(f"drift: accepted entry {k} ({e.get('reason')}) matches no finding")
+            out.append(f"drift: accepted entry {idx} ({e.get('reason')}) matches no finding")
     return out

@@ -25,22 +25,21 @@ confirmed by an unsatisfiable Z3 query; otherwise Z3 decides the quantified form
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import sympy as sp
 import z3
 
-import numpy as np
-
 from .algebra import (
-    I,
     LANE,
     SEL,
     BitAnd,
     BitOr,
     BitXor,
+    I,
     bounds,
     compile_array,
     compile_array_pred,
@@ -56,7 +55,6 @@ from .variants import (
     ELEMENT_LETTER,
     FLOAT_TYPES,
     HEADER_NAMES,
-    INTEGER_TYPES,
     PTX_TYPES,
     REGISTER_BITS,
     SPARSITY,
@@ -121,7 +119,7 @@ class InternalError(Exception):
     """Z3 and enumeration disagree, or a Z3 witness does not replay."""
 
 
-# ---- the domain of a map: every (selector, lane, element), evaluated at once ------------------------
+# ---- the domain of a map: every (selector, lane, element), evaluated at once ---------------------
 
 
 @dataclass
@@ -237,6 +235,7 @@ class _Map:
 def _map_of(lay: Layout) -> _Map | None:
     if not lay.formulas:
         return None
+    names: tuple[str, ...]
     if lay.operand == "metadata":
         names = ("row", "chunk", "slot")
     elif lay.sparse_a:
@@ -271,7 +270,7 @@ def _ranges(m: _Map) -> list[tuple[int, int]]:
     return [(0, r), (0, c)]
 
 
-# ---- enumeration: the smallest witness of each violation, or None ----------------------------------
+# ---- enumeration: the smallest witness of each violation, or None --------------------------------
 
 
 def _w_cases(m: _Map, k: int) -> int | None:
@@ -325,7 +324,7 @@ def _w_overlap(m: _Map, ok: Any) -> tuple[int, int] | None:
     for p in ok:
         by_row.setdefault((int(m.pts[p, 0]), int(m.out[p, 0])), []).append(int(p))
     for plist in by_row.values():
-        spans = {}
+        spans: dict[tuple[int, int, int], int] = {}
         for p in plist:
             key = (int(m.pts[p, 1]), int(m.out[p, 1]), int(m.out[p, 2]))
             spans.setdefault(key, p)
@@ -395,7 +394,7 @@ def _w_chunks(m: _Map, width: int, chunk: int, nz: int) -> tuple[int, str] | Non
     return None
 
 
-# ---- Z3 encoding ------------------------------------------------------------------------------------
+# ---- Z3 encoding ---------------------------------------------------------------------------------
 
 
 class _Enc:
@@ -592,7 +591,7 @@ def _int(model: Any, v: Any, w: int) -> int:
     return x - (1 << w) if x >= 1 << (w - 1) else x
 
 
-# ---- core results (cacheable across layouts with the same map) ------------------------------------
+# ---- core results (cacheable across layouts with the same map) -----------------------------------
 
 
 @dataclass(frozen=True)
@@ -972,7 +971,7 @@ def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
     return _Core("proved", method="z3 (quantified) + enumeration")
 
 
-# ---- table obligations -------------------------------------------------------------------------------
+# ---- table obligations ---------------------------------------------------------------------------
 
 
 def _register_budget(lay: Layout) -> _Core:
@@ -995,10 +994,10 @@ def _register_budget(lay: Layout) -> _Core:
     n = lay.elements
     regs = fr.registers.value
     faults = []
-    width = REGISTER_BITS.get(fr.register_kind)
-    if width is None:
+    known = REGISTER_BITS.get(fr.register_kind)
+    if known is None:
         faults.append(f"'.{fr.register_kind}' is not a register kind a fragment can use")
-        width = 32
+    width = known or 32
     if fr.per_register is not None:
         per = fr.per_register.value
         total = regs * per
@@ -1231,7 +1230,7 @@ def _reference(lay: Layout, by_id: dict[str, Layout]) -> _Core:
     return _Core("proved", f"resolved to {lay.reference_of}", method="table")
 
 
-# ---- metadata --------------------------------------------------------------------------------------
+# ---- metadata ------------------------------------------------------------------------------------
 
 
 def _metadata(m: _Map, opts: Options, inj: _Core, sur: _Core) -> tuple[_Core, _Core]:
@@ -1312,7 +1311,7 @@ def _fmt_range(vals: tuple[int, ...]) -> str:
     return f"{vals[0]}..{vals[-1]}"
 
 
-# ---- per layout ------------------------------------------------------------------------------------------
+# ---- per layout ----------------------------------------------------------------------------------
 
 
 def _verdict(name: str, core: _Core, lay: Layout) -> Verdict:
@@ -1405,7 +1404,6 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             verdicts["metadata-coverage"] = _verdict("metadata-coverage", cov, lay)
             verdicts["selector-range"] = _verdict("selector-range", sel, lay)
     if lay.operand == "metadata" and m is None:
-        rb = _register_budget(lay)
         verdicts["metadata-coverage"] = na("metadata-coverage", "not-applicable",
                                            "no metadata layout (the spec gives a figure)")
         verdicts["selector-range"] = na("selector-range", "not-applicable",

@@ -120,8 +120,8 @@ def to_text(proof: Proof, verbose: bool = False) -> str:
             tail = "" if not bad else "  " + ", ".join(f"{v.name}: {v.status}" for v in bad)
             out.append(f"  {mark} {what} {src:<14}{tail}")
             if verbose:
-                for f in lay.formulas:
-                    out.append(f"      {f.text()}")
+                for formula in lay.formulas:
+                    out.append(f"      {formula.text()}")
         out.append("")
     if proof.findings:
         out.append("findings:")
@@ -208,7 +208,7 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
     return "\n".join(out)
 
 
-# ---- SARIF ----------------------------------------------------------------------------------------
+# ---- SARIF ---------------------------------------------------------------------------------------
 
 
 def to_sarif(proof: Proof, version: str = "0") -> str:

@@ -115,7 +115,8 @@ def test_b16_points_at_the_type(seeds: dict[str, Path], seed_report: dict) -> No
 SECTION = """9.1.1. Matrix Fragments for mma.m16n8k16 with integer type
 Multiplicand A:
 .atype Fragment Elements (low to high)
-.u8 / .s8 A vector expression containing two .b32 registers, with each register containing four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
+.u8 / .s8 A vector expression containing two .b32 registers, with each register containing \
+four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
 groupID = %laneid >> 2
 threadID_in_group = %laneid % 4
 row = groupID for ai where i < 4
@@ -172,7 +173,8 @@ def test_cases_counterexamples(tmp_path: Path) -> None:
 
 
 def test_equivalent_rewrites_prove(tmp_path: Path) -> None:
-    for old, new in [("(i & 0x3)", "(i % 4)"), ("(threadID_in_group * 4)", "(4 * threadID_in_group)"),
+    for old, new in [("(i & 0x3)", "(i % 4)"),
+                     ("(threadID_in_group * 4)", "(4 * threadID_in_group)"),
                      ("groupID + 8 for", "(8 + (groupID)) for"), ("i >= 4", "i >= 0x4"),
                      ("groupID + 8 for ai where i >= 4", "groupID + 8 otherwise"),
                      ("i = {0,..,7}", "i < 8")]:
@@ -248,7 +250,7 @@ def test_exit_status_for_unknown(tmp_path: Path) -> None:
     assert statuses <= {"proved", "unknown", "not-applicable"}
 
 
-# ---- ledger and diff ------------------------------------------------------------------------------
+# ---- ledger and diff -----------------------------------------------------------------------------
 
 
 def test_ledger_round_trip_and_drift(seeds: dict[str, Path], tmp_path: Path) -> None:
