@@ -120,7 +120,7 @@ def compile_expr(e: Any) -> Fn:
             for f, p in pairs:
                 if p(t, i, s):
                     return f(t, i, s)
-            raise ValueError("no case of a Piecewise applies")
+            return 0  # undefined here; ``definedness`` says so (Z3 and numpy also give 0)
         return pw
     if isinstance(e, sp.Pow) and e.args[1].is_Integer and int(e.args[1]) >= 0:
         fb = compile_expr(e.args[0])
@@ -169,6 +169,32 @@ def compile_pred(c: Any) -> Pred:
         if op == "!=":
             return lambda t, i, s: fa(t, i, s) != fb(t, i, s)
     raise ValueError(f"cannot compile condition {type(c).__name__}: {c}")
+
+
+def definedness(e: Any) -> Any:
+    """A SymPy boolean: where every Piecewise nested in ``e`` has an applicable case.
+
+    A helper such as ``firstcol`` with cases for ``i < 4`` and ``i >= 4`` is substituted into
+    ``lastcol = firstcol + 3`` as a Piecewise; where none of its cases applies, ``lastcol`` has
+    no value.  Both evaluators give 0 there and use this condition to know it.
+    """
+    if not isinstance(e, sp.Basic) or e.is_Atom:
+        return sp.true
+    if isinstance(e, sp.Piecewise):
+        alts = []
+        before: list[Any] = []
+        for ex, c in e.args:
+            alts.append(sp.And(*[sp.Not(b) for b in before], c, definedness(ex)))
+            before.append(c)
+        conds = [definedness(c) for _ex, c in e.args]
+        return sp.And(sp.Or(*alts), *conds)
+    parts = []
+    for a in e.args:
+        if isinstance(a, sp.Basic):
+            d = definedness(a)
+            if d is not sp.true:
+                parts.append(d)
+    return sp.And(*parts) if parts else sp.true
 
 
 # ---- intervals --------------------------------------------------------------------------------

@@ -141,6 +141,7 @@ class Layout:
     label_types: tuple[str, ...] = ()
     title_types: tuple[str, ...] = ()
     lanes: int = LANES
+    helpers: tuple[Formula, ...] = ()  # conditional definitions the formulas use
 
     # -- shape facts
     @property
@@ -191,7 +192,7 @@ class Layout:
         return None
 
     def formula(self, name: str) -> Formula | None:
-        for f in self.formulas:
+        for f in self.formulas + self.helpers:
             if f.name == name:
                 return f
         return None
@@ -204,7 +205,7 @@ class Layout:
         """A hash of the formulas' normalized form (changes when the text's math changes)."""
         h = hashlib.sha256()
         h.update(f"{self.instruction}|{self.shape}|{self.operand}|{self.lanes}".encode())
-        for f in self.formulas:
+        for f in self.formulas + self.helpers:
             h.update(f.name.encode())
             for c in f.cases:
                 h.update(sp.srepr(c.value).encode())
@@ -236,6 +237,7 @@ class _Builder:
         self.cache: dict[str, Any] = {}
         self.active: set[str] = set()
         self.allow = {"i"} | ({"selector"} if sparse_meta else set())
+        self.helpers: dict[str, Formula] = {}  # definitions substituted into the targets
 
     def expr(self, e: S.Expr, src: SourceText) -> Any:
         try:
@@ -317,6 +319,8 @@ class _Builder:
             self.active.discard(n)
         value = f.piecewise()
         self.cache[n] = value
+        if len(f.cases) > 1 or f.cases[0].cond is not sp.true:
+            self.helpers[n] = f
         return value
 
     def cond(self, c: S.Cond, src: SourceText) -> Any:
@@ -528,7 +532,8 @@ def _layouts_of_part(ctx: _Ctx, block: OperandBlock, part: TypeBlock,
             title=ctx.section.title.text.strip(), span=span, instruction=ctx.instruction,
             shape=ctx.shape, operand=operand, types=types, source=source,
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
-            title_types=title_types))
+            title_types=title_types,
+            helpers=tuple(h for n, h in builder.helpers.items() if n not in targets)))
     return out
 
 
@@ -633,6 +638,8 @@ def _metadata_layouts(ctx: _Ctx, block: OperandBlock) -> list[Layout]:
         title=ctx.section.title.text.strip(), span=block.heading.span(0),
         instruction=ctx.instruction, shape=ctx.shape, operand="metadata", types=types,
         source=source, formulas=tuple(formulas), metadata=md,
+        helpers=tuple(h for n, h in builder.helpers.items()
+                      if n not in ("row", "chunk", "slot")),
         figures=tuple(f.text for p in block.parts for f in p.figures),
         title_types=types)]
 

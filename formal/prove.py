@@ -45,6 +45,7 @@ from .algebra import (
     compile_array_pred,
     compile_expr,
     compile_pred,
+    definedness,
     fits_int64,
 )
 from .model import Formula, Layout, Model
@@ -162,26 +163,33 @@ class _Map:
                 [c.cond for f in self.formulas for c in f.cases] + \
                 ([self.group] if self.group is not None else [])
         vector = fits_int64(exprs, box)
-        N, K = len(pts), len(self.formulas)
+        N, K = len(pts), len(self.names)
         self.out = np.zeros((N, K), dtype=np.int64 if vector else object)
         self.defined = np.zeros((N, K), dtype=bool)
         for k, f in enumerate(self.formulas):
-            cols, vals = [], []
+            cols, vals, defs = [], [], []
             before = np.zeros(N, dtype=bool)
             for c in f.cases:
                 hit = ~before if c.otherwise else self._pred(c.cond, vector, T, I_, S)
                 cols.append(hit)
                 before = before | hit
                 vals.append(self._expr(c.value, vector, T, I_, S))
+                ok = sp.And(definedness(c.value), definedness(c.cond))
+                defs.append(self._pred(ok, vector, T, I_, S) if ok is not sp.true
+                            else np.ones(N, dtype=bool))
             M = np.stack(cols, axis=1) if cols else np.zeros((N, 0), dtype=bool)
             self.match.append(M)
+            if k >= K:
+                continue  # a helper: only its cases are checked
             has = M.any(axis=1) if cols else np.zeros(N, dtype=bool)
             first = np.argmax(M, axis=1) if cols else np.zeros(N, dtype=np.int64)
             col = self.out[:, k]
+            dcol = np.zeros(N, dtype=bool)
             for j, v in enumerate(vals):
                 sel = has & (first == j)
                 col[sel] = v[sel]
-            self.defined[:, k] = has
+                dcol |= sel & defs[j]
+            self.defined[:, k] = dcol
         if self.group is not None:
             self.groups = np.asarray(self._expr(self.group, vector, T, I_, S), dtype=np.int64)
         else:
@@ -252,8 +260,8 @@ def _map_of(lay: Layout) -> _Map | None:
     selectors = md.selectors if md is not None and md.selectors else (0,)
     holder = md.holder if md is not None else sp.true
     rep = lay.groups
-    return _Map(lay, names, tuple(fs), lay.lanes, lay.elements, selectors, holder,
-                rep[2] if rep else None)
+    return _Map(lay, names, tuple(fs) + lay.helpers, lay.lanes, lay.elements, selectors,
+                holder, rep[2] if rep else None)
 
 
 def _ranges(m: _Map) -> list[tuple[int, int]]:
@@ -531,19 +539,24 @@ class _Sym:
         self.conds: list[list[Any]] = []
         self.vals: list[Any] = []
         defs = []
-        for f in m.formulas:
+        for k, f in enumerate(m.formulas):
             conds: list[Any] = []
             for c in f.cases:
                 if c.otherwise:
                     conds.append(z3.Not(z3.Or(*conds)) if conds else z3.BoolVal(True))
                 else:
                     conds.append(enc.pred(c.cond))
+            self.conds.append(conds)
+            if k >= len(m.names):
+                continue  # a helper: only its cases are checked
             out = enc.val(0)
+            dfn = z3.BoolVal(False)
             for c, cond in reversed(list(zip(f.cases, conds))):
                 out = z3.If(cond, enc.expr(c.value), out)
-            self.conds.append(conds)
+                ok = enc.pred(sp.And(definedness(c.value), definedness(c.cond)))
+                dfn = z3.If(cond, ok, dfn)
             self.vals.append(out)
-            defs.append(z3.Or(*conds))
+            defs.append(dfn)
         self.defined = z3.And(*defs)
         self.group = enc.expr(m.group) if m.group is not None else None
 
@@ -1380,7 +1393,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         spec, spec_core = _chunk_spec(lay) if lay.sparse_a else (None, None)
         cores = _cached_many((*key, "formula", repr(spec)),
                              lambda: _formula_cores(m, opts, spec))
-        case_cores = [cores[f"cases:{k}"] for k in range(len(m.names))]
+        case_cores = [cores[f"cases:{k}"] for k in range(len(m.formulas))]
         bad = next((c for c in case_cores if c.status != "proved"), None)
         verdicts["cases"] = _verdict("cases", bad or case_cores[0], lay)
         rng, inj = cores["in-range"], cores["injective"]
