@@ -641,7 +641,9 @@ def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
     lay = m.lay
     tab = m.table()
     groups = lay.groups[1] if lay.groups else 1
-    per_sel = len(tab) // max(1, len(m.selectors))
+    # points where every formula has a case: a point no case covers holds no cell
+    defined = sum(1 for out in tab.values() if None not in out)
+    per_sel = defined // max(1, len(m.selectors))
     target = _cells(m)
 
     def uncovered() -> tuple[int, tuple[int, ...]] | None:
