@@ -304,7 +304,8 @@ def _show(e: Any, outer: int) -> str:
         coeff, rest = e.as_coeff_Mul()
         if coeff == -1:
             return _wrap("-" + _show(rest, _PREC["*"] + 1), _PREC["*"], outer)
-        parts = [_show(a, _PREC["*"]) for a in e.args]
+        # a right operand of equal precedence needs parentheses: 4 * (%laneid % 4)
+        parts = [_show(a, _PREC["*"] + (k > 0)) for k, a in enumerate(e.args)]
         return _wrap(" * ".join(parts), _PREC["*"], outer)
     if isinstance(e, sp.Mod):
         s = f"{_show(e.args[0], _PREC['*'])} % {_show(e.args[1], _PREC['*'] + 1)}"
@@ -321,8 +322,9 @@ def _show(e: Any, outer: int) -> str:
             if op == "&" and e.args[1].is_Integer:
                 s = f"{_show(e.args[0], _PREC[op])} & {hex(int(e.args[1]))}"
             return _wrap(s, _PREC[op], outer)
-    if isinstance(e, sp.Piecewise):
-        return "; ".join(f"{_show(x, 0)} if {show_cond(c)}" for x, c in e.args)
+    if isinstance(e, sp.Piecewise):  # a helper with cases, inside a larger expression
+        s = "; ".join(f"{_show(x, 0)} if {show_cond(c)}" for x, c in e.args)
+        return _wrap(s, 0, outer)
     return str(e)
 
 

@@ -47,9 +47,12 @@ from .variants import (
 )
 
 LANES = 32
-# Layouts whose warp computes several independent products at once: (name, groups, the
-# group of a lane).  m8n8k4 with .f16 runs four 8x8x4 products, one per quad-pair
-# (lanes 4q..4q+3 and 16+4q..16+4q+3).
+# Instruction variants whose warp computes several independent products at once, keyed by
+# (instruction, shape, A type): (name, groups, the group of a lane).  m8n8k4 with .f16 runs
+# four 8x8x4 products, one per quad-pair: lanes 4q..4q+3 and 16+4q..16+4q+3 form product q,
+# so the group of a lane is (lane >> 2) mod 4 (lanes 0 and 16 -> 0, lanes 13 and 29 -> 3).
+# Every operand of such a variant (A, B and both accumulator types) is replicated: each
+# lane holds 8x4x4 / 32 = 4 elements of A, and injectivity and coverage hold per group.
 REPLICATION: dict[tuple[str, str, str], tuple[str, int, Any]] = {
     ("mma", "m8n8k4", "f16"): ("quad-pair", 4, sp.Mod(sp.floor(LANE / 4), 4)),
 }
@@ -142,6 +145,9 @@ class Layout:
     title_types: tuple[str, ...] = ()
     lanes: int = LANES
     helpers: tuple[Formula, ...] = ()  # conditional definitions the formulas use
+    # "row" | "col" where the layout depends on the instruction's .row / .col qualifier for
+    # this operand (m8n8k4 with .f16: A and B), "" elsewhere.  The id ends in it.
+    arrangement: str = ""
 
     # -- shape facts
     @property
@@ -154,8 +160,13 @@ class Layout:
 
     @property
     def groups(self) -> tuple[str, int, Any] | None:
-        for t in self.types:
-            rep = REPLICATION.get((self.instruction, str(self.shape), t))
+        """The replication (REPLICATION) of the instruction variants this layout serves.
+
+        A B or C/D layout is named by its own types; the variants table says which A types
+        they go with (m8n8k4 .f32 accumulators belong to the .f16 variant)."""
+        shape = str(self.shape)
+        for t in _variant_a_types(self.instruction, shape, self.operand, self.types):
+            rep = REPLICATION.get((self.instruction, shape, t))
             if rep is not None:
                 return rep
         return None
@@ -214,6 +225,22 @@ class Layout:
             h.update(repr(self.metadata.selectors).encode())
             h.update(sp.srepr(self.metadata.holder).encode())
         return h.hexdigest()[:16]
+
+
+def _variant_a_types(instruction: str, shape: str, operand: str,
+                     types: Iterable[str]) -> tuple[str, ...]:
+    """The A types of the variants in which an operand of these types takes part."""
+    ts = tuple(types)
+    if operand in ("A", "metadata"):
+        return ts
+    out: list[str] = []
+    for v in VARIANTS:
+        if v.instruction != instruction or v.shape != shape:
+            continue
+        mine = (v.b,) if operand == "B" else (v.c, v.d)
+        if set(mine) & set(ts) and v.a not in out:
+            out.append(v.a)
+    return tuple(out) or ts
 
 
 @dataclass(frozen=True)
@@ -349,7 +376,13 @@ class _Builder:
             return op(*parts, evaluate=False)
         raise _Bad(0, "unsupported condition")
 
-    def guard(self, g: S.Guard | None, src: SourceText) -> tuple[Any, bool]:
+    def guard(self, g: S.Guard | None, src: SourceText, earlier: Sequence[Any] = (),
+              ) -> tuple[Any, bool]:
+        """(condition, is 'otherwise'); ``earlier`` are the conditions of the cases above.
+
+        An element condition followed by a lane condition is their conjunction; followed by
+        ``otherwise`` it is "these elements, on the lanes no earlier case took", written out
+        as ``elements & ~(earlier cases)`` so that the prove stage sees it like any other."""
         if g is None:
             return sp.true, False
         if g.kind == "otherwise":
@@ -361,16 +394,25 @@ class _Builder:
                 f"'{self.letter}0, {self.letter}1, ...'"))
         if g.kind == "elems":
             alts = [sp.Eq(I, k, evaluate=False) for _l, k in g.elems]
-            return (alts[0] if len(alts) == 1 else sp.Or(*alts, evaluate=False)), False
-        assert g.cond is not None
-        return self.cond(g.cond, src), False
+            cond = alts[0] if len(alts) == 1 else sp.Or(*alts, evaluate=False)
+        else:
+            assert g.cond is not None
+            cond = self.cond(g.cond, src)
+        if g.lane is None:
+            return cond, False
+        if g.lane.kind == "if":
+            assert g.lane.cond is not None
+            return sp.And(cond, self.cond(g.lane.cond, src), evaluate=False), False
+        taken = sp.Or(*earlier, evaluate=False) if len(earlier) > 1 else \
+            (earlier[0] if earlier else sp.false)
+        return sp.And(cond, sp.Not(taken, evaluate=False), evaluate=False), False
 
     def formula(self, d: S.Definition) -> Formula:
-        cases = []
+        cases: list[Case] = []
         for k, c in enumerate(d.cases):
             assert c.expr is not None
             value = self.expr(c.expr, c.source)
-            cond, other = self.guard(c.guard, c.source)
+            cond, other = self.guard(c.guard, c.source, [x.cond for x in cases])
             if other and k != len(d.cases) - 1:
                 self.findings.append(error(
                     "cases", c.source.span(c.guard.pos if c.guard else 0),
@@ -478,10 +520,12 @@ def _types_of_title(title: S.SectionTitle) -> tuple[str, ...]:
 
 
 def _id(doc_label: str, instruction: str, shape: str, operand: str,
-        types: Sequence[str]) -> str:
+        types: Sequence[str], arrangement: str = "") -> str:
+    """``catalog:mma.m16n8k16.A.f16-bf16``; ``catalog:mma.m8n8k4.A.f16.row``."""
     op = {"A": "A", "B": "B", "C/D": "CD", "metadata": "meta"}[operand]
     t = "-".join(types) if types else "any"
-    return f"{doc_label}:{instruction}.{shape}.{op}.{t}"
+    tail = f".{arrangement}" if arrangement else ""
+    return f"{doc_label}:{instruction}.{shape}.{op}.{t}{tail}"
 
 
 @dataclass
@@ -501,11 +545,13 @@ def _layouts_of_part(ctx: _Ctx, block: OperandBlock, part: TypeBlock,
     operand = block.operand
     letter = ELEMENT_LETTER[operand]
     label_types: tuple[str, ...] = ()
+    arrangement = ""
     if part.label is not None:
         lab, errs = parse_prose(part.label, "type_label", "the type label")
         ctx.findings.extend(errs)
         if lab is not None:
             label_types = lab.types
+            arrangement = lab.arrangement
     program, errs = parse_program(part.pseudo)
     ctx.findings.extend(errs)
     formulas: list[Formula] = []
@@ -527,12 +573,13 @@ def _layouts_of_part(ctx: _Ctx, block: OperandBlock, part: TypeBlock,
     for types, tf in groups:
         span = (tf.source if tf else (part.label or block.heading)).span(0)
         out.append(Layout(
-            id=_id(ctx.doc_label, ctx.instruction, str(ctx.shape), operand, types),
+            id=_id(ctx.doc_label, ctx.instruction, str(ctx.shape), operand, types,
+                   arrangement),
             document=ctx.doc.name, section=ctx.title.number or ctx.section.number,
             title=ctx.section.title.text.strip(), span=span, instruction=ctx.instruction,
             shape=ctx.shape, operand=operand, types=types, source=source,
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
-            title_types=title_types,
+            title_types=title_types, arrangement=arrangement,
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets)))
     return out
 
@@ -778,14 +825,15 @@ def _resolve(ctx: _Ctx, src: SourceText, ref: S.ReferenceSentence, own: list[Lay
                 reference_src=src, notes=(why,),
                 title_types=_types_of_title(ctx.title)))
             continue
-        seen: set[tuple[str, ...]] = set()
+        seen: set[tuple[tuple[str, ...], str]] = set()
         for c in cands:
-            if c.types in seen:
+            if (c.types, c.arrangement) in seen:
                 continue
-            seen.add(c.types)
+            seen.add((c.types, c.arrangement))
             out.append(replace(
                 c,
-                id=_id(ctx.doc_label, ctx.instruction, str(ctx.shape), operand, c.types),
+                id=_id(ctx.doc_label, ctx.instruction, str(ctx.shape), operand, c.types,
+                       c.arrangement),
                 document=ctx.doc.name, section=ctx.title.number,
                 title=ctx.section.title.text.strip(), span=src.span(0),
                 instruction=ctx.instruction, shape=ctx.shape, source="reference",

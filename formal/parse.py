@@ -71,7 +71,7 @@ _READABLE = {
     "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
     "$END": "end of line", "TYPE": "a type (.s8)",
     "COUNTWORD": "a count (two)", "ELEM_NAME": "an element name (a0)",
-    "MATNAME": "a matrix name (A, B, C, D)",
+    "MATNAME": "a matrix name (A, B, C, D)", "ARRANGEMENT": "'.row' or '.col'",
 }
 
 
@@ -218,6 +218,12 @@ class PseudoTransformer(Transformer[Token, Any]):
     def where(self, c: list[Any]) -> S.PseudoLine:
         return S.PseudoLine("where", self.src)
 
+    def where_assignment(self, c: list[Any]) -> S.PseudoLine:
+        """``where X = ...``: a definition like any other."""
+        guard = c[4] if len(c) > 4 else None
+        return S.PseudoLine("assign", self.src, name=str(c[1]), name_pos=_pos(c[1]),
+                            expr=c[3], guard=guard)
+
     # expressions
     def number(self, c: list[Token]) -> S.Num:
         return S.Num(_int_literal(c[0]), c[0].start_pos or 0, str(c[0]))
@@ -302,7 +308,8 @@ class PseudoTransformer(Transformer[Token, Any]):
     # guards
     def guard_where(self, c: list[Any]) -> S.Guard:
         elem = str(c[1])
-        return S.Guard("where", letter=elem[0].lower(), cond=c[3], pos=_pos(c[0]))
+        lane = c[4] if len(c) > 4 else None
+        return S.Guard("where", letter=elem[0].lower(), cond=c[3], pos=_pos(c[0]), lane=lane)
 
     def elem_refs(self, c: list[Token]) -> tuple[tuple[str, int], ...]:
         return tuple((str(t)[0].lower(), int(str(t)[1:])) for t in c if t.type == "ELEM_REF")
@@ -310,7 +317,8 @@ class PseudoTransformer(Transformer[Token, Any]):
     def guard_elems(self, c: list[Any]) -> S.Guard:
         elems = c[1]
         letter = elems[0][0] if elems else ""
-        return S.Guard("elems", letter=letter, elems=elems, pos=_pos(c[0]))
+        lane = c[2] if len(c) > 2 else None
+        return S.Guard("elems", letter=letter, elems=elems, pos=_pos(c[0]), lane=lane)
 
     def guard_otherwise(self, c: list[Token]) -> S.Guard:
         return S.Guard("otherwise", pos=_pos(c[0]))
@@ -515,8 +523,13 @@ class ProseTransformer(Transformer[Token, Any]):
         tv, pos = c[0]
         return S.Header(tv, pos, tuple(str(t) for t in c[1:]))
 
-    def type_label(self, c: list[Token]) -> S.TypeLabel:
-        return S.TypeLabel(tuple(str(t)[1:] for t in c if t.type == "TYPE"))
+    def arrangement(self, c: list[Token]) -> tuple[str]:
+        return (str(c[-1])[1:],)
+
+    def type_label(self, c: list[Any]) -> S.TypeLabel:
+        types = tuple(str(t)[1:] for t in c if isinstance(t, Token) and t.type == "TYPE")
+        arrangement = next((x[0] for x in c if isinstance(x, tuple)), "")
+        return S.TypeLabel(types, arrangement)
 
     def qual_type(self, c: list[Token]) -> tuple[str, str, int]:
         return ("type", str(c[0])[1:], c[0].start_pos or 0)

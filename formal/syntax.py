@@ -96,6 +96,10 @@ class Guard:
     kind "where": ``for ai where <cond>`` (letter "a");
     kind "elems": ``for a0 and a1`` (elems ((a, 0), (a, 1)));
     kind "otherwise"; kind "if": ``if <cond>`` (a condition on lanes).
+
+    A "where" or "elems" guard may go on with a lane condition, ``lane``: the m8n8k4 .f16
+    section writes ``for ai where i = {0,..,3}  if %laneid < 16`` and, for the next case,
+    ``... otherwise`` (the same elements on the lanes no earlier case took).
     """
 
     kind: str
@@ -103,6 +107,7 @@ class Guard:
     cond: Cond | None = None
     elems: tuple[tuple[str, int], ...] = ()
     pos: int = 0
+    lane: Guard | None = None  # kind "if" or "otherwise"
 
 
 # ---- pseudocode lines ------------------------------------------------------------------------
@@ -224,7 +229,10 @@ class Header:
 
 @dataclass(frozen=True)
 class TypeLabel:
+    """``.s4 or .u4:``; ``.f16 with .row:`` adds the operand's arrangement ("row" | "col")."""
+
     types: tuple[str, ...]
+    arrangement: str = ""
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ def equivalent_rewrites(text: str) -> Iterator[Mutant]:
                          "rewrite:otherwise", "equivalent")
 
 
-# ---- classification -------------------------------------------------------------------------------
+# ---- classification ------------------------------------------------------------------
 
 
 def _facts(lay: Layout) -> tuple[object, ...]:

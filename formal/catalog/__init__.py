@@ -8,15 +8,20 @@ only as a figure (sparse metadata, some sparse B operands), the catalog states i
 in the grammar's metadata extension (README, "Metadata layouts"); those formulas are
 confirmed on the GPU (proofs/evidence).
 
-``corrections.md`` holds the fixes of the spec's known errata, proven like the rest.
+``corrections.md`` holds the fixes of the spec's known errata, proven like the rest.  It is
+read only on request (``ptxlayout prove --corrections``); each of its sections then replaces
+the catalog section of the same number, so the run proves the chapter as it should read.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
 from ..ingest import Document, read_path
+
+CORRECTIONS = "corrections.md"
 
 CATALOG_DIR = Path(__file__).resolve().parent
 
@@ -24,10 +29,15 @@ CATALOG_DIR = Path(__file__).resolve().parent
 def paths(include_corrections: bool = True) -> list[Path]:
     out = sorted(p for p in CATALOG_DIR.glob("*.md"))
     if not include_corrections:
-        out = [p for p in out if p.name != "corrections.md"]
+        out = [p for p in out if p.name != CORRECTIONS]
     return out
 
 
 @lru_cache(maxsize=4)
 def documents(include_corrections: bool = False) -> tuple[Document, ...]:
-    return tuple(read_path(p, name=f"catalog/{p.name}") for p in paths(include_corrections))
+    docs = [read_path(p, name=f"catalog/{p.name}") for p in paths(include_corrections)]
+    fixes = [d for d in docs if d.name == f"catalog/{CORRECTIONS}"]
+    fixed = {s.number for d in fixes for s in d.sections if s.number}
+    return tuple(d if d in fixes or not fixed else
+                 replace(d, sections=tuple(s for s in d.sections if s.number not in fixed))
+                 for d in docs)
