@@ -29,10 +29,10 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 def _write(text: str | bytes, output: str | None) -> None:
     if output:
-        mode = "wb" if isinstance(text, bytes) else "w"
-        with open(output, mode, **({} if isinstance(text, bytes) else {"encoding": "utf-8"})) \
-                as fh:
-            fh.write(text)
+        if isinstance(text, bytes):
+            Path(output).write_bytes(text)
+        else:
+            Path(output).write_text(text, encoding="utf-8")
         return
     if isinstance(text, bytes):
         sys.stdout.buffer.write(text)
@@ -161,7 +161,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     model = model_of(args.docs, args.max_size, not args.no_catalog)
     layouts = list(model.layouts)
     if args.ids:
-        chosen = []
+        chosen: list[Any] = []
         for q in args.ids:
             hits = find(layouts, q)
             if not hits:
