@@ -27,7 +27,7 @@ from typing import Any
 import sympy as sp
 
 LANE = sp.Symbol("lane", integer=True)
-I = sp.Symbol("i", integer=True)
+I = sp.Symbol("i", integer=True)  # noqa: E741 - the spec's element index
 SEL = sp.Symbol("selector", integer=True)
 ROW = sp.Symbol("r", integer=True)
 COL = sp.Symbol("c", integer=True)
@@ -225,18 +225,14 @@ def bounds(e: Any, box: Box) -> tuple[int, int]:
             return 0, (1 << top.bit_length()) - 1 if top else 0
         return _pow2_box(a_lo, a_hi, b_lo, b_hi)
     if isinstance(e, sp.Piecewise):
-        lo, hi = None, None
-        for ex, _c in e.args:
-            x_lo, x_hi = bounds(ex, box)
-            lo = x_lo if lo is None else min(lo, x_lo)
-            hi = x_hi if hi is None else max(hi, x_hi)
-        return (lo or 0), (hi or 0)
+        parts = [bounds(ex, box) for ex, _c in e.args]
+        return min(p[0] for p in parts), max(p[1] for p in parts)
     if isinstance(e, sp.Pow) and e.args[1].is_Integer:
         b_lo, b_hi = bounds(e.args[0], box)
         k = int(e.args[1])
-        cands = (b_lo ** k, b_hi ** k)
-        lo = 0 if (k % 2 == 0 and b_lo <= 0 <= b_hi) else min(cands)
-        return lo, max(cands)
+        powers = (b_lo ** k, b_hi ** k)
+        low = 0 if (k % 2 == 0 and b_lo <= 0 <= b_hi) else min(powers)
+        return low, max(powers)
     raise ValueError(f"no bounds for {type(e).__name__}")
 
 
@@ -318,3 +314,135 @@ def show_cond(c: Any) -> str:
         op = "==" if c.rel_op == "==" else c.rel_op
         return f"{_show(c.lhs, 0)} {op} {_show(c.rhs, 0)}"
     return str(c)
+
+
+# ---- vectorised evaluation (the enumeration cross-check over a whole domain at once) -----------
+
+ArrFn = Callable[[Any, Any, Any], Any]
+
+_SAFE = 1 << 62
+
+
+def fits_int64(exprs: list[Any], box: Box) -> bool:
+    """Whether every intermediate value stays far from int64 overflow over ``box``."""
+    for e in exprs:
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, sp.core.relational.Relational):
+                stack.extend((x.lhs, x.rhs))
+                continue
+            if isinstance(x, (sp.And, sp.Or, sp.Not)):
+                stack.extend(x.args)
+                continue
+            if x is sp.true or x is sp.false or isinstance(x, bool):
+                continue
+            try:
+                lo, hi = bounds(x, box)
+            except (ValueError, TypeError):
+                return False
+            if abs(lo) >= _SAFE or abs(hi) >= _SAFE:
+                return False
+            if isinstance(x, sp.floor):
+                stack.append(_floor_parts(x)[0])
+            elif isinstance(x, sp.Basic):
+                stack.extend(a for a in x.args if isinstance(a, sp.Basic)
+                             and not (a.is_Rational and not a.is_Integer))
+    return True
+
+
+def compile_array(e: Any, np: Any) -> ArrFn:
+    """Like ``compile_expr`` but over numpy int64 arrays (callers check ``fits_int64``)."""
+    if e.is_Integer:
+        v = int(e)
+        return lambda t, i, s: np.full(t.shape, v, dtype=np.int64)
+    if isinstance(e, sp.Symbol):
+        if e == LANE:
+            return lambda t, i, s: t
+        if e == I:
+            return lambda t, i, s: i
+        if e == SEL:
+            return lambda t, i, s: s
+        raise ValueError(f"free symbol {e}")
+    if isinstance(e, sp.Add):
+        fs = [compile_array(a, np) for a in e.args]
+
+        def add(t: Any, i: Any, s: Any) -> Any:
+            out = fs[0](t, i, s).copy()
+            for f in fs[1:]:
+                out += f(t, i, s)
+            return out
+        return add
+    if isinstance(e, sp.Mul):
+        if any(a.is_Rational and not a.is_Integer for a in e.args):
+            raise ValueError(f"non-integer product {e}")
+        fs = [compile_array(a, np) for a in e.args]
+
+        def mul(t: Any, i: Any, s: Any) -> Any:
+            out = fs[0](t, i, s).copy()
+            for f in fs[1:]:
+                out *= f(t, i, s)
+            return out
+        return mul
+    if isinstance(e, sp.Mod):
+        fa, fb = compile_array(e.args[0], np), compile_array(e.args[1], np)
+        return lambda t, i, s: np.mod(fa(t, i, s), fb(t, i, s))
+    if isinstance(e, sp.floor):
+        num, den = _floor_parts(e)
+        fn = compile_array(num, np)
+        return lambda t, i, s: np.floor_divide(fn(t, i, s), den)
+    for cls, op in ((BitAnd, "bitwise_and"), (BitOr, "bitwise_or"), (BitXor, "bitwise_xor")):
+        if isinstance(e, cls):
+            fa, fb = compile_array(e.args[0], np), compile_array(e.args[1], np)
+            ufunc = getattr(np, op)
+
+            def bitwise(t: Any, i: Any, s: Any, ufunc: Any = ufunc, fa: ArrFn = fa,
+                        fb: ArrFn = fb) -> Any:
+                return ufunc(fa(t, i, s), fb(t, i, s))
+            return bitwise
+    if isinstance(e, sp.Piecewise):
+        pairs = [(compile_array(ex, np), compile_array_pred(c, np)) for ex, c in e.args]
+
+        def pw(t: Any, i: Any, s: Any) -> Any:
+            out = np.zeros(t.shape, dtype=np.int64)
+            done = np.zeros(t.shape, dtype=bool)
+            for f, p in pairs:
+                hit = p(t, i, s) & ~done
+                out = np.where(hit, f(t, i, s), out)
+                done |= hit
+            return out
+        return pw
+    if isinstance(e, sp.Pow) and e.args[1].is_Integer and int(e.args[1]) >= 0:
+        fb = compile_array(e.args[0], np)
+        k = int(e.args[1])
+        return lambda t, i, s: fb(t, i, s) ** k
+    raise ValueError(f"cannot compile {type(e).__name__}: {e}")
+
+
+def compile_array_pred(c: Any, np: Any) -> ArrFn:
+    if c is sp.true or c is True:
+        return lambda t, i, s: np.ones(t.shape, dtype=bool)
+    if c is sp.false or c is False:
+        return lambda t, i, s: np.zeros(t.shape, dtype=bool)
+    if isinstance(c, (sp.And, sp.Or)):
+        ps = [compile_array_pred(a, np) for a in c.args]
+        both = isinstance(c, sp.And)
+
+        def comb(t: Any, i: Any, s: Any) -> Any:
+            out = ps[0](t, i, s).copy()
+            for p in ps[1:]:
+                if both:
+                    out &= p(t, i, s)
+                else:
+                    out |= p(t, i, s)
+            return out
+        return comb
+    if isinstance(c, sp.Not):
+        p = compile_array_pred(c.args[0], np)
+        return lambda t, i, s: ~p(t, i, s)
+    if isinstance(c, sp.core.relational.Relational):
+        fa, fb = compile_array(c.lhs, np), compile_array(c.rhs, np)
+        op = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+              "==": np.equal, "!=": np.not_equal}[c.rel_op]
+        return lambda t, i, s: op(fa(t, i, s), fb(t, i, s))
+    raise ValueError(f"cannot compile condition {type(c).__name__}: {c}")

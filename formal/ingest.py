@@ -689,7 +689,7 @@ def _html_blocks(text: str, doc: str) -> list[Block]:
     return reader.blocks
 
 
-# ---- structure ------------------------------------------------------------------------------------
+# ---- structure -----------------------------------------------------------------------------------
 
 
 def _operand_of(text: str) -> str | None:

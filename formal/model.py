@@ -33,7 +33,7 @@ from typing import Any
 import sympy as sp
 
 from . import syntax as S
-from .algebra import I, LANE, SEL, BitAnd, BitOr, BitXor, show, show_cond
+from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I, show, show_cond
 from .ingest import Document, OperandBlock, Section, TableRow, TypeBlock
 from .parse import parse_program, parse_prose
 from .source import Finding, SourceText, Span, error, warning

@@ -16,11 +16,11 @@ the offending column, so the caller goes on with the next line.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Transformer, Tree, UnexpectedInput, v_args
+from lark import Lark, Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from . import syntax as S
@@ -46,14 +46,14 @@ def grammar_dir() -> Path:
     raise FileNotFoundError("grammar/pseudocode.lark not found next to the formal package")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pseudo_parser() -> Lark:
     text = (grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start="start", propagate_positions=True,
                 maybe_placeholders=False)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fragment_parser() -> Lark:
     text = (grammar_dir() / "fragment.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start=list(FRAGMENT_STARTS), propagate_positions=True,
@@ -70,7 +70,8 @@ _READABLE = {
     "MULOP": "'*', '%' or '/'", "SHIFTOP": "'<<' or '>>'", "MINUS": "'-'", "PLUS": "'+'",
     "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
     "$END": "end of line", "TYPE": "a type (.s8)",
-    "COUNTWORD": "a count (two)", "ELEM_NAME": "an element name (a0)", "MATNAME": "a matrix name (A, B, C, D)",
+    "COUNTWORD": "a count (two)", "ELEM_NAME": "an element name (a0)",
+    "MATNAME": "a matrix name (A, B, C, D)",
 }
 
 
@@ -148,7 +149,8 @@ def _int_literal(tok: Token) -> int:
     else:
         value = int(text, 10)
     if value.bit_length() > MAX_LITERAL_BITS:
-        raise _Reject(tok.start_pos or 0, f"the literal {text[:20]}{'...' if len(text) > 20 else ''}"
+        shown = text[:20] + ("..." if len(text) > 20 else "")
+        raise _Reject(tok.start_pos or 0, f"the literal {shown}"
                       f" needs {value.bit_length()} bits; at most {MAX_LITERAL_BITS} are accepted")
     return value
 
@@ -181,7 +183,40 @@ def _fold(items: Sequence[Any], op_of: Any) -> S.Expr:
 
 @v_args(inline=False)
 class PseudoTransformer(Transformer[Token, Any]):
-    """Lark tree of one pseudocode line -> ``syntax`` values."""
+    """Lark tree of one pseudocode line -> ``syntax`` values (a ``PseudoLine`` at the top)."""
+
+    def __init__(self, src: SourceText) -> None:
+        super().__init__()
+        self.src = src
+
+    # lines
+    def line(self, c: list[Any]) -> S.PseudoLine:
+        return c[0] if c else S.PseudoLine("blank", self.src)
+
+    def blank(self, c: list[Any]) -> S.PseudoLine:
+        return S.PseudoLine("blank", self.src)
+
+    def assignment(self, c: list[Any]) -> S.PseudoLine:
+        guard = c[3] if len(c) > 3 else None
+        return S.PseudoLine("assign", self.src, name=str(c[0]), name_pos=_pos(c[0]),
+                            expr=c[2], guard=guard)
+
+    def predicate(self, c: list[Any]) -> S.PseudoLine:
+        return S.PseudoLine("predicate", self.src, name=str(c[0]), name_pos=_pos(c[0]),
+                            cond=c[2])
+
+    def range_assignment(self, c: list[Any]) -> S.PseudoLine:
+        return S.PseudoLine("range", self.src, name=str(c[0]), name_pos=_pos(c[0]), low=c[2],
+                            high=c[4])
+
+    def set_assignment(self, c: list[Any]) -> S.PseudoLine:
+        return S.PseudoLine("set", self.src, name=str(c[0]), name_pos=_pos(c[0]), items=c[2])
+
+    def continuation(self, c: list[Any]) -> S.PseudoLine:
+        return S.PseudoLine("continuation", self.src, expr=c[0], guard=c[1])
+
+    def where(self, c: list[Any]) -> S.PseudoLine:
+        return S.PseudoLine("where", self.src)
 
     # expressions
     def number(self, c: list[Token]) -> S.Num:
@@ -284,31 +319,6 @@ class PseudoTransformer(Transformer[Token, Any]):
         return S.Guard("if", cond=c[1], pos=_pos(c[0]))
 
 
-def _line_value(tree: Tree[Any], src: SourceText) -> S.PseudoLine:
-    """The transformed ``line`` tree -> PseudoLine."""
-    node = tree.children[0] if tree.data == "line" and tree.children else tree
-    if not isinstance(node, Tree) or node.data == "blank":
-        return S.PseudoLine("blank", src)
-    kind = str(node.data)
-    c = node.children
-    if kind == "assignment":
-        guard = c[3] if len(c) > 3 else None
-        return S.PseudoLine("assign", src, name=str(c[0]), name_pos=_pos(c[0]), expr=c[2],
-                            guard=guard)
-    if kind == "predicate":
-        return S.PseudoLine("predicate", src, name=str(c[0]), name_pos=_pos(c[0]), cond=c[2])
-    if kind == "range_assignment":
-        return S.PseudoLine("range", src, name=str(c[0]), name_pos=_pos(c[0]), low=c[2],
-                            high=c[4])
-    if kind == "set_assignment":
-        return S.PseudoLine("set", src, name=str(c[0]), name_pos=_pos(c[0]), items=c[2])
-    if kind == "continuation":
-        return S.PseudoLine("continuation", src, expr=c[0], guard=c[1])
-    if kind == "where":
-        return S.PseudoLine("where", src)
-    return S.PseudoLine("blank", src)
-
-
 def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Finding]]:
     """One line of pseudocode -> a PseudoLine, or None and a finding."""
     guard = _guard_size(src, "this line")
@@ -318,7 +328,7 @@ def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findin
         return S.PseudoLine("blank", src), []
     try:
         tree = _pseudo_parser().parse(src.text)
-        value = PseudoTransformer().transform(tree)
+        value = PseudoTransformer(src).transform(tree)
     except UnexpectedInput as exc:
         return None, [_parse_error(src, exc, "this formula")]
     except VisitError as exc:
@@ -328,7 +338,9 @@ def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findin
         raise
     except RecursionError:
         return None, [error("limit", src, "this line is nested too deeply to read")]
-    return _line_value(value, src), []
+    if not isinstance(value, S.PseudoLine):  # pragma: no cover - the grammar's start is line
+        return S.PseudoLine("blank", src), []
+    return value, []
 
 
 def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
@@ -600,7 +612,9 @@ class ProseTransformer(Transformer[Token, Any]):
         ints = [int(str(t)) for t in c if isinstance(t, Token) and t.type == "INT"]
         chunk = next(t for t in c if isinstance(t, Token) and t.type == "CHUNKWIDTH")
         fields, bits, indices = ints[0], ints[1], ints[2]
-        return S.MetadataDesc(str(regkind)[1:], fields, bits, 1, indices,
+        # "2 indices per 4-wide chunk": a chunk is described by that many fields; how many
+        # non-zeros they name depends on the type, so it is left unstated (0)
+        return S.MetadataDesc(str(regkind)[1:], fields, bits, indices, 0,
                               int(str(chunk).split("-")[0]), c[0].start_pos or 0)
 
 

@@ -25,14 +25,28 @@ confirmed by an unsatisfiable Z3 query; otherwise Z3 decides the quantified form
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 import sympy as sp
 import z3
 
-from .algebra import I, LANE, SEL, BitAnd, BitOr, BitXor, bounds, compile_expr, compile_pred
+from .algebra import (
+    LANE,
+    SEL,
+    BitAnd,
+    BitOr,
+    BitXor,
+    I,
+    bounds,
+    compile_array,
+    compile_array_pred,
+    compile_expr,
+    compile_pred,
+    fits_int64,
+)
 from .model import Formula, Layout, Model
 from .source import Finding, Span
 from .syntax import ElementList
@@ -41,7 +55,6 @@ from .variants import (
     ELEMENT_LETTER,
     FLOAT_TYPES,
     HEADER_NAMES,
-    INTEGER_TYPES,
     PTX_TYPES,
     REGISTER_BITS,
     SPARSITY,
@@ -106,73 +119,123 @@ class InternalError(Exception):
     """Z3 and enumeration disagree, or a Z3 witness does not replay."""
 
 
-# ---- the domain of a map -------------------------------------------------------------------------
+# ---- the domain of a map: every (selector, lane, element), evaluated at once ---------------------
 
 
 @dataclass
 class _Map:
-    """A layout's formulas, compiled for enumeration and encodable for Z3."""
+    """A layout's formulas over its whole domain, for enumeration; encodable for Z3.
+
+    ``out[p, k]`` is formula k at domain point p (``pts[p] = (selector, lane, element)``),
+    ``defined[p, k]`` whether some case of formula k applies there, ``match[k][p, j]`` whether
+    case j applies (``otherwise`` = no earlier case).  Values are computed with numpy int64
+    when interval bounds show no intermediate value can come near overflow, else with
+    Python's unbounded ints.
+    """
 
     lay: Layout
-    names: tuple[str, ...]  # output formulas, e.g. ("row", "col")
+    names: tuple[str, ...]
     formulas: tuple[Formula, ...]
     lanes: int
     n: int
     selectors: tuple[int, ...] = (0,)
     holder: Any = sp.true
     group: Any = None  # SymPy expression of a lane's replication group, or None
-    compiled: list[list[tuple[Callable[..., int], Callable[..., bool], bool]]] = \
-        field(default_factory=list)
-    holder_fn: Callable[..., bool] = lambda t, i, s: True
-    group_fn: Callable[..., int] | None = None
+    holder_fn: Callable[..., bool] = field(default=lambda t, i, s: True)
+    pts: Any = None
+    out: Any = None
+    defined: Any = None
+    match: list[Any] = field(default_factory=list)
+    groups: Any = None
+    _index: dict[tuple[int, int, int], int] | None = None
     _table: dict[tuple[int, int, int], tuple[Any, ...]] | None = None
 
     def __post_init__(self) -> None:
-        self.compiled = [[(compile_expr(c.value), compile_pred(c.cond), c.otherwise)
-                          for c in f.cases] for f in self.formulas]
         self.holder_fn = compile_pred(self.holder)
-        self.group_fn = compile_expr(self.group) if self.group is not None else None
+        pts = [(s, t, i) for s in self.selectors for t in range(self.lanes)
+               if self.holder_fn(t, 0, s) for i in range(self.n)]
+        self.pts = np.array(pts, dtype=np.int64).reshape(-1, 3)
+        S, T, I_ = self.pts[:, 0], self.pts[:, 1], self.pts[:, 2]
+        box = {LANE: (0, self.lanes - 1), I: (0, max(0, self.n - 1)),
+               SEL: (min(self.selectors), max(self.selectors))}
+        exprs = [c.value for f in self.formulas for c in f.cases] + \
+                [c.cond for f in self.formulas for c in f.cases] + \
+                ([self.group] if self.group is not None else [])
+        vector = fits_int64(exprs, box)
+        N, K = len(pts), len(self.formulas)
+        self.out = np.zeros((N, K), dtype=np.int64 if vector else object)
+        self.defined = np.zeros((N, K), dtype=bool)
+        for k, f in enumerate(self.formulas):
+            cols, vals = [], []
+            before = np.zeros(N, dtype=bool)
+            for c in f.cases:
+                hit = ~before if c.otherwise else self._pred(c.cond, vector, T, I_, S)
+                cols.append(hit)
+                before = before | hit
+                vals.append(self._expr(c.value, vector, T, I_, S))
+            M = np.stack(cols, axis=1) if cols else np.zeros((N, 0), dtype=bool)
+            self.match.append(M)
+            has = M.any(axis=1) if cols else np.zeros(N, dtype=bool)
+            first = np.argmax(M, axis=1) if cols else np.zeros(N, dtype=np.int64)
+            col = self.out[:, k]
+            for j, v in enumerate(vals):
+                sel = has & (first == j)
+                col[sel] = v[sel]
+            self.defined[:, k] = has
+        if self.group is not None:
+            self.groups = np.asarray(self._expr(self.group, vector, T, I_, S), dtype=np.int64)
+        else:
+            self.groups = np.zeros(N, dtype=np.int64)
 
-    def points(self) -> Iterator[tuple[int, int, int]]:
-        for s in self.selectors:
-            for t in range(self.lanes):
-                if not self.holder_fn(t, 0, s):
-                    continue
-                for i in range(self.n):
-                    yield s, t, i
+    @staticmethod
+    def _expr(e: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
+        if vector:
+            return compile_array(e, np)(T, I_, S)
+        f = compile_expr(e)
+        return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=object)
 
-    def matches(self, k: int, s: int, t: int, i: int) -> list[int]:
-        out = []
-        for j, (_v, p, other) in enumerate(self.compiled[k]):
-            if other:
-                if not out:
-                    out.append(j)
-            elif p(t, i, s):
-                out.append(j)
-        return out
+    @staticmethod
+    def _pred(c: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
+        if vector:
+            return np.asarray(compile_array_pred(c, np)(T, I_, S), dtype=bool)
+        f = compile_pred(c)
+        return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=bool)
 
-    def value(self, k: int, s: int, t: int, i: int) -> int | None:
-        for _j, (v, p, other) in enumerate(self.compiled[k]):
-            if other or p(t, i, s):
-                return v(t, i, s)
-        return None
+    def __len__(self) -> int:
+        return len(self.pts)
+
+    def point(self, p: int) -> tuple[int, int, int]:
+        s, t, i = self.pts[p]
+        return int(s), int(t), int(i)
+
+    def index(self, s: int, t: int, i: int) -> int | None:
+        if self._index is None:
+            self._index = {self.point(p): p for p in range(len(self.pts))}
+        return self._index.get((s, t, i))
+
+    def values(self, p: int) -> tuple[Any, ...]:
+        return tuple(int(self.out[p, k]) if self.defined[p, k] else None
+                     for k in range(len(self.names)))
+
+    def matches(self, k: int, p: int) -> list[int]:
+        return [int(j) for j in np.nonzero(self.match[k][p])[0]]
 
     def table(self) -> dict[tuple[int, int, int], tuple[Any, ...]]:
-        """(s, t, i) -> outputs (None where a formula has no applicable case)."""
+        """(selector, lane, element) -> outputs (None where no case applies)."""
         if self._table is None:
-            tab = {}
-            for s, t, i in self.points():
-                tab[(s, t, i)] = tuple(self.value(k, s, t, i) for k in range(len(self.names)))
-            self._table = tab
+            self._table = {self.point(p): self.values(p) for p in range(len(self.pts))}
         return self._table
 
     def group_of(self, t: int) -> int:
-        return self.group_fn(t, 0, 0) if self.group_fn is not None else 0
+        if self.group is None:
+            return 0
+        return int(compile_expr(self.group)(t, 0, 0))
 
 
 def _map_of(lay: Layout) -> _Map | None:
     if not lay.formulas:
         return None
+    names: tuple[str, ...]
     if lay.operand == "metadata":
         names = ("row", "chunk", "slot")
     elif lay.sparse_a:
@@ -193,7 +256,145 @@ def _map_of(lay: Layout) -> _Map | None:
                 rep[2] if rep else None)
 
 
-# ---- Z3 encoding ------------------------------------------------------------------------------------
+def _ranges(m: _Map) -> list[tuple[int, int]]:
+    """The half-open range of each output: the tile (and chunk/slot counts for metadata)."""
+    lay = m.lay
+    r, c = lay.tile
+    if lay.operand == "metadata":
+        sparsity = lay.sparsity
+        chunks = lay.shape.k // sparsity.chunk if sparsity else 0
+        slots = sparsity.slots if sparsity else 0
+        return [(0, r), (0, chunks), (0, slots)]
+    if lay.sparse_a:
+        return [(0, r), (0, c), (0, c)]
+    return [(0, r), (0, c)]
+
+
+# ---- enumeration: the smallest witness of each violation, or None --------------------------------
+
+
+def _w_cases(m: _Map, k: int) -> int | None:
+    bad = np.nonzero(m.match[k].sum(axis=1) != 1)[0]
+    return int(bad[0]) if len(bad) else None
+
+
+def _w_range(m: _Map) -> int | None:
+    ok = m.defined.all(axis=1)
+    inside = np.ones(len(m), dtype=bool)
+    for k, (lo, hi) in enumerate(_ranges(m)):
+        col = m.out[:, k]
+        inside &= (col >= lo) & (col < hi)
+    if m.lay.sparse_a:
+        inside &= m.out[:, 1] <= m.out[:, 2]
+    bad = np.nonzero(ok & ~inside)[0]
+    return int(bad[0]) if len(bad) else None
+
+
+def _w_collision(m: _Map) -> tuple[int, int] | None:
+    """The first pair (earlier, later) of domain points that violate injectivity."""
+    ok = np.nonzero(m.defined.all(axis=1))[0]
+    if m.lay.sparse_a:
+        return _w_overlap(m, ok)
+    if not len(ok):
+        return None
+    keys = np.column_stack([m.pts[ok, 0], m.groups[ok], m.out[ok].astype(np.int64)
+                            if m.out.dtype != object else m.out[ok]])
+    if keys.dtype == object:
+        seen: dict[tuple[Any, ...], int] = {}
+        for row, p in zip(keys, ok):
+            key = tuple(row)
+            if key in seen:
+                return seen[key], int(p)
+            seen[key] = int(p)
+        return None
+    _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    firsts = first[inv]
+    dup = np.nonzero(firsts != np.arange(len(ok)))[0]
+    if not len(dup):
+        return None
+    j = int(dup[0])
+    return int(ok[firsts[j]]), int(ok[j])
+
+
+def _w_overlap(m: _Map, ok: Any) -> tuple[int, int] | None:
+    """Sparse A: two different (lane, range) chunks of one row overlap."""
+    best: tuple[int, int] | None = None
+    by_row: dict[tuple[int, int], list[int]] = {}
+    for p in ok:
+        by_row.setdefault((int(m.pts[p, 0]), int(m.out[p, 0])), []).append(int(p))
+    for plist in by_row.values():
+        spans: dict[tuple[int, int, int], int] = {}
+        for p in plist:
+            key = (int(m.pts[p, 1]), int(m.out[p, 1]), int(m.out[p, 2]))
+            spans.setdefault(key, p)
+        items = sorted(spans.items(), key=lambda kv: (kv[0][1], kv[0][2]))
+        for x in range(len(items)):
+            (t1, a1, b1), p1 = items[x]
+            for y in range(x + 1, len(items)):
+                (t2, a2, b2), p2 = items[y]
+                if a2 > b1:
+                    break
+                pair = (min(p1, p2), max(p1, p2))
+                if best is None or pair[1] < best[1]:
+                    best = pair
+    return best
+
+
+def _w_hole(m: _Map) -> tuple[int, int, tuple[int, ...]] | None:
+    """(selector, group, cell) of the first cell no point maps to."""
+    lay = m.lay
+    ranges = _ranges(m)
+    ok = m.defined.all(axis=1)
+    ngroups = lay.groups[1] if lay.groups else 1
+    for s in m.selectors:
+        for g in range(ngroups):
+            sel = ok & (m.pts[:, 0] == s) & (m.groups == g)
+            if lay.sparse_a:
+                rows, cols = lay.tile
+                mark = np.zeros((rows, cols), dtype=bool)
+                for p in np.nonzero(sel)[0]:
+                    r, fc, lc = (int(x) for x in m.out[p])
+                    if 0 <= r < rows:
+                        mark[r, max(0, fc):max(0, min(cols, lc + 1))] = True
+            else:
+                dims = tuple(hi for _lo, hi in ranges)
+                mark = np.zeros(dims, dtype=bool)
+                vals = m.out[sel].astype(np.int64) if m.out.dtype == object else m.out[sel]
+                inside = np.ones(len(vals), dtype=bool)
+                for k, (lo, hi) in enumerate(ranges):
+                    inside &= (vals[:, k] >= lo) & (vals[:, k] < hi)
+                vals = vals[inside]
+                mark[tuple(vals[:, k] for k in range(len(ranges)))] = True
+            holes = np.argwhere(~mark)
+            if len(holes):
+                return s, g, tuple(int(x) for x in holes[0])
+    return None
+
+
+def _w_chunks(m: _Map, width: int, chunk: int, nz: int) -> tuple[int, str] | None:
+    """Sparse A: the first element whose chunk is wrong in width, alignment or count."""
+    ok = m.defined.all(axis=1)
+    out = m.out.astype(np.int64) if m.out.dtype == object else m.out
+    fc, lc = out[:, 1], out[:, 2]
+    keys = np.column_stack([m.pts[:, 0], m.pts[:, 1], out])
+    _u, inv, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    count = counts[inv.reshape(-1)]
+    for p in np.nonzero(ok)[0]:
+        a, b = int(fc[p]), int(lc[p])
+        r = int(out[p, 0])
+        if b - a + 1 != width:
+            return int(p), f"cols {a}..{b} are {b - a + 1} wide, the table says {width} " \
+                           "consecutive"
+        if a % chunk:
+            return int(p), f"cols {a}..{b} start inside a {chunk}-wide chunk"
+        if count[p] != nz:
+            return int(p), f"lane {int(m.pts[p, 1])} holds {int(count[p])} non-zeros of row " \
+                           f"{r}, cols {a}..{b}; the table says {nz}"
+    return None
+
+
+# ---- Z3 encoding ---------------------------------------------------------------------------------
 
 
 class _Enc:
@@ -233,8 +434,7 @@ class _Enc:
         if isinstance(e, sp.Mod):
             return self.expr(e.args[0]) % self.expr(e.args[1])  # bvsmod: floor modulo
         if isinstance(e, sp.floor):
-            arg = e.args[0]
-            num, den = sp.fraction(sp.together(arg))
+            num, den = sp.fraction(sp.together(e.args[0]))
             d = int(den)
             x = self.expr(num)
             if d & (d - 1) == 0:
@@ -289,84 +489,95 @@ def _subexprs(e: Any) -> Iterator[Any]:
             stack.extend(a for a in x.args if isinstance(a, sp.Basic))
 
 
-def _width(m: _Map, extra: Iterable[int] = ()) -> int:
-    """Bits that hold every intermediate value of every formula over the domain, signed."""
-    box = {LANE: (0, m.lanes - 1), I: (0, m.n - 1),
+def _width(m: _Map) -> int:
+    """Bits that hold every intermediate value of every formula over the domain, signed.
+
+    Bounds come from interval arithmetic over the domain box, so a wide literal widens the
+    encoding instead of silently wrapping; the cross-check would catch a wrap anyway.
+    """
+    box = {LANE: (0, m.lanes - 1), I: (0, max(0, m.n - 1)),
            SEL: (min(m.selectors), max(m.selectors))}
-    top = max([m.lanes, m.n, max(m.selectors) + 1, *extra])
+    top = max([m.lanes, m.n + 1, max(m.selectors) + 1, *[hi for _lo, hi in _ranges(m)]])
     roots = [c.value for f in m.formulas for c in f.cases] + \
             [c.cond for f in m.formulas for c in f.cases] + [m.holder]
     if m.group is not None:
         roots.append(m.group)
     for r in roots:
         for x in _subexprs(r):
-            if isinstance(x, (sp.Expr,)) and not isinstance(x, sp.core.relational.Relational) \
-                    and x.is_integer is not False and not x.is_Boolean:
+            if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
+                    and not x.is_Boolean:
                 try:
                     lo, hi = bounds(x, box)
                 except (ValueError, TypeError):
                     continue
                 top = max(top, abs(lo), abs(hi))
-    # Add and Mul fold pairwise: their partial sums stay within the sum of magnitudes
-    return max(8, (top * 4).bit_length() + 2)
+    # every subexpression lies in [-top, top]; the encodings add at most a difference of two
+    # values plus one (a chunk's width), or count up to n: 2 * top + 2 with a sign bit
+    return max(6, (2 * top + 2).bit_length() + 1)
 
 
-class _Query:
-    """Builds the Z3 terms of a map for one or two symbolic points."""
+class _Sym:
+    """The Z3 terms of a map at one symbolic point; further points by substitution."""
 
-    def __init__(self, m: _Map, extra: Iterable[int] = ()) -> None:
+    def __init__(self, m: _Map, width: int | None = None) -> None:
         self.m = m
-        self.w = _width(m, extra)
+        self.w = w = width or _width(m)
+        self.s, self.t, self.i = z3.BitVecs("s t i", w)
+        enc = _Enc(w, self.s, self.t, self.i)
+        self.enc = enc
+        sel = z3.Or(*[self.s == enc.val(v) for v in m.selectors])
+        self.dom = z3.And(sel, self.t >= 0, self.t < enc.val(m.lanes), self.i >= 0,
+                          self.i < enc.val(m.n), enc.pred(m.holder))
+        self.conds: list[list[Any]] = []
+        self.vals: list[Any] = []
+        defs = []
+        for f in m.formulas:
+            conds: list[Any] = []
+            for c in f.cases:
+                if c.otherwise:
+                    conds.append(z3.Not(z3.Or(*conds)) if conds else z3.BoolVal(True))
+                else:
+                    conds.append(enc.pred(c.cond))
+            out = enc.val(0)
+            for c, cond in reversed(list(zip(f.cases, conds))):
+                out = z3.If(cond, enc.expr(c.value), out)
+            self.conds.append(conds)
+            self.vals.append(out)
+            defs.append(z3.Or(*conds))
+        self.defined = z3.And(*defs)
+        self.group = enc.expr(m.group) if m.group is not None else None
 
-    def point(self, tag: str) -> tuple[Any, Any, Any, _Enc]:
-        s = z3.BitVec(f"s{tag}", self.w)
-        t = z3.BitVec(f"t{tag}", self.w)
-        i = z3.BitVec(f"i{tag}", self.w)
-        return s, t, i, _Enc(self.w, s, t, i)
+    def val(self, v: int) -> Any:
+        return z3.BitVecVal(v, self.w)
 
-    def domain(self, s: Any, t: Any, i: Any, enc: _Enc) -> Any:
-        m = self.m
-        sel = z3.Or(*[s == enc.val(v) for v in m.selectors])
-        return z3.And(sel, t >= 0, t < enc.val(m.lanes), i >= 0, i < enc.val(m.n),
-                      enc.pred(m.holder))
+    def renamed(self, tag: str) -> tuple[Any, Any, Any, Any, list[Any], Any, Any]:
+        """(s, t, i, dom, vals, defined, group) at a fresh point."""
+        s2, t2, i2 = z3.BitVecs(f"s{tag} t{tag} i{tag}", self.w)
+        sub = [(self.s, s2), (self.t, t2), (self.i, i2)]
+        vals = [z3.substitute(v, *sub) for v in self.vals]
+        group = z3.substitute(self.group, *sub) if self.group is not None else None
+        return (s2, t2, i2, z3.substitute(self.dom, *sub), vals,
+                z3.substitute(self.defined, *sub), group)
 
-    def conds(self, k: int, enc: _Enc) -> list[Any]:
-        """The condition of each case of formula k ('otherwise' = no earlier case)."""
-        out: list[Any] = []
-        for c in self.m.formulas[k].cases:
-            if c.otherwise:
-                out.append(z3.Not(z3.Or(*out)) if out else z3.BoolVal(True))
-            else:
-                out.append(enc.pred(c.cond))
-        return out
+    def at_element(self, j: int) -> tuple[list[Any], Any]:
+        """(vals, defined) at the same selector and lane, element j."""
+        sub = (self.i, self.val(j))
+        return [z3.substitute(v, sub) for v in self.vals], z3.substitute(self.defined, sub)
 
-    def value(self, k: int, enc: _Enc) -> tuple[Any, Any]:
-        """(value term, defined) with first-match semantics."""
-        f = self.m.formulas[k]
-        conds = self.conds(k, enc)
-        out = enc.val(0)
-        for c, cond in reversed(list(zip(f.cases, conds))):
-            out = z3.If(cond, enc.expr(c.value), out)
-        return out, z3.Or(*conds)
-
-    def values(self, enc: _Enc) -> tuple[list[Any], Any]:
-        vals, defs = [], []
-        for k in range(len(self.m.names)):
-            v, d = self.value(k, enc)
-            vals.append(v)
-            defs.append(d)
-        return vals, z3.And(*defs)
+    def point(self, model: Any) -> tuple[int, int, int]:
+        return (_int(model, self.s, self.w), _int(model, self.t, self.w),
+                _int(model, self.i, self.w))
 
 
-def _check(name: str, solver_formula: Any, timeout_ms: int, quantified: bool = False,
+def _check(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
            ) -> tuple[str, Any]:
     """('sat', model) | ('unsat', None) | ('unknown', reason)."""
     hook = TEST_HOOKS.get("encoding")
     if hook is not None:
-        solver_formula = hook(name, solver_formula)
+        formula = hook(name, formula)
     s = z3.Solver() if quantified else z3.SolverFor("QF_BV")
     s.set("timeout", max(1, int(timeout_ms)))
-    s.add(solver_formula)
+    s.add(formula)
     r = s.check()
     if r == z3.sat:
         return "sat", s.model()
@@ -380,7 +591,7 @@ def _int(model: Any, v: Any, w: int) -> int:
     return x - (1 << w) if x >= 1 << (w - 1) else x
 
 
-# ---- core results (cacheable across layouts with the same map) ------------------------------------
+# ---- core results (cacheable across layouts with the same map) -----------------------------------
 
 
 @dataclass(frozen=True)
@@ -405,25 +616,97 @@ def _pt(m: _Map, s: int, t: int, i: int) -> dict[str, Any]:
     return d
 
 
-def _agree(name: str, z3_status: str, enum_status: str, detail: str = "") -> None:
+def _agree(name: str, z3_status: str, enum_status: str) -> None:
     if z3_status in ("proved", "refuted") and enum_status != z3_status:
-        raise InternalError(f"{name}: Z3 says {z3_status} but enumeration says {enum_status}"
-                            f"{': ' + detail if detail else ''}")
+        raise InternalError(f"{name}: Z3 says {z3_status} but enumeration says {enum_status}")
 
 
-def _decide(name: str, formula: Any, opts: Options, quantified: bool = False,
-            ) -> tuple[str, Any]:
-    r, model = _check(name, formula, opts.timeout_ms, quantified)
+@dataclass(frozen=True)
+class _ChunkSpec:
+    width: int
+    chunk: int
+    nonzeros: int
+
+
+def _violations(sym: _Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
+    """Obligation name -> a Z3 formula satisfiable exactly when the obligation fails."""
+    m = sym.m
+    out: dict[str, Any] = {}
+    for k, f in enumerate(m.formulas):
+        if len(f.cases) == 1 and f.cases[0].cond is sp.true:
+            continue
+        count = z3.Sum(*[z3.If(c, sym.val(1), sym.val(0)) for c in sym.conds[k]])
+        out[f"cases:{k}"] = z3.And(sym.dom, count != 1)
+    ok = [z3.And(v >= sym.val(lo), v < sym.val(hi)) for v, (lo, hi) in zip(sym.vals,
+                                                                              _ranges(m))]
+    if m.lay.sparse_a:
+        ok.append(sym.vals[1] <= sym.vals[2])
+    out["in-range"] = z3.And(sym.dom, sym.defined, z3.Not(z3.And(*ok)))
+    s2, t2, i2, dom2, v2, d2, g2 = sym.renamed("2")
+    v1 = sym.vals
+    conds = [sym.dom, dom2, sym.defined, d2, sym.s == s2]
+    if sym.group is not None:
+        conds.append(sym.group == g2)
+    if m.lay.sparse_a:
+        same = z3.And(sym.t == t2, v1[1] == v2[1], v1[2] == v2[2])
+        conds += [v1[0] == v2[0], z3.Not(same), v1[1] <= v2[2], v2[1] <= v1[2]]
+    else:
+        conds += [z3.Or(sym.t != t2, sym.i != i2)] + [a == b for a, b in zip(v1, v2)]
+    out["injective"] = z3.And(*conds)
+    out["_second"] = (s2, t2, i2)
+    if chunks is not None:
+        row, fc, lc = v1
+        same_key = []
+        for j in range(m.n):
+            vj, dj = sym.at_element(j)
+            same_key.append(z3.If(z3.And(dj, vj[0] == row, vj[1] == fc, vj[2] == lc),
+                                  sym.val(1), sym.val(0)))
+        bad = z3.Or(lc - fc + sym.val(1) != sym.val(chunks.width),
+                    fc % sym.val(chunks.chunk) != sym.val(0),
+                    z3.Sum(*same_key) != sym.val(chunks.nonzeros))
+        out["sparse-chunks"] = z3.And(sym.dom, sym.defined, bad)
+    return out
+
+
+def _formula_cores(m: _Map, opts: Options, chunks: _ChunkSpec | None) -> dict[str, _Core]:
+    """Decide cases, in-range, injective (and sparse-chunks) for a map.
+
+    One Z3 query asks whether *any* of them fails; when it does not (the usual case) every
+    obligation is proved by that one query.  Otherwise each is decided on its own.  Either
+    way enumeration decides each again and must agree.
+    """
+    sym = _Sym(m)
+    viol = _violations(sym, chunks)
+    second = viol.pop("_second")
+    z3_status: dict[str, str] = {}
+    z3_models: dict[str, Any] = {}
+    r, _model = _check("combined", z3.Or(*viol.values()), opts.timeout_ms)
     if r == "unsat":
-        return "proved", None
-    if r == "sat":
-        return "refuted", model
-    return "unknown", model
+        z3_status = {name: "proved" for name in viol}
+        method = "z3 (one query) + enumeration"
+    else:
+        method = "z3+enumeration"
+        for name, formula in viol.items():
+            rr, model = _check(name, formula, opts.timeout_ms)
+            z3_status[name] = {"unsat": "proved", "sat": "refuted"}.get(rr, "unknown")
+            z3_models[name] = model
+    cores: dict[str, _Core] = {}
+    for k, f in enumerate(m.formulas):
+        cores[f"cases:{k}"] = _cases_core(m, k, f, z3_status.get(f"cases:{k}"),
+                                          z3_models.get(f"cases:{k}"), sym, opts, method)
+    cores["in-range"] = _range_core(m, z3_status["in-range"], z3_models.get("in-range"), sym,
+                                    opts, method)
+    cores["injective"] = _injective_core(m, z3_status["injective"],
+                                         z3_models.get("injective"), sym, second, opts, method)
+    if chunks is not None:
+        cores["sparse-chunks"] = _chunks_core(m, chunks, z3_status["sparse-chunks"],
+                                              z3_models.get("sparse-chunks"), sym, opts,
+                                              method)
+    return cores
 
 
-def _cases(m: _Map, k: int, opts: Options) -> _Core:
-    f = m.formulas[k]
-    # conditions that list elements the fragment does not have
+def _cases_core(m: _Map, k: int, f: Formula, zs: str | None, model: Any, sym: _Sym,
+                opts: Options, method: str) -> _Core:
     for j, c in enumerate(f.cases):
         if c.max_listed >= m.n:
             return _Core("refuted", f"the condition '{c.guard_text}' of '{f.name}' lists "
@@ -431,409 +714,264 @@ def _cases(m: _Map, k: int, opts: Options) -> _Core:
                          f"({_elem(m, 0)}..{_elem(m, m.n - 1)})",
                          {"element": _elem(m, c.max_listed), "elements": m.n}, (f.name, j),
                          "syntax")
-    if len(f.cases) == 1 and f.cases[0].cond is sp.true:
+    if zs is None:
         return _Core("proved", method="trivial (one unconditional case)")
-    # Z3: is there a point where the number of applicable cases is not one?
-    q = _Query(m)
-    s, t, i, enc = q.point("")
-    conds = q.conds(k, enc)
-    count = z3.Sum(*[z3.If(c, enc.val(1), enc.val(0)) for c in conds])
-    zs, model = _decide(f"cases:{f.name}", z3.And(q.domain(s, t, i, enc), count != 1), opts)
-    z_pt = None
     if zs == "refuted":
-        z_pt = (_int(model, s, q.w), _int(model, t, q.w), _int(model, i, q.w))
-        if len(m.matches(k, *z_pt)) == 1:
-            raise InternalError(f"cases:{f.name}: the Z3 witness {z_pt} does not replay")
-    witness = None
-    if opts.cross_check or zs == "refuted":
-        for p in m.points():
-            if len(m.matches(k, *p)) != 1:
-                witness = p
-                break
-        if opts.cross_check:
-            _agree(f"cases:{f.name}", zs, "refuted" if witness else "proved")
+        p = m.index(*sym.point(model))
+        if p is None or len(m.matches(k, p)) == 1:
+            raise InternalError(f"cases of '{f.name}': the Z3 witness does not replay")
+    witness = _w_cases(m, k) if opts.cross_check or zs == "refuted" else None
+    if opts.cross_check:
+        _agree(f"cases of '{f.name}'", zs, "refuted" if witness is not None else "proved")
     if zs == "unknown":
-        return _Core("unknown", f"Z3 gave up ({model}) on the cases of '{f.name}'")
+        return _Core("unknown", f"Z3 gave up on the cases of '{f.name}'")
     if zs == "proved":
-        return _Core("proved")
-    s_, t_, i_ = witness or z_pt  # type: ignore[misc]
-    hits = m.matches(k, s_, t_, i_)
+        return _Core("proved", method=method)
+    assert witness is not None
+    s_, t_, i_ = m.point(witness)
+    hits = m.matches(k, witness)
     cex = {**_pt(m, s_, t_, i_), "formula": f.name, "cases": [j + 1 for j in hits]}
     if not hits:
-        msg = f"{_elem(m, i_)} of lane {t_} matches no case of '{f.name}'"
-        return _Core("refuted", msg, cex, (f.name, len(f.cases) - 1))
+        return _Core("refuted", f"{_elem(m, i_)} of lane {t_} matches no case of "
+                     f"'{f.name}'", cex, (f.name, len(f.cases) - 1), method)
     lines = ", ".join(str(f.cases[j].source.line) for j in hits)
-    msg = f"{_elem(m, i_)} of lane {t_} matches {len(hits)} cases of '{f.name}' (lines {lines})"
-    return _Core("refuted", msg, cex, (f.name, hits[1]))
+    return _Core("refuted", f"{_elem(m, i_)} of lane {t_} matches {len(hits)} cases of "
+                 f"'{f.name}' (lines {lines})", cex, (f.name, hits[1]), method)
 
 
-def _ranges(m: _Map) -> list[tuple[int, int]]:
-    lay = m.lay
-    r, c = lay.tile
-    if lay.operand == "metadata":
-        sp_ = lay.sparsity
-        chunks = lay.shape.k // sp_.chunk if sp_ else 0
-        slots = sp_.slots if sp_ else 0
-        return [(0, r), (0, chunks), (0, slots)]
-    if lay.sparse_a:
-        return [(0, r), (0, c), (0, c)]
-    return [(0, r), (0, c)]
-
-
-def _in_range(m: _Map, opts: Options) -> _Core:
-    ranges = _ranges(m)
-    q = _Query(m, [hi for _lo, hi in ranges])
-    s, t, i, enc = q.point("")
-    vals, defined = q.values(enc)
-    ok = [z3.And(v >= enc.val(lo), v < enc.val(hi)) for v, (lo, hi) in zip(vals, ranges)]
-    if m.lay.sparse_a:
-        ok.append(vals[1] <= vals[2])
-    zs, model = _decide("in-range", z3.And(q.domain(s, t, i, enc), defined,
-                                           z3.Not(z3.And(*ok))), opts)
-
-    def bad(out: tuple[Any, ...]) -> bool:
-        if any(v is None for v in out):
-            return False
-        if any(not lo <= v < hi for v, (lo, hi) in zip(out, ranges)):
-            return True
-        return bool(m.lay.sparse_a and out[1] > out[2])
-
+def _range_core(m: _Map, zs: str, model: Any, sym: _Sym, opts: Options, method: str) -> _Core:
     if zs == "refuted":
-        p = (_int(model, s, q.w), _int(model, t, q.w), _int(model, i, q.w))
-        if not bad(m.table()[p]):
-            raise InternalError(f"in-range: the Z3 witness {p} does not replay")
-    witness = None
-    if opts.cross_check or zs == "refuted":
-        witness = next((p for p, out in m.table().items() if bad(out)), None)
-        if opts.cross_check:
-            _agree("in-range", zs, "refuted" if witness else "proved")
+        p = m.index(*sym.point(model))
+        if p is None or _w_range_at(m, p) is False:
+            raise InternalError("in-range: the Z3 witness does not replay")
+    witness = _w_range(m) if opts.cross_check or zs == "refuted" else None
+    if opts.cross_check:
+        _agree("in-range", zs, "refuted" if witness is not None else "proved")
     if zs != "refuted":
-        return _Core(zs, "" if zs == "proved" else f"Z3 gave up ({model})")
+        return _Core(zs, "" if zs == "proved" else "Z3 gave up on in-range", method=method)
     assert witness is not None
-    out = m.table()[witness]
-    k = next(j for j, (v, (lo, hi)) in enumerate(zip(out, ranges)) if not lo <= v < hi) \
-        if any(not lo <= v < hi for v, (lo, hi) in zip(out, ranges)) else 1
+    out = m.values(witness)
+    ranges = _ranges(m)
+    s_, t_, i_ = m.point(witness)
+    k = next((j for j, (v, (lo, hi)) in enumerate(zip(out, ranges)) if not lo <= v < hi), 1)
+    case = (m.matches(k, witness) or [0])[0]
     cell = dict(zip(m.names, out))
-    shape = " x ".join(str(hi) for _lo, hi in ranges[:2])
-    msg = f"lane {witness[1]}, {_elem(m, witness[2])} maps to " + \
-          ", ".join(f"{n} {v}" for n, v in cell.items()) + \
-          (f", outside the {shape} tile" if m.lay.operand != "metadata" else ", out of range")
-    if m.lay.sparse_a and out[1] > out[2]:
-        msg = f"lane {witness[1]}, {_elem(m, witness[2])}: firstcol {out[1]} > lastcol {out[2]}"
-    return _Core("refuted", msg, {**_pt(m, *witness), **cell}, (m.names[k], 0))
+    if m.lay.operand == "metadata":
+        tail = ", out of range"
+    else:
+        tail = f", outside the {ranges[0][1]} x {ranges[1][1]} tile"
+    msg = f"lane {t_}, {_elem(m, i_)} maps to " + \
+          ", ".join(f"{n} {v}" for n, v in cell.items()) + tail
+    if m.lay.sparse_a and all(lo <= v < hi for v, (lo, hi) in zip(out, ranges)):
+        msg = f"lane {t_}, {_elem(m, i_)}: firstcol {out[1]} > lastcol {out[2]}"
+    return _Core("refuted", msg, {**_pt(m, s_, t_, i_), **cell}, (m.names[k], case), method)
 
 
-def _collide(m: _Map, a: tuple[Any, ...], b: tuple[Any, ...], sa: tuple[int, int, int],
-             sb: tuple[int, int, int]) -> bool:
-    """Do two points violate injectivity?"""
-    if any(v is None for v in a + b) or sa == sb:
+def _w_range_at(m: _Map, p: int) -> bool:
+    """Is point p out of range (the Z3 witness replay)?"""
+    out = m.values(p)
+    if None in out:
         return False
-    if sa[0] != sb[0]:
+    bad = any(not lo <= v < hi for v, (lo, hi) in zip(out, _ranges(m)))
+    return bad or bool(m.lay.sparse_a and out[1] > out[2])
+
+
+def _collide_at(m: _Map, pa: int, pb: int) -> bool:
+    a, b = m.values(pa), m.values(pb)
+    sa, sb = m.point(pa), m.point(pb)
+    if None in a or None in b or pa == pb or sa[0] != sb[0]:
         return False
-    if m.group_fn is not None and m.group_of(sa[1]) != m.group_of(sb[1]):
+    if m.groups[pa] != m.groups[pb]:
         return False
     if m.lay.sparse_a:
-        if a[0] != b[0]:
-            return False
-        same_range = sa[1] == sb[1] and a[1] == b[1] and a[2] == b[2]
-        return not same_range and a[1] <= b[2] and b[1] <= a[2]
+        same = sa[1] == sb[1] and a[1] == b[1] and a[2] == b[2]
+        return a[0] == b[0] and not same and a[1] <= b[2] and b[1] <= a[2]
     return a == b
 
 
-def _injective(m: _Map, opts: Options) -> _Core:
-    q = _Query(m, [hi for _lo, hi in _ranges(m)])
-    s1, t1, i1, e1 = q.point("1")
-    s2, t2, i2, e2 = q.point("2")
-    v1, d1 = q.values(e1)
-    v2, d2 = q.values(e2)
-    conds = [q.domain(s1, t1, i1, e1), q.domain(s2, t2, i2, e2), d1, d2, s1 == s2]
-    if m.group is not None:
-        g1, g2 = e1.expr(m.group), e2.expr(m.group)
-        conds.append(g1 == g2)
-    if m.lay.sparse_a:
-        same_range = z3.And(t1 == t2, v1[1] == v2[1], v1[2] == v2[2])
-        conds += [v1[0] == v2[0], z3.Not(same_range), v1[1] <= v2[2], v2[1] <= v1[2]]
-    else:
-        conds += [z3.Or(t1 != t2, i1 != i2)] + [a == b for a, b in zip(v1, v2)]
-    zs, model = _decide("injective", z3.And(*conds), opts)
-    tab = m.table()
+def _injective_core(m: _Map, zs: str, model: Any, sym: _Sym, second: tuple[Any, Any, Any],
+                    opts: Options, method: str) -> _Core:
     if zs == "refuted":
-        pa = (_int(model, s1, q.w), _int(model, t1, q.w), _int(model, i1, q.w))
-        pb = (_int(model, s2, q.w), _int(model, t2, q.w), _int(model, i2, q.w))
-        if not _collide(m, tab[pa], tab[pb], pa, pb):
-            raise InternalError(f"injective: the Z3 witness {pa}, {pb} does not replay")
-    witness = None
-    if opts.cross_check or zs == "refuted":
-        witness = _first_collision(m)
-        if opts.cross_check:
-            _agree("injective", zs, "refuted" if witness else "proved")
+        pa = m.index(*sym.point(model))
+        pb = m.index(*(_int(model, v, sym.w) for v in second))
+        if pa is None or pb is None or not _collide_at(m, pa, pb):
+            raise InternalError("injective: the Z3 witness does not replay")
+    witness = _w_collision(m) if opts.cross_check or zs == "refuted" else None
+    if opts.cross_check:
+        _agree("injective", zs, "refuted" if witness is not None else "proved")
     if zs != "refuted":
-        return _Core(zs, "" if zs == "proved" else f"Z3 gave up ({model})")
+        return _Core(zs, "" if zs == "proved" else "Z3 gave up on injectivity", method=method)
     assert witness is not None
     pa, pb = witness
-    a, b = tab[pa], tab[pb]
+    a, b = m.values(pa), m.values(pb)
+    sa, sb = m.point(pa), m.point(pb)
     if m.lay.sparse_a:
-        msg = (f"lane {pa[1]} ({_elem(m, pa[2])}: row {a[0]}, cols {a[1]}..{a[2]}) and lane "
-               f"{pb[1]} ({_elem(m, pb[2])}: row {b[0]}, cols {b[1]}..{b[2]}) hold overlapping "
-               "chunks")
-        cex = {"first": {**_pt(m, *pa), "row": a[0], "firstcol": a[1], "lastcol": a[2]},
-               "second": {**_pt(m, *pb), "row": b[0], "firstcol": b[1], "lastcol": b[2]}}
+        msg = (f"lane {sa[1]} ({_elem(m, sa[2])}: row {a[0]}, cols {a[1]}..{a[2]}) and lane "
+               f"{sb[1]} ({_elem(m, sb[2])}: row {b[0]}, cols {b[1]}..{b[2]}) hold "
+               "overlapping chunks")
+        cex = {"first": {**_pt(m, *sa), "row": a[0], "firstcol": a[1], "lastcol": a[2]},
+               "second": {**_pt(m, *sb), "row": b[0], "firstcol": b[1], "lastcol": b[2]}}
     else:
         cell = ", ".join(f"{n} {v}" for n, v in zip(m.names, a))
-        sel = f"selector {pa[0]}: " if m.lay.operand == "metadata" else ""
-        msg = f"{sel}lane {pa[1]} {_elem(m, pa[2])} and lane {pb[1]} {_elem(m, pb[2])} " \
+        sel = f"selector {sa[0]}: " if m.lay.operand == "metadata" else ""
+        msg = f"{sel}lane {sa[1]} {_elem(m, sa[2])} and lane {sb[1]} {_elem(m, sb[2])} " \
               f"both map to {cell}"
-        cex = {"first": _pt(m, *pa), "second": _pt(m, *pb), "cell": dict(zip(m.names, a))}
-    return _Core("refuted", msg, cex, _culprit(m, pa, pb))
+        cex = {"first": _pt(m, *sa), "second": _pt(m, *sb), "cell": dict(zip(m.names, a))}
+    return _Core("refuted", msg, cex, _culprit(m, pa, pb), method)
 
 
-def _first_collision(m: _Map) -> tuple[tuple[int, int, int], tuple[int, int, int]] | None:
-    tab = m.table()
-    if m.lay.sparse_a:
-        items = list(tab.items())
-        by_row: dict[tuple[int, Any], list[tuple[tuple[int, int, int], tuple[Any, ...]]]] = {}
-        for p, out in items:
-            if None in out:
-                continue
-            by_row.setdefault((p[0], out[0]), []).append((p, out))
-        best = None
-        for _k, lst in by_row.items():
-            for x in range(len(lst)):
-                for y in range(x):
-                    (pb, b), (pa, a) = lst[x], lst[y]
-                    if _collide(m, a, b, pa, pb):
-                        cand = (pa, pb)
-                        if best is None or cand[1] < best[1]:
-                            best = cand
-        return best
-    seen: dict[tuple[Any, ...], tuple[int, int, int]] = {}
-    for p, out in tab.items():
-        if None in out:
-            continue
-        key = (p[0], m.group_of(p[1]), *out)
-        if key in seen:
-            return seen[key], p
-        seen[key] = p
-    return None
-
-
-def _culprit(m: _Map, pa: tuple[int, int, int], pb: tuple[int, int, int]) -> tuple[str, int]:
-    """The formula and case to blame for a collision: the second point's first formula."""
+def _culprit(m: _Map, pa: int, pb: int) -> tuple[str, int]:
+    """The formula and case to blame for a collision: the first formula whose case differs
+    between the two points, else (one case maps both) the last formula."""
     for k, name in enumerate(m.names):
-        hits = m.matches(k, *pb)
-        if hits and len(m.formulas[k].cases) > 1:
-            return name, hits[0]
-    return m.names[-1], 0
+        ha, hb = m.matches(k, pa), m.matches(k, pb)
+        if ha and hb and ha[0] != hb[0]:
+            return name, hb[0]
+    k = len(m.names) - 1
+    hb = m.matches(k, pb)
+    return m.names[k], hb[0] if hb else 0
 
 
-def _cells(m: _Map) -> int:
-    ranges = _ranges(m)
-    total = 1
-    for lo, hi in ranges[:2] if not m.lay.sparse_a else ranges[:1]:
-        total *= hi - lo
-    if m.lay.operand == "metadata":
-        total = ranges[0][1] * ranges[1][1] * ranges[2][1]
-    return total
+def _chunks_core(m: _Map, spec: _ChunkSpec, zs: str, model: Any, sym: _Sym, opts: Options,
+                 method: str) -> _Core:
+    if zs == "refuted":
+        p = m.index(*sym.point(model))
+        if p is None or _w_chunks_at(m, spec, p) is None:
+            raise InternalError("sparse-chunks: the Z3 witness does not replay")
+    witness = _w_chunks(m, spec.width, spec.chunk, spec.nonzeros) \
+        if opts.cross_check or zs == "refuted" else None
+    if opts.cross_check:
+        _agree("sparse-chunks", zs, "refuted" if witness is not None else "proved")
+    if zs != "refuted":
+        return _Core(zs, "" if zs == "proved" else "Z3 gave up on the chunks", method=method)
+    assert witness is not None
+    p, why = witness
+    out = m.values(p)
+    s_, t_, i_ = m.point(p)
+    return _Core("refuted", f"lane {t_}, {_elem(m, i_)}: {why}",
+                 {**_pt(m, s_, t_, i_), "row": out[0], "firstcol": out[1], "lastcol": out[2]},
+                 ("firstcol", 0), method)
+
+
+def _w_chunks_at(m: _Map, spec: _ChunkSpec, p: int) -> str | None:
+    out = m.values(p)
+    if None in out:
+        return None
+    r, a, b = out
+    if b - a + 1 != spec.width or a % spec.chunk:
+        return "width or alignment"
+    s, t, _i = m.point(p)
+    same = sum(1 for q in range(len(m)) if m.point(q)[:2] == (s, t) and m.values(q) == out)
+    return None if same == spec.nonzeros else "count"
+
+
+def _chunk_spec(lay: Layout) -> tuple[_ChunkSpec | None, _Core | None]:
+    """What the table says of the sparse chunks, or why sparse-chunks does not apply."""
+    frag = lay.table.fragment if lay.table else None
+    sparsity = lay.sparsity
+    if frag is None or frag.per_register is None or frag.out_of is None:
+        return None, _Core("not-applicable", "the table states no 'N non-zero out of M "
+                           "consecutive'", method="table")
+    nz, width = frag.per_register.value, frag.out_of.value
+    if sparsity is not None and nz * sparsity.chunk != width * sparsity.nonzeros:
+        return None, _Core(
+            "refuted", f"the table says {nz} non-zero out of {width}, but "
+            f"{'/'.join(lay.types)} is {sparsity.nonzeros}:{sparsity.chunk} sparse",
+            {"stated": [nz, width], "pattern": [sparsity.nonzeros, sparsity.chunk]}, None,
+            "table")
+    return _ChunkSpec(width, sparsity.chunk if sparsity else width, nz), None
 
 
 def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
-                chunks: _Core | None = None) -> _Core:
+                chunks: _Core | None, spec: _ChunkSpec | None, cases_ok: bool) -> _Core:
+    """Every cell held.  Counting where it applies, else a Z3-confirmed hole, else Z3.
+
+    The counting argument needs every point of the domain to have a value: ``cases_ok``
+    (every formula's cases exhaustive, as Z3 proved), besides injectivity and range.
+    """
     lay = m.lay
-    tab = m.table()
-    groups = lay.groups[1] if lay.groups else 1
-    per_sel = len(tab) // max(1, len(m.selectors))
-    target = _cells(m)
-
-    def uncovered() -> tuple[int, tuple[int, ...]] | None:
-        for s in m.selectors:
-            if lay.sparse_a:
-                covered = [[False] * lay.tile[1] for _ in range(lay.tile[0])]
-                for (ps, _t, _i), out in tab.items():
-                    if ps != s or None in out:
-                        continue
-                    r, fc, lc = out
-                    if 0 <= r < lay.tile[0]:
-                        for c in range(max(0, fc), min(lay.tile[1], lc + 1)):
-                            covered[r][c] = True
-                for r in range(lay.tile[0]):
-                    for c in range(lay.tile[1]):
-                        if not covered[r][c]:
-                            return s, (r, c)
-                continue
-            for g in range(groups):
-                have = {out for (ps, pt, _i), out in tab.items()
-                        if ps == s and m.group_of(pt) == g and None not in out}
-                for cell in _all_cells(_ranges(m)):
-                    if cell not in have:
-                        return s, cell
-        return None
-
-    hole = uncovered() if opts.cross_check else None
-    # counting argument
+    ngroups = lay.groups[1] if lay.groups else 1
+    hole = _w_hole(m) if opts.cross_check else None
+    per_sel = len(m) // max(1, len(m.selectors))
+    ranges = _ranges(m)
+    cells = 1
+    for _lo, hi in ranges if not lay.sparse_a else ranges[:1]:
+        cells *= hi
     if lay.sparse_a:
-        need = lay.tile[0] * lay.tile[1]
-        width = _const_width(m)
-        nz = lay.table.fragment.per_register.value if (
-            lay.table and lay.table.fragment and lay.table.fragment.per_register) else None
-        counted = (inj.status == "proved" and rng.status == "proved" and chunks is not None
-                   and chunks.status == "proved" and width is not None and nz)
-        if counted and width and nz and (len(tab) // nz) * width == need:
+        counted = (cases_ok and inj.status == "proved" and rng.status == "proved"
+                   and chunks is not None
+                   and chunks.status == "proved" and spec is not None
+                   and (len(m) // spec.nonzeros) * spec.width == lay.tile[0] * lay.tile[1])
+        if counted:
             if hole is not None:
-                raise InternalError(f"surjective: counting proves coverage, enumeration "
-                                    f"finds {hole}")
+                raise InternalError(f"surjective: counting proves coverage, enumeration finds "
+                                    f"{hole[2]} uncovered")
             return _Core("proved", method="counting (disjoint chunks x width = tile)")
-    elif inj.status == "proved" and rng.status == "proved" and per_sel == target * groups:
+    elif cases_ok and inj.status == "proved" and rng.status == "proved" and \
+            per_sel == cells * ngroups:
         if hole is not None:
             raise InternalError(f"surjective: counting proves coverage, enumeration finds "
-                                f"{hole}")
+                                f"{hole[2]} uncovered")
         return _Core("proved", method="counting (injective, |domain| = |tile|)")
     if hole is None and not opts.cross_check:
-        hole = uncovered()
+        hole = _w_hole(m)
+    sym = _Sym(m)
     if hole is not None:
-        # confirm with Z3: no point of the domain maps to the hole
-        s_, cell = hole
-        q = _Query(m, [*cell, *[hi for _lo, hi in _ranges(m)]])
-        ps, t, i, enc = q.point("")
-        vals, defined = q.values(enc)
+        s_, g, cell = hole
+        v = sym.vals
         if lay.sparse_a:
-            hit = z3.And(vals[0] == enc.val(cell[0]), vals[1] <= enc.val(cell[1]),
-                         enc.val(cell[1]) <= vals[2])
+            hit = z3.And(v[0] == sym.val(cell[0]), v[1] <= sym.val(cell[1]),
+                         sym.val(cell[1]) <= v[2])
         else:
-            hit = z3.And(*[v == enc.val(c) for v, c in zip(vals, cell)])
-        dom = q.domain(ps, t, i, enc)
-        if m.group is not None:
-            g = 0
-            if groups > 1:
-                # the hole was found for some group: search that group only
-                g = next(gg for gg in range(groups) if cell not in {
-                    out for (pps, pt, _i), out in tab.items()
-                    if pps == s_ and m.group_of(pt) == gg})
-            dom = z3.And(dom, enc.expr(m.group) == enc.val(g))
-        zs, _model = _decide("surjective", z3.And(dom, defined, ps == enc.val(s_), hit), opts)
-        if zs == "refuted":
+            hit = z3.And(*[x == sym.val(c) for x, c in zip(v, cell)])
+        dom = z3.And(sym.dom, sym.defined, sym.s == sym.val(s_))
+        if sym.group is not None:
+            dom = z3.And(dom, sym.group == sym.val(g))
+        r, _model = _check("surjective", z3.And(dom, hit), opts.timeout_ms)
+        if r == "sat":
             raise InternalError(f"surjective: enumeration finds {cell} uncovered, Z3 finds a "
                                 "pre-image")
-        if zs == "unknown":
+        if r == "unknown":
             return _Core("unknown", "Z3 gave up confirming the uncovered cell")
         names = ("row", "col") if lay.sparse_a else m.names
         where = ", ".join(f"{n} {v}" for n, v in zip(names, cell))
-        sel = f"selector {s_}: " if lay.operand == "metadata" else ""
-        return _Core("refuted", f"{sel}no (lane, element) holds {where}",
-                     {"cell": dict(zip(names, cell)), **({"selector": s_}
-                                                         if lay.operand == "metadata" else {})},
+        prefix = f"selector {s_}: " if lay.operand == "metadata" else \
+            (f"{lay.groups[0]} {g}: " if lay.groups else "")
+        cex: dict[str, Any] = {"cell": dict(zip(names, cell))}
+        if lay.operand == "metadata":
+            cex["selector"] = s_
+        return _Core("refuted", f"{prefix}no (lane, element) holds {where}", cex,
                      (m.names[-1], 0))
-    # the general case: a quantified query
-    q = _Query(m, [hi for _lo, hi in _ranges(m)])
-    ps, t, i, enc = q.point("")
-    cell_vars = [z3.BitVec(f"cell{k}", q.w) for k in range(len(_ranges(m)))]
-    vals, defined = q.values(enc)
-    in_tile = z3.And(*[z3.And(cv >= enc.val(lo), cv < enc.val(hi))
-                       for cv, (lo, hi) in zip(cell_vars, _ranges(m))])
+    # neither counting nor a hole: the quantified statement, for Z3 to decide
+    cell_vars = [z3.BitVec(f"cell{k}", sym.w) for k in range(len(ranges))]
+    v = sym.vals
     if lay.sparse_a:
         cv = cell_vars[:2]
-        hit = z3.And(vals[0] == cv[0], vals[1] <= cv[1], cv[1] <= vals[2])
-        in_tile = z3.And(cv[0] >= 0, cv[0] < enc.val(lay.tile[0]), cv[1] >= 0,
-                         cv[1] < enc.val(lay.tile[1]))
+        hit = z3.And(v[0] == cv[0], v[1] <= cv[1], cv[1] <= v[2])
+        in_tile = z3.And(cv[0] >= 0, cv[0] < sym.val(lay.tile[0]), cv[1] >= 0,
+                         cv[1] < sym.val(lay.tile[1]))
     else:
-        hit = z3.And(*[v == c for v, c in zip(vals, cell_vars)])
-    sv = z3.BitVec("sq", q.w)
-    body = z3.ForAll([t, i], z3.Implies(z3.And(q.domain(sv, t, i, enc), defined,
-                                                 ps == sv), z3.Not(hit)))
-    zs, model = _decide("surjective", z3.And(z3.Or(*[sv == enc.val(v) for v in m.selectors]),
-                                              in_tile, body), opts, quantified=True)
-    if zs == "unknown":
-        return _Core("unknown", f"Z3 gave up ({model}) on surjectivity")
-    if zs == "refuted":
+        hit = z3.And(*[x == c for x, c in zip(v, cell_vars)])
+        in_tile = z3.And(*[z3.And(c >= sym.val(lo), c < sym.val(hi))
+                           for c, (lo, hi) in zip(cell_vars, ranges)])
+    sq = z3.BitVec("sq", sym.w)
+    gq = z3.BitVec("gq", sym.w)
+    scope = [sym.dom, sym.defined, sym.s == sq]
+    if sym.group is not None:
+        scope.append(sym.group == gq)
+    body = z3.ForAll([sym.s, sym.t, sym.i], z3.Implies(z3.And(*scope), z3.Not(hit)))
+    sel_ok = z3.Or(*[sq == sym.val(x) for x in m.selectors])
+    g_ok = z3.And(gq >= 0, gq < sym.val(ngroups))
+    r, model = _check("surjective", z3.And(sel_ok, g_ok, in_tile, body), opts.timeout_ms,
+                      quantified=True)
+    if r == "unknown":
+        return _Core("unknown", "Z3 gave up on surjectivity")
+    if r == "sat":
         raise InternalError("surjective: Z3 finds an uncovered cell that enumeration covers")
     return _Core("proved", method="z3 (quantified) + enumeration")
 
 
-def _all_cells(ranges: Sequence[tuple[int, int]]) -> Iterator[tuple[int, ...]]:
-    if not ranges:
-        yield ()
-        return
-    lo, hi = ranges[0]
-    for v in range(lo, hi):
-        for rest in _all_cells(ranges[1:]):
-            yield (v, *rest)
-
-
-def _const_width(m: _Map) -> int | None:
-    widths = {out[2] - out[1] + 1 for out in m.table().values() if None not in out}
-    return widths.pop() if len(widths) == 1 else None
-
-
-# ---- sparse A ----------------------------------------------------------------------------------------
-
-
-def _sparse_chunks(m: _Map, opts: Options) -> _Core:
-    lay = m.lay
-    frag = lay.table.fragment if lay.table else None
-    sparsity = lay.sparsity
-    if frag is None or frag.per_register is None or frag.out_of is None:
-        return _Core("not-applicable", "the table states no 'N non-zero out of M consecutive'",
-                     method="table")
-    nz, width = frag.per_register.value, frag.out_of.value
-    if sparsity is not None and nz * sparsity.chunk != width * sparsity.nonzeros:
-        return _Core("refuted", f"the table says {nz} non-zero out of {width}, but "
-                     f"{'/'.join(lay.types)} is {sparsity.nonzeros}:{sparsity.chunk} sparse",
-                     {"stated": [nz, width], "pattern": [sparsity.nonzeros, sparsity.chunk]},
-                     None, "table")
-    chunk = sparsity.chunk if sparsity else width
-    q = _Query(m, [width, chunk, m.n + 1])
-    s, t, i, enc = q.point("")
-    vals, defined = q.values(enc)
-    row, fc, lc = vals
-    wrong_width = lc - fc + enc.val(1) != enc.val(width)
-    misaligned = fc % enc.val(chunk) != enc.val(0)
-    # how many of the lane's elements share this element's (row, range)
-    others = []
-    for j in range(m.n):
-        ej = _Enc(q.w, s, t, enc.val(j))
-        qq = _Query.__new__(_Query)
-        qq.m, qq.w = m, q.w
-        vj, dj = qq.values(ej)
-        others.append(z3.If(z3.And(dj, vj[0] == row, vj[1] == fc, vj[2] == lc),
-                            enc.val(1), enc.val(0)))
-    count = z3.Sum(*others)
-    bad = z3.Or(wrong_width, misaligned, count != enc.val(nz))
-    zs, model = _decide("sparse-chunks", z3.And(q.domain(s, t, i, enc), defined, bad), opts)
-    tab = m.table()
-
-    def fault(p: tuple[int, int, int]) -> str | None:
-        out = tab[p]
-        if None in out:
-            return None
-        r, a, b = out
-        if b - a + 1 != width:
-            return f"cols {a}..{b} are {b - a + 1} wide, the table says {width} consecutive"
-        if a % chunk:
-            return f"cols {a}..{b} start inside a {chunk}-wide chunk"
-        same = sum(1 for j in range(m.n) if tab.get((p[0], p[1], j)) == out)
-        if same != nz:
-            return f"lane {p[1]} holds {same} non-zeros of row {r}, cols {a}..{b}; the table " \
-                   f"says {nz}"
-        return None
-
-    if zs == "refuted":
-        p = (_int(model, s, q.w), _int(model, t, q.w), _int(model, i, q.w))
-        if fault(p) is None:
-            raise InternalError(f"sparse-chunks: the Z3 witness {p} does not replay")
-    witness = None
-    if opts.cross_check or zs == "refuted":
-        witness = next((p for p in tab if fault(p) is not None), None)
-        if opts.cross_check:
-            _agree("sparse-chunks", zs, "refuted" if witness else "proved")
-    if zs != "refuted":
-        return _Core(zs, "" if zs == "proved" else f"Z3 gave up ({model})")
-    assert witness is not None
-    out = tab[witness]
-    return _Core("refuted", f"lane {witness[1]}, {_elem(m, witness[2])}: {fault(witness)}",
-                 {**_pt(m, *witness), "row": out[0], "firstcol": out[1], "lastcol": out[2]},
-                 ("firstcol", 0))
-
-
-# ---- table obligations -------------------------------------------------------------------------------
+# ---- table obligations ---------------------------------------------------------------------------
 
 
 def _register_budget(lay: Layout) -> _Core:
@@ -856,10 +994,10 @@ def _register_budget(lay: Layout) -> _Core:
     n = lay.elements
     regs = fr.registers.value
     faults = []
-    width = REGISTER_BITS.get(fr.register_kind)
-    if width is None:
+    known = REGISTER_BITS.get(fr.register_kind)
+    if known is None:
         faults.append(f"'.{fr.register_kind}' is not a register kind a fragment can use")
-        width = 32
+    width = known or 32
     if fr.per_register is not None:
         per = fr.per_register.value
         total = regs * per
@@ -1092,7 +1230,7 @@ def _reference(lay: Layout, by_id: dict[str, Layout]) -> _Core:
     return _Core("proved", f"resolved to {lay.reference_of}", method="table")
 
 
-# ---- metadata --------------------------------------------------------------------------------------
+# ---- metadata ------------------------------------------------------------------------------------
 
 
 def _metadata(m: _Map, opts: Options, inj: _Core, sur: _Core) -> tuple[_Core, _Core]:
@@ -1104,29 +1242,33 @@ def _metadata(m: _Map, opts: Options, inj: _Core, sur: _Core) -> tuple[_Core, _C
     faults = []
     if md.desc is not None and sparsity is not None:
         d = md.desc
-        chunk_units = sparsity.units_per_chunk
-        need_bits = max(1, (chunk_units - 1).bit_length())
-        hw_bits = d.field_bits * d.fields_per_group // max(1, sparsity.slots) \
-            if d.field_bits * d.fields_per_group > sparsity.index_bits * sparsity.slots \
-            else d.field_bits
+        units = sparsity.units_per_chunk
+        need = max(1, (units - 1).bit_length())  # bits of one index into a chunk
         if d.chunk != sparsity.chunk:
             faults.append(f"the sentence speaks of {d.chunk}-wide chunks; "
                           f"{'/'.join(lay.types)} is {sparsity.nonzeros}:{sparsity.chunk} sparse")
-        if hw_bits != need_bits and d.field_bits != need_bits * sparsity.slots:
-            faults.append(f"{d.field_bits}-bit fields cannot index a {chunk_units}-unit chunk "
-                          f"({need_bits} bits per index)")
-        stated_nz = d.indices_per_group * (1 if d.fields_per_group == 1 else 1)
-        per_chunk = sparsity.nonzeros
-        if d.fields_per_group == 2 and d.indices_per_group != per_chunk:
-            faults.append(f"a pair of fields is said to index {d.indices_per_group} non-zeros; "
-                          f"a chunk holds {per_chunk}")
-        _ = stated_nz
-        if d.fields * d.field_bits != lay.metadata_fields * sparsity.index_bits:
-            faults.append("the field count does not match the layout's fields")
-    # contributing lanes must sit in the quad of the lanes holding the values
-    quad_fault = _quad_check(m)
-    if quad_fault:
-        faults.append(quad_fault)
+        if need != sparsity.index_bits:
+            faults.append(f"a {units}-unit chunk needs {need}-bit indices, not "
+                          f"{sparsity.index_bits}")
+        if d.field_bits % sparsity.index_bits or \
+                d.field_bits // sparsity.index_bits not in (1, sparsity.slots):
+            faults.append(f"{d.field_bits}-bit fields cannot hold whole {need}-bit indices of a "
+                          f"{units}-unit chunk")
+        else:
+            per_field = d.field_bits // sparsity.index_bits
+            stated = d.indices_per_group
+            implied = d.fields_per_group * per_field * sparsity.unit_elements
+            if stated == 0 and d.fields_per_group * per_field != sparsity.slots:
+                faults.append(f"{d.fields_per_group} field{'s' if d.fields_per_group > 1 else ''}"
+                              f" of {d.field_bits} bits per chunk hold "
+                              f"{d.fields_per_group * per_field} indices; a "
+                              f"{sparsity.nonzeros}:{sparsity.chunk} chunk needs "
+                              f"{sparsity.slots}")
+            elif stated and stated != implied:
+                faults.append(f"{d.fields_per_group} field{'s' if d.fields_per_group > 1 else ''}"
+                              f" of {d.field_bits} bits index {implied:g} non-zero element"
+                              f"{'s' if implied != 1 else ''} of a {d.chunk}-wide chunk, not "
+                              f"{stated}")
     cover_ok = inj.status == "proved" and sur.status == "proved"
     if inj.status == "refuted":
         cov = _Core("refuted", inj.message, inj.cex, inj.where)
@@ -1169,12 +1311,7 @@ def _fmt_range(vals: tuple[int, ...]) -> str:
     return f"{vals[0]}..{vals[-1]}"
 
 
-def _quad_check(m: _Map) -> str | None:
-    """Each metadata field's (row, chunk) must be held, in A, by a lane of the same quad."""
-    return None  # decided in prove_layout where the A layout of the section is known
-
-
-# ---- per layout ------------------------------------------------------------------------------------------
+# ---- per layout ----------------------------------------------------------------------------------
 
 
 def _verdict(name: str, core: _Core, lay: Layout) -> Verdict:
@@ -1201,7 +1338,15 @@ def _verdict(name: str, core: _Core, lay: Layout) -> Verdict:
     return Verdict(name, core.status, core.message, core.cex, span, "error", core.method)
 
 
-_CACHE: dict[tuple[Any, ...], _Core] = {}
+_CACHE: dict[tuple[Any, ...], Any] = {}
+
+
+def _cached_many(key: tuple[Any, ...], fn: Callable[[], dict[str, _Core]]) -> dict[str, _Core]:
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = fn()
+        _CACHE[key] = hit
+    return hit  # type: ignore[no-any-return]
 
 
 def _cached(key: tuple[Any, ...], fn: Callable[[], _Core]) -> _Core:
@@ -1232,21 +1377,23 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         for n in formula_names:
             verdicts[n] = na(n, "not-applicable", why)
     else:
-        cores = [_cached((*key, "cases", k), lambda k=k: _cases(m, k, opts))
-                 for k in range(len(m.names))]
-        bad = next((c for c in cores if c.status != "proved"), None)
-        verdicts["cases"] = _verdict("cases", bad or cores[0], lay)
-        rng = _cached((*key, "in-range"), lambda: _in_range(m, opts))
+        spec, spec_core = _chunk_spec(lay) if lay.sparse_a else (None, None)
+        cores = _cached_many((*key, "formula", repr(spec)),
+                             lambda: _formula_cores(m, opts, spec))
+        case_cores = [cores[f"cases:{k}"] for k in range(len(m.names))]
+        bad = next((c for c in case_cores if c.status != "proved"), None)
+        verdicts["cases"] = _verdict("cases", bad or case_cores[0], lay)
+        rng, inj = cores["in-range"], cores["injective"]
         verdicts["in-range"] = _verdict("in-range", rng, lay)
-        inj = _cached((*key, "injective"), lambda: _injective(m, opts))
         verdicts["injective"] = _verdict("injective", inj, lay)
         chunks = None
         if lay.sparse_a:
-            chunks = _cached((*key, "sparse-chunks", _table_key(lay)),
-                             lambda: _sparse_chunks(m, opts))
+            chunks = cores.get("sparse-chunks", spec_core)
+            assert chunks is not None
             verdicts["sparse-chunks"] = _verdict("sparse-chunks", chunks, lay)
-        sur = _cached((*key, "surjective", _table_key(lay)),
-                      lambda: _surjective(m, opts, inj, rng, chunks))
+        cases_ok = all(c.status == "proved" for c in case_cores)
+        sur = _cached((*key, "surjective", repr(spec)),
+                      lambda: _surjective(m, opts, inj, rng, chunks, spec, cases_ok))
         verdicts["surjective"] = _verdict("surjective", sur, lay)
         if lay.operand == "metadata":
             cov, sel = _metadata(m, opts, inj, sur)
@@ -1257,7 +1404,6 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             verdicts["metadata-coverage"] = _verdict("metadata-coverage", cov, lay)
             verdicts["selector-range"] = _verdict("selector-range", sel, lay)
     if lay.operand == "metadata" and m is None:
-        rb = _register_budget(lay)
         verdicts["metadata-coverage"] = na("metadata-coverage", "not-applicable",
                                            "no metadata layout (the spec gives a figure)")
         verdicts["selector-range"] = na("selector-range", "not-applicable",
@@ -1297,14 +1443,6 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
                                     f"{v.name}: {v.message or 'undecided'}", lay.section, None,
                                     lay.id))
     return LayoutResult(lay, ordered, tuple(findings))
-
-
-def _table_key(lay: Layout) -> tuple[Any, ...]:
-    fr = lay.table.fragment if lay.table else None
-    if fr is None:
-        return ()
-    return (fr.per_register.value if fr.per_register else None,
-            fr.out_of.value if fr.out_of else None)
 
 
 def quad_fault(m: _Map, a_layout: Layout) -> tuple[str, Any] | None:

@@ -228,7 +228,7 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
     return "\n".join(out)
 
 
-# ---- SARIF ---------------------------------------------------------------------------------
+# ---- SARIF ---------------------------------------------------------------------------------------
 
 
 def to_sarif(proof: Proof, version: str = "0") -> str:

@@ -15,7 +15,6 @@ For the line ``row = groupID + 8   for ai where i >= 4`` the parser yields::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from .source import SourceText
 
@@ -57,7 +56,7 @@ class Neg:
     pos: int = 0
 
 
-Expr = Union[Num, Name, Special, BinOp, Neg]
+Expr = Num | Name | Special | BinOp | Neg
 
 # ---- conditions ---------------------------------------------------------------------------
 
@@ -87,7 +86,7 @@ class BoolOp:
     pos: int = 0
 
 
-Cond = Union[Compare, InSet, BoolOp]
+Cond = Compare | InSet | BoolOp
 
 
 @dataclass(frozen=True)

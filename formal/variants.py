@@ -1,4 +1,4 @@
-"""The one table of PTX facts: element types, registers, sparsity patterns, and instruction variants.
+"""The one table of PTX facts: types, registers, sparsity patterns, instruction variants.
 
 Every other module asks this table instead of hard-coding a shape or a type: the type-name
 checks, the register-budget obligation, the sparse obligations, PTX generation, the GPU runner

@@ -198,7 +198,8 @@ def test_format_detection() -> None:
 SECTION = """9.7.14.5.9. Matrix Fragments for mma.m16n8k16 with integer type
 Multiplicand A:
 .atype Fragment Elements (low to high)
-.u8 / .s8 A vector expression containing two .b32 registers, with each register containing four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
+.u8 / .s8 A vector expression containing two .b32 registers, with each register containing \
+four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
 groupID = %laneid >> 2
 threadID_in_group = %laneid % 4
 row = groupID for ai where i < 4

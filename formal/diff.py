@@ -1,0 +1,150 @@
+"""Spec revisions: pair the layouts of two documents and say what changed.
+
+``ptxlayout diff OLD NEW`` pairs layouts by (instruction, shape, operand, types) and gives,
+for each pair, one verdict:
+
+    same-text       the formulas are the same (after normalisation)
+    same-map        the text differs but Z3 proves the maps equal (e.g. ``i & 0x3`` became
+                    ``i % 4``); enumeration agrees
+    different-map   a (lane, element) where the two maps differ, with both cells
+    added, removed  a layout only one revision has
+
+Exit status 1 when any map changed.  A toy example: OLD says ``col = lane``, NEW says
+``col = lane ^ 1``; lane 0 maps to column 0 in OLD and column 1 in NEW -- different-map,
+witness (lane 0, element 0).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from .api import load
+from .model import Layout, build
+from .prove import InternalError, Options, _check, _map_of, _Sym, _width
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # same-text | same-map | different-map | added | removed | not-comparable
+    key: str
+    old: str = ""
+    new: str = ""
+    message: str = ""
+    witness: Any = None
+
+
+def _key(lay: Layout) -> tuple[str, str, str, frozenset[str]]:
+    return (lay.instruction, str(lay.shape), lay.operand, frozenset(lay.types))
+
+
+def _label(lay: Layout) -> str:
+    return f"{lay.instruction}.{lay.shape}.{lay.operand}.{'-'.join(sorted(lay.types))}"
+
+
+def pair(old: Sequence[Layout], new: Sequence[Layout]) -> list[tuple[Layout | None,
+                                                                      Layout | None]]:
+    """Exact type sets first, then overlapping ones, then the rest unpaired."""
+    out: list[tuple[Layout | None, Layout | None]] = []
+    left = list(old)
+    right = list(new)
+    for a in list(left):
+        b = next((x for x in right if _key(x) == _key(a)), None)
+        if b is not None:
+            out.append((a, b))
+            left.remove(a)
+            right.remove(b)
+    for a in list(left):
+        b = next((x for x in right if _key(x)[:3] == _key(a)[:3] and _key(x)[3] & _key(a)[3]),
+                 None)
+        if b is not None:
+            out.append((a, b))
+            left.remove(a)
+            right.remove(b)
+    out += [(a, None) for a in left] + [(None, b) for b in right]
+    return out
+
+
+def compare(a: Layout, b: Layout, opts: Options) -> Change:
+    key = _label(b)
+    if a.map_digest() == b.map_digest():
+        return Change("same-text", key, a.id, b.id)
+    ma, mb = _map_of(a), _map_of(b)
+    if ma is None or mb is None:
+        return Change("not-comparable", key, a.id, b.id,
+                      "one of them gives no formulas (figure-only)")
+    if ma.n != mb.n or ma.names != mb.names or ma.selectors != mb.selectors:
+        return Change("different-map", key, a.id, b.id,
+                      f"the domains differ ({ma.n} vs {mb.n} elements per lane)")
+    # Z3: is there a point of the domain where the two maps differ?
+    w = max(_width(ma), _width(mb))
+    sa, sb = _Sym(ma, w), _Sym(mb, w)  # same variable names and width: the same point
+    differ = z3.Or(sa.defined != sb.defined,
+                   z3.Or(*[x != y for x, y in zip(sa.vals, sb.vals)]))
+    r, model = _check("diff", z3.And(sa.dom, sb.dom, differ), opts.timeout_ms)
+    ta, tb = ma.table(), mb.table()
+    enum_diff = next((p for p in ta if ta[p] != tb.get(p)), None)
+    if r == "unsat":
+        if enum_diff is not None:
+            raise InternalError(f"diff {key}: Z3 proves the maps equal, enumeration finds "
+                                f"{enum_diff}")
+        return Change("same-map", key, a.id, b.id, "the formulas differ; the maps are equal")
+    if r == "unknown":
+        return Change("not-comparable", key, a.id, b.id, f"Z3 gave up ({model})")
+    zp = sa.point(model)
+    if ta.get(zp) == tb.get(zp):
+        raise InternalError(f"diff {key}: the Z3 witness {zp} does not replay")
+    p = enum_diff or zp
+    s, t, i = p
+    letter = {"A": "a", "B": "b", "C/D": "c", "metadata": "m"}[b.operand]
+    names = ma.names
+    wa = dict(zip(names, ta[p])) if ta.get(p) else None
+    wb = dict(zip(names, tb[p])) if tb.get(p) else None
+    sel = f"selector {s}, " if b.operand == "metadata" else ""
+    return Change("different-map", key, a.id, b.id,
+                  f"{sel}lane {t}, {letter}{i}: {wa} in OLD, {wb} in NEW",
+                  {"lane": t, "element": f"{letter}{i}", "old": wa, "new": wb,
+                   **({"selector": s} if b.operand == "metadata" else {})})
+
+
+def diff_documents(old: str, new: str, opts: Options | None = None,
+                   max_bytes: int = 16 * 1024 * 1024) -> list[Change]:
+    from . import catalog
+    opts = opts or Options()
+    cat = list(catalog.documents())
+    mo = build(load([old], max_bytes), cat)
+    mn = build(load([new], max_bytes), cat)
+    out = []
+    for a, b in pair(mo.layouts, mn.layouts):
+        if a is None:
+            assert b is not None
+            out.append(Change("added", _label(b), "", b.id))
+        elif b is None:
+            out.append(Change("removed", _label(a), a.id, ""))
+        else:
+            out.append(compare(a, b, opts))
+    return sorted(out, key=lambda c: (c.key, c.kind))
+
+
+def render_diff(changes: Sequence[Change], fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps({"changes": [c.__dict__ for c in changes],
+                           "summary": _summary(changes)}, indent=2) + "\n"
+    lines = []
+    for c in changes:
+        msg = f"  {c.message}" if c.message else ""
+        lines.append(f"{c.kind:<15} {c.key}{msg}")
+    s = _summary(changes)
+    lines.append(", ".join(f"{v} {k}" for k, v in s.items()))
+    return "\n".join(lines) + "\n"
+
+
+def _summary(changes: Sequence[Change]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in changes:
+        out[c.kind] = out.get(c.kind, 0) + 1
+    return dict(sorted(out.items()))

@@ -1,0 +1,149 @@
+"""The proof ledger: what was proven for which document revision, and which findings are known.
+
+``ptxlayout prove --ledger proofs/`` writes ``proofs/ledger.json``::
+
+    {"documents": [{"name": "catalog/dense-integer.md", "sha256": "..."}],
+     "layouts": {"catalog:mma.m16n8k16.A.u8-s8":
+                    {"formula": "3f0c...", "map": "91ab...",
+                     "obligations": {"cases": "proved", "injective": "proved", ...}}},
+     "findings": [{"kind", "document", "line", "column", "layout", "message"}]}
+
+``proofs/accepted.json`` (edited by hand) lists the findings a project accepts -- typically a
+known erratum of the spec -- each with a one-line reason::
+
+    [{"kind": "element-list", "layout": "mma.m16n8k16.CD.f16", "reason": "erratum 1234: ..."}]
+
+``ptxlayout prove --check-ledger proofs/`` recomputes everything and exits 1 when anything
+drifted: a layout added or removed, a formula or map that changed, an obligation whose status
+changed, a new finding, a finding that disappeared -- or an error finding nobody accepted.
+That makes the ledger the "proof run in CI" a project copies into its pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .model import Model
+from .prove import Proof
+from .source import Finding
+
+LEDGER = "ledger.json"
+ACCEPTED = "accepted.json"
+
+
+def _finding_key(f: Finding) -> dict[str, Any]:
+    return {"kind": f.kind, "severity": f.severity, "document": f.span.document,
+            "line": f.span.line, "column": f.span.column,
+            "layout": f.layout.split(":", 1)[-1] if f.layout else "", "message": f.message}
+
+
+def snapshot(model: Model, proof: Proof) -> dict[str, Any]:
+    from .export import map_hash
+    docs = sorted({(d.name, d.digest) for d in model.documents})
+    layouts: dict[str, Any] = {}
+    for r in proof.results:
+        lay = r.layout
+        layouts[lay.id] = {
+            "formula": lay.map_digest(),
+            "map": map_hash(lay) if lay.formulas else None,
+            "source": lay.source,
+            "obligations": {v.name: v.status for v in r.verdicts},
+        }
+    findings = sorted((_finding_key(f) for f in proof.findings),
+                      key=lambda d: (d["document"], d["line"], d["column"], d["kind"],
+                                     d["message"]))
+    return {"documents": [{"name": n, "sha256": h} for n, h in docs],
+            "layouts": dict(sorted(layouts.items())), "findings": findings}
+
+
+def write_ledger(directory: str | Path, model: Model, proof: Proof,
+                 docs: Sequence[str] = ()) -> Path:
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / LEDGER
+    path.write_text(json.dumps(snapshot(model, proof), indent=1, sort_keys=True) + "\n",
+                    encoding="utf-8")
+    acc = d / ACCEPTED
+    if not acc.exists():
+        acc.write_text("[]\n", encoding="utf-8")
+    return path
+
+
+def load_accepted(directory: str | Path) -> list[dict[str, Any]]:
+    p = Path(directory) / ACCEPTED
+    if not p.exists():
+        return []
+    data = json.loads(p.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{p}: expected a JSON list of accepted findings")
+    for k, entry in enumerate(data):
+        if not isinstance(entry, dict) or not entry.get("reason"):
+            raise ValueError(f"{p}: entry {k} needs a 'reason'")
+    return data
+
+
+def accepts(entry: dict[str, Any], f: dict[str, Any]) -> bool:
+    """Does an accepted entry match a finding?  Every key it names must agree."""
+    for key in ("kind", "layout", "document", "line", "column", "message"):
+        if key in entry:
+            want = entry[key]
+            got = f.get(key)
+            if key == "message":
+                if str(want) not in str(got):
+                    return False
+            elif want != got:
+                return False
+    return True
+
+
+def check_ledger(directory: str | Path, model: Model, proof: Proof,
+                 docs: Sequence[str] = ()) -> list[str]:
+    """Every way the current proof differs from the ledger, one line each (empty: no drift)."""
+    d = Path(directory)
+    path = d / LEDGER
+    if not path.exists():
+        return [f"{path}: no ledger (write one with --ledger {directory})"]
+    old = json.loads(path.read_text(encoding="utf-8"))
+    new = snapshot(model, proof)
+    out: list[str] = []
+    old_l, new_l = old.get("layouts", {}), new["layouts"]
+    for lid in sorted(set(old_l) - set(new_l)):
+        out.append(f"drift: layout {lid} is gone")
+    for lid in sorted(set(new_l) - set(old_l)):
+        out.append(f"drift: layout {lid} is new")
+    for lid in sorted(set(old_l) & set(new_l)):
+        a, b = old_l[lid], new_l[lid]
+        if a.get("formula") != b["formula"]:
+            same_map = a.get("map") == b["map"]
+            out.append(f"drift: {lid}: the formulas changed"
+                       + (" (the map is the same)" if same_map else " and so did the map"))
+        elif a.get("map") != b["map"]:
+            out.append(f"drift: {lid}: the map changed")
+        for name, status in sorted(b["obligations"].items()):
+            was = a.get("obligations", {}).get(name)
+            if was != status:
+                out.append(f"drift: {lid}: {name} was {was}, is {status}")
+    def key(f: dict[str, Any]) -> tuple[Any, ...]:
+        return (f["kind"], f["document"], f["line"], f["column"], f["layout"], f["message"])
+    old_f = {key(f) for f in old.get("findings", [])}
+    new_f = {key(f): f for f in new["findings"]}
+    for k in sorted(set(new_f) - old_f):
+        f = new_f[k]
+        out.append(f"drift: new finding {f['document']}:{f['line']}:{f['column']}: "
+                   f"{f['kind']}: {f['message']}")
+    for k in sorted(old_f - set(new_f)):
+        out.append(f"drift: finding gone {k[1]}:{k[2]}:{k[3]}: {k[0]}: {k[5]}")
+    accepted = load_accepted(d)
+    for f in new["findings"]:
+        if f["severity"] != "error":
+            continue
+        if not any(accepts(e, f) for e in accepted):
+            out.append(f"unaccepted: {f['document']}:{f['line']}:{f['column']}: {f['kind']}: "
+                       f"{f['message']} (accept it in {d / ACCEPTED} with a reason, or fix it)")
+    for idx, e in enumerate(accepted):
+        if not any(accepts(e, f) for f in new["findings"]):
+            out.append(f"drift: accepted entry {idx} ({e.get('reason')}) matches no finding")
+    return out

@@ -1,0 +1,301 @@
+"""Issue 'Prove every layout': the seed report, counterexamples, report formats, ledger, diff."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from formal.api import analyze
+from formal.cli import main
+from formal.prove import Options
+
+EXPECTED_ERRORS = {
+    # (seed, line, kind): what a careful reader finds in the five seeds
+    ("000", 55, "element-list"),     # .f16 accumulators listed as c0, c1, c1, c2
+    ("003", 29, "type-names"),       # ".f16/.b16 formats": .b16 where .bf16 is meant
+    ("003", 56, "type-names"),       # .atype header over Multiplicand B (sparse m16n8k32)
+    ("003", 61, "element-list"),     # b0..b3 for four .b32 registers of two .f16 each
+    ("003", 65, "type-names"),       # ".f16/.b16" again
+    ("003", 92, "type-names"),       # .atype header over Multiplicand B (sparse tf32)
+    ("003", 96, "register-budget"),  # four .b32 registers each of four .tf32 elements
+    ("004", 51, "type-names"),       # .atype header over Multiplicand B (sparse m16n8k128)
+}
+EXPECTED_WARNINGS = {
+    ("000", 33, "punctuation"),      # b0, b1. b2. b3
+    ("000", 105, "punctuation"),     # a0, a1, .., a14, a15
+    ("001", 42, "punctuation"),      # the same '..' in the Markdown rendering
+    ("002", 14, "punctuation"),      # a0, a1, ... a30, a31 (no comma after the ellipsis)
+    ("000", 11, "type-names"),       # 'integer type' section with an .e4m3 row
+    ("003", 164, "type-names"),      # the title omits .e3m2/.e2m3/.e2m1
+    ("004", 16, "type-names"),       # .e2m1 in an 'integer type' section
+}
+
+
+@pytest.fixture(scope="module")
+def seed_report(seeds: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("r") / "r.json"
+    code = main(["prove", *[str(seeds[k]) for k in sorted(seeds)], "--format", "json",
+                 "-o", str(out)])
+    assert code == 1
+    return json.loads(out.read_text())
+
+
+def _where(f: dict) -> tuple[str, int, str]:
+    return (Path(f["document"]).name[:3], f["line"], f["kind"])
+
+
+def test_every_seed_error_and_nothing_else(seed_report: dict) -> None:
+    errors = {_where(f) for f in seed_report["findings"] if f["severity"] == "error"}
+    assert errors == EXPECTED_ERRORS
+
+
+def test_seed_warnings(seed_report: dict) -> None:
+    warnings = {_where(f) for f in seed_report["findings"] if f["severity"] == "warning"}
+    assert EXPECTED_WARNINGS <= warnings
+
+
+def test_every_correct_formula_is_proved(seed_report: dict) -> None:
+    """No false alarm: every formula obligation of every seed layout with formulas is proved."""
+    formula_obligations = ("cases", "in-range", "injective", "surjective", "sparse-chunks",
+                           "metadata-coverage", "selector-range")
+    for lay in seed_report["layouts"]:
+        for ob in lay["obligations"]:
+            if ob["name"] in formula_obligations:
+                assert ob["status"] in ("proved", "not-applicable"), (lay["id"], ob)
+
+
+def test_json_contract(seed_report: dict) -> None:
+    lay = seed_report["layouts"][0]
+    for key in ("id", "section", "title", "document", "line", "instruction", "shape",
+                "operand", "types", "tile", "elements_per_thread", "source", "obligations"):
+        assert key in lay
+    assert {o["name"] for o in lay["obligations"]} == {
+        "cases", "in-range", "injective", "surjective", "register-budget", "element-list",
+        "reference", "type-names", "sparse-chunks", "metadata-coverage", "selector-range",
+        "hardware"}
+    statuses = {o["status"] for la in seed_report["layouts"] for o in la["obligations"]}
+    assert statuses <= {"proved", "refuted", "unknown", "error", "not-applicable"}
+    assert {la["operand"] for la in seed_report["layouts"]} == {"A", "B", "C/D", "metadata"}
+    assert {la["source"] for la in seed_report["layouts"]} == {"text", "reference", "catalog"}
+    f = seed_report["findings"][0]
+    for key in ("severity", "kind", "document", "line", "column", "section", "message",
+                "counterexample"):
+        assert key in f
+    s = seed_report["summary"]
+    assert s["errors"] == len(EXPECTED_ERRORS)
+
+
+def test_counterexample_of_the_duplicate_element(seed_report: dict) -> None:
+    f = next(f for f in seed_report["findings"] if _where(f) == ("000", 55, "element-list"))
+    assert f["counterexample"] == {"listed": ["c0", "c1", "c1", "c2"], "expected": 4}
+    assert f["column"] == 141  # the second c1
+    assert "repeats c1 and lacks c3" in f["message"]
+
+
+def test_register_budget_counterexample(seed_report: dict) -> None:
+    f = next(f for f in seed_report["findings"] if _where(f) == ("003", 96, "register-budget"))
+    assert f["counterexample"]["registers"] == 4
+    assert f["counterexample"]["per_register"] == 4
+    assert f["counterexample"]["elements_needed"] == 4
+    assert "128 bits" in f["message"]
+
+
+def test_b16_points_at_the_type(seeds: dict[str, Path], seed_report: dict) -> None:
+    f = next(f for f in seed_report["findings"] if _where(f) == ("003", 29, "type-names"))
+    line = seeds["003"].read_text(encoding="utf-8").split("\n")[28]
+    assert line[f["column"] - 1:].startswith(".b16")
+    assert "did you mean '.bf16'" in f["message"]
+
+
+# ---- formula counterexamples -------------------------------------------------------------------
+
+SECTION = """9.1.1. Matrix Fragments for mma.m16n8k16 with integer type
+Multiplicand A:
+.atype Fragment Elements (low to high)
+.u8 / .s8 A vector expression containing two .b32 registers, with each register containing \
+four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
+groupID = %laneid >> 2
+threadID_in_group = %laneid % 4
+row = groupID for ai where i < 4
+      groupID + 8 for ai where i >= 4
+col = (threadID_in_group * 4) + (i & 0x3) for ai where i = {0,..,7}
+"""
+
+
+def prove_text(tmp_path: Path, text: str) -> dict:
+    p = tmp_path / "doc.txt"
+    p.write_text(text, encoding="utf-8")
+    out = tmp_path / "out.json"
+    main(["prove", str(p), "--format", "json", "-o", str(out), "--no-catalog"])
+    return json.loads(out.read_text())
+
+
+def obligation(report: dict, name: str) -> dict:
+    return next(o for o in report["layouts"][0]["obligations"] if o["name"] == name)
+
+
+def test_collision_counterexample(tmp_path: Path) -> None:
+    rep = prove_text(tmp_path, SECTION.replace("(i & 0x3)", "(i & 0x1)"))
+    inj = obligation(rep, "injective")
+    assert inj["status"] == "refuted"
+    # lane 0: a0 -> (0, 0) and a2 -> (0, 0 & 1 = 0): the smallest collision
+    assert inj["counterexample"] == {"first": {"lane": 0, "element": "a0"},
+                                     "second": {"lane": 0, "element": "a2"},
+                                     "cell": {"row": 0, "col": 0}}
+    sur = obligation(rep, "surjective")
+    assert sur["status"] == "refuted"
+    assert sur["counterexample"] == {"cell": {"row": 0, "col": 2}}
+    f = next(f for f in rep["findings"] if f["kind"] == "injective")
+    assert f["line"] == 9
+
+
+def test_out_of_range_counterexample(tmp_path: Path) -> None:
+    rep = prove_text(tmp_path, SECTION.replace("groupID + 8 for", "groupID + 9 for"))
+    rng = obligation(rep, "in-range")
+    assert rng["status"] == "refuted"
+    assert rng["counterexample"] == {"lane": 28, "element": "a4", "row": 16, "col": 0}
+    f = next(f for f in rep["findings"] if f["kind"] == "in-range")
+    assert f["line"] == 8
+
+
+def test_cases_counterexamples(tmp_path: Path) -> None:
+    rep = prove_text(tmp_path, SECTION.replace("i >= 4", "i >= 3"))
+    c = obligation(rep, "cases")
+    assert c["status"] == "refuted"
+    assert c["counterexample"] == {"lane": 0, "element": "a3", "formula": "row",
+                                   "cases": [1, 2]}
+    rep = prove_text(tmp_path, SECTION.replace("i >= 4", "i >= 5"))
+    c = obligation(rep, "cases")
+    assert c["counterexample"] == {"lane": 0, "element": "a4", "formula": "row", "cases": []}
+
+
+def test_equivalent_rewrites_prove(tmp_path: Path) -> None:
+    for old, new in [("(i & 0x3)", "(i % 4)"),
+                     ("(threadID_in_group * 4)", "(4 * threadID_in_group)"),
+                     ("groupID + 8 for", "(8 + (groupID)) for"), ("i >= 4", "i >= 0x4"),
+                     ("groupID + 8 for ai where i >= 4", "groupID + 8 otherwise"),
+                     ("i = {0,..,7}", "i < 8")]:
+        rep = prove_text(tmp_path, SECTION.replace(old, new))
+        bad = [o for o in rep["layouts"][0]["obligations"]
+               if o["status"] not in ("proved", "not-applicable")]
+        assert not bad, (old, new, bad)
+
+
+# ---- formats -------------------------------------------------------------------------------------
+
+
+def test_sarif(seeds: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "r.sarif"
+    assert main(["prove", str(seeds["003"]), "--format", "sarif", "-o", str(out)]) == 1
+    doc = json.loads(out.read_text())
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    assert run["tool"]["driver"]["name"] == "ptxlayout"
+    results = run["results"]
+    assert all(r["locations"][0]["physicalLocation"]["region"]["startLine"] >= 1
+               for r in results)
+    rule_ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
+    assert {r["ruleId"] for r in results} <= rule_ids
+    errs = [r for r in results if r["level"] == "error"]
+    assert {r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in errs} == \
+        {29, 56, 61, 65, 92, 96}
+
+
+def test_junit(seeds: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "r.xml"
+    main(["prove", str(seeds["000"]), "--format", "junit", "-o", str(out)])
+    root = ET.parse(out).getroot()
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests", "0")) == len(cases) == 22 * 12
+    failures = [c for c in cases if c.find("failure") is not None]
+    assert len(failures) == 1
+    assert failures[0].get("name", "").endswith("::element-list")
+
+
+def test_markdown_erratum(tmp_path: Path) -> None:
+    p = tmp_path / "doc.txt"
+    p.write_text(SECTION.replace("(i & 0x3)", "(i & 0x1)"), encoding="utf-8")
+    out = tmp_path / "r.md"
+    assert main(["prove", str(p), "--format", "markdown", "-o", str(out),
+                 "--no-catalog"]) == 1
+    md = out.read_text()
+    assert "### 1." in md and "injective" in md
+    assert "    9 | col = (threadID_in_group * 4) + (i & 0x1)" in md  # the quoted source line
+    assert '"first": {"element": "a0", "lane": 0}' in md
+    assert "*T0:a0" in md or "*!!" in md  # the grid marks the colliding cell
+
+
+def test_text_report_marks(seeds: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    main(["prove", str(seeds["002"])])
+    out = capsys.readouterr().out
+    assert "\u2713 A" in out and "element-list" not in out
+    assert "3 layouts: 3 proved" in out
+
+
+def test_exit_status_for_unknown(tmp_path: Path) -> None:
+    from formal import prove as pv
+    p = tmp_path / "doc.txt"
+    p.write_text(SECTION, encoding="utf-8")
+    pv.TEST_HOOKS["encoding"] = lambda name, f: f
+    try:
+        run = analyze([p], Options(timeout_ms=1), use_catalog=False)
+    finally:
+        pv.TEST_HOOKS.clear()
+    statuses = {v.status for r in run.proof.results for v in r.verdicts}
+    assert statuses <= {"proved", "unknown", "not-applicable"}
+
+
+# ---- ledger and diff -----------------------------------------------------------------------------
+
+
+def test_ledger_round_trip_and_drift(seeds: dict[str, Path], tmp_path: Path) -> None:
+    doc = tmp_path / "spec.txt"
+    doc.write_text(seeds["002"].read_text(encoding="utf-8"), encoding="utf-8")
+    led = tmp_path / "proofs"
+    assert main(["prove", str(doc), "--ledger", str(led), "-o", str(tmp_path / "o")]) == 0
+    assert main(["prove", str(doc), "--check-ledger", str(led), "-o", str(tmp_path / "o")]) == 0
+    # change a formula into an equivalent one: the formula drifted, the map did not
+    text = doc.read_text().replace("(threadID_in_group * 32) + i       for ai",
+                                   "(threadID_in_group * 32) + (i & 0x1f)       for ai")
+    doc.write_text(text)
+    assert main(["prove", str(doc), "--check-ledger", str(led), "-o", str(tmp_path / "o")]) == 1
+
+
+def test_ledger_needs_accepted_errata(seeds: dict[str, Path], tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    led = tmp_path / "proofs"
+    main(["prove", str(seeds["000"]), "--ledger", str(led), "-o", str(tmp_path / "o")])
+    capsys.readouterr()
+    assert main(["prove", str(seeds["000"]), "--check-ledger", str(led),
+                 "-o", str(tmp_path / "o")]) == 1
+    assert "unaccepted" in capsys.readouterr().err
+    (led / "accepted.json").write_text(json.dumps([
+        {"kind": "element-list", "line": 55, "reason": "spec lists c0, c1, c1, c2 (typo)"}]))
+    assert main(["prove", str(seeds["000"]), "--check-ledger", str(led),
+                 "-o", str(tmp_path / "o")]) == 0
+
+
+def test_diff(seeds: dict[str, Path], tmp_path: Path) -> None:
+    old = seeds["000"]
+    text = old.read_text(encoding="utf-8")
+    new = tmp_path / "new.txt"
+    new.write_text(text.replace("(threadID_in_group * 4) + (i & 0x3)           for ai where i < 8",
+                                "(threadID_in_group * 4) + (i % 4)           for ai where i < 8")
+                   .replace("(threadID_in_group * 8) + (i & 0x7)        for ai where i < 16",
+                            "(threadID_in_group * 8) + (i & 0x6)        for ai where i < 16"))
+    out = tmp_path / "d.json"
+    assert main(["diff", str(old), str(new), "--format", "json", "-o", str(out)]) == 1
+    changes = json.loads(out.read_text())["changes"]
+    kinds = {c["key"]: c["kind"] for c in changes}
+    assert kinds["mma.m16n8k32.A.s8-u8"] == "same-map"
+    assert kinds["mma.m16n8k64.A.s4-u4"] == "different-map"
+    assert kinds["mma.m16n8k16.A.s8-u8"] == "same-text"
+    w = next(c for c in changes if c["key"] == "mma.m16n8k64.A.s4-u4")["witness"]
+    assert w == {"lane": 0, "element": "a1", "old": {"row": 0, "col": 1},
+                 "new": {"row": 0, "col": 0}}
+    assert main(["diff", str(old), str(old), "-o", str(out)]) == 0
