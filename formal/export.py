@@ -221,6 +221,8 @@ def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
         "// Metadata:  row / chunk / slot [selector][lane][field]; field f is bits",
         "//            bit_hi[f]..bit_lo[f] of the lane's metadata register",
         "// -1 marks a lane that holds nothing there, or an element no formula case covers.",
+        "// Under nvcc the tables are __device__ (for kernels; host code can still use them in",
+        "// constant expressions); define PTXLAYOUT_DEVICE as empty first for host-side tables.",
         f"#ifndef {guard}",
         f"#define {guard}",
         "",
