@@ -66,19 +66,20 @@ def cmd_prove(args: argparse.Namespace) -> int:
     run = analyze(args.docs, _options(args), args.max_size, not args.no_catalog,
                   args.corrections)
     proof = run.proof
-    grid = None
+    grid = figure = None
     if args.format == "markdown":
         try:
-            from .figures import ascii_for
-            grid = ascii_for
+            from .figures import ascii_for, svg_for
+            grid, figure = ascii_for, svg_for
         except ImportError:  # pragma: no cover - figures is part of the package
-            grid = None
+            grid = figure = None
     sources = _sources(args.docs)
     if not args.docs:
         from . import catalog
         for p in catalog.paths():
             sources[f"catalog/{p.name}"] = p.read_text(encoding="utf-8").split("\n")
-    _write(render(proof, args.format, sources, grid, __version__, args.verbose), args.output)
+    _write(render(proof, args.format, sources, grid, __version__, args.verbose, figure),
+           args.output)
     status = EXIT_OK
     if args.ledger:
         from .ledger import write_ledger

@@ -1,4 +1,12 @@
-"""Exports: layouts as JSON cell tables (and, with the figures issue, C, CuTe and F2 forms).
+"""Exports: layouts as JSON cell tables, a C++ header, CuTe layouts and F2 bases.
+
+Every export is a view of one table, (lane, element) -> cell, read off the formulas: lane 13,
+element a5 of the m16n8k16 ``.s8`` A operand is row 11, column 5 in all of them --
+``cells[...]`` in JSON, ``row[13][5] == 11`` in the C header, the CuTe index
+``11 + 16*5`` and the XOR of the F2 bases of lane 13 and element 5.
+
+``export(layouts, fmt) -> (text, problems)`` is the entry for ``json``, ``c``, ``cute`` and
+``f2``; problems name the layouts a format cannot express, with the reason.
 
 The JSON export is the contract between the prover and everything that runs without it --
 the GPU executor needs only numpy and CuPy, so it reads layouts from this JSON:
@@ -15,12 +23,19 @@ the GPU executor needs only numpy and CuPy, so it reads layouts from this JSON:
 ``map_hash`` is a hash of the cell table itself, so two layouts with different formulas but
 the same map share it; GPU evidence records it, and CI compares it with the current
 layouts to find stale evidence.
+
+The C header (``to_c``) gives each layout a namespace of ``constexpr`` tables indexed
+``[lane][element]`` (sparse A: ``row``/``firstcol``/``lastcol``; metadata:
+``[selector][lane][field]`` with ``row``/``chunk``/``slot`` and the field's ``bit_lo`` /
+``bit_hi``), -1 where a lane holds nothing or no case applies.  The CuTe and F2 forms live
+in ``export_cute`` and ``export_f2``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -46,7 +61,7 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
         if None in out:
             continue
         row = {"lane": t, "element": i}
-        row.update(dict(zip(names, out)))
+        row.update(dict(zip(names, out, strict=True)))
         rows.append(row)
     return "cells", rows
 
@@ -95,9 +110,185 @@ def to_json(layouts: Sequence[Layout]) -> str:
     return json.dumps({"layouts": recs}, indent=1, sort_keys=False) + "\n"
 
 
+# ---- C++ header ----------------------------------------------------------------------------------
+
+
+def c_name(lay: Layout) -> str:
+    """A C identifier from the id: ``mma.m16n8k16.CD.f32@u8-s8`` ->
+    ``mma_m16n8k16_CD_f32_at_u8_s8``."""
+    text = lay.short_id.replace("@", "_at_").replace("#", "_v")
+    name = re.sub(r"[^0-9A-Za-z]+", "_", text).strip("_")
+    return name if name and not name[0].isdigit() else f"l_{name}"
+
+
+def _c_array(name: str, dims: Sequence[str], values: Any, ctype: str = "std::int16_t",
+             ) -> list[str]:
+    """``PTXLAYOUT_DEVICE constexpr <ctype> name[d0][d1] = {...};``, innermost rows a line."""
+    head = f"PTXLAYOUT_DEVICE constexpr {ctype} {name}" + "".join(f"[{d}]" for d in dims) + \
+        " = "
+
+    def flat(v: Any) -> str:
+        return "{" + ", ".join(str(x) for x in v) + "}"
+
+    def nest(v: Any, depth: int, indent: str, last: bool) -> list[str]:
+        comma = "" if last else ","
+        if depth == 1:
+            return [f"{indent}{flat(v)}{comma}"]
+        lines = [f"{indent}{{"]
+        for k, x in enumerate(v):
+            lines += nest(x, depth - 1, indent + "    ", k + 1 == len(v))
+        lines.append(f"{indent}}}{comma}")
+        return lines
+
+    if len(dims) == 1:
+        return [head + flat(values) + ";"]
+    body = nest(values, len(dims), "", True)
+    return [head + body[0]] + body[1:-1] + [body[-1] + ";"]
+
+
+def _c_dense(lay: Layout, names: tuple[str, ...],
+             table: dict[tuple[int, int, int], tuple[Any, ...]]) -> tuple[list[str], list[str]]:
+    n = lay.elements
+    lines = [f"constexpr int kLanes = {lay.lanes};", f"constexpr int kElements = {n};",
+             f"constexpr int kRows = {lay.tile[0]};", f"constexpr int kCols = {lay.tile[1]};"]
+    problems: list[str] = []
+    for k, field_name in enumerate(names):
+        vals = []
+        for t in range(lay.lanes):
+            lane = []
+            for i in range(n):
+                out = table.get((0, t, i))
+                v = out[k] if out is not None else None
+                if v is None:
+                    problems.append(f"{lay.id}: lane {t}, element {i}: no case of "
+                                    f"'{field_name}' applies (-1 in the table)")
+                    v = -1
+                lane.append(v)
+            vals.append(lane)
+        lines += _c_array(field_name, ("kLanes", "kElements"), vals)
+    return lines, problems
+
+
+def _c_metadata(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]]
+                ) -> tuple[list[str], list[str]]:
+    md = lay.metadata
+    assert md is not None
+    sels = list(md.selectors)
+    n = lay.elements
+    sparsity = lay.sparsity
+    bits = sparsity.index_bits if sparsity else 2
+    lines = [f"constexpr int kLanes = {lay.lanes};", f"constexpr int kSelectors = {len(sels)};",
+             f"constexpr int kFields = {n};  // {bits}-bit index fields per lane",
+             f"constexpr int kRows = {lay.tile[0]};",
+             f"constexpr int kChunks = {lay.shape.k // sparsity.chunk if sparsity else 0};"]
+    lines += _c_array("selector_value", ("kSelectors",), sels, "int")
+    lines += _c_array("bit_lo", ("kFields",), [i * bits for i in range(n)])
+    lines += _c_array("bit_hi", ("kFields",), [i * bits + bits - 1 for i in range(n)])
+    holds = [[int(any((s, t, i) in table for i in range(n))) for t in range(lay.lanes)]
+             for s in sels]
+    lines.append("// holds[s][lane]: 1 when the lane supplies metadata for selector_value[s]")
+    lines += _c_array("holds", ("kSelectors", "kLanes"), holds, "std::uint8_t")
+    problems: list[str] = []
+    for k, field_name in enumerate(("row", "chunk", "slot")):
+        vals = []
+        for s in sels:
+            per_sel = []
+            for t in range(lay.lanes):
+                lane = []
+                for i in range(n):
+                    out = table.get((s, t, i))
+                    v = out[k] if out is not None else -1
+                    if v is None:
+                        problems.append(f"{lay.id}: selector {s}, lane {t}, field {i}: no "
+                                        f"case of '{field_name}' applies (-1 in the table)")
+                        v = -1
+                    lane.append(v)
+                per_sel.append(lane)
+            vals.append(per_sel)
+        lines += _c_array(field_name, ("kSelectors", "kLanes", "kFields"), vals)
+    return lines, problems
+
+
+def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
+    """A C++17 / CUDA header of constexpr lookup tables, one namespace per layout."""
+    ids = "\n".join(lay.id for lay in layouts)
+    guard = "PTXLAYOUT_" + hashlib.sha256(ids.encode()).hexdigest()[:12].upper() + "_H"
+    out = [
+        "// Generated by ptxlayout (export --format c): fragment layouts as lookup tables.",
+        "// Dense:     row[lane][element], col[lane][element]",
+        "// Sparse A:  row / firstcol / lastcol [lane][element] (the lane's non-zeros of",
+        "//            columns firstcol..lastcol of that row)",
+        "// Metadata:  row / chunk / slot [selector][lane][field]; field f is bits",
+        "//            bit_hi[f]..bit_lo[f] of the lane's metadata register",
+        "// -1 marks a lane that holds nothing there, or an element no formula case covers.",
+        "// Under nvcc the tables are __device__ (for kernels; host code can still use them in",
+        "// constant expressions); define PTXLAYOUT_DEVICE as empty first for host-side tables.",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <cstdint>",
+        "",
+        "#ifndef PTXLAYOUT_DEVICE",
+        "#if defined(__CUDACC__)",
+        "#define PTXLAYOUT_DEVICE __device__",
+        "#else",
+        "#define PTXLAYOUT_DEVICE",
+        "#endif",
+        "#endif",
+        "",
+        "namespace ptxlayout {",
+        "",
+    ]
+    problems: list[str] = []
+    used: dict[str, int] = {}
+    for lay in layouts:
+        names, table = cells_and_names(lay)
+        if not table:
+            problems.append(f"{lay.id}: no formulas (the document gives this layout only as a "
+                            "figure); not in the header")
+            continue
+        name = c_name(lay)
+        used[name] = used.get(name, 0) + 1
+        if used[name] > 1:
+            name = f"{name}_{used[name]}"
+        types = "/".join("." + t for t in lay.types)
+        out.append(f"// {lay.id}: {lay.instruction}.{lay.shape} {lay.operand} {types}, "
+                   f"tile {lay.tile[0]} x {lay.tile[1]}")
+        out.append(f"// {lay.document}:{lay.span.line} ({lay.source}); map hash {map_hash(lay)}")
+        out.append(f"namespace {name} {{")
+        if lay.operand == "metadata":
+            body, probs = _c_metadata(lay, table)
+        else:
+            body, probs = _c_dense(lay, names, table)
+        out += body
+        problems += probs
+        out.append(f"}}  // namespace {name}")
+        out.append("")
+    out += ["}  // namespace ptxlayout", "", f"#endif  // {guard}", ""]
+    return "\n".join(out), problems
+
+
+# ---- entry ------------------------------------------------------------------------------------
+
+
+FORMATS = ("json", "c", "cute", "f2")
+
+
 def export(layouts: Iterable[Layout], fmt: str) -> tuple[str, list[str]]:
     """(text, problems): problems are layouts a format cannot express, with the reason."""
     lays = list(layouts)
     if fmt == "json":
         return to_json(lays), []
-    raise NotImplementedError(f"export format {fmt!r} is not implemented yet")
+    if fmt == "c":
+        return to_c(lays)
+    if fmt == "cute":
+        from . import export_cute
+        cres = [export_cute.to_cute(lay) for lay in lays]
+        return export_cute.to_text(cres), [f"{r.layout_id}: not expressible in CuTe, because "
+                                           f"{r.reason}" for r in cres if not r.ok]
+    if fmt == "f2":
+        from . import export_f2
+        fres = [export_f2.to_f2(lay) for lay in lays]
+        return export_f2.to_text(fres), [f"{r.layout_id}: not F2-linear, because {r.reason}"
+                                         for r in fres if not r.ok]
+    raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")

@@ -147,12 +147,19 @@ def _quote_lines(f: Finding, sources: dict[str, list[str]]) -> list[str]:
     return ["```", f"{f.span.line:>5} | {text}", f"      | {caret}", "```"]
 
 
+# findings about a layout's map, which its figure shows
+FIGURE_KINDS = ("injective", "surjective", "in-range", "cases", "sparse-chunks",
+                "metadata-coverage")
+
+
 def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
-                grid: Any = None) -> str:
+                grid: Any = None, figure: Any = None) -> str:
     """An erratum-ready report: per finding, the quote, the counterexample and a grid.
 
-    ``grid(layout, finding) -> str | None`` draws the lane grid (formal.figures.ascii_for),
-    passed in so this module does not depend on the figure module.
+    ``grid(layout, finding) -> str | None`` draws the lane grid (formal.figures.ascii_for)
+    and ``figure(layout, finding) -> str | None`` the SVG figure (formal.figures.svg_for),
+    passed in so this module does not depend on the figure module.  The SVG is inlined once
+    per failing layout, at its first finding, inside a ``<details>`` block.
     """
     sources = sources or {}
     out = ["# ptxlayout report", ""]
@@ -164,6 +171,7 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
     by_id = {r.layout.id: r.layout for r in proof.results}
     errors = [f for f in proof.findings if f.severity == "error"]
     warnings = [f for f in proof.findings if f.severity == "warning"]
+    drawn: set[str] = set()
     for title, group in (("Errors", errors), ("Warnings", warnings)):
         if not group:
             continue
@@ -186,14 +194,26 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
                 out.append(json.dumps(f.counterexample, sort_keys=True))
                 out.append("```")
             lay = by_id.get(f.layout) if f.layout else None
-            if grid is not None and lay is not None and f.kind in (
-                    "injective", "surjective", "in-range", "cases"):
+            if grid is not None and lay is not None and f.kind in FIGURE_KINDS:
                 pic = grid(lay, f)
                 if pic:
                     out.append("")
                     out.append("```")
                     out.append(pic.rstrip("\n"))
                     out.append("```")
+            if figure is not None and lay is not None and f.kind in FIGURE_KINDS \
+                    and lay.id not in drawn:
+                drawn.add(lay.id)
+                pic = figure(lay, f)
+                if pic:
+                    out.append("")
+                    out.append(f"<details><summary>Figure of <code>{lay.id}</code> "
+                               "(collisions, holes and the counterexample's cell marked)"
+                               "</summary>")
+                    out.append("")
+                    out.append(pic.rstrip("\n"))
+                    out.append("")
+                    out.append("</details>")
             out.append("")
     out.append("## Layouts")
     out.append("")
@@ -304,11 +324,12 @@ def to_junit(proof: Proof) -> str:
 
 
 def render(proof: Proof, fmt: str, sources: dict[str, list[str]] | None = None,
-           grid: Any = None, version: str = "0", verbose: bool = False) -> str:
+           grid: Any = None, version: str = "0", verbose: bool = False,
+           figure: Any = None) -> str:
     if fmt == "json":
         return to_json(proof)
     if fmt == "markdown":
-        return to_markdown(proof, sources, grid)
+        return to_markdown(proof, sources, grid, figure)
     if fmt == "sarif":
         return to_sarif(proof, version)
     if fmt == "junit":
