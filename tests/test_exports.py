@@ -39,6 +39,10 @@ NOT_EXPRESSIBLE = {
     "catalog:mma.sp.m16n8k16.meta.tf32", "catalog:mma.sp.m16n8k8.meta.tf32",
     "catalog:mma.sp.m16n8k32.meta.u8-s8", "catalog:mma.sp.m16n8k64.meta.u4-s4",
 }
+# the spec's two errata, kept in the catalog as the spec writes them: not bijections, so no
+# CuTe or F2 form, and the C tables carry -1 where no case of a formula applies
+ERRATA = {"catalog:mma.m16n8k16.A.f64", "catalog:mma.m16n8k256.A.b1"}
+NOT_EXPRESSIBLE |= ERRATA
 
 
 # ---- an independent reading of the layout's cells ------------------------------------------
@@ -341,7 +345,7 @@ def _reshape(flat: list[int], dims: list[int]) -> Any:
 
 def test_c_header_reads_back_cell_by_cell() -> None:
     text, problems = export.export(catalog(), "c")
-    assert problems == []
+    assert {p.split(":", 2)[0] + ":" + p.split(":", 2)[1] for p in problems} <= ERRATA
     spaces = parse_header(text)
     assert len(spaces) == len(catalog())
     for lay in catalog():
@@ -364,7 +368,8 @@ def test_c_header_reads_back_cell_by_cell() -> None:
         assert (ns["kLanes"], ns["kElements"]) == (32, lay.elements)
         assert (ns["kRows"], ns["kCols"]) == lay.tile
         for (_s, t, i), out in table.items():
-            assert tuple(ns[k][t][i] for k in names) == out, (lay.id, t, i)
+            want = tuple(-1 if v is None else v for v in out)  # -1: no case applies
+            assert tuple(ns[k][t][i] for k in names) == want, (lay.id, t, i)
 
 
 def test_c_header_compiles() -> None:
@@ -391,7 +396,7 @@ B_ROWS = ["{0, 1},", "{2, 3},", "{4, 5},", "{6, 7},"] * 8
 B_COLS = [f"{{{g}, {g}}}," for g in range(8) for _ in range(4)]
 GOLDEN_B = "\n".join([
     "// catalog:mma.m16n8k8.B.f16-bf16: mma.m16n8k8 B .f16/.bf16, tile 8 x 8",
-    "// catalog/dense-m16n8k8-k16.md:48 (catalog); map hash 5724d6475744dffc",
+    "// catalog/dense-float.md:232 (catalog); map hash 5724d6475744dffc",
     "namespace mma_m16n8k8_B_f16_bf16 {",
     "constexpr int kLanes = 32;",
     "constexpr int kElements = 2;",
@@ -443,7 +448,8 @@ def test_every_format_exports_the_catalog(fmt: str, tmp_path: Path,
         assert sorted(line.split(":", 2)[0] + ":" + line.split(":", 2)[1]
                       for line in err.splitlines()) == sorted(NOT_EXPRESSIBLE)
     else:
-        assert err == ""
+        assert {line.split(":", 2)[0] + ":" + line.split(":", 2)[1]
+                for line in err.splitlines()} <= ERRATA
     again = tmp_path / "again"
     assert main(["export", "--format", fmt, "-o", str(again)]) == 0
     assert again.read_bytes() == out.read_bytes()
