@@ -397,3 +397,33 @@ def _edit_distance(a: str, b: str) -> int:
             cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
         prev = cur
     return prev[-1]
+
+
+# ---- which layout serves which variant --------------------------------------------------------
+
+# The operands a variant's kernel reads, in the order of its registers.
+def operands_of(v: Variant) -> tuple[str, ...]:
+    return ("A", "B", "C/D", "metadata") if v.sparse else ("A", "B", "C/D")
+
+
+def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
+                  types: Iterable[str], layout_id: str = "") -> bool:
+    """Does a layout (instruction, shape, operand, types) describe ``operand`` of ``v``?
+
+    A, B and metadata layouts match by their element types (A's type for metadata); C/D
+    layouts by the accumulator type, and where the id names the A types it was written for
+    (``...CD.f32@u8-s8``), by those too.
+    """
+    if instruction != v.instruction or shape != v.shape:
+        return False
+    ts = set(types)
+    if operand == "A" or operand == "metadata":
+        return v.a in ts
+    if operand == "B":
+        return v.b in ts
+    if operand == "C/D":
+        if v.c not in ts or v.d not in ts:
+            return False
+        _, at, for_types = layout_id.rpartition("@")
+        return not at or v.a in set(for_types.split("-"))
+    return False
