@@ -12,8 +12,9 @@ is the row ``V("mma", "m16n8k32", "s8", "s8", "s32", "s32", 80, (7, 0))``; its A
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # Bits of information in one element of each PTX type an mma fragment can hold.
 TYPE_BITS: dict[str, int] = {
@@ -427,3 +428,19 @@ def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
         _, at, for_types = layout_id.rpartition("@")
         return not at or v.a in set(for_types.split("-"))
     return False
+
+
+def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
+        -> dict[str, Mapping[str, Any]]:
+    """The first layout record (``formal.export`` JSON) serving each operand of ``v``;
+    records with a cell or field table come first."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for op in operands_of(v):
+        hits = [r for r in records
+                if r.get("operand") == op and layout_serves(
+                    v, op, str(r.get("instruction")), str(r.get("shape")),
+                    r.get("types") or (), str(r.get("id", "")))]
+        hits.sort(key=lambda r: not (r.get("cells") or r.get("fields")))
+        if hits:
+            out[op] = hits[0]
+    return out

@@ -51,8 +51,8 @@ from ..variants import (
     VARIANTS,
     Sparsity,
     Variant,
-    layout_serves,
     operands_of,
+    records_by_operand,
     sparsity_of,
 )
 
@@ -132,7 +132,8 @@ def encode(t: str, values: Any) -> np.ndarray:
     efield = exp.astype(np.int64) - 1 + f.bias
     normal = (a > 0) & (efield >= 1)
     m_norm = np.ldexp(2 * frac - 1, f.man)
-    m_sub = np.ldexp(a, f.man + f.bias - 1)
+    with np.errstate(over="ignore"):  # only read where the value is subnormal
+        m_sub = np.ldexp(a, f.man + f.bias - 1)
     m = np.where(normal, m_norm, m_sub)
     e = np.where(normal, efield, 0)
     bad = (m != np.floor(m)) | (m >= (1 << f.man)) | (e > f.max_exp_field)
@@ -592,21 +593,6 @@ class Plan:
     def dims(self) -> tuple[int, int, int]:
         s = self.variant.dims
         return s.m, s.n, s.k
-
-
-def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
-        -> dict[str, Mapping[str, Any]]:
-    """The first layout record serving each operand of ``v`` (cell tables preferred)."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for op in operands_of(v):
-        hits = [r for r in records
-                if r.get("operand") == op and layout_serves(
-                    v, op, str(r.get("instruction")), str(r.get("shape")),
-                    r.get("types") or (), str(r.get("id", "")))]
-        hits.sort(key=lambda r: not (r.get("cells") or r.get("fields")))
-        if hits:
-            out[op] = hits[0]
-    return out
 
 
 def plan(v: Variant, records: Sequence[Mapping[str, Any]]) -> Plan:

@@ -6,13 +6,11 @@ is relabelled in A and D together, the n index in B and D together, or the k ind
 together, so no experiment can tell a layout from one with its rows (or columns, or k) renamed
 consistently across the operands.  What *is* observable is which register elements share an m,
 an n or a k -- the product's structure.  Discovery therefore recovers each map up to those
-three relabelings, and compares canonical forms: labels are renamed in order of first
-appearance (m over the D elements then the A elements, n over D then B, k over A then B, each
-in (lane, element) order), the same way for the given layouts and for the hardware's answers.
-Equal canonical forms mean the given maps are exactly right up to a relabeling nothing can
-observe; a difference names the (lane, element) whose cell disagrees.  Discovered maps are
-reported in the given layouts' labels (canonical label -> the given label with that canonical
-name), so a correct layout is reported as itself and has the same ``map_hash``.
+three relabelings, then names the hardware's m, n and k classes by the given labels they agree
+with most (one to one): a layout that is right up to a relabeling nothing can observe is then
+reported as exactly itself, with the same ``map_hash``, and a wrong one shows the (lane,
+element) pairs whose cells still differ -- in the operand that is wrong, not smeared over the
+others.
 
 **A worked example.**  With one lane element of A set to 1 (``α``), C = 0, and B holding, as
 its values, bit j of (index + 1) of each B element, D is non-zero exactly in row m(α), and there
@@ -115,7 +113,7 @@ def _d_values(p: cpu.Plan, out: np.ndarray) -> np.ndarray:
     return cpu.decode(p.variant.d, el).reshape(el.shape[0], -1)
 
 
-# ---- canonical forms --------------------------------------------------------------------------
+# ---- structures --------------------------------------------------------------------------------
 
 
 @dataclass
@@ -128,31 +126,6 @@ class Structure:
     a: dict[tuple[int, ...], tuple[Any, Any]]
     b: dict[tuple[int, ...], tuple[Any, Any]]
     d: dict[tuple[int, ...], tuple[Any, Any]]
-
-    def canonical(self) -> tuple[Structure, dict[str, dict[int, Any]]]:
-        """Labels renamed 0, 1, ... by first appearance; also each new label -> old label."""
-        names: dict[str, dict[Any, int]] = {"m": {}, "n": {}, "k": {}}
-
-        def name(universe: str, label: Any) -> int:
-            table = names[universe]
-            if label not in table:
-                table[label] = len(table)
-            return table[label]
-
-        for key in sorted(self.d):
-            name("m", self.d[key][0])
-            name("n", self.d[key][1])
-        for key in sorted(self.a):
-            name("m", self.a[key][0])
-            name("k", self.a[key][1])
-        for key in sorted(self.b):
-            name("k", self.b[key][0])
-            name("n", self.b[key][1])
-        a = {k: (names["m"][v[0]], names["k"][v[1]]) for k, v in self.a.items()}
-        b = {k: (names["k"][v[0]], names["n"][v[1]]) for k, v in self.b.items()}
-        d = {k: (names["m"][v[0]], names["n"][v[1]]) for k, v in self.d.items()}
-        inverse = {u: {new: old for old, new in t.items()} for u, t in names.items()}
-        return Structure(a, b, d), inverse
 
 
 def given_structure(p: cpu.Plan) -> Structure:
@@ -300,37 +273,63 @@ def discover_dense(p: cpu.Plan, run: Runner) -> Discovery:
     return out
 
 
+def _assign(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A one-to-one naming of hardware labels by given labels, most agreement first."""
+    counts: dict[tuple[Any, Any], int] = {}
+    for pr in pairs:
+        counts[pr] = counts.get(pr, 0) + 1
+    out: dict[Any, Any] = {}
+    used: set[Any] = set()
+    for (hw, given), _n in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0]))):
+        if hw not in out and given not in used:
+            out[hw] = given
+            used.add(given)
+    return out
+
+
 def _compare(p: cpu.Plan, found: Structure, out: Discovery, nbases: int) -> None:
+    """Name the hardware's classes by the given labels they agree with most (the relabeling
+    no experiment can see), then report every element whose cell still differs."""
     m_, n_, k_ = p.dims
-    hw, _ = found.canonical()
-    given, inverse = given_structure(p).canonical()
-    counts = {"m": len({x[0] for x in hw.d.values()} | {x[0] for x in hw.a.values()}),
-              "n": len({x[1] for x in hw.d.values()} | {x[1] for x in hw.b.values()}),
-              "k": len({x[1] for x in hw.a.values()} | {x[0] for x in hw.b.values()})}
+    given = given_structure(p)
+    pairs: dict[str, list[tuple[Any, Any]]] = {"m": [], "n": [], "k": []}
+    for key, (gm, gk) in given.a.items():
+        hm, hk = found.a[key]
+        pairs["m"].append((hm, gm))
+        pairs["k"].append((hk, gk))
+    for key, (gk, gn) in given.b.items():
+        hk, hn = found.b[key]
+        pairs["k"].append((hk, gk))
+        pairs["n"].append((hn, gn))
+    for key, (gm, gn) in given.d.items():
+        hm, hn = found.d[key]
+        pairs["m"].append((hm, gm))
+        pairs["n"].append((hn, gn))
+    names = {u: _assign(pr) for u, pr in pairs.items()}
+    counts = {u: len({h for h, _g in pr}) for u, pr in pairs.items()}
     for u, want in (("m", m_), ("n", n_), ("k", k_)):
         if counts[u] != want:
             out.anomalies.append(f"the hardware's answers show {counts[u]} distinct {u} "
                                  f"values, not {want}")
-    for op, g, h in (("A", given.a, hw.a), ("B", given.b, hw.b), ("C/D", given.d, hw.d)):
-        lines = []
-        for key in sorted(g):
-            if g[key] != h.get(key):
-                lines.append(_difference_line(op, key, g[key], h.get(key), inverse, p))
-        out.differences[op] = lines
-    # the discovered maps, named as the given layouts name them
-    def back(u: str, label: int) -> int:
-        return int(inverse[u].get(label, -1 - label))
 
-    d_cells = [{"lane": t, "element": i, "row": back("m", hw.d[(t, i)][0]),
-                "col": back("n", hw.d[(t, i)][1])} for (t, i) in sorted(hw.d)]
-    b_cells = [{"lane": t, "element": i, "row": back("k", hw.b[(t, i)][0]),
-                "col": back("n", hw.b[(t, i)][1])} for (t, i) in sorted(hw.b)]
+    def back(u: str, label: Any) -> int:
+        return int(names[u].get(label, -1))
+
+    hw_a = {k: (back("m", v[0]), back("k", v[1])) for k, v in found.a.items()}
+    hw_b = {k: (back("k", v[0]), back("n", v[1])) for k, v in found.b.items()}
+    hw_d = {k: (back("m", v[0]), back("n", v[1])) for k, v in found.d.items()}
+    for op, g, h in (("A", given.a, hw_a), ("B", given.b, hw_b), ("C/D", given.d, hw_d)):
+        out.differences[op] = [_difference_line(op, key, g[key], h.get(key), p)
+                               for key in sorted(g) if g[key] != h.get(key)]
+    d_cells = [{"lane": t, "element": i, "row": hw_d[(t, i)][0], "col": hw_d[(t, i)][1]}
+               for (t, i) in sorted(hw_d)]
+    b_cells = [{"lane": t, "element": i, "row": hw_b[(t, i)][0], "col": hw_b[(t, i)][1]}
+               for (t, i) in sorted(hw_b)]
     if p.a.sparse:
-        a_cells = _sparse_cells(p, {k: (back("m", v[0]), back("k", v[1]))
-                                    for k, v in hw.a.items()})
+        a_cells = _sparse_cells(p, hw_a)
     else:
-        a_cells = [{"lane": t, "element": i, "row": back("m", hw.a[(t, i, 0)][0]),
-                    "col": back("k", hw.a[(t, i, 0)][1])} for (t, i, _b) in sorted(hw.a)]
+        a_cells = [{"lane": t, "element": i, "row": hw_a[(t, i, 0)][0],
+                    "col": hw_a[(t, i, 0)][1]} for (t, i, _b) in sorted(hw_a)]
     v = p.variant
     for op, cells in (("A", a_cells), ("B", b_cells), ("C/D", d_cells)):
         out.maps[op] = cells
@@ -364,25 +363,21 @@ def _sparse_cells(p: cpu.Plan, a: dict[tuple[int, ...], tuple[int, int]]) \
 
 
 def _difference_line(op: str, key: tuple[int, ...], want: tuple[int, int],
-                     got: tuple[int, int] | None, inverse: dict[str, dict[int, Any]],
-                     p: cpu.Plan) -> str:
+                     got: tuple[int, int] | None, p: cpu.Plan) -> str:
     names = {"A": ("m", "k"), "B": ("k", "n"), "C/D": ("m", "n")}[op]
     letter = {"A": "a", "B": "b", "C/D": "c"}[op]
     where = f"lane {key[0]} {letter}{key[1]}"
-    if op == "A" and p.a.sparse:
-        where += f" (indices {_bases(p.sparsity)[key[2]]})"  # type: ignore[arg-type]
+    if op == "A" and p.a.sparse and p.sparsity is not None:
+        where += f" (indices {_bases(p.sparsity)[key[2]]})"
 
     def show(cell: tuple[int, int] | None) -> str:
         if cell is None:
             return "nothing"
-        parts = []
-        for u, lab in zip(names, cell, strict=True):
-            real = inverse[u].get(lab)
-            parts.append(f"{u} {real}" if real is not None else f"{u} <new #{lab}>")
-        return ", ".join(parts)
+        return ", ".join(f"{u} {x}" if x >= 0 else f"{u} <unnamed>"
+                         for u, x in zip(names, cell, strict=True))
 
     return f"{op}: {where} is at {show(want)} in the layout, but the hardware puts it at " \
-           f"{show(got)} (up to relabeling)"
+           f"{show(got)} (rows, columns and k named as the layouts name them)"
 
 
 # ---- metadata discovery -------------------------------------------------------------------------

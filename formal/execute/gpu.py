@@ -626,8 +626,26 @@ def write_evidence(report: Report, directory: str | Path) -> Path:
     slug = "".join(ch if ch.isalnum() else "-" for ch in str(ev.get("device", "gpu"))).strip("-")
     stamp = ev["date"].replace(":", "").replace("-", "")
     path = d / f"{slug.lower()}-{stamp}.json"
-    path.write_text(json.dumps(ev, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    path.write_text(dumps_evidence(ev), encoding="utf-8")
     return path
+
+
+def dumps_evidence(ev: Mapping[str, Any]) -> str:
+    """Evidence JSON with one run, and one discovered map, a line (compact, diffable)."""
+    head = {k: v for k, v in ev.items() if k not in ("runs", "discovered")}
+    lines = ["{"]
+    lines += [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    runs = [f"  {json.dumps(r, separators=(',', ':'))}" for r in ev.get("runs", [])]
+    lines.append(' "runs": [')
+    lines.append(",\n".join(runs))
+    lines.append(" ],")
+    maps = [f"  {json.dumps(h)}: {json.dumps(m, separators=(',', ':'))}"
+            for h, m in (ev.get("discovered") or {}).items()]
+    lines.append(' "discovered": {')
+    lines.append(",\n".join(maps))
+    lines.append(" }")
+    lines.append("}")
+    return "\n".join(x for x in lines if x) + "\n"
 
 
 def load_layouts(path: str | None) -> list[dict[str, Any]]:
