@@ -455,35 +455,57 @@ def dense_from_units(sp: Sparsity, units: np.ndarray, values: np.ndarray, k: int
     return out
 
 
+def element_columns(m: OperandMap, sp: Sparsity, units: np.ndarray) -> np.ndarray:
+    """(T, 32, n) dense column of each sparse-A element, given (T, M, chunks, 2) indices."""
+    assert m.chunk is not None and m.q is not None
+    t_, _, chunks, _ = units.shape
+    per = round(sp.unit_elements) if sp.unit_elements >= 1 else 0
+    slot = m.q // per if per else np.zeros_like(m.q)  # which index of its chunk names it
+    flat = ((m.row * chunks + m.chunk) * 2 + slot).ravel()
+    u = np.asarray(units).reshape(t_, -1)[:, flat].reshape(t_, LANES, m.n)
+    # a 4-bit index names a pair; a tf32 pair of indices names one element by its halves
+    pos = u * per + m.q % per if per else u // round(1 / sp.unit_elements)
+    return m.chunk * sp.chunk + pos
+
+
 def compress(m: OperandMap, t: str, dense: np.ndarray, units: np.ndarray,
              sp: Sparsity) -> np.ndarray:
     """Sparse A registers: each element is the q-th non-zero of its (row, chunk)."""
-    assert m.chunk is not None and m.q is not None
-    pos = nonzero_positions(sp, units)  # (T, M, chunks, nonzeros)
-    cols = m.chunk * sp.chunk + pos[:, m.row, m.chunk, m.q]  # (T, 32, n)
-    ti = np.arange(dense.shape[0])[:, None, None]
-    el = np.asarray(dense, dtype=U64)[ti, m.row[None], cols]
+    d = np.asarray(dense, dtype=U64)
+    t_, _, k = d.shape
+    idx = (m.row * k + element_columns(m, sp, units)).reshape(t_, -1)
+    el = np.take_along_axis(d.reshape(t_, -1), idx, axis=1).reshape(t_, LANES, m.n)
     return pack_elements(to_container(t, m.bits, el), m.bits)
+
+
+def _field_order(meta: MetadataMap, selector: int) -> dict[str, np.ndarray]:
+    """The selector's fields sorted by lane, with where each holder's run of fields starts."""
+    cache = meta.__dict__.setdefault("_order", {})
+    if selector not in cache:
+        f = meta.fields[selector]
+        order = np.argsort(f["lane"], kind="stable")
+        lanes = f["lane"][order]
+        width = (f["bit_hi"][order] - f["bit_lo"][order] + 1).astype(U64)
+        starts = np.flatnonzero(np.r_[True, lanes[1:] != lanes[:-1]])
+        ones = (U64(1) << width) - U64(1)
+        lo = f["bit_lo"][order].astype(U64)
+        cache[selector] = {
+            "row": f["row"][order], "chunk": f["chunk"][order], "slot": f["slot"][order],
+            "lo": lo, "ones": ones, "starts": starts, "holders": lanes[starts],
+            "covered": np.add.reduceat(ones << lo, starts, dtype=U64)}
+    return cache[selector]
 
 
 def metadata_words(meta: MetadataMap, selector: int, units: np.ndarray,
                    rng: np.random.Generator) -> np.ndarray:
     """(T, 32) metadata words: the holders' fields hold ``units``; the rest is garbage."""
-    t_ = units.shape[0]
-    f = meta.fields[selector]
-    order = np.argsort(f["lane"], kind="stable")
-    lanes = f["lane"][order]
-    lo = f["bit_lo"][order].astype(U64)
-    width = (f["bit_hi"][order] - f["bit_lo"][order] + 1).astype(U64)
-    ones = (U64(1) << width) - U64(1)
-    vals = units[:, f["row"][order], f["chunk"][order], f["slot"][order]].astype(U64) & ones
-    starts = np.flatnonzero(np.r_[True, lanes[1:] != lanes[:-1]])
-    holders = lanes[starts]
+    f = _field_order(meta, selector)
+    vals = units[:, f["row"], f["chunk"], f["slot"]].astype(U64) & f["ones"]
     # a lane's fields are disjoint bit ranges, so their sum is their OR
-    acc = np.add.reduceat(vals << lo, starts, axis=1, dtype=U64)  # (T, holders)
-    covered = np.add.reduceat(ones << lo, starts, dtype=U64)  # (holders,)
-    words = rng.integers(0, 1 << 32, size=(t_, LANES), dtype=np.uint64)
-    words[:, holders] = (words[:, holders] & ~covered[None, :]) | acc
+    acc = np.add.reduceat(vals << f["lo"], f["starts"], axis=1, dtype=U64)  # (T, holders)
+    words = rng.integers(0, 1 << 32, size=(units.shape[0], LANES), dtype=np.uint64)
+    h = f["holders"]
+    words[:, h] = (words[:, h] & ~f["covered"][None, :]) | acc
     return words.astype(np.uint32)
 
 
@@ -502,14 +524,12 @@ def read_units(meta: MetadataMap, selector: int, words: np.ndarray, m_rows: int,
 def decompress(m: OperandMap, t: str, words: np.ndarray, units: np.ndarray, sp: Sparsity,
                k: int) -> np.ndarray:
     """The dense A the hardware sees: the compressed values put where the indices say."""
-    assert m.chunk is not None and m.q is not None
     el = from_container(t, m.bits, unpack_elements(words, m.bits, m.n))  # (T, 32, n)
-    pos = nonzero_positions(sp, units)  # (T, M, chunks, nonzeros)
-    cols = m.chunk * sp.chunk + pos[:, m.row, m.chunk, m.q]
-    out = np.zeros((el.shape[0], m.tile[0], k), dtype=U64)
-    ti = np.arange(el.shape[0])[:, None, None]
-    out[ti, m.row[None], cols] = el
-    return out
+    t_ = el.shape[0]
+    idx = (m.row * k + element_columns(m, sp, units)).reshape(t_, -1)
+    out = np.zeros((t_, m.tile[0] * k), dtype=U64)
+    np.put_along_axis(out, idx, el.reshape(t_, -1), axis=1)
+    return out.reshape(t_, m.tile[0], k)
 
 
 # ---- the reference product --------------------------------------------------------------------
