@@ -12,8 +12,9 @@ is the row ``V("mma", "m16n8k32", "s8", "s8", "s32", "s32", 80, (7, 0))``; its A
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # Bits of information in one element of each PTX type an mma fragment can hold.
 TYPE_BITS: dict[str, int] = {
@@ -126,6 +127,79 @@ SPARSITY: dict[str, Sparsity] = {
 }
 
 
+# Products a warp computes at once, by (instruction, shape, A type): m8n8k4 with .f16 runs
+# four 8x8x4 products, one per quad-pair (formal.model.REPLICATION states the lane groups).
+REPLICATED: dict[tuple[str, str, str], int] = {("mma", "m8n8k4", "f16"): 4}
+
+# Sub-byte floats of ``kind::f8f6f4`` sit in 8-bit containers; the same types elsewhere
+# (``.e2m1`` of ``kind::mxf4``) are packed at their own width.
+_F8F6F4_CONTAINED = frozenset({"e3m2", "e2m3", "e2m1"})
+
+
+def container_bits(t: str, kind: str = "") -> int:
+    """Bits one element of type ``t`` occupies in a register under ``.kind`` ``kind``."""
+    if kind == "f8f6f4" and t in _F8F6F4_CONTAINED:
+        return 8
+    return TYPE_BITS[t]
+
+
+def sparsity_of(atype: str, kind: str = "") -> Sparsity | None:
+    """The compression of A: 8-bit containers compress 2:4 whatever their payload."""
+    if container_bits(atype, kind) == 8:
+        return SPARSITY["u8"]
+    return SPARSITY.get(atype)
+
+
+# Oldest PTX ISA version that knows each target.
+TARGET_PTX: dict[int, tuple[int, int]] = {
+    70: (6, 0), 75: (6, 3), 80: (7, 0), 86: (7, 1), 89: (7, 8), 90: (7, 8),
+    100: (8, 6), 120: (8, 7),
+}
+
+
+def parse_arch(arch: str) -> tuple[int, str]:
+    """``sm_90`` -> (90, ""); ``sm_120a`` -> (120, "a"); anything else raises ValueError."""
+    a = arch.strip().lower()
+    if not a.startswith("sm_"):
+        raise ValueError(f"not an architecture: {arch!r} (expected e.g. sm_90)")
+    digits = a[3:].rstrip("af")
+    suffix = a[3 + len(digits):]
+    if not digits.isdigit() or suffix not in ("", "a", "f"):
+        raise ValueError(f"not an architecture: {arch!r} (expected e.g. sm_90 or sm_120a)")
+    return int(digits), suffix
+
+
+def _family(sm: int) -> int:
+    return sm // 10
+
+
+def runs_on(v: Variant, sm: int, suffix: str = "a") -> bool:
+    """Can a device of compute capability ``sm`` (90 for an H100) execute ``v``?
+
+    A variant of a plain target runs on every later architecture; an arch-specific one
+    (``sm_120a``) only on its own family, and only when the code is built for the
+    ``a`` target (a device always offers its own ``a`` features).
+    """
+    if sm < v.min_sm:
+        return False
+    if v.arch_suffix:
+        return _family(sm) == _family(v.min_sm) and suffix == "a"
+    return True
+
+
+def assembles_for(v: Variant, arch: str) -> bool:
+    """Should ``ptxas -arch=<arch>`` accept ``v``?  (The ptxas tests hold us to this.)"""
+    sm, suffix = parse_arch(arch)
+    return runs_on(v, sm, suffix)
+
+
+def ptx_version(v: Variant, arch: str | None = None) -> tuple[int, int]:
+    """The ``.version`` of ``v``'s kernel: the variant's own, or the target's if later."""
+    sm, _ = parse_arch(arch or v.target)
+    known = [ver for s, ver in TARGET_PTX.items() if s <= sm]
+    return max([v.ptx, *known[-1:]])
+
+
 @dataclass(frozen=True)
 class Variant:
     """One instruction variant: the unit of PTX generation and of GPU evidence."""
@@ -162,7 +236,50 @@ class Variant:
     def selectors(self) -> tuple[int, ...]:
         if not self.sparse:
             return ()
-        return tuple(range(selector_count(self.shape, self.a)))
+        return tuple(range(selector_count(self.shape, self.a, self.kind)))
+
+    @property
+    def dims(self) -> Shape:
+        s = Shape.parse(self.shape)
+        assert s is not None, self.shape
+        return s
+
+    @property
+    def types(self) -> dict[str, str]:
+        return {"a": self.a, "b": self.b, "c": self.c, "d": self.d}
+
+    @property
+    def sparsity(self) -> Sparsity | None:
+        """How A is compressed: by the element's container, so ``kind::f8f6f4``'s 4- and
+        6-bit types in 8-bit containers are 2:4 like ``.u8``."""
+        if not self.sparse:
+            return None
+        return sparsity_of(self.a, self.kind)
+
+    @property
+    def replication(self) -> int:
+        """Independent products one warp computes (4 for m8n8k4 with .f16, else 1)."""
+        return REPLICATED.get((self.instruction, self.shape, self.a), 1)
+
+    def element_bits(self, operand: str) -> int:
+        """Bits one element of ``operand`` occupies in its register ("A", "B", "C", "D")."""
+        t = {"A": self.a, "B": self.b, "C": self.c, "D": self.d, "C/D": self.c}[operand]
+        return container_bits(t, self.kind)
+
+    def elements(self, operand: str) -> int:
+        """Elements of ``operand`` each lane holds (sparse A: the non-zeros)."""
+        s = self.dims
+        rows, cols = s.tile("C/D" if operand in ("C", "D") else operand)
+        cells = rows * cols * self.replication
+        if operand == "A" and self.sparse:
+            cells //= 2
+        return cells // 32
+
+    def words(self, operand: str) -> int:
+        """32-bit words each lane holds for ``operand`` ("A", "B", "C", "D", "E" metadata)."""
+        if operand == "E":
+            return 1 if self.sparse else 0
+        return max(1, self.elements(operand) * self.element_bits(operand) // 32)
 
 
 def _rows(instruction: str, shape: str, ab: Iterable[str], cd: Iterable[str], sm: int,
@@ -186,8 +303,8 @@ VARIANTS: tuple[Variant, ...] = tuple(
     + _rows("mma", "m8n8k4", ["f64"], ["f64"], 80, (7, 0))
     + _rows("mma", "m8n8k16", ["s8", "u8"], ["s32"], 75, (6, 5), mixed=True)
     + _rows("mma", "m8n8k32", ["s4", "u4"], ["s32"], 75, (6, 5), mixed=True)
-    + _rows("mma", "m8n8k128", ["b1"], ["s32"], 80, (7, 0), op=".and.popc")
-    + _rows("mma", "m8n8k128", ["b1"], ["s32"], 75, (6, 5), op=".xor.popc")
+    + _rows("mma", "m8n8k128", ["b1"], ["s32"], 80, (7, 1), op=".and.popc")
+    + _rows("mma", "m8n8k128", ["b1"], ["s32"], 75, (7, 0), op=".xor.popc")
     + _rows("mma", "m16n8k4", ["tf32"], ["f32"], 80, (7, 0))
     + _rows("mma", "m16n8k4", ["f64"], ["f64"], 90, (7, 8))
     + _rows("mma", "m16n8k8", ["f16"], ["f16", "f32"], 75, (6, 5))
@@ -201,15 +318,16 @@ VARIANTS: tuple[Variant, ...] = tuple(
     + _rows("mma", "m16n8k16", _FP8, ["f16", "f32"], 89, (8, 7), mixed=True)
     + _rows("mma", "m16n8k32", ["s4", "u4"], ["s32"], 80, (7, 0), mixed=True)
     + _rows("mma", "m16n8k32", ["s8", "u8"], ["s32"], 80, (7, 0), mixed=True)
-    + _rows("mma", "m16n8k32", _FP8, ["f16", "f32"], 89, (8, 4), mixed=True)
+    + _rows("mma", "m16n8k32", _FP8, ["f16"], 89, (8, 7), mixed=True)
+    + _rows("mma", "m16n8k32", _FP8, ["f32"], 89, (8, 4), mixed=True)
     + _rows("mma", "m16n8k32", _F8F6F4, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
             mixed=True, suffix="a")
     + _rows("mma", "m16n8k64", ["s4", "u4"], ["s32"], 80, (7, 0), mixed=True)
     + _rows("mma", "m16n8k64", ["e2m1"], ["f32"], 120, (8, 7), kind="mxf4", suffix="a",
             scale="ue8m0")
-    + _rows("mma", "m16n8k128", ["b1"], ["s32"], 80, (7, 0), op=".and.popc")
+    + _rows("mma", "m16n8k128", ["b1"], ["s32"], 80, (7, 1), op=".and.popc")
     + _rows("mma", "m16n8k128", ["b1"], ["s32"], 80, (7, 0), op=".xor.popc")
-    + _rows("mma", "m16n8k256", ["b1"], ["s32"], 80, (7, 0), op=".and.popc")
+    + _rows("mma", "m16n8k256", ["b1"], ["s32"], 80, (7, 1), op=".and.popc")
     + _rows("mma", "m16n8k256", ["b1"], ["s32"], 80, (7, 0), op=".xor.popc")
     + _rows("mma.sp", "m16n8k16", ["f16"], ["f16", "f32"], 80, (8, 5))
     + _rows("mma.sp", "m16n8k16", ["bf16"], ["f32"], 80, (8, 5))
@@ -219,7 +337,9 @@ VARIANTS: tuple[Variant, ...] = tuple(
     + _rows("mma.sp", "m16n8k16", ["tf32"], ["f32"], 80, (8, 5))
     + _rows("mma.sp", "m16n8k32", ["s8", "u8"], ["s32"], 80, (8, 5), mixed=True)
     + _rows("mma.sp", "m16n8k64", ["s8", "u8"], ["s32"], 80, (8, 5), mixed=True)
-    + _rows("mma.sp", "m16n8k64", _FP8, ["f16", "f32"], 89, (8, 5), mixed=True)
+    + _rows("mma.sp", "m16n8k64", _FP8, ["f32"], 89, (8, 5), mixed=True)
+    # ptxas: "mma with F16 accumulator and F8 floating point type" is sm_120a-only when sparse
+    + _rows("mma.sp", "m16n8k64", _FP8, ["f16"], 120, (8, 7), mixed=True, suffix="a")
     + _rows("mma.sp", "m16n8k64", _F8F6F4, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
             mixed=True, suffix="a")
     + _rows("mma.sp", "m16n8k64", ["s4", "u4"], ["s32"], 80, (8, 5), mixed=True)
@@ -247,10 +367,10 @@ def shapes(instruction: str) -> frozenset[str]:
     return frozenset(v.shape for v in VARIANTS if v.instruction == instruction)
 
 
-def selector_count(shape: str, atype: str) -> int:
+def selector_count(shape: str, atype: str, kind: str = "") -> int:
     """How many sparsity-selector values are legal: 4 / groups-of-lanes holding metadata."""
     s = Shape.parse(shape)
-    sp = SPARSITY.get(atype)
+    sp = sparsity_of(atype, kind)
     if s is None or sp is None:
         return 0
     chunks = s.m * (s.k // sp.chunk)
@@ -278,3 +398,49 @@ def _edit_distance(a: str, b: str) -> int:
             cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
         prev = cur
     return prev[-1]
+
+
+# ---- which layout serves which variant --------------------------------------------------------
+
+# The operands a variant's kernel reads, in the order of its registers.
+def operands_of(v: Variant) -> tuple[str, ...]:
+    return ("A", "B", "C/D", "metadata") if v.sparse else ("A", "B", "C/D")
+
+
+def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
+                  types: Iterable[str], layout_id: str = "") -> bool:
+    """Does a layout (instruction, shape, operand, types) describe ``operand`` of ``v``?
+
+    A, B and metadata layouts match by their element types (A's type for metadata); C/D
+    layouts by the accumulator type, and where the id names the A types it was written for
+    (``...CD.f32@u8-s8``), by those too.
+    """
+    if instruction != v.instruction or shape != v.shape:
+        return False
+    ts = set(types)
+    if operand == "A" or operand == "metadata":
+        return v.a in ts
+    if operand == "B":
+        return v.b in ts
+    if operand == "C/D":
+        if v.c not in ts or v.d not in ts:
+            return False
+        _, at, for_types = layout_id.rpartition("@")
+        return not at or v.a in set(for_types.split("-"))
+    return False
+
+
+def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
+        -> dict[str, Mapping[str, Any]]:
+    """The first layout record (``formal.export`` JSON) serving each operand of ``v``;
+    records with a cell or field table come first."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for op in operands_of(v):
+        hits = [r for r in records
+                if r.get("operand") == op and layout_serves(
+                    v, op, str(r.get("instruction")), str(r.get("shape")),
+                    r.get("types") or (), str(r.get("id", "")))]
+        hits.sort(key=lambda r: not (r.get("cells") or r.get("fields")))
+        if hits:
+            out[op] = hits[0]
+    return out

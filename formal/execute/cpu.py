@@ -1,0 +1,809 @@
+"""Registers from matrices and back, and the exact product a tensor core must return.
+
+Everything here is numpy only: it runs on the GPU machine, where neither SymPy nor Z3 is
+installed, and it reads layouts as the JSON cell tables of ``formal.export``.
+
+**A worked example.**  Take a toy operand of 2 x 4 ``.u8`` cells held by 2 lanes, four
+elements each, with the map ``row = lane, col = i``.  Lane 1's four elements are cells
+(1,0) .. (1,3); packing puts element i at bits 8i..8i+7 of one ``.b32`` word ("low to
+high"), so the row ``[1, 2, 3, 250]`` becomes the word ``0xFA030201``.  Unpacking runs the
+same index arrays backwards.  For every real operand the index arrays (``OperandMap.row``
+and ``.col``, one entry per (lane, element)) are built once from the cell table, so packing
+a batch of trials is a single gather and a shift-and-sum, well under a millisecond.
+
+**Number formats.**  Every element type has an exact encoder and decoder (``encode`` /
+``decode``): integers in two's complement at their width, and the floating-point formats
+f16, bf16, tf32, f32, f64, e4m3, e5m2, e3m2, e2m3 and e2m1 by sign / exponent / mantissa
+fields.  ``encode`` refuses a value the format cannot hold exactly, so a test datum can never
+be rounded behind our back.  The trial data are small multiples of 1/2 (or integers for the
+8-bit and narrower floats), chosen so that every product and every partial sum is exact in
+every format and accumulator involved: the reference ``D = A x B + C`` is then computed in
+float64 / int64 and compared with the device's D bit for bit.
+
+**Containers.**  A ``.tf32`` element occupies the upper 19 bits of its ``.b32``; the 4- and
+6-bit floats of ``kind::f8f6f4`` sit in 8-bit containers (``.e3m2`` / ``.e2m3`` in bits 5..0,
+``.e2m1`` in bits 5..2 -- an assumption of ours: these variants need sm_120a and are only
+assembled here, never run); ``.e2m1`` of ``kind::mxf4`` is packed at 4 bits.
+
+**Sparse A.**  ``mma.sp`` holds only the non-zeros of A: per chunk of 4 (16/8-bit), of 2
+(``.tf32``) or of 8 (4-bit, by pairs), and the metadata names where they sit, as 2-bit
+indices into four index units of the chunk (elements; ``.tf32`` 16-bit halves; 4-bit pairs).
+A lane's elements for one (row, [firstcol .. lastcol]) are that range's non-zeros in column
+order.  ``metadata_words`` writes the indices of each (row, chunk, slot) into the fields the
+metadata table names for a selector, in strictly increasing order within a chunk (so never the
+nibbles 0b0000, 0b0101, 0b1010, 0b1111: ``::ordered_metadata``), and fills every lane the table
+does not name for that selector with random garbage the hardware must ignore.
+``decompress`` is the inverse, the hardware model the fake device uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..variants import (
+    SPARSITY,
+    VARIANTS,
+    Sparsity,
+    Variant,
+    operands_of,
+    records_by_operand,
+    sparsity_of,
+)
+
+LANES = 32
+U64 = np.uint64
+
+# ---- number formats ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """Sign, ``exp`` exponent bits, ``man`` mantissa bits; ``special`` is how the top
+    exponent is used: ``ieee`` (inf / NaN), ``fn`` (only all-ones mantissa is NaN, as
+    e4m3) or ``none`` (every code is finite, as the 6- and 4-bit formats)."""
+
+    exp: int
+    man: int
+    bias: int
+    special: str = "ieee"
+
+    @property
+    def width(self) -> int:
+        return 1 + self.exp + self.man
+
+    @property
+    def max_exp_field(self) -> int:
+        top = (1 << self.exp) - 1
+        return top - 1 if self.special == "ieee" else top
+
+
+FLOATS: dict[str, FloatFormat] = {
+    "f16": FloatFormat(5, 10, 15),
+    "bf16": FloatFormat(8, 7, 127),
+    "tf32": FloatFormat(8, 10, 127),
+    "f32": FloatFormat(8, 23, 127),
+    "f64": FloatFormat(11, 52, 1023),
+    "e4m3": FloatFormat(4, 3, 7, "fn"),
+    "e5m2": FloatFormat(5, 2, 15),
+    "e3m2": FloatFormat(3, 2, 3, "none"),
+    "e2m3": FloatFormat(2, 3, 1, "none"),
+    "e2m1": FloatFormat(2, 1, 1, "none"),
+}
+
+INTEGERS: dict[str, tuple[int, bool]] = {  # width, signed
+    "b1": (1, False), "u4": (4, False), "s4": (4, True), "u8": (8, False), "s8": (8, True),
+    "s32": (32, True),
+}
+
+
+class NotExact(ValueError):
+    """A value the format cannot hold exactly."""
+
+
+def code_width(t: str) -> int:
+    return FLOATS[t].width if t in FLOATS else INTEGERS[t][0]
+
+
+def encode(t: str, values: Any) -> np.ndarray:
+    """Exact codes (uint64) of ``values`` in type ``t``; raises ``NotExact`` otherwise."""
+    x = np.asarray(values)
+    if t in INTEGERS:
+        width, signed = INTEGERS[t]
+        xi = np.asarray(x, dtype=np.int64)
+        if not np.array_equal(xi, x):
+            raise NotExact(f"{t}: not integers")
+        lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+        if xi.size and (xi.min() < lo or xi.max() > hi):
+            raise NotExact(f"{t}: out of range [{lo}, {hi}]")
+        return (xi & ((1 << width) - 1)).astype(U64)
+    f = FLOATS[t]
+    xf = np.asarray(x, dtype=np.float64)
+    if not np.all(np.isfinite(xf)):
+        raise NotExact(f"{t}: not finite")
+    sign = np.signbit(xf).astype(U64)
+    a = np.abs(xf)
+    frac, exp = np.frexp(a)  # a = frac * 2**exp, frac in [0.5, 1)
+    efield = exp.astype(np.int64) - 1 + f.bias
+    normal = (a > 0) & (efield >= 1)
+    m_norm = np.ldexp(2 * frac - 1, f.man)
+    with np.errstate(over="ignore"):  # only read where the value is subnormal
+        m_sub = np.ldexp(a, f.man + f.bias - 1)
+    m = np.where(normal, m_norm, m_sub)
+    e = np.where(normal, efield, 0)
+    bad = (m != np.floor(m)) | (m >= (1 << f.man)) | (e > f.max_exp_field)
+    if f.special == "fn":
+        bad |= (e == f.max_exp_field) & (m == (1 << f.man) - 1)
+    if np.any(bad):
+        first = xf[bad].ravel()[0]
+        raise NotExact(f"{t} cannot hold {first!r} exactly")
+    return (sign << U64(f.exp + f.man)) | (e.astype(U64) << U64(f.man)) | m.astype(U64)
+
+
+def decode(t: str, codes: Any) -> np.ndarray:
+    """Values of ``codes`` in type ``t``: int64 for integer types, float64 for floats."""
+    c = np.asarray(codes, dtype=U64)
+    if t in INTEGERS:
+        width, signed = INTEGERS[t]
+        v = (c & U64((1 << width) - 1)).astype(np.int64)
+        if signed:
+            v = v - ((v >> (width - 1)) << width)
+        return v
+    f = FLOATS[t]
+    m = (c & U64((1 << f.man) - 1)).astype(np.float64)
+    e = ((c >> U64(f.man)) & U64((1 << f.exp) - 1)).astype(np.int64)
+    s = ((c >> U64(f.exp + f.man)) & U64(1)).astype(bool)
+    val = np.where(e == 0, np.ldexp(m, 1 - f.bias - f.man),
+                   np.ldexp(m + (1 << f.man), e - f.bias - f.man))
+    top = (1 << f.exp) - 1
+    if f.special == "ieee":
+        val = np.where((e == top) & (m == 0), np.inf, val)
+        val = np.where((e == top) & (m != 0), np.nan, val)
+    elif f.special == "fn":
+        val = np.where((e == top) & (m == (1 << f.man) - 1), np.nan, val)
+    return np.where(s, -val, val)
+
+
+def container_shift(t: str, bits: int) -> int:
+    """Where a ``t`` code sits in its ``bits``-wide register slot (tf32: the top 19 bits)."""
+    if t == "tf32":
+        return 13
+    if bits == 8 and t == "e2m1":
+        return 2
+    return 0
+
+
+def representable(t: str, candidates: Iterable[float]) -> list[float]:
+    out = []
+    for v in candidates:
+        try:
+            encode(t, [v])
+        except NotExact:
+            continue
+        out.append(v)
+    return out
+
+
+# ---- layouts as index arrays ------------------------------------------------------------------
+
+
+class LayoutError(ValueError):
+    """A layout record the executor cannot use (missing, incomplete or inconsistent)."""
+
+
+def hash_rows(instruction: str, shape: str, operand: str, kind: str,
+              rows: Sequence[Mapping[str, Any]]) -> str:
+    """``formal.export.map_hash`` of a cell table, computed from the table itself."""
+    h = hashlib.sha256()
+    h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
+    for r in rows:
+        h.update(json.dumps(dict(r), sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def _register_bits(rec: Mapping[str, Any]) -> int | None:
+    reg = rec.get("register") or None
+    if not reg or not reg.get("per_register"):
+        return None
+    width = 64 if str(reg.get("kind")) in ("f64", "b64") else 32
+    return width // int(reg["per_register"])
+
+
+@dataclass
+class OperandMap:
+    """One operand's (lane, element) -> cell table as index arrays of shape (32, n).
+
+    Dense: ``row`` and ``col``.  Sparse A: ``row``, ``col`` = firstcol and ``last`` = lastcol,
+    plus ``chunk`` and ``q`` (the element is the q-th non-zero of chunk ``chunk`` of its row)."""
+
+    operand: str
+    instruction: str
+    shape: str
+    tile: tuple[int, int]
+    n: int
+    row: np.ndarray
+    col: np.ndarray
+    map_hash: str
+    layout_id: str = ""
+    bits: int = 0
+    last: np.ndarray | None = None
+    chunk: np.ndarray | None = None
+    q: np.ndarray | None = None
+
+    @property
+    def sparse(self) -> bool:
+        return self.last is not None
+
+    def cells(self) -> list[dict[str, int]]:
+        out = []
+        for t in range(LANES):
+            for i in range(self.n):
+                r = {"lane": t, "element": i, "row": int(self.row[t, i])}
+                if self.last is not None:
+                    r["firstcol"] = int(self.col[t, i])
+                    r["lastcol"] = int(self.last[t, i])
+                else:
+                    r["col"] = int(self.col[t, i])
+                out.append(r)
+        return out
+
+    def holder_of(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """Dense: cell -> (lane, element)."""
+        return {(int(self.row[t, i]), int(self.col[t, i])): (t, i)
+                for t in range(LANES) for i in range(self.n)}
+
+
+def operand_map(rec: Mapping[str, Any], bits: int | None = None,
+                sparsity: Sparsity | None = None) -> OperandMap:
+    """Index arrays of one layout record (``formal.export`` format)."""
+    cells = rec.get("cells")
+    lid = str(rec.get("id", ""))
+    if not cells:
+        raise LayoutError(f"{lid}: the layout has no cell table")
+    n = int(rec.get("elements_per_thread") or 0) or 1 + max(int(c["element"]) for c in cells)
+    tile = (int(rec["tile"][0]), int(rec["tile"][1]))
+    sparse = "firstcol" in cells[0]
+    row = np.full((LANES, n), -1, dtype=np.int64)
+    col = np.full((LANES, n), -1, dtype=np.int64)
+    last = np.full((LANES, n), -1, dtype=np.int64) if sparse else None
+    for c in cells:
+        t, i = int(c["lane"]), int(c["element"])
+        if not (0 <= t < LANES and 0 <= i < n):
+            raise LayoutError(f"{lid}: cell lane {t} element {i} is outside 32 x {n}")
+        row[t, i] = int(c["row"])
+        if last is not None:
+            col[t, i] = int(c["firstcol"])
+            last[t, i] = int(c["lastcol"])
+        else:
+            col[t, i] = int(c["col"])
+    if (row < 0).any():
+        t, i = (int(x[0]) for x in np.nonzero(row < 0))
+        raise LayoutError(f"{lid}: no cell for lane {t} element {i}")
+    rbits = _register_bits(rec)
+    if bits is not None and rbits is not None and rbits != bits:
+        raise LayoutError(f"{lid}: the fragment packs {32 // rbits if rbits < 32 else 1} "
+                          f"elements per register ({rbits} bits each) but the variant needs "
+                          f"{bits}-bit elements")
+    m = OperandMap(str(rec["operand"]), str(rec["instruction"]), str(rec["shape"]), tile, n,
+                   row, col, str(rec.get("map_hash") or ""), lid, bits or rbits or 0, last)
+    if not m.map_hash:
+        m.map_hash = hash_rows(m.instruction, m.shape, m.operand, "cells", cells)
+    if sparse:
+        if sparsity is None:
+            raise LayoutError(f"{lid}: a sparse A layout needs the variant's sparsity")
+        _sparse_positions(m, sparsity)
+    else:
+        inside = (row < tile[0]) & (col >= 0) & (col < tile[1])
+        if not inside.all():
+            t, i = (int(x[0]) for x in np.nonzero(~inside))
+            raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
+    return m
+
+
+def _sparse_positions(m: OperandMap, sp: Sparsity) -> None:
+    """For each sparse-A element: its chunk and its rank among that chunk's non-zeros."""
+    assert m.last is not None
+    chunk = np.zeros_like(m.row)
+    q = np.zeros_like(m.row)
+    for t in range(LANES):
+        seen: dict[tuple[int, int, int], int] = {}
+        for i in range(m.n):
+            key = (int(m.row[t, i]), int(m.col[t, i]), int(m.last[t, i]))
+            j = seen.get(key, 0)
+            seen[key] = j + 1
+            width = key[2] - key[1] + 1
+            if key[1] % sp.chunk or width % sp.chunk:
+                raise LayoutError(f"{m.layout_id}: lane {t} a{i} range [{key[1]}..{key[2]}] "
+                                  f"is not whole chunks of {sp.chunk}")
+            chunk[t, i] = key[1] // sp.chunk + j // sp.nonzeros
+            q[t, i] = j % sp.nonzeros
+        for key, count in seen.items():
+            want = (key[2] - key[1] + 1) // sp.chunk * sp.nonzeros
+            if count != want:
+                raise LayoutError(f"{m.layout_id}: lane {t} holds {count} non-zeros of row "
+                                  f"{key[0]} [{key[1]}..{key[2]}], not {want}")
+    m.chunk, m.q = chunk, q
+
+
+@dataclass
+class MetadataMap:
+    """The metadata fields of each selector: lane, low bit, width, and the (row, chunk, slot)
+    whose index the field holds."""
+
+    map_hash: str
+    layout_id: str
+    fields: dict[int, dict[str, np.ndarray]]  # selector -> arrays
+    rows: list[dict[str, int]] = field(default_factory=list)
+
+    def holders(self, selector: int) -> np.ndarray:
+        return np.unique(self.fields[selector]["lane"])
+
+
+def metadata_map(rec: Mapping[str, Any]) -> MetadataMap:
+    rows = rec.get("fields")
+    lid = str(rec.get("id", ""))
+    if not rows:
+        raise LayoutError(f"{lid}: the metadata layout has no field table")
+    by_sel: dict[int, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by_sel.setdefault(int(r["selector"]), []).append(r)
+    fields = {}
+    for s, rs in by_sel.items():
+        fields[s] = {k: np.array([int(r[k]) for r in rs], dtype=np.int64)
+                     for k in ("lane", "bit_lo", "bit_hi", "row", "chunk", "slot")}
+    h = str(rec.get("map_hash") or "") or hash_rows(
+        str(rec["instruction"]), str(rec["shape"]), "metadata", "fields", rows)
+    return MetadataMap(h, lid, fields, [dict(r) for r in rows])
+
+
+# ---- packing ----------------------------------------------------------------------------------
+
+
+def pack_elements(codes: np.ndarray, bits: int) -> np.ndarray:
+    """(..., n) element codes (already in their container) -> (..., n * bits / 32) words."""
+    c = np.asarray(codes, dtype=U64)
+    if bits == 64:
+        lo = c & U64(0xFFFFFFFF)
+        hi = c >> U64(32)
+        return np.stack([lo, hi], axis=-1).reshape(*c.shape[:-1], -1).astype(np.uint32)
+    if bits == 32:
+        return c.astype(np.uint32)
+    per = 32 // bits
+    n = c.shape[-1]
+    if n % per:
+        raise LayoutError(f"{n} elements of {bits} bits do not fill whole .b32 registers")
+    shifts = (np.arange(per, dtype=U64) * U64(bits))
+    grouped = c.reshape(*c.shape[:-1], n // per, per) << shifts
+    return grouped.sum(axis=-1, dtype=U64).astype(np.uint32)
+
+
+def unpack_elements(words: np.ndarray, bits: int, n: int) -> np.ndarray:
+    """Inverse of ``pack_elements``: (..., W) words -> (..., n) element codes."""
+    w = np.asarray(words, dtype=U64)
+    if bits == 64:
+        pairs = w.reshape(*w.shape[:-1], n, 2)
+        return pairs[..., 0] | (pairs[..., 1] << U64(32))
+    if bits == 32:
+        return w[..., :n]
+    per = 32 // bits
+    shifts = (np.arange(per, dtype=U64) * U64(bits))
+    parts = (w[..., :, None] >> shifts) & U64((1 << bits) - 1)
+    return parts.reshape(*w.shape[:-1], -1)[..., :n]
+
+
+def to_container(t: str, bits: int, codes: np.ndarray) -> np.ndarray:
+    return np.asarray(codes, dtype=U64) << U64(container_shift(t, bits))
+
+
+def from_container(t: str, bits: int, codes: np.ndarray) -> np.ndarray:
+    return (np.asarray(codes, dtype=U64) >> U64(container_shift(t, bits))) \
+        & U64((1 << code_width(t)) - 1)
+
+
+def pack(m: OperandMap, t: str, codes: np.ndarray) -> np.ndarray:
+    """(T, rows, cols) codes of a dense operand -> (T, 32, W) register words."""
+    el = np.asarray(codes, dtype=U64)[:, m.row, m.col]
+    return pack_elements(to_container(t, m.bits, el), m.bits)
+
+
+def unpack(m: OperandMap, t: str, words: np.ndarray) -> np.ndarray:
+    """(T, 32, W) register words of a dense operand -> (T, rows, cols) codes."""
+    el = from_container(t, m.bits, unpack_elements(words, m.bits, m.n))
+    out = np.zeros((el.shape[0], *m.tile), dtype=U64)
+    out[:, m.row, m.col] = el
+    return out
+
+
+# ---- sparse A ---------------------------------------------------------------------------------
+
+# the index pairs a chunk may use: any two of four units, or for tf32 the two halves of one
+# element
+def valid_units(sp: Sparsity) -> np.ndarray:
+    if sp.meaningful_fields:
+        return np.array([[n & 3, n >> 2] for n in sp.meaningful_fields], dtype=np.int64)
+    return np.array([[i, j] for i in range(4) for j in range(i + 1, 4)], dtype=np.int64)
+
+
+def nonzero_positions(sp: Sparsity, units: np.ndarray) -> np.ndarray:
+    """(..., 2) index units -> (..., nonzeros) element positions within the chunk."""
+    u = np.asarray(units, dtype=np.int64)
+    if sp.unit_elements < 1:  # tf32: a unit is half an element; the pair names one element
+        return u[..., :1] // round(1 / sp.unit_elements)
+    per = round(sp.unit_elements)
+    pos = u[..., :, None] * per + np.arange(per)
+    return pos.reshape(*u.shape[:-1], -1)
+
+
+def random_units(rng: np.random.Generator, sp: Sparsity, shape: tuple[int, ...]) -> np.ndarray:
+    choices = valid_units(sp)
+    return choices[rng.integers(0, len(choices), size=shape)]
+
+
+def dense_from_units(sp: Sparsity, units: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """(T, M, chunks, 2) units and (T, M, chunks, nonzeros) codes -> (T, M, K) codes."""
+    t_, m_, ch, _ = units.shape
+    pos = nonzero_positions(sp, units) + (np.arange(ch) * sp.chunk)[None, None, :, None]
+    out = np.zeros((t_, m_, k), dtype=U64)
+    ti = np.arange(t_)[:, None, None, None]
+    mi = np.arange(m_)[None, :, None, None]
+    out[ti, mi, pos] = values
+    return out
+
+
+def element_columns(m: OperandMap, sp: Sparsity, units: np.ndarray) -> np.ndarray:
+    """(T, 32, n) dense column of each sparse-A element, given (T, M, chunks, 2) indices."""
+    assert m.chunk is not None and m.q is not None
+    t_, _, chunks, _ = units.shape
+    per = round(sp.unit_elements) if sp.unit_elements >= 1 else 0
+    slot = m.q // per if per else np.zeros_like(m.q)  # which index of its chunk names it
+    flat = ((m.row * chunks + m.chunk) * 2 + slot).ravel()
+    u = np.asarray(units).reshape(t_, -1)[:, flat].reshape(t_, LANES, m.n)
+    # a 4-bit index names a pair; a tf32 pair of indices names one element by its halves
+    pos = u * per + m.q % per if per else u // round(1 / sp.unit_elements)
+    return m.chunk * sp.chunk + pos
+
+
+def compress(m: OperandMap, t: str, dense: np.ndarray, units: np.ndarray,
+             sp: Sparsity) -> np.ndarray:
+    """Sparse A registers: each element is the q-th non-zero of its (row, chunk)."""
+    d = np.asarray(dense, dtype=U64)
+    t_, _, k = d.shape
+    idx = (m.row * k + element_columns(m, sp, units)).reshape(t_, -1)
+    el = np.take_along_axis(d.reshape(t_, -1), idx, axis=1).reshape(t_, LANES, m.n)
+    return pack_elements(to_container(t, m.bits, el), m.bits)
+
+
+def _field_order(meta: MetadataMap, selector: int) -> dict[str, np.ndarray]:
+    """The selector's fields sorted by lane, with where each holder's run of fields starts."""
+    cache = meta.__dict__.setdefault("_order", {})
+    if selector not in cache:
+        f = meta.fields[selector]
+        order = np.argsort(f["lane"], kind="stable")
+        lanes = f["lane"][order]
+        width = (f["bit_hi"][order] - f["bit_lo"][order] + 1).astype(U64)
+        starts = np.flatnonzero(np.r_[True, lanes[1:] != lanes[:-1]])
+        ones = (U64(1) << width) - U64(1)
+        lo = f["bit_lo"][order].astype(U64)
+        cache[selector] = {
+            "row": f["row"][order], "chunk": f["chunk"][order], "slot": f["slot"][order],
+            "lo": lo, "ones": ones, "starts": starts, "holders": lanes[starts],
+            "covered": np.add.reduceat(ones << lo, starts, dtype=U64)}
+    return cache[selector]
+
+
+def metadata_words(meta: MetadataMap, selector: int, units: np.ndarray,
+                   rng: np.random.Generator) -> np.ndarray:
+    """(T, 32) metadata words: the holders' fields hold ``units``; the rest is garbage."""
+    f = _field_order(meta, selector)
+    vals = units[:, f["row"], f["chunk"], f["slot"]].astype(U64) & f["ones"]
+    # a lane's fields are disjoint bit ranges, so their sum is their OR
+    acc = np.add.reduceat(vals << f["lo"], f["starts"], axis=1, dtype=U64)  # (T, holders)
+    words = rng.integers(0, 1 << 32, size=(units.shape[0], LANES), dtype=np.uint64)
+    h = f["holders"]
+    words[:, h] = (words[:, h] & ~f["covered"][None, :]) | acc
+    return words.astype(np.uint32)
+
+
+def read_units(meta: MetadataMap, selector: int, words: np.ndarray, m_rows: int,
+               chunks: int) -> np.ndarray:
+    """The hardware's view: (T, M, chunks, 2) indices read from the holders' fields."""
+    f = meta.fields[selector]
+    w = np.asarray(words, dtype=U64)[:, f["lane"]]  # (T, F)
+    width = (f["bit_hi"] - f["bit_lo"] + 1).astype(U64)
+    vals = (w >> f["bit_lo"].astype(U64)) & ((U64(1) << width) - U64(1))
+    out = np.zeros((w.shape[0], m_rows, chunks, 2), dtype=np.int64)
+    out[:, f["row"], f["chunk"], f["slot"]] = vals.astype(np.int64)
+    return out
+
+
+def decompress(m: OperandMap, t: str, words: np.ndarray, units: np.ndarray, sp: Sparsity,
+               k: int) -> np.ndarray:
+    """The dense A the hardware sees: the compressed values put where the indices say."""
+    el = from_container(t, m.bits, unpack_elements(words, m.bits, m.n))  # (T, 32, n)
+    t_ = el.shape[0]
+    idx = (m.row * k + element_columns(m, sp, units)).reshape(t_, -1)
+    out = np.zeros((t_, m.tile[0] * k), dtype=U64)
+    np.put_along_axis(out, idx, el.reshape(t_, -1), axis=1)
+    return out.reshape(t_, m.tile[0], k)
+
+
+# ---- the reference product --------------------------------------------------------------------
+
+
+def reference(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Exact D = A x B + C as codes of ``v.d``: a, b, c are (T, ., .) codes."""
+    av, bv, cv = decode(v.a, a), decode(v.b, b), decode(v.c, c)
+    if v.a == "b1":
+        ai, bi = av.astype(np.int64), bv.astype(np.int64)
+        both = _exact_int_matmul(ai, bi)
+        if v.op.startswith(".xor"):
+            d = cv + ai.sum(axis=2)[:, :, None] + bi.sum(axis=1)[:, None, :] - 2 * both
+        else:
+            d = cv + both
+        return encode(v.d, d)
+    if v.d in INTEGERS:
+        return encode(v.d, _exact_int_matmul(av, bv) + cv.astype(np.int64))
+    d = np.matmul(av.astype(np.float64), bv.astype(np.float64)) + cv
+    return encode(v.d, d)
+
+
+def _exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer matmul through float64 (BLAS) when every partial sum is below 2**53."""
+    bound = float(np.abs(a).max(initial=0)) * float(np.abs(b).max(initial=0)) * a.shape[-1]
+    if bound < 2.0 ** 53:
+        return np.rint(np.matmul(a.astype(np.float64), b.astype(np.float64))).astype(np.int64)
+    return np.asarray(a, dtype=np.int64) @ np.asarray(b, dtype=np.int64)
+
+
+def values_for(t: str, role: str, v: Variant) -> np.ndarray:
+    """The pool trial values are drawn from: exact in ``t`` and small enough that every
+    product and sum stays exact in the accumulator (see the module docstring)."""
+    if t in INTEGERS:
+        width, signed = INTEGERS[t]
+        if t == "s32":
+            return np.arange(-(1 << 20), (1 << 20) + 1, 997, dtype=np.int64)
+        lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+        return np.arange(lo, hi + 1, dtype=np.int64)
+    narrow = max(code_width(v.a), code_width(v.b)) <= 8
+    step, top = (1.0, 4.0) if narrow else (0.5, 4.0)
+    if role == "C":
+        top *= 2
+    grid = np.arange(-top, top + step, step)
+    return np.array(representable(t, grid), dtype=np.float64)
+
+
+def draw(rng: np.random.Generator, t: str, role: str, v: Variant, shape: tuple[int, ...],
+         nonzero: bool = False) -> np.ndarray:
+    pool = values_for(t, role, v)
+    if nonzero:
+        pool = pool[pool != 0]
+    return encode(t, pool[rng.integers(0, len(pool), size=shape)])
+
+
+# ---- a variant with its layouts ---------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """A variant and the four maps its kernel is packed and read with."""
+
+    variant: Variant
+    a: OperandMap
+    b: OperandMap
+    cd: OperandMap
+    meta: MetadataMap | None = None
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        out = {"A": self.a.map_hash, "B": self.b.map_hash, "C/D": self.cd.map_hash}
+        if self.meta is not None:
+            out["metadata"] = self.meta.map_hash
+        return out
+
+    @property
+    def sparsity(self) -> Sparsity | None:
+        return self.variant.sparsity
+
+    @property
+    def dims(self) -> tuple[int, int, int]:
+        s = self.variant.dims
+        return s.m, s.n, s.k
+
+
+def plan(v: Variant, records: Sequence[Mapping[str, Any]]) -> Plan:
+    """Maps for every operand of ``v``; ``LayoutError`` names what is missing."""
+    if v.replication != 1:
+        raise LayoutError(f"{v.key}: the warp computes {v.replication} products at once; "
+                          "the executor packs one product per warp only")
+    recs = records_by_operand(v, records)
+    missing = [op for op in operands_of(v) if op not in recs]
+    if missing:
+        raise LayoutError(f"no layout for {', '.join(missing)} of {v.instruction} {v.shape} "
+                          f"({v.a}.{v.b} -> {v.d})")
+    a = operand_map(recs["A"], v.element_bits("A"), v.sparsity)
+    b = operand_map(recs["B"], v.element_bits("B"))
+    cd = operand_map(recs["C/D"], v.element_bits("C"))
+    meta = metadata_map(recs["metadata"]) if v.sparse else None
+    for m, op in ((a, "A"), (b, "B"), (cd, "C")):
+        if m.n * m.bits != 32 * v.words(op):
+            raise LayoutError(f"{m.layout_id}: {m.n} elements of {m.bits} bits per lane, but "
+                              f"{v.key} takes {v.words(op)} words")
+    return Plan(v, a, b, cd, meta)
+
+
+def plans(records: Sequence[Mapping[str, Any]], variants: Iterable[Variant] = VARIANTS) \
+        -> dict[str, Plan | LayoutError]:
+    out: dict[str, Plan | LayoutError] = {}
+    for v in variants:
+        try:
+            out[v.key] = plan(v, records)
+        except LayoutError as exc:
+            out[v.key] = exc
+    return out
+
+
+# ---- trials -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Trial:
+    """A batch of T trials: the matrices (codes) and the words each lane loads."""
+
+    a: np.ndarray  # (T, M, K) dense codes (sparse: the decompressed matrix)
+    b: np.ndarray  # (T, K, N)
+    c: np.ndarray  # (T, M, N)
+    inputs: np.ndarray  # (T, 32, W_in) uint32
+    expected: np.ndarray  # (T, 32, W_out) uint32
+    selector: int | None = None
+    units: np.ndarray | None = None  # sparse: (T, M, chunks, 2)
+
+
+def input_words(p: Plan, a_words: np.ndarray, b_words: np.ndarray, c_words: np.ndarray,
+                e_words: np.ndarray | None = None) -> np.ndarray:
+    parts = [a_words, b_words, c_words]
+    if p.variant.sparse:
+        assert e_words is not None
+        parts.append(np.asarray(e_words, dtype=np.uint32)[..., None])
+    return np.concatenate([np.asarray(x, dtype=np.uint32) for x in parts], axis=-1)
+
+
+def make_trials(p: Plan, rng: np.random.Generator, count: int,
+                selector: int | None = None) -> Trial:
+    """``count`` random trials (one per warp) of ``p`` and their exact expected D words."""
+    v = p.variant
+    m_, n_, k_ = p.dims
+    b = draw(rng, v.b, "B", v, (count, k_, n_))
+    c = draw(rng, v.c, "C", v, (count, m_, n_))
+    units = None
+    if v.sparse:
+        sp = p.sparsity
+        assert sp is not None and p.meta is not None and selector is not None
+        chunks = k_ // sp.chunk
+        units = random_units(rng, sp, (count, m_, chunks))
+        vals = draw(rng, v.a, "A", v, (count, m_, chunks, sp.nonzeros), nonzero=True)
+        a = dense_from_units(sp, units, vals, k_)
+        a_words = compress(p.a, v.a, a, units, sp)
+        e_words = metadata_words(p.meta, selector, units, rng)
+    else:
+        a = draw(rng, v.a, "A", v, (count, m_, k_))
+        a_words = pack(p.a, v.a, a)
+        e_words = None
+    inputs = input_words(p, a_words, pack(p.b, v.b, b), pack(p.cd, v.c, c), e_words)
+    expected = pack(p.cd, v.d, reference(v, a, b, c))
+    return Trial(a, b, c, inputs, expected, selector, units)
+
+
+def emulate(p: Plan, inputs: np.ndarray, selector: int | None = None) -> np.ndarray:
+    """What a tensor core does with ``inputs`` if ``p``'s maps are the hardware's truth."""
+    v = p.variant
+    m_, n_, k_ = p.dims
+    wa, wb, wc = v.words("A"), v.words("B"), v.words("C")
+    x = np.asarray(inputs, dtype=np.uint32)
+    aw, bw, cw = x[..., :wa], x[..., wa:wa + wb], x[..., wa + wb:wa + wb + wc]
+    if v.sparse:
+        sp = p.sparsity
+        assert sp is not None and p.meta is not None
+        units = read_units(p.meta, selector or 0, x[..., wa + wb + wc], m_, k_ // sp.chunk)
+        a = decompress(p.a, v.a, aw, units, sp, k_)
+    else:
+        a = unpack(p.a, v.a, aw)
+    b = unpack(p.b, v.b, bw)
+    c = unpack(p.cd, v.c, cw)
+    return pack(p.cd, v.d, _reference_any(v, a, b, c))
+
+
+def _reference_any(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``reference`` that rounds instead of refusing (a device computes whatever it is
+    given; a wrong layout can make the product inexact or overflow)."""
+    try:
+        return reference(v, a, b, c)
+    except NotExact:
+        av, bv, cv = decode(v.a, a), decode(v.b, b), decode(v.c, c)
+        d = np.matmul(av.astype(np.float64), bv.astype(np.float64)) + cv
+        if v.d in INTEGERS:
+            return (np.asarray(d, dtype=np.int64) & 0xFFFFFFFF).astype(U64)
+        f = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[v.d]
+        raw = np.asarray(d).astype(f)
+        return raw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.itemsize]).astype(U64)
+
+
+# ---- comparing and tracing --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Difference:
+    trial: int
+    lane: int
+    element: int
+    row: int
+    col: int
+    got: float
+    want: float
+
+
+def compare(p: Plan, got: np.ndarray, want: np.ndarray) -> list[Difference]:
+    """Every D element whose bits differ (a float zero compares equal to minus zero)."""
+    v = p.variant
+    g = unpack_elements(np.asarray(got, dtype=np.uint32), p.cd.bits, p.cd.n)
+    w = unpack_elements(np.asarray(want, dtype=np.uint32), p.cd.bits, p.cd.n)
+    if v.d in FLOATS:
+        zero_mask = U64((1 << (code_width(v.d) - 1)) - 1)
+        g = np.where((g & zero_mask) == 0, U64(0), g)
+        w = np.where((w & zero_mask) == 0, U64(0), w)
+    bad = np.nonzero(g != w)
+    gv, wv = decode(v.d, g), decode(v.d, w)
+    out = []
+    for t, lane, i in zip(*bad, strict=True):
+        out.append(Difference(int(t), int(lane), int(i), int(p.cd.row[lane, i]),
+                              int(p.cd.col[lane, i]), float(gv[t, lane, i]),
+                              float(wv[t, lane, i])))
+    return out
+
+
+def _lanes(pairs: Iterable[tuple[int, int]], letter: str) -> str:
+    by_lane: dict[int, list[int]] = {}
+    for t, i in pairs:
+        by_lane.setdefault(t, []).append(i)
+    return ", ".join(f"lane {t} " + "/".join(f"{letter}{i}" for i in sorted(es))
+                     for t, es in sorted(by_lane.items()))
+
+
+def trace(p: Plan, diff: Difference, trial: Trial | None = None) -> str:
+    """One differing D cell and the (lane, element) pairs of A, B and C that feed it."""
+    r, c = diff.row, diff.col
+    a_pairs = [(t, i) for t in range(LANES) for i in range(p.a.n) if p.a.row[t, i] == r]
+    b_pairs = [(t, i) for t in range(LANES) for i in range(p.b.n) if p.b.col[t, i] == c]
+    c_pairs = [(t, i) for t in range(LANES) for i in range(p.cd.n)
+               if p.cd.row[t, i] == r and p.cd.col[t, i] == c]
+    msg = (f"D[{r}][{c}] (lane {diff.lane} d{diff.element}) is {_fmt(diff.got)}, "
+           f"expected {_fmt(diff.want)}; it reads C[{r}][{c}] from {_lanes(c_pairs, 'c')}, "
+           f"A row {r} from {_lanes(a_pairs, 'a')}, B column {c} from {_lanes(b_pairs, 'b')}")
+    if trial is not None:
+        hint = _looks_like(p, diff, trial)
+        if hint:
+            msg += f"; the value is what D{hint} should hold"
+    return msg
+
+
+def _looks_like(p: Plan, diff: Difference, trial: Trial) -> str:
+    want = decode(p.variant.d, reference(p.variant, trial.a, trial.b, trial.c))[diff.trial]
+    hits = np.argwhere(want == diff.got)
+    if 0 < len(hits) <= 2:
+        return " or ".join(f"[{int(a)}][{int(b)}]" for a, b in hits)
+    return ""
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+__all__ = ["FLOATS", "INTEGERS", "encode", "decode", "NotExact", "OperandMap", "MetadataMap",
+           "operand_map", "metadata_map", "pack", "unpack", "pack_elements", "unpack_elements",
+           "compress", "decompress", "metadata_words", "read_units", "reference", "Plan",
+           "plan", "plans", "make_trials", "emulate", "compare", "trace", "hash_rows",
+           "LayoutError", "SPARSITY", "sparsity_of"]

@@ -1,0 +1,330 @@
+"""PTX kernels, one module per instruction variant, generated from ``formal.variants``.
+
+Every kernel is the same few lines around one ``mma`` instruction, so no variant has code of
+its own: the variant table says the shape, the types, the ``.kind``, the ``.popc`` operation
+and the block-scale type, and this module turns a row into text.  A worked example: the row
+``mma.sp m16n8k32 f16.f16 -> f32`` with selector 1 becomes the entry ``sel1`` of a module
+whose body is
+
+    ld.global.u32 %w0, [%rd5+0];        // A: words 0-3 of this lane
+    ...                                  // B: words 4-7, C: words 8-11, metadata: word 12
+    mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
+        {%fd0, %fd1, %fd2, %fd3}, {%w0, ..., %w3}, {%w4, ..., %w7}, {%fc0, ..., %fc3}, %w12, 0x1;
+    st.global.u32 [%rd7+0], %o0;        // D: words 0-3 of this lane
+
+**Memory layout (lane-major).**  A launch runs ``warps`` independent trials, one per warp.
+Trial ``t``'s lane ``l`` reads its words from ``in[(t * 32 + l) * W_in + j]``, ``j`` running
+over the A words, then B, then C, then (``mma.sp``) the one metadata word; it writes D to
+``out[(t * 32 + l) * W_out + j]``.  Word counts come from ``Variant.words``.  Within a word,
+elements sit low to high (``formal.execute.cpu`` packs them); an ``.f64`` element is two
+words, low word first.  The sparsity selector is an immediate, so ``mma.sp`` modules hold one
+entry per legal selector, named ``sel<k>``; dense modules hold one entry, ``mma``.  Block-scale
+variants get unit scale factors (``ue8m0`` 127 = 2^0 in every byte), so they compute A x B + C.
+
+``ptxlayout ptx --check`` writes the modules and assembles each with ``ptxas`` for every
+requested architecture that the variant supports (``formal.variants.assembles_for``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..variants import VARIANTS, Variant, assembles_for, parse_arch, ptx_version
+
+# ue8m0 exponent 127 in each byte: a scale factor of exactly 1.
+UNIT_UE8M0 = 0x7F7F7F7F
+SCALE_VEC = {"mxf4": "2X", "mxf8f6f4": "1X"}
+
+
+@dataclass(frozen=True)
+class Module:
+    """One variant's PTX module: its text and the entry point of each selector."""
+
+    variant: Variant
+    text: str
+    entries: tuple[tuple[int | None, str], ...]  # (selector or None, entry name)
+    words_in: int
+    words_out: int
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
+
+    @property
+    def filename(self) -> str:
+        """A file name unique to the text (CuPy caches loaded modules by path)."""
+        return f"{safe_name(self.variant)}-{self.digest}.ptx"
+
+    def entry(self, selector: int | None) -> str:
+        for s, name in self.entries:
+            if s == selector:
+                return name
+        raise KeyError(f"{self.variant.key}: no entry for selector {selector}")
+
+
+def safe_name(v: Variant) -> str:
+    return v.key.replace("::", "_").replace(".", "_")
+
+
+def opcode(v: Variant) -> str:
+    """The instruction with every qualifier, e.g. ``mma.sync.aligned.m16n8k16.row.col...``."""
+    head = "mma.sp::ordered_metadata" if v.sparse else "mma"
+    kind = f".kind::{v.kind}" if v.kind else ""
+    scale = ""
+    if v.scale:
+        scale = f".block_scale.scale_vec::{SCALE_VEC.get(v.kind, '1X')}"
+    types = f".{v.d}.{v.a}.{v.b}.{v.c}"
+    tail = f".{v.scale}" if v.scale else ""
+    return f"{head}.sync.aligned.{v.shape}.row.col{kind}{scale}{types}{tail}{v.op}"
+
+
+def _reg_kind(t: str) -> str:
+    """PTX register type an accumulator element of type ``t`` lives in."""
+    return {"f32": "f32", "f64": "f64", "s32": "b32", "f16": "b32"}[t]
+
+
+def _vector(names: Iterable[str]) -> str:
+    return "{" + ", ".join(names) + "}"
+
+
+def _body(v: Variant, selector: int | None) -> tuple[list[str], list[str]]:
+    """(register declarations, instructions) of one entry, after the address set-up."""
+    wa, wb, wc, we = (v.words(o) for o in ("A", "B", "C", "E"))
+    wd = v.words("D")
+    win = wa + wb + wc + we
+    decl = [f".reg .b32 %w<{win}>;", f".reg .b32 %o<{wd}>;"]
+    code = [f"ld.global.u32 %w{j}, [%rd5+{4 * j}];" for j in range(win)]
+    a = [f"%w{j}" for j in range(wa)]
+    b = [f"%w{wa + j}" for j in range(wb)]
+    cw = [f"%w{wa + wb + j}" for j in range(wc)]
+    if v.a == "f64":  # .f64 multiplicands: pairs of words, low word first
+        decl.append(f".reg .f64 %fa<{wa // 2}>;")
+        decl.append(f".reg .f64 %fb<{wb // 2}>;")
+        code += [f"mov.b64 %fa{j}, {{{a[2 * j]}, {a[2 * j + 1]}}};" for j in range(wa // 2)]
+        code += [f"mov.b64 %fb{j}, {{{b[2 * j]}, {b[2 * j + 1]}}};" for j in range(wb // 2)]
+        a = [f"%fa{j}" for j in range(wa // 2)]
+        b = [f"%fb{j}" for j in range(wb // 2)]
+    # accumulators in their own register type
+    ckind, dkind = _reg_kind(v.c), _reg_kind(v.d)
+    if ckind == "f64":
+        c = [f"%cc{j}" for j in range(wc // 2)]
+        decl.append(f".reg .f64 %cc<{len(c)}>;")
+        code += [f"mov.b64 %cc{j}, {{{cw[2 * j]}, {cw[2 * j + 1]}}};" for j in range(len(c))]
+    elif ckind == "f32":
+        c = [f"%cc{j}" for j in range(wc)]
+        decl.append(f".reg .f32 %cc<{wc}>;")
+        code += [f"mov.b32 %cc{j}, {cw[j]};" for j in range(wc)]
+    else:
+        c = cw
+    if dkind == "f64":
+        d = [f"%dd{j}" for j in range(wd // 2)]
+        decl.append(f".reg .f64 %dd<{len(d)}>;")
+    elif dkind == "f32":
+        d = [f"%dd{j}" for j in range(wd)]
+        decl.append(f".reg .f32 %dd<{wd}>;")
+    else:
+        d = [f"%o{j}" for j in range(wd)]
+    operands = [_vector(d), _vector(a), _vector(b), _vector(c)]
+    if v.sparse:
+        operands += [f"%w{win - 1}", f"0x{selector or 0:x}"]
+    if v.scale:
+        decl.append(".reg .b32 %scale;")
+        code.append(f"mov.b32 %scale, 0x{UNIT_UE8M0:08X};")
+        operands += ["%scale", "{0, 0}", "%scale", "{0, 0}"]
+    code.append(f"{opcode(v)}")
+    code.append("    " + ", ".join(operands) + ";")
+    if dkind == "f64":
+        code += [f"mov.b64 {{%o{2 * j}, %o{2 * j + 1}}}, {r};" for j, r in enumerate(d)]
+    elif dkind == "f32":
+        code += [f"mov.b32 %o{j}, {r};" for j, r in enumerate(d)]
+    code += [f"st.global.u32 [%rd7+{4 * j}], %o{j};" for j in range(wd)]
+    return decl, code
+
+
+def _entry(v: Variant, selector: int | None, name: str) -> str:
+    win = sum(v.words(o) for o in ("A", "B", "C", "E"))
+    wd = v.words("D")
+    decl, code = _body(v, selector)
+    lines = [
+        f".visible .entry {name}(",
+        "    .param .u64 p_in,",
+        "    .param .u64 p_out,",
+        "    .param .u32 p_warps",
+        ")",
+        "{",
+        "    .reg .pred %p<2>;",
+        "    .reg .b32 %r<8>;",
+        "    .reg .b64 %rd<8>;",
+        *("    " + x for x in decl),
+        "    ld.param.u64 %rd1, [p_in];",
+        "    ld.param.u64 %rd2, [p_out];",
+        "    ld.param.u32 %r1, [p_warps];",
+        "    mov.u32 %r2, %ctaid.x;",
+        "    mov.u32 %r3, %ntid.x;",
+        "    mov.u32 %r4, %tid.x;",
+        "    mad.lo.u32 %r5, %r2, %r3, %r4;",
+        "    shr.u32 %r6, %r5, 5;",
+        "    setp.ge.u32 %p1, %r6, %r1;",  # warp-uniform: every lane of a warp agrees
+        "    @%p1 bra.uni DONE;",
+        "    cvta.to.global.u64 %rd3, %rd1;",
+        "    cvta.to.global.u64 %rd4, %rd2;",
+        f"    mul.wide.u32 %rd6, %r5, {4 * win};",
+        "    add.s64 %rd5, %rd3, %rd6;",
+        f"    mul.wide.u32 %rd6, %r5, {4 * wd};",
+        "    add.s64 %rd7, %rd4, %rd6;",
+        *("    " + x for x in code),
+        "DONE:",
+        "    ret;",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def module(v: Variant, arch: str | None = None) -> Module:
+    """The PTX module of ``v`` (``.target`` ``arch``, default the variant's own target)."""
+    target = arch or v.target
+    major, minor = ptx_version(v, target)
+    sels: Sequence[int | None] = v.selectors if v.sparse else (None,)
+    entries = tuple((s, "mma" if s is None else f"sel{s}") for s in sels)
+    head = [
+        f"// ptxlayout kernel for {v.key} (formal/execute/ptx.py; generated, do not edit)",
+        f".version {major}.{minor}",
+        f".target {target}",
+        ".address_size 64",
+        "",
+    ]
+    body = [_entry(v, s, name) for s, name in entries]
+    text = "\n".join(head) + "\n\n".join(body) + "\n"
+    win = sum(v.words(o) for o in ("A", "B", "C", "E"))
+    return Module(v, text, entries, win, v.words("D"))
+
+
+# ---- assembling ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Assembly:
+    variant: Variant
+    arch: str
+    status: str  # ok | failed | skipped (not for this arch) | no-ptxas
+    detail: str = ""
+
+
+def ptxas_path() -> str | None:
+    return shutil.which("ptxas")
+
+
+def assemble(text: str, arch: str, ptxas: str | None = None, timeout: float = 60.0) \
+        -> tuple[bool, str]:
+    """(ok, ptxas messages) for assembling ``text`` for ``arch``."""
+    exe = ptxas or ptxas_path()
+    if exe is None:
+        return False, "ptxas is not on PATH"
+    with tempfile.TemporaryDirectory(prefix="ptxlayout-") as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(text, encoding="utf-8")
+        try:
+            proc = subprocess.run([exe, f"-arch={arch}", str(src), "-o", os.devnull],
+                                  capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"{type(exc).__name__}: {exc}"
+    msg = (proc.stderr + proc.stdout).strip()
+    return proc.returncode == 0, msg
+
+
+def check(variants: Iterable[Variant], archs: Sequence[str], jobs: int = 0) \
+        -> list[Assembly]:
+    """Assemble every variant for every architecture it supports (in parallel)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    exe = ptxas_path()
+    tasks: list[tuple[Variant, str]] = []
+    out: list[Assembly] = []
+    for v in variants:
+        for arch in archs:
+            if not assembles_for(v, arch):
+                out.append(Assembly(v, arch, "skipped", f"needs {v.target}"))
+            elif exe is None:
+                out.append(Assembly(v, arch, "no-ptxas", "ptxas is not on PATH"))
+            else:
+                tasks.append((v, arch))
+
+    def one(task: tuple[Variant, str]) -> Assembly:
+        v, arch = task
+        ok, msg = assemble(module(v, arch if v.arch_suffix else None).text, arch, exe)
+        return Assembly(v, arch, "ok" if ok else "failed", msg)
+
+    with ThreadPoolExecutor(max_workers=jobs or min(8, (os.cpu_count() or 2))) as pool:
+        out.extend(pool.map(one, tasks))
+    order = {v.key: i for i, v in enumerate(VARIANTS)}
+    return sorted(out, key=lambda a: (order.get(a.variant.key, 1 << 30), a.arch))
+
+
+def write(variants: Iterable[Variant], out_dir: str | Path) -> list[Path]:
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for v in variants:
+        m = module(v)
+        p = d / f"{safe_name(v)}.ptx"
+        p.write_text(m.text, encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+def main_from_args(args: argparse.Namespace) -> int:
+    """``ptxlayout ptx [--check] [--arch LIST] [--out DIR]``: 0 ok, 1 a kernel failed."""
+    try:
+        archs = [a.strip() for a in str(args.arch).split(",") if a.strip()]
+        for a in archs:
+            parse_arch(a)
+    except ValueError as exc:
+        print(f"ptxlayout: {exc}", file=sys.stderr)
+        return 2
+    variants = list(VARIANTS)
+    only = getattr(args, "only", None)
+    if only:
+        variants = [v for v in variants if only in v.key]
+    paths = write(variants, args.out)
+    print(f"wrote {len(paths)} PTX modules to {args.out}")
+    if not args.check:
+        return 0
+    if ptxas_path() is None:
+        print("ptxlayout: ptxas is not on PATH; nothing assembled (--check)", file=sys.stderr)
+        return 2
+    results = check(variants, archs)
+    failed = [r for r in results if r.status == "failed"]
+    width = max(len(v.key) for v in variants)
+    print(f"{'variant':<{width}}  " + "  ".join(f"{a:<14}" for a in archs))
+    by_key: dict[str, dict[str, Assembly]] = {}
+    for r in results:
+        by_key.setdefault(r.variant.key, {})[r.arch] = r
+    for v in variants:
+        cells = []
+        for a in archs:
+            r = by_key[v.key][a]
+            label = {"ok": "ok", "failed": "FAILED", "skipped": "-", "no-ptxas": "?"}[r.status]
+            if r.status == "ok" and v.arch_suffix:
+                label = "ok (compile-only)"
+            cells.append(f"{label:<14}")
+        print(f"{v.key:<{width}}  " + "  ".join(cells))
+    for r in failed:
+        first = r.detail.splitlines()[:3]
+        print(f"FAILED {r.variant.key} for {r.arch}: " + " | ".join(first), file=sys.stderr)
+    ok = sum(r.status == "ok" for r in results)
+    print(f"{ok} assembled, {len(failed)} failed, "
+          f"{sum(r.status == 'skipped' for r in results)} not for that architecture")
+    return 1 if failed else 0
+
+
+__all__ = ["Module", "module", "opcode", "assemble", "check", "write", "main_from_args",
+           "UNIT_UE8M0"]
