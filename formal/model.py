@@ -47,6 +47,32 @@ from .variants import (
 )
 
 LANES = 32
+WARPGROUP = 4  # warps of a warpgroup: a block that names %warpid spans 4 x 32 threads
+
+
+def _names_warpid(program: S.Program) -> bool:
+    """Whether any formula of the block uses ``%warpid`` (a warpgroup-wide layout)."""
+    stack: list[Any] = []
+    for d in program.definitions:
+        for c in d.cases:
+            stack.extend(x for x in (c.expr, c.cond, c.low, c.high) if x is not None)
+            if c.guard is not None and c.guard.cond is not None:
+                stack.append(c.guard.cond)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, S.Special) and x.name == "%warpid":
+            return True
+        if isinstance(x, S.BinOp):
+            stack.extend((x.left, x.right))
+        elif isinstance(x, S.Neg):
+            stack.append(x.operand)
+        elif isinstance(x, S.Compare):
+            stack.extend(x.operands)
+        elif isinstance(x, S.InSet):
+            stack.append(x.expr)
+        elif isinstance(x, S.BoolOp):
+            stack.extend(x.parts)
+    return False
 # Instruction variants whose warp computes several independent products at once, keyed by
 # (instruction, shape, A type): (name, groups, the group of a lane).  m8n8k4 with .f16 runs
 # four 8x8x4 products, one per quad-pair: lanes 4q..4q+3 and 16+4q..16+4q+3 form product q,
@@ -197,6 +223,15 @@ class Layout:
     @property
     def short_id(self) -> str:
         return self.id.split(":", 1)[-1]
+
+    def map_key(self) -> tuple[Any, ...]:
+        """An in-process key of the formulas (SymPy values hash fast; not stable across
+        processes -- use ``map_digest`` for anything written down)."""
+        return (self.instruction, str(self.shape), self.operand, self.lanes,
+                tuple((f.name, tuple((c.value, c.cond, c.otherwise) for c in f.cases))
+                      for f in self.formulas + self.helpers),
+                (self.metadata.selectors, self.metadata.holder)
+                if self.metadata is not None else None)
 
     def map_digest(self) -> str:
         """A hash of the formulas' normalized form (changes when the text's math changes)."""
@@ -476,7 +511,8 @@ def _layouts_of_part(ctx: _Ctx, pb: ParsedBlock, pp: ParsedPart) -> list[Layout]
     arrangement = pp.label.arrangement if pp.label is not None else ""
     program = pp.program
     formulas: list[Formula] = []
-    builder = _Builder(program, letter, LANES)
+    lanes = LANES * WARPGROUP if _names_warpid(program) else LANES
+    builder = _Builder(program, letter, lanes)
     targets = ("row", "col") if not (ctx.instruction == "mma.sp" and operand == "A") \
         else ("row", "firstcol", "lastcol")
     has_code = bool(program.definitions)
@@ -499,7 +535,7 @@ def _layouts_of_part(ctx: _Ctx, pb: ParsedBlock, pp: ParsedPart) -> list[Layout]
             title=ctx.section.title.text.strip(), span=span, instruction=ctx.instruction,
             shape=ctx.shape, operand=operand, types=types, source=source,
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
-            title_types=title_types, arrangement=arrangement,
+            title_types=title_types, arrangement=arrangement, lanes=lanes,
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets)))
     return out
 
