@@ -336,8 +336,9 @@ def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findin
         return None, [guard]
     if not src.text.strip():
         return S.PseudoLine("blank", src), []
+    parser = _pseudo_parser()  # a broken grammar file is an internal error, not a finding
     try:
-        tree = _pseudo_parser().parse(src.text)
+        tree = parser.parse(src.text)
         value = PseudoTransformer(src).transform(tree)
     except UnexpectedInput as exc:
         return None, [_parse_error(src, exc, "this formula")]
@@ -528,6 +529,14 @@ class ProseTransformer(Transformer[Token, Any]):
     def arrangement(self, c: list[Token]) -> tuple[str]:
         return (str(c[-1])[1:],)
 
+    def shown_in(self, c: list[Any]) -> None:
+        return None
+
+    def major_label(self, c: list[Any]) -> S.TypeLabel:
+        """``Fragment layout for Row Major matrix A ...``: the spec's m8n8k4 form."""
+        word = next(str(t).lower() for t in c if isinstance(t, Token) and t.type == "MAJORWORD")
+        return S.TypeLabel((), "row" if word == "row" else "col")
+
     def type_label(self, c: list[Any]) -> S.TypeLabel:
         types = tuple(str(t)[1:] for t in c if isinstance(t, Token) and t.type == "TYPE")
         arrangement = next((x[0] for x in c if isinstance(x, tuple)), "")
@@ -638,8 +647,9 @@ def parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Findi
     guard = _guard_size(src, what)
     if guard is not None:
         return None, [guard]
+    parser = _fragment_parser()  # a broken grammar file is an internal error, not a finding
     try:
-        tree = _fragment_parser().parse(src.text, start=start)
+        tree = parser.parse(src.text, start=start)
         return ProseTransformer().transform(tree), []
     except UnexpectedInput as exc:
         return None, [_parse_error(src, exc, what)]
@@ -656,8 +666,9 @@ def try_prose(src: SourceText, start: str) -> Any:
     """Parse if it fits the start symbol; None otherwise (no finding: used to classify)."""
     if len(src.text) > MAX_LINE:
         return None
+    parser = _fragment_parser()
     try:
-        tree = _fragment_parser().parse(src.text, start=start)
+        tree = parser.parse(src.text, start=start)
         return ProseTransformer().transform(tree)
     except (UnexpectedInput, VisitError, RecursionError):
         return None
