@@ -63,8 +63,23 @@ def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
     from .report import render
+    accept: list[dict[str, Any]] | None = None
+    if args.accept or args.strict:
+        import json
+        accept = []
+        for path in args.accept or ():
+            try:
+                data = json.loads(Path(path).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                print(f"ptxlayout: cannot read {path}: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            if not isinstance(data, list):
+                print(f"ptxlayout: {path}: expected a JSON list of accepted findings",
+                      file=sys.stderr)
+                return EXIT_USAGE
+            accept.extend(data)
     run = analyze(args.docs, _options(args), args.max_size, not args.no_catalog,
-                  args.corrections)
+                  args.corrections, accept)
     proof = run.proof
     grid = figure = None
     if args.format == "markdown":
@@ -96,7 +111,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
         accepted = False
     if proof.internal_errors:
         return EXIT_USAGE
-    errors = [f for f in proof.findings if f.severity == "error"
+    errors = [f for f in proof.findings if f.fails
               and not (args.allow_unknown and f.kind == "unknown")]
     if accepted:
         # with a ledger, the accepted findings are known errata: only drift fails the run
@@ -234,7 +249,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check-ledger", metavar="DIR",
                    help="exit 1 when anything drifts from the ledger in DIR")
     p.add_argument("--corrections", action="store_true",
-                   help="with the catalog: also prove the corrections of known errata")
+                   help="with the catalog: prove the corrected sections instead of the spec's "
+                        "errata")
+    p.add_argument("--accept", action="append", metavar="FILE",
+                   help="a JSON list of known findings to accept, each with a 'reason' "
+                        "(repeatable); proving the catalog accepts its documented errata "
+                        "unless --strict")
+    p.add_argument("--strict", action="store_true",
+                   help="accept nothing: every error finding fails the run")
     p.add_argument("--verbose", "-v", action="store_true", help="print formulas too")
     _proof_args(p)
     _common_doc_args(p)

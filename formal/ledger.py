@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,21 @@ def accepts(entry: dict[str, Any], f: dict[str, Any]) -> bool:
     return True
 
 
+def mark_accepted(proof: Proof, entries: Sequence[dict[str, Any]]) -> Proof:
+    """The proof with every finding an entry accepts marked so (its reason attached)."""
+    if not entries:
+        return proof
+    out = []
+    for f in proof.findings:
+        if f.severity == "error" and not f.accepted:
+            key = _finding_key(f)
+            hit = next((e for e in entries if accepts(e, key)), None)
+            if hit is not None:
+                f = replace(f, accepted=str(hit.get("reason", "accepted")))
+        out.append(f)
+    return replace(proof, findings=tuple(out))
+
+
 def check_ledger(directory: str | Path, model: Model, proof: Proof,
                  docs: Sequence[str] = ()) -> list[str]:
     """Every way the current proof differs from the ledger, one line each (empty: no drift)."""
@@ -137,8 +153,12 @@ def check_ledger(directory: str | Path, model: Model, proof: Proof,
     for k in sorted(old_f - set(new_f)):
         out.append(f"drift: finding gone {k[1]}:{k[2]}:{k[3]}: {k[0]}: {k[5]}")
     accepted = load_accepted(d)
+    already = {(f.span.document, f.span.line, f.span.column, f.kind, f.message)
+               for f in proof.findings if f.accepted}
     for f in new["findings"]:
         if f["severity"] != "error":
+            continue
+        if (f["document"], f["line"], f["column"], f["kind"], f["message"]) in already:
             continue
         if not any(accepts(e, f) for e in accepted):
             out.append(f"unaccepted: {f['document']}:{f['line']}:{f['column']}: {f['kind']}: "

@@ -68,6 +68,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "layout": f.layout or None,
         "message": f.message,
         "counterexample": f.counterexample,
+        "accepted": f.accepted or None,
     }
 
 
@@ -81,7 +82,8 @@ def summary(proof: Proof) -> dict[str, Any]:
         "layouts_proved": sum(1 for r in proof.results if r.ok),
         "layouts_failed": sum(1 for r in proof.results if not r.ok),
         "obligations": dict(sorted(statuses.items())),
-        "errors": sum(1 for f in proof.findings if f.severity == "error"),
+        "errors": sum(1 for f in proof.findings if f.fails),
+        "accepted": sum(1 for f in proof.findings if f.accepted),
         "warnings": sum(1 for f in proof.findings if f.severity == "warning"),
         "internal_errors": proof.internal_errors,
     }
@@ -131,8 +133,9 @@ def to_text(proof: Proof, verbose: bool = False) -> str:
             out.append(f"  {f.format()}")
         out.append("")
     s = summary(proof)
+    accepted = f", {s['accepted']} accepted errata" if s["accepted"] else ""
     out.append(f"{s['layouts']} layouts: {s['layouts_proved']} proved, "
-               f"{s['layouts_failed']} with findings; {s['errors']} errors, "
+               f"{s['layouts_failed']} with findings; {s['errors']} errors{accepted}, "
                f"{s['warnings']} warnings")
     return "\n".join(out) + "\n"
 
@@ -172,6 +175,7 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
     out.append("")
     by_id = {r.layout.id: r.layout for r in proof.results}
     errors = [f for f in proof.findings if f.severity == "error"]
+    # accepted errata are still reported: they are what the spec gets wrong
     warnings = [f for f in proof.findings if f.severity == "warning"]
     drawn: set[str] = set()
     for title, group in (("Errors", errors), ("Warnings", warnings)):
@@ -182,6 +186,9 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
         for k, f in enumerate(group, 1):
             out.append(f"### {k}. `{f.span}` {f.kind}")
             out.append("")
+            if f.accepted:
+                out.append(f"*Accepted erratum:* {f.accepted}")
+                out.append("")
             if f.section:
                 out.append(f"Section {f.section}" + (f", layout `{f.layout}`" if f.layout else ""))
                 out.append("")
@@ -252,6 +259,8 @@ def to_sarif(proof: Proof, version: str = "0") -> str:
             }],
             **({"properties": {"counterexample": f.counterexample, "section": f.section}}
                if f.counterexample is not None or f.section else {}),
+            **({"suppressions": [{"kind": "external", "justification": f.accepted}]}
+               if f.accepted else {}),
         })
     doc = {
         "$schema": SARIF_SCHEMA,
@@ -300,11 +309,17 @@ _RULE_TEXT = {
 def to_junit(proof: Proof) -> str:
     cases = []
     failures = errors = skipped = 0
+    accepted = {(f.layout, f.kind): f.accepted for f in proof.findings if f.accepted}
     for r in proof.results:
         for v in r.verdicts:
             name = f"{r.layout.id}::{v.name}"
             attrs = f"classname={quoteattr(r.layout.document)} name={quoteattr(name)}"
-            if v.status == "proved":
+            why = accepted.get((r.layout.id, v.name))
+            if why and v.status in ("refuted", "error"):
+                skipped += 1
+                cases.append(f"    <testcase {attrs}><skipped message="
+                             f"{quoteattr('accepted erratum: ' + why)}/></testcase>")
+            elif v.status == "proved":
                 cases.append(f"    <testcase {attrs}/>")
             elif v.status == "not-applicable":
                 skipped += 1

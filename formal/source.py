@@ -120,9 +120,16 @@ class Finding:
     counterexample: Any = None
     layout: str = ""
     extra_spans: tuple[Span, ...] = field(default=())
+    accepted: str = ""  # the reason, when a known erratum is accepted
 
     def format(self) -> str:
-        return f"{self.span}: {self.severity}: {self.kind}: {self.message}"
+        tail = f" [accepted: {self.accepted}]" if self.accepted else ""
+        return f"{self.span}: {self.severity}: {self.kind}: {self.message}{tail}"
+
+    @property
+    def fails(self) -> bool:
+        """Does this finding fail a run (an error nobody accepted)?"""
+        return self.severity == "error" and not self.accepted
 
 
 def error(kind: str, where: SourceText | Span, message: str, **kw: Any) -> Finding:

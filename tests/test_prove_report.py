@@ -299,3 +299,32 @@ def test_diff(seeds: dict[str, Path], tmp_path: Path) -> None:
     assert w == {"lane": 0, "element": "a1", "old": {"row": 0, "col": 1},
                  "new": {"row": 0, "col": 0}}
     assert main(["diff", str(old), str(old), "-o", str(out)]) == 0
+
+
+def test_the_catalog_reports_its_errata_as_accepted(tmp_path: Path) -> None:
+    out = tmp_path / "c.json"
+    assert main(["prove", "--format", "json", "-o", str(out)]) == 0
+    data = json.loads(out.read_text())
+    accepted = [f for f in data["findings"] if f["accepted"]]
+    assert {(f["layout"] or "").split(":")[-1] for f in accepted} >= {
+        "mma.m16n8k16.A.f64", "mma.m16n8k256.A.b1"}
+    assert all(f["severity"] == "error" for f in accepted)
+    assert data["summary"]["errors"] == 0 and data["summary"]["accepted"] == len(accepted) == 5
+    assert main(["prove", "--strict", "-o", str(tmp_path / "t")]) == 1
+    assert main(["prove", "--corrections", "--strict", "-o", str(tmp_path / "t")]) == 0
+    sarif = tmp_path / "c.sarif"
+    main(["prove", "--format", "sarif", "-o", str(sarif)])
+    results = json.loads(sarif.read_text())["runs"][0]["results"]
+    assert sum(1 for r in results if r.get("suppressions")) == 5
+
+
+def test_accept_file_for_documents(seeds: dict[str, Path], tmp_path: Path) -> None:
+    acc = tmp_path / "acc.json"
+    acc.write_text(json.dumps([{"kind": "element-list", "line": 55, "reason": "typo in the spec"}]))
+    out = tmp_path / "r.json"
+    assert main(["prove", str(seeds["000"]), "--accept", str(acc), "--format", "json",
+                 "-o", str(out)]) == 0
+    f = next(f for f in json.loads(out.read_text())["findings"] if f["line"] == 55)
+    assert f["accepted"] == "typo in the spec"
+    acc.write_text("{}")
+    assert main(["prove", str(seeds["000"]), "--accept", str(acc), "-o", str(out)]) == 2

@@ -33,6 +33,13 @@ def paths(include_corrections: bool = True) -> list[Path]:
     return out
 
 
+def errata() -> list[dict[str, object]]:
+    """The spec's known errata in the catalog, each accepted with its reason."""
+    import json
+    data = json.loads((CATALOG_DIR / "errata.json").read_text(encoding="utf-8"))
+    return list(data)
+
+
 @lru_cache(maxsize=4)
 def documents(include_corrections: bool = False) -> tuple[Document, ...]:
     docs = [read_path(p, name=f"catalog/{p.name}") for p in paths(include_corrections)]
