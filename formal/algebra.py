@@ -373,6 +373,9 @@ def fits_int64(exprs: list[Any], box: Box) -> bool:
                 return False
             if isinstance(x, sp.floor):
                 stack.append(_floor_parts(x)[0])
+            elif isinstance(x, sp.Piecewise):
+                for ex, c in x.args:
+                    stack.extend((ex, c))
             elif isinstance(x, sp.Basic):
                 stack.extend(a for a in x.args if isinstance(a, sp.Basic)
                              and not (a.is_Rational and not a.is_Integer))

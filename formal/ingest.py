@@ -36,7 +36,7 @@ MAX_BYTES = 16 * 1024 * 1024
 # formula line.
 OPENERS = ("Matrix fragments", "Matrix Fragments", "Multiplicand A", "Multiplicand B",
            "Accumulators", "Metadata:", "The layout of", "The row and column",
-           "Same as Matrix")
+           "Same as Matrix", "Fragment layout for")
 OPERAND_OPENERS = (("Multiplicand A", "A"), ("Multiplicand B", "B"), ("Accumulators", "C/D"),
                    ("Metadata", "metadata"))
 
@@ -711,6 +711,13 @@ def _is_type_label(text: str) -> bool:
     return t.startswith(".") and t.endswith(":") and "vector" not in t
 
 
+def _is_major_label(text: str) -> bool:
+    """``Fragment layout for Row Major matrix A is shown in ...``: a second block of formulas
+    under the same table (m8n8k4), one per arrangement."""
+    t = text.strip().lower()
+    return t.startswith("fragment layout for ") and " major matrix " in t
+
+
 @dataclass
 class _OpenBlock:
     operand: str
@@ -788,6 +795,14 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 continue
             if current is not None and _is_type_label(t):
                 current.close_part()
+                current.label = b.text
+                continue
+            if current is not None and _is_major_label(t):
+                # the table above applies to every arrangement: each part keeps it
+                header, rows = current.header, list(current.rows)
+                if current.label is not None or current.pseudo:
+                    current.close_part()
+                    current.header, current.rows = header, rows
                 current.label = b.text
                 continue
             if current is not None:

@@ -34,8 +34,8 @@ import sympy as sp
 
 from . import syntax as S
 from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I, show, show_cond
-from .ingest import Document, OperandBlock, Section, TableRow, TypeBlock
-from .parse import parse_program, parse_prose
+from .ingest import Document, Section
+from .parse import ParsedBlock, ParsedDocument, ParsedPart, ParsedSection, parse_document
 from .source import Finding, SourceText, Span, error, warning
 from .variants import (
     ELEMENT_LETTER,
@@ -47,6 +47,32 @@ from .variants import (
 )
 
 LANES = 32
+WARPGROUP = 4  # warps of a warpgroup: a block that names %warpid spans 4 x 32 threads
+
+
+def _names_warpid(program: S.Program) -> bool:
+    """Whether any formula of the block uses ``%warpid`` (a warpgroup-wide layout)."""
+    stack: list[Any] = []
+    for d in program.definitions:
+        for c in d.cases:
+            stack.extend(x for x in (c.expr, c.cond, c.low, c.high) if x is not None)
+            if c.guard is not None and c.guard.cond is not None:
+                stack.append(c.guard.cond)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, S.Special) and x.name == "%warpid":
+            return True
+        if isinstance(x, S.BinOp):
+            stack.extend((x.left, x.right))
+        elif isinstance(x, S.Neg):
+            stack.append(x.operand)
+        elif isinstance(x, S.Compare):
+            stack.extend(x.operands)
+        elif isinstance(x, S.InSet):
+            stack.append(x.expr)
+        elif isinstance(x, S.BoolOp):
+            stack.extend(x.parts)
+    return False
 # Instruction variants whose warp computes several independent products at once, keyed by
 # (instruction, shape, A type): (name, groups, the group of a lane).  m8n8k4 with .f16 runs
 # four 8x8x4 products, one per quad-pair: lanes 4q..4q+3 and 16+4q..16+4q+3 form product q,
@@ -97,20 +123,6 @@ class Formula:
 
 
 @dataclass(frozen=True)
-class TableFacts:
-    """What one fragment-table row says."""
-
-    source: SourceText  # the row (its first cell)
-    types: tuple[str, ...]
-    fragment: S.FragmentDesc | None
-    fragment_src: SourceText | None
-    elements: S.ElementList | None
-    elements_src: SourceText | None
-    header: S.Header | None
-    header_src: SourceText | None
-
-
-@dataclass(frozen=True)
 class MetadataFacts:
     """The metadata operand: what the prose says, and the layout the catalog states."""
 
@@ -135,7 +147,7 @@ class Layout:
     types: tuple[str, ...]
     source: str  # "text" | "reference" | "catalog" | "figure-only"
     formulas: tuple[Formula, ...] = ()
-    table: TableFacts | None = None
+    table: S.TableFacts | None = None
     metadata: MetadataFacts | None = None
     reference_of: str = ""  # id of the layout a "same as" sentence resolved to
     reference_src: SourceText | None = None
@@ -211,6 +223,15 @@ class Layout:
     @property
     def short_id(self) -> str:
         return self.id.split(":", 1)[-1]
+
+    def map_key(self) -> tuple[Any, ...]:
+        """An in-process key of the formulas (SymPy values hash fast; not stable across
+        processes -- use ``map_digest`` for anything written down)."""
+        return (self.instruction, str(self.shape), self.operand, self.lanes,
+                tuple((f.name, tuple((c.value, c.cond, c.otherwise) for c in f.cases))
+                      for f in self.formulas + self.helpers),
+                (self.metadata.selectors, self.metadata.holder)
+                if self.metadata is not None else None)
 
     def map_digest(self) -> str:
         """A hash of the formulas' normalized form (changes when the text's math changes)."""
@@ -454,64 +475,6 @@ def _pos(e: Any) -> int:
 # ---- tables ------------------------------------------------------------------------------------
 
 
-def _row_facts(row: TableRow, header: TableRow | None,
-               findings: list[Finding]) -> TableFacts | None:
-    """Parse one table row (flat or split into cells)."""
-    hdr, hdr_src = _header(header, findings)
-    cells = [c for c in row.cells]
-    if row.flat or len(cells) == 1:
-        src = cells[0]
-        value, errs = parse_prose(src, "flat_row", "this table row")
-        if value is None:
-            # a row with no fragment sentence: the types alone
-            tvalue = parse_prose(src, "type_cell", "this table row")[0]
-            if tvalue is None:
-                findings.extend(errs)
-                return None
-            types, _ = tvalue
-            findings.extend(errs)
-            return TableFacts(src, types, None, None, None, None, hdr, hdr_src)
-        fr: S.FlatRow = value
-        esrc = src.slice(fr.elements_pos) if fr.elements is not None else None
-        elements = fr.elements
-        if elements is not None and esrc is not None:
-            shift = fr.elements_pos
-            elements = S.ElementList(tuple(replace(it, pos=it.pos - shift)
-                                           for it in elements.items))
-        return TableFacts(src, fr.types, fr.fragment, src, elements, esrc, hdr, hdr_src)
-    tsrc = cells[0]
-    tvalue, errs = parse_prose(tsrc, "type_cell", "the type cell")
-    if tvalue is None:
-        findings.extend(errs)
-        return None
-    types, _ = tvalue
-    frag = fsrc = None
-    if len(cells) > 1 and cells[1].text.strip():
-        fsrc = cells[1]
-        frag, errs = parse_prose(fsrc, "fragment_cell", "the fragment cell")
-        findings.extend(errs)
-    elements = esrc = None
-    if len(cells) > 2 and cells[2].text.strip():
-        esrc = cells[2]
-        text = esrc.text.strip()
-        if text.lower().startswith("mapping"):
-            esrc = None  # the sparse tables put a sentence in the Elements column
-        else:
-            elements, errs = parse_prose(esrc, "element_list", "the element list")
-            findings.extend(errs)
-    return TableFacts(tsrc, types, frag, fsrc, elements, esrc, hdr, hdr_src)
-
-
-def _header(header: TableRow | None,
-            findings: list[Finding]) -> tuple[S.Header | None, SourceText | None]:
-    if header is None or not header.cells:
-        return None, None
-    src = header.cells[0]
-    value, errs = parse_prose(src, "header", "the table header")
-    findings.extend(errs)
-    return value, src
-
-
 # ---- layouts of one section ----------------------------------------------------------------------
 
 
@@ -540,38 +503,31 @@ class _Ctx:
     provenance: str = "text"
 
 
-def _layouts_of_part(ctx: _Ctx, block: OperandBlock, part: TypeBlock,
-                     ) -> list[Layout]:
-    operand = block.operand
+def _layouts_of_part(ctx: _Ctx, pb: ParsedBlock, pp: ParsedPart) -> list[Layout]:
+    operand = pb.block.operand
+    part = pp.part
     letter = ELEMENT_LETTER[operand]
-    label_types: tuple[str, ...] = ()
-    arrangement = ""
-    if part.label is not None:
-        lab, errs = parse_prose(part.label, "type_label", "the type label")
-        ctx.findings.extend(errs)
-        if lab is not None:
-            label_types = lab.types
-            arrangement = lab.arrangement
-    program, errs = parse_program(part.pseudo)
-    ctx.findings.extend(errs)
+    label_types = pp.label.types if pp.label is not None else ()
+    arrangement = pp.label.arrangement if pp.label is not None else ""
+    program = pp.program
     formulas: list[Formula] = []
-    builder = _Builder(program, letter, LANES)
+    lanes = LANES * WARPGROUP if _names_warpid(program) else LANES
+    builder = _Builder(program, letter, lanes)
     targets = ("row", "col") if not (ctx.instruction == "mma.sp" and operand == "A") \
         else ("row", "firstcol", "lastcol")
     has_code = bool(program.definitions)
     if has_code:
-        formulas = _build_formulas(ctx, builder, program, targets, part)
+        formulas = _build_formulas(ctx, builder, program, targets, part.pseudo[0]
+                                   if part.pseudo else part.label)
     ctx.findings.extend(builder.findings)
-    rows = [(_row_facts(r, part.header, ctx.findings)) for r in part.rows]
-    facts = [f for f in rows if f is not None]
     source = ctx.provenance if has_code else "figure-only"
     figures = tuple(f.text for f in part.figures)
     title_types = _types_of_title(ctx.title)
     out: list[Layout] = []
-    groups: list[tuple[tuple[str, ...], TableFacts | None]] = \
-        [(f.types, f) for f in facts] or [(label_types or title_types, None)]
+    groups: list[tuple[tuple[str, ...], S.TableFacts | None]] = \
+        [(f.types, f) for f in pp.rows] or [(label_types or title_types, None)]
     for types, tf in groups:
-        span = (tf.source if tf else (part.label or block.heading)).span(0)
+        span = (tf.source if tf else (part.label or pb.block.heading)).span(0)
         out.append(Layout(
             id=_id(ctx.doc_label, ctx.instruction, str(ctx.shape), operand, types,
                    arrangement),
@@ -579,15 +535,14 @@ def _layouts_of_part(ctx: _Ctx, block: OperandBlock, part: TypeBlock,
             title=ctx.section.title.text.strip(), span=span, instruction=ctx.instruction,
             shape=ctx.shape, operand=operand, types=types, source=source,
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
-            title_types=title_types, arrangement=arrangement,
+            title_types=title_types, arrangement=arrangement, lanes=lanes,
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets)))
     return out
 
 
 def _build_formulas(ctx: _Ctx, builder: _Builder, program: S.Program,
-                    targets: Sequence[str], part: TypeBlock) -> list[Formula]:
+                    targets: Sequence[str], where: SourceText | None) -> list[Formula]:
     out: list[Formula] = []
-    where = part.pseudo[0] if part.pseudo else part.label
     if ctx.instruction == "mma.sp" and "firstcol" in targets:
         col = program.get("col")
         if col is None or col.kind != "range":
@@ -617,23 +572,12 @@ def _case_src(d: S.Definition, exc: _Bad) -> SourceText:
     return exc.src if exc.src is not None else d.cases[0].source
 
 
-def _metadata_layouts(ctx: _Ctx, block: OperandBlock) -> list[Layout]:
+def _metadata_layouts(ctx: _Ctx, pb: ParsedBlock) -> list[Layout]:
     """The metadata operand: the prose sentence, plus formulas where the block has them."""
-    desc = desc_src = None
-    for pr in block.prose:
-        value, errs = parse_prose(pr, "metadata_desc", "the metadata sentence")
-        if value is None:
-            alt, errs2 = parse_prose(pr, "metadata_decl", "the metadata declaration")
-            if alt is not None:
-                value, errs = alt, []
-            elif pr.text.strip().lower().startswith("metadata"):
-                ctx.findings.extend(errs)
-        if value is not None:
-            desc, desc_src = value, pr
-            break
-    part = block.parts[0] if block.parts else TypeBlock()
-    program, errs = parse_program(part.pseudo)
-    ctx.findings.extend(errs)
+    block = pb.block
+    desc, desc_src = pb.metadata, pb.metadata_src
+    program = pb.parts[0].program if pb.parts else S.Program()
+    part = pb.parts[0].part if pb.parts else None
     types = _types_of_title(ctx.title)
     builder = _Builder(program, "m", LANES, sparse_meta=True)
     formulas: list[Formula] = []
@@ -643,7 +587,7 @@ def _metadata_layouts(ctx: _Ctx, block: OperandBlock) -> list[Layout]:
     if program.definitions:
         sel = program.get("selector")
         if sel is None or sel.kind != "set":
-            ctx.findings.append(error("model", part.pseudo[0],
+            ctx.findings.append(error("model", _first_line(part, block),
                                       "a metadata layout needs 'selector = {...}'"))
         else:
             sel_src = sel.source
@@ -654,7 +598,7 @@ def _metadata_layouts(ctx: _Ctx, block: OperandBlock) -> list[Layout]:
                 selectors = tuple(v for lo, hi in items for v in range(lo, hi + 1))
         hd = program.get("holder")
         if hd is None or hd.kind != "predicate":
-            ctx.findings.append(error("model", part.pseudo[0],
+            ctx.findings.append(error("model", _first_line(part, block),
                                       "a metadata layout needs 'holder = <condition>'"))
         else:
             holder_src = hd.source
@@ -668,7 +612,7 @@ def _metadata_layouts(ctx: _Ctx, block: OperandBlock) -> list[Layout]:
         for name in ("row", "chunk", "slot"):
             d = program.get(name)
             if d is None or d.kind != "expr":
-                ctx.findings.append(error("model", part.pseudo[0],
+                ctx.findings.append(error("model", _first_line(part, block),
                                           f"a metadata layout needs '{name} = ...'"))
                 continue
             try:
@@ -691,16 +635,15 @@ def _metadata_layouts(ctx: _Ctx, block: OperandBlock) -> list[Layout]:
         title_types=types)]
 
 
-def _section_layouts(doc: Document, doc_label: str, section: Section, provenance: str,
+def _first_line(part: Any, block: Any) -> SourceText:
+    return part.pseudo[0] if part is not None and part.pseudo else block.heading
+
+
+def _section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance: str,
                      findings: list[Finding]) -> tuple[list[Layout], list[tuple[Any, ...]]]:
-    """Layouts written in a section, and the section's unresolved references."""
-    if not section.operands and not section.references:
-        return [], []
-    title, errs = parse_prose(section.title.strip(), "section_title", "the section title")
+    """Layouts written in a section, and the section's references still to resolve."""
+    section, title = ps.section, ps.title
     if title is None:
-        text = section.title.text.strip().lower()
-        if "fragment" in text and "mma" in text:
-            findings.extend(errs)
         return [], []
     shape = Shape.parse(title.shape)
     if shape is None:  # pragma: no cover - the grammar only admits mNnNkN
@@ -708,27 +651,23 @@ def _section_layouts(doc: Document, doc_label: str, section: Section, provenance
     ctx = _Ctx(doc, doc_label, section, title, "mma.sp" if title.sparse else "mma", shape,
                findings, provenance)
     out: list[Layout] = []
-    for block in section.operands:
+    for pb in ps.blocks:
+        block = pb.block
         if block.operand == "metadata":
             if ctx.instruction != "mma.sp":
                 findings.append(error("model", block.heading,
                                       "a metadata operand in a section that is not mma.sp"))
                 continue
-            out.extend(_metadata_layouts(ctx, block))
+            out.extend(_metadata_layouts(ctx, pb))
             continue
-        if not block.parts:
+        if not pb.parts:
             findings.append(warning("model", block.heading,
                                     f"the {block.operand} block has no table and no formulas"))
             continue
-        for part in block.parts:
-            out.extend(_layouts_of_part(ctx, block, part))
+        for pp in pb.parts:
+            out.extend(_layouts_of_part(ctx, pb, pp))
     out = _with_section_context(out, out)
-    refs = []
-    for r in section.references:
-        value, errs = parse_prose(r, "reference", "the cross-reference")
-        findings.extend(errs)
-        if value is not None:
-            refs.append((ctx, r, value))
+    refs = [(ctx, src, value) for src, value in ps.references]
     return out, refs
 
 
@@ -855,31 +794,36 @@ def document_label(name: str) -> str:
     return base.rsplit(".", 1)[0] if "." in base else base
 
 
-def layouts_of(doc: Document, provenance: str = "text", label: str | None = None,
+def layouts_of(doc: Document | ParsedDocument, provenance: str = "text",
+               label: str | None = None,
                ) -> tuple[list[Layout], list[tuple[Any, ...]], list[Finding]]:
-    findings: list[Finding] = []
+    parsed = doc if isinstance(doc, ParsedDocument) else parse_document(doc)
+    findings: list[Finding] = list(parsed.findings)
     layouts: list[Layout] = []
     refs: list[tuple[Any, ...]] = []
-    lab = label or document_label(doc.name)
-    for section in doc.sections:
-        lays, rs = _section_layouts(doc, lab, section, provenance, findings)
+    lab = label or document_label(parsed.document.name)
+    for ps in parsed.sections:
+        lays, rs = _section_layouts(parsed.document, lab, ps, provenance, findings)
         layouts.extend(lays)
         refs.extend(rs)
     return layouts, refs, findings
 
 
-def build(documents: Iterable[Document], catalog: Iterable[Document] = (),
-          ) -> Model:
-    """Every layout of ``documents``; references resolve against them and the catalog."""
-    docs = list(documents)
-    cat_docs = list(catalog)
+def build(documents: Iterable[Document | ParsedDocument],
+          catalog: Iterable[Document | ParsedDocument] = ()) -> Model:
+    """Every layout of ``documents``; references resolve against them and the catalog.
+
+    Takes ingested documents (parsed here) or parsed ones (``formal.parse.parse_document``).
+    """
+    docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in documents]
+    cat_docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in catalog]
     findings: list[Finding] = []
     written: list[Layout] = []
     pending: list[tuple[Any, ...]] = []
     for d in docs:
-        findings.extend(d.findings)
-        lays, refs, errs = layouts_of(d, "catalog" if _label_for(d) == "catalog" else "text",
-                                      label=_label_for(d))
+        findings.extend(d.document.findings)
+        lab = _label_for(d.document)
+        lays, refs, errs = layouts_of(d, "catalog" if lab == "catalog" else "text", label=lab)
         written.extend(lays)
         pending.extend(refs)
         findings.extend(errs)
@@ -896,7 +840,8 @@ def build(documents: Iterable[Document], catalog: Iterable[Document] = (),
         resolved.extend(_with_section_context(_resolve(ctx, src, ref, own, pool, findings),
                                               own))
     layouts = _fill_from_catalog(written + resolved, cat_layouts)
-    return Model(tuple(_unique_ids(layouts)), tuple(findings), tuple(docs))
+    return Model(tuple(_unique_ids(layouts)), tuple(findings),
+                 tuple(d.document for d in docs))
 
 
 def _fill_from_catalog(layouts: list[Layout], catalog: list[Layout]) -> list[Layout]:

@@ -405,13 +405,19 @@ def _w_chunks(m: _Map, width: int, chunk: int, nz: int) -> tuple[int, str] | Non
 # ---- Z3 encoding ---------------------------------------------------------------------------------
 
 
+_SHARED: dict[int, dict[Any, Any]] = {}
+
+
 class _Enc:
     """SymPy -> Z3 bit-vectors of one width, for one (selector, lane, element) triple."""
 
     def __init__(self, width: int, s: Any, t: Any, i: Any) -> None:
         self.w = width
         self.env = {SEL: s, LANE: t, I: i}
-        self.memo: dict[Any, Any] = {}
+        # terms over the standard point (s, t, i) are shared by every map of this width: a
+        # SymPy expression such as floor(lane/4) is translated once per run, not per layout
+        standard = all(str(v) == n for v, n in ((s, "s"), (t, "t"), (i, "i")))
+        self.memo: dict[Any, Any] = _SHARED.setdefault(width, {}) if standard else {}
 
     def val(self, v: int) -> Any:
         return z3.BitVecVal(v, self.w)
@@ -588,7 +594,7 @@ def _check(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
     hook = TEST_HOOKS.get("encoding")
     if hook is not None:
         formula = hook(name, formula)
-    s = z3.Solver() if quantified else z3.SolverFor("QF_BV")
+    s = z3.Solver() if quantified else _qfbv_solver()
     s.set("timeout", max(1, int(timeout_ms)))
     s.add(formula)
     r = s.check()
@@ -597,6 +603,15 @@ def _check(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
     if r == z3.unsat:
         return "unsat", None
     return "unknown", s.reason_unknown()
+
+
+def _qfbv_solver() -> Any:
+    """Bit-vector queries without quantifiers: simplify, solve equations, bit-blast, SAT.
+
+    About twice as fast as the generic QF_BV solver on these small queries (measured over the
+    catalog); a model comes back through the tactics' model converters.
+    """
+    return z3.Then("simplify", "solve-eqs", "bit-blast", "sat").solver()
 
 
 def _int(model: Any, v: Any, w: int) -> int:
@@ -1372,6 +1387,7 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _Core]) -> _Core:
 
 def clear_cache() -> None:
     _CACHE.clear()
+    _SHARED.clear()
 
 
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
@@ -1380,7 +1396,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
     m = _map_of(lay)
-    key = (lay.map_digest(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
+    key = (lay.map_key(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
            opts.cross_check, repr(lay.metadata.selectors if lay.metadata else ()))
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")

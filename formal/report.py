@@ -115,7 +115,9 @@ def to_text(proof: Proof, verbose: bool = False) -> str:
             lay = r.layout
             bad = _failed(r)
             mark = "\u2713" if not bad else "\u2717"
-            what = f"{lay.operand:<8} {'/'.join('.' + t for t in lay.types):<28}"
+            types = "/".join("." + t for t in lay.types) + \
+                (f" (.{lay.arrangement})" if lay.arrangement else "")
+            what = f"{lay.operand:<8} {types:<28}"
             src = f"[{lay.source}]"
             tail = "" if not bad else "  " + ", ".join(f"{v.name}: {v.status}" for v in bad)
             out.append(f"  {mark} {what} {src:<14}{tail}")

@@ -275,3 +275,17 @@ class MetadataDesc:
     indices_per_group: int
     chunk: int
     pos: int = 0
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    """What one fragment-table row says."""
+
+    source: SourceText  # the row (its first cell)
+    types: tuple[str, ...]
+    fragment: FragmentDesc | None
+    fragment_src: SourceText | None
+    elements: ElementList | None
+    elements_src: SourceText | None
+    header: Header | None
+    header_src: SourceText | None

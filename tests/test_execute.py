@@ -515,14 +515,13 @@ def test_discovery_sees_a_wrong_map_up_to_relabeling(records: list[dict[str, Any
 
 
 def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, Any]]) -> None:
-    """Given the 16-bit pattern for 8-bit metadata (both rows of a group over four chunks,
-    as the catalog said before the H100 showed otherwise), against a 'hardware' whose fields
-    cover one row per lane over eight chunks (the catalog's layout now): discovery reports the
-    difference and recovers the truth."""
+    """The catalog's 8-bit metadata (one row per lane, as the H100 showed) is the 'hardware';
+    a layout stating the 16-bit pattern instead is what discovery must refute and correct."""
     key = "mma.sp.m16n8k32.s32.s8.s8.s32"
     truth = cpu.plan(variant(key), records)
-    given_records = json.loads(json.dumps(records))
-    meta = next(r for r in given_records if r["id"] == "catalog:mma.sp.m16n8k32.meta.u8-s8")
+    wrong_records = json.loads(json.dumps(records))
+    meta = next(r for r in wrong_records if r["id"] == "catalog:mma.sp.m16n8k32.meta.u8-s8")
+    truth_hash = meta["map_hash"]
     fields = []
     for s in (0, 1):
         for lane in range(32):
@@ -531,20 +530,20 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
                 continue
             for i in range(16):
                 fields.append({"selector": s, "lane": lane, "bit_lo": 2 * i,
-                               "bit_hi": 2 * i + 1, "row": g + 8 * (i >= 8),
+                               "bit_hi": 2 * i + 1, "row": g + 8 * (i >> 3),
                                "chunk": ((i & 7) >> 1) + 4 * (tig & 1), "slot": i & 1})
     meta["fields"] = fields
     meta["map_hash"] = cpu.hash_rows("mma.sp", "m16n8k32", "metadata", "fields", fields)
-    given = cpu.plan(variant(key), given_records)
+    given = cpu.plan(variant(key), wrong_records)
 
     def run(sel: int | None, inputs: np.ndarray) -> np.ndarray:
         return cpu.emulate(truth, inputs, sel)
 
     md = discover.discover_metadata(given, run)
     assert not md.agrees and md.missing and md.extra
-    assert md.map_hash == truth.meta.map_hash  # type: ignore[union-attr]
+    assert md.map_hash == truth_hash
     assert any("lane 0 bits 16..17 as row 0 chunk 4 slot 0" in x for x in discover.describe(md))
-    # and the check itself fails with the old metadata, passes with the truth's
+    # and the check itself fails with the catalog's metadata, passes with the truth's
     trial = cpu.make_trials(given, np.random.default_rng(2), 3, 0)
     assert cpu.compare(given, cpu.emulate(truth, trial.inputs, 0), trial.expected)
     trial = cpu.make_trials(truth, np.random.default_rng(2), 3, 1)

@@ -278,3 +278,33 @@ def test_missing_file_is_a_finding(tmp_path: Path) -> None:
 
 def test_seed_paths_are_outside_the_project() -> None:
     assert SEEDS.parent.name == "shared"
+
+
+M884 = """9.7.14.5.1. Matrix Fragments for mma.m8n8k4 with .f16 floating point type
+Multiplicand A:
+.atype Fragment Elements (low to high)
+.f16 A vector expression containing two .f16x2 registers, with each register containing \
+two .f16 elements from the matrix A. a0, a1, a2, a3
+Fragment layout for Row Major matrix A is shown in Figure 47.
+row =  %laneid % 4        if %laneid < 16
+       (%laneid % 4) + 4  otherwise
+col =  i                  for ai where i = {0,..,3}
+Fragment layout for Column Major matrix A is shown in Figure 48.
+row =  i % 4              for ai where i = {0,..,3} if %laneid < 16
+       (i % 4) + 4        for ai where i = {0,..,3} otherwise
+col =  %laneid % 4
+"""  # the spec's form of the m8n8k4 page (our own text): two blocks under one table
+
+
+def test_row_and_column_major_blocks_under_one_table(tmp_path: Path) -> None:
+    p = tmp_path / "m884.txt"
+    p.write_text(M884, encoding="utf-8")
+    lays = [lay for lay in layouts(p) if lay.document == str(p)]
+    assert [(lay.arrangement, lay.types, lay.table is not None) for lay in lays] == \
+        [("row", ("f16",), True), ("col", ("f16",), True)]
+    row, col = lays
+    # lane 17 is in quad-pair 0 (lanes 0-3, 16-19): row-major A puts its a2 at (5, 2)
+    assert cell(row, 17, 2) == (5, 2)
+    assert cell(col, 17, 2) == (6, 1)
+    code, out = run_cli(tmp_path, "m884b.txt", M884)
+    assert code == 0, out[:2000]

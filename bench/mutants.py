@@ -1,0 +1,40 @@
+"""Run every mutant of every seed and print the kill rate (python bench/mutants.py [SEEDS])."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests import mutants  # noqa: E402
+
+
+def main() -> int:
+    seeds = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "seeds"
+    total: Counter[tuple[str, bool]] = Counter()
+    survivors = []
+    t0 = time.perf_counter()
+    for p in sorted(seeds.glob("*.txt")):
+        for o in mutants.run(p):
+            total[(o.kind, o.killed)] += 1
+            if o.kind == "breaking" and not o.killed:
+                survivors.append((p.name, o.mutant.line, o.mutant.new.strip()))
+            if o.mutant.expect == "equivalent" and (o.killed or o.kind != "equivalent"):
+                survivors.append((p.name, o.mutant.line, "REWRITE " + o.mutant.new.strip()))
+    breaking = total[("breaking", True)] + total[("breaking", False)]
+    killed = total[("breaking", True)]
+    print(f"mutants: {sum(total.values())} in {time.perf_counter() - t0:.0f} s")
+    for (kind, k), n in sorted(total.items()):
+        print(f"  {kind:<12} {'killed' if k else 'survived':<9} {n}")
+    print(f"kill rate: {killed}/{breaking} = {100.0 * killed / max(1, breaking):.1f}%")
+    for s in survivors:
+        print("  survivor:", *s)
+    return 0 if not survivors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

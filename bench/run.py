@@ -1,0 +1,208 @@
+"""Benchmark: prove the embedded catalog several times and report the median of each phase.
+
+    python bench/run.py [--repeat 7] [--plot bench/scaling.png] [DOC ...]
+
+Phases: ingest (documents -> sections), parse (grammar), model (SymPy layouts), prove (Z3 with
+the cross-check off), cross-check (the enumeration re-check: full proof minus Z3-only).  Beside
+them, in the same run, the *floor*: a plain enumeration checker of the same obligations on the
+same layouts (no Z3), and the ratio of the full proof to it.
+
+Then the scaling run: synthetic warpgroup-wide accumulators (128 threads through ``%warpid``, a
+64 x N tile as wgmma's, N = 8 .. 256), written in the same grammar, each proven cold; the proof
+time is plotted against the tile size (PNG, through Pillow).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+T_IMPORT = time.perf_counter()
+import sympy  # noqa: E402,F401
+import z3  # noqa: E402,F401
+
+from formal import catalog  # noqa: E402
+from formal import prove as pv  # noqa: E402
+from formal.ingest import read_path, read_text  # noqa: E402
+from formal.model import Model, build  # noqa: E402
+from formal.parse import parse_document  # noqa: E402
+
+T_IMPORT = time.perf_counter() - T_IMPORT
+
+
+def floor(model: Model) -> int:
+    """The same obligations decided by enumeration alone (no Z3): the floor to compare with."""
+    checked = 0
+    for lay in model.layouts:
+        m = pv._map_of(lay)
+        if m is not None:
+            for k in range(len(m.formulas)):
+                pv._w_cases(m, k)
+            pv._w_range(m)
+            pv._w_collision(m)
+            pv._w_hole(m)
+            if lay.sparse_a:
+                spec, _core = pv._chunk_spec(lay)
+                if spec is not None:
+                    pv._w_chunks(m, spec.width, spec.chunk, spec.nonzeros)
+        pv._register_budget(lay)
+        pv._element_list(lay)
+        pv._type_names(lay)
+        checked += 1
+    return checked
+
+
+def cold() -> None:
+    pv.clear_cache()
+    catalog.documents.cache_clear()
+
+
+def one_round(paths: list[Path]) -> dict[str, float]:
+    cold()
+    t = {}
+    t0 = time.perf_counter()
+    if paths:
+        docs = [read_path(p) for p in paths]
+        cat = list(catalog.documents())
+    else:
+        docs = list(catalog.documents())
+        cat = []
+    t1 = time.perf_counter()
+    parsed = [parse_document(d) for d in docs]
+    parsed_cat = [parse_document(d) for d in cat]
+    t2 = time.perf_counter()
+    model = build(parsed, parsed_cat)
+    t3 = time.perf_counter()
+    pv.prove(model, pv.Options(cross_check=False))
+    t4 = time.perf_counter()
+    pv.clear_cache()
+    t5 = time.perf_counter()
+    proof = pv.prove(model, pv.Options())
+    t6 = time.perf_counter()
+    floor(model)
+    t7 = time.perf_counter()
+    assert proof.internal_errors == 0
+    t["ingest"] = t1 - t0
+    t["parse"] = t2 - t1
+    t["model"] = t3 - t2
+    t["prove"] = t4 - t3
+    t["cross-check"] = max(0.0, (t6 - t5) - (t4 - t3))
+    t["total"] = (t3 - t0) + (t6 - t5)
+    t["floor"] = t7 - t6
+    t["layouts"] = float(len(model.layouts))
+    return t
+
+
+def synthetic(n: int) -> str:
+    """A warpgroup accumulator of a 64 x n tile (wgmma's m64nNk16 C/D), our own section."""
+    per = n // 2
+    return (f"1.1. Matrix Fragments for mma.m64n{n}k16\n"
+            "Accumulators (C or D):\n"
+            ".ctype / .dtype Fragment Elements (low to high)\n"
+            f".f32 A vector expression containing {per} .f32 registers, containing {per} .f32 "
+            f"elements from the matrix C (or D). c0, c1, ..., c{per - 1}\n"
+            "groupID           = %laneid >> 2\n"
+            "threadID_in_group = %laneid % 4\n"
+            "row = (%warpid * 16) + groupID + (8 * ((i >> 1) & 0x1))\n"
+            "col = ((i >> 2) * 8) + (threadID_in_group * 2) + (i & 0x1)"
+            f"     for ci where i = {{0,..,{per - 1}}}\n")
+
+
+def scaling(sizes: list[int], repeat: int) -> list[tuple[int, int, float, float]]:
+    out = []
+    for n in sizes:
+        times, floors = [], []
+        for _ in range(repeat):
+            pv.clear_cache()
+            t0 = time.perf_counter()
+            model = build([read_text(synthetic(n), f"wg{n}.txt")], [])
+            proof = pv.prove(model, pv.Options())
+            t1 = time.perf_counter()
+            floor(model)
+            t2 = time.perf_counter()
+            r = proof.results[0]
+            assert all(v.status in ("proved", "not-applicable") for v in r.verdicts), \
+                [(v.name, v.status, v.message) for v in r.verdicts]
+            assert r.layout.lanes == 128
+            times.append(t1 - t0)
+            floors.append(t2 - t1)
+        out.append((n, 64 * n, statistics.median(times), statistics.median(floors)))
+    return out
+
+
+def plot(rows: list[tuple[int, int, float, float]], path: Path) -> None:
+    from PIL import Image, ImageDraw
+    w, h, pad = 720, 440, 70
+    img = Image.new("RGB", (w, h), "white")
+    d = ImageDraw.Draw(img)
+    xs = [c for _n, c, _t, _f in rows]
+    ys = [t for *_x, t, _f in rows] + [f for *_x, f in rows]
+    xmax, ymax = max(xs) * 1.05, max(ys) * 1.15
+
+    def pt(x: float, y: float) -> tuple[float, float]:
+        return pad + (w - 2 * pad) * x / xmax, h - pad - (h - 2 * pad) * y / ymax
+
+    d.line([pt(0, 0), pt(xmax, 0)], fill="black")
+    d.line([pt(0, 0), pt(0, ymax)], fill="black")
+    for k in range(5):
+        y = ymax * k / 4
+        d.text((8, pt(0, y)[1] - 6), f"{y * 1000:.0f} ms", fill="black")
+    for _n, c, _t, _f in rows:
+        d.text((pt(c, 0)[0] - 14, h - pad + 8), f"{c}", fill="black")
+    for series, colour, label in (([(c, t) for _n, c, t, _f in rows], (200, 40, 40),
+                                   "prove (Z3 + cross-check)"),
+                                  ([(c, f) for _n, c, _t, f in rows], (40, 90, 200),
+                                   "enumeration floor")):
+        pts = [pt(x, y) for x, y in series]
+        d.line(pts, fill=colour, width=3)
+        for p in pts:
+            d.ellipse([p[0] - 4, p[1] - 4, p[0] + 4, p[1] + 4], fill=colour)
+        d.text((pts[-1][0] - 160, pts[-1][1] - 22), label, fill=colour)
+    d.text((w // 2 - 150, h - 30), "tile cells (64 x N accumulator, 128 threads)", fill="black")
+    d.text((w // 2 - 170, 14), "ptxlayout: proof time of a warpgroup layout vs tile size",
+           fill="black")
+    img.save(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("docs", nargs="*", type=Path)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--plot", type=Path, default=ROOT / "bench" / "scaling.png")
+    ap.add_argument("--no-scaling", action="store_true")
+    args = ap.parse_args(argv)
+    one_round(args.docs)  # warm: Lark grammars built, SymPy and Z3 caches touched
+    rounds = [one_round(args.docs) for _ in range(args.repeat)]
+    med: dict[str, Any] = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    what = ", ".join(str(p) for p in args.docs) or "the embedded catalog"
+    print(f"proving {what}: {int(med['layouts'])} layouts, median of {args.repeat} cold runs")
+    print(f"  imports (once)      {T_IMPORT * 1000:8.0f} ms")
+    for k in ("ingest", "parse", "model", "prove", "cross-check"):
+        print(f"  {k:<19} {med[k] * 1000:8.0f} ms")
+    print(f"  total beyond imports {med['total'] * 1000:7.0f} ms")
+    print(f"  enumeration floor   {med['floor'] * 1000:8.0f} ms")
+    front = med["ingest"] + med["parse"] + med["model"]
+    print(f"  ratio prove+cross-check / floor            "
+          f"{(med['prove'] + med['cross-check']) / med['floor']:6.1f}x")
+    print(f"  ratio end to end / (front stages + floor)  "
+          f"{med['total'] / (front + med['floor']):6.1f}x")
+    if not args.no_scaling:
+        rows = scaling([8, 16, 32, 64, 128, 256], max(3, args.repeat // 2))
+        print("warpgroup accumulators (128 threads, %warpid), cold, median:")
+        print("     N   cells   prove    floor")
+        for n, cells, t, f in rows:
+            print(f"  {n:4d} {cells:7d} {t * 1000:6.0f} ms {f * 1000:5.0f} ms")
+        plot(rows, args.plot)
+        print(f"plot: {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
