@@ -174,7 +174,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from . import export
     from .api import find, model_of
-    model = model_of(args.docs, args.max_size, not args.no_catalog)
+    model = model_of(args.docs, args.max_size, not args.no_catalog, args.corrections)
     layouts = list(model.layouts)
     if args.ids:
         chosen: list[Any] = []
@@ -185,7 +185,12 @@ def cmd_export(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
             chosen.extend(h for h in hits if h not in chosen)
         layouts = chosen
-    text, problems = export.export(layouts, args.format)
+    errata = None
+    if args.corrections and args.format == "json":
+        # the spec's own layouts wherever a correction changes the map: the GPU runs them too
+        as_written = model_of(args.docs, args.max_size, not args.no_catalog, False)
+        errata = list(as_written.layouts)
+    text, problems = export.export(layouts, args.format, errata)
     _write(text, args.output)
     for p in problems:
         print(p, file=sys.stderr)
@@ -291,6 +296,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--doc", dest="docs", action="append", default=[], metavar="DOC",
                    help="read layouts from DOC instead of the catalog (repeatable)")
     p.add_argument("--output", "-o", metavar="FILE")
+    p.add_argument("--corrections", action="store_true",
+                   help="export the catalog with the corrections of known errata (the maps "
+                        "the GPU must confirm); json also lists the spec's layouts they "
+                        "replace under 'errata'")
     _common_doc_args(p)
     p.set_defaults(func=cmd_export)
 

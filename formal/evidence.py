@@ -7,14 +7,20 @@
      "runs": [{"key", "instruction", "shape", "types": {a, b, c, d}, "selector", "mode":
                "check" | "discover", "layout_hashes": {A, B, C/D, metadata}, "trials",
                "seed", "result": match | mismatch | not-executed | compiled-only | error,
-               "detail", "discovered_hashes" (discover runs)}],
+               "detail", "discovered_hashes" (discover runs), "erratum" (the id of the
+               spec's layout the run packed with, where it ran an erratum), "d_cells"
+               (mismatch: the differing D cells, [row, col] or [row, col, product])}],
      "discovered": {map_hash: {"instruction", "shape", "operand", "kind", "columns",
-                               "rows"}}}
+                               "rows"}},
+     "maps": {map_hash: {...the same...}}}
 
 ``layout_hashes`` are ``formal.export.map_hash`` of the maps the run packed with; a discover
 run's ``discovered_hashes`` are the same hash of the maps the hardware showed (named as the
 given layouts name them, see ``formal.execute.discover``), and ``discovered`` keeps the cell
 tables of those that differ from every given one -- a map equal to a given layout is its hash.
+
+``maps`` keeps the cell tables of the corrected maps that erratum runs replaced, so a verdict
+can show the spec's cell beside the cell the hardware confirmed.
 
 ``Evidence.verdict(layout, m)`` is the ``hardware`` obligation of ``formal.prove``.  A worked
 example: the layout ``mma.m16n8k16.A.u8-s8`` (hash ``8148...``) serves four variants (s8/u8 x
@@ -22,10 +28,20 @@ s8/u8); a ``match`` run of any of them that packed A with ``8148...`` proves it 
 on NVIDIA H100 80GB HBM3, 2026-11-22: 4 of 4 variants"); a discover run whose A differs
 refutes it with the first (lane, element) whose cell differs (compared up to renaming rows and
 columns, which no experiment can observe); no run of its variants, or only ``compiled-only``
-ones, is not-applicable.
+ones, is not-applicable.  A layout whose map a run showed wrong -- a ``mismatch`` packed with
+it, and a ``match`` of the same variant and selector that differs only in this operand's map
+-- is refuted by the first (lane, element) whose cell differs from the confirmed map, both
+cells shown, with the D cells that differed: so the spec's erratum layouts
+(``catalog:mma.m16n8k16.A.f64``, ``catalog:mma.m16n8k256.A.b1``) are refuted by the same run
+that proves their corrections.  A document's layout (a seed's, say) with the same map as a
+confirmed one is proved by that evidence: the hash is of the map, not of the text.
 
-``stale(evidence, layouts)`` is for CI: every variant the evidence's device can run and the
-layouts describe must have a ``match`` whose layout hashes equal the current ones.
+``stale(evidence, layouts, errata=...)`` is for CI: every variant the evidence's device can
+run and the layouts describe must have a ``match`` whose layout hashes equal the current ones,
+and every erratum layout a ``mismatch`` on each variant it serves.
+``python -m formal.evidence proofs/evidence`` judges the catalog as corrected (the maps the
+hardware must confirm), with the spec's layouts the corrections replace as the errata:
+exit 0 when the evidence is current, 1 with one line per missing run.
 
 This module imports neither numpy nor the prover at import time.
 """
@@ -40,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .variants import VARIANTS, layout_serves, records_by_operand, runs_on
+from .variants import VARIANTS, layout_serves, record_arrangement, records_by_operand, runs_on
 
 
 @dataclass(frozen=True)
@@ -54,13 +70,16 @@ class EvidenceRun:
     trials: int
     detail: str
     file: EvidenceFile
+    erratum: str = ""
+    d_cells: tuple[tuple[int, ...], ...] = ()
 
     @staticmethod
     def of(d: Mapping[str, Any], f: EvidenceFile) -> EvidenceRun:
         return EvidenceRun(str(d.get("key", "")), d.get("selector"), str(d.get("mode", "check")),
                            str(d.get("result", "")), dict(d.get("layout_hashes") or {}),
                            dict(d.get("discovered_hashes") or {}), int(d.get("trials") or 0),
-                           str(d.get("detail", "")), f)
+                           str(d.get("detail", "")), f, str(d.get("erratum") or ""),
+                           tuple(tuple(int(x) for x in c) for c in d.get("d_cells") or ()))
 
 
 @dataclass
@@ -72,6 +91,7 @@ class EvidenceFile:
     date: str
     runs: list[EvidenceRun] = field(default_factory=list)
     discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    maps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -99,7 +119,8 @@ class Evidence:
                 doc = json.load(fh)
             f = EvidenceFile(str(q), str(doc.get("device", "?")), int(doc.get("sm") or 0),
                              str(doc.get("driver", "?")), str(doc.get("date", "")),
-                             discovered=dict(doc.get("discovered") or {}))
+                             discovered=dict(doc.get("discovered") or {}),
+                             maps=dict(doc.get("maps") or {}))
             f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
             files.append(f)
         return cls(files)
@@ -118,13 +139,43 @@ class Evidence:
                 return f.discovered[h]
         return None
 
+    def kept_map(self, h: str) -> dict[str, Any] | None:
+        """A cell table the evidence keeps by hash (``maps``, else ``discovered``)."""
+        for f in reversed(self.files):
+            if h in f.maps:
+                return f.maps[h]
+        return self.discovered_map(h)
+
+    def shown_wrong(self, op: str, h: str, keys: Iterable[str]) \
+            -> tuple[EvidenceRun, EvidenceRun, dict[str, Any]] | None:
+        """(mismatch, match, confirmed table): a run of one of ``keys`` packed with map ``h``
+        for ``op`` that mismatched, and a match of the same variant and selector, with a
+        kept table, whose maps differ from it only in ``op``."""
+        keys = set(keys)
+        checks = [r for r in self.runs if r.mode == "check" and r.key in keys]
+        for bad in reversed([r for r in checks if r.result == "mismatch"
+                             and r.layout_hashes.get(op) == h]):
+            for good in reversed(checks):
+                if good.result != "match" or good.key != bad.key \
+                        or good.selector != bad.selector:
+                    continue
+                gh = good.layout_hashes.get(op)
+                if gh in (None, h) or any(good.layout_hashes.get(o) != x
+                                          for o, x in bad.layout_hashes.items() if o != op):
+                    continue
+                table = self.kept_map(str(gh))
+                if table is not None:
+                    return bad, good, table
+        return None
+
     # -- the 'hardware' obligation
     def verdict(self, lay: Any, m: Any = None) -> Any:
         from .export import cell_rows, map_hash
         from .prove import Verdict
 
         variants = [v for v in VARIANTS if layout_serves(
-            v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id)]
+            v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
+            lay.arrangement)]
         if not variants:
             return Verdict("hardware", "not-applicable",
                            "no instruction variant of the table uses this layout")
@@ -162,6 +213,24 @@ class Evidence:
                            f"confirmed on {last.where}: {len(ok_keys)} of {len(runnable)} "
                            f"runnable variants, {len(confirmed)} runs, {trials} trials "
                            "bit-exact", None, None, "error", "gpu")
+        wrong = self.shown_wrong(op, h, keys)
+        if wrong is not None:
+            bad, good, table = wrong
+            cex = distinguish(kind, rows, table, relabel=False)
+            if cex is not None:
+                cells = ", ".join(_cell_name(c) for c in bad.d_cells[:8]) + \
+                    (" ..." if len(bad.d_cells) > 8 else "")
+                cex = {**cex, "variant": bad.key, "selector": bad.selector,
+                       "confirmed_hash": good.layout_hashes.get(op),
+                       "d_cells": [list(c) for c in bad.d_cells]}
+                return Verdict(
+                    "hardware", "refuted",
+                    f"{bad.key} on {bad.file.where}: packed by this map, D differs"
+                    + (f" in {cells}" if cells else "") + f"; with the map that the same "
+                    f"device confirmed ({good.layout_hashes.get(op)}, {good.trials} trials "
+                    f"bit-exact) lane {cex['lane']} element {cex['element']} is at "
+                    f"{_show(cex['hardware'])}, this layout puts it at {_show(cex['layout'])}",
+                    cex, None, "error", "gpu")
         recovered = [r for r in mine if r.mode == "discover"
                      and r.discovered_hashes.get(op) == h]
         if recovered:
@@ -170,12 +239,13 @@ class Evidence:
                            f"recovered from the hardware alone on {r.file.where} ({r.key}, "
                            "one-hot discovery, up to relabeling)", None, None, "error",
                            "gpu-discovery")
-        bad = [r for r in mine if r.mode == "check" and r.result == "mismatch"
-               and r.layout_hashes.get(op) == h]
-        if bad:
+        failed = [r for r in mine if r.mode == "check" and r.result == "mismatch"
+                  and r.layout_hashes.get(op) == h]
+        if failed:
+            fr = failed[-1]
             return Verdict("hardware", "unknown",
-                           f"{bad[-1].key} mismatched on {bad[-1].file.where} (which operand "
-                           f"is wrong needs --discover): {bad[-1].detail[:300]}",
+                           f"{fr.key} mismatched on {fr.file.where} (which operand "
+                           f"is wrong needs --discover): {fr.detail[:300]}",
                            None, None, "error", "gpu")
         if mine and all(r.result == "compiled-only" for r in mine):
             return Verdict("hardware", "not-applicable",
@@ -185,23 +255,37 @@ class Evidence:
                        "no GPU evidence for this layout's variants with its current map")
 
 
+def _show(cell: Mapping[str, Any] | None) -> str:
+    if cell is None:
+        return "no cell"
+    return "(" + ", ".join(f"{k} {v}" for k, v in cell.items()) + ")"
+
+
+def _cell_name(c: Sequence[int]) -> str:
+    return f"D[{c[0]}][{c[1]}]" + (f" of product {c[2]}" if len(c) > 2 else "")
+
+
 def _canonical(rows: Sequence[Mapping[str, int]], names: Sequence[str]) -> list[tuple[Any, ...]]:
-    """Cells with each named coordinate renamed 0, 1, ... in order of first appearance."""
-    tables: dict[str, dict[int, int]] = {n: {} for n in names}
+    """Cells with each named coordinate renamed 0, 1, ... in order of first appearance (a
+    replicated layout's rows and columns are renamed within their product)."""
+    tables: dict[str, dict[Any, int]] = {n: {} for n in names}
     out = []
     for r in sorted(rows, key=lambda r: (r["lane"], r["element"])):
         cell = []
         for n in names:
             t = tables[n]
-            t.setdefault(int(r[n]), len(t))
-            cell.append(t[int(r[n])])
+            label = (int(r.get("group", 0)), int(r[n]))
+            t.setdefault(label, len(t))
+            cell.append(t[label])
         out.append((int(r["lane"]), int(r["element"]), *cell))
     return out
 
 
 def distinguish(kind: str, rows: Sequence[Mapping[str, Any]],
-                found: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The first cell where the layout's table and a discovered map disagree, or None."""
+                found: Mapping[str, Any], relabel: bool = True) -> dict[str, Any] | None:
+    """The first cell where the layout's table and a map the hardware showed disagree, or
+    None.  ``relabel``: compare up to renaming rows and columns (a discovered map); without
+    it, exactly (a map confirmed by a check run with the same other operands)."""
     cols = list(found.get("columns") or ())
     hw = [dict(zip(cols, r, strict=True)) for r in found.get("rows") or ()]
     if kind == "fields":
@@ -220,7 +304,9 @@ def distinguish(kind: str, rows: Sequence[Mapping[str, Any]],
                         "hardware": fb}
         return None
     names = ["row", "col"] if rows and "col" in rows[0] else ["row", "firstcol", "lastcol"]
-    relabel = names == ["row", "col"]
+    relabel = relabel and names == ["row", "col"]
+    if any("group" in r for r in (*rows[:1], *hw[:1])):
+        names.append("group")
     a_c = _canonical(rows, names) if relabel else [
         (int(r["lane"]), int(r["element"]), *(int(r[n]) for n in names)) for r in rows]
     b_c = _canonical(hw, names) if relabel else [
@@ -257,34 +343,79 @@ def _as_records(layouts: Iterable[Any]) -> list[Mapping[str, Any]]:
     return out
 
 
-def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None) -> list[str]:
+def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
+          errata: Iterable[Any] = ()) -> list[str]:
     """Variants the evidence's device can run and the layouts describe, lacking a ``match``
-    with the current layout hashes (one line each; empty: the evidence is current)."""
+    with the current layout hashes; and each (erratum layout, variant it serves) lacking a
+    ``mismatch`` packed with it (one line each; empty: the evidence is current)."""
     records = _as_records(layouts)
     target = sm or evidence.sm or 90
-    runs = [r for r in evidence.runs if r.mode == "check" and r.result == "match"]
+    checks = [r for r in evidence.runs if r.mode == "check"]
     out = []
     for v in VARIANTS:
         if not runs_on(v, target):
             continue
-        recs = records_by_operand(v, records)
-        if len(recs) < (4 if v.sparse else 3) or any(not r.get("map_hash")
-                                                     for r in recs.values()):
+        want = _current(v, records)
+        if want is None:
             continue
-        want = {op: str(r["map_hash"]) for op, r in recs.items()}
         for sel in (v.selectors or (None,)):
-            if not any(r.key == v.key and r.selector == sel
-                       and all(r.layout_hashes.get(op) == h for op, h in want.items())
-                       for r in runs):
-                label = v.key + ("" if sel is None else f" selector {sel}")
-                old = [r for r in evidence.runs if r.key == v.key and r.selector == sel
-                       and r.mode == "check"]
+            label = v.key + ("" if sel is None else f" selector {sel}")
+            if not any(r.key == v.key and r.selector == sel and r.result == "match"
+                       and _packed_with(r, want) for r in checks):
+                old = [r for r in checks if r.key == v.key and r.selector == sel
+                       and not r.erratum]
                 why = "no run" if not old else (
                     f"last run {old[-1].result}" if old[-1].result != "match"
                     else "the layouts changed since " + old[-1].file.date[:10])
                 out.append(f"{label}: no hardware match for the current layouts ({why}; "
                            + ", ".join(f"{k} {h}" for k, h in want.items()) + ")")
+    for e in _as_records(errata):
+        op, h, lid = str(e.get("operand")), str(e.get("map_hash") or ""), str(e.get("id", ""))
+        for v in VARIANTS:
+            if not runs_on(v, target) or not layout_serves(
+                    v, op, str(e.get("instruction")), str(e.get("shape")),
+                    e.get("types") or (), lid, record_arrangement(e)):
+                continue
+            want = _current(v, records)
+            if want is None:
+                continue
+            want = {**want, op: h}
+            for sel in (v.selectors or (None,)):
+                label = v.key + ("" if sel is None else f" selector {sel}")
+                ran = [r for r in checks if r.key == v.key and r.selector == sel
+                       and _packed_with(r, want)]
+                if not ran:
+                    out.append(f"{label}: no hardware run of the spec's erratum layout {lid} "
+                               f"as written ({op} {h}; expected: mismatch)")
+                elif ran[-1].result != "mismatch":
+                    out.append(f"{label}: the spec's erratum layout {lid} as written gave "
+                               f"'{ran[-1].result}' on {ran[-1].file.where}, not the "
+                               "mismatch that refutes it")
     return out
+
+
+def _current(v: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, str] | None:
+    """The map hash of each operand of ``v`` in ``records`` (None: ``v`` is not fully
+    described, so no evidence is due)."""
+    recs = records_by_operand(v, records)
+    if len(recs) < (4 if v.sparse else 3) or any(not r.get("map_hash") for r in recs.values()):
+        return None
+    return {op: str(r["map_hash"]) for op, r in recs.items()}
+
+
+def _packed_with(r: EvidenceRun, want: Mapping[str, str]) -> bool:
+    return all(r.layout_hashes.get(op) == h for op, h in want.items())
+
+
+def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(layouts, errata) the hardware must answer for: the catalog as ``corrections.md``
+    fixes it, and the spec's layouts those corrections replace."""
+    from .api import model_of
+    from .export import to_json
+
+    fixed = model_of([], corrections=True).layouts
+    doc = json.loads(to_json(fixed, model_of([]).layouts))
+    return list(doc["layouts"]), list(doc["errata"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -292,7 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m formal.evidence",
                                  description="Is the GPU evidence current for the layouts?")
     ap.add_argument("evidence", help="proofs/evidence (a folder or one file)")
-    ap.add_argument("--layouts", help="layouts JSON (default: export the embedded catalog)")
+    ap.add_argument("--layouts", help="layouts JSON, with its 'errata' (default: the embedded "
+                                      "catalog with its corrections, and the spec's errata)")
     ap.add_argument("--sm", type=int, help="the device class to require (default: the "
                                            "evidence's)")
     args = ap.parse_args(argv)
@@ -303,20 +435,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.layouts:
         with open(args.layouts, encoding="utf-8") as fh:
-            records: list[Any] = list(json.load(fh)["layouts"])
+            doc = json.load(fh)
+        records: list[Any] = list(doc["layouts"])
+        errata: list[Any] = list(doc.get("errata") or ())
     else:
-        from .api import model_of
-
-        records = list(model_of([]).layouts)
-    lines = stale(ev, records, args.sm)
+        records, errata = current_catalog()
+    lines = stale(ev, records, args.sm, errata)
     for line in lines:
         print(line)
     print(f"{len(lines)} stale of the variants sm_{args.sm or ev.sm or 90} runs "
-          f"({len(ev.files)} evidence files)")
+          f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
     return 1 if lines else 0
 
 
-__all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "stale", "distinguish", "main"]
+__all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "stale", "distinguish", "main",
+           "current_catalog"]
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,15 +14,30 @@ the GPU executor needs only numpy and CuPy, so it reads layouts from this JSON:
     {"layouts": [{"id", "instruction", "shape", "operand", "types", "tile",
                   "elements_per_thread", "map_hash", "register": {"kind", "count",
                   "per_register"},
+                  "arrangement": "row" | "col" | "",
+                  "groups": {"name", "count"}                          replicated only
                   "cells":  [{"lane", "element", "row", "col"}]                   dense
                   "cells":  [{"lane", "element", "row", "firstcol", "lastcol"}]   sparse A
                   "fields": [{"selector", "lane", "bit_lo", "bit_hi", "row",
                               "chunk", "slot"}]                                  metadata
-                 }]}
+                 }],
+     "errata": [ ...the same records... ]                           --corrections only}
 
 ``map_hash`` is a hash of the cell table itself, so two layouts with different formulas but
 the same map share it; GPU evidence records it, and CI compares it with the current
 layouts to find stale evidence.
+
+**Replicated operands** (m8n8k4 with .f16: four 8x8x4 products, one per quad-pair) carry
+``groups`` and, in every cell, the ``group`` of its lane (``(lane >> 2) % 4``, from
+``formal.model.REPLICATION``); ``row`` and ``col`` stay within the lane's own product, as the
+spec states them.  ``arrangement`` is the ``.row`` / ``.col`` qualifier an A or B layout was
+written for ("" where the layout does not depend on one).
+
+**Errata.**  ``export --corrections`` exports the catalog as ``corrections.md`` fixes it --
+the maps a GPU must confirm -- and, under ``errata``, the catalog's layouts as the spec
+writes them wherever a correction changes the map (same id, the spec's ``map_hash``, and
+``corrected_hash`` naming the map that replaces it), so that the GPU can show the spec's
+formula failing on the same run (``erratum_records``).
 
 The C header (``to_c``) gives each layout a namespace of ``constexpr`` tables indexed
 ``[lane][element]`` (sparse A: ``row``/``firstcol``/``lastcol``; metadata:
@@ -44,8 +59,10 @@ from .prove import cells_and_names
 
 
 def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
-    """('cells' | 'fields', rows) in (selector, lane, element) order."""
+    """('cells' | 'fields', rows) in (selector, lane, element) order; a replicated layout's
+    cells also name the ``group`` (the product) of their lane."""
     names, table = cells_and_names(lay)
+    group_of = _group_function(lay)
     rows: list[dict[str, Any]] = []
     if lay.operand == "metadata":
         sparsity = lay.sparsity
@@ -62,8 +79,21 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
             continue
         row = {"lane": t, "element": i}
         row.update(dict(zip(names, out, strict=True)))
+        if group_of is not None:
+            row["group"] = group_of(t)
         rows.append(row)
     return "cells", rows
+
+
+def _group_function(lay: Layout) -> Any:
+    """lane -> its product's number, for a replicated layout (else None)."""
+    rep = lay.groups
+    if rep is None or lay.operand == "metadata":
+        return None
+    from .algebra import compile_expr
+
+    f = compile_expr(rep[2])
+    return lambda t: int(f(t, 0, 0))
 
 
 def map_hash(lay: Layout) -> str:
@@ -98,16 +128,45 @@ def layout_record(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[s
         "map_hash": map_hash(lay) if rows else None,
         "register": register_facts(lay, by_id),
     }
+    if lay.arrangement:
+        rec["arrangement"] = lay.arrangement
+    rep = lay.groups
+    if rep is not None and lay.operand != "metadata":
+        rec["groups"] = {"name": rep[0], "count": rep[1]}
     if lay.operand == "metadata" and lay.metadata is not None:
         rec["selectors"] = list(lay.metadata.selectors)
     rec[kind] = rows
     return rec
 
 
-def to_json(layouts: Sequence[Layout]) -> str:
+def erratum_records(as_written: Sequence[Layout], corrected: Sequence[Layout]) \
+        -> list[dict[str, Any]]:
+    """The layouts of ``as_written`` (the spec's text) whose map a correction changes: same
+    id in ``corrected``, another ``map_hash``.  Each record names the map replacing it as
+    ``corrected_hash``."""
+    fixed = {lay.id: lay for lay in corrected}
+    by_id = {lay.id: lay for lay in as_written}
+    out = []
+    for lay in as_written:
+        other = fixed.get(lay.id)
+        if other is None:
+            continue
+        mine, theirs = map_hash(lay), map_hash(other)
+        if mine != theirs:
+            rec = layout_record(lay, by_id)
+            rec["corrected_hash"] = theirs
+            out.append(rec)
+    return out
+
+
+def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None) -> str:
+    """The layouts as JSON; with ``errata`` (the spec's layouts that ``layouts`` correct),
+    also the ``errata`` list of ``erratum_records``."""
     by_id = {lay.id: lay for lay in layouts}
-    recs = [layout_record(lay, by_id) for lay in layouts]
-    return json.dumps({"layouts": recs}, indent=1, sort_keys=False) + "\n"
+    doc: dict[str, Any] = {"layouts": [layout_record(lay, by_id) for lay in layouts]}
+    if errata is not None:
+        doc["errata"] = erratum_records(errata, layouts)
+    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
 
 
 # ---- C++ header ----------------------------------------------------------------------------------
@@ -274,11 +333,13 @@ def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
 FORMATS = ("json", "c", "cute", "f2")
 
 
-def export(layouts: Iterable[Layout], fmt: str) -> tuple[str, list[str]]:
-    """(text, problems): problems are layouts a format cannot express, with the reason."""
+def export(layouts: Iterable[Layout], fmt: str, errata: Sequence[Layout] | None = None) \
+        -> tuple[str, list[str]]:
+    """(text, problems): problems are layouts a format cannot express, with the reason.
+    ``errata`` (json only): the spec's layouts the given ones correct (``to_json``)."""
     lays = list(layouts)
     if fmt == "json":
-        return to_json(lays), []
+        return to_json(lays, errata), []
     if fmt == "c":
         return to_c(lays)
     if fmt == "cute":

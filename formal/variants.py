@@ -216,6 +216,10 @@ class Variant:
     op: str = ""  # ".and.popc" | ".xor.popc" for .b1
     arch_suffix: str = ""  # "a" for sm_120a-only variants
     scale: str = ""  # block-scale type for .block_scale variants ("ue8m0")
+    # .alayout / .blayout where the row lets them vary (m8n8k4 with .f16: "row" | "col");
+    # "" is the only form every other shape takes, .row.col.
+    alayout: str = ""
+    blayout: str = ""
 
     @property
     def sparse(self) -> bool:
@@ -223,10 +227,29 @@ class Variant:
 
     @property
     def key(self) -> str:
+        """``mma.m16n8k16.f32.f16.f16.f32``; rows with a choice of layouts name it after the
+        shape, as the opcode does: ``mma.m8n8k4.col.row.f32.f16.f16.f32``."""
         kind = f".kind::{self.kind}" if self.kind else ""
         kind += ".block_scale" if self.scale else ""
         op = self.op.replace(".", "_") if self.op else ""
-        return f"{self.instruction}{kind}.{self.shape}.{self.d}.{self.a}.{self.b}.{self.c}{op}"
+        arr = f".{self.alayout}.{self.blayout}" if self.alayout or self.blayout else ""
+        return (f"{self.instruction}{kind}.{self.shape}{arr}.{self.d}.{self.a}.{self.b}."
+                f"{self.c}{op}")
+
+    @property
+    def layouts(self) -> tuple[str, str]:
+        """The .alayout and .blayout qualifiers of the opcode (``("row", "col")`` unless the
+        row says otherwise)."""
+        return (self.alayout or "row", self.blayout or "col")
+
+    def arrangement(self, operand: str) -> str:
+        """``row`` | ``col``: the qualifier that governs ``operand``'s layout ("" for C/D and
+        metadata, which have none)."""
+        if operand == "A":
+            return self.layouts[0]
+        if operand == "B":
+            return self.layouts[1]
+        return ""
 
     @property
     def target(self) -> str:
@@ -282,16 +305,23 @@ class Variant:
         return max(1, self.elements(operand) * self.element_bits(operand) // 32)
 
 
+# Every .alayout / .blayout combination, for the rows that allow them all.
+ANY_LAYOUTS: tuple[tuple[str, str], ...] = (
+    ("row", "col"), ("row", "row"), ("col", "col"), ("col", "row"))
+
+
 def _rows(instruction: str, shape: str, ab: Iterable[str], cd: Iterable[str], sm: int,
           ptx: tuple[int, int], kind: str = "", mixed: bool = False, suffix: str = "",
-          op: str = "", scale: str = "") -> list[Variant]:
+          op: str = "", scale: str = "",
+          layouts: Sequence[tuple[str, str]] = (("", ""),)) -> list[Variant]:
     out = []
     ab = tuple(ab)
     for a in ab:
         for b in (ab if mixed else (a,)):
             for c in cd:
-                out.append(Variant(instruction, shape, a, b, c, c, sm, ptx, kind, op, suffix,
-                                   scale))
+                for al, bl in layouts:
+                    out.append(Variant(instruction, shape, a, b, c, c, sm, ptx, kind, op,
+                                       suffix, scale, al, bl))
     return out
 
 
@@ -299,7 +329,7 @@ _FP8 = ("e4m3", "e5m2")
 _F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
 
 VARIANTS: tuple[Variant, ...] = tuple(
-    _rows("mma", "m8n8k4", ["f16"], ["f16", "f32"], 70, (6, 4))
+    _rows("mma", "m8n8k4", ["f16"], ["f16", "f32"], 70, (6, 4), layouts=ANY_LAYOUTS)
     + _rows("mma", "m8n8k4", ["f64"], ["f64"], 80, (7, 0))
     + _rows("mma", "m8n8k16", ["s8", "u8"], ["s32"], 75, (6, 5), mixed=True)
     + _rows("mma", "m8n8k32", ["s4", "u4"], ["s32"], 75, (6, 5), mixed=True)
@@ -408,14 +438,17 @@ def operands_of(v: Variant) -> tuple[str, ...]:
 
 
 def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
-                  types: Iterable[str], layout_id: str = "") -> bool:
+                  types: Iterable[str], layout_id: str = "", arrangement: str = "") -> bool:
     """Does a layout (instruction, shape, operand, types) describe ``operand`` of ``v``?
 
     A, B and metadata layouts match by their element types (A's type for metadata); C/D
     layouts by the accumulator type, and where the id names the A types it was written for
-    (``...CD.f32@u8-s8``), by those too.
+    (``...CD.f32@u8-s8``), by those too.  A layout written for one ``.row`` / ``.col``
+    qualifier (``arrangement``, m8n8k4 .f16) serves only the variants that use it.
     """
     if instruction != v.instruction or shape != v.shape:
+        return False
+    if arrangement and arrangement != v.arrangement(operand):
         return False
     ts = set(types)
     if operand == "A" or operand == "metadata":
@@ -430,6 +463,15 @@ def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
     return False
 
 
+def record_arrangement(r: Mapping[str, Any]) -> str:
+    """A layout record's ``arrangement`` (``row`` | ``col`` | ""); records exported before
+    the field existed say it only as the id's last part (``...A.f16.row``)."""
+    if "arrangement" in r:
+        return str(r.get("arrangement") or "")
+    last = str(r.get("id", "")).rsplit(".", 1)[-1]
+    return last if last in ("row", "col") else ""
+
+
 def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
         -> dict[str, Mapping[str, Any]]:
     """The first layout record (``formal.export`` JSON) serving each operand of ``v``;
@@ -439,7 +481,7 @@ def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
         hits = [r for r in records
                 if r.get("operand") == op and layout_serves(
                     v, op, str(r.get("instruction")), str(r.get("shape")),
-                    r.get("types") or (), str(r.get("id", "")))]
+                    r.get("types") or (), str(r.get("id", "")), record_arrangement(r))]
         hits.sort(key=lambda r: not (r.get("cells") or r.get("fields")))
         if hits:
             out[op] = hits[0]

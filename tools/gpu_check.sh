@@ -2,26 +2,52 @@
 # The hardware check, in one command, on a machine with a CUDA GPU, numpy and CuPy (no z3,
 # lark or sympy needed there).  Run it from the repository root:
 #
-#     bash tools/gpu_check.sh [LAYOUTS_JSON] [EVIDENCE_DIR]
+#     bash tools/gpu_check.sh [LAYOUTS] [EVIDENCE_DIR]
 #
-# LAYOUTS_JSON (default build/layouts.json) is made beforehand where the prover is installed:
-#     python -m formal export --format json -o build/layouts.json
-# build/ is git-ignored: carry it to the GPU machine (or pass a tracked path).
-# It checks every variant the device runs (fresh random trials, bit-exact D), then recovers
-# every map and every sparse metadata layout from the hardware alone (--discover), and
-# records the evidence under EVIDENCE_DIR (default proofs/evidence).  The table comes last.
-# Exit status: 0 all executed checks match and discoveries agree, 1 otherwise, 2 usage.
+# LAYOUTS (default build) is a folder holding layouts.json, or the JSON file itself, made
+# beforehand where the prover is installed:
+#     python -m formal export --format json --corrections -o build/layouts.json
+# That file holds the catalog as corrections.md fixes it (the maps the hardware must confirm)
+# and, under "errata", the spec's layouts as written wherever a correction changes the map.
+# build/ is git-ignored: carry it to the GPU machine.
+#
+# In one run it checks every variant the device runs (every sparsity selector, fresh random
+# data, TRIALS trials a selector, D compared bit for bit), recovers every map and every sparse
+# metadata layout from the hardware alone (discovery), runs each erratum layout on the
+# variants it serves (the hardware must disagree), assembles with ptxas the variants the
+# device cannot run, and writes ONE evidence JSON to EVIDENCE_DIR (default proofs/evidence).
+# A variant that faults or hangs is an error of its own and a fresh process takes the rest;
+# past DEADLINE seconds (default 240) nothing new starts and the evidence is still written.
+# The short table comes last.
+# Exit status: 0 every executed check matches, every discovery agrees and every erratum is
+# refuted; 1 otherwise; 2 usage.
+# Environment: TRIALS (8), DEADLINE (240 s), TIMEOUT (60 s a variant), ONLY (a substring of
+# the variant keys to run), DEVICE (cuda; "fake" emulates one, for the tests), PYTHON.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-layouts="${1:-build/layouts.json}"
+layouts="${1:-build}"
 evidence="${2:-proofs/evidence}"
+if [ -d "$layouts" ]; then
+    layouts="$layouts/layouts.json"
+fi
 if [ ! -f "$layouts" ]; then
     echo "gpu_check: no $layouts; make it where the prover runs:" >&2
-    echo "    python -m formal export --format json -o $layouts" >&2
+    echo "    python -m formal export --format json --corrections -o $layouts" >&2
     exit 2
 fi
 py="${PYTHON:-python3}"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-"$py" -c "import numpy, cupy" || { echo "gpu_check: needs numpy and CuPy" >&2; exit 2; }
-exec timeout 540 "$py" -m formal.execute.gpu --layouts "$layouts" --trials "${TRIALS:-8}" \
-    --discover --record "$evidence"
+device="${DEVICE:-cuda}"
+case "$device" in
+    fake*) "$py" -c "import numpy" || { echo "gpu_check: needs numpy" >&2; exit 2; } ;;
+    *) "$py" -c "import numpy, cupy" || { echo "gpu_check: needs numpy and CuPy" >&2; exit 2; } ;;
+esac
+deadline="${DEADLINE:-240}"
+only=()
+if [ -n "${ONLY:-}" ]; then
+    only=(--only "$ONLY")
+fi
+# the outer limit only guards against the supervisor itself hanging
+exec timeout -k 10 $((deadline + 45)) "$py" -m formal.execute.gpu --layouts "$layouts" \
+    --device "$device" --trials "${TRIALS:-8}" --discover --record "$evidence" \
+    --timeout "${TIMEOUT:-60}" --deadline "$deadline" "${only[@]}"

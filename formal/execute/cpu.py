@@ -25,6 +25,21 @@ float64 / int64 and compared with the device's D bit for bit.
 ``.e2m1`` in bits 5..2 -- an assumption of ours: these variants need sm_120a and are only
 assembled here, never run); ``.e2m1`` of ``kind::mxf4`` is packed at 4 bits.
 
+**Replication.**  ``mma.m8n8k4`` with ``.f16`` computes four independent 8x8x4 products
+in one warp, one per quad-pair (the export gives each cell the ``group`` of its lane).  The
+executor views them as one block-diagonal product: product g's cell (r, c) of any operand is
+cell (8g + r, 4g + c) of a 32 x 16 A, (4g + r, 8g + c) of a 16 x 32 B and (8g + r, 8g + c) of
+a 32 x 32 C / D -- every index (m, n and k) carries its product.  The off-diagonal blocks are
+zero and held by nobody, so ``A_big x B_big + C_big`` is the four products side by side,
+and packing, emulation, comparison and discovery need nothing else: discovery sees 32 m,
+32 n and 16 k classes, which is just what four independent products show (nothing links
+product 0's column 3 to product 1's).  Messages name such a cell ``D[r][c] of product g``.
+
+**Maps with holes.**  The spec's erratum layouts are run too, to show them failing; one of
+them (m16n8k16 A ``.f64``) gives no cell for some elements.  ``operand_map(...,
+partial=True)`` accepts that for A and B: such an element is loaded as zero, what a kernel
+following the formula would have to do.
+
 **Sparse A.**  ``mma.sp`` holds only the non-zeros of A: per chunk of 4 (16/8-bit), of 2
 (``.tf32``) or of 8 (4-bit, by pairs), and the metadata names where they sit, as 2-bit
 indices into four index units of the chunk (elements; ``.tf32`` 16-bit halves; 4-bit pairs).
@@ -224,7 +239,7 @@ class OperandMap:
     operand: str
     instruction: str
     shape: str
-    tile: tuple[int, int]
+    tile: tuple[int, int]  # replicated: the block-diagonal tile (groups x the spec's tile)
     n: int
     row: np.ndarray
     col: np.ndarray
@@ -234,39 +249,85 @@ class OperandMap:
     last: np.ndarray | None = None
     chunk: np.ndarray | None = None
     q: np.ndarray | None = None
+    groups: int = 1  # independent products the warp computes (4 for m8n8k4 .f16)
+    held: np.ndarray | None = None  # partial maps: (32, n) True where the element has a cell
 
     @property
     def sparse(self) -> bool:
         return self.last is not None
 
+    @property
+    def block(self) -> tuple[int, int]:
+        """The tile of one product (the spec's tile)."""
+        return (self.tile[0] // self.groups, self.tile[1] // self.groups)
+
+    def local(self, row: int, col: int) -> tuple[int, int, int]:
+        """(product, row, col) of a block-diagonal cell."""
+        br, bc = self.block
+        return row // br, row % br, col % bc
+
+    def cell_name(self, letter: str, row: int, col: int) -> str:
+        """``D[3][5]``, or ``D[3][5] of product 2`` where the warp computes several."""
+        if self.groups == 1:
+            return f"{letter}[{row}][{col}]"
+        g, r, c = self.local(row, col)
+        return f"{letter}[{r}][{c}] of product {g}"
+
     def cells(self) -> list[dict[str, int]]:
-        out = []
-        for t in range(LANES):
-            for i in range(self.n):
-                r = {"lane": t, "element": i, "row": int(self.row[t, i])}
-                if self.last is not None:
-                    r["firstcol"] = int(self.col[t, i])
-                    r["lastcol"] = int(self.last[t, i])
-                else:
-                    r["col"] = int(self.col[t, i])
-                out.append(r)
-        return out
+        """The cell table in ``formal.export``'s form (local cells and ``group``)."""
+        return cell_records(self, [(t, i, int(self.row[t, i]), int(self.col[t, i]))
+                                   for t in range(LANES) for i in range(self.n)
+                                   if self.held is None or self.held[t, i]])
 
     def holder_of(self) -> dict[tuple[int, int], tuple[int, int]]:
-        """Dense: cell -> (lane, element)."""
+        """Dense: cell -> (lane, element) (elements without a cell hold none)."""
         return {(int(self.row[t, i]), int(self.col[t, i])): (t, i)
-                for t in range(LANES) for i in range(self.n)}
+                for t in range(LANES) for i in range(self.n)
+                if self.held is None or self.held[t, i]}
+
+
+def cell_records(m: OperandMap, cells: Iterable[tuple[int, int, int, int]]) \
+        -> list[dict[str, int]]:
+    """(lane, element, row, col) of ``m``'s (block-diagonal) tile -> export rows: dense
+    ``row``/``col`` (plus ``group`` when replicated) or sparse ``firstcol``/``lastcol``."""
+    out = []
+    for t, i, row, col in cells:
+        r = {"lane": int(t), "element": int(i)}
+        if m.last is not None:
+            r.update(row=int(row), firstcol=int(col), lastcol=int(m.last[t, i]))
+        elif m.groups > 1:
+            g, lr, lc = m.local(int(row), int(col))
+            if row < 0 or col < 0:  # a label discovery could not name
+                g = row // m.block[0] if row >= 0 else col // m.block[1] if col >= 0 else -1
+                lr, lc = (lr if row >= 0 else -1), (lc if col >= 0 else -1)
+            r.update(row=lr, col=lc, group=g)
+        else:
+            r.update(row=int(row), col=int(col))
+        out.append(r)
+    return out
+
+
+def _groups_of(rec: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> int:
+    """Products of a replicated record (1 when the cells name no ``group``)."""
+    if "group" not in cells[0]:
+        return 1
+    count = int((rec.get("groups") or {}).get("count") or 0)
+    return count or 1 + max(int(c["group"]) for c in cells)
 
 
 def operand_map(rec: Mapping[str, Any], bits: int | None = None,
-                sparsity: Sparsity | None = None) -> OperandMap:
-    """Index arrays of one layout record (``formal.export`` format)."""
+                sparsity: Sparsity | None = None, partial: bool = False) -> OperandMap:
+    """Index arrays of one layout record (``formal.export`` format).  A replicated record
+    becomes its block-diagonal view (module docstring); ``partial`` lets elements without a
+    cell through (loaded as zero; for running the spec's erratum layouts of A and B)."""
     cells = rec.get("cells")
     lid = str(rec.get("id", ""))
     if not cells:
         raise LayoutError(f"{lid}: the layout has no cell table")
     n = int(rec.get("elements_per_thread") or 0) or 1 + max(int(c["element"]) for c in cells)
-    tile = (int(rec["tile"][0]), int(rec["tile"][1]))
+    groups = _groups_of(rec, cells)
+    base = (int(rec["tile"][0]), int(rec["tile"][1]))
+    tile = (base[0] * groups, base[1] * groups)
     sparse = "firstcol" in cells[0]
     row = np.full((LANES, n), -1, dtype=np.int64)
     col = np.full((LANES, n), -1, dtype=np.int64)
@@ -275,22 +336,33 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
         t, i = int(c["lane"]), int(c["element"])
         if not (0 <= t < LANES and 0 <= i < n):
             raise LayoutError(f"{lid}: cell lane {t} element {i} is outside 32 x {n}")
-        row[t, i] = int(c["row"])
+        g = int(c.get("group", 0))
+        if not 0 <= g < groups:
+            raise LayoutError(f"{lid}: lane {t} element {i} is in product {g} of {groups}")
+        if groups > 1 and not (0 <= int(c["row"]) < base[0] and 0 <= int(c["col"]) < base[1]):
+            raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {base} tile")
+        row[t, i] = int(c["row"]) + g * base[0]
         if last is not None:
             col[t, i] = int(c["firstcol"])
             last[t, i] = int(c["lastcol"])
         else:
-            col[t, i] = int(c["col"])
+            col[t, i] = int(c["col"]) + g * base[1]
+    held = None
     if (row < 0).any():
         t, i = (int(x[0]) for x in np.nonzero(row < 0))
-        raise LayoutError(f"{lid}: no cell for lane {t} element {i}")
+        if not partial or sparse:
+            raise LayoutError(f"{lid}: no cell for lane {t} element {i}")
+        held = row >= 0
+        row = np.where(held, row, 0)
+        col = np.where(held, col, 0)
     rbits = _register_bits(rec)
     if bits is not None and rbits is not None and rbits != bits:
         raise LayoutError(f"{lid}: the fragment packs {32 // rbits if rbits < 32 else 1} "
                           f"elements per register ({rbits} bits each) but the variant needs "
                           f"{bits}-bit elements")
     m = OperandMap(str(rec["operand"]), str(rec["instruction"]), str(rec["shape"]), tile, n,
-                   row, col, str(rec.get("map_hash") or ""), lid, bits or rbits or 0, last)
+                   row, col, str(rec.get("map_hash") or ""), lid, bits or rbits or 0, last,
+                   groups=groups, held=held)
     if not m.map_hash:
         m.map_hash = hash_rows(m.instruction, m.shape, m.operand, "cells", cells)
     if sparse:
@@ -408,6 +480,8 @@ def from_container(t: str, bits: int, codes: np.ndarray) -> np.ndarray:
 def pack(m: OperandMap, t: str, codes: np.ndarray) -> np.ndarray:
     """(T, rows, cols) codes of a dense operand -> (T, 32, W) register words."""
     el = np.asarray(codes, dtype=U64)[:, m.row, m.col]
+    if m.held is not None:  # an element without a cell is loaded as zero
+        el = np.where(m.held, el, U64(0))
     return pack_elements(to_container(t, m.bits, el), m.bits)
 
 
@@ -415,8 +489,18 @@ def unpack(m: OperandMap, t: str, words: np.ndarray) -> np.ndarray:
     """(T, 32, W) register words of a dense operand -> (T, rows, cols) codes."""
     el = from_container(t, m.bits, unpack_elements(words, m.bits, m.n))
     out = np.zeros((el.shape[0], *m.tile), dtype=U64)
-    out[:, m.row, m.col] = el
+    if m.held is not None:
+        out[:, m.row[m.held], m.col[m.held]] = el[:, m.held]
+    else:
+        out[:, m.row, m.col] = el
     return out
+
+
+def block_mask(m: OperandMap) -> np.ndarray | None:
+    """(rows, cols) True on the diagonal blocks of a replicated operand (None: no blocks)."""
+    if m.groups == 1:
+        return None
+    return np.kron(np.eye(m.groups, dtype=bool), np.ones(m.block, dtype=bool))
 
 
 # ---- sparse A ---------------------------------------------------------------------------------
@@ -610,29 +694,42 @@ class Plan:
         return self.variant.sparsity
 
     @property
+    def groups(self) -> int:
+        return self.cd.groups
+
+    @property
     def dims(self) -> tuple[int, int, int]:
+        """(M, N, K) of the product the maps pack: the variant's, times the number of
+        products for a replicated variant (the block-diagonal view)."""
         s = self.variant.dims
-        return s.m, s.n, s.k
+        g = self.groups
+        return s.m * g, s.n * g, s.k * g
 
 
-def plan(v: Variant, records: Sequence[Mapping[str, Any]]) -> Plan:
-    """Maps for every operand of ``v``; ``LayoutError`` names what is missing."""
-    if v.replication != 1:
-        raise LayoutError(f"{v.key}: the warp computes {v.replication} products at once; "
-                          "the executor packs one product per warp only")
-    recs = records_by_operand(v, records)
+def plan(v: Variant, records: Sequence[Mapping[str, Any]],
+         override: Mapping[str, Mapping[str, Any]] | None = None) -> Plan:
+    """Maps for every operand of ``v``; ``LayoutError`` names what is missing.
+
+    ``override`` replaces the layouts of some operands (the spec's erratum layouts, run to
+    show them failing); an A or B given so may leave elements without a cell."""
+    recs = dict(records_by_operand(v, records))
+    recs.update(override or {})
     missing = [op for op in operands_of(v) if op not in recs]
     if missing:
         raise LayoutError(f"no layout for {', '.join(missing)} of {v.instruction} {v.shape} "
                           f"({v.a}.{v.b} -> {v.d})")
-    a = operand_map(recs["A"], v.element_bits("A"), v.sparsity)
-    b = operand_map(recs["B"], v.element_bits("B"))
+    over = set(override or ())
+    a = operand_map(recs["A"], v.element_bits("A"), v.sparsity, partial="A" in over)
+    b = operand_map(recs["B"], v.element_bits("B"), partial="B" in over)
     cd = operand_map(recs["C/D"], v.element_bits("C"))
     meta = metadata_map(recs["metadata"]) if v.sparse else None
     for m, op in ((a, "A"), (b, "B"), (cd, "C")):
         if m.n * m.bits != 32 * v.words(op):
             raise LayoutError(f"{m.layout_id}: {m.n} elements of {m.bits} bits per lane, but "
                               f"{v.key} takes {v.words(op)} words")
+        if m.groups != v.replication:
+            raise LayoutError(f"{m.layout_id}: the layout describes {m.groups} product(s) a "
+                              f"warp, but {v.key} computes {v.replication}")
     return Plan(v, a, b, cd, meta)
 
 
@@ -672,13 +769,21 @@ def input_words(p: Plan, a_words: np.ndarray, b_words: np.ndarray, c_words: np.n
     return np.concatenate([np.asarray(x, dtype=np.uint32) for x in parts], axis=-1)
 
 
+def _blocks(m: OperandMap, codes: np.ndarray) -> np.ndarray:
+    """A replicated operand's codes with the off-diagonal blocks (held by nobody) zero."""
+    mask = block_mask(m)
+    if mask is not None:
+        codes[:, ~mask] = 0
+    return codes
+
+
 def make_trials(p: Plan, rng: np.random.Generator, count: int,
                 selector: int | None = None) -> Trial:
     """``count`` random trials (one per warp) of ``p`` and their exact expected D words."""
     v = p.variant
     m_, n_, k_ = p.dims
-    b = draw(rng, v.b, "B", v, (count, k_, n_))
-    c = draw(rng, v.c, "C", v, (count, m_, n_))
+    b = _blocks(p.b, draw(rng, v.b, "B", v, (count, k_, n_)))
+    c = _blocks(p.cd, draw(rng, v.c, "C", v, (count, m_, n_)))
     units = None
     if v.sparse:
         sp = p.sparsity
@@ -690,7 +795,7 @@ def make_trials(p: Plan, rng: np.random.Generator, count: int,
         a_words = compress(p.a, v.a, a, units, sp)
         e_words = metadata_words(p.meta, selector, units, rng)
     else:
-        a = draw(rng, v.a, "A", v, (count, m_, k_))
+        a = _blocks(p.a, draw(rng, v.a, "A", v, (count, m_, k_)))
         a_words = pack(p.a, v.a, a)
         e_words = None
     inputs = input_words(p, a_words, pack(p.b, v.b, b), pack(p.cd, v.c, c), e_words)
@@ -776,13 +881,20 @@ def _lanes(pairs: Iterable[tuple[int, int]], letter: str) -> str:
 def trace(p: Plan, diff: Difference, trial: Trial | None = None) -> str:
     """One differing D cell and the (lane, element) pairs of A, B and C that feed it."""
     r, c = diff.row, diff.col
-    a_pairs = [(t, i) for t in range(LANES) for i in range(p.a.n) if p.a.row[t, i] == r]
-    b_pairs = [(t, i) for t in range(LANES) for i in range(p.b.n) if p.b.col[t, i] == c]
+    held_a = p.a.held if p.a.held is not None else np.ones_like(p.a.row, dtype=bool)
+    held_b = p.b.held if p.b.held is not None else np.ones_like(p.b.row, dtype=bool)
+    a_pairs = [(t, i) for t in range(LANES) for i in range(p.a.n)
+               if p.a.row[t, i] == r and held_a[t, i]]
+    b_pairs = [(t, i) for t in range(LANES) for i in range(p.b.n)
+               if p.b.col[t, i] == c and held_b[t, i]]
     c_pairs = [(t, i) for t in range(LANES) for i in range(p.cd.n)
                if p.cd.row[t, i] == r and p.cd.col[t, i] == c]
-    msg = (f"D[{r}][{c}] (lane {diff.lane} d{diff.element}) is {_fmt(diff.got)}, "
-           f"expected {_fmt(diff.want)}; it reads C[{r}][{c}] from {_lanes(c_pairs, 'c')}, "
-           f"A row {r} from {_lanes(a_pairs, 'a')}, B column {c} from {_lanes(b_pairs, 'b')}")
+    g, lr, lc = p.cd.local(r, c)
+    of = f" of product {g}" if p.groups > 1 else ""
+    msg = (f"{p.cd.cell_name('D', r, c)} (lane {diff.lane} d{diff.element}) is "
+           f"{_fmt(diff.got)}, expected {_fmt(diff.want)}; it reads C[{lr}][{lc}]{of} from "
+           f"{_lanes(c_pairs, 'c')}, A row {lr}{of} from {_lanes(a_pairs, 'a')}, B column "
+           f"{lc}{of} from {_lanes(b_pairs, 'b')}")
     if trial is not None:
         hint = _looks_like(p, diff, trial)
         if hint:
@@ -792,9 +904,10 @@ def trace(p: Plan, diff: Difference, trial: Trial | None = None) -> str:
 
 def _looks_like(p: Plan, diff: Difference, trial: Trial) -> str:
     want = decode(p.variant.d, reference(p.variant, trial.a, trial.b, trial.c))[diff.trial]
-    hits = np.argwhere(want == diff.got)
+    mask = block_mask(p.cd)
+    hits = np.argwhere((want == diff.got) & (True if mask is None else mask))
     if 0 < len(hits) <= 2:
-        return " or ".join(f"[{int(a)}][{int(b)}]" for a, b in hits)
+        return " or ".join(p.cd.cell_name("", int(a), int(b)) for a, b in hits)
     return ""
 
 
@@ -806,4 +919,4 @@ __all__ = ["FLOATS", "INTEGERS", "encode", "decode", "NotExact", "OperandMap", "
            "operand_map", "metadata_map", "pack", "unpack", "pack_elements", "unpack_elements",
            "compress", "decompress", "metadata_words", "read_units", "reference", "Plan",
            "plan", "plans", "make_trials", "emulate", "compare", "trace", "hash_rows",
-           "LayoutError", "SPARSITY", "sparsity_of"]
+           "LayoutError", "SPARSITY", "sparsity_of", "cell_records", "block_mask"]

@@ -19,6 +19,10 @@ every lit D element δ names one B element β: then m(α) = m(δ), n(δ) = n(β)
 Union-find over those three relations across all α gives the m, n and k classes, hence all
 three maps.  Only 0 and 1 are used, so this is exact in every type, ``.b1`` included; for
 ``.xor.popc`` the product is read as the change from a run with A = 0 (1 - 2b for bit b).
+A warp that computes several products (m8n8k4 ``.f16``: four, one per quad-pair) is the
+block-diagonal product of ``formal.execute.cpu``: its m, n and k classes come out per product
+(32, 32 and 16), since nothing links one product's indices to another's, and the recovered
+cells are reported per product (``group``), as the export states them.
 For ``mma.sp`` the one-hot A element is a compressed value and every lane's metadata is the
 same valid nibble -- indices (0, 3), then (1, 2) -- so each compressed element is probed at two
 known positions and every k is reached.
@@ -321,15 +325,13 @@ def _compare(p: cpu.Plan, found: Structure, out: Discovery, nbases: int) -> None
     for op, g, h in (("A", given.a, hw_a), ("B", given.b, hw_b), ("C/D", given.d, hw_d)):
         out.differences[op] = [_difference_line(op, key, g[key], h.get(key), p)
                                for key in sorted(g) if g[key] != h.get(key)]
-    d_cells = [{"lane": t, "element": i, "row": hw_d[(t, i)][0], "col": hw_d[(t, i)][1]}
-               for (t, i) in sorted(hw_d)]
-    b_cells = [{"lane": t, "element": i, "row": hw_b[(t, i)][0], "col": hw_b[(t, i)][1]}
-               for (t, i) in sorted(hw_b)]
+    d_cells = cpu.cell_records(p.cd, [(t, i, *hw_d[(t, i)]) for (t, i) in sorted(hw_d)])
+    b_cells = cpu.cell_records(p.b, [(t, i, *hw_b[(t, i)]) for (t, i) in sorted(hw_b)])
     if p.a.sparse:
         a_cells = _sparse_cells(p, hw_a)
     else:
-        a_cells = [{"lane": t, "element": i, "row": hw_a[(t, i, 0)][0],
-                    "col": hw_a[(t, i, 0)][1]} for (t, i, _b) in sorted(hw_a)]
+        a_cells = cpu.cell_records(p.a, [(t, i, *hw_a[(t, i, 0)]) for (t, i, _b) in
+                                         sorted(hw_a)])
     v = p.variant
     for op, cells in (("A", a_cells), ("B", b_cells), ("C/D", d_cells)):
         out.maps[op] = cells

@@ -1,32 +1,45 @@
 """Run every variant on a CUDA device and compare D bit for bit with the exact product.
 
     python -m formal.execute.gpu --layouts build/layouts.json [--trials N] [--record DIR]
-                                 [--discover] [--only SUBSTR]
+                                 [--discover] [--only SUBSTR] [--deadline SEC]
 
 This module needs numpy and (for a real device) CuPy, and nothing of the prover: it imports
 no z3, lark or sympy, so it runs on a GPU machine that has only numpy and CuPy.  Layouts come
-from the JSON that ``ptxlayout export --format json`` writes.
+from the JSON that ``ptxlayout export --format json --corrections`` writes
+(``tools/gpu_check.sh`` is the one command that runs all of this).
 
 **The check.**  For each variant of ``formal.variants`` the device can run (its compute
 capability, ``runs_on``) and for each legal sparsity selector: draw fresh random matrices
 (numpy ``default_rng`` with a fresh seed, recorded), pack them into per-lane register words
-with the layouts (``formal.execute.cpu``), run one warp per trial, unpack D with the C/D map
-and compare it with the exact ``A x B + C``.  A mismatch names each differing D cell and the
-(lane, element) pairs of A, B and C that feed it.  Variants the device cannot run are
-assembled with ``ptxas`` where it is on PATH and reported ``compiled-only``; variants without
-layouts are ``not-executed``; a JIT failure or a faulting kernel is an ``error`` of that variant
-alone.
+with the layouts (``formal.execute.cpu``; m8n8k4 ``.f16``'s four products a warp as one
+block-diagonal product), run one warp per trial, unpack D with the C/D map and compare it
+with the exact ``A x B + C``.  A mismatch names each differing D cell (``d_cells`` in the
+evidence) and the (lane, element) pairs of A, B and C that feed it.  Variants the device
+cannot run are assembled with ``ptxas`` where it is on PATH and reported ``compiled-only``;
+variants without layouts are ``not-executed``; a JIT failure or a faulting kernel is an
+``error`` of that variant alone.
+
+**Errata.**  The export's ``errata`` are the spec's layouts as written where
+``corrections.md`` changes the map.  Each is run on every variant it serves, packed in place
+of the corrected layout (``check_erratum``): the hardware must disagree (``mismatch``, with the
+differing D cells), and the corrected map's cell table is kept in the evidence (``maps``) so
+that ``formal.evidence`` can refute the spec's layout with a (lane, element) and both cells.
+A run is as it should be (``Run.ok``) when every check matches, every discovery agrees and
+every erratum mismatches.
 
 **Isolation.**  With CuPy the work runs in a child process; the parent is a watchdog: a
-variant that faults (a sticky CUDA error spoils the whole context) or runs past its time is
-recorded as an ``error`` and a fresh child takes the remaining variants, so nothing hangs and
-one bad kernel cannot spoil the others.  Each PTX module is written to a file named by the hash
-of its text before ``cupy.RawModule(path=...)`` loads it, because CuPy caches modules by path:
-reusing a path would silently run a previous kernel.
+variant that faults (a sticky CUDA error spoils the whole context), kills its process or runs
+past its time is recorded as an ``error`` and a fresh child takes the remaining variants, so
+nothing hangs and one bad kernel cannot spoil the others.  ``--deadline`` bounds the whole
+run: past it the running variant is an ``error``, the rest ``not-executed``, and the evidence
+is still written.  Each PTX module is written to a file named by the hash of its text before
+``cupy.RawModule(path=...)`` loads it, because CuPy caches modules by path: reusing a path
+would silently run a previous kernel.
 
 **Discovery** (``--discover``): see ``formal.execute.discover`` -- each operand's map is
 recovered from the hardware alone (up to the relabelings no experiment can observe), and each
-sparse variant's metadata fields, per selector, by flipping one index at a time.
+sparse variant's metadata fields, per selector, by flipping one index at a time.  Every dense
+and sparse variant supports it, m8n8k4 ``.f16`` included (its four products are four blocks).
 
 **Evidence** (``--record DIR``): one JSON file per run, read by ``formal.evidence``.
 """
@@ -52,10 +65,11 @@ from typing import Any
 
 import numpy as np
 
-from ..variants import VARIANTS, Variant, runs_on
+from ..variants import VARIANTS, Variant, layout_serves, record_arrangement, runs_on
 from . import cpu, discover, ptx
 
 SCHEMA = 1
+_VARIANT = {v.key: v for v in VARIANTS}
 THREADS = 128  # four warps a block
 POISON = 0xDEADBEEF  # D words no kernel wrote
 
@@ -97,6 +111,9 @@ class CupyDevice:
                     f"{rt % 1000 // 10}, CuPy {cp.__version__}"
         self.driver = _nvidia_smi_driver() or f"CUDA driver API {drv}"
         self.tmp = Path(tempfile.mkdtemp(prefix="ptxlayout-kernels-"))
+        # a failed launch may leave a sticky error in the context: the supervisor then gives
+        # the remaining variants to a fresh process
+        self.broken = False
 
     def load(self, module: ptx.Module) -> dict[str, Any]:
         path = self.tmp / module.filename  # unique per text: CuPy caches modules by path
@@ -119,6 +136,7 @@ class CupyDevice:
             cp.cuda.get_current_stream().synchronize()
             return cp.asnumpy(d_out).reshape(warps, 32, words_out)
         except Exception as exc:  # noqa: BLE001
+            self.broken = True
             raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
 
     def info(self) -> dict[str, Any]:
@@ -143,11 +161,13 @@ class FakeDevice:
     hardware's truth (for testing the harness without a GPU).
 
     ``crash`` / ``hang`` name variant keys whose launch kills the process / never returns
-    (to exercise the watchdog); ``fault`` keys raise ``DeviceError`` as a faulting kernel."""
+    (to exercise the watchdog); ``fault`` keys raise ``DeviceError`` as a faulting kernel,
+    and with ``sticky`` every later launch of the process fails too, as after a real fault
+    (a CUDA context keeps its error)."""
 
     def __init__(self, truth: Sequence[Mapping[str, Any]], sm: int = 90,
                  crash: Iterable[str] = (), hang: Iterable[str] = (),
-                 fault: Iterable[str] = ()) -> None:
+                 fault: Iterable[str] = (), sticky: bool = False) -> None:
         self.truth = list(truth)
         self.sm = sm
         self.name = f"fake device (emulated sm_{sm})"
@@ -155,6 +175,9 @@ class FakeDevice:
         self.cuda = "emulated by formal.execute.cpu"
         self.crash, self.hang, self.fault = set(crash), set(hang), set(fault)
         self._plans: dict[str, cpu.Plan] = {}
+        self.broken = False
+        self.sticky = sticky
+        self.launches = 0
 
     def load(self, module: ptx.Module) -> Any:
         v = module.variant
@@ -174,8 +197,10 @@ class FakeDevice:
             os._exit(3)
         if key in self.hang:
             time.sleep(3600)
-        if key in self.fault:
+        if key in self.fault or (self.broken and self.sticky):
+            self.broken = True  # with ``sticky``, as a CUDA fault: every later launch fails
             raise DeviceError("launch failed: CUDARuntimeError: cudaErrorIllegalInstruction")
+        self.launches += 1
         selector = None if entry == "mma" else int(entry.removeprefix("sel"))
         out = cpu.emulate(self._plans[key], inputs, selector)
         assert out.shape[-1] == words_out
@@ -202,6 +227,11 @@ class Run:
     mode: str = "check"  # check | discover
     discovered_hashes: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    # the id of the spec's erratum layout this check packed with (expected: mismatch)
+    erratum: str = ""
+    # mismatch: the differing D cells, [row, col] (or [row, col, product] when the warp
+    # computes several products), at most MAX_CELLS
+    d_cells: list[list[int]] = field(default_factory=list)
 
     def record(self) -> dict[str, Any]:
         v = self.variant
@@ -216,9 +246,25 @@ class Run:
             out["kind"] = v.kind
         if v.op:
             out["op"] = v.op
+        if v.alayout or v.blayout:
+            out["layouts"] = list(v.layouts)
         if self.mode == "discover":
             out["discovered_hashes"] = self.discovered_hashes
+        if self.erratum:
+            out["erratum"] = self.erratum
+        if self.d_cells:
+            out["d_cells"] = self.d_cells
         return out
+
+    @property
+    def ok(self) -> bool:
+        """As it should be: a match (an erratum layout: a mismatch), or not run here."""
+        if self.result in ("not-executed", "compiled-only"):
+            return True
+        return self.result == ("mismatch" if self.erratum else "match")
+
+
+MAX_CELLS = 64
 
 
 def _short(text: str, limit: int = 600) -> str:
@@ -241,15 +287,19 @@ def check_variant(device: Any, p: cpu.Plan, trials: int, handle: Any = None,
         trial = cpu.make_trials(p, rng, trials, sel)
         got = device.launch(handle, module.entry(sel), trial.inputs, module.words_out)
         diffs = cpu.compare(p, got, trial.expected)
+        d_cells: list[list[int]] = []
         if not diffs:
             result, detail = "match", f"{trials} trials bit-exact"
         else:
             result = "mismatch"
             cells = sorted({(d.row, d.col) for d in diffs})
+            for r, c in cells[:MAX_CELLS]:
+                g, lr, lc = p.cd.local(r, c)
+                d_cells.append([lr, lc, g] if p.groups > 1 else [r, c])
             poisoned = int((np.asarray(got) == POISON).sum())
             lines = [f"{len(diffs)} D elements differ in {len({d.trial for d in diffs})} of "
-                     f"{trials} trials, cells " + ", ".join(f"D[{r}][{c}]" for r, c in
-                                                           cells[:12])
+                     f"{trials} trials, {len(cells)} cells: "
+                     + ", ".join(p.cd.cell_name("D", r, c) for r, c in cells[:12])
                      + (" ..." if len(cells) > 12 else "")]
             if poisoned:
                 lines.append(f"{poisoned} D words were never written")
@@ -258,8 +308,37 @@ def check_variant(device: Any, p: cpu.Plan, trials: int, handle: Any = None,
                 lines.append(cpu.trace(p, d, trial))
             detail = "; ".join(lines)
         runs.append(Run(v, sel, result, detail, trials, seed, p.hashes,
-                        seconds=time.perf_counter() - t0))
+                        seconds=time.perf_counter() - t0, d_cells=d_cells))
     return runs
+
+
+def check_erratum(device: Any, v: Variant, records: Sequence[Mapping[str, Any]],
+                  erratum: Mapping[str, Any], trials: int) \
+        -> tuple[list[Run], dict[str, dict[str, Any]]]:
+    """Pack one operand of ``v`` by the spec's erratum layout (the rest as ``records``) and
+    run it: the hardware should disagree.  Also returns the cell table of the map the
+    erratum's correction puts there, by hash (evidence keeps it, so that the ``hardware``
+    obligation can show the spec's cell beside the confirmed one)."""
+    op = str(erratum["operand"])
+    lid = str(erratum.get("id", ""))
+    sels: Sequence[int | None] = v.selectors or (None,)
+    try:
+        p = cpu.plan(v, records, override={op: erratum})
+        fixed = cpu.plan(v, records)
+    except cpu.LayoutError as exc:
+        return [Run(v, s, "not-executed", _short(str(exc)), erratum=lid) for s in sels], {}
+    module = ptx.module(v)
+    try:
+        runs = check_variant(device, p, trials, None, module)
+    except DeviceError as exc:
+        return [Run(v, s, "error", _short(str(exc)), layout_hashes=p.hashes, erratum=lid)
+                for s in sels], {}
+    fixed_map = {"A": fixed.a, "B": fixed.b, "C/D": fixed.cd}[op]
+    maps = {fixed.hashes[op]: _compact_map(v, op, "cells", fixed_map.cells())}
+    for r in runs:
+        r.erratum = lid
+        r.detail = f"{op} packed by the spec's {lid} as written: {r.detail}"
+    return runs, maps
 
 
 def discover_variant(device: Any, p: cpu.Plan, handle: Any = None,
@@ -337,6 +416,8 @@ class Report:
     discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # cell tables the evidence keeps by hash: the corrected maps the errata runs replaced
+    maps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def evidence(self) -> dict[str, Any]:
         return {
@@ -346,11 +427,46 @@ class Report:
             "seconds": round(self.seconds, 2),
             "runs": [r.record() for r in self.runs],
             "discovered": self.discovered,
+            "maps": self.maps,
         }
 
 
 def select(only: str | None) -> list[Variant]:
     return [v for v in VARIANTS if not only or only in v.key]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of a run: a variant (its checks and discovery), or a variant packed with one
+    of the spec's erratum layouts (``erratum``: that layout's id)."""
+
+    key: str
+    erratum: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.key + (f" [{self.erratum} as written]" if self.erratum else "")
+
+
+def tasks_of(variants: Sequence[Variant], errata: Sequence[Mapping[str, Any]] = ()) \
+        -> list[Task]:
+    """Every variant, then each (variant, erratum layout) pair the erratum serves."""
+    out = [Task(v.key) for v in variants]
+    for e in errata:
+        for v in variants:
+            if layout_serves(v, str(e.get("operand")), str(e.get("instruction")),
+                             str(e.get("shape")), e.get("types") or (), str(e.get("id", "")),
+                             record_arrangement(e)):
+                out.append(Task(v.key, str(e.get("id", ""))))
+    return out
+
+
+Outcome = tuple[list[Run], dict[str, dict[str, Any]], list[str], dict[str, dict[str, Any]]]
+
+
+def _error_runs(task: Task, why: str) -> list[Run]:
+    v = _VARIANT[task.key]
+    return [Run(v, s, "error", why, erratum=task.erratum) for s in (v.selectors or (None,))]
 
 
 def run_variant(device: Any, v: Variant, plans: Mapping[str, cpu.Plan | cpu.LayoutError],
@@ -394,6 +510,22 @@ def run_variant(device: Any, v: Variant, plans: Mapping[str, cpu.Plan | cpu.Layo
     return runs, maps, lines
 
 
+def run_task(device: Any, task: Task, plans: Mapping[str, cpu.Plan | cpu.LayoutError],
+             records: Sequence[Mapping[str, Any]], errata: Mapping[str, Mapping[str, Any]],
+             trials: int, do_discover: bool, ptxas_ok: Callable[[Variant], str | None]) \
+        -> Outcome:
+    """(runs, discovered maps, report lines, maps the evidence keeps) of one task."""
+    v = _VARIANT[task.key]
+    if not task.erratum:
+        runs, maps, lines = run_variant(device, v, plans, trials, do_discover, ptxas_ok)
+        return runs, maps, lines, {}
+    if not runs_on(v, device.sm):
+        return [Run(v, s, "not-executed", f"needs {v.target}; the device is sm_{device.sm}",
+                    erratum=task.erratum) for s in (v.selectors or (None,))], {}, [], {}
+    runs, kept = check_erratum(device, v, records, errata[task.erratum], trials)
+    return runs, {}, [], kept
+
+
 def _ptxas_checker(enabled: bool) -> Callable[[Variant], str | None]:
     """None when the variant assembles for its own target, else why not."""
     cache: dict[str, str | None] = {}
@@ -411,57 +543,74 @@ def _ptxas_checker(enabled: bool) -> Callable[[Variant], str | None]:
 
 def run_all(device: Any, records: Sequence[Mapping[str, Any]], trials: int = 4,
             only: str | None = None, do_discover: bool = False, use_ptxas: bool = True,
-            log: Callable[[str], None] | None = None) -> Report:
-    """Check (and discover) every selected variant on ``device``, in this process."""
+            log: Callable[[str], None] | None = None,
+            errata: Sequence[Mapping[str, Any]] = ()) -> Report:
+    """Check (and discover) every selected variant on ``device``, in this process; then
+    run the ``errata`` (the spec's layouts as written) on the variants they serve."""
     t0 = time.perf_counter()
     report = Report(device.info())
     variants = select(only)
     plans = cpu.plans(records, variants)
     checker = _ptxas_checker(use_ptxas)
-    for v in variants:
-        runs, maps, lines = run_variant(device, v, plans, trials, do_discover, checker)
-        report.runs.extend(runs)
-        report.discovered.update(maps)
-        if log:
-            for r in runs:
-                log(_line(r))
-            for line in lines if any(r.result == "mismatch" for r in runs) else []:
-                log(f"    {line}")
+    by_id = {str(e.get("id", "")): e for e in errata}
+    for task in tasks_of(variants, errata):
+        runs, maps, lines, kept = run_task(device, task, plans, records, by_id, trials,
+                                           do_discover, checker)
+        _add(report, runs, maps, kept, lines, log)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _add(report: Report, runs: list[Run], maps: dict[str, dict[str, Any]],
+         kept: dict[str, dict[str, Any]], lines: list[str],
+         log: Callable[[str], None] | None) -> None:
+    report.runs.extend(runs)
+    report.discovered.update(maps)
+    report.maps.update(kept)
+    if log:
+        for r in runs:
+            log(_line(r))
+        for line in lines if any(r.result == "mismatch" for r in runs) else []:
+            log(f"    {line}")
 
 
 def _line(r: Run) -> str:
     sel = "" if r.selector is None else f" sel {r.selector}"
     mode = " discover" if r.mode == "discover" else ""
-    return f"{r.variant.key}{sel}{mode}: {r.result} ({r.seconds:.2f} s) {_short(r.detail, 300)}"
+    what = f" [{r.erratum} as written]" if r.erratum else ""
+    return (f"{r.variant.key}{sel}{mode}{what}: {r.result} ({r.seconds:.2f} s) "
+            f"{_short(r.detail, 300)}")
 
 
 # ---- a supervised run (a child process per batch, a watchdog in the parent) ------------------
 
 
-def _worker(spec: str, records: list[dict[str, Any]], keys: list[str], trials: int,
-            do_discover: bool, use_ptxas: bool, q: Any) -> None:
+def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any]],
+            tasks: list[Task], trials: int, do_discover: bool, use_ptxas: bool, q: Any) -> None:
     try:
         device = make_device(spec, records)
     except DeviceError as exc:
         q.put(("nodevice", str(exc)))
         return
     q.put(("device", device.info()))
-    by_key = {v.key: v for v in VARIANTS}
-    variants = [by_key[k] for k in keys]
+    variants = list({_VARIANT[t.key].key: _VARIANT[t.key] for t in tasks}.values())
     plans = cpu.plans(records, variants)
     checker = _ptxas_checker(use_ptxas)
-    for v in variants:
-        q.put(("start", v.key))
+    by_id = {str(e.get("id", "")): e for e in errata}
+    for task in tasks:
+        q.put(("start", task))
         try:
-            runs, maps, lines = run_variant(device, v, plans, trials, do_discover, checker)
+            runs, maps, lines, kept = run_task(device, task, plans, records, by_id, trials,
+                                               do_discover, checker)
         except Exception as exc:  # noqa: BLE001 - report, and go on with the next variant
-            runs = [Run(v, s, "error", _short(f"{type(exc).__name__}: {exc}; "
-                                              + traceback.format_exc(limit=2)))
-                    for s in (v.selectors or (None,))]
-            maps, lines = {}, []
-        q.put(("result", v.key, [_run_to_wire(r) for r in runs], maps, lines))
+            runs = _error_runs(task, _short(f"{type(exc).__name__}: {exc}; "
+                                            + traceback.format_exc(limit=2)))
+            maps, lines, kept = {}, [], {}
+        q.put(("result", task, [_run_to_wire(r) for r in runs], maps, lines, kept))
+        if getattr(device, "broken", False):
+            # a fault may leave the CUDA context unusable: a fresh process takes the rest
+            q.put(("restart",))
+            return
     q.put(("done",))
 
 
@@ -472,113 +621,129 @@ def _run_to_wire(r: Run) -> dict[str, Any]:
 
 
 def _run_from_wire(d: Mapping[str, Any]) -> Run:
-    v = {x.key: x for x in VARIANTS}[d["key"]]
+    v = _VARIANT[d["key"]]
     return Run(v, d["selector"], d["result"], d["detail"], d["trials"], d["seed"],
                dict(d["layout_hashes"]), d["mode"], dict(d.get("discovered_hashes") or {}),
-               float(d.get("seconds", 0.0)))
+               float(d.get("seconds", 0.0)), str(d.get("erratum") or ""),
+               [list(c) for c in d.get("d_cells") or ()])
 
 
 def make_device(spec: str, records: Sequence[Mapping[str, Any]]) -> Any:
-    """``cuda`` / ``cuda:N`` (CuPy) or ``fake[:sm=90,crash=KEY,hang=KEY,fault=KEY]``."""
+    """``cuda`` / ``cuda:N`` (CuPy) or
+    ``fake[:sm=90,crash=KEY,hang=KEY,fault=KEY,sticky=1]``."""
     name, _, opts = spec.partition(":")
     if name == "cuda":
         return CupyDevice(int(opts or 0))
     if name == "fake":
         kw: dict[str, Any] = {"crash": [], "hang": [], "fault": []}
         sm = 90
+        sticky = False
         for part in filter(None, opts.split(",")):
             k, _, val = part.partition("=")
             if k == "sm":
                 sm = int(val)
+            elif k == "sticky":
+                sticky = val not in ("", "0")
             elif k in kw:
                 kw[k].append(val)
-        return FakeDevice(records, sm, **kw)
+        return FakeDevice(records, sm, sticky=sticky, **kw)
     raise DeviceError(f"unknown device {spec!r} (cuda, cuda:N or fake)")
 
 
 def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int = 4,
                    only: str | None = None, do_discover: bool = False,
                    use_ptxas: bool = True, timeout: float = 120.0,
-                   log: Callable[[str], None] | None = None) -> Report:
-    """``run_all`` in child processes, with a watchdog of ``timeout`` seconds a variant."""
+                   log: Callable[[str], None] | None = None,
+                   errata: Sequence[Mapping[str, Any]] = (),
+                   deadline: float | None = None) -> Report:
+    """``run_all`` in child processes, with a watchdog of ``timeout`` seconds a task.
+
+    A child that dies, hangs, or reports a fault that may have spoilt its CUDA context is
+    replaced by a fresh one for the remaining tasks.  ``deadline`` (seconds, the whole run):
+    past it the running task is an ``error`` and the rest are ``not-executed``, and the
+    report is still returned (and its evidence written)."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     t0 = time.perf_counter()
-    pending = [v.key for v in select(only)]
+    end = None if deadline is None else time.monotonic() + deadline
+    pending = tasks_of(select(only), errata)
     report = Report({"device": "unknown", "sm": 0, "driver": "unknown", "cuda": "unknown"})
-    by_key = {v.key: v for v in VARIANTS}
     recs = [dict(r) for r in records]
+    errs = [dict(e) for e in errata]
+
+    def skip(rest: Sequence[Task], why: str, result: str) -> None:
+        for t in rest:
+            v = _VARIANT[t.key]
+            report.runs.extend(Run(v, s, result, why, erratum=t.erratum)
+                               for s in (v.selectors or (None,)))
+
     while pending:
         q = ctx.Queue()
-        proc = ctx.Process(target=_worker, args=(spec, recs, pending, trials, do_discover,
+        proc = ctx.Process(target=_worker, args=(spec, recs, errs, pending, trials, do_discover,
                                                  use_ptxas, q), daemon=True)
         proc.start()
-        current: str | None = None
+        current: Task | None = None
         got_device = False
-        deadline = time.monotonic() + timeout + 60  # the child's start-up and CuPy import
-        finished = False
+        deadline_task = time.monotonic() + timeout + 60  # the child's start-up and CuPy import
         while True:
+            now = time.monotonic()
+            limit = deadline_task if end is None else min(deadline_task, end)
             try:
-                msg = q.get(timeout=max(0.1, min(1.0, deadline - time.monotonic())))
+                msg = q.get(timeout=max(0.1, min(1.0, limit - now)))
             except queue.Empty:
-                if time.monotonic() > deadline or not proc.is_alive():
-                    why = "timed out (watchdog)" if proc.is_alive() else \
-                        f"the worker died (exit {proc.exitcode})"
+                now = time.monotonic()
+                over = end is not None and now > end
+                if now > deadline_task or over or not proc.is_alive():
+                    why = ("the overall time limit ran out" if over else
+                           "timed out (watchdog)" if proc.is_alive() else
+                           f"the worker died (exit {proc.exitcode})")
                     if proc.is_alive():
                         proc.kill()
                     proc.join(5)
-                    if not got_device:  # died starting up: no device for the rest
-                        for k in pending:
-                            v = by_key[k]
-                            report.runs.extend(Run(v, s, "error", f"device worker: {why}")
-                                               for s in (v.selectors or (None,)))
+                    if over:
+                        if current is not None:
+                            skip([current], f"{why} while running this variant", "error")
+                            pending.remove(current)
+                        skip(pending, f"not run: {why} ({deadline:.0f} s)", "not-executed")
+                        pending = []
+                    elif not got_device:  # died starting up: no device for the rest
+                        skip(pending, f"device worker: {why}", "error")
                         pending = []
                     else:
                         current = current or pending[0]
-                        v = by_key[current]
-                        report.runs.extend(Run(v, s, "error", f"{why} while running this "
-                                               "variant") for s in (v.selectors or (None,)))
+                        skip([current], f"{why} while running this variant", "error")
                         if log:
-                            log(f"{current}: error ({why})")
+                            log(f"{current.label}: error ({why})")
                         pending = pending[pending.index(current) + 1:]
                     break
                 continue
             kind = msg[0]
             if kind == "nodevice":
                 report.notes.append(msg[1])
-                for k in pending:
-                    v = by_key[k]
-                    report.runs.extend(Run(v, s, "not-executed", f"no device: {msg[1]}")
-                                       for s in (v.selectors or (None,)))
+                skip(pending, f"no device: {msg[1]}", "not-executed")
                 pending = []
-                finished = True
             elif kind == "device":
                 got_device = True
                 report.info = msg[1]
-                deadline = time.monotonic() + timeout
+                deadline_task = time.monotonic() + timeout
             elif kind == "start":
                 current = msg[1]
-                deadline = time.monotonic() + timeout
+                deadline_task = time.monotonic() + timeout
             elif kind == "result":
                 runs = [_run_from_wire(d) for d in msg[2]]
-                report.runs.extend(runs)
-                report.discovered.update(msg[3])
-                if log:
-                    for r in runs:
-                        log(_line(r))
-                    if any(r.result == "mismatch" for r in runs):
-                        for line in msg[4]:
-                            log(f"    {line}")
+                _add(report, runs, msg[3], msg[5], msg[4], log)
                 pending = pending[pending.index(msg[1]) + 1:]
                 current = None
-            elif kind == "done":
-                finished = True
-            if finished:
+            if kind in ("done", "nodevice", "restart"):
                 proc.join(10)
                 if proc.is_alive():
                     proc.kill()
-                pending = [] if kind in ("done", "nodevice") else pending
+                if kind == "done":
+                    pending = []
+                elif kind == "restart" and log:
+                    log("(a fault may have spoilt the CUDA context: a fresh process takes the "
+                        f"remaining {len(pending)} tasks)")
                 break
     report.seconds = time.perf_counter() - t0
     return report
@@ -587,36 +752,75 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
 # ---- output -----------------------------------------------------------------------------------
 
 
-def table(report: Report) -> str:
-    """One line per variant (selectors folded), then the totals."""
+def table(report: Report, full: bool = False) -> str:
+    """A short table: one line per instruction and shape (``full``: per variant), then every
+    problem, the errata runs, and the totals (the last line starts ``checks:``)."""
+    plain = [r for r in report.runs if not r.erratum]
     rows: dict[str, list[Run]] = {}
-    for r in report.runs:
-        rows.setdefault(r.variant.key, []).append(r)
+    for r in plain:
+        v = r.variant
+        label = v.key if full else f"{v.instruction} {v.shape}"
+        rows.setdefault(label, []).append(r)
     width = max((len(k) for k in rows), default=10)
-    out = [f"{'variant':<{width}}  {'check':<14} {'discover':<10} detail"]
+    out = [f"{'variant' if full else 'shape':<{width}}  {'variants':>8}  {'checks':<28} "
+           f"discover"]
     counts: dict[str, int] = {}
-    for key, runs in rows.items():
+    for label, runs in rows.items():
         checks = [r for r in runs if r.mode == "check"]
         disc = [r for r in runs if r.mode == "discover"]
-        results = sorted({r.result for r in checks})
-        res = results[0] if len(results) == 1 else "/".join(results)
-        if len(checks) > 1:
-            res += f" x{len(checks)}"
+        by: dict[str, int] = {}
         for r in checks:
+            by[r.result] = by.get(r.result, 0) + 1
             counts[r.result] = counts.get(r.result, 0) + 1
-        dres = disc[0].result if disc else "-"
-        bad = [r for r in runs if r.result in ("mismatch", "error")]
-        detail = _short(bad[0].detail, 90) if bad else ""
-        out.append(f"{key:<{width}}  {res:<14} {dres:<10} {detail}")
-    total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    dcount = sum(1 for r in report.runs if r.mode == "discover")
-    dbad = sum(1 for r in report.runs if r.mode == "discover" and r.result != "match")
+        res = ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
+        dres = "-" if not disc else ", ".join(
+            f"{n} {k}" for k, n in sorted(_tally(["agree" if r.result == "match" else r.result
+                                                  for r in disc]).items()))
+        nvar = len({r.variant.key for r in runs})
+        out.append(f"{label:<{width}}  {nvar:>8}  {res:<28} {dres}")
+    bad = [r for r in plain if r.result in ("mismatch", "error")]
+    if bad:
+        out.append("problems:")
+        for r in bad[:40]:
+            sel = "" if r.selector is None else f" sel {r.selector}"
+            mode = " discover" if r.mode == "discover" else ""
+            out.append(f"  {r.variant.key}{sel}{mode}: {r.result}: {_short(r.detail, 160)}")
+        if len(bad) > 40:
+            out.append(f"  ... {len(bad) - 40} more")
+    errata = [r for r in report.runs if r.erratum]
+    if errata:
+        out.append("errata (the spec's layout as written; the hardware must disagree):")
+        for r in errata:
+            sel = "" if r.selector is None else f" sel {r.selector}"
+            verdict = "as it should" if r.ok and r.result == "mismatch" else "UNEXPECTED" \
+                if not r.ok else "not run"
+            out.append(f"  {r.erratum} on {r.variant.key}{sel}: {r.result} ({verdict}); "
+                       f"{_short(r.detail.partition(': ')[2] or r.detail, 110)}")
     info = report.info
     out.append(f"device: {info.get('device')} (sm_{info.get('sm')}), driver "
                f"{info.get('driver')}; {report.seconds:.1f} s")
+    total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    dcount = sum(1 for r in plain if r.mode == "discover")
+    dbad = sum(1 for r in plain if r.mode == "discover" and r.result != "match")
+    shown = [r for r in errata if r.result not in ("not-executed", "compiled-only")]
     out.append(f"checks: {total or 'none'}"
-               + (f"; discoveries: {dcount - dbad} agree, {dbad} differ" if dcount else ""))
+               + (f"; discoveries: {dcount - dbad} agree, {dbad} differ" if dcount else "")
+               + (f"; errata: {sum(r.result == 'mismatch' for r in shown)} of {len(shown)} "
+                  "refuted by the hardware" if errata else ""))
     return "\n".join(out)
+
+
+def _tally(xs: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in xs:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+def failed(report: Report) -> list[Run]:
+    """Runs that are not as they should be: a check or discovery that did not match, an
+    error, or an erratum layout the hardware did not refute."""
+    return [r for r in report.runs if not r.ok]
 
 
 def write_evidence(report: Report, directory: str | Path) -> Path:
@@ -631,84 +835,105 @@ def write_evidence(report: Report, directory: str | Path) -> Path:
 
 
 def dumps_evidence(ev: Mapping[str, Any]) -> str:
-    """Evidence JSON with one run, and one discovered map, a line (compact, diffable)."""
-    head = {k: v for k, v in ev.items() if k not in ("runs", "discovered")}
+    """Evidence JSON with one run, and one map, a line (compact, diffable)."""
+    sections = ("runs", "discovered", "maps")
+    head = {k: v for k, v in ev.items() if k not in sections}
     lines = ["{"]
     lines += [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
     runs = [f"  {json.dumps(r, separators=(',', ':'))}" for r in ev.get("runs", [])]
     lines.append(' "runs": [')
     lines.append(",\n".join(runs))
     lines.append(" ],")
-    maps = [f"  {json.dumps(h)}: {json.dumps(m, separators=(',', ':'))}"
-            for h, m in (ev.get("discovered") or {}).items()]
-    lines.append(' "discovered": {')
-    lines.append(",\n".join(maps))
-    lines.append(" }")
+    for n, name in enumerate(sections[1:]):
+        maps = [f"  {json.dumps(h)}: {json.dumps(m, separators=(',', ':'))}"
+                for h, m in (ev.get(name) or {}).items()]
+        lines.append(f' "{name}": {{')
+        lines.append(",\n".join(maps))
+        lines.append(" }," if n + 2 < len(sections) else " }")
     lines.append("}")
     return "\n".join(x for x in lines if x) + "\n"
 
 
-def load_layouts(path: str | None) -> list[dict[str, Any]]:
+def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(layouts, errata) of a ``ptxlayout export --format json [--corrections]`` file, or a
+    folder holding ``layouts.json``."""
     if not path:
         raise FileNotFoundError("--layouts JSON is required here (export it with "
-                                "'python -m formal export --format json -o build/layouts.json'"
-                                " where the prover is installed)")
-    with open(path, encoding="utf-8") as fh:
+                                "'python -m formal export --format json --corrections -o "
+                                "build/layouts.json' where the prover is installed)")
+    p = Path(path)
+    if p.is_dir():
+        p = p / "layouts.json"
+    with open(p, encoding="utf-8") as fh:
         doc = json.load(fh)
     recs = doc.get("layouts") if isinstance(doc, dict) else None
     if not isinstance(recs, list):
-        raise ValueError(f"{path}: not a layouts export (no 'layouts' list)")
-    return recs
+        raise ValueError(f"{p}: not a layouts export (no 'layouts' list)")
+    errata = doc.get("errata") or []
+    if not isinstance(errata, list):
+        raise ValueError(f"{p}: 'errata' is not a list")
+    return recs, errata
 
 
-def _catalog_records() -> list[dict[str, Any]]:
-    """The embedded catalog's layouts (needs the prover: only where no --layouts is given)."""
+def load_layouts(path: str | None) -> list[dict[str, Any]]:
+    return load_export(path)[0]
+
+
+def _catalog_records() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The embedded catalog, corrected, and its errata (needs the prover: only where no
+    --layouts is given)."""
     from ..api import model_of
     from ..export import to_json
 
-    return list(json.loads(to_json(model_of([]).layouts))["layouts"])
+    doc = json.loads(to_json(model_of([], corrections=True).layouts,
+                             model_of([]).layouts))
+    return list(doc["layouts"]), list(doc["errata"])
 
 
 def main_from_args(args: argparse.Namespace) -> int:
-    """Exit 0: every executed check matched (and discoveries agreed); 1: a mismatch or an
-    error; 2: usage (no layouts)."""
+    """Exit 0: every executed check matched, discoveries agreed and the errata layouts were
+    refuted; 1: anything else (a mismatch, an error); 2: usage (no layouts)."""
     try:
         if getattr(args, "layouts", None):
-            records = load_layouts(args.layouts)
+            records, errata = load_export(args.layouts)
         else:
             try:
-                records = _catalog_records()
+                records, errata = _catalog_records()
             except ImportError as exc:
                 raise ValueError(f"no --layouts given and the catalog cannot be read here "
                                  f"({exc}); export it where the prover is installed") from exc
     except (OSError, ValueError) as exc:
         print(f"ptxlayout gpu: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "no_errata", False):
+        errata = []
     spec = getattr(args, "device", None) or "cuda"
     trials = max(1, int(getattr(args, "trials", 4) or 4))
 
     def log(line: str) -> None:
         print(line, flush=True)
 
+    deadline = getattr(args, "deadline", None)
     report = run_supervised(spec, records, trials, getattr(args, "only", None),
                             bool(getattr(args, "discover", False)),
                             not getattr(args, "no_ptxas", False),
-                            float(getattr(args, "timeout", 120.0) or 120.0), log)
+                            float(getattr(args, "timeout", 120.0) or 120.0), log, errata,
+                            float(deadline) if deadline else None)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     if getattr(args, "record", None):
         path = write_evidence(report, args.record)
         print(f"evidence written to {path}")
-    print(table(report))
-    bad = [r for r in report.runs if r.result in ("mismatch", "error")]
-    return 1 if bad else 0
+    print(table(report, bool(getattr(args, "full_table", False))))
+    return 1 if failed(report) else 0
 
 
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m formal.execute.gpu",
                                  description="Check every mma / mma.sp layout on a CUDA device.")
     ap.add_argument("--layouts", metavar="JSON",
-                    help="layouts exported by 'ptxlayout export --format json'")
+                    help="layouts exported by 'ptxlayout export --format json [--corrections]'"
+                         " (or a folder holding layouts.json); its 'errata' are run too")
     ap.add_argument("--trials", type=int, default=4, help="random trials (warps) per run")
     ap.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
     ap.add_argument("--discover", action="store_true",
@@ -717,8 +942,15 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
     ap.add_argument("--timeout", type=float, default=120.0,
                     help="watchdog: seconds one variant may take (default 120)")
+    ap.add_argument("--deadline", type=float, metavar="SEC",
+                    help="the whole run's time limit: past it the rest is not run, and the "
+                         "evidence is still written")
     ap.add_argument("--no-ptxas", action="store_true",
                     help="do not assemble the variants the device cannot run")
+    ap.add_argument("--no-errata", action="store_true",
+                    help="do not run the spec's erratum layouts the export lists")
+    ap.add_argument("--full-table", action="store_true",
+                    help="one line per variant (default: one per instruction and shape)")
     return ap
 
 

@@ -84,7 +84,8 @@ def opcode(v: Variant) -> str:
         scale = f".block_scale.scale_vec::{SCALE_VEC.get(v.kind, '1X')}"
     types = f".{v.d}.{v.a}.{v.b}.{v.c}"
     tail = f".{v.scale}" if v.scale else ""
-    return f"{head}.sync.aligned.{v.shape}.row.col{kind}{scale}{types}{tail}{v.op}"
+    al, bl = v.layouts
+    return f"{head}.sync.aligned.{v.shape}.{al}.{bl}{kind}{scale}{types}{tail}{v.op}"
 
 
 def _reg_kind(t: str) -> str:
