@@ -43,9 +43,12 @@ def _write(text: str | bytes, output: str | None) -> None:
 def _options(args: argparse.Namespace) -> Any:
     from .prove import Options
     evidence = None
-    if getattr(args, "evidence", None):
-        from .evidence import Evidence
-        evidence = Evidence.load(args.evidence)
+    where = getattr(args, "evidence", None)
+    if where != "none":
+        from .evidence import Evidence, default_dir
+        path = default_dir() if where in (None, "auto") else where
+        if path is not None:
+            evidence = Evidence.load(path)
     return Options(timeout_ms=int(args.timeout * 1000),
                    cross_check=args.cross_check != "off", evidence=evidence)
 
@@ -229,8 +232,9 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
                         "(default 5)")
     p.add_argument("--cross-check", choices=("enumerate", "off"), default="enumerate",
                    help="re-check every Z3 verdict by enumeration (default: enumerate)")
-    p.add_argument("--evidence", metavar="DIR",
-                   help="GPU evidence (proofs/evidence) for the 'hardware' obligation")
+    p.add_argument("--evidence", metavar="DIR", default="auto",
+                   help="GPU evidence for the 'hardware' obligation (default: the evidence "
+                        "shipped with ptxlayout, proofs/evidence; 'none' to leave it out)")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -98,6 +98,16 @@ class EvidenceFile:
         return f"{self.device} (sm_{self.sm}, driver {self.driver}), {self.date[:10]}"
 
 
+def default_dir() -> Path | None:
+    """The evidence shipped with ptxlayout: inside the installed package, or the repository's
+    ``proofs/evidence`` in a source checkout (None when neither exists)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "evidence_data", here.parent / "proofs" / "evidence"):
+        if candidate.is_dir() and any(candidate.glob("*.json")):
+            return candidate
+    return None
+
+
 class Evidence:
     """Every evidence file of a folder (or one file)."""
 

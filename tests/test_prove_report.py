@@ -309,13 +309,16 @@ def test_the_catalog_reports_its_errata_as_accepted(tmp_path: Path) -> None:
     assert {(f["layout"] or "").split(":")[-1] for f in accepted} >= {
         "mma.m16n8k16.A.f64", "mma.m16n8k256.A.b1"}
     assert all(f["severity"] == "error" for f in accepted)
-    assert data["summary"]["errors"] == 0 and data["summary"]["accepted"] == len(accepted) == 5
+    # the two errata's parse/cases/injective/surjective findings, and the H100's refutation
+    assert data["summary"]["errors"] == 0 and data["summary"]["accepted"] == len(accepted) == 7
+    assert {f["kind"] for f in accepted} == {"parse", "cases", "injective", "surjective",
+                                             "hardware"}
     assert main(["prove", "--strict", "-o", str(tmp_path / "t")]) == 1
     assert main(["prove", "--corrections", "--strict", "-o", str(tmp_path / "t")]) == 0
     sarif = tmp_path / "c.sarif"
     main(["prove", "--format", "sarif", "-o", str(sarif)])
     results = json.loads(sarif.read_text())["runs"][0]["results"]
-    assert sum(1 for r in results if r.get("suppressions")) == 5
+    assert sum(1 for r in results if r.get("suppressions")) == 7
 
 
 def test_accept_file_for_documents(seeds: dict[str, Path], tmp_path: Path) -> None:
