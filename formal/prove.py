@@ -641,7 +641,10 @@ def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
     lay = m.lay
     tab = m.table()
     groups = lay.groups[1] if lay.groups else 1
-    per_sel = len(tab) // max(1, len(m.selectors))
+    # the counting arguments below count only the points where every formula has a case: a
+    # point no case covers holds no cell (the 'cases' obligation reports it)
+    defined = sum(1 for out in tab.values() if None not in out)
+    per_sel = defined // max(1, len(m.selectors))
     target = _cells(m)
 
     def uncovered() -> tuple[int, tuple[int, ...]] | None:
@@ -677,7 +680,7 @@ def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
             lay.table and lay.table.fragment and lay.table.fragment.per_register) else None
         counted = (inj.status == "proved" and rng.status == "proved" and chunks is not None
                    and chunks.status == "proved" and width is not None and nz)
-        if counted and width and nz and (len(tab) // nz) * width == need:
+        if counted and width and nz and (defined // nz) * width == need:
             if hole is not None:
                 raise InternalError(f"surjective: counting proves coverage, enumeration "
                                     f"finds {hole}")

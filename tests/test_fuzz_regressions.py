@@ -1,0 +1,43 @@
+"""Minimal reproducers of what the fuzz suite found (tests/test_fuzz.py), one per bug.
+
+Each test states the input in a few lines of our own, the wrong behaviour it used to cause
+and the right one.
+"""
+
+from __future__ import annotations
+
+from . import fuzzkit as fk
+
+
+def section(body: str, title: str = "9.1. Matrix Fragments for mma.m16n8k16 with floating "
+            "point type") -> str:
+    return f"{title}\n{body}"
+
+
+CD_BLOCK = """Accumulators (C or D):
+.ctype / .dtype Fragment Elements (low to high)
+.f32 A vector expression containing four .f32 registers, containing four .f32 elements from the matrix C (or D). c0, c1, c2, c3
+groupID = %laneid >> 2
+threadID_in_group = %laneid % 4
+ROW
+col = (threadID_in_group * 2) + (i & 0x1) for ci where i = {0,..,3}
+"""
+
+
+def kinds(out: dict) -> dict[str, list[tuple[int, int]]]:
+    got: dict[str, list[tuple[int, int]]] = {}
+    for f in out["findings"]:
+        got.setdefault(f["kind"], []).append((f["line"], f["column"]))
+    return got
+
+
+def test_a_formula_with_a_missing_case_is_not_surjective_by_counting() -> None:
+    """Bug: 'row' lost its second case (an unreadable line); the points no case covers were
+    still counted as holding cells, so 'injective + in range + |domain| = |tile|' claimed
+    coverage, the enumeration found the hole, and the run ended in an internal error (exit 2).
+    Now the count is of the points a case covers: 'cases' and 'surjective' are refuted."""
+    doc = section(CD_BLOCK.replace("ROW", "row = groupID for ci where i < 2"))
+    out = fk.check_cli(doc)
+    got = kinds(out)
+    assert "internal" not in got
+    assert got["cases"] == [(7, 1)] and "surjective" in got
