@@ -740,7 +740,8 @@ def _surjective(m: _Map, opts: Options, inj: _Core, rng: _Core,
     else:
         hit = z3.And(*[v == c for v, c in zip(vals, cell_vars)])
     sv = z3.BitVec("sq", q.w)
-    body = z3.ForAll([t, i], z3.Implies(z3.And(q.domain(sv, t, i, enc), defined,
+    # the point (selector, lane, element) is bound: only its selector is tied to the cell
+    body = z3.ForAll([ps, t, i], z3.Implies(z3.And(q.domain(sv, t, i, enc), defined,
                                                  ps == sv), z3.Not(hit)))
     zs, model = _decide("surjective", z3.And(z3.Or(*[sv == enc.val(v) for v in m.selectors]),
                                               in_tile, body), opts, quantified=True)

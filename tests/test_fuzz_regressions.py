@@ -41,3 +41,27 @@ def test_a_formula_with_a_missing_case_is_not_surjective_by_counting() -> None:
     got = kinds(out)
     assert "internal" not in got
     assert got["cases"] == [(7, 1)] and "surjective" in got
+
+
+SPARSE_A_WITHOUT_TABLE = """9.1. Matrix Fragments for sparse mma.m16n8k16 with .f16 type
+Multiplicand A:
+groupID = %laneid >> 2
+threadID_in_group = %laneid % 4
+row = groupID for a0 and a1
+      groupID + 8 for a2 and a3
+col = [firstcol ... lastcol]
+Where
+firstcol = threadID_in_group * 4
+lastcol = firstcol + 3
+"""
+
+
+def test_the_quantified_surjectivity_query_binds_the_selector() -> None:
+    """Bug: the quantified query ('some cell that no point maps to') bound lane and element
+    but left the point's selector free, so Z3 satisfied it vacuously with a selector outside
+    the domain and every layout that reached it (sparse A with no fragment table, where the
+    counting argument has no non-zero count) ended in an internal error."""
+    out = fk.check_cli(SPARSE_A_WITHOUT_TABLE, ".txt", "--no-catalog")
+    status = {o["name"]: o["status"] for o in out["layouts"][0]["obligations"]}
+    assert status["surjective"] == "proved" and status["injective"] == "proved"
+    assert out["findings"] == []
