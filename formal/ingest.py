@@ -230,10 +230,18 @@ def _select(src: SourceText, keep: list[int]) -> SourceText:
     out = "".join(src.text[k] for k in keep)
     segs: list[tuple[int, int, int]] = []
     prev = -2
+    bounds = src.segments
+    idx = 0  # the segment of ``src`` that holds offset k (keep is ascending: one pass)
     for j, k in enumerate(keep):
-        if k != prev + 1:
-            sp = src.span(k)
-            segs.append((j, sp.line, sp.column))
+        crossed = False
+        while idx + 1 < len(bounds) and bounds[idx + 1][0] <= k:
+            idx += 1
+            crossed = True
+        # a new segment where a character was dropped, and also where ``src`` itself starts
+        # a new one: two adjacent offsets may stand on different lines (a wrapped paragraph)
+        if k != prev + 1 or crossed:
+            off, line, col = bounds[idx]
+            segs.append((j, line, col + (k - off)))
         prev = k
     if not segs:
         sp = src.span(0)

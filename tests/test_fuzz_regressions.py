@@ -65,3 +65,23 @@ def test_the_quantified_surjectivity_query_binds_the_selector() -> None:
     status = {o["name"]: o["status"] for o in out["layouts"][0]["obligations"]}
     assert status["surjective"] == "proved" and status["injective"] == "proved"
     assert out["findings"] == []
+
+
+WRAPPED = """# 9.1. Matrix Fragments for sparse mma.m16n8k16 with .f16 type
+
+* Metadata: A `.b32` register containing 16 2-bit vectors each storing
+  the index of a non-zero element of a 4-wide chunk of matrix A as shoen in Figure 1.
+
+* Multiplicand A:
+"""
+
+
+def test_a_wrapped_markdown_paragraph_keeps_the_lines_apart() -> None:
+    """Bug: removing inline markup (the backticks) re-mapped the paragraph by runs of
+    adjacent offsets, and a run that crossed from one wrapped line into the next was read as
+    one line: the typo on line 4 was reported at line 3, column 137, past the end of line 3.
+    """
+    out = fk.check_cli(WRAPPED, ".md", "--no-catalog")
+    parse = [f for f in out["findings"] if f["kind"] == "parse"]
+    assert [(f["line"], f["column"]) for f in parse] == [(4, 68)]
+    assert WRAPPED.split("\n")[3][67:].startswith("shoen")
