@@ -85,3 +85,36 @@ def test_a_wrapped_markdown_paragraph_keeps_the_lines_apart() -> None:
     parse = [f for f in out["findings"] if f["kind"] == "parse"]
     assert [(f["line"], f["column"]) for f in parse] == [(4, 68)]
     assert WRAPPED.split("\n")[3][67:].startswith("shoen")
+
+
+# ---- ingest stays linear: each of these took minutes (quadratic time) before its fix ----------
+
+
+def ingest_seconds(data: bytes, name: str) -> float:
+    import time
+
+    from formal.ingest import read_bytes
+    t0 = time.perf_counter()
+    read_bytes(data, name)
+    return time.perf_counter() - t0
+
+
+def test_a_long_html_pre_block_is_read_in_linear_time() -> None:
+    """Bug: every line of a ``pre`` block was cut out with ``SourceText.slice``, which walked
+    all the block's segments (one per entity), and the text run was grown by ``+`` once per
+    entity: 300 KB of ``&gt;&gt;&#x3e;&zzz;`` lines took 21 s, 10 MB would take hours."""
+    page = b"<html><body><pre>" + b"x = a &gt;&gt; 2 &#x3e; &zzz; 1\n" * 10_000 + b"</pre>"
+    assert ingest_seconds(page, "p.html") < 15
+
+
+def test_a_markdown_line_of_open_brackets_is_read_in_linear_time() -> None:
+    """Bug: removing ``[text](url)`` markup scanned ahead up to 4,000 characters from every
+    ``[`` for its partner: 300 KB of unmatched ``[`` took 65 s (10 MB: about 40 minutes)."""
+    doc = b"# 9.1. [Matrix](x)\n" + (b"[" * 4096 + b"\n" + b"(" * 4096 + b"\n") * 40
+    assert ingest_seconds(doc, "p.md") < 15
+
+
+def test_a_long_markdown_paragraph_is_read_in_linear_time() -> None:
+    """Bug: a paragraph was grown by ``joined`` one line at a time, copying it each time."""
+    doc = b"# 9.1. Matrix Fragments for mma.m16n8k16\n" + b"word `code` [x](y) more\n" * 40_000
+    assert ingest_seconds(doc, "p.md") < 15
