@@ -58,6 +58,11 @@ class BitXor(_Bitwise):
     _op = staticmethod(lambda a, b: a ^ b)
 
 
+class Undefined(ValueError):
+    """A compiled expression used a definition none of whose cases applies at this point
+    (``groupID = %laneid >> 2 for ai where i < 4`` used at a4)."""
+
+
 Env = dict[sp.Symbol, int]
 Fn = Callable[[int, int, int], int]
 Pred = Callable[[int, int, int], bool]
@@ -120,7 +125,7 @@ def compile_expr(e: Any) -> Fn:
             for f, p in pairs:
                 if p(t, i, s):
                     return f(t, i, s)
-            raise ValueError("no case of a Piecewise applies")
+            raise Undefined("no case of a Piecewise applies")
         return pw
     if isinstance(e, sp.Pow) and e.args[1].is_Integer and int(e.args[1]) >= 0:
         fb = compile_expr(e.args[0])

@@ -32,7 +32,18 @@ from typing import Any
 import sympy as sp
 import z3
 
-from .algebra import I, LANE, SEL, BitAnd, BitOr, BitXor, bounds, compile_expr, compile_pred
+from .algebra import (
+    I,
+    LANE,
+    SEL,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Undefined,
+    bounds,
+    compile_expr,
+    compile_pred,
+)
 from .model import Formula, Layout, Model
 from .source import Finding, Span
 from .syntax import ElementList
@@ -1226,11 +1237,22 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
     m = _map_of(lay)
+    partial = _undefined_point(m) if m is not None else None
+    if partial is not None:
+        # Z3 and the enumeration would give such a point different meanings: decide nothing
+        # on the map, report the point
+        verdicts["cases"] = _verdict("cases", partial, lay)
+        for n in ("in-range", "injective", "surjective"):
+            verdicts[n] = Verdict(n, "not-applicable", "the formulas are undefined at "
+                                  "some (lane, element); see 'cases'")
+        m = None
     key = (lay.map_digest(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
            opts.cross_check, repr(lay.metadata.selectors if lay.metadata else ()))
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
-    if m is None:
+    if partial is not None:
+        pass
+    elif m is None:
         why = "the document gives this layout only as a figure" \
             if lay.source == "figure-only" else "no formulas"
         for n in formula_names:
@@ -1303,6 +1325,25 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     return LayoutResult(lay, ordered, tuple(findings))
 
 
+def _undefined_point(m: _Map) -> _Core | None:
+    """A (lane, element) where the chosen case of a formula uses a definition none of whose
+    cases applies there (``groupID = ... for ai where i < 4`` used for a4): the formula has no
+    value there, which is a fault of the 'cases' kind."""
+    k, p = 0, (m.selectors[0], 0, 0)
+    try:
+        for p in m.points():
+            for k in range(len(m.names)):
+                m.matches(k, *p)
+                m.value(k, *p)
+    except Undefined:
+        f = m.formulas[k]
+        cex = {**_pt(m, *p), "formula": f.name}
+        return _Core("refuted", f"'{f.name}' has no value for {_elem(m, p[2])} of lane {p[1]}: "
+                     "it uses a definition none of whose cases applies there", cex,
+                     (f.name, 0), "enumeration")
+    return None
+
+
 def _table_key(lay: Layout) -> tuple[Any, ...]:
     fr = lay.table.fragment if lay.table else None
     if fr is None:
@@ -1315,8 +1356,8 @@ def quad_fault(m: _Map, a_layout: Layout) -> tuple[str, Any] | None:
     """The metadata of (row, chunk) must come from the quad of the lane holding its values."""
     am = _map_of(a_layout)
     sparsity = m.lay.sparsity
-    if am is None or sparsity is None:
-        return None
+    if am is None or sparsity is None or _undefined_point(am) is not None:
+        return None  # the A layout's own 'cases' finding says why
     owner: dict[tuple[int, int], int] = {}
     for (_s, t, _i), out in am.table().items():
         if None in out:

@@ -118,3 +118,17 @@ def test_a_long_markdown_paragraph_is_read_in_linear_time() -> None:
     """Bug: a paragraph was grown by ``joined`` one line at a time, copying it each time."""
     doc = b"# 9.1. Matrix Fragments for mma.m16n8k16\n" + b"word `code` [x](y) more\n" * 40_000
     assert ingest_seconds(doc, "p.md") < 15
+
+
+def test_a_formula_using_a_partial_definition_is_a_cases_finding() -> None:
+    """Bug: 'groupID' had a case only for c0 and c1 but 'row' used it for every element;
+    the enumeration raised 'no case of a Piecewise applies' and the run ended in an internal
+    error (exit 2).  Now the point where 'row' has no value is a 'cases' finding."""
+    doc = section(CD_BLOCK.replace("groupID = %laneid >> 2",
+                                   "groupID = %laneid >> 2 for ci where i < 2")
+                  .replace("ROW", "row = groupID for ci where i < 2\n"
+                                  "      groupID + 8 for ci where i >= 2"))
+    out = fk.check_cli(doc, ".txt", "--no-catalog")
+    cases = [f for f in out["findings"] if f["kind"] == "cases"]
+    assert [(f["line"], f["counterexample"]) for f in cases] == \
+        [(7, {"lane": 0, "element": "c2", "formula": "row"})]
