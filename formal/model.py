@@ -47,6 +47,9 @@ from .variants import (
 )
 
 LANES = 32
+# The largest tile an operand may have (the PTX ISA's largest is 16 x 256, m16n8k256 A):
+# every obligation enumerates it, so a typo such as m99999999n8k16 must not be taken as is.
+MAX_TILE_CELLS = 16384
 # Layouts whose warp computes several independent products at once: (name, groups, the
 # group of a lane).  m8n8k4 with .f16 runs four 8x8x4 products, one per quad-pair
 # (lanes 4q..4q+3 and 16+4q..16+4q+3).
@@ -650,6 +653,14 @@ def _section_layouts(doc: Document, doc_label: str, section: Section, provenance
         return [], []
     shape = Shape.parse(title.shape)
     if shape is None:  # pragma: no cover - the grammar only admits mNnNkN
+        return [], []
+    cells = max(r * c for r, c in (shape.tile(op) for op in ("A", "B", "C/D")))
+    if min(shape.m, shape.n, shape.k) < 1 or cells > MAX_TILE_CELLS:
+        # every obligation enumerates the tile: a shape such as m99999999n8k16 would hang
+        findings.append(error("limit", section.title.strip(), f"the shape {shape} has a "
+                              f"{cells}-cell tile; ptxlayout accepts shapes whose dimensions "
+                              f"are at least 1 and whose tiles have at most {MAX_TILE_CELLS} "
+                              "cells"))
         return [], []
     ctx = _Ctx(doc, doc_label, section, title, "mma.sp" if title.sparse else "mma", shape,
                findings, provenance)

@@ -132,3 +132,17 @@ def test_a_formula_using_a_partial_definition_is_a_cases_finding() -> None:
     cases = [f for f in out["findings"] if f["kind"] == "cases"]
     assert [(f["line"], f["counterexample"]) for f in cases] == \
         [(7, {"lane": 0, "element": "c2", "formula": "row"})]
+
+
+def test_an_enormous_or_empty_shape_is_a_limit_finding() -> None:
+    """Bug: the title's shape was taken as is, and every obligation enumerates the tile:
+    'mma.m99999999999999n8k16' never finished (and 'm0n0k0' was proven against an empty
+    tile).  Now a shape with a zero dimension or a tile over 16,384 cells is a 'limit'
+    finding at the title, and its section yields no layouts."""
+    for shape in ("m99999999999999n8k16", "m4096n4096k4096", "m0n8k16"):
+        doc = section(CD_BLOCK.replace("ROW", "row = groupID"),
+                      f"9.1. Matrix Fragments for mma.{shape} with floating point type")
+        out = fk.check_cli(doc, ".txt", "--no-catalog", budget_s=30)
+        assert out["layouts"] == []
+        assert [(f["kind"], f["line"], f["column"]) for f in out["findings"]] == \
+            [("limit", 1, 1)], shape
