@@ -146,3 +146,58 @@ def test_an_enormous_or_empty_shape_is_a_limit_finding() -> None:
         assert out["layouts"] == []
         assert [(f["kind"], f["line"], f["column"]) for f in out["findings"]] == \
             [("limit", 1, 1)], shape
+
+
+FP = "Matrix Fragments for mma.{} with {} type"
+SAME = "Matrix fragments for multiplicand B are the same as in case of " + FP + "."
+B_TEXT = """Multiplicand B:
+.btype Fragment Elements (low to high)
+.u8 / .s8 A vector expression containing a single .b32 register, containing four .u8 / .s8 elements from the matrix B. b0, b1, b2, b3
+groupID = %laneid >> 2
+threadID_in_group = %laneid % 4
+row = (threadID_in_group * 4) + i for bi where i = {0,..,3}
+col = groupID
+"""
+
+
+def references(out: dict) -> list[tuple[str, str | None, str]]:
+    return [(lay["id"].split(":")[1], lay["reference_of"],
+             next(o["status"] for o in lay["obligations"] if o["name"] == "reference"))
+            for lay in out["layouts"] if lay["source"] == "reference"]
+
+
+def test_a_section_that_refers_to_itself_is_a_circular_reference() -> None:
+    """Bug: 'B is the same as in <this very section>' resolved silently to the catalog's
+    layout and was proven; the document never states B.  Now it is a refuted 'reference'."""
+    doc = "9.1. " + FP.format("m16n8k16", "floating point") + "\n" + \
+        SAME.format("m16n8k16", "floating point") + "\n"
+    out = fk.check_cli(doc)
+    assert references(out) == [("mma.m16n8k16.B.any", None, "refuted")]
+    assert "circular" in out["findings"][0]["message"]
+
+
+def test_two_sections_that_refer_to_each_other_are_circular() -> None:
+    doc = "9.1. " + FP.format("m16n8k8", "floating point") + "\n" + \
+        SAME.format("m16n8k16", "floating point") + "\n" + \
+        "9.2. " + FP.format("m16n8k16", "floating point") + "\n" + \
+        SAME.format("m16n8k8", "floating point") + "\n"
+    out = fk.check_cli(doc)
+    assert [r[2] for r in references(out)] == ["refuted", "refuted"]
+    assert [(f["line"], "circular" in f["message"]) for f in out["findings"]] == \
+        [(2, True), (4, True)]
+
+
+def test_a_chain_of_references_resolves_to_the_section_that_states_the_operand() -> None:
+    """Bug: a reference to a section whose B is itself a reference found no stated layout
+    there and fell through to the catalog; it now follows the chain within the document."""
+    doc = "9.1. " + FP.format("m8n8k16", "floating point") + "\n" + \
+        SAME.format("m16n8k16", "floating point") + "\n" + \
+        "9.2. " + FP.format("m16n8k16", "floating point") + "\n" + \
+        SAME.format("m16n8k16", "integer") + "\n" + \
+        "9.3. " + FP.format("m16n8k16", "integer") + "\n" + B_TEXT
+    out = fk.check_cli(doc, ".txt", label="regression")
+    name = fk._WORK.joinpath("case.txt").stem
+    assert references(out) == [
+        ("mma.m8n8k16.B.u8-s8", f"{name}:mma.m16n8k16.B.u8-s8", "proved"),
+        ("mma.m16n8k16.B.u8-s8#2", f"{name}:mma.m16n8k16.B.u8-s8", "proved")]
+    assert [f for f in out["findings"] if f["severity"] == "error"] == []
