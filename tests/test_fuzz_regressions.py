@@ -16,12 +16,13 @@ def section(body: str, title: str = "9.1. Matrix Fragments for mma.m16n8k16 with
 
 CD_BLOCK = """Accumulators (C or D):
 .ctype / .dtype Fragment Elements (low to high)
-.f32 A vector expression containing four .f32 registers, containing four .f32 elements from the matrix C (or D). c0, c1, c2, c3
+F32_ROW
 groupID = %laneid >> 2
 threadID_in_group = %laneid % 4
 ROW
 col = (threadID_in_group * 2) + (i & 0x1) for ci where i = {0,..,3}
-"""
+""".replace("F32_ROW", ".f32 A vector expression containing four .f32 registers, containing "
+          "four .f32 elements from the matrix C (or D). c0, c1, c2, c3")
 
 
 def kinds(out: dict) -> dict[str, list[tuple[int, int]]]:
@@ -152,12 +153,13 @@ FP = "Matrix Fragments for mma.{} with {} type"
 SAME = "Matrix fragments for multiplicand B are the same as in case of " + FP + "."
 B_TEXT = """Multiplicand B:
 .btype Fragment Elements (low to high)
-.u8 / .s8 A vector expression containing a single .b32 register, containing four .u8 / .s8 elements from the matrix B. b0, b1, b2, b3
+U8_ROW
 groupID = %laneid >> 2
 threadID_in_group = %laneid % 4
 row = (threadID_in_group * 4) + i for bi where i = {0,..,3}
 col = groupID
-"""
+""".replace("U8_ROW", ".u8 / .s8 A vector expression containing a single .b32 register, "
+            "containing four .u8 / .s8 elements from the matrix B. b0, b1, b2, b3")
 
 
 def references(out: dict) -> list[tuple[str, str | None, str]]:
