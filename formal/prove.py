@@ -1247,7 +1247,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
                                   "some (lane, element); see 'cases'")
         m = None
     key = (lay.map_digest(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
-           opts.cross_check, repr(lay.metadata.selectors if lay.metadata else ()))
+           opts.cross_check, opts.timeout_ms,
+           repr(lay.metadata.selectors if lay.metadata else ()))
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
     if partial is not None:
