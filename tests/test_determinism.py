@@ -51,7 +51,8 @@ def test_reports_are_byte_identical_across_processes(seeds: dict[str, Path],
         assert first[name], name
         if first[name] != second[name]:
             a, b = first[name].split(b"\n"), second[name].split(b"\n")
-            k = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            k = next((j for j, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                     min(len(a), len(b)))
             pytest.fail(f"{name} differs between runs at line {k + 1}:\n"
                         f"  {a[k][:200]!r}\n  {b[k][:200]!r}" if k < min(len(a), len(b))
                         else f"{name}: one run wrote more lines")
