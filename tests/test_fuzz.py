@@ -386,3 +386,37 @@ def test_a_document_over_the_limit_is_a_finding() -> None:
     out = fk.check_cli(big_document("seeds", 2_000_000), ".txt", "--max-size", "1000000",
                        label="big documents")
     assert [(f["kind"], f["line"], f["column"]) for f in out["findings"]] == [("input", 1, 1)]
+
+
+def peak_of_child(data: bytes, suffix: str, tmp: Any) -> tuple[int, float, int]:
+    """(exit status, seconds, peak resident bytes) of ``ptxlayout prove`` in a process of
+    its own, so that its peak memory is its own."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    path = tmp / f"big{suffix}"
+    path.write_bytes(data)
+    env = {**os.environ, "PYTHONPATH": str(fk.ROOT)}
+    t0 = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "formal", "prove", str(path), "--format",
+                              "json", "-o", str(tmp / "out.json")], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _pid, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - t0
+    return os.waitstatus_to_exitcode(status), seconds, usage.ru_maxrss * 1024
+
+
+@pytest.mark.parametrize("kind", ["one line", "quotes"])
+def test_ten_megabytes_in_bounded_time_and_memory(kind: str, tmp_path: Any) -> None:
+    code, seconds, peak = peak_of_child(big_document(kind, 10_000_000), ".md", tmp_path)
+    assert code in (0, 1) and seconds < 120 and peak < 1 << 30, (code, seconds, peak)
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("kind", BIG_KINDS)
+def test_ten_megabytes_in_bounded_time_and_memory_full(kind: str, tmp_path: Any) -> None:
+    code, seconds, peak = peak_of_child(big_document(kind, 10_000_000),
+                                        ".html" if kind == "entities" else ".md", tmp_path)
+    assert code in (0, 1) and seconds < 900 and peak < 4 << 30, (code, seconds, peak)
