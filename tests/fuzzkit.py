@@ -36,7 +36,7 @@ from formal.model import build
 from formal.prove import OBLIGATIONS, Options, prove
 from formal.report import render
 
-from .conftest import ROOT, seed_path
+from .conftest import seed_path
 from .sphinx import markdown_to_sphinx_html
 
 # cases run per property (printed at the end of the session by conftest)

@@ -24,6 +24,7 @@ from formal.parse import FRAGMENT_STARTS, parse_prose, parse_pseudo_line
 from formal.source import SourceText
 
 from . import fuzzkit as fk
+from .conftest import ROOT
 
 # ---- running each property short (CI) and long (-m fuzz) -------------------------------------
 
@@ -398,7 +399,7 @@ def peak_of_child(data: bytes, suffix: str, tmp: Any) -> tuple[int, float, int]:
 
     path = tmp / f"big{suffix}"
     path.write_bytes(data)
-    env = {**os.environ, "PYTHONPATH": str(fk.ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "formal", "prove", str(path), "--format",
                               "json", "-o", str(tmp / "out.json")], env=env,
