@@ -890,7 +890,7 @@ def _follow(ctx: _Ctx, target: S.Target, operand: str, written: Sequence[Layout]
     titles = [ctx.section.title.text.strip()]
     while True:
         stated = [lay for lay in written if lay.document == doc and lay.operand == operand
-                  and lay.source == "text"
+                  and lay.source in ("text", "catalog")
                   and _names_section(target, lay.instruction, str(lay.shape), lay.title)]
         if stated:
             return target, ""
