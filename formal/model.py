@@ -850,12 +850,17 @@ def build(documents: Iterable[Document], catalog: Iterable[Document] = (),
         cat_layouts.extend(lays)
     pool = written + cat_layouts
     resolved: list[Layout] = []
+    stated: dict[tuple[str, str], list[Layout]] = {}  # (document, operand) -> its layouts
+    for lay in written:
+        if lay.source in ("text", "catalog"):
+            stated.setdefault((lay.document, lay.operand), []).append(lay)
     for ctx, src, ref in pending:
         own = [lay for lay in written if lay.document == ctx.doc.name
                and lay.section == (ctx.title.number or ctx.section.number)
                and lay.shape == ctx.shape]
         for operand in ref.operands:
-            target, circular = _follow(ctx, ref.target, operand, written, pending)
+            target, circular = _follow(ctx, ref.target, operand,
+                                       stated.get((ctx.doc.name, operand), []), pending)
             one = replace(ref, operands=(operand,), target=target)
             resolved.extend(_with_section_context(
                 _resolve(ctx, src, one, own, pool, findings, circular), own))
@@ -875,7 +880,7 @@ def _names_section(target: S.Target, instruction: str, shape: str, title: str) -
         not ("floating" in words and "floating" not in title)
 
 
-def _follow(ctx: _Ctx, target: S.Target, operand: str, written: Sequence[Layout],
+def _follow(ctx: _Ctx, target: S.Target, operand: str, stated: Sequence[Layout],
             pending: Sequence[tuple[Any, ...]]) -> tuple[S.Target, str]:
     """Where a "same as" sentence leads within its own document: (final target, "") when it
     ends at a section that states the operand (or leaves the document), ("", why) when it
@@ -889,10 +894,9 @@ def _follow(ctx: _Ctx, target: S.Target, operand: str, written: Sequence[Layout]
     seen = [_section_key(ctx)]
     titles = [ctx.section.title.text.strip()]
     while True:
-        stated = [lay for lay in written if lay.document == doc and lay.operand == operand
-                  and lay.source in ("text", "catalog")
-                  and _names_section(target, lay.instruction, str(lay.shape), lay.title)]
-        if stated:
+        # ``stated``: the document's layouts of this operand that the text itself states
+        if any(_names_section(target, lay.instruction, str(lay.shape), lay.title)
+               for lay in stated):
             return target, ""
         hops = [(c, r) for c, _src, r in pending if c.doc.name == doc and operand in r.operands
                 and _names_section(target, c.instruction, str(c.shape),

@@ -1237,7 +1237,14 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
     m = _map_of(lay)
-    partial = _undefined_point(m) if m is not None else None
+    key = (lay.map_digest(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
+           opts.cross_check, opts.timeout_ms,
+           repr(lay.metadata.selectors if lay.metadata else ()))
+    partial = None
+    if m is not None:
+        defined = _cached((*key, "defined"),
+                          lambda m=m: _undefined_point(m) or _Core("proved"))
+        partial = defined if defined.status == "refuted" else None
     if partial is not None:
         # Z3 and the enumeration would give such a point different meanings: decide nothing
         # on the map, report the point
@@ -1246,9 +1253,6 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             verdicts[n] = Verdict(n, "not-applicable", "the formulas are undefined at "
                                   "some (lane, element); see 'cases'")
         m = None
-    key = (lay.map_digest(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
-           opts.cross_check, opts.timeout_ms,
-           repr(lay.metadata.selectors if lay.metadata else ()))
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
     if partial is not None:
