@@ -1242,8 +1242,11 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
            repr(lay.metadata.selectors if lay.metadata else ()))
     partial = None
     if m is not None:
-        defined = _cached((*key, "defined"),
-                          lambda m=m: _undefined_point(m) or _Core("proved"))
+        whole: _Map = m
+
+        def undefined() -> _Core:
+            return _undefined_point(whole) or _Core("proved")
+        defined = _cached((*key, "defined"), undefined)
         partial = defined if defined.status == "refuted" else None
     if partial is not None:
         # Z3 and the enumeration would give such a point different meanings: decide nothing
