@@ -190,6 +190,7 @@ def _strip_markup(src: SourceText) -> SourceText:
     keep: list[int] = []
     k = 0
     n = len(text)
+    brackets, parens = _pairs(text, "[", "]"), _pairs(text, "(", ")")
     while k < n:
         ch = text[k]
         if ch == "\\" and k + 1 < n and text[k + 1] in "*_[]()#|`\\":
@@ -197,9 +198,9 @@ def _strip_markup(src: SourceText) -> SourceText:
             k += 2
             continue
         if ch == "[":
-            close = _matching(text, k, "[", "]")
+            close = brackets.get(k, -1)
             if close > 0 and close + 1 < n and text[close + 1] == "(":
-                end = _matching(text, close + 1, "(", ")")
+                end = parens.get(close + 1, -1)
                 if end > 0:
                     keep.extend(range(k + 1, close))
                     k = end + 1
@@ -211,16 +212,22 @@ def _strip_markup(src: SourceText) -> SourceText:
     return _select(src, keep)
 
 
-def _matching(text: str, start: int, open_: str, close: str) -> int:
-    depth = 0
-    for k in range(start, min(len(text), start + 4000)):
-        if text[k] == open_:
-            depth += 1
-        elif text[k] == close:
-            depth -= 1
-            if depth == 0:
-                return k
-    return -1
+def _pairs(text: str, open_: str, close: str, reach: int = 4000) -> dict[int, int]:
+    """Offset of each opening bracket -> offset of its closing one, if within ``reach``.
+
+    One pass with a stack: scanning forward from every opening bracket instead is quadratic
+    on a line of thousands of unmatched ``[``.
+    """
+    out: dict[int, int] = {}
+    stack: list[int] = []
+    for k, ch in enumerate(text):
+        if ch == open_:
+            stack.append(k)
+        elif ch == close and stack:
+            start = stack.pop()
+            if k - start < reach:
+                out[start] = k
+    return out
 
 
 def _select(src: SourceText, keep: list[int]) -> SourceText:
@@ -230,10 +237,18 @@ def _select(src: SourceText, keep: list[int]) -> SourceText:
     out = "".join(src.text[k] for k in keep)
     segs: list[tuple[int, int, int]] = []
     prev = -2
+    bounds = src.segments
+    idx = 0  # the segment of ``src`` that holds offset k (keep is ascending: one pass)
     for j, k in enumerate(keep):
-        if k != prev + 1:
-            sp = src.span(k)
-            segs.append((j, sp.line, sp.column))
+        crossed = False
+        while idx + 1 < len(bounds) and bounds[idx + 1][0] <= k:
+            idx += 1
+            crossed = True
+        # a new segment where a character was dropped, and also where ``src`` itself starts
+        # a new one: two adjacent offsets may stand on different lines (a wrapped paragraph)
+        if k != prev + 1 or crossed:
+            off, line, col = bounds[idx]
+            segs.append((j, line, col + (k - off)))
         prev = k
     if not segs:
         sp = src.span(0)
@@ -396,16 +411,16 @@ def _unquote(raw: str) -> tuple[int, int]:
 
 def _markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
     in_fence = False
-    para: SourceText | None = None
+    para: list[SourceText] = []  # the lines of the open paragraph (joined when it closes)
     table_rows: list[SourceText] = []
 
     def flush_para() -> Iterator[Block]:
         nonlocal para
-        if para is not None:
-            cleaned = _clean_text(_strip_markup(para))
+        if para:
+            cleaned = _clean_text(_strip_markup(_joined(para)))
             if cleaned.text and cleaned.text != "Copy to clipboard":
                 yield from _md_prose(cleaned)
-            para = None
+            para = []
 
     def flush_table() -> Iterator[Block]:
         if table_rows:
@@ -455,15 +470,29 @@ def _markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
         lead = len(body) - len(body.lstrip())
         if stripped[:2] in ("* ", "+ ", "- "):
             yield from flush_para()
-            para = src.slice(lead + 2).strip()
+            para = [src.slice(lead + 2).strip()]
             continue
         if stripped == "Copy to clipboard":
             yield from flush_para()
             continue
         piece = src.slice(lead).strip()
-        para = piece if para is None else para.joined(piece)
+        para.append(piece)
     yield from flush_para()
     yield from flush_table()
+
+
+def _joined(pieces: list[SourceText]) -> SourceText:
+    """The lines of a paragraph joined by spaces, as ``a.joined(b).joined(c)`` but in one
+    pass (joining one line at a time is quadratic in the paragraph's length)."""
+    parts: list[SourceText] = []
+    for p in pieces:
+        if not p.text:
+            continue
+        if parts:
+            end = parts[-1].span(len(parts[-1].text) - 1)
+            parts.append(SourceText(" ", p.document, ((0, end.line, end.column + 1),)))
+        parts.append(p)
+    return SourceText.concat(parts) if parts else pieces[0]
 
 
 def _md_prose(src: SourceText) -> Iterator[Block]:
@@ -503,7 +532,7 @@ class _HTMLReader(HTMLParser):
         self.doc = doc
         self.lines = text.split("\n")
         self.blocks: list[Block] = []
-        self.buf: SourceText | None = None
+        self.buf: list[SourceText] = []  # the open text run, joined when it is flushed
         self.mode = "prose"  # "prose" | "heading" | "pre" | "cell" | "caption"
         self.skip = 0  # inside script/style/headerlink
         self.row: list[SourceText] | None = None
@@ -521,12 +550,13 @@ class _HTMLReader(HTMLParser):
         piece = _multi_line(text, self.doc, line, col)
         if self.mode != "pre":
             piece = _squash(piece)
-        self.buf = piece if self.buf is None else self.buf + piece
+        self.buf.append(piece)
 
     def _flush(self) -> None:
-        buf, self.buf = self.buf, None
-        if buf is None:
+        pieces, self.buf = self.buf, []
+        if not pieces:
             return
+        buf = SourceText.concat(pieces)
         if self.mode == "pre":
             for ln in _split_lines(buf):
                 self.blocks.append(Block("pseudo" if ln.text.strip() else "blank", ln))
@@ -631,8 +661,7 @@ class _HTMLReader(HTMLParser):
             return
         line, col = self._here()
         text = htmlmod.unescape(f"&{name};")
-        self.buf = (self.buf + SourceText.at(text, self.doc, line, col)) if self.buf \
-            else SourceText.at(text, self.doc, line, col)
+        self.buf.append(SourceText.at(text, self.doc, line, col))
 
     def handle_charref(self, name: str) -> None:
         self.handle_entityref("#" + name)

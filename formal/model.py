@@ -73,6 +73,12 @@ def _names_warpid(program: S.Program) -> bool:
         elif isinstance(x, S.BoolOp):
             stack.extend(x.parts)
     return False
+
+
+# The largest tile an operand may have (the PTX ISA's largest is 16 x 256, m16n8k256 A;
+# a warpgroup accumulator is 64 x 256): every obligation enumerates it, so a typo such as
+# m99999999n8k16 must not be taken as is.
+MAX_TILE_CELLS = 16384
 # Instruction variants whose warp computes several independent products at once, keyed by
 # (instruction, shape, A type): (name, groups, the group of a lane).  m8n8k4 with .f16 runs
 # four 8x8x4 products, one per quad-pair: lanes 4q..4q+3 and 16+4q..16+4q+3 form product q,
@@ -648,6 +654,14 @@ def _section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenanc
     shape = Shape.parse(title.shape)
     if shape is None:  # pragma: no cover - the grammar only admits mNnNkN
         return [], []
+    cells = max(r * c for r, c in (shape.tile(op) for op in ("A", "B", "C/D")))
+    if min(shape.m, shape.n, shape.k) < 1 or cells > MAX_TILE_CELLS:
+        # every obligation enumerates the tile: a shape such as m99999999n8k16 would hang
+        findings.append(error("limit", section.title.strip(), f"the shape {shape} has a "
+                              f"{cells}-cell tile; ptxlayout accepts shapes whose dimensions "
+                              f"are at least 1 and whose tiles have at most "
+                              f"{MAX_TILE_CELLS} cells"))
+        return [], []
     ctx = _Ctx(doc, doc_label, section, title, "mma.sp" if title.sparse else "mma", shape,
                findings, provenance)
     out: list[Layout] = []
@@ -725,8 +739,13 @@ def _partner_types(instruction: str, shape: str, operand: str,
 
 
 def _resolve(ctx: _Ctx, src: SourceText, ref: S.ReferenceSentence, own: list[Layout],
-             pool: Sequence[Layout], findings: list[Finding]) -> list[Layout]:
-    """Layouts for each operand a "same as" sentence names, copied from its target."""
+             pool: Sequence[Layout], findings: list[Finding], circular: str = ""
+             ) -> list[Layout]:
+    """Layouts for each operand a "same as" sentence names, copied from its target.
+
+    ``circular`` is set when the sentence leads back to its own section (see ``_follow``):
+    the operand then resolves to nothing, whatever the catalog holds.
+    """
     out: list[Layout] = []
     a_types = _section_a_types(own)
     own_types = set(a_types) | set(_types_of_title(ctx.title))
@@ -752,9 +771,9 @@ def _resolve(ctx: _Ctx, src: SourceText, ref: S.ReferenceSentence, own: list[Lay
                       f"mma.{ref.target.shape}"
         if ref.target.qualifier.words:
             target_desc += " with " + " ".join(ref.target.qualifier.words)
-        if not cands:
-            why = f"'{target_desc}' names no {operand} layout in the documents given or the " \
-                  "embedded catalog"
+        if not cands or circular:
+            why = circular or f"'{target_desc}' names no {operand} layout in the documents " \
+                  "given or the embedded catalog"
             out.append(Layout(
                 id=_id(ctx.doc_label, ctx.instruction, str(ctx.shape), operand,
                        tuple(sorted(own_types))),
@@ -833,15 +852,67 @@ def build(documents: Iterable[Document | ParsedDocument],
         cat_layouts.extend(lays)
     pool = written + cat_layouts
     resolved: list[Layout] = []
+    stated: dict[tuple[str, str], list[Layout]] = {}  # (document, operand) -> its layouts
+    for lay in written:
+        if lay.source in ("text", "catalog"):
+            stated.setdefault((lay.document, lay.operand), []).append(lay)
     for ctx, src, ref in pending:
         own = [lay for lay in written if lay.document == ctx.doc.name
                and lay.section == (ctx.title.number or ctx.section.number)
                and lay.shape == ctx.shape]
-        resolved.extend(_with_section_context(_resolve(ctx, src, ref, own, pool, findings),
-                                              own))
+        for operand in ref.operands:
+            target, circular = _follow(ctx, ref.target, operand,
+                                       stated.get((ctx.doc.name, operand), []), pending)
+            one = replace(ref, operands=(operand,), target=target)
+            resolved.extend(_with_section_context(
+                _resolve(ctx, src, one, own, pool, findings, circular), own))
     layouts = _fill_from_catalog(written + resolved, cat_layouts)
     return Model(tuple(_unique_ids(layouts)), tuple(findings),
                  tuple(d.document for d in docs))
+
+
+def _section_key(ctx: _Ctx) -> tuple[str, str, str]:
+    return ctx.doc.name, ctx.title.number or ctx.section.number, str(ctx.shape)
+
+
+def _names_section(target: S.Target, instruction: str, shape: str, title: str) -> bool:
+    if instruction != ("mma.sp" if target.sparse else "mma") or shape != target.shape:
+        return False
+    words, title = set(target.qualifier.words), title.lower()
+    return not ("integer" in words and "integer" not in title) and \
+        not ("floating" in words and "floating" not in title)
+
+
+def _follow(ctx: _Ctx, target: S.Target, operand: str, stated: Sequence[Layout],
+            pending: Sequence[tuple[Any, ...]]) -> tuple[S.Target, str]:
+    """Where a "same as" sentence leads within its own document: (final target, "") when it
+    ends at a section that states the operand (or leaves the document), ("", why) when it
+    comes back to a section already visited -- the sentence's own section included.
+
+    Section 9.2 saying "B is the same as in 9.3" while 9.3 says "B is the same as in 9.4"
+    resolves to 9.4's B; a section naming itself, or 9.2 and 9.3 naming each other, is a
+    circular reference, which resolves to nothing (not to the catalog's layout).
+    """
+    doc = ctx.doc.name
+    seen = [_section_key(ctx)]
+    titles = [ctx.section.title.text.strip()]
+    while True:
+        # ``stated``: the document's layouts of this operand that the text itself states
+        if any(_names_section(target, lay.instruction, str(lay.shape), lay.title)
+               for lay in stated):
+            return target, ""
+        hops = [(c, r) for c, _src, r in pending if c.doc.name == doc and operand in r.operands
+                and _names_section(target, c.instruction, str(c.shape),
+                                   c.section.title.text)]
+        if not hops:
+            return target, ""
+        c, r = hops[0]
+        if _section_key(c) in seen:
+            loop = " -> ".join(f"'{t}'" for t in titles + [c.section.title.text.strip()])
+            return target, f"the reference for {operand} is circular: {loop}"
+        seen.append(_section_key(c))
+        titles.append(c.section.title.text.strip())
+        target = r.target
 
 
 def _fill_from_catalog(layouts: list[Layout], catalog: list[Layout]) -> list[Layout]:

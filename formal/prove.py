@@ -368,11 +368,11 @@ def _w_hole(m: _Map) -> tuple[int, int, tuple[int, ...]] | None:
             else:
                 dims = tuple(hi for _lo, hi in ranges)
                 mark = np.zeros(dims, dtype=bool)
-                vals = m.out[sel].astype(np.int64) if m.out.dtype == object else m.out[sel]
+                vals = m.out[sel]
                 inside = np.ones(len(vals), dtype=bool)
                 for k, (lo, hi) in enumerate(ranges):
-                    inside &= (vals[:, k] >= lo) & (vals[:, k] < hi)
-                vals = vals[inside]
+                    inside &= np.asarray((vals[:, k] >= lo) & (vals[:, k] < hi), dtype=bool)
+                vals = vals[inside].astype(np.int64)  # in range: small enough for int64
                 mark[tuple(vals[:, k] for k in range(len(ranges)))] = True
             holes = np.argwhere(~mark)
             if len(holes):
@@ -383,11 +383,18 @@ def _w_hole(m: _Map) -> tuple[int, int, tuple[int, ...]] | None:
 def _w_chunks(m: _Map, width: int, chunk: int, nz: int) -> tuple[int, str] | None:
     """Sparse A: the first element whose chunk is wrong in width, alignment or count."""
     ok = m.defined.all(axis=1)
-    out = m.out.astype(np.int64) if m.out.dtype == object else m.out
+    out = m.out
     fc, lc = out[:, 1], out[:, 2]
-    keys = np.column_stack([m.pts[:, 0], m.pts[:, 1], out])
-    _u, inv, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    count = counts[inv.reshape(-1)]
+    if out.dtype == object:  # values past int64: count with Python ints
+        tally: dict[tuple[Any, ...], int] = {}
+        keys_py = [(int(m.pts[p, 0]), int(m.pts[p, 1]), *out[p]) for p in range(len(out))]
+        for key in keys_py:
+            tally[key] = tally.get(key, 0) + 1
+        count = np.array([tally[key] for key in keys_py], dtype=np.int64)
+    else:
+        keys = np.column_stack([m.pts[:, 0], m.pts[:, 1], out])
+        _u, inv, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        count = counts[inv.reshape(-1)]
     for p in np.nonzero(ok)[0]:
         a, b = int(fc[p]), int(lc[p])
         r = int(out[p, 0])
@@ -1397,7 +1404,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     findings: list[Finding] = []
     m = _map_of(lay)
     key = (lay.map_key(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
-           opts.cross_check, repr(lay.metadata.selectors if lay.metadata else ()))
+           opts.cross_check, opts.timeout_ms,
+           repr(lay.metadata.selectors if lay.metadata else ()))
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
     if m is None:
@@ -1478,8 +1486,8 @@ def quad_fault(m: _Map, a_layout: Layout) -> tuple[str, Any] | None:
     """The metadata of (row, chunk) must come from the quad of the lane holding its values."""
     am = _map_of(a_layout)
     sparsity = m.lay.sparsity
-    if am is None or sparsity is None:
-        return None
+    if am is None or sparsity is None or not bool(am.defined.all()):
+        return None  # the A layout's own 'cases' finding says why
     owner: dict[tuple[int, int], int] = {}
     for (_s, t, _i), out in am.table().items():
         if None in out:

@@ -21,8 +21,10 @@ document is still processed.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 
@@ -55,12 +57,15 @@ class SourceText:
     def at(text: str, document: str, line: int, column: int = 1) -> SourceText:
         return SourceText(text, document, ((0, line, column),))
 
+    @cached_property
+    def _offsets(self) -> list[int]:
+        return [s[0] for s in self.segments]
+
     def span(self, offset: int = 0) -> Span:
         if not self.segments:
             return Span(self.document, 0, 0)
-        offsets = [s[0] for s in self.segments]
         k = max(0, min(offset, max(len(self.text) - 1, 0)))
-        idx = max(0, bisect_right(offsets, k) - 1)
+        idx = max(0, bisect_right(self._offsets, k) - 1)
         start, line, column = self.segments[idx]
         return Span(self.document, line, column + (k - start))
 
@@ -74,7 +79,13 @@ class SourceText:
         start = max(0, min(start, len(self.text)))
         end = max(start, min(end, len(self.text)))
         segs: list[tuple[int, int, int]] = []
-        for idx, (off, line, col) in enumerate(self.segments):
+        # segments ending before ``start`` or starting after ``end`` contribute nothing: look
+        # only at those in between (a slice per line of a long text stays linear)
+        first = max(0, bisect_left(self._offsets, start) - 1)
+        for idx in range(first, len(self.segments)):
+            off, line, col = self.segments[idx]
+            if off > end:
+                break
             nxt = self.segments[idx + 1][0] if idx + 1 < len(self.segments) else len(self.text)
             lo, hi = max(off, start), min(nxt, end)
             if lo < hi or (not segs and lo == hi == start and off <= start < max(nxt, start + 1)):
@@ -94,6 +105,18 @@ class SourceText:
         shift = len(self.text)
         segs = self.segments + tuple((o + shift, ln, c) for o, ln, c in other.segments)
         return SourceText(self.text + other.text, self.document, segs)
+
+    @staticmethod
+    def concat(parts: Sequence[SourceText], document: str = "") -> SourceText:
+        """``parts[0] + parts[1] + ...`` in one pass (repeated ``+`` is quadratic)."""
+        if not parts:
+            return SourceText("", document, ())
+        segs: list[tuple[int, int, int]] = []
+        shift = 0
+        for p in parts:
+            segs.extend((o + shift, ln, c) for o, ln, c in p.segments)
+            shift += len(p.text)
+        return SourceText("".join(p.text for p in parts), parts[0].document, tuple(segs))
 
     def joined(self, other: SourceText, sep: str = " ") -> SourceText:
         if not self.text:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +32,34 @@ def seed_path(prefix: str) -> Path:
 @pytest.fixture(scope="session")
 def seeds() -> dict[str, Path]:
     return {p: seed_path(p) for p in ("000", "001", "002", "003", "004")}
+
+
+# ---- hypothesis: deterministic by default, no database in the repository ----------------------
+#
+# The default profile derandomizes (the same cases on every run, so CI is reproducible) and
+# keeps no example database.  PTXLAYOUT_HYPOTHESIS=explore draws fresh random cases and keeps
+# its database in the system's temporary folder, outside the repository.
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
+from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
+
+_HYPOTHESIS_HOME = os.path.join(os.environ.get("TMPDIR", "/tmp"), "ptxlayout-hypothesis")
+set_hypothesis_home_dir(_HYPOTHESIS_HOME)  # its patches and caches too stay outside the repo
+
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
+          HealthCheck.large_base_example]
+settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+                          print_blob=False, suppress_health_check=_QUIET)
+settings.register_profile(
+    "explore", derandomize=False, deadline=None, print_blob=True, suppress_health_check=_QUIET,
+    database=DirectoryBasedExampleDatabase(os.path.join(_HYPOTHESIS_HOME, "examples")))
+settings.load_profile(os.environ.get("PTXLAYOUT_HYPOTHESIS", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    from . import fuzzkit
+    if fuzzkit.CASES:
+        total = sum(fuzzkit.CASES.values())
+        each = ", ".join(f"{k} {v}" for k, v in sorted(fuzzkit.CASES.items()))
+        terminalreporter.write_line(f"fuzz cases run: {total} ({each})")
