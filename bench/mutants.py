@@ -21,7 +21,7 @@ def main() -> int:
     for p in sorted(seeds.glob("*.txt")):
         for o in mutants.run(p):
             total[(o.kind, o.killed)] += 1
-            if o.kind == "breaking" and not o.killed:
+            if o.kind == "internal" or (o.kind == "breaking" and not o.killed):
                 survivors.append((p.name, o.mutant.line, o.mutant.new.strip()))
             if o.mutant.expect == "equivalent" and (o.killed or o.kind != "equivalent"):
                 survivors.append((p.name, o.mutant.line, "REWRITE " + o.mutant.new.strip()))

@@ -385,16 +385,22 @@ def _w_chunks(m: _Map, width: int, chunk: int, nz: int) -> tuple[int, str] | Non
     ok = m.defined.all(axis=1)
     out = m.out
     fc, lc = out[:, 1], out[:, 2]
+    # count, per (selector, lane, row, range), the points that have a value there: a point
+    # where some formula has no case holds nothing (its 'cases' finding says so)
     if out.dtype == object:  # values past int64: count with Python ints
         tally: dict[tuple[Any, ...], int] = {}
         keys_py = [(int(m.pts[p, 0]), int(m.pts[p, 1]), *out[p]) for p in range(len(out))]
-        for key in keys_py:
-            tally[key] = tally.get(key, 0) + 1
-        count = np.array([tally[key] for key in keys_py], dtype=np.int64)
+        for p, key in enumerate(keys_py):
+            if ok[p]:
+                tally[key] = tally.get(key, 0) + 1
+        count = np.array([tally.get(key, 0) for key in keys_py], dtype=np.int64)
     else:
         keys = np.column_stack([m.pts[:, 0], m.pts[:, 1], out])
-        _u, inv, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-        count = counts[inv.reshape(-1)]
+        count = np.zeros(len(out), dtype=np.int64)
+        if ok.any():
+            _u, inv, counts = np.unique(keys[ok], axis=0, return_inverse=True,
+                                        return_counts=True)
+            count[ok] = counts[inv.reshape(-1)]
     for p in np.nonzero(ok)[0]:
         a, b = int(fc[p]), int(lc[p])
         r = int(out[p, 0])
@@ -1304,6 +1310,10 @@ def _metadata(m: _Map, opts: Options, inj: _Core, sur: _Core) -> tuple[_Core, _C
                               f" of {d.field_bits} bits index {implied:g} non-zero element"
                               f"{'s' if implied != 1 else ''} of a {d.chunk}-wide chunk, not "
                               f"{stated}")
+    if sparsity is not None:
+        bad = ordered_encodings(sparsity)
+        if bad:
+            faults.append(bad)
     cover_ok = inj.status == "proved" and sur.status == "proved"
     if inj.status == "refuted":
         cov = _Core("refuted", inj.message, inj.cex, inj.where)
@@ -1336,6 +1346,34 @@ def _metadata(m: _Map, opts: Options, inj: _Core, sur: _Core) -> tuple[_Core, _C
         else:
             sel = _Core("proved", method="enumeration")
     return cov, sel
+
+
+def ordered_encodings(sparsity: Any) -> str:
+    """'' when every placement of a chunk's non-zeros has a legal ``::ordered_metadata``
+    encoding; else why not.
+
+    A chunk of ``units`` index units with ``slots`` indices: each placement is a set of
+    strictly increasing unit indices, written slot 0 in the low bits.  With 2-bit indices a
+    4-bit nibble is legal unless both indices are equal (0b0000, 0b0101, 0b1010, 0b1111);
+    ``.tf32`` may only use 0b0100 and 0b1110 (one element = two halves, indices (0,1) or
+    (2,3)).  Decided by enumerating the placements: 6 for 2:4, 2 for 1:2, 6 for 4:8 in pairs.
+    """
+    from itertools import combinations
+    units, bits = sparsity.units_per_chunk, sparsity.index_bits
+    if sparsity.meaningful_fields:
+        placements = [tuple(range(2 * k, 2 * k + 2)) for k in range(units // 2)]
+    else:
+        placements = list(combinations(range(units), sparsity.slots))
+    for p in placements:
+        if list(p) != sorted(set(p)):
+            return f"placement {p} has no strictly increasing encoding"
+        word = sum(idx << (bits * slot) for slot, idx in enumerate(p))
+        nibbles = [(word >> (4 * k)) & 0xF for k in range((bits * len(p) + 3) // 4)]
+        if any(n in sparsity.invalid_nibbles for n in nibbles):
+            return f"placement {p} encodes as an invalid metadata nibble {word:#06b}"
+        if sparsity.meaningful_fields and word not in sparsity.meaningful_fields:
+            return f"placement {p} encodes as {word:#06b}, not one of the meaningful values"
+    return ""
 
 
 def _fmt_range(vals: tuple[int, ...]) -> str:

@@ -221,7 +221,7 @@ def _valid(lay: Layout) -> bool:
 @dataclass(frozen=True)
 class Outcome:
     mutant: Mutant
-    kind: str  # equivalent | alternative | breaking
+    kind: str  # equivalent | alternative | breaking | internal (a defect)
     killed: bool
     detail: str = ""
 
@@ -236,6 +236,10 @@ def classify(text: str, name: str, mutant: Mutant, base: dict[str, Layout],
     errors = [f for f in proof.findings if f.severity == "error"]
     base_errors = base.get("__errors__", ())  # type: ignore[arg-type]
     new_errors = [f for f in errors if (f.span.line, f.kind, f.message) not in base_errors]
+    if proof.internal_errors:
+        # Z3 and enumeration disagreed: never a kill, always a defect to fix
+        return Outcome(mutant, "internal", False,
+                       "; ".join(f.message for f in errors if f.kind == "internal")[:300])
     killed = bool(new_errors)
     mine = {lay.id: lay for lay in model.layouts}
     parse_broke = any(f.kind in ("parse", "model", "element-name") for f in new_errors)
