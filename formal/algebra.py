@@ -372,7 +372,10 @@ def fits_int64(exprs: list[Any], box: Box) -> bool:
             if abs(lo) >= _SAFE or abs(hi) >= _SAFE:
                 return False
             if isinstance(x, sp.floor):
-                stack.append(_floor_parts(x)[0])
+                num, den = _floor_parts(x)
+                if den >= _SAFE:  # x >> 64: numpy cannot even hold the divisor
+                    return False
+                stack.append(num)
             elif isinstance(x, sp.Piecewise):
                 for ex, c in x.args:
                     stack.extend((ex, c))

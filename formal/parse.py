@@ -329,8 +329,32 @@ class PseudoTransformer(Transformer[Token, Any]):
         return S.Guard("if", cond=c[1], pos=_pos(c[0]))
 
 
+# Lines recur across sections (every block starts with 'groupID = %laneid >> 2'): a line's
+# syntax tree holds only offsets into its own text, so a parse is reused for the same text
+# with the new line's positions.  Bounded, so that a 10 MB document cannot grow it without end.
+_MEMO_LIMIT = 8192
+_PSEUDO_MEMO: dict[str, S.PseudoLine] = {}
+_PROSE_MEMO: dict[tuple[str, str], Any] = {}
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+
+
 def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Finding]]:
     """One line of pseudocode -> a PseudoLine, or None and a finding."""
+    hit = _PSEUDO_MEMO.get(src.text)
+    if hit is not None:
+        return replace(hit, source=src), []
+    value, findings = _parse_pseudo_line(src)
+    if value is not None and not findings:
+        _remember(_PSEUDO_MEMO, src.text, value)
+    return value, findings
+
+
+def _parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Finding]]:
     guard = _guard_size(src, "this line")
     if guard is not None:
         return None, [guard]
@@ -644,6 +668,16 @@ class ProseTransformer(Transformer[Token, Any]):
 
 def parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Finding]]:
     """Parse a cell or sentence with one of the fragment grammar's start symbols."""
+    key = (src.text, start)
+    if key in _PROSE_MEMO:
+        return _PROSE_MEMO[key], []
+    value, findings = _parse_prose(src, start, what)
+    if value is not None and not findings:
+        _remember(_PROSE_MEMO, key, value)
+    return value, findings
+
+
+def _parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Finding]]:
     guard = _guard_size(src, what)
     if guard is not None:
         return None, [guard]

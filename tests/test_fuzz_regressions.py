@@ -205,3 +205,13 @@ def test_a_chain_of_references_resolves_to_the_section_that_states_the_operand()
         ("mma.m8n8k16.B.u8-s8", f"{name}:mma.m16n8k16.B.u8-s8", "proved"),
         ("mma.m16n8k16.B.u8-s8#2", f"{name}:mma.m16n8k16.B.u8-s8", "proved")]
     assert [f for f in out["findings"] if f["severity"] == "error"] == []
+
+
+def test_a_shift_past_int64_is_exact() -> None:
+    """Bug (found by the long fuzz run after the vectorised enumeration landed): 'i >> 64'
+    has small values but a divisor numpy's int64 cannot hold; the run ended in an internal
+    error.  Such maps are enumerated with Python ints."""
+    doc = section(CD_BLOCK.replace("ROW", "row = ((i >> 64)) otherwise"))
+    out = fk.check_cli(doc, ".txt", "--no-catalog")
+    assert out["summary"]["internal_errors"] == 0
+    assert any(f["kind"] == "injective" for f in out["findings"])
