@@ -390,8 +390,8 @@ def _w_chunks(m: _Map, width: int, chunk: int, nz: int) -> tuple[int, str] | Non
     if out.dtype == object:  # values past int64: count with Python ints
         tally: dict[tuple[Any, ...], int] = {}
         keys_py = [(int(m.pts[p, 0]), int(m.pts[p, 1]), *out[p]) for p in range(len(out))]
-        for p, key in enumerate(keys_py):
-            if ok[p]:
+        for q, key in enumerate(keys_py):
+            if ok[q]:
                 tally[key] = tally.get(key, 0) + 1
         count = np.array([tally.get(key, 0) for key in keys_py], dtype=np.int64)
     else:
@@ -662,6 +662,19 @@ def _agree(name: str, z3_status: str, enum_status: str) -> None:
         raise InternalError(f"{name}: Z3 says {z3_status} but enumeration says {enum_status}")
 
 
+def _settle(name: str, zs: str, replays: Callable[[], bool], find: Callable[[], Any],
+            opts: Options) -> Any:
+    """The cross-check of one obligation: a Z3 counterexample must replay in the enumeration
+    table, and the enumeration, deciding on its own, must agree with Z3.  Returns the
+    smallest witness enumeration finds (None when it finds none or was not asked)."""
+    if zs == "refuted" and not replays():
+        raise InternalError(f"{name}: the Z3 witness does not replay")
+    witness = find() if opts.cross_check or zs == "refuted" else None
+    if opts.cross_check:
+        _agree(name, zs, "refuted" if witness is not None else "proved")
+    return witness
+
+
 @dataclass(frozen=True)
 class _ChunkSpec:
     width: int
@@ -757,13 +770,11 @@ def _cases_core(m: _Map, k: int, f: Formula, zs: str | None, model: Any, sym: _S
                          "syntax")
     if zs is None:
         return _Core("proved", method="trivial (one unconditional case)")
-    if zs == "refuted":
+    def replays() -> bool:
         p = m.index(*sym.point(model))
-        if p is None or len(m.matches(k, p)) == 1:
-            raise InternalError(f"cases of '{f.name}': the Z3 witness does not replay")
-    witness = _w_cases(m, k) if opts.cross_check or zs == "refuted" else None
-    if opts.cross_check:
-        _agree(f"cases of '{f.name}'", zs, "refuted" if witness is not None else "proved")
+        return p is not None and len(m.matches(k, p)) != 1
+
+    witness = _settle(f"cases of '{f.name}'", zs, replays, lambda: _w_cases(m, k), opts)
     if zs == "unknown":
         return _Core("unknown", f"Z3 gave up on the cases of '{f.name}'")
     if zs == "proved":
@@ -781,13 +792,11 @@ def _cases_core(m: _Map, k: int, f: Formula, zs: str | None, model: Any, sym: _S
 
 
 def _range_core(m: _Map, zs: str, model: Any, sym: _Sym, opts: Options, method: str) -> _Core:
-    if zs == "refuted":
+    def replays() -> bool:
         p = m.index(*sym.point(model))
-        if p is None or _w_range_at(m, p) is False:
-            raise InternalError("in-range: the Z3 witness does not replay")
-    witness = _w_range(m) if opts.cross_check or zs == "refuted" else None
-    if opts.cross_check:
-        _agree("in-range", zs, "refuted" if witness is not None else "proved")
+        return p is not None and _w_range_at(m, p)
+
+    witness = _settle("in-range", zs, replays, lambda: _w_range(m), opts)
     if zs != "refuted":
         return _Core(zs, "" if zs == "proved" else "Z3 gave up on in-range", method=method)
     assert witness is not None
@@ -832,14 +841,12 @@ def _collide_at(m: _Map, pa: int, pb: int) -> bool:
 
 def _injective_core(m: _Map, zs: str, model: Any, sym: _Sym, second: tuple[Any, Any, Any],
                     opts: Options, method: str) -> _Core:
-    if zs == "refuted":
+    def replays() -> bool:
         pa = m.index(*sym.point(model))
         pb = m.index(*(_int(model, v, sym.w) for v in second))
-        if pa is None or pb is None or not _collide_at(m, pa, pb):
-            raise InternalError("injective: the Z3 witness does not replay")
-    witness = _w_collision(m) if opts.cross_check or zs == "refuted" else None
-    if opts.cross_check:
-        _agree("injective", zs, "refuted" if witness is not None else "proved")
+        return pa is not None and pb is not None and _collide_at(m, pa, pb)
+
+    witness = _settle("injective", zs, replays, lambda: _w_collision(m), opts)
     if zs != "refuted":
         return _Core(zs, "" if zs == "proved" else "Z3 gave up on injectivity", method=method)
     assert witness is not None
@@ -875,14 +882,12 @@ def _culprit(m: _Map, pa: int, pb: int) -> tuple[str, int]:
 
 def _chunks_core(m: _Map, spec: _ChunkSpec, zs: str, model: Any, sym: _Sym, opts: Options,
                  method: str) -> _Core:
-    if zs == "refuted":
+    def replays() -> bool:
         p = m.index(*sym.point(model))
-        if p is None or _w_chunks_at(m, spec, p) is None:
-            raise InternalError("sparse-chunks: the Z3 witness does not replay")
-    witness = _w_chunks(m, spec.width, spec.chunk, spec.nonzeros) \
-        if opts.cross_check or zs == "refuted" else None
-    if opts.cross_check:
-        _agree("sparse-chunks", zs, "refuted" if witness is not None else "proved")
+        return p is not None and _w_chunks_at(m, spec, p) is not None
+
+    witness = _settle("sparse-chunks", zs, replays,
+                      lambda: _w_chunks(m, spec.width, spec.chunk, spec.nonzeros), opts)
     if zs != "refuted":
         return _Core(zs, "" if zs == "proved" else "Z3 gave up on the chunks", method=method)
     assert witness is not None
