@@ -266,7 +266,9 @@ def parser() -> argparse.ArgumentParser:
                         "unless --strict")
     p.add_argument("--strict", action="store_true",
                    help="accept nothing: every error finding fails the run")
-    p.add_argument("--verbose", "-v", action="store_true", help="print formulas too")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="text: print the formulas; json: add formulas, obligation messages, "
+                        "and each finding's layout and acceptance")
     _proof_args(p)
     _common_doc_args(p)
     p.set_defaults(func=cmd_prove)

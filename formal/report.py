@@ -34,9 +34,11 @@ def _operand_json(op: str) -> str:
     return op
 
 
-def layout_json(r: LayoutResult) -> dict[str, Any]:
+def layout_json(r: LayoutResult, verbose: bool = False) -> dict[str, Any]:
+    """One layout, with exactly the keys of the contract (``verbose`` adds the formulas, the
+    referenced layout and each obligation's message)."""
     lay = r.layout
-    return {
+    out: dict[str, Any] = {
         "id": lay.id,
         "section": lay.section,
         "title": lay.title,
@@ -49,27 +51,35 @@ def layout_json(r: LayoutResult) -> dict[str, Any]:
         "tile": list(lay.tile),
         "elements_per_thread": lay.elements,
         "source": lay.source,
-        "formulas": [f.text() for f in lay.formulas],
-        "reference_of": lay.reference_of or None,
         "obligations": [{"name": v.name, "status": v.status,
-                         "message": v.message or None,
                          "counterexample": v.counterexample} for v in r.verdicts],
     }
+    if verbose:
+        out["formulas"] = [f.text() for f in lay.formulas]
+        out["reference_of"] = lay.reference_of or None
+        for ob, v in zip(out["obligations"], r.verdicts):
+            ob["message"] = v.message or None
+    return out
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
-    return {
+def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
+    """One finding, with exactly the keys of the contract; an accepted erratum says so at
+    the end of its message (``verbose`` adds ``layout`` and ``accepted`` as keys)."""
+    message = f.message + (f" [accepted: {f.accepted}]" if f.accepted else "")
+    out: dict[str, Any] = {
         "severity": f.severity,
         "kind": f.kind,
         "document": f.span.document,
         "line": f.span.line,
         "column": f.span.column,
         "section": f.section,
-        "layout": f.layout or None,
-        "message": f.message,
+        "message": message,
         "counterexample": f.counterexample,
-        "accepted": f.accepted or None,
     }
+    if verbose:
+        out["layout"] = f.layout or None
+        out["accepted"] = f.accepted or None
+    return out
 
 
 def summary(proof: Proof) -> dict[str, Any]:
@@ -89,10 +99,10 @@ def summary(proof: Proof) -> dict[str, Any]:
     }
 
 
-def to_json(proof: Proof) -> str:
+def to_json(proof: Proof, verbose: bool = False) -> str:
     data = {
-        "layouts": [layout_json(r) for r in proof.results],
-        "findings": [finding_json(f) for f in proof.findings],
+        "layouts": [layout_json(r, verbose) for r in proof.results],
+        "findings": [finding_json(f, verbose) for f in proof.findings],
         "summary": summary(proof),
     }
     return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
@@ -344,7 +354,7 @@ def render(proof: Proof, fmt: str, sources: dict[str, list[str]] | None = None,
            grid: Any = None, version: str = "0", verbose: bool = False,
            figure: Any = None) -> str:
     if fmt == "json":
-        return to_json(proof)
+        return to_json(proof, verbose)
     if fmt == "markdown":
         return to_markdown(proof, sources, grid, figure)
     if fmt == "sarif":

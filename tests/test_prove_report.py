@@ -69,9 +69,12 @@ def test_every_correct_formula_is_proved(seed_report: dict) -> None:
 
 def test_json_contract(seed_report: dict) -> None:
     lay = seed_report["layouts"][0]
-    for key in ("id", "section", "title", "document", "line", "instruction", "shape",
-                "operand", "types", "tile", "elements_per_thread", "source", "obligations"):
-        assert key in lay
+    assert set(lay) == {"id", "section", "title", "document", "line", "instruction", "shape",
+                        "operand", "types", "tile", "elements_per_thread", "source",
+                        "obligations"}
+    assert all(set(o) == {"name", "status", "counterexample"} for o in lay["obligations"])
+    assert all(set(f) == {"severity", "kind", "document", "line", "column", "section",
+                          "message", "counterexample"} for f in seed_report["findings"])
     assert {o["name"] for o in lay["obligations"]} == {
         "cases", "in-range", "injective", "surjective", "register-budget", "element-list",
         "reference", "type-names", "sparse-chunks", "metadata-coverage", "selector-range",
@@ -303,7 +306,7 @@ def test_diff(seeds: dict[str, Path], tmp_path: Path) -> None:
 
 def test_the_catalog_reports_its_errata_as_accepted(tmp_path: Path) -> None:
     out = tmp_path / "c.json"
-    assert main(["prove", "--format", "json", "-o", str(out)]) == 0
+    assert main(["prove", "--format", "json", "--verbose", "-o", str(out)]) == 0
     data = json.loads(out.read_text())
     accepted = [f for f in data["findings"] if f["accepted"]]
     assert {(f["layout"] or "").split(":")[-1] for f in accepted} >= {
@@ -328,6 +331,6 @@ def test_accept_file_for_documents(seeds: dict[str, Path], tmp_path: Path) -> No
     assert main(["prove", str(seeds["000"]), "--accept", str(acc), "--format", "json",
                  "-o", str(out)]) == 0
     f = next(f for f in json.loads(out.read_text())["findings"] if f["line"] == 55)
-    assert f["accepted"] == "typo in the spec"
+    assert f["message"].endswith("[accepted: typo in the spec]")  # the contract's keys only
     acc.write_text("{}")
     assert main(["prove", str(seeds["000"]), "--accept", str(acc), "-o", str(out)]) == 2
