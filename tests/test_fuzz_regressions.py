@@ -175,7 +175,7 @@ def test_a_section_that_refers_to_itself_is_a_circular_reference() -> None:
     layout and was proven; the document never states B.  Now it is a refuted 'reference'."""
     doc = "9.1. " + FP.format("m16n8k16", "floating point") + "\n" + \
         SAME.format("m16n8k16", "floating point") + "\n"
-    out = fk.check_cli(doc)
+    out = fk.check_cli(doc, ".txt", "--verbose")
     assert references(out) == [("mma.m16n8k16.B.any", None, "refuted")]
     assert "circular" in out["findings"][0]["message"]
 
@@ -185,7 +185,7 @@ def test_two_sections_that_refer_to_each_other_are_circular() -> None:
         SAME.format("m16n8k16", "floating point") + "\n" + \
         "9.2. " + FP.format("m16n8k16", "floating point") + "\n" + \
         SAME.format("m16n8k8", "floating point") + "\n"
-    out = fk.check_cli(doc)
+    out = fk.check_cli(doc, ".txt", "--verbose")
     assert [r[2] for r in references(out)] == ["refuted", "refuted"]
     assert [(f["line"], "circular" in f["message"]) for f in out["findings"]] == \
         [(2, True), (4, True)]
@@ -199,7 +199,7 @@ def test_a_chain_of_references_resolves_to_the_section_that_states_the_operand()
         "9.2. " + FP.format("m16n8k16", "floating point") + "\n" + \
         SAME.format("m16n8k16", "integer") + "\n" + \
         "9.3. " + FP.format("m16n8k16", "integer") + "\n" + B_TEXT
-    out = fk.check_cli(doc, ".txt", label="regression")
+    out = fk.check_cli(doc, ".txt", "--verbose", label="regression")
     name = fk._WORK.joinpath("case.txt").stem
     assert references(out) == [
         ("mma.m8n8k16.B.u8-s8", f"{name}:mma.m16n8k16.B.u8-s8", "proved"),

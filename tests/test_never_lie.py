@@ -274,8 +274,8 @@ def test_a_one_millisecond_timeout_is_unknown_not_a_verdict() -> None:
     prove.clear_cache()
     code, allowed = run("--timeout", "0.001", "--allow-unknown")
     assert code == 0
-    assert [f for f in allowed["findings"] if f["severity"] == "error" and "[accepted: " not in f["message"]
-            and f["kind"] != "unknown"] == []
+    assert [f for f in allowed["findings"] if f["severity"] == "error"
+            and "[accepted: " not in f["message"] and f["kind"] != "unknown"] == []
 
 
 # ---- (c) without the cross-check, the verdicts on the seeds are the same ----------------------
