@@ -282,8 +282,8 @@ def test_the_deadline_stops_the_run_and_keeps_the_report(export: dict[str, Any])
     hang = "mma.m16n8k16.s32.s8.s8.s32"
     t0 = time.monotonic()
     report = gpu.run_supervised(f"fake:hang={hang}", recs, trials=1, only="mma.m16n8k16.s32",
-                                timeout=60.0, deadline=5.0)
-    assert time.monotonic() - t0 < 40
+                                timeout=60.0, deadline=15.0)
+    assert time.monotonic() - t0 < 50
     by = {r.variant.key: r for r in report.runs}
     assert by[hang].result == "error" and "overall time limit" in by[hang].detail
     assert {r.result for k, r in by.items() if k != hang} <= {"not-executed", "match"}

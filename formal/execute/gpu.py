@@ -592,10 +592,11 @@ def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any
     except DeviceError as exc:
         q.put(("nodevice", str(exc)))
         return
-    q.put(("device", device.info()))
     variants = list({_VARIANT[t.key].key: _VARIANT[t.key] for t in tasks}.values())
     plans = cpu.plans(records, variants)
     checker = _ptxas_checker(use_ptxas)
+    # announced only now: the per-task watchdog starts here, after the set-up above
+    q.put(("device", device.info()))
     by_id = {str(e.get("id", "")): e for e in errata}
     for task in tasks:
         q.put(("start", task))
