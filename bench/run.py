@@ -25,14 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 T_IMPORT = time.perf_counter()
-import sympy  # noqa: E402,F401
+import sympy  # noqa: E402
 import z3  # noqa: E402,F401
 
 from formal import catalog  # noqa: E402
 from formal import prove as pv  # noqa: E402
 from formal.ingest import read_path, read_text  # noqa: E402
 from formal.model import Model, build  # noqa: E402
-from formal.parse import parse_document  # noqa: E402
+from formal.parse import clear_memo, parse_document  # noqa: E402
 
 T_IMPORT = time.perf_counter() - T_IMPORT
 
@@ -41,7 +41,7 @@ def floor(model: Model) -> int:
     """The same obligations decided by enumeration alone (no Z3): the floor to compare with."""
     checked = 0
     for lay in model.layouts:
-        m = pv._map_of(lay)
+        m = pv._build_map(lay)  # its own map, not the prover's
         if m is not None:
             for k in range(len(m.formulas)):
                 pv._w_cases(m, k)
@@ -60,8 +60,30 @@ def floor(model: Model) -> int:
 
 
 def cold() -> None:
+    """Forget every result a previous round left: proofs, parses, SymPy's own cache."""
     pv.clear_cache()
     catalog.documents.cache_clear()
+    clear_memo()
+    sympy.core.cache.clear_cache()
+
+
+def fresh_process(repeat: int) -> tuple[float, float]:
+    """Wall time of ``python -m formal prove`` in a new process, and of its imports alone."""
+    import subprocess
+    head = f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+    env_cmd = [sys.executable, "-c", head + "import formal.cli, formal.api, formal.prove, "
+               "formal.report, formal.parse, formal.model, z3, sympy, lark, numpy"]
+    run_cmd = [sys.executable, "-c", head + "from formal.cli import main; "
+               "sys.exit(main(['prove', '--format', 'json', '--output', '/dev/null']))"]
+
+    def wall(cmd: list[str]) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=False, capture_output=True)
+        return time.perf_counter() - t0
+
+    imports = statistics.median(wall(env_cmd) for _ in range(repeat))
+    whole = statistics.median(wall(run_cmd) for _ in range(repeat))
+    return whole, imports
 
 
 def one_round(paths: list[Path]) -> dict[str, float]:
@@ -193,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{(med['prove'] + med['cross-check']) / med['floor']:6.1f}x")
     print(f"  ratio end to end / (front stages + floor)  "
           f"{med['total'] / (front + med['floor']):6.1f}x")
+    whole, imports = fresh_process(max(3, args.repeat // 2))
+    print(f"one fresh process (python -m formal prove), median of {max(3, args.repeat // 2)}:")
+    print(f"  whole run           {whole * 1000:8.0f} ms")
+    print(f"  its imports alone   {imports * 1000:8.0f} ms")
+    print(f"  beyond the imports  {(whole - imports) * 1000:8.0f} ms")
     if not args.no_scaling:
         rows = scaling([8, 16, 32, 64, 128, 256], max(3, args.repeat // 2))
         print("warpgroup accumulators (128 threads, %warpid), cold, median:")

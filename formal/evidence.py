@@ -192,7 +192,7 @@ class Evidence:
         kind, rows = cell_rows(lay)
         if not rows:
             return Verdict("hardware", "not-applicable", "the layout has no cell table")
-        h = map_hash(lay)
+        h = map_hash(lay, (kind, rows))
         keys = {v.key for v in variants}
         op = lay.operand
         mine = [r for r in self.runs if r.key in keys]

@@ -96,14 +96,21 @@ def _group_function(lay: Layout) -> Any:
     return lambda t: int(f(t, 0, 0))
 
 
-def map_hash(lay: Layout) -> str:
-    """A hash of the (lane, element) -> cell table: what the GPU confirms."""
-    kind, rows = cell_rows(lay)
+def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:
+    """A hash of the (lane, element) -> cell table: what the GPU confirms.  ``table`` is
+    ``cell_rows(lay)`` when the caller has it already."""
+    kind, rows = table if table is not None else cell_rows(lay)
     h = hashlib.sha256()
     h.update(f"{lay.instruction}|{lay.shape}|{lay.operand}|{kind}|".encode())
-    for r in rows:
-        h.update(json.dumps(r, sort_keys=True).encode())
+    h.update("".join(_row_text(r) for r in rows).encode())
     return h.hexdigest()[:16]
+
+
+def _row_text(r: dict[str, Any]) -> str:
+    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster."""
+    if all(type(v) is int for v in r.values()):
+        return "{" + ", ".join(f'"{k}": {r[k]}' for k in sorted(r)) + "}"
+    return json.dumps(r, sort_keys=True)
 
 
 def register_facts(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[str, Any] | None:
@@ -125,7 +132,7 @@ def layout_record(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[s
         "id": lay.id, "instruction": lay.instruction, "shape": str(lay.shape),
         "operand": lay.operand, "types": list(lay.types), "tile": list(lay.tile),
         "elements_per_thread": lay.elements, "source": lay.source,
-        "map_hash": map_hash(lay) if rows else None,
+        "map_hash": map_hash(lay, (kind, rows)) if rows else None,
         "register": register_facts(lay, by_id),
     }
     if lay.arrangement:

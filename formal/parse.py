@@ -48,18 +48,47 @@ def grammar_dir() -> Path:
     raise FileNotFoundError("grammar/pseudocode.lark not found next to the formal package")
 
 
+def _table_cache(name: str, text: str) -> str | bool:
+    """Where Lark keeps the built LALR tables of a grammar between runs (building them is
+    about a third of a second), or False for no cache.
+
+    ``PTXLAYOUT_CACHE_DIR`` names the directory (empty: no cache); by default the user's
+    cache directory.  The file name carries a hash of the grammar text, and Lark itself
+    checks a hash of the grammar, its options, its own version and Python's before it uses
+    a file, so an edited grammar or another Lark never loads stale tables.  A directory that
+    cannot be made or written means no cache, not an error."""
+    import hashlib
+    import os
+
+    where = os.environ.get("PTXLAYOUT_CACHE_DIR")
+    if where is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache")
+        where = os.path.join(base, "ptxlayout")
+    if not where:
+        return False
+    try:
+        os.makedirs(where, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    if not os.access(where, os.W_OK | os.X_OK):
+        return False
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return os.path.join(where, f"{name}-{digest}.lark-tables")
+
+
 @cache
 def _pseudo_parser() -> Lark:
     text = (grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start="start", propagate_positions=True,
-                maybe_placeholders=False)
+                maybe_placeholders=False, cache=_table_cache("pseudocode", text))
 
 
 @cache
 def _fragment_parser() -> Lark:
     text = (grammar_dir() / "fragment.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start=list(FRAGMENT_STARTS), propagate_positions=True,
-                maybe_placeholders=False)
+                maybe_placeholders=False, cache=_table_cache("fragment", text))
 
 
 # ---- errors ---------------------------------------------------------------------------------
@@ -335,6 +364,12 @@ class PseudoTransformer(Transformer[Token, Any]):
 _MEMO_LIMIT = 8192
 _PSEUDO_MEMO: dict[str, S.PseudoLine] = {}
 _PROSE_MEMO: dict[tuple[str, str], Any] = {}
+
+
+def clear_memo() -> None:
+    """Forget every remembered parse (benchmarks measure cold runs with it)."""
+    _PSEUDO_MEMO.clear()
+    _PROSE_MEMO.clear()
 
 
 def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:

@@ -231,7 +231,12 @@ class _Map:
     def table(self) -> dict[tuple[int, int, int], tuple[Any, ...]]:
         """(selector, lane, element) -> outputs (None where no case applies)."""
         if self._table is None:
-            self._table = {self.point(p): self.values(p) for p in range(len(self.pts))}
+            K = len(self.names)
+            outs = self.out[:, :K].tolist()
+            defs = self.defined[:, :K].tolist()
+            self._table = {
+                (s, t, i): tuple(int(v) if d else None for v, d in zip(o, ok))
+                for (s, t, i), o, ok in zip(self.pts.tolist(), outs, defs)}
         return self._table
 
     def group_of(self, t: int) -> int:
@@ -240,7 +245,25 @@ class _Map:
         return int(compile_expr(self.group)(t, 0, 0))
 
 
+_MAPS: dict[int, _Map | None] = {}
+_MAPS_KEPT: dict[int, Layout] = {}
+
+
 def _map_of(lay: Layout) -> _Map | None:
+    """The layout's enumerated map, built once per layout object (prove, the hardware check
+    and the exports all ask for it)."""
+    key = id(lay)
+    if _MAPS_KEPT.get(key) is lay:
+        return _MAPS[key]
+    if len(_MAPS) >= 4096:
+        _MAPS.clear()
+        _MAPS_KEPT.clear()
+    m = _build_map(lay)
+    _MAPS[key], _MAPS_KEPT[key] = m, lay
+    return m
+
+
+def _build_map(lay: Layout) -> _Map | None:
     if not lay.formulas:
         return None
     names: tuple[str, ...]
@@ -1438,6 +1461,8 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _Core]) -> _Core:
 def clear_cache() -> None:
     _CACHE.clear()
     _SHARED.clear()
+    _MAPS.clear()
+    _MAPS_KEPT.clear()
 
 
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,

@@ -308,3 +308,40 @@ def test_row_and_column_major_blocks_under_one_table(tmp_path: Path) -> None:
     assert cell(col, 17, 2) == (6, 1)
     code, out = run_cli(tmp_path, "m884b.txt", M884)
     assert code == 0, out[:2000]
+
+
+_PARSE_IN_A_FRESH_PROCESS = """
+import sys
+from formal.parse import parse_pseudo_line, _fragment_parser, _pseudo_parser
+from formal.source import SourceText
+_fragment_parser(); _pseudo_parser()
+line, findings = parse_pseudo_line(SourceText.at("row = (%laneid >> 2) + 8", "x.txt", 1))
+print(type(line).__name__, len(findings))
+"""
+
+
+def test_grammar_tables_are_cached_and_a_spoilt_cache_is_ignored(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    env = dict(os.environ, PTXLAYOUT_CACHE_DIR=str(cache))
+    root = str(Path(__file__).resolve().parents[1])
+
+    def run() -> str:
+        proc = subprocess.run([sys.executable, "-c", _PARSE_IN_A_FRESH_PROCESS],
+                              capture_output=True, text=True, env=env, cwd=root, timeout=120)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        return proc.stdout.strip()
+
+    assert run() == "PseudoLine 0"
+    files = sorted(p.name.split("-")[0] for p in cache.iterdir())
+    assert files == ["fragment", "pseudocode"]
+    assert run() == "PseudoLine 0"  # loaded from the tables
+    for p in cache.iterdir():
+        p.write_bytes(b"not the tables\n" + os.urandom(64))
+    assert run() == "PseudoLine 0"  # rebuilt, silently
+    env["PTXLAYOUT_CACHE_DIR"] = str(tmp_path / "a-file")
+    (tmp_path / "a-file").write_text("in the way")
+    assert run() == "PseudoLine 0"  # no cache where none can be made
