@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections import Counter
@@ -13,8 +14,14 @@ sys.path.insert(0, str(ROOT))
 from tests import mutants  # noqa: E402
 
 
-def main() -> int:
-    seeds = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "seeds"
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("(")[0].strip())
+    ap.add_argument("seeds", nargs="?", type=Path, default=ROOT.parent / "shared" / "seeds",
+                    help="the folder of seed documents (*.txt); default ../shared/seeds")
+    seeds = ap.parse_args(argv).seeds
+    if not any(seeds.glob("*.txt")):
+        print(f"no seed documents (*.txt) in {seeds}", file=sys.stderr)
+        return 2
     total: Counter[tuple[str, bool]] = Counter()
     survivors = []
     t0 = time.perf_counter()

@@ -665,6 +665,7 @@ class _Core:
     cex: Any = None
     where: tuple[str, int] | None = None  # (formula name, case index) the fault is in
     method: str = "z3+enumeration"
+    cases: tuple[int, ...] = ()  # cases of where's formula to name by their source lines
 
 
 def _elem(m: _Map, i: int) -> str:
@@ -809,9 +810,10 @@ def _cases_core(m: _Map, k: int, f: Formula, zs: str | None, model: Any, sym: _S
     if not hits:
         return _Core("refuted", f"{_elem(m, i_)} of lane {t_} matches no case of "
                      f"'{f.name}'", cex, (f.name, len(f.cases) - 1), method)
-    lines = ", ".join(str(f.cases[j].source.line) for j in hits)
+    # the source lines are the layout's own: _verdict names them (a core is shared by every
+    # layout with the same map, whatever document its text comes from)
     return _Core("refuted", f"{_elem(m, i_)} of lane {t_} matches {len(hits)} cases of "
-                 f"'{f.name}' (lines {lines})", cex, (f.name, hits[1]), method)
+                 f"'{f.name}'", cex, (f.name, hits[1]), method, tuple(hits))
 
 
 def _range_core(m: _Map, zs: str, model: Any, sym: _Sym, opts: Options, method: str) -> _Core:
@@ -1436,7 +1438,13 @@ def _verdict(name: str, core: _Core, lay: Layout) -> Verdict:
         src = lay.metadata.desc_src or lay.metadata.selectors_src
         if src is not None:
             span = src.span(0)
-    return Verdict(name, core.status, core.message, core.cex, span, "error", core.method)
+    message = core.message
+    if core.cases and core.where is not None:
+        f = lay.formula(core.where[0])
+        if f is not None and max(core.cases) < len(f.cases):
+            lines = ", ".join(str(f.cases[j].source.line) for j in core.cases)
+            message += f" (lines {lines})"
+    return Verdict(name, core.status, message, core.cex, span, "error", core.method)
 
 
 _CACHE: dict[tuple[Any, ...], Any] = {}

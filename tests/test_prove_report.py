@@ -175,6 +175,20 @@ def test_cases_counterexamples(tmp_path: Path) -> None:
     assert c["counterexample"] == {"lane": 0, "element": "a4", "formula": "row", "cases": []}
 
 
+def test_overlapping_cases_name_each_documents_own_lines(tmp_path: Path) -> None:
+    # the same faulty map in two documents at different lines: the proof of the map is shared,
+    # the lines in each finding are its own document's
+    bad = SECTION.replace("i >= 4", "i >= 3")
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(bad, encoding="utf-8")
+    b.write_text("\n\n\n" + bad, encoding="utf-8")
+    out = tmp_path / "out.json"
+    main(["prove", str(a), str(b), "--format", "json", "-o", str(out), "--no-catalog"])
+    found = {(f["document"].rsplit("/", 1)[-1], f["line"], f["message"].rsplit("(", 1)[-1])
+             for f in json.loads(out.read_text())["findings"] if f["kind"] == "cases"}
+    assert found == {("a.txt", 8, "lines 7, 8)"), ("b.txt", 11, "lines 10, 11)")}
+
+
 def test_equivalent_rewrites_prove(tmp_path: Path) -> None:
     for old, new in [("(i & 0x3)", "(i % 4)"),
                      ("(threadID_in_group * 4)", "(4 * threadID_in_group)"),
