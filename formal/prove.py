@@ -245,21 +245,19 @@ class _Map:
         return int(compile_expr(self.group)(t, 0, 0))
 
 
-_MAPS: dict[int, _Map | None] = {}
-_MAPS_KEPT: dict[int, Layout] = {}
+_MAP_ATTR = "_ptxlayout_enumerated_map"
 
 
 def _map_of(lay: Layout) -> _Map | None:
     """The layout's enumerated map, built once per layout object (prove, the hardware check
-    and the exports all ask for it)."""
-    key = id(lay)
-    if _MAPS_KEPT.get(key) is lay:
-        return _MAPS[key]
-    if len(_MAPS) >= 4096:
-        _MAPS.clear()
-        _MAPS_KEPT.clear()
+    and the exports all ask for it).  Kept in the layout's own ``__dict__``, as
+    ``functools.cached_property`` keeps its values: it lives exactly as long as the layout,
+    and is not one of the dataclass's fields (equality and hashing ignore it)."""
+    memo = lay.__dict__
+    if _MAP_ATTR in memo:
+        return memo[_MAP_ATTR]  # type: ignore[no-any-return]
     m = _build_map(lay)
-    _MAPS[key], _MAPS_KEPT[key] = m, lay
+    memo[_MAP_ATTR] = m
     return m
 
 
@@ -453,6 +451,8 @@ class _Enc:
         # terms over the standard point (s, t, i) are shared by every map of this width: a
         # SymPy expression such as floor(lane/4) is translated once per run, not per layout
         standard = all(str(v) == n for v, n in ((s, "s"), (t, "t"), (i, "i")))
+        if standard and sum(len(v) for v in _SHARED.values()) >= _SHARED_LIMIT:
+            _SHARED.clear()
         self.memo: dict[Any, Any] = _SHARED.setdefault(width, {}) if standard else {}
 
     def val(self, v: int) -> Any:
@@ -1450,10 +1450,19 @@ def _verdict(name: str, core: _Core, lay: Layout) -> Verdict:
 _CACHE: dict[tuple[Any, ...], Any] = {}
 
 
+# Results and Z3 terms are shared across layouts with the same map for the life of the
+# process; a long-lived caller (a fuzz run, a service) must not grow them without end, so
+# each is dropped whole when it reaches its limit.
+_CACHE_LIMIT = 4096
+_SHARED_LIMIT = 20000
+
+
 def _cached_many(key: tuple[Any, ...], fn: Callable[[], dict[str, _Core]]) -> dict[str, _Core]:
     hit = _CACHE.get(key)
     if hit is None:
         hit = fn()
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
         _CACHE[key] = hit
     return hit  # type: ignore[no-any-return]
 
@@ -1462,6 +1471,8 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _Core]) -> _Core:
     hit = _CACHE.get(key)
     if hit is None:
         hit = fn()
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
         _CACHE[key] = hit
     return hit
 
@@ -1469,8 +1480,6 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _Core]) -> _Core:
 def clear_cache() -> None:
     _CACHE.clear()
     _SHARED.clear()
-    _MAPS.clear()
-    _MAPS_KEPT.clear()
 
 
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,

@@ -348,3 +348,31 @@ def test_accept_file_for_documents(seeds: dict[str, Path], tmp_path: Path) -> No
     assert f["message"].endswith("[accepted: typo in the spec]")  # the contract's keys only
     acc.write_text("{}")
     assert main(["prove", str(seeds["000"]), "--accept", str(acc), "-o", str(out)]) == 2
+
+
+def test_nothing_keeps_proven_layouts_alive(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # a long-lived caller (the fuzz run proves thousands of documents in one process) must not
+    # accumulate maps, results or terms: a layout dies with its model, the shared caches are
+    # capped
+    import gc
+    import weakref
+
+    from formal import prove as pv
+    from formal.ingest import read_text
+    from formal.model import build
+
+    pv.clear_cache()
+    monkeypatch.setattr(pv, "_CACHE_LIMIT", 5)
+    model = build([read_text(SECTION, "a.txt")], [])
+    proof = pv.prove(model, Options())
+    assert proof.results[0].layout.id == model.layouts[0].id
+    assert pv.cells(model.layouts[0])[(0, 13, 5)] == (11, 5)  # the map, from its memo
+    gone = weakref.ref(model.layouts[0])
+    del model, proof
+    gc.collect()
+    assert gone() is None
+    for k in range(12):
+        pv.prove(build([read_text(SECTION.replace("0x3", f"{3 + 4 * k:#x}"), "b.txt")], []),
+                 Options())
+        assert len(pv._CACHE) <= 5
