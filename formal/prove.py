@@ -1574,11 +1574,14 @@ def quad_fault(m: _Map, a_layout: Layout) -> tuple[str, Any] | None:
     if am is None or sparsity is None or not bool(am.defined.all()):
         return None  # the A layout's own 'cases' finding says why
     owner: dict[tuple[int, int], int] = {}
+    cols = a_layout.tile[1]
     for (_s, t, _i), out in am.table().items():
         if None in out:
             continue
         r, fc, lc = out
-        for c in range(fc, lc + 1, sparsity.chunk):
+        # only the tile's own columns: a range running off the tile is the A layout's
+        # 'in-range' finding, and must not be walked (lastcol may be 2**64 away)
+        for c in range(max(fc, 0), min(lc, cols - 1) + 1, sparsity.chunk):
             owner[(r, c // sparsity.chunk)] = t
     for (s, t, i), out in m.table().items():
         if None in out:

@@ -10,7 +10,10 @@ stages one by one; both assert the same contract:
 * the JSON output parses and carries the contract keys (DESIGN.md, "Output contract");
 * every finding points into its document: line >= 1, column >= 1, and both within the
   document's lines (line 1, column 1 for a finding about the whole document);
-* the run ends within a time budget generous enough for a slow two-core machine.
+* the run ends within a time budget generous enough for a slow two-core machine;
+* its memory is bounded: each case runs under an address-space limit (``CASE_MEMORY``), so a
+  runaway allocation is a ``MemoryError`` -- an internal error, exit status 2, a failing
+  case -- and never a machine brought down by the kernel's out-of-memory killer.
 """
 
 from __future__ import annotations
@@ -51,6 +54,41 @@ Z3_TIMEOUT_S = "1"
 CASE_BUDGET_S = 90.0  # one document, end to end, on a slow two-core machine
 
 _WORK = Path(tempfile.mkdtemp(prefix="ptxlayout-fuzz-"))
+
+# Address space allowed while one case runs (the prover's own peak is a few hundred MB).
+CASE_MEMORY = 4 << 30
+
+
+@contextlib.contextmanager
+def bounded_memory(limit: int = CASE_MEMORY) -> Any:
+    """Lower the soft address-space limit for the duration of a case, then restore it."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: no limit
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    used = _address_space()
+    cap = limit + used
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    if soft != resource.RLIM_INFINITY:
+        cap = min(cap, soft)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _address_space() -> int:
+    """This process's current virtual size in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            import os
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
 
 
 @cache
@@ -142,7 +180,7 @@ def check_cli(data: bytes | str, suffix: str = ".txt", *extra: str,
     path = _path_for(raw, suffix)
     out, err = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), bounded_memory():
         code = main(["prove", str(path), "--format", "json", "--timeout", Z3_TIMEOUT_S,
                      *extra])
     seconds = time.perf_counter() - t0
@@ -164,13 +202,14 @@ def check_pipeline(data: bytes | str, name: str = "doc.txt",
     CASES[label] += 1
     raw = data.encode("utf-8") if isinstance(data, str) else data
     t0 = time.perf_counter()
-    doc = read_bytes(raw, name)
-    model = build([doc], catalog.documents())
-    proof = prove(model, Options(timeout_ms=int(float(Z3_TIMEOUT_S) * 1000)))
-    assert proof.internal_errors == 0
-    sources = {name: raw.decode("utf-8", errors="replace").split("\n")}
-    outputs = {fmt: render(proof, fmt, sources) for fmt in
-               ("text", "markdown", "json", "sarif", "junit")}
+    with bounded_memory():
+        doc = read_bytes(raw, name)
+        model = build([doc], catalog.documents())
+        proof = prove(model, Options(timeout_ms=int(float(Z3_TIMEOUT_S) * 1000)))
+        assert proof.internal_errors == 0
+        sources = {name: raw.decode("utf-8", errors="replace").split("\n")}
+        outputs = {fmt: render(proof, fmt, sources) for fmt in
+                   ("text", "markdown", "json", "sarif", "junit")}
     assert time.perf_counter() - t0 < budget_s
     check_json(outputs["json"], name, raw)
     sarif = json.loads(outputs["sarif"])

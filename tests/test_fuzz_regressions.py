@@ -215,3 +215,30 @@ def test_a_shift_past_int64_is_exact() -> None:
     out = fk.check_cli(doc, ".txt", "--no-catalog")
     assert out["summary"]["internal_errors"] == 0
     assert any(f["kind"] == "injective" for f in out["findings"])
+
+
+def test_a_sparse_range_far_off_the_tile_is_not_walked() -> None:
+    """Bug: 'lastcol = firstcol + 0xffffffffffffffff' (a seed with one literal edited) made the
+    metadata check walk every column of the lane's range -- 2**64 of them: minutes and
+    gigabytes until the machine killed the run.  Now only the tile's columns are walked, and
+    the range is an 'in-range' and 'sparse-chunks' finding at once."""
+    doc = SPARSE_A_WITHOUT_TABLE.replace("firstcol + 3", "firstcol + 0xffffffffffffffff") + (
+        "Metadata: A .b32 register containing 16 2-bit vectors each storing the index of a "
+        "non-zero element of a 4-wide chunk of matrix A as in Figure 1.\n")
+    out = fk.check_cli(doc, budget_s=20.0)
+    got = kinds(out)
+    assert "internal" not in got
+    assert got["in-range"] == [(10, 1)]
+    msg = next(f["message"] for f in out["findings"] if f["kind"] == "in-range")
+    assert "firstcol 0, lastcol 18446744073709551615" in msg
+    # the metadata layout (from the catalog: the document shows it as a figure) was checked
+    meta = next(lay for lay in out["layouts"] if lay["operand"] == "metadata")
+    assert meta["source"] == "catalog"
+
+
+def test_a_runaway_allocation_fails_the_case_instead_of_the_machine() -> None:
+    import pytest
+
+    with pytest.raises(MemoryError), fk.bounded_memory(256 << 20):
+        bytearray(1 << 30)
+    bytearray(1 << 28)  # the limit is lifted after the case
