@@ -67,14 +67,16 @@ def cold() -> None:
     sympy.core.cache.clear_cache()
 
 
-def fresh_process(repeat: int) -> tuple[float, float]:
-    """Wall time of ``python -m formal prove`` in a new process, and of its imports alone."""
+def fresh_process(repeat: int, docs: list[Path]) -> tuple[float, float]:
+    """Wall time of ``python -m formal prove [DOC...]`` in a new process, and of its imports
+    alone."""
     import subprocess
     head = f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
     env_cmd = [sys.executable, "-c", head + "import formal.cli, formal.api, formal.prove, "
                "formal.report, formal.parse, formal.model, z3, sympy, lark, numpy"]
     run_cmd = [sys.executable, "-c", head + "from formal.cli import main; "
-               "sys.exit(main(['prove', '--format', 'json', '--output', '/dev/null']))"]
+               f"sys.exit(main(['prove', *{[str(p) for p in docs]!r}, '--format', 'json', "
+               "'--output', '/dev/null']))"]
 
     def wall(cmd: list[str]) -> float:
         t0 = time.perf_counter()
@@ -220,8 +222,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{(med['prove'] + med['cross-check']) / med['floor']:6.1f}x")
     print(f"  ratio end to end / (front stages + floor)  "
           f"{med['total'] / (front + med['floor']):6.1f}x")
-    whole, imports = fresh_process(max(3, args.repeat // 2))
-    print(f"one fresh process (python -m formal prove), median of {max(3, args.repeat // 2)}:")
+    whole, imports = fresh_process(max(3, args.repeat // 2), args.docs)
+    print(f"one fresh process (python -m formal prove{' DOC...' if args.docs else ''}), "
+          f"median of {max(3, args.repeat // 2)}:")
     print(f"  whole run           {whole * 1000:8.0f} ms")
     print(f"  its imports alone   {imports * 1000:8.0f} ms")
     print(f"  beyond the imports  {(whole - imports) * 1000:8.0f} ms")
