@@ -586,7 +586,11 @@ def _line(r: Run) -> str:
 
 
 def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any]],
-            tasks: list[Task], trials: int, do_discover: bool, use_ptxas: bool, q: Any) -> None:
+            tasks: list[Task], trials: int, do_discover: bool, use_ptxas: bool, conn: Any) -> None:
+    # Messages go through a pipe, not a multiprocessing.Queue: Connection.send has written the
+    # message before it returns, where Queue.put hands it to a feeder thread that a crash
+    # right after can kill first -- and the parent would blame the crash on the task before.
+    q = _Sender(conn)
     try:
         device = make_device(spec, records)
     except DeviceError as exc:
@@ -613,6 +617,25 @@ def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any
             q.put(("restart",))
             return
     q.put(("done",))
+
+
+class _Sender:
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def put(self, msg: tuple[Any, ...]) -> None:
+        self.conn.send(msg)
+
+
+def _receive(conn: Any, timeout: float) -> tuple[Any, ...]:
+    """The worker's next message; ``queue.Empty`` when none came within ``timeout`` or the
+    worker's end is closed (it exited or died: the caller asks the process which)."""
+    if conn.poll(timeout):
+        try:
+            return conn.recv()  # type: ignore[no-any-return]
+        except (EOFError, OSError):
+            time.sleep(min(timeout, 0.1))  # the pipe is closed: let the process be reaped
+    raise queue.Empty
 
 
 def _run_to_wire(r: Run) -> dict[str, Any]:
@@ -680,10 +703,11 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
                                for s in (v.selectors or (None,)))
 
     while pending:
-        q = ctx.Queue()
+        receiver, sender = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_worker, args=(spec, recs, errs, pending, trials, do_discover,
-                                                 use_ptxas, q), daemon=True)
+                                                 use_ptxas, sender), daemon=True)
         proc.start()
+        sender.close()  # the child holds the only writing end: its exit closes the pipe
         current: Task | None = None
         got_device = False
         deadline_task = time.monotonic() + timeout + 60  # the child's start-up and CuPy import
@@ -691,7 +715,7 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
             now = time.monotonic()
             limit = deadline_task if end is None else min(deadline_task, end)
             try:
-                msg = q.get(timeout=max(0.1, min(1.0, limit - now)))
+                msg = _receive(receiver, max(0.1, min(1.0, limit - now)))
             except queue.Empty:
                 now = time.monotonic()
                 over = end is not None and now > end
@@ -746,6 +770,7 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
                     log("(a fault may have spoilt the CUDA context: a fresh process takes the "
                         f"remaining {len(pending)} tasks)")
                 break
+        receiver.close()
     report.seconds = time.perf_counter() - t0
     return report
 
