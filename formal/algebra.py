@@ -13,7 +13,7 @@ so that, e.g., ``groupID = %laneid >> 2`` is ``floor(lane/4)``, and lane 13 has 
 
 This module also *compiles* an expression into a Python closure over ints, which the
 enumeration cross-check, the exporters and the CPU executor use; the compiler walks the
-SymPy tree itself (nothing is ever passed to ``eval``), and the closure computes with
+SymPy tree itself (no text is ever evaluated), and the closure computes with
 Python's unbounded ints, so it cannot overflow.  ``bounds`` gives a sound interval for an
 expression over a box of inputs, which the Z3 encoder uses to choose bit-vector widths that
 cannot overflow either.
@@ -40,7 +40,7 @@ class _Bitwise(sp.Function):
     _op: Callable[[int, int], int] = staticmethod(lambda a, b: 0)
 
     @classmethod
-    def eval(cls, a: Any, b: Any) -> Any:
+    def eval(cls, a: Any, b: Any) -> Any:  # SymPy's folding hook for Function subclasses
         if a.is_Integer and b.is_Integer:
             return sp.Integer(cls._op(int(a), int(b)))
         return None

@@ -651,7 +651,7 @@ def _qfbv_solver() -> Any:
 
 
 def _int(model: Any, v: Any, w: int) -> int:
-    x = model.eval(v, model_completion=True).as_long()
+    x = model.evaluate(v, model_completion=True).as_long()
     return x - (1 << w) if x >= 1 << (w - 1) else x
 
 

@@ -345,3 +345,24 @@ def test_grammar_tables_are_cached_and_a_spoilt_cache_is_ignored(tmp_path: Path)
     env["PTXLAYOUT_CACHE_DIR"] = str(tmp_path / "a-file")
     (tmp_path / "a-file").write_text("in the way")
     assert run() == "PseudoLine 0"  # no cache where none can be made
+
+
+def test_no_text_is_ever_evaluated() -> None:
+    # expressions are built from the parse tree: nothing in the package may hand a string to
+    # Python's or SymPy's evaluators (SymPy's 'eval' classmethod hook is a definition, not a
+    # call, and is allowed)
+    import ast
+
+    banned = {"eval", "exec", "sympify", "parse_expr", "S", "__import__"}
+    root = Path(__file__).resolve().parents[1] / "formal"
+    calls = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(
+                    f, ast.Attribute) else ""
+                if name in banned:
+                    calls.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    assert calls == []
+    assert len(list(root.rglob("*.py"))) > 20  # the scan saw the package
