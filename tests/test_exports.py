@@ -20,6 +20,8 @@ from formal.ingest import read_text
 from formal.model import Layout, build
 from formal.prove import cells_and_names
 
+from .sections import a_section
+
 
 @lru_cache(maxsize=1)
 def catalog() -> tuple[Layout, ...]:
@@ -178,17 +180,7 @@ def test_cute_over_the_whole_catalog() -> None:
 
 # Our own small sections (the spec's form, our formulas): an XOR swizzle of the s8 A map
 # (a bijection, F2-linear, not affine) and a rotation (a bijection, neither).
-SECTION = """9.7.14.5.9. Matrix Fragments for mma.m16n8k16 with integer type
-Multiplicand A:
-.atype Fragment Elements (low to high)
-.u8 / .s8 A vector expression containing two .b32 registers, with each register \
-containing four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
-groupID = %laneid >> 2
-threadID_in_group = %laneid % 4
-row = groupID for ai where i < 4
-      groupID + 8 for ai where i >= 4
-col = COL for ai where i = {0,..,7}
-"""
+SECTION = a_section(col="col = COL for ai where i = {0,..,7}")
 XOR_COL = "((threadID_in_group ^ (groupID & 0x3)) * 4) + (i & 0x3)"
 ROT_COL = "(((threadID_in_group + groupID) % 4) * 4) + (i & 0x3)"
 

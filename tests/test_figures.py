@@ -22,6 +22,8 @@ from formal.model import Layout, Model, build
 from formal.prove import cells_and_names, prove
 from formal.report import to_markdown
 
+from .sections import COL, ROW, a_section
+
 NS = {"s": "http://www.w3.org/2000/svg"}
 
 
@@ -53,17 +55,8 @@ def texts(root: ET.Element, cls: str) -> list[str]:
 
 # Our own small section (the spec's form): the m16n8k16 .s8 A map with two mistakes --
 # rows 9..16 instead of 8..15 for a4..a7 and (i & 0x1) instead of (i & 0x3).
-BROKEN = """9.7.14.5.9. Matrix Fragments for mma.m16n8k16 with integer type
-Multiplicand A:
-.atype Fragment Elements (low to high)
-.u8 / .s8 A vector expression containing two .b32 registers, with each register \
-containing four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
-groupID = %laneid >> 2
-threadID_in_group = %laneid % 4
-row = groupID for ai where i < 4
-      groupID + 9 for ai where i >= 4
-col = (threadID_in_group * 4) + (i & 0x1) for ai where i = {0,..,7}
-"""
+BROKEN = a_section(row=ROW.replace("groupID + 8", "groupID + 9"),
+                   col=COL.replace("(i & 0x3)", "(i & 0x1)"))
 
 
 def broken_model() -> Model:

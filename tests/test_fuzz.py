@@ -25,6 +25,7 @@ from formal.source import SourceText
 
 from . import fuzzkit as fk
 from .conftest import ROOT
+from .sections import A_BLOCK, COL, ROW, ROW_TEXT, a_section, section
 
 # ---- running each property short (CI) and long (-m fuzz) -------------------------------------
 
@@ -56,33 +57,6 @@ def strategies(*strats: Any) -> Callable[[Callable[..., None]], Callable[..., No
         fn.strategies = strats  # type: ignore[attr-defined]
         return fn
     return deco
-
-
-# ---- a section of our own (the spec's facts in a few lines) -------------------------------------
-
-def section(number: str, shape: str, body: str, qualifier: str = "integer type") -> str:
-    return f"{number}. Matrix Fragments for mma.{shape} with {qualifier}\n{body}"
-
-
-A_BLOCK = """Multiplicand A:
-.atype Fragment Elements (low to high)
-ROW_TEXT
-groupID = %laneid >> 2
-threadID_in_group = %laneid % 4
-ROW
-COL
-"""
-ROW = "row = groupID for ai where i < 4\n      groupID + 8 for ai where i >= 4"
-COL = "col = (threadID_in_group * 4) + (i & 0x3) for ai where i = {0,..,7}"
-
-
-ROW_TEXT = (".u8 / .s8 A vector expression containing two .b32 registers, with each register "
-            "containing four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7")
-A_BLOCK = A_BLOCK.replace("ROW_TEXT", ROW_TEXT)
-
-
-def a_section(row: str = ROW, col: str = COL) -> str:
-    return section("9.1", "m16n8k16", A_BLOCK.replace("ROW", row).replace("COL", col))
 
 
 # ---- 1. the seeds with random edits ----------------------------------------------------------
@@ -179,7 +153,7 @@ def formula(name: str) -> st.SearchStrategy[str]:
 @strategies(st.one_of(st.just(ROW), formula("row")), st.one_of(st.just(COL), formula("col")))
 def hostile_formulas(row: str, col: str) -> None:
     # no range may ever be enumerated: {0,..,100000000} is decided symbolically
-    fk.check_cli(a_section(row, col), ".txt", budget_s=60, label="formulas")
+    fk.check_cli(a_section(row, col, "9.1"), ".txt", budget_s=60, label="formulas")
 
 
 @pytest.mark.parametrize("row,col", [
@@ -194,7 +168,7 @@ def hostile_formulas(row: str, col: str) -> None:
 ], ids=["range-1e8", "ranges-or", "mod-0", "negative-shift", "shift-64", "parens-3000",
         "parens-60", "huge-product"])
 def test_hostile_formula_examples(row: str, col: str) -> None:
-    fk.check_cli(a_section(row, col), ".txt", budget_s=60, label="formulas")
+    fk.check_cli(a_section(row, col, "9.1"), ".txt", budget_s=60, label="formulas")
 
 
 # ---- 3. "same as" references: self, mutual, chains --------------------------------------------

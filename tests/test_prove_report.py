@@ -12,6 +12,8 @@ from formal.api import analyze
 from formal.cli import main
 from formal.prove import Options
 
+from .sections import S8_A
+
 EXPECTED_ERRORS = {
     # (seed, line, kind): what a careful reader finds in the five seeds
     ("000", 55, "element-list"),     # .f16 accumulators listed as c0, c1, c1, c2
@@ -115,17 +117,7 @@ def test_b16_points_at_the_type(seeds: dict[str, Path], seed_report: dict) -> No
 
 # ---- formula counterexamples -------------------------------------------------------------------
 
-SECTION = """9.1.1. Matrix Fragments for mma.m16n8k16 with integer type
-Multiplicand A:
-.atype Fragment Elements (low to high)
-.u8 / .s8 A vector expression containing two .b32 registers, with each register containing \
-four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
-groupID = %laneid >> 2
-threadID_in_group = %laneid % 4
-row = groupID for ai where i < 4
-      groupID + 8 for ai where i >= 4
-col = (threadID_in_group * 4) + (i & 0x3) for ai where i = {0,..,7}
-"""
+SECTION = S8_A
 
 
 def prove_text(tmp_path: Path, text: str) -> dict:

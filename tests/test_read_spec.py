@@ -14,6 +14,7 @@ from formal.model import Layout, build
 from formal.prove import cells_and_names
 
 from .conftest import SEEDS
+from .sections import S8_A
 from .sphinx import markdown_to_sphinx_html
 
 
@@ -195,17 +196,7 @@ def test_format_detection() -> None:
 
 # ---- hostile input -----------------------------------------------------------------------------
 
-SECTION = """9.7.14.5.9. Matrix Fragments for mma.m16n8k16 with integer type
-Multiplicand A:
-.atype Fragment Elements (low to high)
-.u8 / .s8 A vector expression containing two .b32 registers, with each register containing \
-four .u8 / .s8 elements from the matrix A. a0, a1, a2, a3, a4, a5, a6, a7
-groupID = %laneid >> 2
-threadID_in_group = %laneid % 4
-row = groupID for ai where i < 4
-      groupID + 8 for ai where i >= 4
-col = (threadID_in_group * 4) + (i & 0x3) for ai where i = {0,..,7}
-"""  # our own minimal section (the spec's facts), not a copy of a seed
+SECTION = S8_A
 
 
 def run_cli(tmp_path: Path, name: str, data: bytes | str, *extra: str) -> tuple[int, str]:
