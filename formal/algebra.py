@@ -391,13 +391,7 @@ def compile_array(e: Any, np: Any) -> ArrFn:
         v = int(e)
         return lambda t, i, s: np.full(t.shape, v, dtype=np.int64)
     if isinstance(e, sp.Symbol):
-        if e == LANE:
-            return lambda t, i, s: t
-        if e == I:
-            return lambda t, i, s: i
-        if e == SEL:
-            return lambda t, i, s: s
-        raise ValueError(f"free symbol {e}")
+        return _var(e)  # the same selection, whether t, i, s are ints or arrays
     if isinstance(e, sp.Add):
         fs = [compile_array(a, np) for a in e.args]
 

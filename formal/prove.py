@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import sympy as sp
@@ -1457,7 +1457,10 @@ _CACHE_LIMIT = 4096
 _SHARED_LIMIT = 20000
 
 
-def _cached_many(key: tuple[Any, ...], fn: Callable[[], dict[str, _Core]]) -> dict[str, _Core]:
+_T = TypeVar("_T")
+
+
+def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
     hit = _CACHE.get(key)
     if hit is None:
         hit = fn()
@@ -1465,16 +1468,6 @@ def _cached_many(key: tuple[Any, ...], fn: Callable[[], dict[str, _Core]]) -> di
             _CACHE.clear()
         _CACHE[key] = hit
     return hit  # type: ignore[no-any-return]
-
-
-def _cached(key: tuple[Any, ...], fn: Callable[[], _Core]) -> _Core:
-    hit = _CACHE.get(key)
-    if hit is None:
-        hit = fn()
-        if len(_CACHE) >= _CACHE_LIMIT:
-            _CACHE.clear()
-        _CACHE[key] = hit
-    return hit
 
 
 def clear_cache() -> None:
@@ -1500,7 +1493,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             verdicts[n] = na(n, "not-applicable", why)
     else:
         spec, spec_core = _chunk_spec(lay) if lay.sparse_a else (None, None)
-        cores = _cached_many((*key, "formula", repr(spec)),
+        cores = _cached((*key, "formula", repr(spec)),
                              lambda: _formula_cores(m, opts, spec))
         case_cores = [cores[f"cases:{k}"] for k in range(len(m.formulas))]
         bad = next((c for c in case_cores if c.status != "proved"), None)
