@@ -29,3 +29,15 @@ def a_section(row: str = ROW, col: str = COL, number: str = "9.7.14.5.9") -> str
 
 
 S8_A = a_section()  # the correct map: lane 13 a5 -> row 11, col 5
+
+
+# m8n8k4 .f16 A written on %laneid: lanes 0-15 hold rows 0-3, lanes 16-31 rows 4-7
+M8N8K4 = """9.7.14.5.1. Matrix Fragments for mma.m8n8k4 with .f16 floating point type
+Multiplicand A:
+.atype Fragment Elements (low to high)
+.f16 A vector expression containing two .f16x2 registers, with each register containing \
+two .f16 elements from the matrix A. a0, a1, a2, a3
+row = %laneid % 4 for ai where %laneid < 16
+      (%laneid % 4) + 4 for ai where %laneid >= 16
+col = i for ai where i = {0,..,3}
+"""

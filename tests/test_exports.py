@@ -20,7 +20,7 @@ from formal.ingest import read_text
 from formal.model import Layout, build
 from formal.prove import cells_and_names
 
-from .sections import a_section
+from .sections import M8N8K4, a_section
 
 
 @lru_cache(maxsize=1)
@@ -286,17 +286,6 @@ def test_replicated_layout_has_broadcast_modes() -> None:
     assert str(c.cute) == "((4,4,2),4):((1,0,4),8)"
     f = export_f2.to_f2(lay)
     assert f.f2 is not None and list(f.f2.lane) == [(1, 0), (2, 0), (0, 0), (0, 0), (4, 0)]
-
-
-M8N8K4 = """9.7.14.5.1. Matrix Fragments for mma.m8n8k4 with .f16 floating point type
-Multiplicand A:
-.atype Fragment Elements (low to high)
-.f16 A vector expression containing two .f16x2 registers, with each register containing \
-two .f16 elements from the matrix A. a0, a1, a2, a3
-row = %laneid % 4 for ai where %laneid < 16
-      (%laneid % 4) + 4 for ai where %laneid >= 16
-col = i for ai where i = {0,..,3}
-"""
 
 
 # ---- C header ---------------------------------------------------------------------------------

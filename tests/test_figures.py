@@ -22,7 +22,7 @@ from formal.model import Layout, Model, build
 from formal.prove import cells_and_names, prove
 from formal.report import to_markdown
 
-from .sections import COL, ROW, a_section
+from .sections import COL, M8N8K4, ROW, a_section
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 
@@ -228,17 +228,6 @@ def test_metadata_draws_one_panel_per_selector() -> None:
     # selector 1: lane 5 (threadID_in_group 1) describes row 1
     assert cells[(1, 1, 2)].get("data-labels") == "T5[11:8]"
     assert {g.get("data-state") for g in cells.values()} == {"ok"}
-
-
-M8N8K4 = """9.7.14.5.1. Matrix Fragments for mma.m8n8k4 with .f16 floating point type
-Multiplicand A:
-.atype Fragment Elements (low to high)
-.f16 A vector expression containing two .f16x2 registers, with each register containing \
-two .f16 elements from the matrix A. a0, a1, a2, a3
-row = %laneid % 4 for ai where %laneid < 16
-      (%laneid % 4) + 4 for ai where %laneid >= 16
-col = i for ai where i = {0,..,3}
-"""
 
 
 def test_replicated_layout_draws_one_panel_per_group() -> None:
