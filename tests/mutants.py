@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from formal import catalog
 from formal.ingest import read_text
@@ -38,30 +39,26 @@ class Mutant:
 _INT = re.compile(r"(?<![\w.])(0x[0-9a-fA-F]+|\d+)(?![\w.])")
 
 
-def _formula_lines(text: str) -> list[int]:
-    doc = read_text(text, "m.txt")
-    lines = set()
-    for s in doc.sections:
+def _parts(text: str) -> Iterator[Any]:
+    """Every type part of every operand block of the document."""
+    for s in read_text(text, "m.txt").sections:
         for o in s.operands:
-            for p in o.parts:
-                for src in p.pseudo:
-                    t = src.text.strip()
-                    if t and not t.startswith("//") and t not in ("Where",) and \
-                            not t.startswith(("groupID", "threadID_in_group")):
-                        lines.add(src.line)
+            yield from o.parts
+
+
+def _formula_lines(text: str) -> list[int]:
+    lines = set()
+    for p in _parts(text):
+        for src in p.pseudo:
+            t = src.text.strip()
+            if t and not t.startswith("//") and t not in ("Where",) and \
+                    not t.startswith(("groupID", "threadID_in_group")):
+                lines.add(src.line)
     return sorted(lines)
 
 
 def _row_lines(text: str) -> list[int]:
-    doc = read_text(text, "m.txt")
-    out = set()
-    for s in doc.sections:
-        for o in s.operands:
-            for p in o.parts:
-                for r in p.rows:
-                    for c in r.cells:
-                        out.add(c.line)
-    return sorted(out)
+    return sorted({c.line for p in _parts(text) for r in p.rows for c in r.cells})
 
 
 def _subs(line: str, pattern: str, repl: str, op: str, lineno: int) -> Iterator[Mutant]:
