@@ -590,20 +590,19 @@ def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any
     # Messages go through a pipe, not a multiprocessing.Queue: Connection.send has written the
     # message before it returns, where Queue.put hands it to a feeder thread that a crash
     # right after can kill first -- and the parent would blame the crash on the task before.
-    q = _Sender(conn)
     try:
         device = make_device(spec, records)
     except DeviceError as exc:
-        q.put(("nodevice", str(exc)))
+        conn.send(("nodevice", str(exc)))
         return
     variants = list({_VARIANT[t.key].key: _VARIANT[t.key] for t in tasks}.values())
     plans = cpu.plans(records, variants)
     checker = _ptxas_checker(use_ptxas)
     # announced only now: the per-task watchdog starts here, after the set-up above
-    q.put(("device", device.info()))
+    conn.send(("device", device.info()))
     by_id = {str(e.get("id", "")): e for e in errata}
     for task in tasks:
-        q.put(("start", task))
+        conn.send(("start", task))
         try:
             runs, maps, lines, kept = run_task(device, task, plans, records, by_id, trials,
                                                do_discover, checker)
@@ -611,20 +610,12 @@ def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any
             runs = _error_runs(task, _short(f"{type(exc).__name__}: {exc}; "
                                             + traceback.format_exc(limit=2)))
             maps, lines, kept = {}, [], {}
-        q.put(("result", task, [_run_to_wire(r) for r in runs], maps, lines, kept))
+        conn.send(("result", task, [_run_to_wire(r) for r in runs], maps, lines, kept))
         if getattr(device, "broken", False):
             # a fault may leave the CUDA context unusable: a fresh process takes the rest
-            q.put(("restart",))
+            conn.send(("restart",))
             return
-    q.put(("done",))
-
-
-class _Sender:
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-    def put(self, msg: tuple[Any, ...]) -> None:
-        self.conn.send(msg)
+    conn.send(("done",))
 
 
 def _receive(conn: Any, timeout: float) -> tuple[Any, ...]:
