@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import tempfile
 import time
@@ -85,7 +86,6 @@ def _address_space() -> int:
     """This process's current virtual size in bytes (0 where /proc is missing)."""
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
-            import os
             return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return 0
