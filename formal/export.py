@@ -54,6 +54,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .execute.cpu import hash_rows
 from .model import Layout
 from .prove import cells_and_names
 
@@ -100,17 +101,7 @@ def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None)
     """A hash of the (lane, element) -> cell table: what the GPU confirms.  ``table`` is
     ``cell_rows(lay)`` when the caller has it already."""
     kind, rows = table if table is not None else cell_rows(lay)
-    h = hashlib.sha256()
-    h.update(f"{lay.instruction}|{lay.shape}|{lay.operand}|{kind}|".encode())
-    h.update("".join(_row_text(r) for r in rows).encode())
-    return h.hexdigest()[:16]
-
-
-def _row_text(r: dict[str, Any]) -> str:
-    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster."""
-    if all(type(v) is int for v in r.values()):
-        return "{" + ", ".join(f'"{k}": {r[k]}' for k in sorted(r)) + "}"
-    return json.dumps(r, sort_keys=True)
+    return hash_rows(lay.instruction, str(lay.shape), lay.operand, kind, rows)
 
 
 def register_facts(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[str, Any] | None:

@@ -213,12 +213,19 @@ class LayoutError(ValueError):
 
 def hash_rows(instruction: str, shape: str, operand: str, kind: str,
               rows: Sequence[Mapping[str, Any]]) -> str:
-    """``formal.export.map_hash`` of a cell table, computed from the table itself."""
+    """The map hash of a cell table (``kind`` 'cells' or 'fields'): what the evidence records
+    and ``formal.export.map_hash`` gives for a layout, computed from the table itself."""
     h = hashlib.sha256()
     h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
-    for r in rows:
-        h.update(json.dumps(dict(r), sort_keys=True).encode())
+    h.update("".join(_row_text(r) for r in rows).encode())
     return h.hexdigest()[:16]
+
+
+def _row_text(r: Mapping[str, Any]) -> str:
+    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster."""
+    if all(type(v) is int for v in r.values()):
+        return "{" + ", ".join(f'"{k}": {r[k]}' for k in sorted(r)) + "}"
+    return json.dumps(dict(r), sort_keys=True)
 
 
 def _register_bits(rec: Mapping[str, Any]) -> int | None:
