@@ -101,10 +101,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     status = EXIT_OK
     if args.ledger:
         from .ledger import write_ledger
-        write_ledger(args.ledger, run.model, proof, args.docs)
+        write_ledger(args.ledger, run.model, proof)
     if args.check_ledger:
         from .ledger import check_ledger
-        drift = check_ledger(args.check_ledger, run.model, proof, args.docs)
+        drift = check_ledger(args.check_ledger, run.model, proof)
         for line in drift:
             print(line, file=sys.stderr)
         if drift:

@@ -22,7 +22,7 @@ tables of those that differ from every given one -- a map equal to a given layou
 ``maps`` keeps the cell tables of the corrected maps that erratum runs replaced, so a verdict
 can show the spec's cell beside the cell the hardware confirmed.
 
-``Evidence.verdict(layout, m)`` is the ``hardware`` obligation of ``formal.prove``.  A worked
+``Evidence.verdict(layout)`` is the ``hardware`` obligation of ``formal.prove``.  A worked
 example: the layout ``mma.m16n8k16.A.u8-s8`` (hash ``8148...``) serves four variants (s8/u8 x
 s8/u8); a ``match`` run of any of them that packed A with ``8148...`` proves it ("confirmed
 on NVIDIA H100 80GB HBM3, 2026-11-22: 4 of 4 variants"); a discover run whose A differs
@@ -179,7 +179,7 @@ class Evidence:
         return None
 
     # -- the 'hardware' obligation
-    def verdict(self, lay: Any, m: Any = None) -> Any:
+    def verdict(self, lay: Any) -> Any:
         from .export import cell_rows, map_hash
         from .prove import Verdict
 

@@ -72,17 +72,6 @@ class CuteLayout:
         return f"Layout<Shape<{shape(self.thread)},{shape(self.value)}>, " \
                f"Stride<{stride(self.thread)},{stride(self.value)}>>"
 
-    def __call__(self, t: int, v: int) -> int:
-        return _mode(self.thread, t) + _mode(self.value, v)
-
-
-def _mode(m: tuple[tuple[int, int], ...], idx: int) -> int:
-    out = 0
-    for size, stride in m:
-        out += (idx % size) * stride
-        idx //= size
-    return out
-
 
 @dataclass(frozen=True)
 class CuteResult:

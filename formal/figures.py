@@ -406,22 +406,6 @@ def figure(lay: Layout, marks: set[tuple[int, int]] | frozenset[tuple[int, int]]
 # ---- ASCII -------------------------------------------------------------------------------------
 
 
-def grid_cells(lay: Layout, selector: int = 0) -> tuple[list[list[list[str]]], int, int]:
-    """(cells, rows, cols) of one view: each cell is the list of labels held there; the view
-    is the selector (metadata) or the group (replicated layouts)."""
-    fig = figure(lay)
-    if not fig.panels:
-        return [], 0, 0
-    k = 0
-    if lay.operand == "metadata" and lay.metadata is not None and lay.metadata.selectors:
-        k = list(lay.metadata.selectors).index(selector) \
-            if selector in lay.metadata.selectors else 0
-    elif lay.groups is not None:
-        k = selector if 0 <= selector < len(fig.panels) else 0
-    p = fig.panels[k]
-    return [[[h.text for h in c.holders] for c in row] for row in p.cells], p.rows, p.cols
-
-
 def ascii_grid(lay: Layout, marks: set[tuple[int, int]] | None = None) -> str:
     """The tile as a text grid; several views for metadata (one per selector) and for
     replicated layouts (one per group)."""

@@ -482,8 +482,8 @@ def _markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
 
 
 def _joined(pieces: list[SourceText]) -> SourceText:
-    """The lines of a paragraph joined by spaces, as ``a.joined(b).joined(c)`` but in one
-    pass (joining one line at a time is quadratic in the paragraph's length)."""
+    """The lines of a paragraph joined by spaces in one pass (joining one line at a time is
+    quadratic in the paragraph's length); each space sits just after its line's end."""
     parts: list[SourceText] = []
     for p in pieces:
         if not p.text:

@@ -60,8 +60,7 @@ def snapshot(model: Model, proof: Proof) -> dict[str, Any]:
             "layouts": dict(sorted(layouts.items())), "findings": findings}
 
 
-def write_ledger(directory: str | Path, model: Model, proof: Proof,
-                 docs: Sequence[str] = ()) -> Path:
+def write_ledger(directory: str | Path, model: Model, proof: Proof) -> Path:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     path = d / LEDGER
@@ -115,8 +114,7 @@ def mark_accepted(proof: Proof, entries: Sequence[dict[str, Any]]) -> Proof:
     return replace(proof, findings=tuple(out))
 
 
-def check_ledger(directory: str | Path, model: Model, proof: Proof,
-                 docs: Sequence[str] = ()) -> list[str]:
+def check_ledger(directory: str | Path, model: Model, proof: Proof) -> list[str]:
     """Every way the current proof differs from the ledger, one line each (empty: no drift)."""
     d = Path(directory)
     path = d / LEDGER

@@ -239,11 +239,6 @@ class _Map:
                 for (s, t, i), o, ok in zip(self.pts.tolist(), outs, defs)}
         return self._table
 
-    def group_of(self, t: int) -> int:
-        if self.group is None:
-            return 0
-        return int(compile_expr(self.group)(t, 0, 0))
-
 
 _MAP_ATTR = "_ptxlayout_enumerated_map"
 
@@ -1547,7 +1542,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         verdicts["sparse-chunks"] = na("sparse-chunks", "not-applicable")
     for n in ("metadata-coverage", "selector-range"):
         verdicts.setdefault(n, na(n, "not-applicable"))
-    verdicts["hardware"] = _hardware(lay, m, opts)
+    verdicts["hardware"] = _hardware(lay, opts)
     ordered = tuple(verdicts[n] for n in OBLIGATIONS if n in verdicts)
     for v in ordered:
         if v.status in ("refuted", "error"):
@@ -1569,9 +1564,7 @@ def quad_fault(m: _Map, a_layout: Layout) -> tuple[str, Any] | None:
     owner: dict[tuple[int, int], int] = {}
     cols = a_layout.tile[1]
     for (_s, t, _i), out in am.table().items():
-        if None in out:
-            continue
-        r, fc, lc = out
+        r, fc, lc = out  # defined everywhere: checked above
         # only the tile's own columns: a range running off the tile is the A layout's
         # 'in-range' finding, and must not be walked (lastcol may be 2**64 away)
         for c in range(max(fc, 0), min(lc, cols - 1) + 1, sparsity.chunk):
@@ -1589,11 +1582,11 @@ def quad_fault(m: _Map, a_layout: Layout) -> tuple[str, Any] | None:
     return None
 
 
-def _hardware(lay: Layout, m: _Map | None, opts: Options) -> Verdict:
+def _hardware(lay: Layout, opts: Options) -> Verdict:
     ev = opts.evidence
     if ev is None:
         return Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)")
-    return ev.verdict(lay, m)
+    return ev.verdict(lay)
 
 
 def prove(model: Model, opts: Options | None = None) -> Proof:

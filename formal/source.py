@@ -118,15 +118,6 @@ class SourceText:
             shift += len(p.text)
         return SourceText("".join(p.text for p in parts), parts[0].document, tuple(segs))
 
-    def joined(self, other: SourceText, sep: str = " ") -> SourceText:
-        if not self.text:
-            return other
-        if not other.text:
-            return self
-        end = self.span(len(self.text) - 1)
-        glue = SourceText(sep, self.document, ((0, end.line, end.column + 1),))
-        return self + glue + other
-
 
 Severity = str  # "error" | "warning"
 

@@ -623,11 +623,11 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
     assert json.loads(path.read_text())["runs"]
     ev = Evidence.load(ev_dir)
     lay = _layout(catalog, "catalog:mma.m16n8k16.A.u8-s8")
-    v = ev.verdict(lay, None)
+    v = ev.verdict(lay)
     assert v.name == "hardware" and v.status == "proved"
     assert "fake device" in v.message and "4 of 4" in v.message
     other = _layout(catalog, "catalog:mma.m16n8k32.A.s8-u8")
-    assert ev.verdict(other, None).status == "not-applicable"
+    assert ev.verdict(other).status == "not-applicable"
     # a device whose truth differs: discovery refutes the catalog's metadata layout
     key = "mma.sp.m16n8k32.s32.s8.s8.s32"
     truth = json.loads(json.dumps(records))
@@ -641,10 +641,10 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
     assert {r.result for r in bad.runs} == {"mismatch"}
     gpu.write_evidence(bad, tmp_path / "ev2")
     ev2 = Evidence.load(tmp_path / "ev2")
-    mv = ev2.verdict(_layout(catalog, "catalog:mma.sp.m16n8k32.meta.u8-s8"), None)
+    mv = ev2.verdict(_layout(catalog, "catalog:mma.sp.m16n8k32.meta.u8-s8"))
     assert mv.status == "refuted", mv.message
     assert "the hardware reads" in mv.message and mv.counterexample["lane"] == 0
-    av = ev2.verdict(_layout(catalog, "catalog:mma.sp.m16n8k32.A.u8-s8"), None)
+    av = ev2.verdict(_layout(catalog, "catalog:mma.sp.m16n8k32.A.u8-s8"))
     assert av.status == "proved" and "recovered" in av.message  # discovery confirmed A
     # stale: every sm_90 variant of the catalog is missing from the small first run
     lines = stale(ev, records)
@@ -665,7 +665,7 @@ def test_evidence_compiled_only_is_not_applicable(catalog: dict[str, Any],
                          only="mma.kind::mxf4.block_scale.m16n8k64", use_ptxas=HAS_PTXAS)
     gpu.write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
-    v = ev.verdict(_layout(catalog, "catalog:mma.m16n8k64.A.e2m1"), None)
+    v = ev.verdict(_layout(catalog, "catalog:mma.m16n8k64.A.e2m1"))
     assert v.status == "not-applicable"
 
 

@@ -286,12 +286,6 @@ class OperandMap:
                                    for t in range(LANES) for i in range(self.n)
                                    if self.held is None or self.held[t, i]])
 
-    def holder_of(self) -> dict[tuple[int, int], tuple[int, int]]:
-        """Dense: cell -> (lane, element) (elements without a cell hold none)."""
-        return {(int(self.row[t, i]), int(self.col[t, i])): (t, i)
-                for t in range(LANES) for i in range(self.n)
-                if self.held is None or self.held[t, i]}
-
 
 def cell_records(m: OperandMap, cells: Iterable[tuple[int, int, int, int]]) \
         -> list[dict[str, int]]:

@@ -237,7 +237,7 @@ class Run:
         v = self.variant
         out: dict[str, Any] = {
             "key": v.key, "instruction": v.instruction, "shape": v.shape,
-            "types": {"a": v.a, "b": v.b, "c": v.c, "d": v.d},
+            "types": v.types,
             "selector": self.selector, "mode": self.mode,
             "layout_hashes": self.layout_hashes, "trials": self.trials, "seed": self.seed,
             "result": self.result, "detail": self.detail,
@@ -890,10 +890,6 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     if not isinstance(errata, list):
         raise ValueError(f"{p}: 'errata' is not a list")
     return recs, errata
-
-
-def load_layouts(path: str | None) -> list[dict[str, Any]]:
-    return load_export(path)[0]
 
 
 def _catalog_records() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
