@@ -23,9 +23,11 @@ from typing import Any
 
 import z3
 
-from .api import load
-from .model import Layout, build
+from .api import model_of
+from .ingest import MAX_BYTES
+from .model import Layout
 from .prove import InternalError, Options, _check, _map_of, _Sym, _width
+from .variants import ELEMENT_LETTER
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def compare(a: Layout, b: Layout, opts: Options) -> Change:
         raise InternalError(f"diff {key}: the Z3 witness {zp} does not replay")
     p = enum_diff or zp
     s, t, i = p
-    letter = {"A": "a", "B": "b", "C/D": "c", "metadata": "m"}[b.operand]
+    letter = ELEMENT_LETTER[b.operand]
     names = ma.names
     wa = dict(zip(names, ta[p])) if ta.get(p) else None
     wb = dict(zip(names, tb[p])) if tb.get(p) else None
@@ -112,12 +114,9 @@ def compare(a: Layout, b: Layout, opts: Options) -> Change:
 
 
 def diff_documents(old: str, new: str, opts: Options | None = None,
-                   max_bytes: int = 16 * 1024 * 1024) -> list[Change]:
-    from . import catalog
+                   max_bytes: int = MAX_BYTES) -> list[Change]:
     opts = opts or Options()
-    cat = list(catalog.documents())
-    mo = build(load([old], max_bytes), cat)
-    mn = build(load([new], max_bytes), cat)
+    mo, mn = model_of([old], max_bytes), model_of([new], max_bytes)
     out = []
     for a, b in pair(mo.layouts, mn.layouts):
         if a is None:

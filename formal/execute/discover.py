@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ..variants import Sparsity
+from ..variants import ELEMENT_LETTER, Sparsity
 from . import cpu
 
 Runner = Callable[[int | None, np.ndarray], np.ndarray]  # (selector, inputs) -> D words
@@ -367,7 +367,7 @@ def _sparse_cells(p: cpu.Plan, a: dict[tuple[int, ...], tuple[int, int]]) \
 def _difference_line(op: str, key: tuple[int, ...], want: tuple[int, int],
                      got: tuple[int, int] | None, p: cpu.Plan) -> str:
     names = {"A": ("m", "k"), "B": ("k", "n"), "C/D": ("m", "n")}[op]
-    letter = {"A": "a", "B": "b", "C/D": "c"}[op]
+    letter = ELEMENT_LETTER[op]
     where = f"lane {key[0]} {letter}{key[1]}"
     if op == "A" and p.a.sparse and p.sparsity is not None:
         where += f" (indices {_bases(p.sparsity)[key[2]]})"

@@ -892,17 +892,6 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     return recs, errata
 
 
-def _catalog_records() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The embedded catalog, corrected, and its errata (needs the prover: only where no
-    --layouts is given)."""
-    from ..api import model_of
-    from ..export import to_json
-
-    doc = json.loads(to_json(model_of([], corrections=True).layouts,
-                             model_of([]).layouts))
-    return list(doc["layouts"]), list(doc["errata"])
-
-
 def main_from_args(args: argparse.Namespace) -> int:
     """Exit 0: every executed check matched, discoveries agreed and the errata layouts were
     refuted; 1: anything else (a mismatch, an error); 2: usage (no layouts)."""
@@ -911,7 +900,9 @@ def main_from_args(args: argparse.Namespace) -> int:
             records, errata = load_export(args.layouts)
         else:
             try:
-                records, errata = _catalog_records()
+                from ..evidence import current_catalog  # the prover's catalog, corrected
+
+                records, errata = current_catalog()
             except ImportError as exc:
                 raise ValueError(f"no --layouts given and the catalog cannot be read here "
                                  f"({exc}); export it where the prover is installed") from exc
