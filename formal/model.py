@@ -41,6 +41,7 @@ from .variants import (
     ELEMENT_LETTER,
     FLOAT_TYPES,
     INTEGER_TYPES,
+    REPLICATED,
     SPARSITY,
     VARIANTS,
     Shape,
@@ -86,7 +87,8 @@ MAX_TILE_CELLS = 16384
 # Every operand of such a variant (A, B and both accumulator types) is replicated: each
 # lane holds 8x4x4 / 32 = 4 elements of A, and injectivity and coverage hold per group.
 REPLICATION: dict[tuple[str, str, str], tuple[str, int, Any]] = {
-    ("mma", "m8n8k4", "f16"): ("quad-pair", 4, sp.Mod(sp.floor(LANE / 4), 4)),
+    ("mma", "m8n8k4", "f16"): ("quad-pair", REPLICATED[("mma", "m8n8k4", "f16")],
+                               sp.Mod(sp.floor(LANE / 4), 4)),
 }
 
 

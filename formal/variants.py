@@ -128,19 +128,14 @@ SPARSITY: dict[str, Sparsity] = {
 
 
 # Products a warp computes at once, by (instruction, shape, A type): m8n8k4 with .f16 runs
-# four 8x8x4 products, one per quad-pair (formal.model.REPLICATION states the lane groups).
+# four 8x8x4 products, one per quad-pair (formal.model.REPLICATION adds the lane groups).
 REPLICATED: dict[tuple[str, str, str], int] = {("mma", "m8n8k4", "f16"): 4}
 
-# Sub-byte floats of ``kind::f8f6f4`` sit in 8-bit containers; the same types elsewhere
-# (``.e2m1`` of ``kind::mxf4``) are packed at their own width.
-_F8F6F4_CONTAINED = frozenset({"e3m2", "e2m3", "e2m1"})
-
-
 def container_bits(t: str, kind: str = "") -> int:
-    """Bits one element of type ``t`` occupies in a register under ``.kind`` ``kind``."""
-    if kind == "f8f6f4" and t in _F8F6F4_CONTAINED:
-        return 8
-    return TYPE_BITS[t]
+    """Bits one element of type ``t`` occupies in a register under ``.kind`` ``kind``: the
+    sub-byte floats of ``kind::f8f6f4`` take their 8-bit container (``CONTAINER_BITS``);
+    elsewhere (``.e2m1`` of ``kind::mxf4``) a type is packed at its own width."""
+    return max(CONTAINER_BITS[t]) if kind == "f8f6f4" else TYPE_BITS[t]
 
 
 def sparsity_of(atype: str, kind: str = "") -> Sparsity | None:

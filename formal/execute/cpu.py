@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from ..variants import (
+    REGISTER_BITS,
     SPARSITY,
     VARIANTS,
     Sparsity,
@@ -232,7 +233,7 @@ def _register_bits(rec: Mapping[str, Any]) -> int | None:
     reg = rec.get("register") or None
     if not reg or not reg.get("per_register"):
         return None
-    width = 64 if str(reg.get("kind")) in ("f64", "b64") else 32
+    width = REGISTER_BITS.get(str(reg.get("kind")), 32)
     return width // int(reg["per_register"])
 
 
