@@ -313,18 +313,23 @@ def check_variant(device: Any, p: cpu.Plan, trials: int, handle: Any = None,
 
 
 def check_erratum(device: Any, v: Variant, records: Sequence[Mapping[str, Any]],
-                  erratum: Mapping[str, Any], trials: int) \
+                  erratum: Mapping[str, Any], trials: int,
+                  fixed: cpu.Plan | cpu.LayoutError | None = None) \
         -> tuple[list[Run], dict[str, dict[str, Any]]]:
     """Pack one operand of ``v`` by the spec's erratum layout (the rest as ``records``) and
     run it: the hardware should disagree.  Also returns the cell table of the map the
     erratum's correction puts there, by hash (evidence keeps it, so that the ``hardware``
-    obligation can show the spec's cell beside the confirmed one)."""
+    obligation can show the spec's cell beside the confirmed one).  ``fixed`` is the plan of
+    ``v`` from ``records`` when the caller has it already."""
     op = str(erratum["operand"])
     lid = str(erratum.get("id", ""))
     sels: Sequence[int | None] = v.selectors or (None,)
     try:
         p = cpu.plan(v, records, override={op: erratum})
-        fixed = cpu.plan(v, records)
+        if fixed is None:
+            fixed = cpu.plan(v, records)
+        if isinstance(fixed, cpu.LayoutError):
+            raise fixed
     except cpu.LayoutError as exc:
         return [Run(v, s, "not-executed", _short(str(exc)), erratum=lid) for s in sels], {}
     module = ptx.module(v)
@@ -522,7 +527,8 @@ def run_task(device: Any, task: Task, plans: Mapping[str, cpu.Plan | cpu.LayoutE
     if not runs_on(v, device.sm):
         return [Run(v, s, "not-executed", f"needs {v.target}; the device is sm_{device.sm}",
                     erratum=task.erratum) for s in (v.selectors or (None,))], {}, [], {}
-    runs, kept = check_erratum(device, v, records, errata[task.erratum], trials)
+    runs, kept = check_erratum(device, v, records, errata[task.erratum], trials,
+                               plans.get(v.key))
     return runs, {}, [], kept
 
 
