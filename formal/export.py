@@ -63,7 +63,7 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
     """('cells' | 'fields', rows) in (selector, lane, element) order; a replicated layout's
     cells also name the ``group`` (the product) of their lane."""
     names, table = cells_and_names(lay)
-    group_of = _group_function(lay)
+    group_of = lay.lane_group() if lay.operand != "metadata" else None
     rows: list[dict[str, Any]] = []
     if lay.operand == "metadata":
         sparsity = lay.sparsity
@@ -84,17 +84,6 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
             row["group"] = group_of(t)
         rows.append(row)
     return "cells", rows
-
-
-def _group_function(lay: Layout) -> Any:
-    """lane -> its product's number, for a replicated layout (else None)."""
-    rep = lay.groups
-    if rep is None or lay.operand == "metadata":
-        return None
-    from .algebra import compile_expr
-
-    f = compile_expr(rep[2])
-    return lambda t: int(f(t, 0, 0))
 
 
 def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .algebra import compile_expr
 from .model import Layout
 from .prove import cells_and_names
 from .variants import ELEMENT_LETTER
@@ -236,7 +235,7 @@ def _dense_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]
     rows, cols = lay.tile
     letter = _letter(lay)
     groups = lay.groups
-    group_fn = compile_expr(groups[2]) if groups is not None else None
+    group_fn = lay.lane_group()
     views = list(range(groups[1])) if groups is not None else [0]
     unmapped: list[str] = []
     for (_s, t, i), out in sorted(table.items()):
@@ -249,7 +248,7 @@ def _dense_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]
         outside: list[str] = []
         lanes: list[int] = []
         for (_s, t, i), out in sorted(table.items()):
-            if group_fn is not None and group_fn(t, 0, 0) != g:
+            if group_fn is not None and group_fn(t) != g:
                 continue
             if t not in lanes:
                 lanes.append(t)

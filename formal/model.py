@@ -26,14 +26,14 @@ about a section of another document.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
 
 from . import syntax as S
-from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I, show, show_cond
+from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I, compile_expr, show, show_cond
 from .ingest import Document, Section
 from .parse import ParsedBlock, ParsedDocument, ParsedPart, ParsedSection, parse_document
 from .source import Finding, SourceText, Span, error, warning
@@ -190,6 +190,14 @@ class Layout:
             if rep is not None:
                 return rep
         return None
+
+    def lane_group(self) -> Callable[[int], int] | None:
+        """lane -> the number of its product, for a replicated layout (else None)."""
+        rep = self.groups
+        if rep is None:
+            return None
+        f = compile_expr(rep[2])
+        return lambda t: int(f(t, 0, 0))
 
     @property
     def elements(self) -> int:
