@@ -721,17 +721,8 @@ def _with_section_context(layouts: list[Layout], section: Sequence[Layout]) -> l
 
 
 def _target_matches(lay: Layout, target: S.Target, operand: str) -> bool:
-    if lay.operand != operand or str(lay.shape) != target.shape:
-        return False
-    if lay.instruction != ("mma.sp" if target.sparse else "mma"):
-        return False
-    words = set(target.qualifier.words)
-    title = lay.title.lower()
-    if "integer" in words and "integer" not in title:
-        return False
-    if "floating" in words and "floating" not in title:
-        return False
-    return True
+    return lay.operand == operand and \
+        _names_section(target, lay.instruction, str(lay.shape), lay.title)
 
 
 def _partner_types(instruction: str, shape: str, operand: str,
