@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .variants import VARIANTS, layout_serves, record_arrangement, records_by_operand, runs_on
+from .variants import VARIANTS, layout_serves, record_serves, records_by_operand, runs_on
 
 
 @dataclass(frozen=True)
@@ -368,7 +368,7 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
         want = _current(v, records)
         if want is None:
             continue
-        for sel in (v.selectors or (None,)):
+        for sel in v.runs:
             label = v.key + ("" if sel is None else f" selector {sel}")
             if not any(r.key == v.key and r.selector == sel and r.result == "match"
                        and _packed_with(r, want) for r in checks):
@@ -382,15 +382,13 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
     for e in _as_records(errata):
         op, h, lid = str(e.get("operand")), str(e.get("map_hash") or ""), str(e.get("id", ""))
         for v in VARIANTS:
-            if not runs_on(v, target) or not layout_serves(
-                    v, op, str(e.get("instruction")), str(e.get("shape")),
-                    e.get("types") or (), lid, record_arrangement(e)):
+            if not runs_on(v, target) or not record_serves(v, e):
                 continue
             want = _current(v, records)
             if want is None:
                 continue
             want = {**want, op: h}
-            for sel in (v.selectors or (None,)):
+            for sel in v.runs:
                 label = v.key + ("" if sel is None else f" selector {sel}")
                 ran = [r for r in checks if r.key == v.key and r.selector == sel
                        and _packed_with(r, want)]

@@ -257,6 +257,11 @@ class Variant:
         return tuple(range(selector_count(self.shape, self.a, self.kind)))
 
     @property
+    def runs(self) -> tuple[int | None, ...]:
+        """One entry per run of the variant: each legal selector, or None for plain mma."""
+        return self.selectors or (None,)
+
+    @property
     def dims(self) -> Shape:
         s = Shape.parse(self.shape)
         assert s is not None, self.shape
@@ -432,6 +437,13 @@ def operands_of(v: Variant) -> tuple[str, ...]:
     return ("A", "B", "C/D", "metadata") if v.sparse else ("A", "B", "C/D")
 
 
+def record_serves(v: Variant, r: Mapping[str, Any]) -> bool:
+    """``layout_serves`` for a layout record in ``formal.export``'s JSON form."""
+    return layout_serves(v, str(r.get("operand")), str(r.get("instruction")),
+                         str(r.get("shape")), r.get("types") or (), str(r.get("id", "")),
+                         record_arrangement(r))
+
+
 def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
                   types: Iterable[str], layout_id: str = "", arrangement: str = "") -> bool:
     """Does a layout (instruction, shape, operand, types) describe ``operand`` of ``v``?
@@ -474,9 +486,7 @@ def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands_of(v):
         hits = [r for r in records
-                if r.get("operand") == op and layout_serves(
-                    v, op, str(r.get("instruction")), str(r.get("shape")),
-                    r.get("types") or (), str(r.get("id", "")), record_arrangement(r))]
+                if r.get("operand") == op and record_serves(v, r)]
         hits.sort(key=lambda r: not (r.get("cells") or r.get("fields")))
         if hits:
             out[op] = hits[0]

@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from ..variants import VARIANTS, Variant, layout_serves, record_arrangement, runs_on
+from ..variants import VARIANTS, Variant, record_serves, runs_on
 from . import cpu, discover, ptx
 
 SCHEMA = 1
@@ -280,7 +280,7 @@ def check_variant(device: Any, p: cpu.Plan, trials: int, handle: Any = None,
     if handle is None:
         handle = device.load(module)
     runs = []
-    for sel in (v.selectors or (None,)):
+    for sel in v.runs:
         t0 = time.perf_counter()
         seed = secrets.randbits(63)
         rng = np.random.default_rng(seed)
@@ -323,7 +323,6 @@ def check_erratum(device: Any, v: Variant, records: Sequence[Mapping[str, Any]],
     ``v`` from ``records`` when the caller has it already."""
     op = str(erratum["operand"])
     lid = str(erratum.get("id", ""))
-    sels: Sequence[int | None] = v.selectors or (None,)
     try:
         p = cpu.plan(v, records, override={op: erratum})
         if fixed is None:
@@ -331,13 +330,12 @@ def check_erratum(device: Any, v: Variant, records: Sequence[Mapping[str, Any]],
         if isinstance(fixed, cpu.LayoutError):
             raise fixed
     except cpu.LayoutError as exc:
-        return [Run(v, s, "not-executed", _short(str(exc)), erratum=lid) for s in sels], {}
+        return _runs(v, "not-executed", _short(str(exc)), erratum=lid), {}
     module = ptx.module(v)
     try:
         runs = check_variant(device, p, trials, None, module)
     except DeviceError as exc:
-        return [Run(v, s, "error", _short(str(exc)), layout_hashes=p.hashes, erratum=lid)
-                for s in sels], {}
+        return _runs(v, "error", _short(str(exc)), layout_hashes=p.hashes, erratum=lid), {}
     fixed_map = {"A": fixed.a, "B": fixed.b, "C/D": fixed.cd}[op]
     maps = {fixed.hashes[op]: _compact_map(v, op, "cells", fixed_map.cells())}
     for r in runs:
@@ -459,9 +457,7 @@ def tasks_of(variants: Sequence[Variant], errata: Sequence[Mapping[str, Any]] = 
     out = [Task(v.key) for v in variants]
     for e in errata:
         for v in variants:
-            if layout_serves(v, str(e.get("operand")), str(e.get("instruction")),
-                             str(e.get("shape")), e.get("types") or (), str(e.get("id", "")),
-                             record_arrangement(e)):
+            if record_serves(v, e):
                 out.append(Task(v.key, str(e.get("id", ""))))
     return out
 
@@ -469,9 +465,13 @@ def tasks_of(variants: Sequence[Variant], errata: Sequence[Mapping[str, Any]] = 
 Outcome = tuple[list[Run], dict[str, dict[str, Any]], list[str], dict[str, dict[str, Any]]]
 
 
+def _runs(v: Variant, result: str, detail: str, **kw: Any) -> list[Run]:
+    """The same result for every run of ``v`` (each selector)."""
+    return [Run(v, s, result, detail, **kw) for s in v.runs]
+
+
 def _error_runs(task: Task, why: str) -> list[Run]:
-    v = _VARIANT[task.key]
-    return [Run(v, s, "error", why, erratum=task.erratum) for s in (v.selectors or (None,))]
+    return _runs(_VARIANT[task.key], "error", why, erratum=task.erratum)
 
 
 def run_variant(device: Any, v: Variant, plans: Mapping[str, cpu.Plan | cpu.LayoutError],
@@ -479,30 +479,24 @@ def run_variant(device: Any, v: Variant, plans: Mapping[str, cpu.Plan | cpu.Layo
         -> tuple[list[Run], dict[str, dict[str, Any]], list[str]]:
     """Everything about one variant: its check runs, and its discovery."""
     p = plans.get(v.key)
-    sels: Sequence[int | None] = v.selectors or (None,)
     hashes = p.hashes if isinstance(p, cpu.Plan) else {}
     if not runs_on(v, device.sm):
         err = ptxas_ok(v)
         if err is None:
-            return [Run(v, s, "compiled-only", f"assembled for {v.target} with ptxas; the "
-                        f"device is sm_{device.sm}", layout_hashes=hashes) for s in sels], {}, []
-        return [Run(v, s, "not-executed" if err == "no ptxas" else "error",
-                    f"needs {v.target}; the device is sm_{device.sm}"
-                    + ("" if err == "no ptxas" else f"; ptxas failed: {_short(err, 300)}"),
-                    layout_hashes=hashes) for s in sels], {}, []
+            return _runs(v, "compiled-only", f"assembled for {v.target} with ptxas; the "
+                         f"device is sm_{device.sm}", layout_hashes=hashes), {}, []
+        return _runs(v, "not-executed" if err == "no ptxas" else "error",
+                     f"needs {v.target}; the device is sm_{device.sm}"
+                     + ("" if err == "no ptxas" else f"; ptxas failed: {_short(err, 300)}"),
+                     layout_hashes=hashes), {}, []
     if not isinstance(p, cpu.Plan):
-        return [Run(v, s, "not-executed", _short(str(p))) for s in sels], {}, []
+        return _runs(v, "not-executed", _short(str(p))), {}, []
     module = ptx.module(v)
     try:
         handle = device.load(module)
-    except DeviceError as exc:
-        return [Run(v, s, "error", _short(str(exc)), layout_hashes=p.hashes) for s in sels], \
-            {}, []
-    try:
         runs = check_variant(device, p, trials, handle, module)
     except DeviceError as exc:
-        return [Run(v, s, "error", _short(str(exc)), layout_hashes=p.hashes) for s in sels], \
-            {}, []
+        return _runs(v, "error", _short(str(exc)), layout_hashes=p.hashes), {}, []
     maps: dict[str, dict[str, Any]] = {}
     lines: list[str] = []
     if do_discover:
@@ -525,8 +519,8 @@ def run_task(device: Any, task: Task, plans: Mapping[str, cpu.Plan | cpu.LayoutE
         runs, maps, lines = run_variant(device, v, plans, trials, do_discover, ptxas_ok)
         return runs, maps, lines, {}
     if not runs_on(v, device.sm):
-        return [Run(v, s, "not-executed", f"needs {v.target}; the device is sm_{device.sm}",
-                    erratum=task.erratum) for s in (v.selectors or (None,))], {}, [], {}
+        return _runs(v, "not-executed", f"needs {v.target}; the device is sm_{device.sm}",
+                     erratum=task.erratum), {}, [], {}
     runs, kept = check_erratum(device, v, records, errata[task.erratum], trials,
                                plans.get(v.key))
     return runs, {}, [], kept
@@ -695,9 +689,7 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
 
     def skip(rest: Sequence[Task], why: str, result: str) -> None:
         for t in rest:
-            v = _VARIANT[t.key]
-            report.runs.extend(Run(v, s, result, why, erratum=t.erratum)
-                               for s in (v.selectors or (None,)))
+            report.runs.extend(_runs(_VARIANT[t.key], result, why, erratum=t.erratum))
 
     while pending:
         receiver, sender = ctx.Pipe(duplex=False)

@@ -194,8 +194,7 @@ def module(v: Variant, arch: str | None = None) -> Module:
     """The PTX module of ``v`` (``.target`` ``arch``, default the variant's own target)."""
     target = arch or v.target
     major, minor = ptx_version(v, target)
-    sels: Sequence[int | None] = v.selectors if v.sparse else (None,)
-    entries = tuple((s, "mma" if s is None else f"sel{s}") for s in sels)
+    entries = tuple((s, "mma" if s is None else f"sel{s}") for s in v.runs)
     head = [
         f"// ptxlayout kernel for {v.key} (formal/execute/ptx.py; generated, do not edit)",
         f".version {major}.{minor}",
