@@ -193,33 +193,30 @@ def _titles(lay: Layout) -> tuple[str, str]:
     return title, sub
 
 
+def _runs(xs: list[int]) -> list[tuple[int, int]]:
+    """Runs of consecutive values, in the order given: [0, 1, 2, 5] -> [(0, 2), (5, 5)]."""
+    runs: list[tuple[int, int]] = []
+    for x in xs:
+        if runs and x == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], x)
+        else:
+            runs.append((x, x))
+    return runs
+
+
 def _elems(letter: str, idx: list[int]) -> str:
     """a0,a1 | a0..a3 (runs of three or more collapse)."""
-    idx = sorted(idx)
     out: list[str] = []
-    k = 0
-    while k < len(idx):
-        j = k
-        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
-            j += 1
-        if j - k >= 2:
-            out.append(f"{letter}{idx[k]}..{letter}{idx[j]}")
+    for a, b in _runs(sorted(idx)):
+        if b - a >= 2:
+            out.append(f"{letter}{a}..{letter}{b}")
         else:
-            out.extend(f"{letter}{x}" for x in idx[k:j + 1])
-        k = j + 1
+            out.extend(f"{letter}{x}" for x in range(a, b + 1))
     return ",".join(out)
 
 
 def _lane_ranges(lanes: list[int]) -> str:
-    out: list[str] = []
-    k = 0
-    while k < len(lanes):
-        j = k
-        while j + 1 < len(lanes) and lanes[j + 1] == lanes[j] + 1:
-            j += 1
-        out.append(str(lanes[k]) if j == k else f"{lanes[k]}-{lanes[j]}")
-        k = j + 1
-    return ", ".join(out)
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in _runs(lanes))
 
 
 def _state(holders: list[Holder]) -> str:
@@ -316,13 +313,7 @@ def _sparse_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...
 
 def _bits(fields: list[int], width: int) -> str:
     """[3:0] for fields 0, 1 of 2 bits; non-adjacent runs are listed."""
-    fields = sorted(fields)
-    runs: list[tuple[int, int]] = []
-    for f in fields:
-        if runs and f == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], f)
-        else:
-            runs.append((f, f))
+    runs = _runs(sorted(fields))
     return ",".join(f"{b * width + width - 1}:{a * width}" for a, b in runs)
 
 
