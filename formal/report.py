@@ -65,7 +65,7 @@ def layout_json(r: LayoutResult, verbose: bool = False) -> dict[str, Any]:
 def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
     """One finding, with exactly the keys of the contract; an accepted erratum says so at
     the end of its message (``verbose`` adds ``layout`` and ``accepted`` as keys)."""
-    message = f.message + (f" [accepted: {f.accepted}]" if f.accepted else "")
+    message = f.shown_message
     out: dict[str, Any] = {
         "severity": f.severity,
         "kind": f.kind,

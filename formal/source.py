@@ -136,9 +136,13 @@ class Finding:
     extra_spans: tuple[Span, ...] = field(default=())
     accepted: str = ""  # the reason, when a known erratum is accepted
 
+    @property
+    def shown_message(self) -> str:
+        """The message as reports show it: an accepted erratum says so at the end."""
+        return self.message + (f" [accepted: {self.accepted}]" if self.accepted else "")
+
     def format(self) -> str:
-        tail = f" [accepted: {self.accepted}]" if self.accepted else ""
-        return f"{self.span}: {self.severity}: {self.kind}: {self.message}{tail}"
+        return f"{self.span}: {self.severity}: {self.kind}: {self.shown_message}"
 
     @property
     def fails(self) -> bool:
