@@ -168,6 +168,9 @@ class Layout:
     # "row" | "col" where the layout depends on the instruction's .row / .col qualifier for
     # this operand (m8n8k4 with .f16: A and B), "" elsewhere.  The id ends in it.
     arrangement: str = ""
+    # a formula line of the block did not parse (reported once, as that line's error): the
+    # map is partial, so no formula obligation is decided and no hardware verdict is drawn
+    incomplete: bool = False
 
     # -- shape facts
     @property
@@ -552,7 +555,8 @@ def _layouts_of_part(ctx: _Ctx, pb: ParsedBlock, pp: ParsedPart) -> list[Layout]
             shape=ctx.shape, operand=operand, types=types, source=source,
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
             title_types=title_types, arrangement=arrangement, lanes=lanes,
-            helpers=tuple(h for n, h in builder.helpers.items() if n not in targets)))
+            helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
+            incomplete=bool(program.unparsed)))
     return out
 
 
@@ -567,6 +571,8 @@ def _build_formulas(ctx: _Ctx, builder: _Builder, program: S.Program,
                 "sparse A needs 'col = [firstcol ... lastcol]'"))
     for name in targets:
         d = program.get(name)
+        if d is None and program.unparsed:
+            continue  # its line did not parse: that line's error is the one finding
         if d is None:
             ctx.findings.append(error(
                 "model", where or SourceText.at("", ctx.doc.name, 1),

@@ -26,8 +26,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
 from . import syntax as S
 from .ingest import Document, OperandBlock, Section, TableRow, TypeBlock
-from .source import Finding, SourceText, error
-from .variants import COUNT_WORDS
+from .source import Finding, SourceText, error, warning
+from .variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS
 
 MAX_LINE = 2000  # characters in one logical line of pseudocode or prose
 MAX_NESTING = 64  # parenthesis depth
@@ -413,13 +413,21 @@ def _parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findi
     return value, []
 
 
-def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
-    """Join continuation lines to their assignment; report stray or conflicting lines."""
+def assemble(lines: Sequence[S.PseudoLine | SourceText],
+             ) -> tuple[S.Program, list[Finding]]:
+    """Join continuation lines to their assignment; report stray or conflicting lines.
+
+    A ``SourceText`` in place of a line is a line that did not parse (already reported; the
+    program records it as ``unparsed``).  A definition keeps the cases that did parse; the
+    case lines after a definition line that did not parse belong to it and are passed over
+    in silence, so one bad line gives one finding."""
     defs: list[S.Definition] = []
     findings: list[Finding] = []
+    unparsed: list[SourceText] = []
     current: list[S.Case] | None = None
     name = kind = ""
     head: SourceText | None = None
+    orphaned = False  # the definition line above did not parse
 
     def close() -> None:
         nonlocal current
@@ -428,9 +436,17 @@ def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
         current = None
 
     for ln in lines:
+        if isinstance(ln, SourceText):
+            unparsed.append(ln)
+            if starts_definition(ln.text):
+                close()
+                orphaned = True
+            continue
         if ln.kind in ("blank", "where"):
             continue
         if ln.kind == "continuation":
+            if orphaned:
+                continue  # a case of the definition that did not parse
             if current is None or kind != "expr":
                 findings.append(error("parse", ln.source.strip(),
                                       "a case line with no assignment above it"))
@@ -442,6 +458,7 @@ def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
             current.append(S.Case(ln.source, expr=ln.expr, guard=ln.guard))
             continue
         close()
+        orphaned = False
         name, head = ln.name, ln.source
         if ln.kind == "assign":
             kind = "expr"
@@ -456,17 +473,22 @@ def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
             kind = "set"
             current = [S.Case(ln.source, items=ln.items)]
     close()
-    return S.Program(tuple(defs)), findings
+    return S.Program(tuple(defs), tuple(unparsed)), findings
+
+
+def starts_definition(text: str) -> bool:
+    """Does a line that did not parse open a definition (``name = ...``)?"""
+    t = text.lstrip()
+    return t[:1].isalpha() and "=" in t.split(" for ")[0]
 
 
 def parse_program(lines: Sequence[SourceText]) -> tuple[S.Program, list[Finding]]:
-    parsed: list[S.PseudoLine] = []
+    parsed: list[S.PseudoLine | SourceText] = []
     findings: list[Finding] = []
     for src in lines:
         value, errs = parse_pseudo_line(src)
         findings.extend(errs)
-        if value is not None:
-            parsed.append(value)
+        parsed.append(value if value is not None else src)
     program, more = assemble(parsed)
     return program, findings + more
 
@@ -486,6 +508,40 @@ def _count_from_words(words: Sequence[Token]) -> S.Count:
     return S.Count(value, text, words[0].start_pos or 0)
 
 
+# the words that may join the facts of a fragment sentence
+_JOINING = frozenset({"CONTAINING", "OF", "WITH", "EACH", "REGWORD", "HOLDING", "CONSISTING",
+                      "THEM"})
+_INTROS = (("containing",), ("of",), ("consisting", "of"), ("with",), ("holding",))
+
+
+def _intro_slips(words: Sequence[Token]) -> list[tuple[int, str]]:
+    """``containing of two .s32 registers``: the meaning is clear, the wording is not."""
+    said = tuple(str(w).lower() for w in words)
+    if said in _INTROS:
+        return []
+    return [(words[0].start_pos or 0, f"'{' '.join(said)}' before the register count reads "
+             "as a slip (one of 'containing' or 'of' is meant)")]
+
+
+def _count_slips(count: S.Count) -> list[tuple[int, str]]:
+    if count.text == "single":
+        return [(count.pos, "'single' without 'a' reads as a slip ('a single' is meant)")]
+    return []
+
+
+def _filling(kind: str, types: tuple[str, ...], pos: int) -> S.Count | None:
+    """Elements per register when the sentence leaves the count out: as many as fill it."""
+    width = REGISTER_BITS.get(kind)
+    if width is None or not types or any(t not in CONTAINER_BITS for t in types):
+        return None
+    # the narrowest container every type can take (.e4m3 / .e2m1 share 8-bit ones)
+    common = set.intersection(*(set(CONTAINER_BITS[t]) for t in types))
+    if not common or width % min(common):
+        return None
+    n = width // min(common)
+    return S.Count(n, f"{n} (as many as fill a .{kind})", pos)
+
+
 @v_args(inline=False)
 class ProseTransformer(Transformer[Token, Any]):
     """Lark tree of a table cell or a sentence -> ``syntax`` values."""
@@ -496,6 +552,9 @@ class ProseTransformer(Transformer[Token, Any]):
     def count_single(self, c: list[Token]) -> S.Count:
         return S.Count(1, "a single", c[0].start_pos or 0)
 
+    def count_single_bare(self, c: list[Token]) -> S.Count:
+        return S.Count(1, "single", c[0].start_pos or 0)
+
     def count_one(self, c: list[Token]) -> S.Count:
         return S.Count(1, str(c[0]), c[0].start_pos or 0)
 
@@ -505,54 +564,80 @@ class ProseTransformer(Transformer[Token, Any]):
     def types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
         return tuple(str(t)[1:] for t in c if t.type == "TYPE"), c[0].start_pos or 0
 
-    def out_of(self, c: list[Any]) -> S.Count:
-        return next(x for x in c if isinstance(x, S.Count))
+    def out_of(self, c: list[Any]) -> tuple[str, S.Count]:
+        return ("out_of", next(x for x in c if isinstance(x, S.Count)))
 
-    def from_clause(self, c: list[Any]) -> tuple[tuple[str, ...], int]:
+    def from_clause(self, c: list[Any]) -> tuple[str, tuple[str, ...], int]:
         names = [t for t in c if isinstance(t, Token) and t.type == "MATNAME"]
-        return tuple(str(t) for t in names), (names[0].start_pos or 0) if names else 0
+        return ("from", tuple(str(t) for t in names), (names[0].start_pos or 0) if names else 0)
 
     def sentence(self, c: list[Token]) -> str:
         return " ".join(str(t) for t in c)
 
-    def _elem_clause(self, c: list[Any], per: bool) -> dict[str, Any]:
-        counts = [x for x in c if isinstance(x, S.Count)]
-        types = next(x for x in c if isinstance(x, tuple))
-        nonzero = any(isinstance(x, Token) and x.type == "NONZERO" for x in c)
-        return {"count": counts[0], "out_of": counts[1] if len(counts) > 1 else None,
-                "types": types, "nonzero": nonzero, "per": per}
+    # -- the fragment sentence: its facts, and the words between them
+    def frag_word(self, c: list[Token]) -> Token | None:
+        return c[0] if c else None  # None: a comma
 
-    def per_register(self, c: list[Any]) -> dict[str, Any]:
-        return self._elem_clause(c, True)
+    def frag_intro(self, c: list[Token | None]) -> tuple[str, tuple[Token, ...]]:
+        return ("intro", tuple(t for t in c if t is not None))
 
-    def in_total(self, c: list[Any]) -> dict[str, Any]:
-        return self._elem_clause(c, False)
+    def frag_per(self, c: list[Token]) -> tuple[str, bool]:
+        return ("per", True)
+
+    def frag_elements(self, c: list[Any]) -> dict[str, Any]:
+        words = [t for t in c if isinstance(t, Token) and t.type in _JOINING]
+        tagged: dict[str, Any] = dict(x for x in c if isinstance(x, tuple)
+                                      and isinstance(x[0], str))
+        return {"count": next((x for x in c if isinstance(x, S.Count)), None),
+                "types": next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple)),
+                "nonzero": any(isinstance(t, Token) and t.type == "NONZERO" for t in c),
+                "out_of": tagged.get("out_of"),
+                "per": bool(tagged.get("per")) or any(str(t).lower() == "each" for t in words)}
 
     def fragment(self, c: list[Any]) -> S.FragmentDesc:
-        counts = [x for x in c if isinstance(x, S.Count)]
+        regs = next(x for x in c if isinstance(x, S.Count))
         regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
-        clause = next(x for x in c if isinstance(x, dict))
-        frm = next((x for x in c if isinstance(x, tuple)), ((), 0))
+        kind = str(regkind)[1:]
+        intro = next(x[1] for x in c if isinstance(x, tuple) and x[0] == "intro")
+        elems = next((x for x in c if isinstance(x, dict)), None)
+        frm = next((x for x in c if isinstance(x, tuple) and x[0] == "from"), ("from", (), 0))
         extra = tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
-        (types, types_pos) = clause["types"]
+        slips = _intro_slips(intro) + _count_slips(regs)
+        per = total = None
+        if elems is None:
+            # "of eight .f32 registers.": one element of the register's own type each
+            types, types_pos = ((kind,), regkind.start_pos or 0) if kind in TYPE_BITS \
+                else ((), regkind.start_pos or 0)
+            per = S.Count(1, "one (one element of the register's own type)",
+                          regkind.start_pos or 0) if types else None
+            nonzero, out_of = False, None
+        else:
+            types, types_pos = elems["types"]
+            nonzero, out_of = elems["nonzero"], elems["out_of"]
+            count = elems["count"]
+            if count is None:
+                # "containing .f64 elements": as many as fill the register
+                per = _filling(kind, types, types_pos)
+            else:
+                slips += _count_slips(count)
+                per, total = (count, None) if elems["per"] else (None, count)
         return S.FragmentDesc(
-            registers=counts[0], register_kind=str(regkind)[1:],
-            register_kind_pos=regkind.start_pos or 0,
-            per_register=clause["count"] if clause["per"] else None,
-            total=None if clause["per"] else clause["count"],
-            nonzero=clause["nonzero"], types=types, types_pos=types_pos,
-            out_of=clause["out_of"], matrices=frm[0], matrix_pos=frm[1], extra=extra)
+            registers=regs, register_kind=kind, register_kind_pos=regkind.start_pos or 0,
+            per_register=per, total=total, nonzero=nonzero, types=types, types_pos=types_pos,
+            out_of=out_of, matrices=frm[1], matrix_pos=frm[2], extra=extra,
+            slips=tuple(slips))
 
     def fragment_terse(self, c: list[Any]) -> S.FragmentDesc:
         counts = [x for x in c if isinstance(x, S.Count)]
         regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
-        types, types_pos = next(x for x in c if isinstance(x, tuple))
+        types, types_pos = next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple))
+        out_of = next((x[1] for x in c if isinstance(x, tuple) and x[0] == "out_of"), None)
         nonzero = any(isinstance(t, Token) and t.type == "NONZERO" for t in c)
         return S.FragmentDesc(
             registers=counts[0], register_kind=str(regkind)[1:],
             register_kind_pos=regkind.start_pos or 0, per_register=counts[1], total=None,
             nonzero=nonzero, types=types, types_pos=types_pos,
-            out_of=counts[2] if len(counts) > 2 else None, matrices=(), matrix_pos=0)
+            out_of=out_of, matrices=(), matrix_pos=0)
 
     def fragment_cell(self, c: list[Any]) -> S.FragmentDesc:
         return c[0]
@@ -789,6 +874,24 @@ def _header(header: TableRow | None,
     return value, src
 
 
+def unreadable(errs: Sequence[Finding], unchecked: str) -> list[Finding]:
+    """A sentence the prose grammar cannot read is a warning naming what goes unchecked: the
+    formulas are the primary data, the prose is cross-checked where it can be read."""
+    return [replace(f, severity="warning", kind="unreadable",
+                    message=f"{f.message}; {unchecked}") for f in errs]
+
+
+def _slips(frag: S.FragmentDesc | None, src: SourceText | None, shift: int = 0,
+           ) -> list[Finding]:
+    if frag is None or src is None:
+        return []
+    return [warning("wording", src.span(pos + shift), f"the fragment sentence: {remark}")
+            for pos, remark in frag.slips]
+
+
+_ROW_UNCHECKED = "the register budget and element types of this row are not checked"
+
+
 def parse_row(row: TableRow, header: TableRow | None,
               findings: list[Finding]) -> S.TableFacts | None:
     """One table row, flat (a text scrape's one line) or split into cells."""
@@ -800,11 +903,12 @@ def parse_row(row: TableRow, header: TableRow | None,
         if value is None:
             # a row with no fragment sentence: the types alone
             tvalue = parse_prose(src, "type_cell", "this table row")[0]
-            findings.extend(errs)
+            findings.extend(unreadable(errs, _ROW_UNCHECKED))
             if tvalue is None:
                 return None
             return S.TableFacts(src, tvalue[0], None, None, None, None, hdr, hdr_src)
         fr: S.FlatRow = value
+        findings.extend(_slips(fr.fragment, src))
         esrc = src.slice(fr.elements_pos) if fr.elements is not None else None
         elements = fr.elements
         if elements is not None:
@@ -821,7 +925,8 @@ def parse_row(row: TableRow, header: TableRow | None,
     if len(cells) > 1 and cells[1].text.strip():
         fsrc = cells[1]
         frag, errs = parse_prose(fsrc, "fragment_cell", "the fragment cell")
-        findings.extend(errs)
+        findings.extend(unreadable(errs, _ROW_UNCHECKED))
+        findings.extend(_slips(frag, fsrc))
     elements = esrc = None
     if len(cells) > 2 and cells[2].text.strip():
         esrc = cells[2]
@@ -829,7 +934,7 @@ def parse_row(row: TableRow, header: TableRow | None,
             esrc = None  # the sparse tables put a sentence in the Elements column
         else:
             elements, errs = parse_prose(esrc, "element_list", "the element list")
-            findings.extend(errs)
+            findings.extend(unreadable(errs, "the element list is not checked"))
     return S.TableFacts(tsrc, tvalue[0], frag, fsrc, elements, esrc, hdr, hdr_src)
 
 

@@ -266,7 +266,7 @@ def _chain(first: Rendering, second: Rendering) -> Rendering:
                      second.missing_lists)
 
 
-# ---- fragment sentences ----------------------------------------------------------------------------
+# ---- fragment sentences -------------------------------------------------------------------
 
 _TY = r"`?\.[a-z][a-z0-9]*`?"
 _TYS = rf"{_TY}(?:\s*(?:/|or)\s*{_TY})*"

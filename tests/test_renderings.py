@@ -39,7 +39,8 @@ def _errors(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.severity == "error"]
 
 
-def _by_line(findings: list[Finding], origin: R.Rendering | None = None) -> Counter[tuple[str, int]]:
+def _by_line(findings: list[Finding],
+             origin: R.Rendering | None = None) -> Counter[tuple[str, int]]:
     return Counter((f.kind, origin.seed_line(f.span.line) if origin else f.span.line)
                    for f in _errors(findings))
 
