@@ -45,6 +45,7 @@ from .variants import (
     SPARSITY,
     VARIANTS,
     Shape,
+    legal_types,
 )
 
 LANES = 32
@@ -542,6 +543,8 @@ def _layouts_of_part(ctx: _Ctx, pb: ParsedBlock, pp: ParsedPart) -> list[Layout]
     source = ctx.provenance if has_code else "figure-only"
     figures = tuple(f.text for f in part.figures)
     title_types = _types_of_title(ctx.title)
+    part_types = {t for f in pp.rows for t in f.types} or set(label_types or title_types)
+    _check_figures(ctx, pp.figures, operand, part_types)
     out: list[Layout] = []
     groups: list[tuple[tuple[str, ...], S.TableFacts | None]] = \
         [(f.types, f) for f in pp.rows] or [(label_types or title_types, None)]
@@ -644,6 +647,8 @@ def _metadata_layouts(ctx: _Ctx, pb: ParsedBlock) -> list[Layout]:
                                           exc.message))
     ctx.findings.extend(builder.findings)
     md = MetadataFacts(desc, desc_src, selectors, sel_src, holder, holder_src)
+    for pp in pb.parts:
+        _check_figures(ctx, pp.figures, "metadata", set(types))
     source = ctx.provenance if program.definitions else "figure-only"
     return [Layout(
         id=_id(ctx.doc_label, ctx.instruction, str(ctx.shape), "metadata", types),
@@ -655,6 +660,36 @@ def _metadata_layouts(ctx: _Ctx, pb: ParsedBlock) -> list[Layout]:
                       if n not in ("row", "chunk", "slot")),
         figures=tuple(f.text for p in block.parts for f in p.figures),
         title_types=types)]
+
+
+def _check_figures(ctx: _Ctx, figures: Sequence[tuple[SourceText, S.FigureFacts]],
+                   operand: str, types: set[str]) -> None:
+    """A figure whose caption or image name names another instruction, shape, operand or
+    type than the block it stands in (the spec reuses images): a warning each."""
+    for src, ff in figures:
+        said = []
+        if ff.sparse and ctx.instruction == "mma":
+            said.append("sparse mma")
+        if ff.shapes and str(ctx.shape) not in ff.shapes:
+            said.append("." + " / .".join(ff.shapes))
+        if ff.operands and operand not in ff.operands:
+            said.append(" / ".join(_OPERAND_WORDS.get(o, o) for o in ff.operands))
+        known = set(types)
+        if operand == "C/D":  # accumulator figures go by the multiplicand types, as labels do
+            known |= legal_types(ctx.instruction, str(ctx.shape), "A") | \
+                legal_types(ctx.instruction, str(ctx.shape), "B")
+        if ff.types and types and not set(ff.types) & known:
+            said.append(" / ".join(f".{t}" for t in ff.types))
+        if said:
+            what = "image" if ff.image else "caption"
+            ctx.findings.append(warning(
+                "figure", src, f"the figure's {what} names {', '.join(said)}, but it stands "
+                f"under the {ctx.instruction} .{ctx.shape} {_OPERAND_WORDS.get(operand, operand)}"
+                f" block of " + " / ".join(f".{t}" for t in sorted(types))))
+
+
+_OPERAND_WORDS = {"A": "matrix A", "B": "matrix B", "C/D": "accumulators C/D",
+                  "metadata": "metadata"}
 
 
 def _first_line(part: Any, block: Any) -> SourceText:

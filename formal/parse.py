@@ -27,7 +27,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 from . import syntax as S
 from .ingest import Document, OperandBlock, Section, TableRow, TypeBlock
 from .source import Finding, SourceText, error, warning
-from .variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS
+from .variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS, shapes
 
 MAX_LINE = 2000  # characters in one logical line of pseudocode or prose
 MAX_NESTING = 64  # parenthesis depth
@@ -35,7 +35,7 @@ MAX_LITERAL_BITS = 64
 
 FRAGMENT_STARTS = (
     "fragment_cell", "flat_row", "type_cell", "header", "element_list", "type_label",
-    "section_title", "reference", "metadata_desc", "metadata_decl",
+    "section_title", "reference", "metadata_desc", "metadata_decl", "figure",
 )
 
 
@@ -542,6 +542,13 @@ def _filling(kind: str, types: tuple[str, ...], pos: int) -> S.Count | None:
     return S.Count(n, f"{n} (as many as fill a .{kind})", pos)
 
 
+# an image name spells its shape as digits (16816) and its types as run-together words
+_SHAPE_DIGITS = {sh.replace("m", "").replace("n", "").replace("k", ""): sh
+                 for sh in sorted(shapes("mma") | shapes("mma.sp"))}
+_IMAGE_TYPES = {"f16bf16": ("f16", "bf16"), "u8s8": ("u8", "s8"), "u4s4": ("u4", "s4"),
+                "i8": ("s8", "u8"), "i4": ("s4", "u4")}
+
+
 @v_args(inline=False)
 class ProseTransformer(Transformer[Token, Any]):
     """Lark tree of a table cell or a sentence -> ``syntax`` values."""
@@ -755,6 +762,57 @@ class ProseTransformer(Transformer[Token, Any]):
         target = next(x for x in c if isinstance(x, S.Target))
         return S.ReferenceSentence(ops, target)
 
+    # -- figures
+    def fig_sparse(self, c: list[Token]) -> tuple[str, str]:
+        return ("sparse", "")
+
+    def fig_shape(self, c: list[Token]) -> tuple[str, str]:
+        return ("shape", str(c[0]).lstrip("."))
+
+    def fig_digits(self, c: list[Token]) -> tuple[str, str]:
+        shape = _SHAPE_DIGITS.get(str(c[0]))
+        return ("shape", shape) if shape else ("other", "")
+
+    def fig_matrix(self, c: list[Token]) -> tuple[str, str]:
+        names = {str(t) for t in c if t.type == "MATNAME"}
+        return ("operand", "C/D" if names & {"C", "D"} else min(names))
+
+    def fig_accumulator(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", "C/D")
+
+    def fig_metadata(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", "metadata")
+
+    def fig_letter(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", {"C": "C/D"}.get(str(c[0]), str(c[0])))
+
+    def fig_type(self, c: list[Token]) -> tuple[str, str]:
+        t = str(c[0])[1:]
+        t = {"f16x2": "f16", "bf16x2": "bf16"}.get(t, t)
+        return ("type", t) if t in TYPE_BITS else ("other", "")
+
+    def fig_typeword(self, c: list[Token]) -> tuple[str, str]:
+        return ("types", str(c[0]))
+
+    def fig_image(self, c: list[Token]) -> tuple[str, str]:
+        return ("image", "")
+
+    def fig_other(self, c: list[Token]) -> tuple[str, str]:
+        return ("other", "")
+
+    def figure(self, c: list[tuple[str, str]]) -> S.FigureFacts:
+        types: list[str] = []
+        for kind, value in c:
+            if kind == "type":
+                types.append(value)
+            elif kind == "types":  # an image name's word: f16bf16, u8s8, i8
+                types.extend(_IMAGE_TYPES.get(value, (value,)))
+        return S.FigureFacts(
+            sparse=any(k == "sparse" for k, _ in c),
+            shapes=tuple(dict.fromkeys(v for k, v in c if k == "shape")),
+            operands=tuple(dict.fromkeys(v for k, v in c if k == "operand")),
+            types=tuple(dict.fromkeys(types)), image=any(k == "image" for k, _ in c))
+
     def group_one(self, c: list[Token]) -> int:
         return 1
 
@@ -839,6 +897,7 @@ class ParsedPart:
     label: S.TypeLabel | None
     rows: tuple[S.TableFacts, ...]
     program: S.Program
+    figures: tuple[tuple[SourceText, S.FigureFacts], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -946,7 +1005,9 @@ def _parse_part(part: TypeBlock, findings: list[Finding]) -> ParsedPart:
     program, errs = parse_program(part.pseudo)
     findings.extend(errs)
     rows = [parse_row(r, part.header, findings) for r in part.rows]
-    return ParsedPart(part, label, tuple(r for r in rows if r is not None), program)
+    figures = tuple((f, v) for f in part.figures
+                    if (v := parse_prose(f, "figure", "the figure")[0]) is not None)
+    return ParsedPart(part, label, tuple(r for r in rows if r is not None), program, figures)
 
 
 def _metadata_sentence(block: OperandBlock, findings: list[Finding],

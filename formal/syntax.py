@@ -205,6 +205,17 @@ class FragmentDesc:
 
 
 @dataclass(frozen=True)
+class FigureFacts:
+    """What a figure's caption, alt text or image name says it draws (empty: not said)."""
+
+    sparse: bool = False
+    shapes: tuple[str, ...] = ()
+    operands: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    image: bool = False  # an image file name, not a caption
+
+
+@dataclass(frozen=True)
 class ListItem:
     kind: str  # "name" | "ellipsis" | "sep"
     text: str
