@@ -28,11 +28,13 @@ T_IMPORT = time.perf_counter()
 import sympy  # noqa: E402
 import z3  # noqa: E402,F401
 
-from formal import catalog  # noqa: E402
-from formal import prove as pv  # noqa: E402
-from formal.ingest import read_path, read_text  # noqa: E402
-from formal.model import Model, build  # noqa: E402
-from formal.parse import clear_memo, parse_document  # noqa: E402
+from formal import catalog
+from formal import prove as pv
+from formal.model.layout import Model
+from formal.model.resolve import build
+from formal.parse.document import parse_document
+from formal.parse.grammars import clear_memo
+from formal.text.read import read_path, read_text
 
 T_IMPORT = time.perf_counter() - T_IMPORT
 

@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
-from .ingest import MAX_BYTES, Document, read_path
-from .model import Layout, Model, build
-from .prove import Options, Proof, prove
+from .model.layout import Layout, Model
+from .model.resolve import build
+from .prove.driver import prove
+from .prove.verdicts import Options, Proof
+from .text.blocks import MAX_BYTES, Document
+from .text.read import read_path
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
             accept: Sequence[dict[str, Any]] | None = None) -> Run:
     """Prove the documents (none: the catalog).  ``accept`` lists known errata to accept;
     by default, proving the catalog accepts the spec's errata it keeps on purpose."""
-    from .ledger import mark_accepted
+    from .out.ledger import mark_accepted
     t0 = time.perf_counter()
     model = model_of(paths, max_bytes, use_catalog, corrections)
     t1 = time.perf_counter()

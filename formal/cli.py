@@ -41,11 +41,11 @@ def _write(text: str | bytes, output: str | None) -> None:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from .prove import Options
+    from .prove.verdicts import Options
     evidence = None
     where = getattr(args, "evidence", None)
     if where != "none":
-        from .evidence import Evidence, default_dir
+        from .prove.evidence import Evidence, default_dir
         path = default_dir() if where in (None, "auto") else where
         if path is not None:
             evidence = Evidence.load(path)
@@ -65,7 +65,7 @@ def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
-    from .report import render
+    from .out.report import render
     accept: list[dict[str, Any]] | None = None
     if args.accept or args.strict:
         import json
@@ -87,7 +87,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     grid = figure = None
     if args.format == "markdown":
         try:
-            from .figures import ascii_for, svg_for
+            from .out.figures import ascii_for, svg_for
             grid, figure = ascii_for, svg_for
         except ImportError:  # pragma: no cover - figures is part of the package
             grid = figure = None
@@ -100,10 +100,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
            args.output)
     status = EXIT_OK
     if args.ledger:
-        from .ledger import write_ledger
+        from .out.ledger import write_ledger
         write_ledger(args.ledger, run.model, proof)
     if args.check_ledger:
-        from .ledger import check_ledger
+        from .out.ledger import check_ledger
         drift = check_ledger(args.check_ledger, run.model, proof)
         for line in drift:
             print(line, file=sys.stderr)
@@ -124,7 +124,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def cmd_extract(args: argparse.Namespace) -> int:
     from .api import model_of
-    from .report import extract_json, extract_text
+    from .out.report import extract_json, extract_text
     model = model_of(args.docs, args.max_size, not args.no_catalog)
     text = extract_json(model.layouts) if args.format == "json" else extract_text(model.layouts)
     _write(text, args.output)
@@ -146,7 +146,7 @@ def _pick(args: argparse.Namespace) -> Any:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .figures import ascii_grid
+    from .out.figures import ascii_grid
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
@@ -155,7 +155,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from . import figures
+    from .out import figures
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
@@ -175,8 +175,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from . import export
     from .api import find, model_of
+    from .out import export
     model = model_of(args.docs, args.max_size, not args.no_catalog, args.corrections)
     layouts = list(model.layouts)
     if args.ids:
@@ -201,7 +201,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff_documents, render_diff
+    from .out.diff import diff_documents, render_diff
     result = diff_documents(args.old, args.new, _options(args), args.max_size)
     _write(render_diff(result, args.format), args.output)
     return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK

@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formal.execute import cpu, gpu
-from formal.variants import (
+from formal.base.variants import (
     VARIANTS,
     layout_serves,
     record_arrangement,
     records_by_operand,
     runs_on,
 )
+from formal.execute import cpu, gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"
@@ -141,7 +141,7 @@ def test_an_erratum_the_hardware_accepts_fails_the_run(export: dict[str, Any]) -
 
 def test_evidence_refutes_the_errata_and_proves_the_corrections(
         export: dict[str, Any], models: dict[str, Any], tmp_path: Path) -> None:
-    from formal.evidence import Evidence
+    from formal.prove.evidence import Evidence
 
     report = _errata_run(export, "m16n8k256")
     report.runs += _errata_run(export, "mma.m16n8k16.f64").runs
@@ -187,7 +187,7 @@ def test_prove_with_evidence_reports_the_hardware_refutation(
 def test_a_documents_layout_with_a_confirmed_map_is_proved(
         export: dict[str, Any], tmp_path: Path) -> None:
     from formal.api import model_of
-    from formal.evidence import Evidence
+    from formal.prove.evidence import Evidence
 
     recs = export["layouts"]
     report = gpu.run_all(gpu.FakeDevice(recs), recs, trials=2, only="mma.sp.m16n8k16",
@@ -231,7 +231,7 @@ def test_staleness_is_judged_against_the_corrected_catalog(export: dict[str, Any
                                                            tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]
                                                            ) -> None:
-    from formal.evidence import current_catalog, main
+    from formal.prove.evidence import current_catalog, main
 
     records, errata = current_catalog()
     assert [e["id"] for e in errata] == [e["id"] for e in export["errata"]]

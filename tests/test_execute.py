@@ -17,14 +17,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from formal.base.hashes import cell_table_hash
+from formal.base.variants import VARIANTS, assembles_for, container_bits, runs_on, selector_count
 from formal.execute import cpu, discover, gpu, ptx
-from formal.variants import (
-    VARIANTS,
-    assembles_for,
-    container_bits,
-    runs_on,
-    selector_count,
-)
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_PTXAS = ptx.ptxas_path() is not None
@@ -36,7 +31,7 @@ HAS_PTXAS = ptx.ptxas_path() is not None
 @pytest.fixture(scope="module")
 def catalog() -> dict[str, Any]:
     from formal.api import model_of
-    from formal.export import to_json
+    from formal.out.export import to_json
 
     # the catalog with the corrections of the spec's errata: what the hardware computes
     model = model_of([], corrections=True)
@@ -60,7 +55,7 @@ def swap_cells(records: list[dict[str, Any]], layout_id: str, a: int, b: int) \
     ca, cb = rec["cells"][a], rec["cells"][b]
     for k in ("row", "col"):
         ca[k], cb[k] = cb[k], ca[k]
-    rec["map_hash"] = cpu.hash_rows(rec["instruction"], rec["shape"], rec["operand"], "cells",
+    rec["map_hash"] = cell_table_hash(rec["instruction"], rec["shape"], rec["operand"], "cells",
                                     rec["cells"])
     return out
 
@@ -296,7 +291,7 @@ def test_the_spec_erratum_fails_its_own_emulation() -> None:
     """9.7.14.5.13 as the spec writes it (not a bijection) loses A values: packing random
     data by its map and multiplying does not give A x B + C -- as on the H100."""
     from formal.api import model_of
-    from formal.export import to_json
+    from formal.out.export import to_json
     records = json.loads(to_json(model_of([]).layouts))["layouts"]
     p = cpu.plans(records)["mma.m16n8k256.s32.b1.b1.s32_and_popc"]
     assert isinstance(p, cpu.Plan)
@@ -533,7 +528,7 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
                                "bit_hi": 2 * i + 1, "row": g + 8 * (i >> 3),
                                "chunk": ((i & 7) >> 1) + 4 * (tig & 1), "slot": i & 1})
     meta["fields"] = fields
-    meta["map_hash"] = cpu.hash_rows("mma.sp", "m16n8k32", "metadata", "fields", fields)
+    meta["map_hash"] = cell_table_hash("mma.sp", "m16n8k32", "metadata", "fields", fields)
     given = cpu.plan(variant(key), wrong_records)
 
     def run(sel: int | None, inputs: np.ndarray) -> np.ndarray:
@@ -613,7 +608,7 @@ def _layout(catalog: dict[str, Any], layout_id: str) -> Any:
 
 def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
                                                  tmp_path: Path) -> None:
-    from formal.evidence import Evidence, stale
+    from formal.prove.evidence import Evidence, stale
 
     records = catalog["records"]
     ev_dir = tmp_path / "evidence"
@@ -634,7 +629,7 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
     meta = next(r for r in truth if r["id"] == "catalog:mma.sp.m16n8k32.meta.u8-s8")
     for f in meta["fields"]:
         f["row"] = (f["row"] + 1) % 16  # a different (still valid) assignment of rows
-    meta["map_hash"] = cpu.hash_rows("mma.sp", "m16n8k32", "metadata", "fields",
+    meta["map_hash"] = cell_table_hash("mma.sp", "m16n8k32", "metadata", "fields",
                                      meta["fields"])
     bad = gpu.run_all(gpu.FakeDevice(truth), records, trials=2, only=key, do_discover=True,
                       use_ptxas=False)
@@ -658,7 +653,7 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
 
 def test_evidence_compiled_only_is_not_applicable(catalog: dict[str, Any],
                                                   tmp_path: Path) -> None:
-    from formal.evidence import Evidence
+    from formal.prove.evidence import Evidence
 
     records = catalog["records"]
     report = gpu.run_all(gpu.FakeDevice(records), records, trials=1,

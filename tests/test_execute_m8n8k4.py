@@ -12,14 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formal.execute import cpu, discover, gpu, ptx
-from formal.variants import (
+from formal.base.hashes import cell_table_hash
+from formal.base.variants import (
     ANY_LAYOUTS,
     VARIANTS,
     layout_serves,
     record_arrangement,
     records_by_operand,
 )
+from formal.execute import cpu, discover, gpu, ptx
 
 HAS_PTXAS = ptx.ptxas_path() is not None
 M8N8K4 = [v for v in VARIANTS if v.shape == "m8n8k4"]
@@ -29,7 +30,7 @@ F16 = [v for v in M8N8K4 if v.a == "f16"]
 @pytest.fixture(scope="module")
 def records() -> list[dict[str, Any]]:
     from formal.api import model_of
-    from formal.export import to_json
+    from formal.out.export import to_json
 
     return json.loads(to_json(model_of([], corrections=True).layouts))["layouts"]
 
@@ -186,7 +187,7 @@ def _swap(records: list[dict[str, Any]], layout_id: str, a: int, b: int) \
     ca, cb = rec["cells"][a], rec["cells"][b]
     for k in ("row", "col", "group"):
         ca[k], cb[k] = cb[k], ca[k]
-    rec["map_hash"] = cpu.hash_rows(rec["instruction"], rec["shape"], rec["operand"], "cells",
+    rec["map_hash"] = cell_table_hash(rec["instruction"], rec["shape"], rec["operand"], "cells",
                                     rec["cells"])
     return out
 

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from formal import figures
 from formal.api import find, model_of
 from formal.cli import main
-from formal.ingest import read_text
-from formal.model import Layout, Model, build
-from formal.prove import cells_and_names, prove
-from formal.report import to_markdown
+from formal.model.cells import cells_and_names
+from formal.model.layout import Layout, Model
+from formal.model.resolve import build
+from formal.out import figures
+from formal.out.report import to_markdown
+from formal.prove.driver import prove
+from formal.text.read import read_text
 
 from .sections import COL, M8N8K4, ROW, a_section
 

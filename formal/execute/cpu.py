@@ -53,15 +53,14 @@ does not name for that selector with random garbage the hardware must ignore.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..variants import (
+from ..base.hashes import cell_table_hash
+from ..base.variants import (
     REGISTER_BITS,
     SPARSITY,
     VARIANTS,
@@ -212,23 +211,6 @@ class LayoutError(ValueError):
     """A layout record the executor cannot use (missing, incomplete or inconsistent)."""
 
 
-def hash_rows(instruction: str, shape: str, operand: str, kind: str,
-              rows: Sequence[Mapping[str, Any]]) -> str:
-    """The map hash of a cell table (``kind`` 'cells' or 'fields'): what the evidence records
-    and ``formal.export.map_hash`` gives for a layout, computed from the table itself."""
-    h = hashlib.sha256()
-    h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
-    h.update("".join(_row_text(r) for r in rows).encode())
-    return h.hexdigest()[:16]
-
-
-def _row_text(r: Mapping[str, Any]) -> str:
-    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster."""
-    if all(type(v) is int for v in r.values()):
-        return "{" + ", ".join(f'"{k}": {r[k]}' for k in sorted(r)) + "}"
-    return json.dumps(dict(r), sort_keys=True)
-
-
 def _register_bits(rec: Mapping[str, Any]) -> int | None:
     reg = rec.get("register") or None
     if not reg or not reg.get("per_register"):
@@ -366,7 +348,7 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
                    row, col, str(rec.get("map_hash") or ""), lid, bits or rbits or 0, last,
                    groups=groups, held=held)
     if not m.map_hash:
-        m.map_hash = hash_rows(m.instruction, m.shape, m.operand, "cells", cells)
+        m.map_hash = cell_table_hash(m.instruction, m.shape, m.operand, "cells", cells)
     if sparse:
         if sparsity is None:
             raise LayoutError(f"{lid}: a sparse A layout needs the variant's sparsity")
@@ -430,7 +412,7 @@ def metadata_map(rec: Mapping[str, Any]) -> MetadataMap:
     for s, rs in by_sel.items():
         fields[s] = {k: np.array([int(r[k]) for r in rs], dtype=np.int64)
                      for k in ("lane", "bit_lo", "bit_hi", "row", "chunk", "slot")}
-    h = str(rec.get("map_hash") or "") or hash_rows(
+    h = str(rec.get("map_hash") or "") or cell_table_hash(
         str(rec["instruction"]), str(rec["shape"]), "metadata", "fields", rows)
     return MetadataMap(h, lid, fields, [dict(r) for r in rows])
 
@@ -920,5 +902,5 @@ def _fmt(x: float) -> str:
 __all__ = ["FLOATS", "INTEGERS", "encode", "decode", "NotExact", "OperandMap", "MetadataMap",
            "operand_map", "metadata_map", "pack", "unpack", "pack_elements", "unpack_elements",
            "compress", "decompress", "metadata_words", "read_units", "reference", "Plan",
-           "plan", "plans", "make_trials", "emulate", "compare", "trace", "hash_rows",
+           "plan", "plans", "make_trials", "emulate", "compare", "trace",
            "LayoutError", "SPARSITY", "sparsity_of", "cell_records", "block_mask"]

@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from ..variants import ELEMENT_LETTER, Sparsity
+from ..base.hashes import cell_table_hash
+from ..base.variants import ELEMENT_LETTER, Sparsity
 from . import cpu
 
 Runner = Callable[[int | None, np.ndarray], np.ndarray]  # (selector, inputs) -> D words
@@ -335,7 +336,7 @@ def _compare(p: cpu.Plan, found: Structure, out: Discovery, nbases: int) -> None
     v = p.variant
     for op, cells in (("A", a_cells), ("B", b_cells), ("C/D", d_cells)):
         out.maps[op] = cells
-        out.hashes[op] = cpu.hash_rows(v.instruction, v.shape, op, "cells", cells)
+        out.hashes[op] = cell_table_hash(v.instruction, v.shape, op, "cells", cells)
 
 
 def _sparse_cells(p: cpu.Plan, a: dict[tuple[int, ...], tuple[int, int]]) \
@@ -495,7 +496,7 @@ def discover_metadata(p: cpu.Plan, run: Runner,
                 out.fields.append({"selector": s, "lane": lane, "bit_lo": lo, "bit_hi": lo + 1,
                                    "row": r, "chunk": ch, "slot": slot})
     out.fields.sort(key=lambda f: (f["selector"], f["lane"], f["bit_lo"]))
-    out.map_hash = cpu.hash_rows(v.instruction, v.shape, "metadata", "fields", out.fields)
+    out.map_hash = cell_table_hash(v.instruction, v.shape, "metadata", "fields", out.fields)
     given = {_field_key(f) for f in (p.meta.rows if p.meta else [])
              if selectors is None or f["selector"] in selectors}
     found = {_field_key(f) for f in out.fields}

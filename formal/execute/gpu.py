@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from ..variants import VARIANTS, Variant, record_serves, runs_on
+from ..base.variants import VARIANTS, Variant, record_serves, runs_on
 from . import cpu, discover, ptx
 
 SCHEMA = 1
@@ -384,7 +384,7 @@ def discover_variant(device: Any, p: cpu.Plan, handle: Any = None,
         agrees = agrees and md.agrees
         if md.map_hash != p.meta.map_hash:
             maps[md.map_hash] = _compact_map(v, "metadata", "fields", md.fields)
-        holders = "; ".join(f"selector {s}: lanes {_ranges(ls)}" for s, ls in md.holders.items())
+        holders = "; ".join(f"selector {s}: lanes {ranges(ls)}" for s, ls in md.holders.items())
         lines.append(f"metadata holders {holders}")
     result = "match" if agrees else "mismatch"
     detail = f"{warps} probe warps; " + ("maps agree with the layouts up to relabeling"
@@ -396,7 +396,7 @@ def discover_variant(device: Any, p: cpu.Plan, handle: Any = None,
     return r, maps, lines
 
 
-def _ranges(xs: Sequence[int]) -> str:
+def ranges(xs: Sequence[int]) -> str:
     if len(xs) > 1 and all(b - a == xs[1] - xs[0] for a, b in zip(xs, xs[1:], strict=False)):
         return f"{xs[0]}, {xs[1]}, ..., {xs[-1]}"
     return ", ".join(map(str, xs))
@@ -898,7 +898,7 @@ def main_from_args(args: argparse.Namespace) -> int:
             records, errata = load_export(args.layouts)
         else:
             try:
-                from ..evidence import current_catalog  # the prover's catalog, corrected
+                from ..prove.evidence import current_catalog
 
                 records, errata = current_catalog()
             except ImportError as exc:

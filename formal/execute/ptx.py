@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..variants import VARIANTS, Variant, assembles_for, parse_arch, ptx_version
+from ..base.variants import VARIANTS, Variant, assembles_for, parse_arch, ptx_version
 
 # ue8m0 exponent 127 in each byte: a scale factor of exactly 1.
 UNIT_UE8M0 = 0x7F7F7F7F

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Layout
-from .tv import TV, tv_view
+from ..model.layout import Layout
+from ..model.tv import TV, tv_view
 
 
 @dataclass(frozen=True)

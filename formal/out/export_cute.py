@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Layout
-from .tv import TV, cute_dims, cute_swapped, tv_view
+from ..model.layout import Layout
+from ..model.tv import TV, cute_dims, cute_swapped, tv_view
 
 Shape = Any  # int | tuple[Shape, ...]
 

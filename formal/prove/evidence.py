@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .variants import VARIANTS, layout_serves, record_serves, records_by_operand, runs_on
+from ..base.variants import VARIANTS, layout_serves, record_serves, records_by_operand, runs_on
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,8 @@ class EvidenceFile:
 def default_dir() -> Path | None:
     """The evidence shipped with ptxlayout: inside the installed package, or the repository's
     ``proofs/evidence`` in a source checkout (None when neither exists)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "evidence_data", here.parent / "proofs" / "evidence"):
+    package = Path(__file__).resolve().parents[1]  # formal/
+    for candidate in (package / "evidence_data", package.parent / "proofs" / "evidence"):
         if candidate.is_dir() and any(candidate.glob("*.json")):
             return candidate
     return None
@@ -180,8 +180,8 @@ class Evidence:
 
     # -- the 'hardware' obligation
     def verdict(self, lay: Any) -> Any:
-        from .export import cell_rows, map_hash
-        from .prove import Verdict
+        from ..model.cells import cell_rows, map_hash
+        from .verdicts import Verdict
 
         variants = [v for v in VARIANTS if layout_serves(
             v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
@@ -345,7 +345,7 @@ def _as_records(layouts: Iterable[Any]) -> list[Mapping[str, Any]]:
     lays = list(layouts)
     objs = [x for x in lays if not isinstance(x, Mapping)]
     if objs:
-        from .export import layout_record
+        from ..out.export import layout_record
 
         by_id = {x.id: x for x in objs}
         out.extend(layout_record(x, by_id) for x in objs)
@@ -418,8 +418,8 @@ def _packed_with(r: EvidenceRun, want: Mapping[str, str]) -> bool:
 def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(layouts, errata) the hardware must answer for: the catalog as ``corrections.md``
     fixes it, and the spec's layouts those corrections replace."""
-    from .api import model_of
-    from .export import to_json
+    from ..api import model_of
+    from ..out.export import to_json
 
     fixed = model_of([], corrections=True).layouts
     doc = json.loads(to_json(fixed, model_of([]).layouts))

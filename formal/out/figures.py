@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .model import Layout
-from .prove import cells_and_names
-from .variants import ELEMENT_LETTER
+from ..base.variants import ELEMENT_LETTER
+from ..model.cells import cells_and_names
+from ..model.layout import Layout
 
 # ---- colours --------------------------------------------------------------------------------
 

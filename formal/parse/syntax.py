@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .source import SourceText
+from ..base.source import SourceText
 
 # ---- expressions ------------------------------------------------------------------------
 

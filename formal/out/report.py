@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .model import Layout
-from .prove import OBLIGATIONS, LayoutResult, Proof, Verdict
-from .source import Finding
+from ..base.source import Finding
+from ..model.layout import Layout
+from ..prove.verdicts import OBLIGATIONS, LayoutResult, Proof, Verdict
 
 TOOL_NAME = "ptxlayout"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
