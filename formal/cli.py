@@ -8,6 +8,7 @@
     ptxlayout export [ID ...]      json | c | cute | f2
     ptxlayout ptx                  write (and with --check assemble) the GPU kernels
     ptxlayout gpu                  run the kernels on a CUDA device
+    ptxlayout evidence DIR         is the GPU evidence current for the layouts?
 
 Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
 2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.
@@ -87,7 +88,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     grid = figure = None
     if args.format == "markdown":
         try:
-            from .out.figures import ascii_for, svg_for
+            from .out.drawing import svg_for
+            from .out.figures import ascii_for
             grid, figure = ascii_for, svg_for
         except ImportError:  # pragma: no cover - figures is part of the package
             grid = figure = None
@@ -155,15 +157,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from .out import figures
+    from .out import drawing, figures
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
     if args.svg:
-        _write(figures.svg(lay), args.svg)
+        _write(drawing.svg(lay), args.svg)
     elif args.png:
         try:
-            data = figures.png(lay)
+            data = drawing.png(lay)
         except ImportError as exc:
             print(f"ptxlayout: PNG output needs Pillow (pip install 'ptxlayout[png]'): {exc}",
                   file=sys.stderr)
@@ -201,7 +203,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .out.diff import diff_documents, render_diff
+    from .api import diff_documents
+    from .out.diff import render_diff
     result = diff_documents(args.old, args.new, _options(args), args.max_size)
     _write(render_diff(result, args.format), args.output)
     return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK
@@ -215,8 +218,43 @@ def cmd_ptx(args: argparse.Namespace) -> int:
 
 def cmd_gpu(args: argparse.Namespace) -> int:
     import importlib
-    gpu = importlib.import_module("formal.execute.gpu")
-    return int(gpu.main_from_args(args))
+    record = importlib.import_module("formal.execute.record")  # numpy (and CuPy) only
+    catalog = None
+    if not args.layouts:
+        # the prover is installed here: the catalog as data, as an export would carry it
+        from .api import current_catalog
+        catalog = current_catalog()
+    return int(record.main_from_args(args, catalog))
+
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    import json
+
+    from .out.evidence import stale
+    from .prove.evidence import Evidence
+    try:
+        ev = Evidence.load(args.evidence)
+    except (OSError, ValueError) as exc:
+        print(f"ptxlayout: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.layouts:
+        try:
+            with open(args.layouts, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            records: list[Any] = list(doc["layouts"])
+            errata: list[Any] = list(doc.get("errata") or ())
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"ptxlayout: {args.layouts}: not a layouts export ({exc})", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        from .api import current_catalog
+        records, errata = current_catalog()
+    lines = stale(ev, records, args.sm, errata)
+    for line in lines:
+        print(line)
+    print(f"{len(lines)} stale of the variants sm_{args.sm or ev.sm or 90} runs "
+          f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
+    return EXIT_FINDINGS if lines else EXIT_OK
 
 
 def _common_doc_args(p: argparse.ArgumentParser) -> None:
@@ -325,17 +363,41 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="assemble each kernel with ptxas")
     p.set_defaults(func=cmd_ptx)
 
-    p = sub.add_parser("gpu", help="run every variant on a CUDA device (needs CuPy)")
-    p.add_argument("--trials", type=int, default=4)
+    p = sub.add_parser("gpu", help="run every variant on a CUDA device (needs numpy and CuPy "
+                                   "only, given --layouts)")
+    p.add_argument("--layouts", metavar="JSON",
+                   help="layouts exported by 'ptxlayout export --format json --corrections' "
+                        "(or a folder holding layouts.json); its 'errata' are run too "
+                        "(default: the catalog, which needs the prover installed)")
+    p.add_argument("--trials", type=int, default=4, help="random trials (warps) per run")
     p.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
     p.add_argument("--discover", action="store_true",
                    help="recover every operand's map and the metadata layouts from the "
                         "hardware alone")
-    p.add_argument("--layouts", metavar="JSON",
-                   help="layouts exported by 'ptxlayout export --format json' (default: the "
-                        "catalog)")
     p.add_argument("--only", metavar="SUBSTR", help="only variants whose key contains this")
+    p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="watchdog: seconds one variant may take (default 120)")
+    p.add_argument("--deadline", type=float, metavar="SEC",
+                   help="the whole run's time limit: past it the rest is not run, and the "
+                        "evidence is still written")
+    p.add_argument("--no-ptxas", action="store_true",
+                   help="do not assemble the variants the device cannot run")
+    p.add_argument("--no-errata", action="store_true",
+                   help="do not run the spec's erratum layouts the export lists")
+    p.add_argument("--full-table", action="store_true",
+                   help="one line per variant (default: one per instruction and shape)")
     p.set_defaults(func=cmd_gpu)
+
+    p = sub.add_parser("evidence", help="is the GPU evidence current for the layouts? (exit 1 "
+                                        "and one line per missing run when it is not)")
+    p.add_argument("evidence", metavar="DIR", help="proofs/evidence (a folder or one file)")
+    p.add_argument("--layouts", metavar="JSON",
+                   help="layouts JSON with its 'errata' (default: the embedded catalog with "
+                        "its corrections, and the spec's errata)")
+    p.add_argument("--sm", type=int, help="the device class to require (default: the "
+                                          "evidence's)")
+    p.set_defaults(func=cmd_evidence)
     return ap
 
 

@@ -6,7 +6,7 @@ in the spec's pseudocode.  These tests hold it to four things:
 * it parses and proves with no finding but the spec's own errata, listed in KNOWN_ERRATA
   (the catalog keeps the spec's formula where the spec is wrong, so that `ptxlayout prove`
   reports it), and ``--corrections`` proves clean;
-* it covers exactly the (instruction, shape, operand, type) tuples of formal/variants.py;
+* it covers exactly the (instruction, shape, operand, type) tuples of formal/base/variants.py;
 * cells computed by hand from the formulas (the arithmetic is in the comments) come out of
   the model;
 * every dense layout agrees, cell for cell, with CUTLASS's CuTe thread-value layouts, an

@@ -1,4 +1,4 @@
-"""The model stage's values: ``Layout`` (one operand of one shape for one group of types) and ``Model``.
+"""The model stage's values: ``Layout`` (one operand, one shape, one type group) and ``Model``.
 
 A ``Layout``'s formulas are SymPy expressions over ``lane`` and ``i`` (and ``selector`` for sparse
 metadata).  For the spec's m16n8k16 ``.f16`` A, ``row`` is two cases, ``floor(lane/4)`` if ``i < 4``
@@ -117,6 +117,9 @@ class Layout:
     metadata: MetadataFacts | None = None
     reference_of: str = ""  # id of the layout a "same as" sentence resolved to
     reference_src: SourceText | None = None
+    # the "same as" sentence as written, read once by the parse stage (its target's format types
+    # are checked by the prove stage)
+    reference: S.ReferenceSentence | None = None
     figures: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     label_types: tuple[str, ...] = ()

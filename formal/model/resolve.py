@@ -54,8 +54,8 @@ def _partner_types(instruction: str, shape: str, operand: str,
 
 
 def _resolve(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentence, own: list[Layout],
-             pool: Sequence[Layout], findings: list[Finding], circular: str = ""
-             ) -> list[Layout]:
+             pool: Sequence[Layout], findings: list[Finding], circular: str = "",
+             written: S.ReferenceSentence | None = None) -> list[Layout]:
     """Layouts for each operand a "same as" sentence names, copied from its target.
 
     ``circular`` is set when the sentence leads back to its own section (see ``_follow``):
@@ -95,7 +95,7 @@ def _resolve(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentence, own
                 document=ctx.doc.name, section=ctx.title.number, title=ctx.section.title.text,
                 span=src.span(0), instruction=ctx.instruction, shape=ctx.shape,
                 operand=operand, types=tuple(sorted(own_types)), source="reference",
-                reference_src=src, notes=(why,),
+                reference_src=src, reference=written or ref, notes=(why,),
                 title_types=types_of_title(ctx.title)))
             continue
         seen: set[tuple[tuple[str, ...], str]] = set()
@@ -110,7 +110,8 @@ def _resolve(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentence, own
                 document=ctx.doc.name, section=ctx.title.number,
                 title=ctx.section.title.text.strip(), span=src.span(0),
                 instruction=ctx.instruction, shape=ctx.shape, source="reference",
-                reference_of=c.id, reference_src=src, table=None, label_types=(),
+                reference_of=c.id, reference_src=src, reference=written or ref, table=None,
+                label_types=(),
                 notes=(f"resolved to {c.id} ({c.document}:{c.span.line})",),
                 title_types=types_of_title(ctx.title)))
     return out
@@ -180,7 +181,7 @@ def build(documents: Iterable[Document | ParsedDocument],
                                        stated.get((ctx.doc.name, operand), []), pending)
             one = replace(ref, operands=(operand,), target=target)
             resolved.extend(with_section_context(
-                _resolve(ctx, src, one, own, pool, findings, circular), own))
+                _resolve(ctx, src, one, own, pool, findings, circular, ref), own))
     layouts = _fill_from_catalog(written + resolved, cat_layouts)
     return Model(tuple(_unique_ids(layouts)), tuple(findings),
                  tuple(d.document for d in docs))

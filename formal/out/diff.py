@@ -23,13 +23,11 @@ from typing import Any
 
 import z3
 
-from ..api import model_of
 from ..base.variants import ELEMENT_LETTER
 from ..model.cells import map_of
-from ..model.layout import Layout
+from ..model.layout import Layout, Model
 from ..prove.encode import Sym, check, width_of
 from ..prove.verdicts import InternalError, Options
-from ..text.blocks import MAX_BYTES
 
 
 @dataclass(frozen=True)
@@ -115,10 +113,10 @@ def compare(a: Layout, b: Layout, opts: Options) -> Change:
                    **({"selector": s} if b.operand == "metadata" else {})})
 
 
-def diff_documents(old: str, new: str, opts: Options | None = None,
-                   max_bytes: int = MAX_BYTES) -> list[Change]:
+def diff_models(mo: Model, mn: Model, opts: Options | None = None) -> list[Change]:
+    """Every layout of two revisions paired and compared (``formal.api.diff_documents`` reads
+    the two documents)."""
     opts = opts or Options()
-    mo, mn = model_of([old], max_bytes), model_of([new], max_bytes)
     out = []
     for a, b in pair(mo.layouts, mn.layouts):
         if a is None:

@@ -29,7 +29,7 @@ layouts to find stale evidence.
 
 **Replicated operands** (m8n8k4 with .f16: four 8x8x4 products, one per quad-pair) carry
 ``groups`` and, in every cell, the ``group`` of its lane (``(lane >> 2) % 4``, from
-``formal.model.REPLICATION``); ``row`` and ``col`` stay within the lane's own product, as the
+``formal.model.layout.REPLICATION``); ``row`` and ``col`` stay within the lane's own product, as the
 spec states them.  ``arrangement`` is the ``.row`` / ``.col`` qualifier an A or B layout was
 written for ("" where the layout does not depend on one).
 

@@ -26,7 +26,7 @@ digit strides as the witness.
 Coordinate convention (as ``cute/atom/mma_traits_sm80.hpp``): A is (M,K) with index
 ``row + M*col``; B is (N,K) with index ``col + N*row`` (CuTe stores B transposed: the PTX
 B tile is K x N); C/D is (M,N) with index ``row + M*col``.  Sparse A uses the compressed
-M x K/2 tile (``formal.tv``).
+M x K/2 tile (``formal.model.tv``).
 """
 
 from __future__ import annotations

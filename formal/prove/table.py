@@ -211,8 +211,7 @@ def type_names_core(lay: Layout,
             faults.append((tf.source.span(0), "the row's " + " / ".join(f".{t}" for t in stray)
                            + " is not among the block's label types", {"types": stray}))
     if lay.reference_src is not None and lay.source == "reference":
-        from ..parse.prose import parse_prose
-        ref, _ = parse_prose(lay.reference_src, "reference", "the cross-reference")
+        ref = lay.reference
         if ref is not None:
             instr = "mma.sp" if ref.target.sparse else "mma"
             # "for .f16/.bf16 formats" names the multiplicands' format

@@ -27,7 +27,7 @@ TEST_HOOKS: dict[str, Callable[[str, Any], Any]] = {}
 class Options:
     timeout_ms: int = 5000
     cross_check: bool = True
-    evidence: Any = None  # formal.evidence.Evidence | None
+    evidence: Any = None  # formal.prove.evidence.Evidence | None
 
 
 @dataclass(frozen=True)

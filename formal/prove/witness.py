@@ -1,7 +1,7 @@
-"""Enumeration: the smallest witness of each violation over a layout's cell table, or None.
+"""Enumeration: the smallest witness of each violation in a layout's cell table, or None.
 
-For ``col = lane >> 1`` in the toy 4-lane layout ``row = i``, ``witness_collision`` returns the first
-pair of domain points on one cell: (lane 0, i 0) and (lane 1, i 0) on (0, 0).  These finders
+For ``col = lane >> 1`` in the toy 4-lane layout ``row = i``, ``witness_collision`` returns the
+first pair of domain points on one cell: (lane 0, i 0) and (lane 1, i 0) on (0, 0).  These finders
 decide every obligation a second time, independently of Z3, and give the witnesses reported.
 """
 

@@ -1,7 +1,7 @@
-"""The text stage's vocabulary: blocks, the structure they are grouped into, and line helpers.
+"""The text stage's vocabulary: blocks, the structure they are grouped into, line helpers.
 
 Every reader (plain text, Markdown, HTML) turns its rendering into a stream of ``Block`` values --
-``heading``, ``pseudo``, ``row``, ``prose``, ``figure`` -- and ``formal.text.structure`` groups them:
+``heading``, ``pseudo``, ``row``, ``prose``, ``figure`` -- and ``text.structure`` groups them:
 
     Block("heading", "9.7.14.5.9. Matrix Fragments for mma.m16n8k16")  -> a Section
     Block("prose", "Multiplicand A:")                                   -> an OperandBlock("A")
