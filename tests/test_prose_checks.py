@@ -11,7 +11,7 @@ import pytest
 
 from formal.api import analyze
 from formal.prove import Options
-from formal.source import Finding
+from formal.base.source import Finding
 
 from .sections import a_section, section
 

@@ -15,7 +15,7 @@ import pytest
 
 from formal.api import analyze
 from formal.prove import Options
-from formal.source import Finding
+from formal.base.source import Finding
 
 from . import renderings as R
 from .conftest import seed_path

@@ -1,0 +1,421 @@
+"""Prose -> facts (a Lark Transformer over ``grammar/fragment.lark``).
+
+"A vector expression containing four .b32 registers, with each register containing two .f16
+elements" becomes ``FragmentDesc(registers=Count(4), register_kind="b32", per_register=Count(2),
+types=("f16",))``; "a0, a1, a2, a3" an ``ElementList``; a section title its instruction, shape
+and types; "the same as in case of Matrix Fragments for ..." a ``ReferenceSentence``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lark import Token, Transformer, UnexpectedInput, v_args
+from lark.exceptions import VisitError
+
+from ..base.source import Finding, SourceText, error
+from ..base.variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS, shapes
+from . import syntax as S
+from .grammars import (
+    MAX_LINE,
+    PROSE_MEMO,
+    Reject,
+    fragment_parser,
+    guard_size,
+    parse_error,
+    remember,
+)
+from .pseudocode import int_literal
+
+# ---- prose ------------------------------------------------------------------------------------
+
+
+def _count_from_words(words: Sequence[Token]) -> S.Count:
+    text = " ".join(str(w).lower() for w in words)
+    value = COUNT_WORDS.get(text)
+    if value is None:
+        if len(words) == 2 and str(words[0]).lower() in ("thirty", "sixty"):
+            tens = 30 if str(words[0]).lower() == "thirty" else 60
+            value = tens + COUNT_WORDS.get(str(words[1]).lower(), 0)
+        else:
+            raise Reject(words[0].start_pos or 0, f"'{text}' is not a count")
+    return S.Count(value, text, words[0].start_pos or 0)
+
+
+# the words that may join the facts of a fragment sentence
+_JOINING = frozenset({"CONTAINING", "OF", "WITH", "EACH", "REGWORD", "HOLDING", "CONSISTING",
+                      "THEM"})
+_INTROS = (("containing",), ("of",), ("consisting", "of"), ("with",), ("holding",))
+
+
+def _intro_slips(words: Sequence[Token]) -> list[tuple[int, str]]:
+    """``containing of two .s32 registers``: the meaning is clear, the wording is not."""
+    said = tuple(str(w).lower() for w in words)
+    if said in _INTROS:
+        return []
+    return [(words[0].start_pos or 0, f"'{' '.join(said)}' before the register count reads "
+             "as a slip (one of 'containing' or 'of' is meant)")]
+
+
+def _count_slips(count: S.Count) -> list[tuple[int, str]]:
+    if count.text == "single":
+        return [(count.pos, "'single' without 'a' reads as a slip ('a single' is meant)")]
+    return []
+
+
+def _filling(kind: str, types: tuple[str, ...], pos: int) -> S.Count | None:
+    """Elements per register when the sentence leaves the count out: as many as fill it."""
+    width = REGISTER_BITS.get(kind)
+    if width is None or not types or any(t not in CONTAINER_BITS for t in types):
+        return None
+    # the narrowest container every type can take (.e4m3 / .e2m1 share 8-bit ones)
+    common = set.intersection(*(set(CONTAINER_BITS[t]) for t in types))
+    if not common or width % min(common):
+        return None
+    n = width // min(common)
+    return S.Count(n, f"{n} (as many as fill a .{kind})", pos)
+
+
+# an image name spells its shape as digits (16816) and its types as run-together words
+_SHAPE_DIGITS = {sh.replace("m", "").replace("n", "").replace("k", ""): sh
+                 for sh in sorted(shapes("mma") | shapes("mma.sp"))}
+_IMAGE_TYPES = {"f16bf16": ("f16", "bf16"), "u8s8": ("u8", "s8"), "u4s4": ("u4", "s4"),
+                "i8": ("s8", "u8"), "i4": ("s4", "u4")}
+
+
+@v_args(inline=False)
+class ProseTransformer(Transformer[Token, Any]):
+    """Lark tree of a table cell or a sentence -> ``syntax`` values."""
+
+    def count_number(self, c: list[Token]) -> S.Count:
+        return S.Count(int_literal(c[0]), str(c[0]), c[0].start_pos or 0)
+
+    def count_single(self, c: list[Token]) -> S.Count:
+        return S.Count(1, "a single", c[0].start_pos or 0)
+
+    def count_single_bare(self, c: list[Token]) -> S.Count:
+        return S.Count(1, "single", c[0].start_pos or 0)
+
+    def count_one(self, c: list[Token]) -> S.Count:
+        return S.Count(1, str(c[0]), c[0].start_pos or 0)
+
+    def count_words(self, c: list[Token]) -> S.Count:
+        return _count_from_words(c)
+
+    def types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
+        return tuple(str(t)[1:] for t in c if t.type == "TYPE"), c[0].start_pos or 0
+
+    def out_of(self, c: list[Any]) -> tuple[str, S.Count]:
+        return ("out_of", next(x for x in c if isinstance(x, S.Count)))
+
+    def from_clause(self, c: list[Any]) -> tuple[str, tuple[str, ...], int]:
+        names = [t for t in c if isinstance(t, Token) and t.type == "MATNAME"]
+        return ("from", tuple(str(t) for t in names), (names[0].start_pos or 0) if names else 0)
+
+    def sentence(self, c: list[Token]) -> str:
+        return " ".join(str(t) for t in c)
+
+    # -- the fragment sentence: its facts, and the words between them
+    def frag_word(self, c: list[Token]) -> Token | None:
+        return c[0] if c else None  # None: a comma
+
+    def frag_intro(self, c: list[Token | None]) -> tuple[str, tuple[Token, ...]]:
+        return ("intro", tuple(t for t in c if t is not None))
+
+    def frag_per(self, c: list[Token]) -> tuple[str, bool]:
+        return ("per", True)
+
+    def frag_elements(self, c: list[Any]) -> dict[str, Any]:
+        words = [t for t in c if isinstance(t, Token) and t.type in _JOINING]
+        tagged: dict[str, Any] = dict(x for x in c if isinstance(x, tuple)
+                                      and isinstance(x[0], str))
+        return {"count": next((x for x in c if isinstance(x, S.Count)), None),
+                "types": next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple)),
+                "nonzero": any(isinstance(t, Token) and t.type == "NONZERO" for t in c),
+                "out_of": tagged.get("out_of"),
+                "per": bool(tagged.get("per")) or any(str(t).lower() == "each" for t in words)}
+
+    def fragment(self, c: list[Any]) -> S.FragmentDesc:
+        regs = next(x for x in c if isinstance(x, S.Count))
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        kind = str(regkind)[1:]
+        intro = next(x[1] for x in c if isinstance(x, tuple) and x[0] == "intro")
+        elems = next((x for x in c if isinstance(x, dict)), None)
+        frm = next((x for x in c if isinstance(x, tuple) and x[0] == "from"), ("from", (), 0))
+        extra = tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
+        slips = _intro_slips(intro) + _count_slips(regs)
+        per = total = None
+        if elems is None:
+            # "of eight .f32 registers.": one element of the register's own type each
+            types, types_pos = ((kind,), regkind.start_pos or 0) if kind in TYPE_BITS \
+                else ((), regkind.start_pos or 0)
+            per = S.Count(1, "one (one element of the register's own type)",
+                          regkind.start_pos or 0) if types else None
+            nonzero, out_of = False, None
+        else:
+            types, types_pos = elems["types"]
+            nonzero, out_of = elems["nonzero"], elems["out_of"]
+            count = elems["count"]
+            if count is None:
+                # "containing .f64 elements": as many as fill the register
+                per = _filling(kind, types, types_pos)
+            else:
+                slips += _count_slips(count)
+                per, total = (count, None) if elems["per"] else (None, count)
+        return S.FragmentDesc(
+            registers=regs, register_kind=kind, register_kind_pos=regkind.start_pos or 0,
+            per_register=per, total=total, nonzero=nonzero, types=types, types_pos=types_pos,
+            out_of=out_of, matrices=frm[1], matrix_pos=frm[2], extra=extra,
+            slips=tuple(slips))
+
+    def fragment_terse(self, c: list[Any]) -> S.FragmentDesc:
+        counts = [x for x in c if isinstance(x, S.Count)]
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        types, types_pos = next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple))
+        out_of = next((x[1] for x in c if isinstance(x, tuple) and x[0] == "out_of"), None)
+        nonzero = any(isinstance(t, Token) and t.type == "NONZERO" for t in c)
+        return S.FragmentDesc(
+            registers=counts[0], register_kind=str(regkind)[1:],
+            register_kind_pos=regkind.start_pos or 0, per_register=counts[1], total=None,
+            nonzero=nonzero, types=types, types_pos=types_pos,
+            out_of=out_of, matrices=(), matrix_pos=0)
+
+    def fragment_cell(self, c: list[Any]) -> S.FragmentDesc:
+        return c[0]
+
+    def list_name(self, c: list[Token]) -> S.ListItem:
+        return S.ListItem("name", str(c[0]), c[0].start_pos or 0)
+
+    def list_ellipsis(self, c: list[Token]) -> S.ListItem:
+        return S.ListItem("ellipsis", str(c[0]), c[0].start_pos or 0)
+
+    def list_sep(self, c: list[Token]) -> S.ListItem:
+        return S.ListItem("sep", str(c[0]), c[0].start_pos or 0)
+
+    def element_list(self, c: list[S.ListItem]) -> S.ElementList:
+        return S.ElementList(tuple(c))
+
+    def flat_row(self, c: list[Any]) -> S.FlatRow:
+        types, tpos = c[0]
+        elements = c[2] if len(c) > 2 else None
+        epos = elements.items[0].pos if elements is not None and elements.items else 0
+        return S.FlatRow(types, tpos, c[1], elements, epos)
+
+    def type_cell(self, c: list[Any]) -> tuple[tuple[str, ...], int]:
+        return c[0]
+
+    def header_types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
+        return tuple(str(t)[1:] for t in c), c[0].start_pos or 0
+
+    def header(self, c: list[Any]) -> S.Header:
+        tv, pos = c[0]
+        return S.Header(tv, pos, tuple(str(t) for t in c[1:]))
+
+    def arrangement(self, c: list[Token]) -> tuple[str]:
+        return (str(c[-1])[1:],)
+
+    def shown_in(self, c: list[Any]) -> None:
+        return None
+
+    def major_label(self, c: list[Any]) -> S.TypeLabel:
+        """``Fragment layout for Row Major matrix A ...``: the spec's m8n8k4 form."""
+        word = next(str(t).lower() for t in c if isinstance(t, Token) and t.type == "MAJORWORD")
+        return S.TypeLabel((), "row" if word == "row" else "col")
+
+    def type_label(self, c: list[Any]) -> S.TypeLabel:
+        types = tuple(str(t)[1:] for t in c if isinstance(t, Token) and t.type == "TYPE")
+        arrangement = next((x[0] for x in c if isinstance(x, tuple)), "")
+        return S.TypeLabel(types, arrangement)
+
+    def qual_type(self, c: list[Token]) -> tuple[str, str, int]:
+        return ("type", str(c[0])[1:], c[0].start_pos or 0)
+
+    def qual_word(self, c: list[Token]) -> tuple[str, str, int]:
+        return ("word", str(c[0]).lower(), c[0].start_pos or 0)
+
+    def qual_sep(self, c: list[Token]) -> tuple[str, str, int]:
+        return ("sep", "", 0)
+
+    def qualifier(self, c: list[tuple[str, str, int]]) -> S.Qualifier:
+        return S.Qualifier(tuple((v, p) for k, v, p in c if k == "type"),
+                           tuple(v for k, v, _ in c if k == "word"))
+
+    def section_title(self, c: list[Any]) -> S.SectionTitle:
+        number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
+                       and t.type == "SECNUM"), "")
+        sparse = any(isinstance(t, Token) and t.type == "SPARSE" for t in c)
+        instr = next(t for t in c if isinstance(t, Token) and t.type == "INSTR")
+        qual = next((q for q in c if isinstance(q, S.Qualifier)), S.Qualifier())
+        return S.SectionTitle(number, sparse, str(instr).split(".", 1)[1], qual)
+
+    def ref_item(self, c: list[Token]) -> tuple[str, str]:
+        word = next((str(t).lower() for t in c if t.type != "MATNAME"), "")
+        return word, str(c[-1])
+
+    def operand_refs(self, c: list[Any]) -> tuple[str, ...]:
+        out: list[str] = []
+        word = ""
+        for part in c:
+            if not isinstance(part, tuple):
+                continue
+            word = part[0] or word
+            name = part[1]
+            operand = "C/D" if word.startswith("accumulator") or name in "CD" else name
+            if operand not in out:
+                out.append(operand)
+        return tuple(out)
+
+    def target_types(self, c: list[Any]) -> tuple[tuple[str, int], ...]:
+        types, pos = next(x for x in c if isinstance(x, tuple))
+        # positions of each type: the types rule keeps only the first; recompute offsets
+        out = []
+        for t in c:
+            if isinstance(t, tuple):
+                continue
+        offset = pos
+        for name in types:
+            out.append((name, offset))
+            offset += len(name) + 2
+        return tuple(out)
+
+    def target(self, c: list[Any]) -> S.Target:
+        sparse = any(isinstance(t, Token) and t.type == "SPARSE" for t in c)
+        instr = next(t for t in c if isinstance(t, Token) and t.type == "INSTR")
+        qual = next((q for q in c if isinstance(q, S.Qualifier)), S.Qualifier())
+        fmt = next((x for x in c if isinstance(x, tuple)), ())
+        return S.Target(sparse, str(instr).split(".", 1)[1], instr.start_pos or 0, qual, fmt)
+
+    def target_head(self, c: list[Any]) -> S.Target:
+        return self.target(c)
+
+    def reference_terse(self, c: list[Any]) -> S.ReferenceSentence:
+        return self.reference(c)
+
+    def reference(self, c: list[Any]) -> S.ReferenceSentence:
+        ops = next(x for x in c if isinstance(x, tuple))
+        target = next(x for x in c if isinstance(x, S.Target))
+        return S.ReferenceSentence(ops, target)
+
+    # -- figures
+    def fig_sparse(self, c: list[Token]) -> tuple[str, str]:
+        return ("sparse", "")
+
+    def fig_shape(self, c: list[Token]) -> tuple[str, str]:
+        return ("shape", str(c[0]).lstrip("."))
+
+    def fig_digits(self, c: list[Token]) -> tuple[str, str]:
+        shape = _SHAPE_DIGITS.get(str(c[0]))
+        return ("shape", shape) if shape else ("other", "")
+
+    def fig_matrix(self, c: list[Token]) -> tuple[str, str]:
+        names = {str(t) for t in c if t.type == "MATNAME"}
+        return ("operand", "C/D" if names & {"C", "D"} else min(names))
+
+    def fig_accumulator(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", "C/D")
+
+    def fig_metadata(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", "metadata")
+
+    def fig_letter(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", {"C": "C/D"}.get(str(c[0]), str(c[0])))
+
+    def fig_type(self, c: list[Token]) -> tuple[str, str]:
+        t = str(c[0])[1:]
+        t = {"f16x2": "f16", "bf16x2": "bf16"}.get(t, t)
+        return ("type", t) if t in TYPE_BITS else ("other", "")
+
+    def fig_typeword(self, c: list[Token]) -> tuple[str, str]:
+        return ("types", str(c[0]))
+
+    def fig_image(self, c: list[Token]) -> tuple[str, str]:
+        return ("image", "")
+
+    def fig_other(self, c: list[Token]) -> tuple[str, str]:
+        return ("other", "")
+
+    def figure(self, c: list[tuple[str, str]]) -> S.FigureFacts:
+        types: list[str] = []
+        for kind, value in c:
+            if kind == "type":
+                types.append(value)
+            elif kind == "types":  # an image name's word: f16bf16, u8s8, i8
+                types.extend(_IMAGE_TYPES.get(value, (value,)))
+        return S.FigureFacts(
+            sparse=any(k == "sparse" for k, _ in c),
+            shapes=tuple(dict.fromkeys(v for k, v in c if k == "shape")),
+            operands=tuple(dict.fromkeys(v for k, v in c if k == "operand")),
+            types=tuple(dict.fromkeys(types)), image=any(k == "image" for k, _ in c))
+
+    def group_one(self, c: list[Token]) -> int:
+        return 1
+
+    def group_pair(self, c: list[Token]) -> int:
+        return 2
+
+    def figure_ref(self, c: list[Token]) -> None:
+        return None
+
+    def metadata_desc(self, c: list[Any]) -> S.MetadataDesc:
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        ints = [t for t in c if isinstance(t, Token) and t.type == "INT"]
+        bits = [t for t in c if isinstance(t, Token) and t.type == "FIELDBITS"]
+        group = next(x for x in c if isinstance(x, int) and not isinstance(x, Token))
+        count = next(x for x in c if isinstance(x, S.Count))
+        chunk = next(t for t in c if isinstance(t, Token) and t.type == "CHUNKWIDTH")
+        return S.MetadataDesc(str(regkind)[1:], int(str(ints[0])),
+                              int(str(bits[0]).split("-")[0]), group, count.value,
+                              int(str(chunk).split("-")[0]), c[0].start_pos or 0)
+
+    def metadata_decl(self, c: list[Any]) -> S.MetadataDesc:
+        regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
+        ints = [int(str(t)) for t in c if isinstance(t, Token) and t.type == "INT"]
+        chunk = next(t for t in c if isinstance(t, Token) and t.type == "CHUNKWIDTH")
+        fields, bits, indices = ints[0], ints[1], ints[2]
+        # "2 indices per 4-wide chunk": a chunk is described by that many fields; how many
+        # non-zeros they name depends on the type, so it is left unstated (0)
+        return S.MetadataDesc(str(regkind)[1:], fields, bits, indices, 0,
+                              int(str(chunk).split("-")[0]), c[0].start_pos or 0)
+
+
+def parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Finding]]:
+    """Parse a cell or sentence with one of the fragment grammar's start symbols."""
+    key = (src.text, start)
+    if key in PROSE_MEMO:
+        return PROSE_MEMO[key], []
+    value, findings = _parse_prose(src, start, what)
+    if value is not None and not findings:
+        remember(PROSE_MEMO, key, value)
+    return value, findings
+
+
+def _parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Finding]]:
+    guard = guard_size(src, what)
+    if guard is not None:
+        return None, [guard]
+    parser = fragment_parser()  # a broken grammar file is an internal error, not a finding
+    try:
+        tree = parser.parse(src.text, start=start)
+        return ProseTransformer().transform(tree), []
+    except UnexpectedInput as exc:
+        return None, [parse_error(src, exc, what)]
+    except VisitError as exc:
+        orig = exc.orig_exc
+        if isinstance(orig, Reject):
+            return None, [error("parse", src.span(orig.pos), orig.message)]
+        raise
+    except RecursionError:
+        return None, [error("limit", src, f"{what} is nested too deeply to read")]
+
+
+def try_prose(src: SourceText, start: str) -> Any:
+    """Parse if it fits the start symbol; None otherwise (no finding: used to classify)."""
+    if len(src.text) > MAX_LINE:
+        return None
+    parser = fragment_parser()
+    try:
+        tree = parser.parse(src.text, start=start)
+        return ProseTransformer().transform(tree)
+    except (UnexpectedInput, VisitError, RecursionError):
+        return None
