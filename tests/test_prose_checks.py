@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from formal.api import analyze
-from formal.prove import Options
 from formal.base.source import Finding
+from formal.prove import Options
 
 from .sections import a_section, section
 

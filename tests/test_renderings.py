@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from formal.api import analyze
-from formal.prove import Options
 from formal.base.source import Finding
+from formal.prove import Options
 
 from . import renderings as R
 from .conftest import seed_path

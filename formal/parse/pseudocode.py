@@ -19,6 +19,7 @@ from lark import Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
 from ..base.source import Finding, SourceText, error
+from ..text.lines import kind_of
 from . import syntax as S
 from .grammars import (
     MAX_LITERAL_BITS,
@@ -323,9 +324,9 @@ def assemble(lines: Sequence[S.PseudoLine | SourceText],
 
 
 def starts_definition(text: str) -> bool:
-    """Does a line that did not parse open a definition (``name = ...``)?"""
-    t = text.lstrip()
-    return t[:1].isalpha() and "=" in t.split(" for ")[0]
+    """Does a line that did not parse open a definition (``name = ...``)?  The text stage's
+    line grammar says."""
+    return kind_of(text.strip()).assignment
 
 
 def parse_program(lines: Sequence[SourceText]) -> tuple[S.Program, list[Finding]]:
