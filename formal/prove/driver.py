@@ -97,8 +97,10 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
     if lay.incomplete:
-        for n in (*formula_names, "sparse-chunks", "metadata-coverage", "selector-range",
-                  "hardware"):
+        # the obligations that read the map, where they apply: none is decided on a partial one
+        for n in (*formula_names, *(("sparse-chunks",) if lay.sparse_a else ()),
+                  *(("metadata-coverage", "selector-range") if lay.operand == "metadata"
+                    else ()), *(("hardware",) if opts.evidence is not None else ())):
             verdicts[n] = na(n, "error", NOT_CHECKED)
     elif m is None:
         why = "the document gives this layout only as a figure" \
