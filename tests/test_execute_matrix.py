@@ -13,8 +13,7 @@ import pytest
 from formal.execute import cpu, gpu_matrix, ptx_matrix
 from formal.execute import matrix as mx
 from formal.execute.ptx import ptxas_path
-from formal.matrix_variants import MATRIX_VARIANTS, BY_KEY, MatrixVariant, runs_on, variant
-
+from formal.matrix_variants import BY_KEY, MATRIX_VARIANTS, MatrixVariant, runs_on, variant
 
 # ---- the spec's layouts, as the catalog will state them (cells in the export's form) ---------
 
@@ -105,6 +104,11 @@ def test_smem_layout_offsets_and_descriptor() -> None:
     assert int(sw.offset(np.array(3), np.array(16))) == 3 * 128 + 2 * 16
     assert sw.descriptor_hi() >> 62 == 1
     assert mx.SmemLayout(0, 128, 256, True).descriptor_hi() == (16 << 16) | (8 << 32)
+    # M/N-major .f16, no swizzle, M/N stride 128 in SBO, K stride 1024 in LBO: element
+    # (n 19, k 10) is in core matrix (n 16..23, k 8..15): 2 * 128 + 1024, K-row 2, byte 6
+    mn = mx.SmemLayout(0, 1024, 128, major="MN", mn_field="sbo")
+    assert int(mn.element_offset(np.array(19), np.array(10), 16)) == 256 + 1024 + 32 + 6
+    assert mn.extent(64, 16, 16) == 2048
 
 
 # ---- an emulator from the spec's sentences ---------------------------------------------------
@@ -215,8 +219,8 @@ def test_wgmma_packing_round_trips(key: str) -> None:
     v = variant(key)
     recs = _wgmma_records(v)
     for lay in (mx.canonical(v.n), mx.canonical(64, swizzle=64)):
-        run, _ = gpu_matrix.run_task(SpecDevice(), gpu_matrix.Task(key, "check", gpu_matrix._lay(lay)),  # type: ignore[arg-type]
-                                     recs, 2)
+        task = gpu_matrix.Task(key, "check", gpu_matrix._lay(lay))
+        run, _ = gpu_matrix.run_task(SpecDevice(), task, recs, 2)  # type: ignore[arg-type]
         assert run.result == "match", run.detail
 
 

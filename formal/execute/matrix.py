@@ -329,29 +329,55 @@ SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}  # descriptor bits 62-63
 
 @dataclass(frozen=True)
 class SmemLayout:
-    """A K-major shared-memory layout and its descriptor: ``swizzle`` 0 (none) or the row
-    width in bytes (32, 64, 128); ``lbo`` / ``sbo`` in bytes.  ``swap_fields`` writes lbo
-    in the SBO field and sbo in the LBO field (a negative control)."""
+    """A shared-memory layout and its descriptor: ``swizzle`` 0 (none) or the row width in
+    bytes (32, 64, 128); ``lbo`` / ``sbo`` the two descriptor fields in bytes.
+
+    ``major`` "K" (K contiguous, the default of wgmma) or "MN" (M / N contiguous: the
+    ``imm-trans`` forms of .f16 / .bf16).  K-major: core matrices adjacent in K are ``lbo``
+    apart, in M/N ``sbo``.  MN-major: a core matrix is 8 K-rows of 16 bytes along M/N (a
+    swizzle atom 8 K-rows of ``swizzle`` bytes); ``mn_field`` names the field that holds the
+    stride between core matrices (atoms) adjacent in M/N, the other field the stride along K
+    (which is which is what the device decides).  ``swap_fields`` writes lbo in the SBO field
+    and sbo in the LBO field (a negative control)."""
 
     swizzle: int = 0
     lbo: int = 128
     sbo: int = 256
     swap_fields: bool = False
+    major: str = "K"
+    mn_field: str = "sbo"
 
     @property
     def name(self) -> str:
         s = "none" if not self.swizzle else f"{self.swizzle}B"
         swap = ", fields swapped" if self.swap_fields else ""
-        return f"K-major, swizzle {s}, LBO {self.lbo}, SBO {self.sbo}{swap}"
+        mn = f", M/N stride in {self.mn_field.upper()}" if self.major == "MN" else ""
+        return f"{self.major}-major, swizzle {s}, LBO {self.lbo}, SBO {self.sbo}{mn}{swap}"
+
+    def _swizzled(self, lin: np.ndarray) -> np.ndarray:
+        if not self.swizzle:
+            return lin
+        mask = self.swizzle // 16 - 1
+        return lin ^ (((lin >> 7) & mask) << 4)
 
     def offset(self, mn: np.ndarray, kbyte: np.ndarray) -> np.ndarray:
+        """Byte offset of byte ``kbyte`` of row ``mn`` (K-major)."""
         mn, kbyte = np.asarray(mn, np.int64), np.asarray(kbyte, np.int64)
         if not self.swizzle:
             return ((mn % 8) * 16 + (mn // 8) * self.sbo + (kbyte // 16) * self.lbo
                     + kbyte % 16)
-        lin = (mn // 8) * self.sbo + (mn % 8) * self.swizzle + kbyte
-        mask = self.swizzle // 16 - 1
-        return lin ^ (((lin >> 7) & mask) << 4)
+        return self._swizzled((mn // 8) * self.sbo + (mn % 8) * self.swizzle + kbyte)
+
+    def element_offset(self, mn: np.ndarray, k: np.ndarray, bits: int) -> np.ndarray:
+        """Byte offset of element (mn, k) of ``bits``-bit elements (``.b1``: of its byte)."""
+        mn, k = np.asarray(mn, np.int64), np.asarray(k, np.int64)
+        if self.major == "K":
+            return self.offset(mn, k * bits // 8)
+        mnb = mn * bits // 8
+        s_mn, s_k = (self.sbo, self.lbo) if self.mn_field == "sbo" else (self.lbo, self.sbo)
+        width = self.swizzle or 16
+        return self._swizzled(mnb % width + (k % 8) * width + (mnb // width) * s_mn
+                              + (k // 8) * s_k)
 
     def descriptor_hi(self) -> int:
         """Every descriptor bit but the start address (bits 0-13)."""
@@ -360,8 +386,16 @@ class SmemLayout:
                 | (SWIZZLE_MODE[self.swizzle] << 62))
 
     def size(self, rows: int, kbytes: int) -> int:
+        """Bytes spanned by ``rows`` K-major rows of ``kbytes`` bytes."""
         mn, kb = np.meshgrid(np.arange(rows), np.arange(kbytes), indexing="ij")
         return int(self.offset(mn, kb).max()) + 1
+
+    def extent(self, rows: int, k: int, bits: int) -> int:
+        """Bytes spanned by a rows x k operand of ``bits``-bit elements."""
+        if self.major == "K":
+            return self.size(rows, max(1, k * bits // 8))
+        mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
+        return int(self.element_offset(mn, kk, bits).max()) + max(1, bits // 8)
 
 
 def canonical(rows: int, kbytes: int = 32, swizzle: int = 0, mn_inner: bool = False) \
@@ -383,7 +417,7 @@ def element_bytes_image(codes: np.ndarray, t: str, layout: SmemLayout, size: int
     img = np.zeros((count, size), dtype=np.uint8)
     mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
     if bits == 1:
-        off = layout.offset(mn, kk // 8)
+        off = layout.element_offset(mn, kk, 1)
         bit = (kk % 8).astype(np.uint64)
         vals = (np.asarray(codes, np.uint64) & U64(1)) << bit[None]
         for j in range(8):  # OR the eight bits of each byte (np.add.at on distinct bits)
@@ -392,7 +426,7 @@ def element_bytes_image(codes: np.ndarray, t: str, layout: SmemLayout, size: int
         return img
     eb = bits // 8
     cont = cpu.to_container(t, bits, codes)
-    off = layout.offset(mn, kk * eb)
+    off = layout.element_offset(mn, kk, bits)
     for j in range(eb):
         img[:, off + j] = ((cont >> U64(8 * j)) & U64(0xFF)).astype(np.uint8)
     return img
@@ -436,15 +470,14 @@ def wgmma_trial(v: MatrixVariant, maps: Mapping[str, FragMap], a: np.ndarray, b:
                 c: np.ndarray, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
     """Pack given codes (A (T, 64, K), B (T, K, N), C (T, 64, N)) and the exact D."""
     ar = v.arithmetic
-    kbytes = v.k * TYPE_BITS[v.a] // 8
     parts = []
     if v.a_source == "reg":
         parts.append(regs_of(maps["A"], v.a, a))
     parts.append(regs_of(maps["C/D"], v.c, c))
     inputs = np.concatenate(parts, axis=-1)
-    a_size = 0 if v.a_source == "reg" else layout_a.size(64, kbytes)
+    a_size = 0 if v.a_source == "reg" else _round(layout_a.extent(64, v.k, TYPE_BITS[v.a]), 16)
     b_off = _round(a_size, 1024)
-    b_size = layout_b.size(v.n, kbytes)
+    b_size = _round(layout_b.extent(v.n, v.k, TYPE_BITS[v.b]), 16)
     total = _round(b_off + b_size, 16)
     img = np.zeros((a.shape[0], total), dtype=np.uint8)
     if v.a_source != "reg":
@@ -495,7 +528,7 @@ def probe_trial(v: MatrixVariant, maps: Mapping[str, FragMap], layout: SmemLayou
     Returns the trial and the number of slots; ``probe_map`` reads the answer."""
     kbytes = v.k * TYPE_BITS[v.a] // 8
     rows = v.n if operand == "B" else 64
-    size = layout.size(rows, kbytes)
+    size = layout.extent(rows, v.k, TYPE_BITS[v.a])
     eb = TYPE_BITS[v.a] // 8
     slots = size // eb
     ar = v.arithmetic
@@ -547,13 +580,12 @@ def probe_map(v: MatrixVariant, maps: Mapping[str, FragMap], operand: str,
 
 def expected_probe(v: MatrixVariant, layout: SmemLayout, operand: str) -> list[dict[str, int]]:
     """What ``probe_map`` must show if the hardware reads ``layout`` as we do."""
-    kbytes = v.k * TYPE_BITS[v.a] // 8
     eb = TYPE_BITS[v.a] // 8
     rows = v.n if operand == "B" else 64
-    size = layout.size(rows, kbytes)
+    size = layout.extent(rows, v.k, TYPE_BITS[v.a])
     where: dict[int, tuple[int, int]] = {}
     for mn in range(rows):
         for k in range(v.k):
-            where[int(layout.offset(np.array(mn), np.array(k * eb))) // eb] = (mn, k)
+            where[int(layout.element_offset(np.array(mn), np.array(k), 8 * eb)) // eb] = (mn, k)
     return [{"slot": s, "mn": where.get(s, (-1, -1))[0], "k": where.get(s, (-1, -1))[1]}
             for s in range(size // eb)]

@@ -167,7 +167,7 @@ def _move_module(v: MatrixVariant, arch: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _wgmma_module(v: MatrixVariant, arch: str | None) -> str:
+def _wgmma_module(v: MatrixVariant, arch: str | None, trans: bool = False) -> str:
     wa = v.words("A") if v.a_source == "reg" else 0
     wd = v.words("D")
     dkind = "f32" if v.c == "f32" else "b32"
@@ -214,8 +214,9 @@ def _wgmma_module(v: MatrixVariant, arch: str | None) -> str:
     body.append("setp.ne.b32 %p_d, %r_nw, 0;")  # scale-d: true (D = A x B + D)
     a_op = _vec(a) if wa else "%desc_a"
     operands = [_vec(d), a_op, "%desc_b", "%p_d"]
-    if v.a in ("f16", "bf16"):
-        operands += ["1", "1"] + (["0"] if wa else ["0", "0"])  # scale a, b; trans (a,) b
+    if v.a in ("f16", "bf16"):  # scale a, b; imm-trans (a,) b: M/N-major operands
+        t = "1" if trans else "0"
+        operands += ["1", "1"] + ([t] if wa else [t, t])
     elif v.a in ("tf32", "e4m3", "e5m2"):
         operands += ["1", "1"]
     body += ["wgmma.fence.sync.aligned;",
@@ -247,9 +248,10 @@ def _wgmma_module(v: MatrixVariant, arch: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def module(v: MatrixVariant, arch: str | None = None) -> MatrixModule:
-    """The PTX module of ``v`` (``.target`` ``arch``, default the variant's own)."""
-    text = _wgmma_module(v, arch) if v.wgmma else _move_module(v, arch)
+def module(v: MatrixVariant, arch: str | None = None, trans: bool = False) -> MatrixModule:
+    """The PTX module of ``v`` (``.target`` ``arch``, default the variant's own);
+    ``trans``: wgmma .f16 / .bf16 with its shared-memory operands M/N-major."""
+    text = _wgmma_module(v, arch, trans) if v.wgmma else _move_module(v, arch)
     return MatrixModule(v, text)
 
 
