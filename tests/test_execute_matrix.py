@@ -290,3 +290,25 @@ def test_on_the_device() -> None:
                                                       gpu_matrix._lay(mx.canonical(64))),
                                  _wgmma_records(v), 4)
     assert run.result == "match", run.detail
+
+
+def test_the_h100_evidence_packed_with_these_tables() -> None:
+    """Every run of the recorded matrix evidence names the hashes of the tables above."""
+    import json
+    from pathlib import Path
+
+    files = sorted(Path(__file__).resolve().parents[1].glob(
+        "proofs/evidence/*-matrix-*.json"))
+    assert files
+    ev = json.loads(files[-1].read_text(encoding="utf-8"))
+    compared = 0
+    for r in ev["runs"]:
+        if not r["layout_hashes"]:
+            continue
+        v = variant(r["key"])
+        recs = _wgmma_records(v) if v.wgmma else RECORDS
+        assert mx.hashes(mx.maps_for(v, recs)) == r["layout_hashes"], r["key"]
+        compared += 1
+    assert compared >= 280
+    checks = [r for r in ev["runs"] if r["mode"] == "check" and r["instruction"] == "wgmma"]
+    assert len(checks) == 160 and all(r["result"] == "match" for r in checks)
