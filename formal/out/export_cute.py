@@ -26,7 +26,7 @@ digit strides as the witness.
 Coordinate convention (as ``cute/atom/mma_traits_sm80.hpp``): A is (M,K) with index
 ``row + M*col``; B is (N,K) with index ``col + N*row`` (CuTe stores B transposed: the PTX
 B tile is K x N); C/D is (M,N) with index ``row + M*col``.  Sparse A uses the compressed
-M x K/2 tile (``formal.tv``).
+M x K/2 tile (``formal.model.tv``).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Layout
-from .tv import TV, cute_dims, cute_swapped, tv_view
+from ..model.layout import Layout
+from ..model.tv import TV, cute_dims, cute_swapped, tv_view
 
 Shape = Any  # int | tuple[Shape, ...]
 
