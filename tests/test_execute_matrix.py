@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from formal.base.matrix_variants import BY_KEY, MATRIX_VARIANTS, MatrixVariant, runs_on, variant
 from formal.execute import cpu, gpu_matrix, ptx_matrix
 from formal.execute import matrix as mx
 from formal.execute.ptx import ptxas_path
-from formal.matrix_variants import BY_KEY, MATRIX_VARIANTS, MatrixVariant, runs_on, variant
 
 # ---- the spec's layouts, as the catalog will state them (cells in the export's form) ---------
 

@@ -3,7 +3,7 @@
     python -m formal.execute.gpu_matrix --layouts LAYOUTS.json [--record DIR] [--only SUBSTR]
                                         [--trials N] [--no-experiments] [--deadline SEC]
 
-numpy + CuPy only (no prover).  For every row of ``formal.matrix_variants`` the device runs:
+numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants`` the device runs:
 
 - **moves** (``check``): fresh random shared-memory images and registers each trial; rows at
   random 16-byte slots, the lanes whose addresses the instruction must ignore pointing at
@@ -34,8 +34,8 @@ record may keep the literal ``N``), ``operand`` (``r`` for ldmatrix / stmatrix; 
 ``d`` for movmatrix; ``A`` and ``C/D`` for wgmma), ``types`` (element types served:
 ``b16``; wgmma A's types, or the accumulator type), ``num`` (1, 2, 4) and ``trans`` (bool)
 for ldmatrix / stmatrix, ``cells`` [{lane, element, row, col} (optionally ``matrix``)],
-optional ``map_hash`` (else computed with ``cpu.hash_rows``) and ``id``.  Cell conventions:
-``formal.execute.matrix``.
+optional ``map_hash`` (else ``base.hashes.cell_table_hash`` of the cells) and ``id``.  Cell
+conventions: ``formal.execute.matrix``.
 
 Evidence (``--record DIR``): one JSON in the schema of ``formal.execute.gpu`` plus, per run,
 ``num`` / ``trans`` / ``a_source`` / ``smem_layout`` where they apply.
@@ -60,10 +60,11 @@ from typing import Any
 
 import numpy as np
 
-from ..matrix_variants import MATRIX_VARIANTS, MatrixVariant, runs_on, variant
+from ..base.hashes import cell_table_hash
+from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, runs_on, variant
 from . import matrix as mx
 from . import ptx_matrix
-from .gpu import dumps_evidence
+from .record import dumps_evidence
 
 SCHEMA = 1
 MOVE_IMAGE = ptx_matrix.MOVE_SMEM_BYTES
@@ -190,7 +191,7 @@ class Device:
         rt = cp.cuda.runtime.runtimeGetVersion()
         self.cuda = (f"driver API {drv // 1000}.{drv % 1000 // 10}, runtime {rt // 1000}."
                      f"{rt % 1000 // 10}, CuPy {cp.__version__}")
-        from .gpu import _nvidia_smi_driver
+        from .devices import _nvidia_smi_driver
 
         self.driver = _nvidia_smi_driver() or f"CUDA driver API {drv}"
         self.tmp = Path(tempfile.mkdtemp(prefix="ptxlayout-matrix-"))
@@ -346,7 +347,7 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
         got = dev.move(v, t)
         table = mx.discovered(v, maps, t, got)
         op = "d" if v.instruction == "movmatrix" else "r"
-        h = mx.cpu.hash_rows(v.instruction, v.shape, op, "cells", table)
+        h = cell_table_hash(v.instruction, v.shape, op, "cells", table)
         run.discovered_hashes = {op: h}
         same = h == hashes[op]
         run.result = "match" if same else "mismatch"
@@ -360,7 +361,7 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
         got = dev.wgmma(v, pt, lay, lay if task.operand == "B" else mx.canonical(v.n))
         table = mx.probe_map(v, maps, task.operand, got)
         want = mx.expected_probe(v, lay, task.operand)
-        h = mx.cpu.hash_rows(v.instruction, v.shape, task.operand, "slots", table)
+        h = cell_table_hash(v.instruction, v.shape, task.operand, "slots", table)
         run.discovered_hashes = {task.operand: h}
         kept[h] = _compact(v, task.operand, "slots", table)
         bad = [(g, w) for g, w in zip(table, want, strict=True) if g != w]

@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from ..matrix_variants import MatrixVariant
-from ..variants import TYPE_BITS
-from . import cpu
+from ..base.hashes import cell_table_hash
+from ..base.matrix_variants import MatrixVariant
+from ..base.variants import TYPE_BITS
+from . import cpu, numbers
 
 U64 = np.uint64
 
@@ -131,7 +132,7 @@ def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int
     if not inside.all():
         t, i = (int(x[0]) for x in np.nonzero(~inside))
         raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
-    h = str(rec.get("map_hash") or "") or cpu.hash_rows(
+    h = str(rec.get("map_hash") or "") or cell_table_hash(
         str(rec["instruction"]), str(rec["shape"]), str(rec["operand"]), "cells", cells)
     return FragMap(str(rec["operand"]), row, col, tile, h, lid)
 
@@ -509,8 +510,8 @@ def wgmma_differences(v: MatrixVariant, maps: Mapping[str, FragMap], trial: Wgmm
     if not cells:
         return [], ""
     t0, r0, c0 = (int(x[0]) for x in bad)
-    gv = cpu.decode(v.c, g[t0, r0, c0])
-    wv = cpu.decode(v.c, w[t0, r0, c0])
+    gv = numbers.decode(v.c, g[t0, r0, c0])
+    wv = numbers.decode(v.c, w[t0, r0, c0])
     line = (f"{len(bad[0])} D elements differ in {len(set(bad[0].tolist()))} of "
             f"{got.shape[0]} trials, {len(cells)} cells, first D[{r0}][{c0}] got {gv} "
             f"want {wv}")
@@ -532,8 +533,8 @@ def probe_trial(v: MatrixVariant, maps: Mapping[str, FragMap], layout: SmemLayou
     eb = TYPE_BITS[v.a] // 8
     slots = size // eb
     ar = v.arithmetic
-    one = cpu.encode(v.a, [1])[0]
-    ks = cpu.encode(v.a, np.arange(v.k) + 1)
+    one = numbers.encode(v.a, [1])[0]
+    ks = numbers.encode(v.a, np.arange(v.k) + 1)
     zero_c = np.zeros((slots, 64, v.n), dtype=np.uint64)
     if operand == "B":
         a = np.broadcast_to(ks[None, None, :], (slots, 64, v.k)).copy()
@@ -559,7 +560,7 @@ def probe_trial(v: MatrixVariant, maps: Mapping[str, FragMap], layout: SmemLayou
 def probe_map(v: MatrixVariant, maps: Mapping[str, FragMap], operand: str,
               got: np.ndarray) -> list[dict[str, int]]:
     """Per slot: the (mn, k) the hardware read it as, or -1s where D stayed zero."""
-    d = cpu.decode(v.c, codes_of(maps["C/D"], v.c, got))
+    d = numbers.decode(v.c, codes_of(maps["C/D"], v.c, got))
     out = []
     for s in range(d.shape[0]):
         nz = np.argwhere(d[s] != 0)

@@ -1,6 +1,6 @@
 """PTX kernels for ldmatrix / stmatrix / movmatrix and wgmma.mma_async, one module a variant.
 
-The sibling of ``formal.execute.ptx`` for ``formal.matrix_variants``: every kernel is the same
+The sibling of ``formal.execute.ptx`` for ``formal.base.matrix_variants``: every kernel is the same
 few lines around one instruction, and the variant row says its opcode and register counts.
 Nothing about a layout is compiled in: shared-memory images, per-lane addresses and the
 wgmma descriptors' layout bits are launch data, so one module serves every layout experiment.
@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..matrix_variants import MATRIX_VARIANTS, MatrixVariant, assembles_for, ptx_version
+from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, assembles_for, ptx_version
 from .ptx import assemble, ptxas_path
 
 SMEM_BYTES = 40960  # wgmma: A (<= 8 KB with the 128-byte swizzle) + B (<= 32 KB)

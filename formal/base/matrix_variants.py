@@ -1,6 +1,6 @@
 """The variant table of the matrix-movement instructions and of ``wgmma.mma_async``.
 
-The sibling of ``formal.variants`` (same style: every variant is a row built from data
+The sibling of ``formal.base.variants`` (same style: every variant is a row built from data
 tables, nothing hand-written per variant).  It lists what the executor runs or assembles:
 
 - ``ldmatrix``  ``.m8n8 .x1/.x2/.x4 [.trans] .b16`` (sm_75), ``.m16n16 .x1/.x2 .trans`` with
@@ -171,7 +171,7 @@ class MatrixVariant:
 
     @property
     def arithmetic(self) -> Variant:
-        """The same product as a ``formal.variants.Variant`` row (what ``execute.cpu``'s
+        """The same product as a ``formal.base.variants.Variant`` row (what ``execute.cpu``'s
         exact reference and number pools take)."""
         return Variant("wgmma", self.shape, self.a, self.b, self.c, self.c, self.min_sm,
                        self.ptx, op=self.op, arch_suffix=self.arch_suffix)
@@ -182,7 +182,7 @@ class MatrixVariant:
 
 
 def runs_on(v: MatrixVariant, sm: int, suffix: str = "a") -> bool:
-    """As ``formal.variants.runs_on``: an ``a`` target runs only on its own family."""
+    """As ``formal.base.variants.runs_on``: an ``a`` target runs only on its own family."""
     if sm < v.min_sm:
         return False
     if v.arch_suffix:
