@@ -185,10 +185,17 @@ def _flat(items: list[Any]) -> list[Any]:
 @v_args(meta=True)
 class _Syntax(Transformer):  # type: ignore[type-arg]
     # -- expressions and types
-    def int(self, meta: Any, c: list[Token]) -> int:
+    def int(self, meta: Any, c: list[Token]) -> int | Opaque:
         text = str(c[0]).rstrip("uUlL")
-        return int(text, 0) if not text.startswith("0") or text == "0" or text[:2] in (
-            "0x", "0X") else int(text, 8)
+        try:
+            if text[:2] in ("0x", "0X"):
+                return int(text, 16)
+            return int(text, 8) if text.startswith("0") and text != "0" else int(text)
+        except ValueError:
+            return Opaque(str(c[0]))
+
+    def atom(self, meta: Any, c: list[Any]) -> Any:
+        return next(x for x in c if not isinstance(x, Token))
 
     def neg(self, meta: Any, c: list[Any]) -> Any:
         return Neg(c[1]) if str(c[0]) == "-" else c[1]
@@ -212,10 +219,10 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         return self._binary(c)
 
     def targs(self, meta: Any, c: list[Any]) -> tuple[Any, ...]:
-        return tuple(c)
+        return tuple(x for x in c if not isinstance(x, Token))
 
     def tname(self, meta: Any, c: list[Any]) -> TName:
-        args = c[1] if len(c) > 1 else None
+        args = next((x for x in c if isinstance(x, tuple)), None)
         return TName(str(c[0]), args)
 
     def type(self, meta: Any, c: list[Any]) -> Type:
@@ -228,7 +235,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         return _flat(c)
 
     def qname(self, meta: Any, c: list[Token]) -> str:
-        return "::".join(str(t) for t in c)
+        return "::".join(str(t) for t in c if isinstance(t, Token) and t.type == "NAME")
 
     # -- soup: keep only asm statements and X::fma calls
     def asm(self, meta: Any, c: list[Any]) -> _Asm:
@@ -237,8 +244,8 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
     def braces(self, meta: Any, c: list[Any]) -> list[Any]:
         out = _flat(c)
         toks = [t for t in c if isinstance(t, Token)]
-        for a, b, f, p in zip(toks, toks[1:], toks[2:], toks[3:]):
-            if a.type == "NAME" and str(b) == "::" and str(f) == "fma" and str(p) == "(":
+        for a, b, f in zip(toks, toks[1:], toks[2:]):
+            if a.type == "NAME" and b.type == "SCOPE" and str(f) == "fma":
                 out.append(_Call(str(a)))
         return out
 
@@ -255,11 +262,13 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
                 names.append(str(t))
         return names[-1] if names else ""
 
-    def tparams(self, meta: Any, c: list[str]) -> _Template:
-        return _Template(tuple(c))
+    def tparams(self, meta: Any, c: list[Any]) -> _Template:
+        return _Template(tuple(x for x in c if not isinstance(x, Token)))
 
     def alias(self, meta: Any, c: list[Any]) -> Alias:
-        return Alias(str(c[0]), c[1], _line(meta))
+        name = next(x for x in c if isinstance(x, Token) and x.type == "NAME")
+        typ = next(x for x in c if isinstance(x, (Type, Opaque)))
+        return Alias(str(name), typ, _line(meta))
 
     def base_spec(self, meta: Any, c: list[Any]) -> Type | None:
         return next((x for x in c if isinstance(x, Type)), None)
@@ -273,7 +282,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
     def struct_decl(self, meta: Any, c: list[Any]) -> Struct:
         typ = next((x for x in c if isinstance(x, Type)), None)
         bases: tuple[Type, ...] = next((x for x in c if isinstance(x, tuple)), ())
-        body = c[-1] if isinstance(c[-1], list) else []
+        body = next((x for x in c if isinstance(x, list)), [])
         members = tuple(x for x in body if isinstance(x, Alias))
         soup = _flat([x for x in body if isinstance(x, list)])
         asm = tuple(x.strings for x in soup if isinstance(x, _Asm))
@@ -282,7 +291,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
 
     def template_decl(self, meta: Any, c: list[Any]) -> Any:
         params = next((x.params for x in c if isinstance(x, _Template)), ())
-        decl = c[-1]
+        decl = next((x for x in reversed(c) if not isinstance(x, Token)), None)
         if isinstance(decl, Struct):
             return Struct(decl.type, _line(meta), params, True, decl.bases, decl.members,
                           decl.asm, decl.calls)

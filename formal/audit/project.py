@@ -13,11 +13,12 @@ from functools import cache
 
 from ..model import Layout
 from ..parse import grammar_dir
+from ..prove import cells_and_names
 from ..source import Finding, Span, error, warning
 from ..tv import TV, tv_view
 from ..variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
 
-__all__ = ["Finding", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
+__all__ = ["Finding", "cells_and_names", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
            "error", "grammar_dir", "layout_serves", "spec_layouts", "tv_view"]
 
 
