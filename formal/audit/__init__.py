@@ -29,7 +29,7 @@ Modules, in the order data flows: ``header`` (C++ syntax), ``ptx`` (the asm's op
 
 from __future__ import annotations
 
-from .audit import Audit, AtomResult, Entry, audit_cute
+from .audit import AtomResult, Audit, Entry, audit_cute
 from .cute_layout import CuteLayout, evaluate, parse_text
 
 __all__ = ["Audit", "AtomResult", "CuteLayout", "Entry", "audit_cute", "evaluate",

@@ -122,16 +122,20 @@ def flat_modes(shape: IntTuple, stride: IntTuple) -> list[tuple[int, int]]:
 # ---- the printed form ---------------------------------------------------------------------
 
 
-class _Text(Transformer):  # type: ignore[type-arg]
-    def int(self, c: list[Token]) -> int:
-        return int(str(c[0]), 0)
+def _as_int(text: str) -> int:
+    return int(text, 0)
 
-    def neg_int(self, c: list[Token]) -> int:
-        v = int(str(c[1]), 0)
+
+class _Text(Transformer):  # type: ignore[type-arg]
+    def int(self, c: list[Token]) -> Any:
+        return _as_int(str(c[0]))
+
+    def neg_int(self, c: list[Token]) -> Any:
+        v = _as_int(str(c[1]))
         return -v if str(c[0]) == "-" else v
 
-    def tuple(self, c: list[Any]) -> tuple[Any, ...]:
-        return tuple(c)
+    def tuple(self, c: list[Any]) -> Any:
+        return (*c,)
 
     def cute_text(self, c: list[Any]) -> CuteLayout:
         return CuteLayout(c[0], c[1])

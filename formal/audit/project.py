@@ -18,8 +18,9 @@ from ..source import Finding, Span, error, warning
 from ..tv import TV, tv_view
 from ..variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
 
-__all__ = ["Finding", "cells_and_names", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
-           "error", "grammar_dir", "layout_serves", "spec_layouts", "tv_view"]
+__all__ = ["Finding", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
+           "cells_and_names", "error", "grammar_dir", "layout_serves", "spec_layouts",
+           "tv_view", "warning"]
 
 
 @cache

@@ -2,9 +2,10 @@
 
 One line per operand entry in the text form, e.g.
 
-    SM80_16x8x256_S32U1U1S32_TN_XORPOPC  mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc
-      A  differs vs spec: thread 0, value 32: CuTe says (row 8, col 0), the spec says (row 8, col 32)
-      A  equal vs correction (mma.m16n8k256.A.b1): CuTe follows the correction
+    mma_traits_sm80.hpp:623: SM80_16x8x256_S32U1U1S32_TN_XORPOPC  mma.sync.aligned.m16n8k256...
+      A    differs vs spec (mma.m16n8k256.A.b1): thread 0, value 32: CuTe says (row 8,
+           col 0), the spec says (row 8, col 32)
+      A    equal vs correction (mma.m16n8k256.A.b1): CuTe follows the correction, ...
 
 The JSON is ``{"atoms": [{"atom", "file", "line", "instruction", "operands": [{"operand",
 "verdict", "against", "counterexample", "message", ...}]}], "summary": {...},
@@ -17,7 +18,7 @@ import json
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .audit import Audit, AtomResult, Entry
+from .audit import AtomResult, Audit, Entry
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
