@@ -226,7 +226,7 @@ def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
         return "unknown"
     if res == z3.sat:
         m = solver.model()
-        tt, vv = m.eval(t).as_long(), m.eval(v).as_long()
+        tt, vv = m.evaluate(t).as_long(), m.evaluate(v).as_long()
         cell = spec.cells[lanes[tt]][vv]
         if cell is not None and spec.cell(cute((tt, vv))) == cell:
             raise InternalError(f"{spec.layout_id}: z3's counterexample thread {tt}, value "
