@@ -30,9 +30,11 @@ import z3  # noqa: E402,F401
 
 from formal import catalog  # noqa: E402
 from formal import prove as pv  # noqa: E402
-from formal.ingest import read_path, read_text  # noqa: E402
 from formal.model import Model, build  # noqa: E402
+from formal.model.cells import build_map  # noqa: E402
 from formal.parse import clear_memo, parse_document  # noqa: E402
+from formal.prove import formula, table, witness  # noqa: E402
+from formal.text import read_path, read_text  # noqa: E402
 
 T_IMPORT = time.perf_counter() - T_IMPORT
 
@@ -41,20 +43,20 @@ def floor(model: Model) -> int:
     """The same obligations decided by enumeration alone (no Z3): the floor to compare with."""
     checked = 0
     for lay in model.layouts:
-        m = pv._build_map(lay)  # its own map, not the prover's
+        m = build_map(lay)  # its own map, not the prover's
         if m is not None:
             for k in range(len(m.formulas)):
-                pv._w_cases(m, k)
-            pv._w_range(m)
-            pv._w_collision(m)
-            pv._w_hole(m)
+                witness.witness_cases(m, k)
+            witness.witness_range(m)
+            witness.witness_collision(m)
+            witness.witness_hole(m)
             if lay.sparse_a:
-                spec, _core = pv._chunk_spec(lay)
+                spec, _core = formula.chunk_spec(lay)
                 if spec is not None:
-                    pv._w_chunks(m, spec.width, spec.chunk, spec.nonzeros)
-        pv._register_budget(lay)
-        pv._element_list(lay)
-        pv._type_names(lay)
+                    witness.witness_chunks(m, spec.width, spec.chunk, spec.nonzeros)
+        table.register_budget_core(lay)
+        table.element_list_core(lay)
+        table.type_names_core(lay)
         checked += 1
     return checked
 
@@ -73,7 +75,7 @@ def fresh_process(repeat: int, docs: list[Path]) -> tuple[float, float]:
     import subprocess
     head = f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
     env_cmd = [sys.executable, "-c", head + "import formal.cli, formal.api, formal.prove, "
-               "formal.report, formal.parse, formal.model, z3, sympy, lark, numpy"]
+               "formal.out.report, formal.parse, formal.model, z3, sympy, lark, numpy"]
     run_cmd = [sys.executable, "-c", head + "from formal.cli import main; "
                f"sys.exit(main(['prove', *{[str(p) for p in docs]!r}, '--format', 'json', "
                "'--output', '/dev/null']))"]

@@ -9,6 +9,7 @@ the documents themselves and then the catalog.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -16,9 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
-from .ingest import MAX_BYTES, Document, read_path
-from .model import Layout, Model, build
-from .prove import Options, Proof, prove
+from .model.layout import Layout, Model
+from .model.resolve import build
+from .out.diff import Change, diff_models
+from .out.export import to_json
+from .prove.driver import prove
+from .prove.verdicts import Options, Proof
+from .text.blocks import MAX_BYTES, Document
+from .text.read import read_path
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
             accept: Sequence[dict[str, Any]] | None = None) -> Run:
     """Prove the documents (none: the catalog).  ``accept`` lists known errata to accept;
     by default, proving the catalog accepts the spec's errata it keeps on purpose."""
-    from .ledger import mark_accepted
+    from .out.ledger import mark_accepted
     t0 = time.perf_counter()
     model = model_of(paths, max_bytes, use_catalog, corrections)
     t1 = time.perf_counter()
@@ -62,6 +68,21 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     proof = mark_accepted(proof, accept)
     t2 = time.perf_counter()
     return Run(model, proof, {"model": t1 - t0, "prove": t2 - t1})
+
+
+def diff_documents(old: str | Path, new: str | Path, options: Options | None = None,
+                   max_bytes: int = MAX_BYTES) -> list[Change]:
+    """Two revisions of a document compared layout by layout (``formal.out.diff``)."""
+    return diff_models(model_of([old], max_bytes), model_of([new], max_bytes), options)
+
+
+def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(layouts, errata) as exported JSON records: the catalog as ``corrections.md`` fixes it
+    (the maps the hardware must confirm), and the spec's layouts those corrections replace.
+    The GPU runner and the evidence check take these as data."""
+    fixed = model_of([], corrections=True).layouts
+    doc = json.loads(to_json(fixed, model_of([]).layouts))
+    return list(doc["layouts"]), list(doc["errata"])
 
 
 def find(layouts: Sequence[Layout], query: str) -> list[Layout]:

@@ -8,6 +8,7 @@
     ptxlayout export [ID ...]      json | c | cute | f2
     ptxlayout ptx                  write (and with --check assemble) the GPU kernels
     ptxlayout gpu                  run the kernels on a CUDA device
+    ptxlayout evidence DIR         is the GPU evidence current for the layouts?
 
 Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
 2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.
@@ -41,11 +42,11 @@ def _write(text: str | bytes, output: str | None) -> None:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from .prove import Options
+    from .prove.verdicts import Options
     evidence = None
     where = getattr(args, "evidence", None)
     if where != "none":
-        from .evidence import Evidence, default_dir
+        from .prove.evidence import Evidence, default_dir
         path = default_dir() if where in (None, "auto") else where
         if path is not None:
             evidence = Evidence.load(path)
@@ -65,7 +66,7 @@ def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
-    from .report import render
+    from .out.report import render
     accept: list[dict[str, Any]] | None = None
     if args.accept or args.strict:
         import json
@@ -87,7 +88,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     grid = figure = None
     if args.format == "markdown":
         try:
-            from .figures import ascii_for, svg_for
+            from .out.drawing import svg_for
+            from .out.figures import ascii_for
             grid, figure = ascii_for, svg_for
         except ImportError:  # pragma: no cover - figures is part of the package
             grid = figure = None
@@ -100,10 +102,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
            args.output)
     status = EXIT_OK
     if args.ledger:
-        from .ledger import write_ledger
+        from .out.ledger import write_ledger
         write_ledger(args.ledger, run.model, proof)
     if args.check_ledger:
-        from .ledger import check_ledger
+        from .out.ledger import check_ledger
         drift = check_ledger(args.check_ledger, run.model, proof)
         for line in drift:
             print(line, file=sys.stderr)
@@ -124,7 +126,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 def cmd_extract(args: argparse.Namespace) -> int:
     from .api import model_of
-    from .report import extract_json, extract_text
+    from .out.report import extract_json, extract_text
     model = model_of(args.docs, args.max_size, not args.no_catalog)
     text = extract_json(model.layouts) if args.format == "json" else extract_text(model.layouts)
     _write(text, args.output)
@@ -146,7 +148,7 @@ def _pick(args: argparse.Namespace) -> Any:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .figures import ascii_grid
+    from .out.figures import ascii_grid
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
@@ -155,15 +157,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from . import figures
+    from .out import drawing, figures
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
     if args.svg:
-        _write(figures.svg(lay), args.svg)
+        _write(drawing.svg(lay), args.svg)
     elif args.png:
         try:
-            data = figures.png(lay)
+            data = drawing.png(lay)
         except ImportError as exc:
             print(f"ptxlayout: PNG output needs Pillow (pip install 'ptxlayout[png]'): {exc}",
                   file=sys.stderr)
@@ -175,8 +177,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from . import export
     from .api import find, model_of
+    from .out import export
     model = model_of(args.docs, args.max_size, not args.no_catalog, args.corrections)
     layouts = list(model.layouts)
     if args.ids:
@@ -201,7 +203,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff_documents, render_diff
+    from .api import diff_documents
+    from .out.diff import render_diff
     result = diff_documents(args.old, args.new, _options(args), args.max_size)
     _write(render_diff(result, args.format), args.output)
     return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK
@@ -215,8 +218,43 @@ def cmd_ptx(args: argparse.Namespace) -> int:
 
 def cmd_gpu(args: argparse.Namespace) -> int:
     import importlib
-    gpu = importlib.import_module("formal.execute.gpu")
-    return int(gpu.main_from_args(args))
+    record = importlib.import_module("formal.execute.record")  # numpy (and CuPy) only
+    catalog = None
+    if not args.layouts:
+        # the prover is installed here: the catalog as data, as an export would carry it
+        from .api import current_catalog
+        catalog = current_catalog()
+    return int(record.main_from_args(args, catalog))
+
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    import json
+
+    from .out.evidence import stale
+    from .prove.evidence import Evidence
+    try:
+        ev = Evidence.load(args.evidence)
+    except (OSError, ValueError) as exc:
+        print(f"ptxlayout: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.layouts:
+        try:
+            with open(args.layouts, encoding="utf-8") as fh:
+                doc = json.load(fh)
+            records: list[Any] = list(doc["layouts"])
+            errata: list[Any] = list(doc.get("errata") or ())
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"ptxlayout: {args.layouts}: not a layouts export ({exc})", file=sys.stderr)
+            return EXIT_USAGE
+    else:
+        from .api import current_catalog
+        records, errata = current_catalog()
+    lines = stale(ev, records, args.sm, errata)
+    for line in lines:
+        print(line)
+    print(f"{len(lines)} stale of the variants sm_{args.sm or ev.sm or 90} runs "
+          f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
+    return EXIT_FINDINGS if lines else EXIT_OK
 
 
 def _common_doc_args(p: argparse.ArgumentParser) -> None:
@@ -355,17 +393,41 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="assemble each kernel with ptxas")
     p.set_defaults(func=cmd_ptx)
 
-    p = sub.add_parser("gpu", help="run every variant on a CUDA device (needs CuPy)")
-    p.add_argument("--trials", type=int, default=4)
+    p = sub.add_parser("gpu", help="run every variant on a CUDA device (needs numpy and CuPy "
+                                   "only, given --layouts)")
+    p.add_argument("--layouts", metavar="JSON",
+                   help="layouts exported by 'ptxlayout export --format json --corrections' "
+                        "(or a folder holding layouts.json); its 'errata' are run too "
+                        "(default: the catalog, which needs the prover installed)")
+    p.add_argument("--trials", type=int, default=4, help="random trials (warps) per run")
     p.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
     p.add_argument("--discover", action="store_true",
                    help="recover every operand's map and the metadata layouts from the "
                         "hardware alone")
-    p.add_argument("--layouts", metavar="JSON",
-                   help="layouts exported by 'ptxlayout export --format json' (default: the "
-                        "catalog)")
     p.add_argument("--only", metavar="SUBSTR", help="only variants whose key contains this")
+    p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="watchdog: seconds one variant may take (default 120)")
+    p.add_argument("--deadline", type=float, metavar="SEC",
+                   help="the whole run's time limit: past it the rest is not run, and the "
+                        "evidence is still written")
+    p.add_argument("--no-ptxas", action="store_true",
+                   help="do not assemble the variants the device cannot run")
+    p.add_argument("--no-errata", action="store_true",
+                   help="do not run the spec's erratum layouts the export lists")
+    p.add_argument("--full-table", action="store_true",
+                   help="one line per variant (default: one per instruction and shape)")
     p.set_defaults(func=cmd_gpu)
+
+    p = sub.add_parser("evidence", help="is the GPU evidence current for the layouts? (exit 1 "
+                                        "and one line per missing run when it is not)")
+    p.add_argument("evidence", metavar="DIR", help="proofs/evidence (a folder or one file)")
+    p.add_argument("--layouts", metavar="JSON",
+                   help="layouts JSON with its 'errata' (default: the embedded catalog with "
+                        "its corrections, and the spec's errata)")
+    p.add_argument("--sm", type=int, help="the device class to require (default: the "
+                                          "evidence's)")
+    p.set_defaults(func=cmd_evidence)
 
     p = sub.add_parser("audit", help="audit another library's layouts against the spec")
     asub = p.add_subparsers(dest="library", metavar="LIBRARY", required=True)

@@ -35,10 +35,11 @@ from hypothesis import strategies as st
 
 from formal import catalog
 from formal.cli import main
-from formal.ingest import read_bytes
-from formal.model import build
-from formal.prove import OBLIGATIONS, Options, prove
-from formal.report import render
+from formal.model.resolve import build
+from formal.out.report import render
+from formal.prove.driver import prove
+from formal.prove.verdicts import OBLIGATIONS, Options
+from formal.text.read import read_bytes
 
 from .conftest import seed_path
 from .sphinx import markdown_to_sphinx_html

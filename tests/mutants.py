@@ -22,9 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from formal import catalog
-from formal.ingest import read_text
-from formal.model import Layout, build
-from formal.prove import Options, cells_and_names, prove
+from formal.model.cells import cells_and_names
+from formal.model.layout import Layout
+from formal.model.resolve import build
+from formal.prove.driver import prove
+from formal.prove.verdicts import Options
+from formal.text.read import read_text
 
 
 @dataclass(frozen=True)
@@ -163,8 +166,8 @@ def _facts(lay: Layout) -> tuple[object, ...]:
 def _cases_ok(lay: Layout) -> bool:
     """Every element in exactly one case of every formula, and no condition naming an element
     the lane does not hold (judged from the formulas' own condition tables)."""
-    from formal.prove import _map_of
-    m = _map_of(lay)
+    from formal.model.cells import map_of
+    m = map_of(lay)
     if m is None:
         return True
     for f in lay.formulas + lay.helpers:
@@ -273,7 +276,7 @@ def classify(text: str, name: str, mutant: Mutant, base: dict[str, Layout],
 
 
 def _table_broken(layouts: tuple[Layout, ...], mutant: Mutant) -> bool:
-    from formal.variants import CONTAINER_BITS, REGISTER_BITS, legal_types
+    from formal.base.variants import CONTAINER_BITS, REGISTER_BITS, legal_types
     for lay in layouts:
         tf = lay.table
         if tf is None or tf.source.line != mutant.line and not (

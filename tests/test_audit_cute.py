@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from formal import export_cute
 from formal.audit import audit_cute, installed_include, parse_text
 from formal.audit.atoms import Env
 from formal.audit.audit import AtomResult, Audit
 from formal.audit.compare import Counterexample, compare, spec_table
-from formal.audit.cute_layout import CuteLayout
 from formal.audit.header import read_header
 from formal.audit.project import spec_layouts
 from formal.audit.ptx import instruction_of, join_literals
 from formal.cli import main
+from formal.model.cute import CuteLayout
+from formal.out import export_cute
 
 
 def _include() -> Path:

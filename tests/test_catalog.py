@@ -6,7 +6,7 @@ in the spec's pseudocode.  These tests hold it to four things:
 * it parses and proves with no finding but the spec's own errata, listed in KNOWN_ERRATA
   (the catalog keeps the spec's formula where the spec is wrong, so that `ptxlayout prove`
   reports it), and ``--corrections`` proves clean;
-* it covers exactly the (instruction, shape, operand, type) tuples of formal/variants.py;
+* it covers exactly the (instruction, shape, operand, type) tuples of formal/base/variants.py;
 * cells computed by hand from the formulas (the arithmetic is in the comments) come out of
   the model;
 * every dense layout agrees, cell for cell, with CUTLASS's CuTe thread-value layouts, an
@@ -29,13 +29,16 @@ from typing import Any
 import pytest
 
 from formal import catalog
-from formal import model as model_mod
 from formal.api import Run, analyze, model_of
-from formal.model import Layout, Model
-from formal.parse import parse_program, parse_prose
-from formal.prove import Options, cells, clear_cache, prove_layout
-from formal.source import SourceText
-from formal.variants import VARIANTS
+from formal.base.source import SourceText
+from formal.base.variants import VARIANTS
+from formal.model import layout as model_layout
+from formal.model.cells import cells
+from formal.model.layout import Layout, Model
+from formal.parse.prose import parse_prose
+from formal.parse.pseudocode import parse_program
+from formal.prove.driver import clear_cache, prove_layout
+from formal.prove.verdicts import Options
 
 # ---- the catalog, built once ------------------------------------------------------------------
 
@@ -337,7 +340,7 @@ def test_m8n8k4_injective_only_per_quad_pair(monkeypatch: pytest.MonkeyPatch) ->
     lay = layout("mma.m8n8k4.A.f16.row")
     assert prove_layout(lay, Options()).ok
     # read as one product of 32 lanes, the same formulas collide: lane 0 and lane 4
-    monkeypatch.setattr(model_mod, "REPLICATION", {})
+    monkeypatch.setattr(model_layout, "REPLICATION", {})
     clear_cache()
     lay = dataclasses.replace(lay)  # a new layout object: its enumerated map is built anew
     try:

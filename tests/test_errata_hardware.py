@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formal.execute import cpu, gpu
-from formal.variants import (
+from formal.base.variants import (
     VARIANTS,
     layout_serves,
     record_arrangement,
     records_by_operand,
     runs_on,
 )
+from formal.execute import cpu, devices, gpu, record
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"
@@ -56,7 +56,7 @@ def _layout(model: Any, layout_id: str) -> Any:
 
 def _errata_run(export: dict[str, Any], only: str) -> gpu.Report:
     recs, errata = export["layouts"], export["errata"]
-    return gpu.run_all(gpu.FakeDevice(recs), recs, trials=4, only=only, use_ptxas=False,
+    return gpu.run_all(devices.FakeDevice(recs), recs, trials=4, only=only, use_ptxas=False,
                        errata=errata)
 
 
@@ -83,7 +83,7 @@ def test_export_with_corrections_lists_the_errata(export: dict[str, Any],
     assert "errata" not in doc
     assert {r["id"]: r["map_hash"] for r in doc["layouts"]}[B1_A] == errata[B1_A]["map_hash"]
     # the GPU side reads both lists from the file or its folder
-    recs, errs = gpu.load_export(str(export["path"].parent))
+    recs, errs = record.load_export(str(export["path"].parent))
     assert len(recs) == len(export["layouts"]) and len(errs) == 2
 
 
@@ -120,20 +120,20 @@ def test_the_errata_fail_on_the_device_and_their_corrections_match(
     # the corrected map is kept in the evidence, by hash, for the verdict to show
     fixed = checks[0].layout_hashes["A"]
     assert fixed in report.maps and len(report.maps[fixed]["rows"]) == 32 * 128
-    table = gpu.table(report)
+    table = record.table(report)
     assert "errata: 2 of 2 refuted by the hardware" in table.splitlines()[-1]
-    assert "(as it should)" in table and not gpu.failed(report)
+    assert "(as it should)" in table and not record.failed(report)
 
 
 def test_an_erratum_the_hardware_accepts_fails_the_run(export: dict[str, Any]) -> None:
     """If the spec's layout matched, the correction would be wrong: that is a failure."""
     recs = json.loads(json.dumps(export["layouts"]))
     fake_erratum = dict(next(r for r in recs if r["id"] == "catalog:mma.m16n8k8.A.tf32"))
-    report = gpu.run_all(gpu.FakeDevice(recs), recs, trials=2, only="mma.m16n8k8.f32.tf32",
+    report = gpu.run_all(devices.FakeDevice(recs), recs, trials=2, only="mma.m16n8k8.f32.tf32",
                          use_ptxas=False, errata=[fake_erratum])
     (bad,) = [r for r in report.runs if r.erratum]
-    assert bad.result == "match" and not bad.ok and gpu.failed(report) == [bad]
-    assert "UNEXPECTED" in gpu.table(report)
+    assert bad.result == "match" and not bad.ok and record.failed(report) == [bad]
+    assert "UNEXPECTED" in record.table(report)
 
 
 # ---- evidence -----------------------------------------------------------------------------------
@@ -141,12 +141,12 @@ def test_an_erratum_the_hardware_accepts_fails_the_run(export: dict[str, Any]) -
 
 def test_evidence_refutes_the_errata_and_proves_the_corrections(
         export: dict[str, Any], models: dict[str, Any], tmp_path: Path) -> None:
-    from formal.evidence import Evidence
+    from formal.prove.evidence import Evidence
 
     report = _errata_run(export, "m16n8k256")
     report.runs += _errata_run(export, "mma.m16n8k16.f64").runs
     report.maps.update(_errata_run(export, "mma.m16n8k16.f64").maps)
-    gpu.write_evidence(report, tmp_path)
+    record.write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
     spec, fixed = models["spec"], models["fixed"]
     b1 = ev.verdict(_layout(spec, B1_A))
@@ -172,7 +172,7 @@ def test_prove_with_evidence_reports_the_hardware_refutation(
         export: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from formal.cli import main
 
-    gpu.write_evidence(_errata_run(export, "m16n8k256"), tmp_path)
+    record.write_evidence(_errata_run(export, "m16n8k256"), tmp_path)
     main(["prove", "--evidence", str(tmp_path), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     hw = {lay["id"]: next(o for o in lay["obligations"] if o["name"] == "hardware")
@@ -187,12 +187,12 @@ def test_prove_with_evidence_reports_the_hardware_refutation(
 def test_a_documents_layout_with_a_confirmed_map_is_proved(
         export: dict[str, Any], tmp_path: Path) -> None:
     from formal.api import model_of
-    from formal.evidence import Evidence
+    from formal.prove.evidence import Evidence
 
     recs = export["layouts"]
-    report = gpu.run_all(gpu.FakeDevice(recs), recs, trials=2, only="mma.sp.m16n8k16",
+    report = gpu.run_all(devices.FakeDevice(recs), recs, trials=2, only="mma.sp.m16n8k16",
                          use_ptxas=False)
-    gpu.write_evidence(report, tmp_path)
+    record.write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
     seeds = sorted(str(p) for p in SEEDS.iterdir() if p.suffix in (".txt", ".md"))
     lays = [x for x in model_of(seeds).layouts if not x.id.startswith("catalog:")
@@ -231,7 +231,11 @@ def test_staleness_is_judged_against_the_corrected_catalog(export: dict[str, Any
                                                            tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]
                                                            ) -> None:
-    from formal.evidence import current_catalog, main
+    from formal.api import current_catalog
+    from formal.cli import main as cli
+
+    def main(argv: list[str]) -> int:
+        return cli(["evidence", *argv])
 
     records, errata = current_catalog()
     assert [e["id"] for e in errata] == [e["id"] for e in export["errata"]]

@@ -10,21 +10,15 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from formal.execute import cpu, discover, gpu, ptx
-from formal.variants import (
-    VARIANTS,
-    assembles_for,
-    container_bits,
-    runs_on,
-    selector_count,
-)
+from formal.base.hashes import cell_table_hash
+from formal.base.variants import VARIANTS, assembles_for, container_bits, runs_on, selector_count
+from formal.execute import compare, cpu, devices, discover, gpu, numbers, ptx, record
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_PTXAS = ptx.ptxas_path() is not None
@@ -36,7 +30,7 @@ HAS_PTXAS = ptx.ptxas_path() is not None
 @pytest.fixture(scope="module")
 def catalog() -> dict[str, Any]:
     from formal.api import model_of
-    from formal.export import to_json
+    from formal.out.export import to_json
 
     # the catalog with the corrections of the spec's errata: what the hardware computes
     model = model_of([], corrections=True)
@@ -60,7 +54,7 @@ def swap_cells(records: list[dict[str, Any]], layout_id: str, a: int, b: int) \
     ca, cb = rec["cells"][a], rec["cells"][b]
     for k in ("row", "col"):
         ca[k], cb[k] = cb[k], ca[k]
-    rec["map_hash"] = cpu.hash_rows(rec["instruction"], rec["shape"], rec["operand"], "cells",
+    rec["map_hash"] = cell_table_hash(rec["instruction"], rec["shape"], rec["operand"], "cells",
                                     rec["cells"])
     return out
 
@@ -96,18 +90,18 @@ KNOWN_CODES = {
 
 @pytest.mark.parametrize("t,value", sorted(KNOWN_CODES))
 def test_float_codes_match_the_formats(t: str, value: float) -> None:
-    code = int(cpu.encode(t, [value])[0])
+    code = int(numbers.encode(t, [value])[0])
     assert code == KNOWN_CODES[(t, value)]
-    assert cpu.decode(t, [code])[0] == value
+    assert numbers.decode(t, [code])[0] == value
 
 
-@pytest.mark.parametrize("t", sorted(cpu.FLOATS))
+@pytest.mark.parametrize("t", sorted(numbers.FLOATS))
 def test_every_float_format_round_trips_small_integers_and_halves(t: str) -> None:
     grid = np.arange(-8, 8.5, 0.5)
-    ok = np.array(cpu.representable(t, grid))
+    ok = np.array(numbers.representable(t, grid))
     assert {-4.0, -1.0, 0.0, 1.0, 2.0, 4.0} <= set(ok.tolist())
-    codes = cpu.encode(t, ok)
-    assert np.array_equal(cpu.decode(t, codes), ok)
+    codes = numbers.encode(t, ok)
+    assert np.array_equal(numbers.decode(t, codes), ok)
     assert len(set(codes.tolist())) == len(ok)  # injective (and -0 is not +0)
 
 
@@ -117,15 +111,15 @@ def test_ieee_formats_agree_with_numpy(t: str, np_type: Any) -> None:
     vals = np.array([0.0, -0.0, 1.0, -1.5, 2.0 ** -14, 65504.0, 3.25, -1024.0])
     raw = vals.astype(np_type).view({2: np.uint16, 4: np.uint32, 8: np.uint64}[
         np.dtype(np_type).itemsize])
-    assert np.array_equal(cpu.encode(t, vals), raw.astype(np.uint64))
-    assert np.array_equal(cpu.decode(t, raw), vals)
+    assert np.array_equal(numbers.encode(t, vals), raw.astype(np.uint64))
+    assert np.array_equal(numbers.decode(t, raw), vals)
 
 
 def test_bf16_and_tf32_are_truncated_f32() -> None:
     vals = np.array([1.0, -3.5, 0.375, 96.0], dtype=np.float32)
     f32 = vals.view(np.uint32).astype(np.uint64)
-    assert np.array_equal(cpu.encode("bf16", vals), f32 >> np.uint64(16))
-    tf = cpu.to_container("tf32", 32, cpu.encode("tf32", vals))
+    assert np.array_equal(numbers.encode("bf16", vals), f32 >> np.uint64(16))
+    tf = cpu.to_container("tf32", 32, numbers.encode("tf32", vals))
     assert np.array_equal(tf, f32)
 
 
@@ -134,16 +128,16 @@ def test_bf16_and_tf32_are_truncated_f32() -> None:
                                      ("tf32", 1.0 + 2.0 ** -11), ("s8", 128), ("u4", -1),
                                      ("s4", 0.5), ("f32", float("nan"))])
 def test_inexact_values_are_refused(t: str, value: float) -> None:
-    with pytest.raises(cpu.NotExact):
-        cpu.encode(t, [value])
+    with pytest.raises(numbers.NotExact):
+        numbers.encode(t, [value])
 
 
 def test_integer_codes_are_twos_complement() -> None:
-    assert cpu.encode("s4", [-8, -1, 7]).tolist() == [8, 15, 7]
-    assert cpu.encode("s8", [-1, -128]).tolist() == [255, 128]
-    assert cpu.decode("s8", [255, 128, 127]).tolist() == [-1, -128, 127]
-    assert cpu.decode("s32", [0xFFFFFFFF]).tolist() == [-1]
-    assert cpu.encode("b1", [0, 1]).tolist() == [0, 1]
+    assert numbers.encode("s4", [-8, -1, 7]).tolist() == [8, 15, 7]
+    assert numbers.encode("s8", [-1, -128]).tolist() == [255, 128]
+    assert numbers.decode("s8", [255, 128, 127]).tolist() == [-1, -128, 127]
+    assert numbers.decode("s32", [0xFFFFFFFF]).tolist() == [-1]
+    assert numbers.encode("b1", [0, 1]).tolist() == [0, 1]
 
 
 # ---- packing ----------------------------------------------------------------------------------
@@ -169,9 +163,9 @@ def test_pack_unpack_round_trip_every_type(t: str, kind: str, per: int,
     bits = 64 if kind == "f64" else 32 // per
     m = cpu.operand_map(rec, bits)
     rng = np.random.default_rng(7)
-    pool = cpu.values_for(t, "A", VARIANTS[0]) if t in cpu.INTEGERS else \
-        np.array(cpu.representable(t, np.arange(-4, 4.5, 0.5)))
-    codes = cpu.encode(t, pool[rng.integers(0, len(pool), size=(3, *tile))])
+    pool = cpu.values_for(t, "A", VARIANTS[0]) if t in numbers.INTEGERS else \
+        np.array(numbers.representable(t, np.arange(-4, 4.5, 0.5)))
+    codes = numbers.encode(t, pool[rng.integers(0, len(pool), size=(3, *tile))])
     words = cpu.pack(m, t, codes)
     assert words.dtype == np.uint32 and words.shape == (3, 32, m.n * bits // 32)
     assert np.array_equal(cpu.unpack(m, t, words), codes)
@@ -187,17 +181,17 @@ def test_pack_unpack_round_trip_every_type(t: str, kind: str, per: int,
 
 def test_sub_byte_floats_sit_in_their_containers() -> None:
     assert container_bits("e2m1", "f8f6f4") == 8 and container_bits("e2m1", "mxf4") == 4
-    one = cpu.encode("e2m1", [1.0])
+    one = numbers.encode("e2m1", [1.0])
     assert cpu.to_container("e2m1", 8, one).tolist() == [0x2 << 2]
     assert cpu.to_container("e2m1", 4, one).tolist() == [0x2]
-    assert cpu.to_container("e3m2", 8, cpu.encode("e3m2", [1.0])).tolist() == [0x0C]
+    assert cpu.to_container("e3m2", 8, numbers.encode("e3m2", [1.0])).tolist() == [0x0C]
 
 
-def test_packing_every_variant_is_fast(records: list[dict[str, Any]]) -> None:
+def test_packing_every_variant_round_trips(records: list[dict[str, Any]]) -> None:
+    # (its speed is bench/'s business: no timed tests)
     plans = [p for p in cpu.plans(records).values() if isinstance(p, cpu.Plan)]
     assert len(plans) > 100
     rng = np.random.default_rng(0)
-    worst = 0.0
     for p in plans:
         v = p.variant
         m_, n_, k_ = p.dims
@@ -205,12 +199,9 @@ def test_packing_every_variant_is_fast(records: list[dict[str, Any]]) -> None:
         mask = cpu.block_mask(p.b)  # m8n8k4 .f16: four products, block-diagonal
         if mask is not None:
             a[:, ~mask] = 0
-        t0 = time.perf_counter()
         w = cpu.pack(p.b, v.b, a)
         back = cpu.unpack(p.b, v.b, w)
-        worst = max(worst, time.perf_counter() - t0)
         assert np.array_equal(back, a)
-    assert worst < 0.005, f"pack + unpack of one operand took {worst * 1e3:.2f} ms"
 
 
 # ---- reference semantics ----------------------------------------------------------------------
@@ -219,25 +210,25 @@ def test_packing_every_variant_is_fast(records: list[dict[str, Any]]) -> None:
 def test_b1_and_popc_and_xor_popc() -> None:
     a = np.array([[[1, 0, 1, 1], [0, 0, 0, 0]]], dtype=np.uint64)  # 2 x 4
     b = np.array([[[1], [1], [0], [1]]], dtype=np.uint64)  # 4 x 1
-    c = cpu.encode("s32", np.array([[[10], [20]]]))
+    c = numbers.encode("s32", np.array([[[10], [20]]]))
     and_v = variant("mma.m8n8k128.s32.b1.b1.s32_and_popc")
     xor_v = variant("mma.m8n8k128.s32.b1.b1.s32_xor_popc")
-    assert cpu.decode("s32", cpu.reference(and_v, a, b, c)).ravel().tolist() == [12, 20]
+    assert numbers.decode("s32", cpu.reference(and_v, a, b, c)).ravel().tolist() == [12, 20]
     # xor: row 0 = 1011 ^ 1101 = 0110 -> 2; row 1 = 0000 ^ 1101 -> 3
-    assert cpu.decode("s32", cpu.reference(xor_v, a, b, c)).ravel().tolist() == [12, 23]
+    assert numbers.decode("s32", cpu.reference(xor_v, a, b, c)).ravel().tolist() == [12, 23]
 
 
 def test_integer_and_float_references_are_exact() -> None:
     v = variant("mma.m16n8k32.s32.s8.u8.s32")
-    a = cpu.encode("s8", np.full((1, 16, 32), -128))
-    b = cpu.encode("u8", np.full((1, 32, 8), 255))
-    c = cpu.encode("s32", np.zeros((1, 16, 8), dtype=int))
-    assert (cpu.decode("s32", cpu.reference(v, a, b, c)) == -128 * 255 * 32).all()
+    a = numbers.encode("s8", np.full((1, 16, 32), -128))
+    b = numbers.encode("u8", np.full((1, 32, 8), 255))
+    c = numbers.encode("s32", np.zeros((1, 16, 8), dtype=int))
+    assert (numbers.decode("s32", cpu.reference(v, a, b, c)) == -128 * 255 * 32).all()
     f = variant("mma.m16n8k16.f16.f16.f16.f16")
-    a = cpu.encode("f16", np.full((1, 16, 16), 0.5))
-    b = cpu.encode("f16", np.full((1, 16, 8), -1.5))
-    c = cpu.encode("f16", np.full((1, 16, 8), 0.25))
-    assert (cpu.decode("f16", cpu.reference(f, a, b, c)) == 16 * -0.75 + 0.25).all()
+    a = numbers.encode("f16", np.full((1, 16, 16), 0.5))
+    b = numbers.encode("f16", np.full((1, 16, 8), -1.5))
+    c = numbers.encode("f16", np.full((1, 16, 8), 0.25))
+    assert (numbers.decode("f16", cpu.reference(f, a, b, c)) == 16 * -0.75 + 0.25).all()
 
 
 @pytest.mark.parametrize("key", [
@@ -287,7 +278,7 @@ def test_every_plannable_variant_matches_its_own_emulation(records: list[dict[st
             continue
         for sel in p.variant.selectors or (None,):
             trial = cpu.make_trials(p, rng, 2, sel)
-            assert not cpu.compare(p, cpu.emulate(p, trial.inputs, sel), trial.expected)
+            assert not compare.compare(p, cpu.emulate(p, trial.inputs, sel), trial.expected)
             done += 1
     assert done >= 150
 
@@ -296,12 +287,12 @@ def test_the_spec_erratum_fails_its_own_emulation() -> None:
     """9.7.14.5.13 as the spec writes it (not a bijection) loses A values: packing random
     data by its map and multiplying does not give A x B + C -- as on the H100."""
     from formal.api import model_of
-    from formal.export import to_json
+    from formal.out.export import to_json
     records = json.loads(to_json(model_of([]).layouts))["layouts"]
     p = cpu.plans(records)["mma.m16n8k256.s32.b1.b1.s32_and_popc"]
     assert isinstance(p, cpu.Plan)
     trial = cpu.make_trials(p, np.random.default_rng(5), 2, None)
-    assert cpu.compare(p, cpu.emulate(p, trial.inputs, None), trial.expected)
+    assert compare.compare(p, cpu.emulate(p, trial.inputs, None), trial.expected)
 
 
 def test_every_variant_has_a_plan_and_missing_layouts_are_named(
@@ -421,13 +412,13 @@ SUBSET = "m16n8k16"  # dense f16/bf16/int/fp8 and sparse f16/bf16/tf32 of one sh
 
 
 def test_fake_device_reports_match(records: list[dict[str, Any]]) -> None:
-    dev = gpu.FakeDevice(records)
+    dev = devices.FakeDevice(records)
     report = gpu.run_all(dev, records, trials=3, only=SUBSET)
     results = {r.result for r in report.runs}
     assert "match" in results and "mismatch" not in results and "error" not in results
     checked = [r for r in report.runs if r.result == "match"]
     assert len(checked) >= 20 and all(r.seed is not None and r.trials == 3 for r in checked)
-    assert "checks:" in gpu.table(report)
+    assert "checks:" in record.table(report)
 
 
 def test_corrupted_layout_reports_mismatch_naming_the_cells(records: list[dict[str, Any]]) \
@@ -438,7 +429,7 @@ def test_corrupted_layout_reports_mismatch_naming_the_cells(records: list[dict[s
     cells = {(rec["cells"][a]["row"], rec["cells"][a]["col"]),
              (rec["cells"][b]["row"], rec["cells"][b]["col"])}
     bad = swap_cells(records, cd_id, a, b)
-    report = gpu.run_all(gpu.FakeDevice(records), bad, trials=4,
+    report = gpu.run_all(devices.FakeDevice(records), bad, trials=4,
                          only="mma.m16n8k16.s32.s8.s8.s32")
     (run,) = report.runs
     assert run.result == "mismatch"
@@ -453,7 +444,7 @@ def test_corrupted_layout_reports_mismatch_naming_the_cells(records: list[dict[s
 
 
 def test_faulting_kernel_is_an_error_and_the_run_goes_on(records: list[dict[str, Any]]) -> None:
-    dev = gpu.FakeDevice(records, fault=["mma.m16n8k16.s32.s8.s8.s32"])
+    dev = devices.FakeDevice(records, fault=["mma.m16n8k16.s32.s8.s8.s32"])
     report = gpu.run_all(dev, records, trials=2, only="mma.m16n8k16.s32")
     by = {r.variant.key: r.result for r in report.runs}
     assert by["mma.m16n8k16.s32.s8.s8.s32"] == "error"
@@ -461,7 +452,7 @@ def test_faulting_kernel_is_an_error_and_the_run_goes_on(records: list[dict[str,
 
 
 def test_device_without_the_architecture(records: list[dict[str, Any]]) -> None:
-    dev = gpu.FakeDevice(records, sm=80)
+    dev = devices.FakeDevice(records, sm=80)
     report = gpu.run_all(dev, records, trials=1, only="mma.m16n8k32.f32.e4m3.e4m3",
                          use_ptxas=False)
     assert {r.result for r in report.runs} == {"not-executed"}
@@ -533,7 +524,7 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
                                "bit_hi": 2 * i + 1, "row": g + 8 * (i >> 3),
                                "chunk": ((i & 7) >> 1) + 4 * (tig & 1), "slot": i & 1})
     meta["fields"] = fields
-    meta["map_hash"] = cpu.hash_rows("mma.sp", "m16n8k32", "metadata", "fields", fields)
+    meta["map_hash"] = cell_table_hash("mma.sp", "m16n8k32", "metadata", "fields", fields)
     given = cpu.plan(variant(key), wrong_records)
 
     def run(sel: int | None, inputs: np.ndarray) -> np.ndarray:
@@ -545,9 +536,9 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
     assert any("lane 0 bits 16..17 as row 0 chunk 4 slot 0" in x for x in discover.describe(md))
     # and the check itself fails with the catalog's metadata, passes with the truth's
     trial = cpu.make_trials(given, np.random.default_rng(2), 3, 0)
-    assert cpu.compare(given, cpu.emulate(truth, trial.inputs, 0), trial.expected)
+    assert compare.compare(given, cpu.emulate(truth, trial.inputs, 0), trial.expected)
     trial = cpu.make_trials(truth, np.random.default_rng(2), 3, 1)
-    assert not cpu.compare(truth, cpu.emulate(truth, trial.inputs, 1), trial.expected)
+    assert not compare.compare(truth, cpu.emulate(truth, trial.inputs, 1), trial.expected)
 
 
 # ---- supervision, isolation, the command line -------------------------------------------------
@@ -576,11 +567,10 @@ class Block(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Block())
 for m in [m for m in sys.modules if m.split('.')[0] in ('z3', 'lark', 'sympy')]:
     del sys.modules[m]
-import formal.execute.gpu as gpu
+from formal.cli import main
 assert not [m for m in sys.modules if m.split('.')[0] in ('z3', 'lark', 'sympy')]
-sys.argv = ['gpu', '--layouts', sys.argv[1], '--device', 'fake', '--only', 'm16n8k8.f32',
-            '--record', sys.argv[2], '--no-ptxas', '--trials', '2']
-code = gpu.main_from_args(gpu.parser().parse_args(sys.argv[1:]))
+code = main(['gpu', '--layouts', sys.argv[1], '--device', 'fake', '--only', 'm16n8k8.f32',
+             '--record', sys.argv[2], '--no-ptxas', '--trials', '2'])
 assert not [m for m in sys.modules if m.split('.')[0] in ('z3', 'lark', 'sympy')]
 sys.exit(code)
 """
@@ -613,13 +603,14 @@ def _layout(catalog: dict[str, Any], layout_id: str) -> Any:
 
 def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
                                                  tmp_path: Path) -> None:
-    from formal.evidence import Evidence, stale
+    from formal.out.evidence import stale
+    from formal.prove.evidence import Evidence
 
     records = catalog["records"]
     ev_dir = tmp_path / "evidence"
-    report = gpu.run_all(gpu.FakeDevice(records), records, trials=2,
+    report = gpu.run_all(devices.FakeDevice(records), records, trials=2,
                          only="mma.m16n8k16.s32", do_discover=True, use_ptxas=False)
-    path = gpu.write_evidence(report, ev_dir)
+    path = record.write_evidence(report, ev_dir)
     assert json.loads(path.read_text())["runs"]
     ev = Evidence.load(ev_dir)
     lay = _layout(catalog, "catalog:mma.m16n8k16.A.u8-s8")
@@ -634,12 +625,12 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
     meta = next(r for r in truth if r["id"] == "catalog:mma.sp.m16n8k32.meta.u8-s8")
     for f in meta["fields"]:
         f["row"] = (f["row"] + 1) % 16  # a different (still valid) assignment of rows
-    meta["map_hash"] = cpu.hash_rows("mma.sp", "m16n8k32", "metadata", "fields",
+    meta["map_hash"] = cell_table_hash("mma.sp", "m16n8k32", "metadata", "fields",
                                      meta["fields"])
-    bad = gpu.run_all(gpu.FakeDevice(truth), records, trials=2, only=key, do_discover=True,
+    bad = gpu.run_all(devices.FakeDevice(truth), records, trials=2, only=key, do_discover=True,
                       use_ptxas=False)
     assert {r.result for r in bad.runs} == {"mismatch"}
-    gpu.write_evidence(bad, tmp_path / "ev2")
+    record.write_evidence(bad, tmp_path / "ev2")
     ev2 = Evidence.load(tmp_path / "ev2")
     mv = ev2.verdict(_layout(catalog, "catalog:mma.sp.m16n8k32.meta.u8-s8"))
     assert mv.status == "refuted", mv.message
@@ -658,12 +649,12 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
 
 def test_evidence_compiled_only_is_not_applicable(catalog: dict[str, Any],
                                                   tmp_path: Path) -> None:
-    from formal.evidence import Evidence
+    from formal.prove.evidence import Evidence
 
     records = catalog["records"]
-    report = gpu.run_all(gpu.FakeDevice(records), records, trials=1,
+    report = gpu.run_all(devices.FakeDevice(records), records, trials=1,
                          only="mma.kind::mxf4.block_scale.m16n8k64", use_ptxas=HAS_PTXAS)
-    gpu.write_evidence(report, tmp_path)
+    record.write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
     v = ev.verdict(_layout(catalog, "catalog:mma.m16n8k64.A.e2m1"))
     assert v.status == "not-applicable"
@@ -674,9 +665,9 @@ def test_prove_cli_takes_evidence(catalog: dict[str, Any], tmp_path: Path,
     from formal.cli import main
 
     records = catalog["records"]
-    report = gpu.run_all(gpu.FakeDevice(records), records, trials=1, only="mma.m16n8k8",
+    report = gpu.run_all(devices.FakeDevice(records), records, trials=1, only="mma.m16n8k8",
                          use_ptxas=False)
-    gpu.write_evidence(report, tmp_path)
+    record.write_evidence(report, tmp_path)
     main(["prove", "--evidence", str(tmp_path), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     hw = {lay["id"]: next(o for o in lay["obligations"] if o["name"] == "hardware")

@@ -12,14 +12,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formal.execute import cpu, discover, gpu, ptx
-from formal.variants import (
+from formal.base.hashes import cell_table_hash
+from formal.base.variants import (
     ANY_LAYOUTS,
     VARIANTS,
     layout_serves,
     record_arrangement,
     records_by_operand,
 )
+from formal.execute import compare, cpu, devices, discover, gpu, numbers, ptx, record
 
 HAS_PTXAS = ptx.ptxas_path() is not None
 M8N8K4 = [v for v in VARIANTS if v.shape == "m8n8k4"]
@@ -29,7 +30,7 @@ F16 = [v for v in M8N8K4 if v.a == "f16"]
 @pytest.fixture(scope="module")
 def records() -> list[dict[str, Any]]:
     from formal.api import model_of
-    from formal.export import to_json
+    from formal.out.export import to_json
 
     return json.loads(to_json(model_of([], corrections=True).layouts))["layouts"]
 
@@ -142,11 +143,11 @@ def test_emulation_is_four_products_of_the_spec_formulas(records: list[dict[str,
     trial = cpu.make_trials(p, np.random.default_rng(3), 4)
     wa, wb, wc = v.words("A"), v.words("B"), v.words("C")
     x = trial.inputs
-    a_el = cpu.decode("f16", _elements(x[..., :wa], 16, 4))
-    b_el = cpu.decode("f16", _elements(x[..., wa:wa + wb], 16, 4))
+    a_el = numbers.decode("f16", _elements(x[..., :wa], 16, 4))
+    b_el = numbers.decode("f16", _elements(x[..., wa:wa + wb], 16, 4))
     cbits = 16 if v.c == "f16" else 32
-    c_el = cpu.decode(v.c, _elements(x[..., wa + wb:wa + wb + wc], cbits, 8))
-    d_el = cpu.decode(v.d, _elements(trial.expected, cbits, 8))
+    c_el = numbers.decode(v.c, _elements(x[..., wa + wb:wa + wb + wc], cbits, 8))
+    d_el = numbers.decode(v.d, _elements(trial.expected, cbits, 8))
     fa, fb, fc = SPEC[("A", v.layouts[0])], SPEC[("B", v.layouts[1])], SPEC[("C", v.c)]
     for t in range(4):
         for q in range(4):
@@ -163,7 +164,7 @@ def test_emulation_is_four_products_of_the_spec_formulas(records: list[dict[str,
                 for i in range(8):
                     assert d_el[t, lane, i] == d[fc(lane, i)], (key, t, q, lane, i)
     # and the emulated device agrees
-    assert not cpu.compare(p, cpu.emulate(p, trial.inputs), trial.expected)
+    assert not compare.compare(p, cpu.emulate(p, trial.inputs), trial.expected)
 
 
 def test_f64_m8n8k4_runs_one_product(records: list[dict[str, Any]]) -> None:
@@ -171,12 +172,12 @@ def test_f64_m8n8k4_runs_one_product(records: list[dict[str, Any]]) -> None:
     p = cpu.plan(v, records)
     assert p.dims == (8, 8, 4) and p.groups == 1
     trial = cpu.make_trials(p, np.random.default_rng(4), 3)
-    a = cpu.decode("f64", trial.a)
+    a = numbers.decode("f64", trial.a)
     # lane t holds A[t >> 2][t % 4] in its one .f64 (two words, low first)
     words = trial.inputs[:, :, :2].astype(np.uint64)
-    got = cpu.decode("f64", words[..., 0] | (words[..., 1] << np.uint64(32)))
+    got = numbers.decode("f64", words[..., 0] | (words[..., 1] << np.uint64(32)))
     assert np.array_equal(got, a[:, np.arange(32) >> 2, np.arange(32) % 4])
-    assert not cpu.compare(p, cpu.emulate(p, trial.inputs), trial.expected)
+    assert not compare.compare(p, cpu.emulate(p, trial.inputs), trial.expected)
 
 
 def _swap(records: list[dict[str, Any]], layout_id: str, a: int, b: int) \
@@ -186,7 +187,7 @@ def _swap(records: list[dict[str, Any]], layout_id: str, a: int, b: int) \
     ca, cb = rec["cells"][a], rec["cells"][b]
     for k in ("row", "col", "group"):
         ca[k], cb[k] = cb[k], ca[k]
-    rec["map_hash"] = cpu.hash_rows(rec["instruction"], rec["shape"], rec["operand"], "cells",
+    rec["map_hash"] = cell_table_hash(rec["instruction"], rec["shape"], rec["operand"], "cells",
                                     rec["cells"])
     return out
 
@@ -199,7 +200,7 @@ def test_a_corrupted_map_is_caught_and_named_by_product(records: list[dict[str, 
                                                         layout_id: str, a: int, b: int) -> None:
     key = "mma.m8n8k4.col.row.f32.f16.f16.f32"
     bad = _swap(records, layout_id, a, b)
-    report = gpu.run_all(gpu.FakeDevice(records), bad, trials=4, only=key, use_ptxas=False)
+    report = gpu.run_all(devices.FakeDevice(records), bad, trials=4, only=key, use_ptxas=False)
     (run,) = report.runs
     assert run.result == "mismatch" and "of product" in run.detail
     assert run.d_cells and all(len(c) == 3 and 0 <= c[2] < 4 for c in run.d_cells)
@@ -225,12 +226,12 @@ def test_discovery_recovers_m8n8k4_and_sees_a_wrong_map(records: list[dict[str, 
 
 
 def test_discovery_runs_for_m8n8k4_in_the_harness(records: list[dict[str, Any]]) -> None:
-    report = gpu.run_all(gpu.FakeDevice(records), records, trials=2, only="m8n8k4",
+    report = gpu.run_all(devices.FakeDevice(records), records, trials=2, only="m8n8k4",
                          do_discover=True, use_ptxas=False)
     disc = [r for r in report.runs if r.mode == "discover"]
     assert len(disc) == 9 and {r.result for r in disc} == {"match"}
     assert {r.result for r in report.runs if r.mode == "check"} == {"match"}
-    assert "mma m8n8k4" in gpu.table(report)
+    assert "mma m8n8k4" in record.table(report)
 
 
 def test_missing_layouts_and_product_counts_are_named(records: list[dict[str, Any]]) -> None:

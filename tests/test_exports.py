@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from formal import export, export_cute, export_f2
 from formal.api import find, model_of
 from formal.cli import main
-from formal.ingest import read_text
-from formal.model import Layout, build
-from formal.prove import cells_and_names
+from formal.model.cells import cells_and_names
+from formal.model.layout import Layout
+from formal.model.resolve import build
+from formal.out import export, export_cute, export_f2
+from formal.text.read import read_text
 
 from .sections import M8N8K4, a_section
 

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from formal import figures
 from formal.api import find, model_of
 from formal.cli import main
-from formal.ingest import read_text
-from formal.model import Layout, Model, build
-from formal.prove import cells_and_names, prove
-from formal.report import to_markdown
+from formal.model.cells import cells_and_names
+from formal.model.layout import Layout, Model
+from formal.model.resolve import build
+from formal.out import drawing, figures
+from formal.out.report import to_markdown
+from formal.prove.driver import prove
+from formal.text.read import read_text
 
 from .sections import COL, M8N8K4, ROW, a_section
 
@@ -94,7 +96,7 @@ def test_palette_has_32_distinguishable_readable_colours() -> None:
 
 def test_svg_of_a_proved_layout_reads_back() -> None:
     lay = one("catalog:mma.m16n8k16.A.u8-s8")
-    text = figures.svg(lay)
+    text = drawing.svg(lay)
     root = ET.fromstring(text)
     title = root.find("s:title", NS)
     assert title is not None and title.text is not None
@@ -127,7 +129,7 @@ def test_svg_of_a_proved_layout_reads_back() -> None:
 
 def test_svg_is_deterministic() -> None:
     lay = one("catalog:mma.sp.m16n8k16.meta.f16-bf16")
-    assert figures.svg(lay) == figures.svg(lay)
+    assert drawing.svg(lay) == drawing.svg(lay)
 
 
 # ---- a broken layout ---------------------------------------------------------------------------
@@ -135,7 +137,7 @@ def test_svg_is_deterministic() -> None:
 
 def test_svg_of_a_broken_layout_shows_collisions_holes_and_outside() -> None:
     lay = broken_model().layouts[0]
-    text = figures.svg(lay)
+    text = drawing.svg(lay)
     root = ET.fromstring(text)
     cells = cells_of(text)
     _names, table = cells_and_names(lay)
@@ -185,7 +187,7 @@ def test_ascii_of_a_broken_layout() -> None:
 def test_a_hole_in_the_cases_is_listed() -> None:
     text = BROKEN.replace("for ai where i = {0,..,7}", "for ai where i < 7")
     lay = build([read_text(text, "gap.txt")], []).layouts[0]
-    root = ET.fromstring(figures.svg(lay))
+    root = ET.fromstring(drawing.svg(lay))
     unmapped = " ".join(texts(root, "unmapped"))
     assert "T0:a7: no case of 'col' applies" in unmapped
 
@@ -195,7 +197,7 @@ def test_a_hole_in_the_cases_is_listed() -> None:
 
 def test_sparse_a_draws_chunks_with_their_lane_and_elements() -> None:
     lay = one("catalog:mma.sp.m16n8k16.A.f16-bf16")
-    text = figures.svg(lay)
+    text = drawing.svg(lay)
     cells = cells_of(text)
     assert len(cells) == 16 * 4
     # lane 5: groupID 1, threadID_in_group 1 -> columns 4..7 of rows 1 (a0, a1) and 9 (a2, a3)
@@ -205,17 +207,17 @@ def test_sparse_a_draws_chunks_with_their_lane_and_elements() -> None:
     root = ET.fromstring(text)
     assert texts(root, "axis col") == ["0..3", "4..7", "8..11", "12..15"]
     # 8-bit: a lane's range of 8 columns is two chunks, two non-zeros each
-    cells8 = cells_of(figures.svg(one("catalog:mma.sp.m16n8k32.A.u8-s8")))
+    cells8 = cells_of(drawing.svg(one("catalog:mma.sp.m16n8k32.A.u8-s8")))
     assert cells8[(0, 0, 0)].get("data-labels") == "T0:a0,a1"
     assert cells8[(0, 0, 1)].get("data-labels") == "T0:a2,a3"
     # 4-bit: chunks of 8 columns, four non-zeros each
-    cells4 = cells_of(figures.svg(one("catalog:mma.sp.m16n8k64.A.u4-s4")))
+    cells4 = cells_of(drawing.svg(one("catalog:mma.sp.m16n8k64.A.u4-s4")))
     assert cells4[(0, 0, 0)].get("data-labels") == "T0:a0..a3"
 
 
 def test_metadata_draws_one_panel_per_selector() -> None:
     lay = one("catalog:mma.sp.m16n8k16.meta.f16-bf16")
-    text = figures.svg(lay)
+    text = drawing.svg(lay)
     root = ET.fromstring(text)
     panels = root.findall("s:g[@class='panel']", NS)
     assert len(panels) == 4
@@ -232,7 +234,7 @@ def test_metadata_draws_one_panel_per_selector() -> None:
 
 def test_replicated_layout_draws_one_panel_per_group() -> None:
     lay = build([read_text(M8N8K4, "m8.txt")], []).layouts[0]
-    text = figures.svg(lay)
+    text = drawing.svg(lay)
     root = ET.fromstring(text)
     panels = root.findall("s:g[@class='panel']", NS)
     assert [p.get("data-title") for p in panels] == [
@@ -253,7 +255,7 @@ def test_every_catalog_layout_draws() -> None:
     proof = prove(model_of([]))
     ok = {r.layout.id for r in proof.results if r.ok}
     for lay in catalog():
-        text = figures.svg(lay)
+        text = drawing.svg(lay)
         root = ET.fromstring(text)
         assert root.get("data-layout") == lay.id
         cells = cells_of(text)
@@ -274,9 +276,9 @@ def test_png_paints_the_lane_colours() -> None:
     pil = pytest.importorskip("PIL.Image")
     seen = set()
     for lay in (one("catalog:mma.m16n8k8.CD.f32@f16-bf16-tf32"), broken_model().layouts[0]):
-        data = figures.png(lay, scale=2)
+        data = drawing.png(lay, scale=2)
         img = pil.open(io.BytesIO(data)).convert("RGB")
-        root = ET.fromstring(figures.svg(lay))
+        root = ET.fromstring(drawing.svg(lay))
         assert img.size == (2 * int(root.get("width", "0")), 2 * int(root.get("height", "0")))
         for g in root.iterfind(".//s:g[@class='cell']", NS):
             band = g.find("s:rect[@class='band']", NS)
@@ -304,7 +306,7 @@ def test_png_without_pillow_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(ImportError, match=r"ptxlayout\[png\]"):
-        figures.png(one("catalog:mma.m16n8k8.CD.f32@f16-bf16-tf32"))
+        drawing.png(one("catalog:mma.m16n8k8.CD.f32@f16-bf16-tf32"))
     assert main(["draw", "mma.m16n8k8.CD.f32", "--png", str(tmp_path / "x.png")]) == 2
     assert "pip install 'ptxlayout[png]'" in capsys.readouterr().err
 
@@ -357,13 +359,13 @@ def test_markdown_report_embeds_the_figure_of_a_refuted_layout(tmp_path: Path) -
 def test_markdown_report_marks_the_counterexample_cell() -> None:
     model = broken_model()
     proof = prove(model)
-    md = to_markdown(proof, {}, figures.ascii_for, figures.svg_for)
+    md = to_markdown(proof, {}, figures.ascii_for, drawing.svg_for)
     root = ET.fromstring(md[md.index("<svg "):md.index("</svg>") + 6])
     marked = [(g.get("data-row"), g.get("data-col")) for g in root.iter(f"{{{NS['s']}}}g")
               if g.get("data-marked")]
     assert marked == []  # the first finding's cell (row 16) is outside the tile
     surj = next(f for f in proof.findings if f.kind == "surjective")
-    text = figures.svg(model.layouts[0], figures.finding_marks(model.layouts[0], surj))
+    text = drawing.svg(model.layouts[0], figures.finding_marks(model.layouts[0], surj))
     marks = [g for g in ET.fromstring(text).iter(f"{{{NS['s']}}}g") if g.get("data-marked")]
     assert [(g.get("data-row"), g.get("data-col")) for g in marks] == [("0", "2")]
     assert marks[0].find("s:rect[@class='mark']", NS) is not None

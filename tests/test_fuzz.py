@@ -20,8 +20,10 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from formal.parse import FRAGMENT_STARTS, parse_prose, parse_pseudo_line
-from formal.source import SourceText
+from formal.base.source import SourceText
+from formal.parse.grammars import FRAGMENT_STARTS
+from formal.parse.prose import parse_prose
+from formal.parse.pseudocode import parse_pseudo_line
 
 from . import fuzzkit as fk
 from .conftest import ROOT

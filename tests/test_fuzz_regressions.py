@@ -94,7 +94,7 @@ def test_a_wrapped_markdown_paragraph_keeps_the_lines_apart() -> None:
 def ingest_seconds(data: bytes, name: str) -> float:
     import time
 
-    from formal.ingest import read_bytes
+    from formal.text.read import read_bytes
     t0 = time.perf_counter()
     read_bytes(data, name)
     return time.perf_counter() - t0

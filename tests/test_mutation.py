@@ -27,7 +27,7 @@ def test_equivalent_rewrites_still_prove(seeds: dict[str, Path], seed: str) -> N
     text = seeds[seed].read_text(encoding="utf-8")
     rewrites = list(mutants.equivalent_rewrites(text))
     assert len(rewrites) >= 10
-    from formal.prove import Options
+    from formal.prove.verdicts import Options
     base = mutants.baseline(text, seeds[seed].name, Options())
     for m in rewrites:
         o = mutants.classify(text, seeds[seed].name, m, base, Options())  # type: ignore[arg-type]
@@ -82,8 +82,8 @@ def test_sparse_text_mutants_are_refuted(seeds: dict[str, Path], line: int, old:
 def test_ordered_metadata_encodings() -> None:
     from dataclasses import replace
 
-    from formal.prove import ordered_encodings
-    from formal.variants import SPARSITY
+    from formal.base.variants import SPARSITY
+    from formal.prove.sparse import ordered_encodings
     for t in ("f16", "bf16", "s8", "u8", "e4m3", "tf32", "s4", "u4", "e2m1"):
         assert ordered_encodings(SPARSITY[t]) == "", t
     broken = replace(SPARSITY["s8"], invalid_nibbles=(0b1000,))  # would forbid (0, 2)

@@ -11,7 +11,7 @@ a false "proved".
 (c) ``--cross-check off`` gives the same verdicts on the seeds.
 (d) Broken layouts -- a collision, a hole, a cell out of range, overlapping cases, a missing
     case -- are refuted, and each counterexample is re-checked here by an evaluator of our
-    own (plain Python lambdas written beside the formulas, not formal.algebra).
+    own (plain Python lambdas written beside the formulas, not formal.model.algebra).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 from formal.api import analyze
 from formal.cli import main
-from formal.prove import Options
+from formal.prove.verdicts import Options
 
 from .sections import S8_A
 
@@ -351,15 +351,17 @@ def test_nothing_keeps_proven_layouts_alive(tmp_path: Path,
     import weakref
 
     from formal import prove as pv
-    from formal.ingest import read_text
-    from formal.model import build
+    from formal.model import cells
+    from formal.model.resolve import build
+    from formal.prove import driver
+    from formal.text.read import read_text
 
     pv.clear_cache()
-    monkeypatch.setattr(pv, "_CACHE_LIMIT", 5)
+    monkeypatch.setattr(driver, "_CACHE_LIMIT", 5)
     model = build([read_text(SECTION, "a.txt")], [])
     proof = pv.prove(model, Options())
     assert proof.results[0].layout.id == model.layouts[0].id
-    assert pv.cells(model.layouts[0])[(0, 13, 5)] == (11, 5)  # the map, from its memo
+    assert cells(model.layouts[0])[(0, 13, 5)] == (11, 5)  # the map, from its memo
     gone = weakref.ref(model.layouts[0])
     del model, proof
     gc.collect()
@@ -367,4 +369,4 @@ def test_nothing_keeps_proven_layouts_alive(tmp_path: Path,
     for k in range(12):
         pv.prove(build([read_text(SECTION.replace("0x3", f"{3 + 4 * k:#x}"), "b.txt")], []),
                  Options())
-        assert len(pv._CACHE) <= 5
+        assert len(driver._CACHE) <= 5

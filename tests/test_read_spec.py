@@ -9,9 +9,10 @@ import pytest
 
 from formal.api import find
 from formal.cli import main
-from formal.ingest import read_path, read_text
-from formal.model import Layout, build
-from formal.prove import cells_and_names
+from formal.model.cells import cells_and_names
+from formal.model.layout import Layout
+from formal.model.resolve import build
+from formal.text.read import read_path, read_text
 
 from .conftest import SEEDS
 from .sections import S8_A
@@ -303,9 +304,10 @@ def test_row_and_column_major_blocks_under_one_table(tmp_path: Path) -> None:
 
 _PARSE_IN_A_FRESH_PROCESS = """
 import sys
-from formal.parse import parse_pseudo_line, _fragment_parser, _pseudo_parser
-from formal.source import SourceText
-_fragment_parser(); _pseudo_parser()
+from formal.parse.grammars import fragment_parser, pseudo_parser
+from formal.parse import parse_pseudo_line
+from formal.base.source import SourceText
+fragment_parser(); pseudo_parser()
 line, findings = parse_pseudo_line(SourceText.at("row = (%laneid >> 2) + 8", "x.txt", 1))
 print(type(line).__name__, len(findings))
 """

@@ -48,6 +48,6 @@ if [ -n "${ONLY:-}" ]; then
     only=(--only "$ONLY")
 fi
 # the outer limit only guards against the supervisor itself hanging
-exec timeout -k 10 $((deadline + 45)) "$py" -m formal.execute.gpu --layouts "$layouts" \
+exec timeout -k 10 $((deadline + 45)) "$py" -m formal gpu --layouts "$layouts" \
     --device "$device" --trials "${TRIALS:-8}" --discover --record "$evidence" \
     --timeout "${TIMEOUT:-60}" --deadline "$deadline" "${only[@]}"

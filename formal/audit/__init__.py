@@ -23,14 +23,14 @@ value 3) is 32 + 1 + 16 + 8 = 57 = 9 + 16 * 3, the same cell -- and so for all 3
 
 Modules, in the order data flows: ``header`` (C++ syntax), ``ptx`` (the asm's opcode),
 ``atoms`` (evaluated atoms), ``compare`` (Z3 + enumeration), ``audit`` (verdicts),
-``report`` (text / json / sarif / junit); ``cute_layout`` is the shape:stride algebra and
-``project`` the one door into the rest of ptxlayout.
+``report`` (text / json / sarif / junit); ``formal.model.cute`` is the shape:stride algebra
+(shared with the CuTe export) and ``project`` the one door into the rest of ptxlayout.
 """
 
 from __future__ import annotations
 
+from ..model.cute import CuteLayout, evaluate, parse_text
 from .audit import AtomResult, Audit, Entry, audit_cute
-from .cute_layout import CuteLayout, evaluate, parse_text
 
 __all__ = ["Audit", "AtomResult", "CuteLayout", "Entry", "audit_cute", "evaluate",
            "installed_include", "parse_text"]

@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .cute_layout import CuteLayout, IntTuple, compact_left, congruent, show
+from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show
 from .header import Alias, BinOp, Header, Neg, Opaque, Pack, Struct, Type, read_header
 from .project import Finding, Span, warning
 from .ptx import Instruction, instruction_of

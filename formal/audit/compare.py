@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .cute_layout import CuteLayout, flat_modes, size
+from ..model.cute import CuteLayout, flat_modes, size
 from .project import Layout, tv_view
 
 Cell = tuple[int, int]

@@ -2,7 +2,8 @@
 
 Everything the audit needs from the pipeline -- findings and spans, the grammar directory,
 the catalog's layouts (as written and corrected), the (thread, value) view of a layout, the
-variants table -- is imported here and nowhere else in ``formal.audit``.  For example
+variants table -- is imported here and nowhere else in ``formal.audit`` (besides the
+shape:stride algebra ``formal.model.cute``, which the CuTe export shares).  For example
 ``spec_layouts(False)`` is the catalog's layouts with the spec's formulas as written, and
 ``tv_view(lay)`` the table ``cells[lane][value] = (row, col)`` of one of them.
 """
@@ -11,12 +12,11 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..model import Layout
-from ..parse import grammar_dir
-from ..prove import cells_and_names
-from ..source import Finding, Span, error, warning
-from ..tv import TV, tv_view
-from ..variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
+from ..base.source import Finding, Span, error, warning
+from ..base.variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
+from ..model import Layout, cells_and_names
+from ..model.tv import TV, tv_view
+from ..parse.grammars import grammar_dir
 
 __all__ = ["Finding", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
            "cells_and_names", "error", "grammar_dir", "layout_serves", "spec_layouts",

@@ -19,7 +19,8 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from ..ingest import Document, read_path
+from ..text.blocks import Document
+from ..text.read import read_path
 
 CORRECTIONS = "corrections.md"
 

@@ -1,7 +1,7 @@
 """Registers from matrices and back, and the exact product a tensor core must return.
 
 Everything here is numpy only: it runs on the GPU machine, where neither SymPy nor Z3 is
-installed, and it reads layouts as the JSON cell tables of ``formal.export``.
+installed, and it reads layouts as the JSON cell tables of ``formal.out.export``.
 
 **A worked example.**  Take a toy operand of 2 x 4 ``.u8`` cells held by 2 lanes, four
 elements each, with the map ``row = lane, col = i``.  Lane 1's four elements are cells
@@ -53,156 +53,34 @@ does not name for that selector with random garbage the hardware must ignore.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..variants import (
+from ..base.hashes import cell_table_hash
+from ..base.variants import (
     REGISTER_BITS,
-    SPARSITY,
     VARIANTS,
     Sparsity,
     Variant,
     operands_of,
     records_by_operand,
-    sparsity_of,
+)
+from .numbers import (
+    INTEGERS,
+    U64,
+    NotExact,
+    code_width,
+    container_shift,
+    decode,
+    encode,
+    representable,
 )
 
 LANES = 32
-U64 = np.uint64
 
-# ---- number formats ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FloatFormat:
-    """Sign, ``exp`` exponent bits, ``man`` mantissa bits; ``special`` is how the top
-    exponent is used: ``ieee`` (inf / NaN), ``fn`` (only all-ones mantissa is NaN, as
-    e4m3) or ``none`` (every code is finite, as the 6- and 4-bit formats)."""
-
-    exp: int
-    man: int
-    bias: int
-    special: str = "ieee"
-
-    @property
-    def width(self) -> int:
-        return 1 + self.exp + self.man
-
-    @property
-    def max_exp_field(self) -> int:
-        top = (1 << self.exp) - 1
-        return top - 1 if self.special == "ieee" else top
-
-
-FLOATS: dict[str, FloatFormat] = {
-    "f16": FloatFormat(5, 10, 15),
-    "bf16": FloatFormat(8, 7, 127),
-    "tf32": FloatFormat(8, 10, 127),
-    "f32": FloatFormat(8, 23, 127),
-    "f64": FloatFormat(11, 52, 1023),
-    "e4m3": FloatFormat(4, 3, 7, "fn"),
-    "e5m2": FloatFormat(5, 2, 15),
-    "e3m2": FloatFormat(3, 2, 3, "none"),
-    "e2m3": FloatFormat(2, 3, 1, "none"),
-    "e2m1": FloatFormat(2, 1, 1, "none"),
-}
-
-INTEGERS: dict[str, tuple[int, bool]] = {  # width, signed
-    "b1": (1, False), "u4": (4, False), "s4": (4, True), "u8": (8, False), "s8": (8, True),
-    "s32": (32, True),
-}
-
-
-class NotExact(ValueError):
-    """A value the format cannot hold exactly."""
-
-
-def code_width(t: str) -> int:
-    return FLOATS[t].width if t in FLOATS else INTEGERS[t][0]
-
-
-def encode(t: str, values: Any) -> np.ndarray:
-    """Exact codes (uint64) of ``values`` in type ``t``; raises ``NotExact`` otherwise."""
-    x = np.asarray(values)
-    if t in INTEGERS:
-        width, signed = INTEGERS[t]
-        xi = np.asarray(x, dtype=np.int64)
-        if not np.array_equal(xi, x):
-            raise NotExact(f"{t}: not integers")
-        lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
-        if xi.size and (xi.min() < lo or xi.max() > hi):
-            raise NotExact(f"{t}: out of range [{lo}, {hi}]")
-        return (xi & ((1 << width) - 1)).astype(U64)
-    f = FLOATS[t]
-    xf = np.asarray(x, dtype=np.float64)
-    if not np.all(np.isfinite(xf)):
-        raise NotExact(f"{t}: not finite")
-    sign = np.signbit(xf).astype(U64)
-    a = np.abs(xf)
-    frac, exp = np.frexp(a)  # a = frac * 2**exp, frac in [0.5, 1)
-    efield = exp.astype(np.int64) - 1 + f.bias
-    normal = (a > 0) & (efield >= 1)
-    m_norm = np.ldexp(2 * frac - 1, f.man)
-    with np.errstate(over="ignore"):  # only read where the value is subnormal
-        m_sub = np.ldexp(a, f.man + f.bias - 1)
-    m = np.where(normal, m_norm, m_sub)
-    e = np.where(normal, efield, 0)
-    bad = (m != np.floor(m)) | (m >= (1 << f.man)) | (e > f.max_exp_field)
-    if f.special == "fn":
-        bad |= (e == f.max_exp_field) & (m == (1 << f.man) - 1)
-    if np.any(bad):
-        first = xf[bad].ravel()[0]
-        raise NotExact(f"{t} cannot hold {first!r} exactly")
-    return (sign << U64(f.exp + f.man)) | (e.astype(U64) << U64(f.man)) | m.astype(U64)
-
-
-def decode(t: str, codes: Any) -> np.ndarray:
-    """Values of ``codes`` in type ``t``: int64 for integer types, float64 for floats."""
-    c = np.asarray(codes, dtype=U64)
-    if t in INTEGERS:
-        width, signed = INTEGERS[t]
-        v = (c & U64((1 << width) - 1)).astype(np.int64)
-        if signed:
-            v = v - ((v >> (width - 1)) << width)
-        return v
-    f = FLOATS[t]
-    m = (c & U64((1 << f.man) - 1)).astype(np.float64)
-    e = ((c >> U64(f.man)) & U64((1 << f.exp) - 1)).astype(np.int64)
-    s = ((c >> U64(f.exp + f.man)) & U64(1)).astype(bool)
-    val = np.where(e == 0, np.ldexp(m, 1 - f.bias - f.man),
-                   np.ldexp(m + (1 << f.man), e - f.bias - f.man))
-    top = (1 << f.exp) - 1
-    if f.special == "ieee":
-        val = np.where((e == top) & (m == 0), np.inf, val)
-        val = np.where((e == top) & (m != 0), np.nan, val)
-    elif f.special == "fn":
-        val = np.where((e == top) & (m == (1 << f.man) - 1), np.nan, val)
-    return np.where(s, -val, val)
-
-
-def container_shift(t: str, bits: int) -> int:
-    """Where a ``t`` code sits in its ``bits``-wide register slot (tf32: the top 19 bits)."""
-    if t == "tf32":
-        return 13
-    if bits == 8 and t == "e2m1":
-        return 2
-    return 0
-
-
-def representable(t: str, candidates: Iterable[float]) -> list[float]:
-    out = []
-    for v in candidates:
-        try:
-            encode(t, [v])
-        except NotExact:
-            continue
-        out.append(v)
-    return out
 
 
 # ---- layouts as index arrays ------------------------------------------------------------------
@@ -210,23 +88,6 @@ def representable(t: str, candidates: Iterable[float]) -> list[float]:
 
 class LayoutError(ValueError):
     """A layout record the executor cannot use (missing, incomplete or inconsistent)."""
-
-
-def hash_rows(instruction: str, shape: str, operand: str, kind: str,
-              rows: Sequence[Mapping[str, Any]]) -> str:
-    """The map hash of a cell table (``kind`` 'cells' or 'fields'): what the evidence records
-    and ``formal.export.map_hash`` gives for a layout, computed from the table itself."""
-    h = hashlib.sha256()
-    h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
-    h.update("".join(_row_text(r) for r in rows).encode())
-    return h.hexdigest()[:16]
-
-
-def _row_text(r: Mapping[str, Any]) -> str:
-    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster."""
-    if all(type(v) is int for v in r.values()):
-        return "{" + ", ".join(f'"{k}": {r[k]}' for k in sorted(r)) + "}"
-    return json.dumps(dict(r), sort_keys=True)
 
 
 def _register_bits(rec: Mapping[str, Any]) -> int | None:
@@ -282,7 +143,7 @@ class OperandMap:
         return f"{letter}[{r}][{c}] of product {g}"
 
     def cells(self) -> list[dict[str, int]]:
-        """The cell table in ``formal.export``'s form (local cells and ``group``)."""
+        """The cell table in ``formal.out.export``'s form (local cells and ``group``)."""
         return cell_records(self, [(t, i, int(self.row[t, i]), int(self.col[t, i]))
                                    for t in range(LANES) for i in range(self.n)
                                    if self.held is None or self.held[t, i]])
@@ -319,7 +180,7 @@ def _groups_of(rec: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> in
 
 def operand_map(rec: Mapping[str, Any], bits: int | None = None,
                 sparsity: Sparsity | None = None, partial: bool = False) -> OperandMap:
-    """Index arrays of one layout record (``formal.export`` format).  A replicated record
+    """Index arrays of one layout record (``formal.out.export`` format).  A replicated record
     becomes its block-diagonal view (module docstring); ``partial`` lets elements without a
     cell through (loaded as zero; for running the spec's erratum layouts of A and B)."""
     cells = rec.get("cells")
@@ -366,7 +227,7 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
                    row, col, str(rec.get("map_hash") or ""), lid, bits or rbits or 0, last,
                    groups=groups, held=held)
     if not m.map_hash:
-        m.map_hash = hash_rows(m.instruction, m.shape, m.operand, "cells", cells)
+        m.map_hash = cell_table_hash(m.instruction, m.shape, m.operand, "cells", cells)
     if sparse:
         if sparsity is None:
             raise LayoutError(f"{lid}: a sparse A layout needs the variant's sparsity")
@@ -430,7 +291,7 @@ def metadata_map(rec: Mapping[str, Any]) -> MetadataMap:
     for s, rs in by_sel.items():
         fields[s] = {k: np.array([int(r[k]) for r in rs], dtype=np.int64)
                      for k in ("lane", "bit_lo", "bit_hi", "row", "chunk", "slot")}
-    h = str(rec.get("map_hash") or "") or hash_rows(
+    h = str(rec.get("map_hash") or "") or cell_table_hash(
         str(rec["instruction"]), str(rec["shape"]), "metadata", "fields", rows)
     return MetadataMap(h, lid, fields, [dict(r) for r in rows])
 
@@ -837,88 +698,3 @@ def _reference_any(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> n
         f = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[v.d]
         raw = np.asarray(d).astype(f)
         return raw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.itemsize]).astype(U64)
-
-
-# ---- comparing and tracing --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Difference:
-    trial: int
-    lane: int
-    element: int
-    row: int
-    col: int
-    got: float
-    want: float
-
-
-def compare(p: Plan, got: np.ndarray, want: np.ndarray) -> list[Difference]:
-    """Every D element whose bits differ (a float zero compares equal to minus zero)."""
-    v = p.variant
-    g = unpack_elements(np.asarray(got, dtype=np.uint32), p.cd.bits, p.cd.n)
-    w = unpack_elements(np.asarray(want, dtype=np.uint32), p.cd.bits, p.cd.n)
-    if v.d in FLOATS:
-        zero_mask = U64((1 << (code_width(v.d) - 1)) - 1)
-        g = np.where((g & zero_mask) == 0, U64(0), g)
-        w = np.where((w & zero_mask) == 0, U64(0), w)
-    bad = np.nonzero(g != w)
-    gv, wv = decode(v.d, g), decode(v.d, w)
-    out = []
-    for t, lane, i in zip(*bad, strict=True):
-        out.append(Difference(int(t), int(lane), int(i), int(p.cd.row[lane, i]),
-                              int(p.cd.col[lane, i]), float(gv[t, lane, i]),
-                              float(wv[t, lane, i])))
-    return out
-
-
-def _lanes(pairs: Iterable[tuple[int, int]], letter: str) -> str:
-    by_lane: dict[int, list[int]] = {}
-    for t, i in pairs:
-        by_lane.setdefault(t, []).append(i)
-    return ", ".join(f"lane {t} " + "/".join(f"{letter}{i}" for i in sorted(es))
-                     for t, es in sorted(by_lane.items()))
-
-
-def trace(p: Plan, diff: Difference, trial: Trial | None = None) -> str:
-    """One differing D cell and the (lane, element) pairs of A, B and C that feed it."""
-    r, c = diff.row, diff.col
-    held_a = p.a.held if p.a.held is not None else np.ones_like(p.a.row, dtype=bool)
-    held_b = p.b.held if p.b.held is not None else np.ones_like(p.b.row, dtype=bool)
-    a_pairs = [(t, i) for t in range(LANES) for i in range(p.a.n)
-               if p.a.row[t, i] == r and held_a[t, i]]
-    b_pairs = [(t, i) for t in range(LANES) for i in range(p.b.n)
-               if p.b.col[t, i] == c and held_b[t, i]]
-    c_pairs = [(t, i) for t in range(LANES) for i in range(p.cd.n)
-               if p.cd.row[t, i] == r and p.cd.col[t, i] == c]
-    g, lr, lc = p.cd.local(r, c)
-    of = f" of product {g}" if p.groups > 1 else ""
-    msg = (f"{p.cd.cell_name('D', r, c)} (lane {diff.lane} d{diff.element}) is "
-           f"{_fmt(diff.got)}, expected {_fmt(diff.want)}; it reads C[{lr}][{lc}]{of} from "
-           f"{_lanes(c_pairs, 'c')}, A row {lr}{of} from {_lanes(a_pairs, 'a')}, B column "
-           f"{lc}{of} from {_lanes(b_pairs, 'b')}")
-    if trial is not None:
-        hint = _looks_like(p, diff, trial)
-        if hint:
-            msg += f"; the value is what D{hint} should hold"
-    return msg
-
-
-def _looks_like(p: Plan, diff: Difference, trial: Trial) -> str:
-    want = decode(p.variant.d, reference(p.variant, trial.a, trial.b, trial.c))[diff.trial]
-    mask = block_mask(p.cd)
-    hits = np.argwhere((want == diff.got) & (True if mask is None else mask))
-    if 0 < len(hits) <= 2:
-        return " or ".join(p.cd.cell_name("", int(a), int(b)) for a, b in hits)
-    return ""
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-__all__ = ["FLOATS", "INTEGERS", "encode", "decode", "NotExact", "OperandMap", "MetadataMap",
-           "operand_map", "metadata_map", "pack", "unpack", "pack_elements", "unpack_elements",
-           "compress", "decompress", "metadata_words", "read_units", "reference", "Plan",
-           "plan", "plans", "make_trials", "emulate", "compare", "trace", "hash_rows",
-           "LayoutError", "SPARSITY", "sparsity_of", "cell_records", "block_mask"]

@@ -46,8 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from ..variants import ELEMENT_LETTER, Sparsity
-from . import cpu
+from ..base.hashes import cell_table_hash
+from ..base.variants import ELEMENT_LETTER, Sparsity
+from . import cpu, numbers
 
 Runner = Callable[[int | None, np.ndarray], np.ndarray]  # (selector, inputs) -> D words
 
@@ -114,7 +115,7 @@ def _d_values(p: cpu.Plan, out: np.ndarray) -> np.ndarray:
     """(T, 32, W) D words -> (T, 32 * n) values, register order."""
     el = cpu.from_container(p.variant.d, p.cd.bits,
                             cpu.unpack_elements(out, p.cd.bits, p.cd.n))
-    return cpu.decode(p.variant.d, el).reshape(el.shape[0], -1)
+    return numbers.decode(p.variant.d, el).reshape(el.shape[0], -1)
 
 
 # ---- structures --------------------------------------------------------------------------------
@@ -190,8 +191,8 @@ def dense_probes(p: cpu.Plan) -> tuple[np.ndarray, int, int, int]:
     nb = LANES * p.b.n
     planes = int(nb).bit_length()  # index + 1 <= nb needs this many bits
     bases = _bases(p.sparsity) if p.sparsity is not None else ((0, 0),)
-    one_a = int(cpu.encode(v.a, [1])[0])
-    one_b = int(cpu.encode(v.b, [1])[0])
+    one_a = int(numbers.encode(v.a, [1])[0])
+    one_b = int(numbers.encode(v.b, [1])[0])
     count = na * len(bases) * planes
     # A: one-hot, the same for every plane of one probe
     probe_a = np.repeat(np.tile(np.arange(na), len(bases)), planes)
@@ -335,7 +336,7 @@ def _compare(p: cpu.Plan, found: Structure, out: Discovery, nbases: int) -> None
     v = p.variant
     for op, cells in (("A", a_cells), ("B", b_cells), ("C/D", d_cells)):
         out.maps[op] = cells
-        out.hashes[op] = cpu.hash_rows(v.instruction, v.shape, op, "cells", cells)
+        out.hashes[op] = cell_table_hash(v.instruction, v.shape, op, "cells", cells)
 
 
 def _sparse_cells(p: cpu.Plan, a: dict[tuple[int, ...], tuple[int, int]]) \
@@ -424,10 +425,10 @@ def discover_metadata(p: cpu.Plan, run: Runner,
     for c, (lane, j, nib) in enumerate(configs[1:], start=1):
         meta[c, lane] = (base_word & ~(0xF << (4 * j))) | (nib << (4 * j))
     # A: the q-th non-zero of every chunk holds q + 1
-    a_codes = cpu.encode(v.a, p.a.q + 1)
+    a_codes = numbers.encode(v.a, p.a.q + 1)
     a_words = cpu.pack_elements(cpu.to_container(v.a, p.a.bits, a_codes[None]), p.a.bits)
     offsets = list(range(0, k_, n_))
-    one = cpu.encode(v.b, [1])[0]
+    one = numbers.encode(v.b, [1])[0]
     b_sel = np.zeros((len(offsets), k_, n_), dtype=np.uint64)
     for r, o in enumerate(offsets):
         b_sel[r, o + np.arange(n_), np.arange(n_)] = one
@@ -445,7 +446,7 @@ def discover_metadata(p: cpu.Plan, run: Runner,
     for s in (selectors if selectors is not None else v.selectors):
         got = np.asarray(run(s, inputs))
         dcodes = cpu.unpack(p.cd, v.d, got)  # (total, M, N)
-        dvals = cpu.decode(v.d, dcodes).reshape(len(configs), runs, m_, n_)
+        dvals = numbers.decode(v.d, dcodes).reshape(len(configs), runs, m_, n_)
         dense = np.concatenate([dvals[:, r] for r in range(runs)], axis=-1)  # (configs, M, K)
         base = dense[0]
         seen: dict[tuple[int, int, int], tuple[int, int, int]] = {}
@@ -495,7 +496,7 @@ def discover_metadata(p: cpu.Plan, run: Runner,
                 out.fields.append({"selector": s, "lane": lane, "bit_lo": lo, "bit_hi": lo + 1,
                                    "row": r, "chunk": ch, "slot": slot})
     out.fields.sort(key=lambda f: (f["selector"], f["lane"], f["bit_lo"]))
-    out.map_hash = cpu.hash_rows(v.instruction, v.shape, "metadata", "fields", out.fields)
+    out.map_hash = cell_table_hash(v.instruction, v.shape, "metadata", "fields", out.fields)
     given = {_field_key(f) for f in (p.meta.rows if p.meta else [])
              if selectors is None or f["selector"] in selectors}
     found = {_field_key(f) for f in out.fields}

@@ -1,14 +1,14 @@
 """Run every variant on a CUDA device and compare D bit for bit with the exact product.
 
-    python -m formal.execute.gpu --layouts build/layouts.json [--trials N] [--record DIR]
-                                 [--discover] [--only SUBSTR] [--deadline SEC]
+    ptxlayout gpu --layouts build/layouts.json [--trials N] [--record DIR]
+                  [--discover] [--only SUBSTR] [--deadline SEC]
 
 This module needs numpy and (for a real device) CuPy, and nothing of the prover: it imports
 no z3, lark or sympy, so it runs on a GPU machine that has only numpy and CuPy.  Layouts come
 from the JSON that ``ptxlayout export --format json --corrections`` writes
 (``tools/gpu_check.sh`` is the one command that runs all of this).
 
-**The check.**  For each variant of ``formal.variants`` the device can run (its compute
+**The check.**  For each variant of ``formal.base.variants`` the device can run (its compute
 capability, ``runs_on``) and for each legal sparsity selector: draw fresh random matrices
 (numpy ``default_rng`` with a fresh seed, recorded), pack them into per-lane register words
 with the layouts (``formal.execute.cpu``; m8n8k4 ``.f16``'s four products a warp as one
@@ -23,7 +23,7 @@ variants without layouts are ``not-executed``; a JIT failure or a faulting kerne
 ``corrections.md`` changes the map.  Each is run on every variant it serves, packed in place
 of the corrected layout (``check_erratum``): the hardware must disagree (``mismatch``, with the
 differing D cells), and the corrected map's cell table is kept in the evidence (``maps``) so
-that ``formal.evidence`` can refute the spec's layout with a (lane, element) and both cells.
+that ``formal.prove.evidence`` can refute the spec's layout with a (lane, element) and both cells.
 A run is as it should be (``Run.ok``) when every check matches, every discovery agrees and
 every erratum mismatches.
 
@@ -41,174 +41,28 @@ recovered from the hardware alone (up to the relabelings no experiment can obser
 sparse variant's metadata fields, per selector, by flipping one index at a time.  Every dense
 and sparse variant supports it, m8n8k4 ``.f16`` included (its four products are four blocks).
 
-**Evidence** (``--record DIR``): one JSON file per run, read by ``formal.evidence``.
+**Evidence** (``--record DIR``): one JSON file per run, read by ``formal.prove.evidence``.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
-import json
-import os
 import queue
 import secrets
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..variants import VARIANTS, Variant, record_serves, runs_on
-from . import cpu, discover, ptx
+from ..base.variants import VARIANTS, Variant, record_serves, runs_on
+from . import compare, cpu, discover, ptx
+from .devices import POISON, CupyDevice, DeviceError, FakeDevice
 
-SCHEMA = 1
+SCHEMA = 1  # of the evidence files
 _VARIANT = {v.key: v for v in VARIANTS}
-THREADS = 128  # four warps a block
-POISON = 0xDEADBEEF  # D words no kernel wrote
-
-
-class DeviceError(RuntimeError):
-    """The device could not load or run a kernel (JIT failure, fault, wrong architecture)."""
-
-
-# ---- devices ----------------------------------------------------------------------------------
-
-
-class CupyDevice:
-    """A CUDA device through CuPy: modules from PTX files, one warp per trial."""
-
-    def __init__(self, ordinal: int = 0) -> None:
-        try:
-            import cupy  # noqa: F401 - the optional dependency
-        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken CUDA install
-            raise DeviceError(f"CuPy is not usable: {type(exc).__name__}: {exc}") from exc
-        import cupy as cp
-
-        self.cp = cp
-        try:
-            count = cp.cuda.runtime.getDeviceCount()
-        except Exception as exc:  # noqa: BLE001
-            raise DeviceError(f"no CUDA device: {exc}") from exc
-        if count <= ordinal:
-            raise DeviceError(f"no CUDA device {ordinal} ({count} found)")
-        self.device = cp.cuda.Device(ordinal)
-        self.device.use()
-        props = cp.cuda.runtime.getDeviceProperties(ordinal)
-        name = props.get("name", b"")
-        self.name = name.decode() if isinstance(name, bytes) else str(name)
-        major, minor = int(props["major"]), int(props["minor"])
-        self.sm = 10 * major + minor
-        drv = cp.cuda.runtime.driverGetVersion()
-        rt = cp.cuda.runtime.runtimeGetVersion()
-        self.cuda = f"driver API {drv // 1000}.{drv % 1000 // 10}, runtime {rt // 1000}." \
-                    f"{rt % 1000 // 10}, CuPy {cp.__version__}"
-        self.driver = _nvidia_smi_driver() or f"CUDA driver API {drv}"
-        self.tmp = Path(tempfile.mkdtemp(prefix="ptxlayout-kernels-"))
-        # a failed launch may leave a sticky error in the context: the supervisor then gives
-        # the remaining variants to a fresh process
-        self.broken = False
-
-    def load(self, module: ptx.Module) -> dict[str, Any]:
-        path = self.tmp / module.filename  # unique per text: CuPy caches modules by path
-        path.write_text(module.text, encoding="utf-8")
-        try:
-            mod = self.cp.RawModule(path=str(path))
-            return {name: mod.get_function(name) for _s, name in module.entries}
-        except Exception as exc:  # noqa: BLE001 - CUDA driver / JIT errors
-            raise DeviceError(f"JIT/load failed: {type(exc).__name__}: {exc}") from exc
-
-    def launch(self, handle: Mapping[str, Any], entry: str, inputs: np.ndarray,
-               words_out: int) -> np.ndarray:
-        cp = self.cp
-        warps = int(inputs.shape[0])
-        try:
-            d_in = cp.asarray(np.ascontiguousarray(inputs, dtype=np.uint32).ravel())
-            d_out = cp.full(warps * 32 * words_out, POISON, dtype=cp.uint32)
-            blocks = (warps * 32 + THREADS - 1) // THREADS
-            handle[entry]((blocks,), (THREADS,), (d_in, d_out, np.uint32(warps)))
-            cp.cuda.get_current_stream().synchronize()
-            return cp.asnumpy(d_out).reshape(warps, 32, words_out)
-        except Exception as exc:  # noqa: BLE001
-            self.broken = True
-            raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
-
-    def info(self) -> dict[str, Any]:
-        return {"device": self.name, "sm": self.sm, "driver": self.driver, "cuda": self.cuda}
-
-
-def _nvidia_smi_driver() -> str | None:
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    line = out.stdout.strip().splitlines()
-    return line[0].strip() if out.returncode == 0 and line else None
-
-
-class FakeDevice:
-    """A device that executes kernels by emulation, taking the given layouts as the
-    hardware's truth (for testing the harness without a GPU).
-
-    ``crash`` / ``hang`` name variant keys whose launch kills the process / never returns
-    (to exercise the watchdog); ``fault`` keys raise ``DeviceError`` as a faulting kernel,
-    and with ``sticky`` every later launch of the process fails too, as after a real fault
-    (a CUDA context keeps its error)."""
-
-    def __init__(self, truth: Sequence[Mapping[str, Any]], sm: int = 90,
-                 crash: Iterable[str] = (), hang: Iterable[str] = (),
-                 fault: Iterable[str] = (), sticky: bool = False) -> None:
-        self.truth = list(truth)
-        self.sm = sm
-        self.name = f"fake device (emulated sm_{sm})"
-        self.driver = "none"
-        self.cuda = "emulated by formal.execute.cpu"
-        self.crash, self.hang, self.fault = set(crash), set(hang), set(fault)
-        self._plans: dict[str, cpu.Plan] = {}
-        self.broken = False
-        self.sticky = sticky
-        self.launches = 0
-
-    def load(self, module: ptx.Module) -> Any:
-        v = module.variant
-        if not runs_on(v, self.sm):
-            raise DeviceError(f"no kernel image for sm_{self.sm} ({v.key} needs {v.target})")
-        if v.key not in self._plans:
-            try:
-                self._plans[v.key] = cpu.plan(v, self.truth)
-            except cpu.LayoutError as exc:
-                raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
-        return module
-
-    def launch(self, handle: Any, entry: str, inputs: np.ndarray, words_out: int) -> np.ndarray:
-        module: ptx.Module = handle
-        key = module.variant.key
-        if key in self.crash:
-            os._exit(3)
-        if key in self.hang:
-            time.sleep(3600)
-        if key in self.fault or (self.broken and self.sticky):
-            self.broken = True  # with ``sticky``, as a CUDA fault: every later launch fails
-            raise DeviceError("launch failed: CUDARuntimeError: cudaErrorIllegalInstruction")
-        self.launches += 1
-        selector = None if entry == "mma" else int(entry.removeprefix("sel"))
-        out = cpu.emulate(self._plans[key], inputs, selector)
-        assert out.shape[-1] == words_out
-        return out
-
-    def info(self) -> dict[str, Any]:
-        return {"device": self.name, "sm": self.sm, "driver": self.driver, "cuda": self.cuda}
-
 
 # ---- one variant ------------------------------------------------------------------------------
 
@@ -267,7 +121,7 @@ class Run:
 MAX_CELLS = 64
 
 
-def _short(text: str, limit: int = 600) -> str:
+def short_text(text: str, limit: int = 600) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
@@ -286,7 +140,7 @@ def check_variant(device: Any, p: cpu.Plan, trials: int, handle: Any = None,
         rng = np.random.default_rng(seed)
         trial = cpu.make_trials(p, rng, trials, sel)
         got = device.launch(handle, module.entry(sel), trial.inputs, module.words_out)
-        diffs = cpu.compare(p, got, trial.expected)
+        diffs = compare.compare(p, got, trial.expected)
         d_cells: list[list[int]] = []
         if not diffs:
             result, detail = "match", f"{trials} trials bit-exact"
@@ -305,7 +159,7 @@ def check_variant(device: Any, p: cpu.Plan, trials: int, handle: Any = None,
                 lines.append(f"{poisoned} D words were never written")
             first_trial = diffs[0].trial
             for d in [d for d in diffs if d.trial == first_trial][:3]:
-                lines.append(cpu.trace(p, d, trial))
+                lines.append(compare.trace(p, d, trial))
             detail = "; ".join(lines)
         runs.append(Run(v, sel, result, detail, trials, seed, p.hashes,
                         seconds=time.perf_counter() - t0, d_cells=d_cells))
@@ -330,12 +184,12 @@ def check_erratum(device: Any, v: Variant, records: Sequence[Mapping[str, Any]],
         if isinstance(fixed, cpu.LayoutError):
             raise fixed
     except cpu.LayoutError as exc:
-        return _runs(v, "not-executed", _short(str(exc)), erratum=lid), {}
+        return _runs(v, "not-executed", short_text(str(exc)), erratum=lid), {}
     module = ptx.module(v)
     try:
         runs = check_variant(device, p, trials, None, module)
     except DeviceError as exc:
-        return _runs(v, "error", _short(str(exc)), layout_hashes=p.hashes, erratum=lid), {}
+        return _runs(v, "error", short_text(str(exc)), layout_hashes=p.hashes, erratum=lid), {}
     fixed_map = {"A": fixed.a, "B": fixed.b, "C/D": fixed.cd}[op]
     maps = {fixed.hashes[op]: _compact_map(v, op, "cells", fixed_map.cells())}
     for r in runs:
@@ -384,19 +238,19 @@ def discover_variant(device: Any, p: cpu.Plan, handle: Any = None,
         agrees = agrees and md.agrees
         if md.map_hash != p.meta.map_hash:
             maps[md.map_hash] = _compact_map(v, "metadata", "fields", md.fields)
-        holders = "; ".join(f"selector {s}: lanes {_ranges(ls)}" for s, ls in md.holders.items())
+        holders = "; ".join(f"selector {s}: lanes {ranges(ls)}" for s, ls in md.holders.items())
         lines.append(f"metadata holders {holders}")
     result = "match" if agrees else "mismatch"
     detail = f"{warps} probe warps; " + ("maps agree with the layouts up to relabeling"
                                          if agrees else "differs: " + "; ".join(lines[:8]))
     if agrees and v.sparse:
         detail += "; " + lines[-1]
-    r = Run(v, None, result, _short(detail, 2000), 0, None, p.hashes, "discover", hashes,
+    r = Run(v, None, result, short_text(detail, 2000), 0, None, p.hashes, "discover", hashes,
             time.perf_counter() - t0)
     return r, maps, lines
 
 
-def _ranges(xs: Sequence[int]) -> str:
+def ranges(xs: Sequence[int]) -> str:
     if len(xs) > 1 and all(b - a == xs[1] - xs[0] for a, b in zip(xs, xs[1:], strict=False)):
         return f"{xs[0]}, {xs[1]}, ..., {xs[-1]}"
     return ", ".join(map(str, xs))
@@ -487,23 +341,23 @@ def run_variant(device: Any, v: Variant, plans: Mapping[str, cpu.Plan | cpu.Layo
                          f"device is sm_{device.sm}", layout_hashes=hashes), {}, []
         return _runs(v, "not-executed" if err == "no ptxas" else "error",
                      f"needs {v.target}; the device is sm_{device.sm}"
-                     + ("" if err == "no ptxas" else f"; ptxas failed: {_short(err, 300)}"),
+                     + ("" if err == "no ptxas" else f"; ptxas failed: {short_text(err, 300)}"),
                      layout_hashes=hashes), {}, []
     if not isinstance(p, cpu.Plan):
-        return _runs(v, "not-executed", _short(str(p))), {}, []
+        return _runs(v, "not-executed", short_text(str(p))), {}, []
     module = ptx.module(v)
     try:
         handle = device.load(module)
         runs = check_variant(device, p, trials, handle, module)
     except DeviceError as exc:
-        return _runs(v, "error", _short(str(exc)), layout_hashes=p.hashes), {}, []
+        return _runs(v, "error", short_text(str(exc)), layout_hashes=p.hashes), {}, []
     maps: dict[str, dict[str, Any]] = {}
     lines: list[str] = []
     if do_discover:
         try:
             r, maps, lines = discover_variant(device, p, handle, module)
         except DeviceError as exc:
-            r = Run(v, None, "error", _short(str(exc)), layout_hashes=p.hashes,
+            r = Run(v, None, "error", short_text(str(exc)), layout_hashes=p.hashes,
                     mode="discover")
         runs.append(r)
     return runs, maps, lines
@@ -579,7 +433,7 @@ def _line(r: Run) -> str:
     mode = " discover" if r.mode == "discover" else ""
     what = f" [{r.erratum} as written]" if r.erratum else ""
     return (f"{r.variant.key}{sel}{mode}{what}: {r.result} ({r.seconds:.2f} s) "
-            f"{_short(r.detail, 300)}")
+            f"{short_text(r.detail, 300)}")
 
 
 # ---- a supervised run (a child process per batch, a watchdog in the parent) ------------------
@@ -607,7 +461,7 @@ def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any
             runs, maps, lines, kept = run_task(device, task, plans, records, by_id, trials,
                                                do_discover, checker)
         except Exception as exc:  # noqa: BLE001 - report, and go on with the next variant
-            runs = _error_runs(task, _short(f"{type(exc).__name__}: {exc}; "
+            runs = _error_runs(task, short_text(f"{type(exc).__name__}: {exc}; "
                                             + traceback.format_exc(limit=2)))
             maps, lines, kept = {}, [], {}
         conn.send(("result", task, [_run_to_wire(r) for r in runs], maps, lines, kept))
@@ -762,199 +616,3 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
         receiver.close()
     report.seconds = time.perf_counter() - t0
     return report
-
-
-# ---- output -----------------------------------------------------------------------------------
-
-
-def table(report: Report, full: bool = False) -> str:
-    """A short table: one line per instruction and shape (``full``: per variant), then every
-    problem, the errata runs, and the totals (the last line starts ``checks:``)."""
-    plain = [r for r in report.runs if not r.erratum]
-    rows: dict[str, list[Run]] = {}
-    for r in plain:
-        v = r.variant
-        label = v.key if full else f"{v.instruction} {v.shape}"
-        rows.setdefault(label, []).append(r)
-    width = max((len(k) for k in rows), default=10)
-    out = [f"{'variant' if full else 'shape':<{width}}  {'variants':>8}  {'checks':<28} "
-           f"discover"]
-    counts: dict[str, int] = {}
-    for label, runs in rows.items():
-        checks = [r for r in runs if r.mode == "check"]
-        disc = [r for r in runs if r.mode == "discover"]
-        by: dict[str, int] = {}
-        for r in checks:
-            by[r.result] = by.get(r.result, 0) + 1
-            counts[r.result] = counts.get(r.result, 0) + 1
-        res = ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
-        dres = "-" if not disc else ", ".join(
-            f"{n} {k}" for k, n in sorted(_tally(["agree" if r.result == "match" else r.result
-                                                  for r in disc]).items()))
-        nvar = len({r.variant.key for r in runs})
-        out.append(f"{label:<{width}}  {nvar:>8}  {res:<28} {dres}")
-    bad = [r for r in plain if r.result in ("mismatch", "error")]
-    if bad:
-        out.append("problems:")
-        for r in bad[:40]:
-            sel = "" if r.selector is None else f" sel {r.selector}"
-            mode = " discover" if r.mode == "discover" else ""
-            out.append(f"  {r.variant.key}{sel}{mode}: {r.result}: {_short(r.detail, 160)}")
-        if len(bad) > 40:
-            out.append(f"  ... {len(bad) - 40} more")
-    errata = [r for r in report.runs if r.erratum]
-    if errata:
-        out.append("errata (the spec's layout as written; the hardware must disagree):")
-        for r in errata:
-            sel = "" if r.selector is None else f" sel {r.selector}"
-            verdict = "as it should" if r.ok and r.result == "mismatch" else "UNEXPECTED" \
-                if not r.ok else "not run"
-            out.append(f"  {r.erratum} on {r.variant.key}{sel}: {r.result} ({verdict}); "
-                       f"{_short(r.detail.partition(': ')[2] or r.detail, 110)}")
-    info = report.info
-    out.append(f"device: {info.get('device')} (sm_{info.get('sm')}), driver "
-               f"{info.get('driver')}; {report.seconds:.1f} s")
-    total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    dcount = sum(1 for r in plain if r.mode == "discover")
-    dbad = sum(1 for r in plain if r.mode == "discover" and r.result != "match")
-    shown = [r for r in errata if r.result not in ("not-executed", "compiled-only")]
-    out.append(f"checks: {total or 'none'}"
-               + (f"; discoveries: {dcount - dbad} agree, {dbad} differ" if dcount else "")
-               + (f"; errata: {sum(r.result == 'mismatch' for r in shown)} of {len(shown)} "
-                  "refuted by the hardware" if errata else ""))
-    return "\n".join(out)
-
-
-def _tally(xs: Iterable[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for x in xs:
-        out[x] = out.get(x, 0) + 1
-    return out
-
-
-def failed(report: Report) -> list[Run]:
-    """Runs that are not as they should be: a check or discovery that did not match, an
-    error, or an erratum layout the hardware did not refute."""
-    return [r for r in report.runs if not r.ok]
-
-
-def write_evidence(report: Report, directory: str | Path) -> Path:
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    ev = report.evidence()
-    slug = "".join(ch if ch.isalnum() else "-" for ch in str(ev.get("device", "gpu"))).strip("-")
-    stamp = ev["date"].replace(":", "").replace("-", "")
-    path = d / f"{slug.lower()}-{stamp}.json"
-    path.write_text(dumps_evidence(ev), encoding="utf-8")
-    return path
-
-
-def dumps_evidence(ev: Mapping[str, Any]) -> str:
-    """Evidence JSON with one run, and one map, a line (compact, diffable)."""
-    sections = ("runs", "discovered", "maps")
-    head = {k: v for k, v in ev.items() if k not in sections}
-    lines = ["{"]
-    lines += [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    runs = [f"  {json.dumps(r, separators=(',', ':'))}" for r in ev.get("runs", [])]
-    lines.append(' "runs": [')
-    lines.append(",\n".join(runs))
-    lines.append(" ],")
-    for n, name in enumerate(sections[1:]):
-        maps = [f"  {json.dumps(h)}: {json.dumps(m, separators=(',', ':'))}"
-                for h, m in (ev.get(name) or {}).items()]
-        lines.append(f' "{name}": {{')
-        lines.append(",\n".join(maps))
-        lines.append(" }," if n + 2 < len(sections) else " }")
-    lines.append("}")
-    return "\n".join(x for x in lines if x) + "\n"
-
-
-def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(layouts, errata) of a ``ptxlayout export --format json [--corrections]`` file, or a
-    folder holding ``layouts.json``."""
-    if not path:
-        raise FileNotFoundError("--layouts JSON is required here (export it with "
-                                "'python -m formal export --format json --corrections -o "
-                                "build/layouts.json' where the prover is installed)")
-    p = Path(path)
-    if p.is_dir():
-        p = p / "layouts.json"
-    with open(p, encoding="utf-8") as fh:
-        doc = json.load(fh)
-    recs = doc.get("layouts") if isinstance(doc, dict) else None
-    if not isinstance(recs, list):
-        raise ValueError(f"{p}: not a layouts export (no 'layouts' list)")
-    errata = doc.get("errata") or []
-    if not isinstance(errata, list):
-        raise ValueError(f"{p}: 'errata' is not a list")
-    return recs, errata
-
-
-def main_from_args(args: argparse.Namespace) -> int:
-    """Exit 0: every executed check matched, discoveries agreed and the errata layouts were
-    refuted; 1: anything else (a mismatch, an error); 2: usage (no layouts)."""
-    try:
-        if getattr(args, "layouts", None):
-            records, errata = load_export(args.layouts)
-        else:
-            try:
-                from ..evidence import current_catalog  # the prover's catalog, corrected
-
-                records, errata = current_catalog()
-            except ImportError as exc:
-                raise ValueError(f"no --layouts given and the catalog cannot be read here "
-                                 f"({exc}); export it where the prover is installed") from exc
-    except (OSError, ValueError) as exc:
-        print(f"ptxlayout gpu: {exc}", file=sys.stderr)
-        return 2
-    if getattr(args, "no_errata", False):
-        errata = []
-    spec = getattr(args, "device", None) or "cuda"
-    trials = max(1, int(getattr(args, "trials", 4) or 4))
-
-    def log(line: str) -> None:
-        print(line, flush=True)
-
-    deadline = getattr(args, "deadline", None)
-    report = run_supervised(spec, records, trials, getattr(args, "only", None),
-                            bool(getattr(args, "discover", False)),
-                            not getattr(args, "no_ptxas", False),
-                            float(getattr(args, "timeout", 120.0) or 120.0), log, errata,
-                            float(deadline) if deadline else None)
-    for note in report.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if getattr(args, "record", None):
-        path = write_evidence(report, args.record)
-        print(f"evidence written to {path}")
-    print(table(report, bool(getattr(args, "full_table", False))))
-    return 1 if failed(report) else 0
-
-
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m formal.execute.gpu",
-                                 description="Check every mma / mma.sp layout on a CUDA device.")
-    ap.add_argument("--layouts", metavar="JSON",
-                    help="layouts exported by 'ptxlayout export --format json [--corrections]'"
-                         " (or a folder holding layouts.json); its 'errata' are run too")
-    ap.add_argument("--trials", type=int, default=4, help="random trials (warps) per run")
-    ap.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
-    ap.add_argument("--discover", action="store_true",
-                    help="also recover every map and the metadata fields from the hardware")
-    ap.add_argument("--only", metavar="SUBSTR", help="only variants whose key contains this")
-    ap.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
-    ap.add_argument("--timeout", type=float, default=120.0,
-                    help="watchdog: seconds one variant may take (default 120)")
-    ap.add_argument("--deadline", type=float, metavar="SEC",
-                    help="the whole run's time limit: past it the rest is not run, and the "
-                         "evidence is still written")
-    ap.add_argument("--no-ptxas", action="store_true",
-                    help="do not assemble the variants the device cannot run")
-    ap.add_argument("--no-errata", action="store_true",
-                    help="do not run the spec's erratum layouts the export lists")
-    ap.add_argument("--full-table", action="store_true",
-                    help="one line per variant (default: one per instruction and shape)")
-    return ap
-
-
-if __name__ == "__main__":  # pragma: no cover - the command line
-    sys.exit(main_from_args(parser().parse_args()))

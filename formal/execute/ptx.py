@@ -1,4 +1,4 @@
-"""PTX kernels, one module per instruction variant, generated from ``formal.variants``.
+"""PTX kernels, one module per instruction variant, generated from ``formal.base.variants``.
 
 Every kernel is the same few lines around one ``mma`` instruction, so no variant has code of
 its own: the variant table says the shape, the types, the ``.kind``, the ``.popc`` operation
@@ -22,7 +22,7 @@ entry per legal selector, named ``sel<k>``; dense modules hold one entry, ``mma`
 variants get unit scale factors (``ue8m0`` 127 = 2^0 in every byte), so they compute A x B + C.
 
 ``ptxlayout ptx --check`` writes the modules and assembles each with ``ptxas`` for every
-requested architecture that the variant supports (``formal.variants.assembles_for``).
+requested architecture that the variant supports (``formal.base.variants.assembles_for``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..variants import VARIANTS, Variant, assembles_for, parse_arch, ptx_version
+from ..base.variants import VARIANTS, Variant, assembles_for, parse_arch, ptx_version
 
 # ue8m0 exponent 127 in each byte: a scale factor of exactly 1.
 UNIT_UE8M0 = 0x7F7F7F7F

@@ -27,9 +27,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .model import Model
-from .prove import Proof
-from .source import Finding
+from ..base.source import Finding
+from ..model.layout import Model
+from ..prove.verdicts import Proof
 
 LEDGER = "ledger.json"
 ACCEPTED = "accepted.json"
@@ -42,13 +42,13 @@ def _finding_key(f: Finding) -> dict[str, Any]:
 
 
 def snapshot(model: Model, proof: Proof) -> dict[str, Any]:
-    from .export import map_hash
+    from ..model.cells import map_hash
     docs = sorted({(d.name, d.digest) for d in model.documents})
     layouts: dict[str, Any] = {}
     for r in proof.results:
         lay = r.layout
         layouts[lay.id] = {
-            "formula": lay.map_digest(),
+            "formula": lay.formula_hash(),
             "map": map_hash(lay) if lay.formulas else None,
             "source": lay.source,
             "obligations": {v.name: v.status for v in r.verdicts},

@@ -128,7 +128,7 @@ SPARSITY: dict[str, Sparsity] = {
 
 
 # Products a warp computes at once, by (instruction, shape, A type): m8n8k4 with .f16 runs
-# four 8x8x4 products, one per quad-pair (formal.model.REPLICATION adds the lane groups).
+# four 8x8x4 products, one per quad-pair (formal.model.layout.REPLICATION adds the lane groups).
 REPLICATED: dict[tuple[str, str, str], int] = {("mma", "m8n8k4", "f16"): 4}
 
 def container_bits(t: str, kind: str = "") -> int:
@@ -438,7 +438,7 @@ def operands_of(v: Variant) -> tuple[str, ...]:
 
 
 def record_serves(v: Variant, r: Mapping[str, Any]) -> bool:
-    """``layout_serves`` for a layout record in ``formal.export``'s JSON form."""
+    """``layout_serves`` for a layout record in ``formal.out.export``'s JSON form."""
     return layout_serves(v, str(r.get("operand")), str(r.get("instruction")),
                          str(r.get("shape")), r.get("types") or (), str(r.get("id", "")),
                          record_arrangement(r))
@@ -481,7 +481,7 @@ def record_arrangement(r: Mapping[str, Any]) -> str:
 
 def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
         -> dict[str, Mapping[str, Any]]:
-    """The first layout record (``formal.export`` JSON) serving each operand of ``v``;
+    """The first layout record (``formal.out.export`` JSON) serving each operand of ``v``;
     records with a cell or field table come first."""
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands_of(v):

@@ -14,7 +14,7 @@
                                "rows"}},
      "maps": {map_hash: {...the same...}}}
 
-``layout_hashes`` are ``formal.export.map_hash`` of the maps the run packed with; a discover
+``layout_hashes`` are ``formal.model.cells.map_hash`` of the maps the run packed with; a discover
 run's ``discovered_hashes`` are the same hash of the maps the hardware showed (named as the
 given layouts name them, see ``formal.execute.discover``), and ``discovered`` keeps the cell
 tables of those that differ from every given one -- a map equal to a given layout is its hash.
@@ -36,27 +36,21 @@ cells shown, with the D cells that differed: so the spec's erratum layouts
 that proves their corrections.  A document's layout (a seed's, say) with the same map as a
 confirmed one is proved by that evidence: the hash is of the map, not of the text.
 
-``stale(evidence, layouts, errata=...)`` is for CI: every variant the evidence's device can
-run and the layouts describe must have a ``match`` whose layout hashes equal the current ones,
-and every erratum layout a ``mismatch`` on each variant it serves.
-``python -m formal.evidence proofs/evidence`` judges the catalog as corrected (the maps the
-hardware must confirm), with the spec's layouts the corrections replace as the errata:
-exit 0 when the evidence is current, 1 with one line per missing run.
+Whether the evidence still covers the current layouts (for CI) is ``formal.out.evidence.stale``,
+run as ``ptxlayout evidence proofs/evidence``.
 
 This module imports neither numpy nor the prover at import time.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .variants import VARIANTS, layout_serves, record_serves, records_by_operand, runs_on
+from ..base.variants import VARIANTS, layout_serves, runs_on
 
 
 @dataclass(frozen=True)
@@ -101,8 +95,8 @@ class EvidenceFile:
 def default_dir() -> Path | None:
     """The evidence shipped with ptxlayout: inside the installed package, or the repository's
     ``proofs/evidence`` in a source checkout (None when neither exists)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "evidence_data", here.parent / "proofs" / "evidence"):
+    package = Path(__file__).resolve().parents[1]  # formal/
+    for candidate in (package / "evidence_data", package.parent / "proofs" / "evidence"):
         if candidate.is_dir() and any(candidate.glob("*.json")):
             return candidate
     return None
@@ -180,8 +174,8 @@ class Evidence:
 
     # -- the 'hardware' obligation
     def verdict(self, lay: Any) -> Any:
-        from .export import cell_rows, map_hash
-        from .prove import Verdict
+        from ..model.cells import cell_rows, map_hash
+        from .verdicts import Verdict
 
         variants = [v for v in VARIANTS if layout_serves(
             v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
@@ -340,125 +334,4 @@ def distinguish(kind: str, rows: Sequence[Mapping[str, Any]],
     return None
 
 
-def _as_records(layouts: Iterable[Any]) -> list[Mapping[str, Any]]:
-    out: list[Mapping[str, Any]] = []
-    lays = list(layouts)
-    objs = [x for x in lays if not isinstance(x, Mapping)]
-    if objs:
-        from .export import layout_record
-
-        by_id = {x.id: x for x in objs}
-        out.extend(layout_record(x, by_id) for x in objs)
-    out.extend(x for x in lays if isinstance(x, Mapping))
-    return out
-
-
-def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
-          errata: Iterable[Any] = ()) -> list[str]:
-    """Variants the evidence's device can run and the layouts describe, lacking a ``match``
-    with the current layout hashes; and each (erratum layout, variant it serves) lacking a
-    ``mismatch`` packed with it (one line each; empty: the evidence is current)."""
-    records = _as_records(layouts)
-    target = sm or evidence.sm or 90
-    checks = [r for r in evidence.runs if r.mode == "check"]
-    out = []
-    for v in VARIANTS:
-        if not runs_on(v, target):
-            continue
-        want = _current(v, records)
-        if want is None:
-            continue
-        for sel in v.runs:
-            label = v.key + ("" if sel is None else f" selector {sel}")
-            if not any(r.key == v.key and r.selector == sel and r.result == "match"
-                       and _packed_with(r, want) for r in checks):
-                old = [r for r in checks if r.key == v.key and r.selector == sel
-                       and not r.erratum]
-                why = "no run" if not old else (
-                    f"last run {old[-1].result}" if old[-1].result != "match"
-                    else "the layouts changed since " + old[-1].file.date[:10])
-                out.append(f"{label}: no hardware match for the current layouts ({why}; "
-                           + ", ".join(f"{k} {h}" for k, h in want.items()) + ")")
-    for e in _as_records(errata):
-        op, h, lid = str(e.get("operand")), str(e.get("map_hash") or ""), str(e.get("id", ""))
-        for v in VARIANTS:
-            if not runs_on(v, target) or not record_serves(v, e):
-                continue
-            want = _current(v, records)
-            if want is None:
-                continue
-            want = {**want, op: h}
-            for sel in v.runs:
-                label = v.key + ("" if sel is None else f" selector {sel}")
-                ran = [r for r in checks if r.key == v.key and r.selector == sel
-                       and _packed_with(r, want)]
-                if not ran:
-                    out.append(f"{label}: no hardware run of the spec's erratum layout {lid} "
-                               f"as written ({op} {h}; expected: mismatch)")
-                elif ran[-1].result != "mismatch":
-                    out.append(f"{label}: the spec's erratum layout {lid} as written gave "
-                               f"'{ran[-1].result}' on {ran[-1].file.where}, not the "
-                               "mismatch that refutes it")
-    return out
-
-
-def _current(v: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, str] | None:
-    """The map hash of each operand of ``v`` in ``records`` (None: ``v`` is not fully
-    described, so no evidence is due)."""
-    recs = records_by_operand(v, records)
-    if len(recs) < (4 if v.sparse else 3) or any(not r.get("map_hash") for r in recs.values()):
-        return None
-    return {op: str(r["map_hash"]) for op, r in recs.items()}
-
-
-def _packed_with(r: EvidenceRun, want: Mapping[str, str]) -> bool:
-    return all(r.layout_hashes.get(op) == h for op, h in want.items())
-
-
-def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(layouts, errata) the hardware must answer for: the catalog as ``corrections.md``
-    fixes it, and the spec's layouts those corrections replace."""
-    from .api import model_of
-    from .export import to_json
-
-    fixed = model_of([], corrections=True).layouts
-    doc = json.loads(to_json(fixed, model_of([]).layouts))
-    return list(doc["layouts"]), list(doc["errata"])
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m formal.evidence DIR [--layouts JSON]``: exit 1 when evidence is stale."""
-    ap = argparse.ArgumentParser(prog="python -m formal.evidence",
-                                 description="Is the GPU evidence current for the layouts?")
-    ap.add_argument("evidence", help="proofs/evidence (a folder or one file)")
-    ap.add_argument("--layouts", help="layouts JSON, with its 'errata' (default: the embedded "
-                                      "catalog with its corrections, and the spec's errata)")
-    ap.add_argument("--sm", type=int, help="the device class to require (default: the "
-                                           "evidence's)")
-    args = ap.parse_args(argv)
-    try:
-        ev = Evidence.load(args.evidence)
-    except (OSError, ValueError) as exc:
-        print(f"ptxlayout: {exc}", file=sys.stderr)
-        return 2
-    if args.layouts:
-        with open(args.layouts, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        records: list[Any] = list(doc["layouts"])
-        errata: list[Any] = list(doc.get("errata") or ())
-    else:
-        records, errata = current_catalog()
-    lines = stale(ev, records, args.sm, errata)
-    for line in lines:
-        print(line)
-    print(f"{len(lines)} stale of the variants sm_{args.sm or ev.sm or 90} runs "
-          f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
-    return 1 if lines else 0
-
-
-__all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "stale", "distinguish", "main",
-           "current_catalog"]
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+__all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "default_dir", "distinguish"]

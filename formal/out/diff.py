@@ -23,11 +23,11 @@ from typing import Any
 
 import z3
 
-from .api import model_of
-from .ingest import MAX_BYTES
-from .model import Layout
-from .prove import InternalError, Options, _check, _map_of, _Sym, _width
-from .variants import ELEMENT_LETTER
+from ..base.variants import ELEMENT_LETTER
+from ..model.cells import map_of
+from ..model.layout import Layout, Model
+from ..prove.encode import Sym, check, width_of
+from ..prove.verdicts import InternalError, Options
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,9 @@ def pair(old: Sequence[Layout], new: Sequence[Layout]) -> list[tuple[Layout | No
 
 def compare(a: Layout, b: Layout, opts: Options) -> Change:
     key = _label(b)
-    if a.map_digest() == b.map_digest():
+    if a.formula_hash() == b.formula_hash():
         return Change("same-text", key, a.id, b.id)
-    ma, mb = _map_of(a), _map_of(b)
+    ma, mb = map_of(a), map_of(b)
     if ma is None or mb is None:
         return Change("not-comparable", key, a.id, b.id,
                       "one of them gives no formulas (figure-only)")
@@ -83,11 +83,11 @@ def compare(a: Layout, b: Layout, opts: Options) -> Change:
         return Change("different-map", key, a.id, b.id,
                       f"the domains differ ({ma.n} vs {mb.n} elements per lane)")
     # Z3: is there a point of the domain where the two maps differ?
-    w = max(_width(ma), _width(mb))
-    sa, sb = _Sym(ma, w), _Sym(mb, w)  # same variable names and width: the same point
+    w = max(width_of(ma), width_of(mb))
+    sa, sb = Sym(ma, w), Sym(mb, w)  # same variable names and width: the same point
     differ = z3.Or(sa.defined != sb.defined,
                    z3.Or(*[x != y for x, y in zip(sa.vals, sb.vals)]))
-    r, model = _check("diff", z3.And(sa.dom, sb.dom, differ), opts.timeout_ms)
+    r, model = check("diff", z3.And(sa.dom, sb.dom, differ), opts.timeout_ms)
     ta, tb = ma.table(), mb.table()
     enum_diff = next((p for p in ta if ta[p] != tb.get(p)), None)
     if r == "unsat":
@@ -113,10 +113,10 @@ def compare(a: Layout, b: Layout, opts: Options) -> Change:
                    **({"selector": s} if b.operand == "metadata" else {})})
 
 
-def diff_documents(old: str, new: str, opts: Options | None = None,
-                   max_bytes: int = MAX_BYTES) -> list[Change]:
+def diff_models(mo: Model, mn: Model, opts: Options | None = None) -> list[Change]:
+    """Every layout of two revisions paired and compared (``formal.api.diff_documents`` reads
+    the two documents)."""
     opts = opts or Options()
-    mo, mn = model_of([old], max_bytes), model_of([new], max_bytes)
     out = []
     for a, b in pair(mo.layouts, mn.layouts):
         if a is None:

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Layout
-from .prove import cells_and_names
-from .variants import ELEMENT_LETTER
+from ..base.variants import ELEMENT_LETTER
+from .cells import cells_and_names
+from .layout import Layout
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ the shape, first mode fastest (colexicographic); each digit is weighted by its s
 
 ``evaluate(shape, stride, (5, 3)) == 57``; with M = 16 the index is row 57 % 16 = 9, column
 57 // 16 = 3.  ``parse_text("((4,8),(2,2)):((32,1),(16,8))")`` reads the printed form with
-the grammar's ``cute_text`` start symbol (``grammar/cute.lark``), so that the CuTe export and
-the header reader agree on one syntax.
+the grammar's ``cute_text`` start symbol (``grammar/cute.lark``), so that the CuTe export
+(``formal.out.export_cute``) and the CuTe header audit (``formal.audit``) share one syntax
+and one evaluator.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
+
+from ..parse.grammars import grammar_dir
 
 IntTuple = Any  # int | tuple[IntTuple, ...]
 
@@ -143,8 +146,8 @@ class _Text(Transformer):  # type: ignore[type-arg]
 
 @cache
 def _text_parser() -> Lark:
-    from .header import grammar_text
-    return Lark(grammar_text(), parser="lalr", start="cute_text", maybe_placeholders=False)
+    text = (grammar_dir() / "cute.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", start="cute_text", maybe_placeholders=False)
 
 
 def parse_text(text: str) -> CuteLayout:

@@ -26,7 +26,7 @@ digit strides as the witness.
 Coordinate convention (as ``cute/atom/mma_traits_sm80.hpp``): A is (M,K) with index
 ``row + M*col``; B is (N,K) with index ``col + N*row`` (CuTe stores B transposed: the PTX
 B tile is K x N); C/D is (M,N) with index ``row + M*col``.  Sparse A uses the compressed
-M x K/2 tile (``formal.tv``).
+M x K/2 tile (``formal.model.tv``).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from .audit import cute_layout as _cute
-from .model import Layout
-from .tv import TV, cute_dims, cute_swapped, tv_view
+from ..model import cute as _cute
+from ..model.layout import Layout
+from ..model.tv import TV, cute_dims, cute_swapped, tv_view
 
 Shape = Any  # int | tuple[Shape, ...]
 
@@ -94,7 +94,8 @@ class CuteResult:
 
 
 # ---- parsing and evaluating a CuTe expression ----------------------------------------------
-# One reader and one evaluator for CuTe's shape:stride, shared with the CuTe header audit:
+# One reader and one evaluator for CuTe's shape:stride (formal.model.cute), shared with the
+# CuTe header audit:
 # the printed form is read by grammar/cute.lark's cute_text start symbol.
 
 

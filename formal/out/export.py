@@ -29,7 +29,7 @@ layouts to find stale evidence.
 
 **Replicated operands** (m8n8k4 with .f16: four 8x8x4 products, one per quad-pair) carry
 ``groups`` and, in every cell, the ``group`` of its lane (``(lane >> 2) % 4``, from
-``formal.model.REPLICATION``); ``row`` and ``col`` stay within the lane's own product, as the
+``formal.model.layout.REPLICATION``); ``row`` and ``col`` stay within the lane's own product, as the
 spec states them.  ``arrangement`` is the ``.row`` / ``.col`` qualifier an A or B layout was
 written for ("" where the layout does not depend on one).
 
@@ -54,43 +54,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .execute.cpu import hash_rows
-from .model import Layout
-from .prove import cells_and_names
-
-
-def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
-    """('cells' | 'fields', rows) in (selector, lane, element) order; a replicated layout's
-    cells also name the ``group`` (the product) of their lane."""
-    names, table = cells_and_names(lay)
-    group_of = lay.lane_group() if lay.operand != "metadata" else None
-    rows: list[dict[str, Any]] = []
-    if lay.operand == "metadata":
-        sparsity = lay.sparsity
-        bits = sparsity.index_bits if sparsity else 2
-        for (s, t, i), out in sorted(table.items()):
-            if None in out:
-                continue
-            rows.append({"selector": s, "lane": t, "bit_lo": i * bits,
-                         "bit_hi": i * bits + bits - 1, "row": out[0], "chunk": out[1],
-                         "slot": out[2]})
-        return "fields", rows
-    for (_s, t, i), out in sorted(table.items()):
-        if None in out:
-            continue
-        row = {"lane": t, "element": i}
-        row.update(dict(zip(names, out, strict=True)))
-        if group_of is not None:
-            row["group"] = group_of(t)
-        rows.append(row)
-    return "cells", rows
-
-
-def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:
-    """A hash of the (lane, element) -> cell table: what the GPU confirms.  ``table`` is
-    ``cell_rows(lay)`` when the caller has it already."""
-    kind, rows = table if table is not None else cell_rows(lay)
-    return hash_rows(lay.instruction, str(lay.shape), lay.operand, kind, rows)
+from ..model.cells import cell_rows, cells_and_names, map_hash
+from ..model.layout import Layout
 
 
 def register_facts(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[str, Any] | None:

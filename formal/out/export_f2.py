@@ -18,7 +18,7 @@ by evaluating the XOR of the bases everywhere; when it fails, the first failing 
 the witness, as ``map(a ^ b) != map(a) ^ map(b)`` for two of its bits.
 
 Output dims are the tile's (row, col) in PTX order (B: row = k, col = n, as Triton's
-dot-operand B), and sparse A is the compressed tile (``formal.tv``).
+dot-operand B), and sparse A is the compressed tile (``formal.model.tv``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Layout
-from .tv import TV, tv_view
+from ..model.layout import Layout
+from ..model.tv import TV, tv_view
 
 
 @dataclass(frozen=True)

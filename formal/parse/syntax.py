@@ -1,6 +1,6 @@
 """The abstract syntax of fragment pseudocode and fragment prose (frozen values, no behaviour).
 
-``formal/parse.py`` builds these from Lark trees; ``formal/model.py`` turns them into layouts.
+``formal.parse`` builds these from Lark trees; ``formal.model`` turns them into layouts.
 Every node keeps ``pos``, its character offset in the logical line it came from, so a later
 stage can point at the exact column of, say, the ``4`` in ``for ai where i < 4``.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .source import SourceText
+from ..base.source import SourceText
 
 # ---- expressions ------------------------------------------------------------------------
 

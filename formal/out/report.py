@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .model import Layout
-from .prove import OBLIGATIONS, LayoutResult, Proof, Verdict
-from .source import Finding
+from ..base.source import Finding
+from ..model.layout import Layout
+from ..prove.verdicts import OBLIGATIONS, LayoutResult, Proof, Verdict
 
 TOOL_NAME = "ptxlayout"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -171,8 +171,8 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
                 grid: Any = None, figure: Any = None) -> str:
     """An erratum-ready report: per finding, the quote, the counterexample and a grid.
 
-    ``grid(layout, finding) -> str | None`` draws the lane grid (formal.figures.ascii_for)
-    and ``figure(layout, finding) -> str | None`` the SVG figure (formal.figures.svg_for),
+    ``grid(layout, finding) -> str | None`` draws the lane grid (formal.out.figures.ascii_for)
+    and ``figure(layout, finding) -> str | None`` the SVG figure (formal.out.drawing.svg_for),
     passed in so this module does not depend on the figure module.  The SVG is inlined once
     per failing layout, at its first finding, inside a ``<details>`` block.
     """

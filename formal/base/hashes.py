@@ -1,0 +1,57 @@
+"""The two hashes ptxlayout writes down, each named after what it hashes.
+
+* ``formula_hash`` -- the normalized formulas of a layout: SymPy's ``srepr`` of every case's
+  value and condition, after the header ``instruction|shape|operand|lanes``.  It changes when the
+  text's math changes, even if the map does not (``i & 0x3`` -> ``i % 4`` changes it).  The
+  ledger stores it as ``"formula"``.
+* ``cell_table_hash`` -- the (lane, element) -> cell table, row by row in (selector, lane,
+  element) order, each row written as ``json.dumps(row, sort_keys=True)`` would write it.  It is
+  what the GPU confirms: ``i & 0x3`` and ``i % 4`` give the same table and the same hash.  The
+  exports and the GPU evidence store it as ``map_hash``, the ledger as ``"map"``.
+
+A toy table of two rows ``{"lane": 0, "element": 0, "row": 0, "col": 0}`` and
+``{"lane": 0, "element": 1, "row": 1, "col": 0}`` hashes the text
+``mma|m2n4k1|C/D|cells|{"col": 0, "element": 0, "lane": 0, "row": 0}{"col": 0, ...}``.
+Both are the first 16 hex digits of a SHA-256.  This module needs nothing but the standard
+library, so the GPU runner (numpy and CuPy only) computes the same ``cell_table_hash``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+
+def formula_hash(header: str, formulas: Iterable[tuple[str, Iterable[tuple[str, str]]]],
+                 metadata: tuple[str, str] | None = None) -> str:
+    """``header`` as ``instruction|shape|operand|lanes``; each formula as (name, [(value,
+    condition or 'otherwise')]) in srepr form; ``metadata`` as (selectors repr, holder srepr)."""
+    h = hashlib.sha256()
+    h.update(header.encode())
+    for name, cases in formulas:
+        h.update(name.encode())
+        for value, cond in cases:
+            h.update(value.encode())
+            h.update(cond.encode())
+    if metadata is not None:
+        h.update(metadata[0].encode())
+        h.update(metadata[1].encode())
+    return h.hexdigest()[:16]
+
+
+def cell_table_hash(instruction: str, shape: str, operand: str, kind: str,
+                    rows: Sequence[Mapping[str, Any]]) -> str:
+    """The hash of a cell table (``kind`` 'cells' or 'fields'), computed from the table."""
+    h = hashlib.sha256()
+    h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
+    h.update("".join(_row_text(r) for r in rows).encode())
+    return h.hexdigest()[:16]
+
+
+def _row_text(r: Mapping[str, Any]) -> str:
+    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster."""
+    if all(type(v) is int for v in r.values()):
+        return "{" + ", ".join(f'"{k}": {r[k]}' for k in sorted(r)) + "}"
+    return json.dumps(dict(r), sort_keys=True)

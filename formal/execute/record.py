@@ -1,0 +1,186 @@
+"""The end of a GPU run: the short table, the evidence file, and ``ptxlayout gpu``'s work.
+
+``table(report)`` prints one line per instruction and shape (``mma.m16n8k16  36 match``), last;
+``write_evidence(report, DIR)`` writes one JSON file per run (device, driver, date, the map hash
+of every layout each run packed with, trials, seeds and results) that ``formal.prove.evidence``
+reads and ``formal.out.evidence`` judges for staleness; ``main_from_args`` is what the command
+line's ``gpu`` subcommand runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .gpu import Report, Run, run_supervised, short_text
+
+# ---- output -----------------------------------------------------------------------------------
+
+
+def table(report: Report, full: bool = False) -> str:
+    """A short table: one line per instruction and shape (``full``: per variant), then every
+    problem, the errata runs, and the totals (the last line starts ``checks:``)."""
+    plain = [r for r in report.runs if not r.erratum]
+    rows: dict[str, list[Run]] = {}
+    for r in plain:
+        v = r.variant
+        label = v.key if full else f"{v.instruction} {v.shape}"
+        rows.setdefault(label, []).append(r)
+    width = max((len(k) for k in rows), default=10)
+    out = [f"{'variant' if full else 'shape':<{width}}  {'variants':>8}  {'checks':<28} "
+           f"discover"]
+    counts: dict[str, int] = {}
+    for label, runs in rows.items():
+        checks = [r for r in runs if r.mode == "check"]
+        disc = [r for r in runs if r.mode == "discover"]
+        by: dict[str, int] = {}
+        for r in checks:
+            by[r.result] = by.get(r.result, 0) + 1
+            counts[r.result] = counts.get(r.result, 0) + 1
+        res = ", ".join(f"{n} {k}" for k, n in sorted(by.items()))
+        dres = "-" if not disc else ", ".join(
+            f"{n} {k}" for k, n in sorted(_tally(["agree" if r.result == "match" else r.result
+                                                  for r in disc]).items()))
+        nvar = len({r.variant.key for r in runs})
+        out.append(f"{label:<{width}}  {nvar:>8}  {res:<28} {dres}")
+    bad = [r for r in plain if r.result in ("mismatch", "error")]
+    if bad:
+        out.append("problems:")
+        for r in bad[:40]:
+            sel = "" if r.selector is None else f" sel {r.selector}"
+            mode = " discover" if r.mode == "discover" else ""
+            out.append(f"  {r.variant.key}{sel}{mode}: {r.result}: {short_text(r.detail, 160)}")
+        if len(bad) > 40:
+            out.append(f"  ... {len(bad) - 40} more")
+    errata = [r for r in report.runs if r.erratum]
+    if errata:
+        out.append("errata (the spec's layout as written; the hardware must disagree):")
+        for r in errata:
+            sel = "" if r.selector is None else f" sel {r.selector}"
+            verdict = "as it should" if r.ok and r.result == "mismatch" else "UNEXPECTED" \
+                if not r.ok else "not run"
+            out.append(f"  {r.erratum} on {r.variant.key}{sel}: {r.result} ({verdict}); "
+                       f"{short_text(r.detail.partition(': ')[2] or r.detail, 110)}")
+    info = report.info
+    out.append(f"device: {info.get('device')} (sm_{info.get('sm')}), driver "
+               f"{info.get('driver')}; {report.seconds:.1f} s")
+    total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    dcount = sum(1 for r in plain if r.mode == "discover")
+    dbad = sum(1 for r in plain if r.mode == "discover" and r.result != "match")
+    shown = [r for r in errata if r.result not in ("not-executed", "compiled-only")]
+    out.append(f"checks: {total or 'none'}"
+               + (f"; discoveries: {dcount - dbad} agree, {dbad} differ" if dcount else "")
+               + (f"; errata: {sum(r.result == 'mismatch' for r in shown)} of {len(shown)} "
+                  "refuted by the hardware" if errata else ""))
+    return "\n".join(out)
+
+
+def _tally(xs: Iterable[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in xs:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+def failed(report: Report) -> list[Run]:
+    """Runs that are not as they should be: a check or discovery that did not match, an
+    error, or an erratum layout the hardware did not refute."""
+    return [r for r in report.runs if not r.ok]
+
+
+def write_evidence(report: Report, directory: str | Path) -> Path:
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    ev = report.evidence()
+    slug = "".join(ch if ch.isalnum() else "-" for ch in str(ev.get("device", "gpu"))).strip("-")
+    stamp = ev["date"].replace(":", "").replace("-", "")
+    path = d / f"{slug.lower()}-{stamp}.json"
+    path.write_text(dumps_evidence(ev), encoding="utf-8")
+    return path
+
+
+def dumps_evidence(ev: Mapping[str, Any]) -> str:
+    """Evidence JSON with one run, and one map, a line (compact, diffable)."""
+    sections = ("runs", "discovered", "maps")
+    head = {k: v for k, v in ev.items() if k not in sections}
+    lines = ["{"]
+    lines += [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    runs = [f"  {json.dumps(r, separators=(',', ':'))}" for r in ev.get("runs", [])]
+    lines.append(' "runs": [')
+    lines.append(",\n".join(runs))
+    lines.append(" ],")
+    for n, name in enumerate(sections[1:]):
+        maps = [f"  {json.dumps(h)}: {json.dumps(m, separators=(',', ':'))}"
+                for h, m in (ev.get(name) or {}).items()]
+        lines.append(f' "{name}": {{')
+        lines.append(",\n".join(maps))
+        lines.append(" }," if n + 2 < len(sections) else " }")
+    lines.append("}")
+    return "\n".join(x for x in lines if x) + "\n"
+
+
+def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(layouts, errata) of a ``ptxlayout export --format json [--corrections]`` file, or a
+    folder holding ``layouts.json``."""
+    if not path:
+        raise FileNotFoundError("--layouts JSON is required here (export it with "
+                                "'python -m formal export --format json --corrections -o "
+                                "build/layouts.json' where the prover is installed)")
+    p = Path(path)
+    if p.is_dir():
+        p = p / "layouts.json"
+    with open(p, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    recs = doc.get("layouts") if isinstance(doc, dict) else None
+    if not isinstance(recs, list):
+        raise ValueError(f"{p}: not a layouts export (no 'layouts' list)")
+    errata = doc.get("errata") or []
+    if not isinstance(errata, list):
+        raise ValueError(f"{p}: 'errata' is not a list")
+    return recs, errata
+
+
+def main_from_args(args: argparse.Namespace,
+                   catalog: tuple[list[Any], list[Any]] | None = None) -> int:
+    """``ptxlayout gpu``'s work (the command line is ``formal.cli``'s, which needs only the
+    standard library to start).  The layouts are ``--layouts`` (an export) or ``catalog``,
+    (records, errata) the caller computed where the prover is installed; this module never
+    imports the prover.  Exit 0: every executed check matched, discoveries agreed and the
+    errata layouts were refuted; 1: anything else (a mismatch, an error); 2: usage."""
+    try:
+        if getattr(args, "layouts", None):
+            records, errata = load_export(args.layouts)
+        elif catalog is not None:
+            records, errata = catalog
+        else:
+            raise ValueError("no --layouts given: export the layouts where the prover is "
+                             "installed ('ptxlayout export --format json --corrections -o "
+                             "build/layouts.json') and pass that file")
+    except (OSError, ValueError) as exc:
+        print(f"ptxlayout gpu: {exc}", file=sys.stderr)
+        return 2
+    if getattr(args, "no_errata", False):
+        errata = []
+    spec = getattr(args, "device", None) or "cuda"
+    trials = max(1, int(getattr(args, "trials", 4) or 4))
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    deadline = getattr(args, "deadline", None)
+    report = run_supervised(spec, records, trials, getattr(args, "only", None),
+                            bool(getattr(args, "discover", False)),
+                            not getattr(args, "no_ptxas", False),
+                            float(getattr(args, "timeout", 120.0) or 120.0), log, errata,
+                            float(deadline) if deadline else None)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if getattr(args, "record", None):
+        path = write_evidence(report, args.record)
+        print(f"evidence written to {path}")
+    print(table(report, bool(getattr(args, "full_table", False))))
+    return 1 if failed(report) else 0

@@ -1,0 +1,244 @@
+"""The one place a layout becomes cells: its formulas evaluated over the whole domain.
+
+A toy 4-lane, 2-element layout of a 2 x 4 tile, ``row = i``, ``col = lane``, has the domain
+{(selector 0, lane t, element i)} and the table
+
+    (0,0,0)->(0,0)  (0,1,0)->(0,1)  (0,2,0)->(0,2)  (0,3,0)->(0,3)
+    (0,0,1)->(1,0)  (0,1,1)->(1,1)  (0,2,1)->(1,2)  (0,3,1)->(1,3)
+
+``map_of(layout)`` builds this once per layout object (numpy arrays, one row per point; where
+a case applies and which) and every consumer -- the prover's enumeration, the exports, the
+figures, the hardware check -- asks it; ``cell_rows`` and ``map_hash`` give the table and its
+hash as the exports and the GPU evidence write them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from ..base.hashes import cell_table_hash
+from .algebra import (
+    LANE,
+    SEL,
+    I,
+    compile_array,
+    compile_array_pred,
+    compile_expr,
+    compile_pred,
+    definedness,
+    fits_int64,
+)
+from .layout import Formula, Layout
+
+# ---- the domain of a map: every (selector, lane, element), evaluated at once ---------------------
+
+
+@dataclass
+class CellMap:
+    """A layout's formulas over its whole domain, for enumeration; encodable for Z3.
+
+    ``out[p, k]`` is formula k at domain point p (``pts[p] = (selector, lane, element)``),
+    ``defined[p, k]`` whether some case of formula k applies there, ``match[k][p, j]`` whether
+    case j applies (``otherwise`` = no earlier case).  Values are computed with numpy int64
+    when interval bounds show no intermediate value can come near overflow, else with
+    Python's unbounded ints.
+    """
+
+    lay: Layout
+    names: tuple[str, ...]
+    formulas: tuple[Formula, ...]
+    lanes: int
+    n: int
+    selectors: tuple[int, ...] = (0,)
+    holder: Any = sp.true
+    group: Any = None  # SymPy expression of a lane's replication group, or None
+    holder_fn: Callable[..., bool] = field(default=lambda t, i, s: True)
+    pts: Any = None
+    out: Any = None
+    defined: Any = None
+    match: list[Any] = field(default_factory=list)
+    groups: Any = None
+    _index: dict[tuple[int, int, int], int] | None = None
+    _table: dict[tuple[int, int, int], tuple[Any, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        self.holder_fn = compile_pred(self.holder)
+        pts = [(s, t, i) for s in self.selectors for t in range(self.lanes)
+               if self.holder_fn(t, 0, s) for i in range(self.n)]
+        self.pts = np.array(pts, dtype=np.int64).reshape(-1, 3)
+        S, T, I_ = self.pts[:, 0], self.pts[:, 1], self.pts[:, 2]
+        box = {LANE: (0, self.lanes - 1), I: (0, max(0, self.n - 1)),
+               SEL: (min(self.selectors), max(self.selectors))}
+        exprs = [c.value for f in self.formulas for c in f.cases] + \
+                [c.cond for f in self.formulas for c in f.cases] + \
+                ([self.group] if self.group is not None else [])
+        vector = fits_int64(exprs, box)
+        N, K = len(pts), len(self.names)
+        self.out = np.zeros((N, K), dtype=np.int64 if vector else object)
+        self.defined = np.zeros((N, K), dtype=bool)
+        for k, f in enumerate(self.formulas):
+            cols, vals, defs = [], [], []
+            before = np.zeros(N, dtype=bool)
+            for c in f.cases:
+                hit = ~before if c.otherwise else self._pred(c.cond, vector, T, I_, S)
+                cols.append(hit)
+                before = before | hit
+                vals.append(self._expr(c.value, vector, T, I_, S))
+                ok = sp.And(definedness(c.value), definedness(c.cond))
+                defs.append(self._pred(ok, vector, T, I_, S) if ok is not sp.true
+                            else np.ones(N, dtype=bool))
+            M = np.stack(cols, axis=1) if cols else np.zeros((N, 0), dtype=bool)
+            self.match.append(M)
+            if k >= K:
+                continue  # a helper: only its cases are checked
+            has = M.any(axis=1) if cols else np.zeros(N, dtype=bool)
+            first = np.argmax(M, axis=1) if cols else np.zeros(N, dtype=np.int64)
+            col = self.out[:, k]
+            dcol = np.zeros(N, dtype=bool)
+            for j, v in enumerate(vals):
+                sel = has & (first == j)
+                col[sel] = v[sel]
+                dcol |= sel & defs[j]
+            self.defined[:, k] = dcol
+        if self.group is not None:
+            self.groups = np.asarray(self._expr(self.group, vector, T, I_, S), dtype=np.int64)
+        else:
+            self.groups = np.zeros(N, dtype=np.int64)
+
+    @staticmethod
+    def _expr(e: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
+        if vector:
+            return compile_array(e, np)(T, I_, S)
+        f = compile_expr(e)
+        return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=object)
+
+    @staticmethod
+    def _pred(c: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
+        if vector:
+            return np.asarray(compile_array_pred(c, np)(T, I_, S), dtype=bool)
+        f = compile_pred(c)
+        return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.pts)
+
+    def point(self, p: int) -> tuple[int, int, int]:
+        s, t, i = self.pts[p]
+        return int(s), int(t), int(i)
+
+    def index(self, s: int, t: int, i: int) -> int | None:
+        if self._index is None:
+            self._index = {self.point(p): p for p in range(len(self.pts))}
+        return self._index.get((s, t, i))
+
+    def values(self, p: int) -> tuple[Any, ...]:
+        return tuple(int(self.out[p, k]) if self.defined[p, k] else None
+                     for k in range(len(self.names)))
+
+    def matches(self, k: int, p: int) -> list[int]:
+        return [int(j) for j in np.nonzero(self.match[k][p])[0]]
+
+    def table(self) -> dict[tuple[int, int, int], tuple[Any, ...]]:
+        """(selector, lane, element) -> outputs (None where no case applies)."""
+        if self._table is None:
+            K = len(self.names)
+            outs = self.out[:, :K].tolist()
+            defs = self.defined[:, :K].tolist()
+            self._table = {
+                (s, t, i): tuple(int(v) if d else None for v, d in zip(o, ok))
+                for (s, t, i), o, ok in zip(self.pts.tolist(), outs, defs)}
+        return self._table
+
+
+_MAP_ATTR = "_ptxlayout_enumerated_map"
+
+
+def map_of(lay: Layout) -> CellMap | None:
+    """The layout's enumerated map, built once per layout object (prove, the hardware check
+    and the exports all ask for it).  Kept in the layout's own ``__dict__``, as
+    ``functools.cached_property`` keeps its values: it lives exactly as long as the layout,
+    and is not one of the dataclass's fields (equality and hashing ignore it)."""
+    memo = lay.__dict__
+    if _MAP_ATTR in memo:
+        return memo[_MAP_ATTR]  # type: ignore[no-any-return]
+    m = build_map(lay)
+    memo[_MAP_ATTR] = m
+    return m
+
+
+def build_map(lay: Layout) -> CellMap | None:
+    if not lay.formulas:
+        return None
+    names: tuple[str, ...]
+    if lay.operand == "metadata":
+        names = ("row", "chunk", "slot")
+    elif lay.sparse_a:
+        names = ("row", "firstcol", "lastcol")
+    else:
+        names = ("row", "col")
+    fs = []
+    for n in names:
+        f = lay.formula(n)
+        if f is None:
+            return None
+        fs.append(f)
+    md = lay.metadata
+    selectors = md.selectors if md is not None and md.selectors else (0,)
+    holder = md.holder if md is not None else sp.true
+    rep = lay.groups
+    return CellMap(lay, names, tuple(fs) + lay.helpers, lay.lanes, lay.elements, selectors,
+                holder, rep[2] if rep else None)
+
+
+
+def cells(lay: Layout) -> dict[tuple[int, int, int], tuple[Any, ...]]:
+    """The layout's table: (selector, lane, element) -> outputs (public, for exports)."""
+    m = map_of(lay)
+    return {} if m is None else dict(m.table())
+
+
+def cells_and_names(lay: Layout) -> tuple[tuple[str, ...], dict[tuple[int, int, int],
+                                                                  tuple[Any, ...]]]:
+    m = map_of(lay)
+    if m is None:
+        return (), {}
+    return m.names, dict(m.table())
+
+
+def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
+    """('cells' | 'fields', rows) in (selector, lane, element) order; a replicated layout's
+    cells also name the ``group`` (the product) of their lane."""
+    names, table = cells_and_names(lay)
+    group_of = lay.lane_group() if lay.operand != "metadata" else None
+    rows: list[dict[str, Any]] = []
+    if lay.operand == "metadata":
+        sparsity = lay.sparsity
+        bits = sparsity.index_bits if sparsity else 2
+        for (s, t, i), out in sorted(table.items()):
+            if None in out:
+                continue
+            rows.append({"selector": s, "lane": t, "bit_lo": i * bits,
+                         "bit_hi": i * bits + bits - 1, "row": out[0], "chunk": out[1],
+                         "slot": out[2]})
+        return "fields", rows
+    for (_s, t, i), out in sorted(table.items()):
+        if None in out:
+            continue
+        row = {"lane": t, "element": i}
+        row.update(dict(zip(names, out, strict=True)))
+        if group_of is not None:
+            row["group"] = group_of(t)
+        rows.append(row)
+    return "cells", rows
+
+
+def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:
+    """A hash of the (lane, element) -> cell table: what the GPU confirms.  ``table`` is
+    ``cell_rows(lay)`` when the caller has it already."""
+    kind, rows = table if table is not None else cell_rows(lay)
+    return cell_table_hash(lay.instruction, str(lay.shape), lay.operand, kind, rows)

@@ -1,0 +1,244 @@
+"""The model stage's values: ``Layout`` (one operand, one shape, one type group) and ``Model``.
+
+A ``Layout``'s formulas are SymPy expressions over ``lane`` and ``i`` (and ``selector`` for sparse
+metadata).  For the spec's m16n8k16 ``.f16`` A, ``row`` is two cases, ``floor(lane/4)`` if ``i < 4``
+and ``floor(lane/4) + 8`` if ``i >= 4``; lane 13, element a5 is then row 11 -- the cell the
+spec's figure labels ``T13:a5``.  Besides the formulas a layout carries the fragment table's
+facts, where it came from (``text``, ``reference``, ``catalog``, ``figure-only``) and the source
+line of everything, so the prove stage can place any disagreement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+
+from ..base.hashes import formula_hash
+from ..base.source import Finding, SourceText, Span
+from ..base.variants import (
+    REPLICATED,
+    SPARSITY,
+    VARIANTS,
+    Shape,
+)
+from ..parse import syntax as S
+from ..text.blocks import Document
+from .algebra import LANE, compile_expr, show, show_cond
+
+LANES = 32
+WARPGROUP = 4  # warps of a warpgroup: a block that names %warpid spans 4 x 32 threads
+
+
+
+
+# The largest tile an operand may have (the PTX ISA's largest is 16 x 256, m16n8k256 A;
+# a warpgroup accumulator is 64 x 256): every obligation enumerates it, so a typo such as
+# m99999999n8k16 must not be taken as is.
+MAX_TILE_CELLS = 16384
+# Instruction variants whose warp computes several independent products at once, keyed by
+# (instruction, shape, A type): (name, groups, the group of a lane).  m8n8k4 with .f16 runs
+# four 8x8x4 products, one per quad-pair: lanes 4q..4q+3 and 16+4q..16+4q+3 form product q,
+# so the group of a lane is (lane >> 2) mod 4 (lanes 0 and 16 -> 0, lanes 13 and 29 -> 3).
+# Every operand of such a variant (A, B and both accumulator types) is replicated: each
+# lane holds 8x4x4 / 32 = 4 elements of A, and injectivity and coverage hold per group.
+REPLICATION: dict[tuple[str, str, str], tuple[str, int, Any]] = {
+    ("mma", "m8n8k4", "f16"): ("quad-pair", REPLICATED[("mma", "m8n8k4", "f16")],
+                               sp.Mod(sp.floor(LANE / 4), 4)),
+}
+
+
+# ---- values ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    value: Any  # SymPy integer expression
+    cond: Any  # SymPy boolean; sp.true when the case has no condition
+    otherwise: bool
+    source: SourceText
+    guard_text: str = ""
+    max_listed: int = -1  # the largest element index the condition lists explicitly
+
+
+@dataclass(frozen=True)
+class Formula:
+    name: str
+    cases: tuple[Case, ...]
+    source: SourceText
+
+    def piecewise(self) -> Any:
+        """First-match reading of the cases; ``otherwise`` is the remaining elements."""
+        if len(self.cases) == 1 and self.cases[0].cond is sp.true:
+            return self.cases[0].value
+        args = []
+        for c in self.cases:
+            args.append((c.value, sp.true if c.otherwise else c.cond))
+        return sp.Piecewise(*args, evaluate=False)
+
+    def text(self) -> str:
+        if len(self.cases) == 1 and self.cases[0].cond is sp.true:
+            return f"{self.name} = {show(self.cases[0].value)}"
+        parts = []
+        for c in self.cases:
+            cond = "otherwise" if c.otherwise else show_cond(c.cond)
+            parts.append(f"{show(c.value)} if {cond}")
+        return f"{self.name} = " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class MetadataFacts:
+    """The metadata operand: what the prose says, and the layout the catalog states."""
+
+    desc: S.MetadataDesc | None
+    desc_src: SourceText | None
+    selectors: tuple[int, ...]
+    selectors_src: SourceText | None
+    holder: Any  # SymPy boolean over (lane, selector)
+    holder_src: SourceText | None
+
+
+@dataclass(frozen=True)
+class Layout:
+    id: str
+    document: str
+    section: str  # section number, e.g. "9.7.14.5.9"
+    title: str
+    span: Span
+    instruction: str  # "mma" | "mma.sp"
+    shape: Shape
+    operand: str  # "A" | "B" | "C/D" | "metadata"
+    types: tuple[str, ...]
+    source: str  # "text" | "reference" | "catalog" | "figure-only"
+    formulas: tuple[Formula, ...] = ()
+    table: S.TableFacts | None = None
+    metadata: MetadataFacts | None = None
+    reference_of: str = ""  # id of the layout a "same as" sentence resolved to
+    reference_src: SourceText | None = None
+    # the "same as" sentence as written, read once by the parse stage (its target's format types
+    # are checked by the prove stage)
+    reference: S.ReferenceSentence | None = None
+    figures: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    label_types: tuple[str, ...] = ()
+    title_types: tuple[str, ...] = ()
+    lanes: int = LANES
+    helpers: tuple[Formula, ...] = ()  # conditional definitions the formulas use
+    # "row" | "col" where the layout depends on the instruction's .row / .col qualifier for
+    # this operand (m8n8k4 with .f16: A and B), "" elsewhere.  The id ends in it.
+    arrangement: str = ""
+
+    # -- shape facts
+    @property
+    def sparse_a(self) -> bool:
+        return self.instruction == "mma.sp" and self.operand == "A"
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        return self.shape.tile("A" if self.operand == "metadata" else self.operand)
+
+    @property
+    def groups(self) -> tuple[str, int, Any] | None:
+        """The replication (REPLICATION) of the instruction variants this layout serves.
+
+        A B or C/D layout is named by its own types; the variants table says which A types
+        they go with (m8n8k4 .f32 accumulators belong to the .f16 variant)."""
+        shape = str(self.shape)
+        for t in _variant_a_types(self.instruction, shape, self.operand, self.types):
+            rep = REPLICATION.get((self.instruction, shape, t))
+            if rep is not None:
+                return rep
+        return None
+
+    def lane_group(self) -> Callable[[int], int] | None:
+        """lane -> the number of its product, for a replicated layout (else None)."""
+        rep = self.groups
+        if rep is None:
+            return None
+        f = compile_expr(rep[2])
+        return lambda t: int(f(t, 0, 0))
+
+    @property
+    def elements(self) -> int:
+        """Elements each lane holds, as the tile demands."""
+        r, c = self.tile
+        cells = r * c * (self.groups[1] if self.groups else 1)
+        if self.sparse_a:
+            cells //= 2
+        if self.operand == "metadata":
+            return self.metadata_fields
+        return max(1, cells // self.lanes)
+
+    @property
+    def metadata_fields(self) -> int:
+        md = self.metadata
+        if md is None or md.desc is None:
+            return 0
+        sparsity = self.sparsity
+        if sparsity is None:
+            return md.desc.fields
+        # fields in hardware index units: a tf32 "4-bit vector" is two 2-bit indices
+        return md.desc.fields * md.desc.field_bits // sparsity.index_bits
+
+    @property
+    def sparsity(self) -> Any:
+        if self.instruction != "mma.sp":
+            return None
+        for t in self.types:
+            if t in SPARSITY:
+                return SPARSITY[t]
+        return None
+
+    def formula(self, name: str) -> Formula | None:
+        for f in self.formulas + self.helpers:
+            if f.name == name:
+                return f
+        return None
+
+    @property
+    def short_id(self) -> str:
+        return self.id.split(":", 1)[-1]
+
+    def map_key(self) -> tuple[Any, ...]:
+        """An in-process key of the formulas (SymPy values hash fast; not stable across
+        processes -- use ``formula_hash`` for anything written down)."""
+        return (self.instruction, str(self.shape), self.operand, self.lanes,
+                tuple((f.name, tuple((c.value, c.cond, c.otherwise) for c in f.cases))
+                      for f in self.formulas + self.helpers),
+                (self.metadata.selectors, self.metadata.holder)
+                if self.metadata is not None else None)
+
+    def formula_hash(self) -> str:
+        """``base.hashes.formula_hash`` of the formulas' normalized form (changes when the
+        text's math changes; the ledger's ``"formula"``)."""
+        return formula_hash(
+            f"{self.instruction}|{self.shape}|{self.operand}|{self.lanes}",
+            ((f.name, ((sp.srepr(c.value), "otherwise" if c.otherwise else sp.srepr(c.cond))
+                       for c in f.cases)) for f in self.formulas + self.helpers),
+            (repr(self.metadata.selectors), sp.srepr(self.metadata.holder))
+            if self.metadata is not None else None)
+
+
+def _variant_a_types(instruction: str, shape: str, operand: str,
+                     types: Iterable[str]) -> tuple[str, ...]:
+    """The A types of the variants in which an operand of these types takes part."""
+    ts = tuple(types)
+    if operand in ("A", "metadata"):
+        return ts
+    out: list[str] = []
+    for v in VARIANTS:
+        if v.instruction != instruction or v.shape != shape:
+            continue
+        mine = (v.b,) if operand == "B" else (v.c, v.d)
+        if set(mine) & set(ts) and v.a not in out:
+            out.append(v.a)
+    return tuple(out) or ts
+
+
+@dataclass(frozen=True)
+class Model:
+    layouts: tuple[Layout, ...]
+    findings: tuple[Finding, ...]
+    documents: tuple[Document, ...] = ()

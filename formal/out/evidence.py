@@ -1,0 +1,94 @@
+"""Is the GPU evidence current?  Every variant a device can run needs a match with today's maps.
+
+CI has no GPU, so it checks that the evidence in ``proofs/evidence`` still covers the layouts:
+for each variant of ``formal.base.variants`` the evidence's device can run and the layouts
+describe, a ``match`` run whose layout hashes (``cell_table_hash``) equal the current ones; and
+for each erratum layout (the spec as written, where ``corrections.md`` changes a map) a
+``mismatch`` on every variant it serves.  Take m16n8k16 ``.f16``: if the catalog's A map changes,
+its hash changes, the old run no longer counts, and ``stale`` names the variant ("the layouts
+changed since 2026-11-22").  ``ptxlayout evidence DIR`` prints one line per missing run and
+exits 1, or 0 when the evidence is current.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..base.variants import VARIANTS, record_serves, records_by_operand, runs_on
+from ..prove.evidence import Evidence, EvidenceRun
+
+
+def _as_records(layouts: Iterable[Any]) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    lays = list(layouts)
+    objs = [x for x in lays if not isinstance(x, Mapping)]
+    if objs:
+        from .export import layout_record
+
+        by_id = {x.id: x for x in objs}
+        out.extend(layout_record(x, by_id) for x in objs)
+    out.extend(x for x in lays if isinstance(x, Mapping))
+    return out
+
+
+def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
+          errata: Iterable[Any] = ()) -> list[str]:
+    """Variants the evidence's device can run and the layouts describe, lacking a ``match``
+    with the current layout hashes; and each (erratum layout, variant it serves) lacking a
+    ``mismatch`` packed with it (one line each; empty: the evidence is current)."""
+    records = _as_records(layouts)
+    target = sm or evidence.sm or 90
+    checks = [r for r in evidence.runs if r.mode == "check"]
+    out = []
+    for v in VARIANTS:
+        if not runs_on(v, target):
+            continue
+        want = _current(v, records)
+        if want is None:
+            continue
+        for sel in v.runs:
+            label = v.key + ("" if sel is None else f" selector {sel}")
+            if not any(r.key == v.key and r.selector == sel and r.result == "match"
+                       and _packed_with(r, want) for r in checks):
+                old = [r for r in checks if r.key == v.key and r.selector == sel
+                       and not r.erratum]
+                why = "no run" if not old else (
+                    f"last run {old[-1].result}" if old[-1].result != "match"
+                    else "the layouts changed since " + old[-1].file.date[:10])
+                out.append(f"{label}: no hardware match for the current layouts ({why}; "
+                           + ", ".join(f"{k} {h}" for k, h in want.items()) + ")")
+    for e in _as_records(errata):
+        op, h, lid = str(e.get("operand")), str(e.get("map_hash") or ""), str(e.get("id", ""))
+        for v in VARIANTS:
+            if not runs_on(v, target) or not record_serves(v, e):
+                continue
+            want = _current(v, records)
+            if want is None:
+                continue
+            want = {**want, op: h}
+            for sel in v.runs:
+                label = v.key + ("" if sel is None else f" selector {sel}")
+                ran = [r for r in checks if r.key == v.key and r.selector == sel
+                       and _packed_with(r, want)]
+                if not ran:
+                    out.append(f"{label}: no hardware run of the spec's erratum layout {lid} "
+                               f"as written ({op} {h}; expected: mismatch)")
+                elif ran[-1].result != "mismatch":
+                    out.append(f"{label}: the spec's erratum layout {lid} as written gave "
+                               f"'{ran[-1].result}' on {ran[-1].file.where}, not the "
+                               "mismatch that refutes it")
+    return out
+
+
+def _current(v: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, str] | None:
+    """The map hash of each operand of ``v`` in ``records`` (None: ``v`` is not fully
+    described, so no evidence is due)."""
+    recs = records_by_operand(v, records)
+    if len(recs) < (4 if v.sparse else 3) or any(not r.get("map_hash") for r in recs.values()):
+        return None
+    return {op: str(r["map_hash"]) for op, r in recs.items()}
+
+
+def _packed_with(r: EvidenceRun, want: Mapping[str, str]) -> bool:
+    return all(r.layout_hashes.get(op) == h for op, h in want.items())

@@ -1,0 +1,163 @@
+"""A whole document parsed: every section's rows, labels, pseudocode and prose, for the model.
+
+``parse_document(doc)`` walks the text stage's sections and gives each ``TypeBlock`` a
+``ParsedPart``: its label types, its table rows as ``TableFacts`` (types, fragment sentence,
+element list) and its pseudocode as a ``Program``.  Findings of every line are kept in order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..base.source import Finding, SourceText
+from ..text.blocks import Document, OperandBlock, Section, TableRow, TypeBlock
+from . import syntax as S
+from .prose import parse_prose
+from .pseudocode import parse_program
+
+# ---- the document stage: every section's text parsed, for the model ------------------------------
+
+
+@dataclass(frozen=True)
+class ParsedPart:
+    """One type block: its label, its table rows and its pseudocode, parsed."""
+
+    part: TypeBlock
+    label: S.TypeLabel | None
+    rows: tuple[S.TableFacts, ...]
+    program: S.Program
+
+
+@dataclass(frozen=True)
+class ParsedBlock:
+    block: OperandBlock
+    parts: tuple[ParsedPart, ...]
+    metadata: S.MetadataDesc | None = None
+    metadata_src: SourceText | None = None
+
+
+@dataclass(frozen=True)
+class ParsedSection:
+    section: Section
+    title: S.SectionTitle | None
+    blocks: tuple[ParsedBlock, ...] = ()
+    references: tuple[tuple[SourceText, S.ReferenceSentence], ...] = ()
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    document: Document
+    sections: tuple[ParsedSection, ...]
+    findings: tuple[Finding, ...] = ()
+
+
+def _header(header: TableRow | None,
+            findings: list[Finding]) -> tuple[S.Header | None, SourceText | None]:
+    if header is None or not header.cells:
+        return None, None
+    src = header.cells[0]
+    value, errs = parse_prose(src, "header", "the table header")
+    findings.extend(errs)
+    return value, src
+
+
+def parse_row(row: TableRow, header: TableRow | None,
+              findings: list[Finding]) -> S.TableFacts | None:
+    """One table row, flat (a text scrape's one line) or split into cells."""
+    hdr, hdr_src = _header(header, findings)
+    cells = list(row.cells)
+    if row.flat or len(cells) == 1:
+        src = cells[0]
+        value, errs = parse_prose(src, "flat_row", "this table row")
+        if value is None:
+            # a row with no fragment sentence: the types alone
+            tvalue = parse_prose(src, "type_cell", "this table row")[0]
+            findings.extend(errs)
+            if tvalue is None:
+                return None
+            return S.TableFacts(src, tvalue[0], None, None, None, None, hdr, hdr_src)
+        fr: S.FlatRow = value
+        esrc = src.slice(fr.elements_pos) if fr.elements is not None else None
+        elements = fr.elements
+        if elements is not None:
+            shift = fr.elements_pos
+            elements = S.ElementList(tuple(replace(it, pos=it.pos - shift)
+                                           for it in elements.items))
+        return S.TableFacts(src, fr.types, fr.fragment, src, elements, esrc, hdr, hdr_src)
+    tsrc = cells[0]
+    tvalue, errs = parse_prose(tsrc, "type_cell", "the type cell")
+    if tvalue is None:
+        findings.extend(errs)
+        return None
+    frag = fsrc = None
+    if len(cells) > 1 and cells[1].text.strip():
+        fsrc = cells[1]
+        frag, errs = parse_prose(fsrc, "fragment_cell", "the fragment cell")
+        findings.extend(errs)
+    elements = esrc = None
+    if len(cells) > 2 and cells[2].text.strip():
+        esrc = cells[2]
+        if esrc.text.strip().lower().startswith("mapping"):
+            esrc = None  # the sparse tables put a sentence in the Elements column
+        else:
+            elements, errs = parse_prose(esrc, "element_list", "the element list")
+            findings.extend(errs)
+    return S.TableFacts(tsrc, tvalue[0], frag, fsrc, elements, esrc, hdr, hdr_src)
+
+
+def _parse_part(part: TypeBlock, findings: list[Finding]) -> ParsedPart:
+    label = None
+    if part.label is not None:
+        label, errs = parse_prose(part.label, "type_label", "the type label")
+        findings.extend(errs)
+    program, errs = parse_program(part.pseudo)
+    findings.extend(errs)
+    rows = [parse_row(r, part.header, findings) for r in part.rows]
+    return ParsedPart(part, label, tuple(r for r in rows if r is not None), program)
+
+
+def _metadata_sentence(block: OperandBlock, findings: list[Finding],
+                       ) -> tuple[S.MetadataDesc | None, SourceText | None]:
+    for pr in block.prose:
+        value, errs = parse_prose(pr, "metadata_desc", "the metadata sentence")
+        if value is None:
+            alt, _errs = parse_prose(pr, "metadata_decl", "the metadata declaration")
+            if alt is not None:
+                value = alt
+            elif pr.text.strip().lower().startswith("metadata"):
+                findings.extend(errs)
+        if value is not None:
+            return value, pr
+    return None, None
+
+
+def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
+    if not section.operands and not section.references:
+        return ParsedSection(section, None)
+    title, errs = parse_prose(section.title.strip(), "section_title", "the section title")
+    if title is None:
+        text = section.title.text.strip().lower()
+        if "fragment" in text and "mma" in text:
+            findings.extend(errs)
+        return ParsedSection(section, None)
+    blocks = []
+    for block in section.operands:
+        parts = tuple(_parse_part(p, findings) for p in block.parts)
+        desc = src = None
+        if block.operand == "metadata":
+            desc, src = _metadata_sentence(block, findings)
+        blocks.append(ParsedBlock(block, parts, desc, src))
+    refs = []
+    for r in section.references:
+        value, errs = parse_prose(r, "reference", "the cross-reference")
+        findings.extend(errs)
+        if value is not None:
+            refs.append((r, value))
+    return ParsedSection(section, title, tuple(blocks), tuple(refs))
+
+
+def parse_document(doc: Document) -> ParsedDocument:
+    """Every title, table row, sentence and pseudocode line of a document, parsed."""
+    findings: list[Finding] = []
+    sections = tuple(_parse_section(s, findings) for s in doc.sections)
+    return ParsedDocument(doc, sections, tuple(findings))

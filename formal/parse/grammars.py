@@ -1,0 +1,177 @@
+"""The Lark parsers over ``grammar/*.lark``, their limits, and Lark's errors as findings.
+
+``grammar/pseudocode.lark`` reads one pseudocode line, ``grammar/fragment.lark`` one piece of
+prose (its start symbols are ``FRAGMENT_STARTS``).  A line the grammar refuses becomes one
+``parse`` finding at the offending column, e.g. ``row = (groupID + 8`` -> "expected ')' at
+column 17".  Lines over ``MAX_LINE`` characters or nested deeper than ``MAX_NESTING`` are refused
+before Lark sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, UnexpectedInput
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
+from ..base.source import Finding, SourceText, error
+from . import syntax as S
+
+MAX_LINE = 2000  # characters in one logical line of pseudocode or prose
+MAX_NESTING = 64  # parenthesis depth
+MAX_LITERAL_BITS = 64
+
+FRAGMENT_STARTS = (
+    "fragment_cell", "flat_row", "type_cell", "header", "element_list", "type_label",
+    "section_title", "reference", "metadata_desc", "metadata_decl",
+)
+
+
+def grammar_dir() -> Path:
+    """Where the ``.lark`` files are: inside the installed package, or the repository root."""
+    package = Path(__file__).resolve().parents[1]  # formal/
+    for candidate in (package / "grammar", package.parent / "grammar"):
+        if (candidate / "pseudocode.lark").is_file():
+            return candidate
+    raise FileNotFoundError("grammar/pseudocode.lark not found next to the formal package")
+
+
+def _table_cache(name: str, text: str) -> str | bool:
+    """Where Lark keeps the built LALR tables of a grammar between runs (building them is
+    about a third of a second), or False for no cache.
+
+    ``PTXLAYOUT_CACHE_DIR`` names the directory (empty: no cache); by default the user's
+    cache directory.  The file name carries a hash of the grammar text, and Lark itself
+    checks a hash of the grammar, its options, its own version and Python's before it uses
+    a file, so an edited grammar or another Lark never loads stale tables.  A directory that
+    cannot be made or written means no cache, not an error."""
+    import hashlib
+    import os
+
+    where = os.environ.get("PTXLAYOUT_CACHE_DIR")
+    if where is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache")
+        where = os.path.join(base, "ptxlayout")
+    if not where:
+        return False
+    try:
+        os.makedirs(where, mode=0o700, exist_ok=True)
+    except OSError:
+        return False
+    if not os.access(where, os.W_OK | os.X_OK):
+        return False
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return os.path.join(where, f"{name}-{digest}.lark-tables")
+
+
+@cache
+def pseudo_parser() -> Lark:
+    text = (grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", start="start", propagate_positions=True,
+                maybe_placeholders=False, cache=_table_cache("pseudocode", text))
+
+
+@cache
+def fragment_parser() -> Lark:
+    text = (grammar_dir() / "fragment.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", start=list(FRAGMENT_STARTS), propagate_positions=True,
+                maybe_placeholders=False, cache=_table_cache("fragment", text))
+
+
+# ---- errors ---------------------------------------------------------------------------------
+
+_READABLE = {
+    "NAME": "a name", "INT": "a number", "SPECIAL": "a special register (%laneid)",
+    "LPAR": "'('", "RPAR": "')'", "EQ": "'='", "REL": "a comparison", "FOR": "'for'",
+    "WHERE": "'where'", "OTHERWISE": "'otherwise'", "ELEM": "an element name (ai)",
+    "ELEM_REF": "an element (a0)", "ELLIPSIS": "'...'", "ADDOP": "'+' or '-'",
+    "MULOP": "'*', '%' or '/'", "SHIFTOP": "'<<' or '>>'", "MINUS": "'-'", "PLUS": "'+'",
+    "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "COMMA": "','",
+    "$END": "end of line", "TYPE": "a type (.s8)",
+    "COUNTWORD": "a count (two)", "ELEM_NAME": "an element name (a0)",
+    "MATNAME": "a matrix name (A, B, C, D)", "ARRANGEMENT": "'.row' or '.col'",
+}
+
+
+def _describe_expected(expected: Iterable[str]) -> str:
+    names = sorted({_READABLE.get(e, e.lower().replace("_", " ")) for e in expected})
+    if len(names) > 8:
+        names = names[:8] + ["..."]
+    return ", ".join(names)
+
+
+def parse_error(src: SourceText, exc: UnexpectedInput, what: str) -> Finding:
+    pos = getattr(exc, "pos_in_stream", None)
+    if pos is None:
+        pos = len(src.text)
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        got = "end of line" if tok.type == "$END" else repr(str(tok))
+        exp = _describe_expected(exc.expected)
+        msg = f"cannot read {what}: unexpected {got}; expected {exp}"
+        pos = tok.start_pos if tok.start_pos is not None else len(src.text)
+    elif isinstance(exc, UnexpectedCharacters):
+        ch = src.text[pos] if pos < len(src.text) else ""
+        msg = f"cannot read {what}: unexpected character {ch!r}"
+        allowed = getattr(exc, "allowed", None)
+        if allowed:
+            msg += f"; expected {_describe_expected(allowed)}"
+    elif isinstance(exc, UnexpectedEOF):
+        msg = f"cannot read {what}: the line ends too early"
+        pos = len(src.text)
+    else:  # pragma: no cover - other UnexpectedInput subclasses
+        msg = f"cannot read {what}"
+    text = src.text.strip()
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return error("parse", src.span(pos or 0), f"{msg} in {text!r}")
+
+
+def guard_size(src: SourceText, what: str) -> Finding | None:
+    if len(src.text) > MAX_LINE:
+        return error("limit", src, f"{what} is {len(src.text)} characters long; the limit is "
+                     f"{MAX_LINE}")
+    depth = best = 0
+    where = 0
+    for k, ch in enumerate(src.text):
+        if ch in "([{":
+            depth += 1
+            if depth > best:
+                best, where = depth, k
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    if best > MAX_NESTING:
+        return error("limit", src.span(where), f"{what} nests parentheses {best} deep; the "
+                     f"limit is {MAX_NESTING}")
+    return None
+
+
+class Reject(Exception):
+    """Raised inside a Transformer for a well-formed but unacceptable construct."""
+
+    def __init__(self, pos: int, message: str) -> None:
+        super().__init__(message)
+        self.pos = pos
+        self.message = message
+
+
+
+_MEMO_LIMIT = 8192
+PSEUDO_MEMO: dict[str, S.PseudoLine] = {}
+PROSE_MEMO: dict[tuple[str, str], Any] = {}
+
+
+def clear_memo() -> None:
+    """Forget every remembered parse (benchmarks measure cold runs with it)."""
+    PSEUDO_MEMO.clear()
+    PROSE_MEMO.clear()
+
+
+def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value

@@ -1,0 +1,250 @@
+"""The Z3 encoding of a layout's formulas over bit-vectors.
+
+``row = lane >> 2`` over 32 lanes needs 5 bits for ``lane`` and 3 for the result; ``width_of``
+picks a width from sound interval bounds of every subexpression, so no intermediate value can
+wrap, and ``Sym`` gives each formula as a Z3 term over symbolic (selector, lane, i).  ``check``
+runs one query under a timeout: ``sat`` / ``unsat`` / ``unknown``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import sympy as sp
+import z3
+
+from ..model.algebra import (
+    LANE,
+    SEL,
+    BitAnd,
+    BitOr,
+    BitXor,
+    I,
+    bounds,
+    definedness,
+)
+from ..model.cells import CellMap
+from .verdicts import TEST_HOOKS, InternalError
+from .witness import output_ranges
+
+# ---- Z3 encoding ---------------------------------------------------------------------------------
+
+
+# Z3 terms are shared across layouts with the same map for the life of the process; a
+# long-lived caller must not grow them without end, so they are dropped whole at the limit.
+_SHARED_LIMIT = 20000
+SHARED_TERMS: dict[int, dict[Any, Any]] = {}
+
+
+class _Enc:
+    """SymPy -> Z3 bit-vectors of one width, for one (selector, lane, element) triple."""
+
+    def __init__(self, width: int, s: Any, t: Any, i: Any) -> None:
+        self.w = width
+        self.env = {SEL: s, LANE: t, I: i}
+        # terms over the standard point (s, t, i) are shared by every map of this width: a
+        # SymPy expression such as floor(lane/4) is translated once per run, not per layout
+        standard = all(str(v) == n for v, n in ((s, "s"), (t, "t"), (i, "i")))
+        if standard and sum(len(v) for v in SHARED_TERMS.values()) >= _SHARED_LIMIT:
+            SHARED_TERMS.clear()
+        self.memo: dict[Any, Any] = SHARED_TERMS.setdefault(width, {}) if standard else {}
+
+    def val(self, v: int) -> Any:
+        return z3.BitVecVal(v, self.w)
+
+    def expr(self, e: Any) -> Any:
+        hit = self.memo.get(e)
+        if hit is not None:
+            return hit
+        out = self._expr(e)
+        self.memo[e] = out
+        return out
+
+    def _expr(self, e: Any) -> Any:
+        if e.is_Integer:
+            return self.val(int(e))
+        if isinstance(e, sp.Symbol):
+            return self.env[e]
+        if isinstance(e, sp.Add):
+            out = self.expr(e.args[0])
+            for a in e.args[1:]:
+                out = out + self.expr(a)
+            return out
+        if isinstance(e, sp.Mul):
+            out = self.expr(e.args[0])
+            for a in e.args[1:]:
+                out = out * self.expr(a)
+            return out
+        if isinstance(e, sp.Mod):
+            return self.expr(e.args[0]) % self.expr(e.args[1])  # bvsmod: floor modulo
+        if isinstance(e, sp.floor):
+            num, den = sp.fraction(sp.together(e.args[0]))
+            d = int(den)
+            x = self.expr(num)
+            if d & (d - 1) == 0:
+                return x >> (d.bit_length() - 1)  # arithmetic shift = floor division
+            dv = self.val(d)
+            return (x - (x % dv)) / dv
+        if isinstance(e, BitAnd):
+            return self.expr(e.args[0]) & self.expr(e.args[1])
+        if isinstance(e, BitOr):
+            return self.expr(e.args[0]) | self.expr(e.args[1])
+        if isinstance(e, BitXor):
+            return self.expr(e.args[0]) ^ self.expr(e.args[1])
+        if isinstance(e, sp.Pow) and e.args[1].is_Integer:
+            base = self.expr(e.args[0])
+            out = self.val(1)
+            for _ in range(int(e.args[1])):
+                out = out * base
+            return out
+        if isinstance(e, sp.Piecewise):
+            out = self.val(0)
+            for ex, c in reversed(e.args):
+                out = z3.If(self.pred(c), self.expr(ex), out)
+            return out
+        raise InternalError(f"no Z3 encoding for {type(e).__name__}")
+
+    def pred(self, c: Any) -> Any:
+        if c is sp.true or c is True:
+            return z3.BoolVal(True)
+        if c is sp.false or c is False:
+            return z3.BoolVal(False)
+        if isinstance(c, sp.And):
+            return z3.And(*[self.pred(a) for a in c.args])
+        if isinstance(c, sp.Or):
+            return z3.Or(*[self.pred(a) for a in c.args])
+        if isinstance(c, sp.Not):
+            return z3.Not(self.pred(c.args[0]))
+        if isinstance(c, sp.core.relational.Relational):
+            a, b = self.expr(c.lhs), self.expr(c.rhs)
+            return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
+                    "!=": a != b}[c.rel_op]
+        raise InternalError(f"no Z3 encoding for condition {type(c).__name__}")
+
+
+def _subexprs(e: Any) -> Iterator[Any]:
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        if isinstance(x, sp.core.relational.Relational):
+            stack.extend((x.lhs, x.rhs))
+        elif isinstance(x, sp.Basic):
+            stack.extend(a for a in x.args if isinstance(a, sp.Basic))
+
+
+def width_of(m: CellMap) -> int:
+    """Bits that hold every intermediate value of every formula over the domain, signed.
+
+    Bounds come from interval arithmetic over the domain box, so a wide literal widens the
+    encoding instead of silently wrapping; the cross-check would catch a wrap anyway.
+    """
+    box = {LANE: (0, m.lanes - 1), I: (0, max(0, m.n - 1)),
+           SEL: (min(m.selectors), max(m.selectors))}
+    top = max([m.lanes, m.n + 1, max(m.selectors) + 1, *[hi for _lo, hi in output_ranges(m)]])
+    roots = [c.value for f in m.formulas for c in f.cases] + \
+            [c.cond for f in m.formulas for c in f.cases] + [m.holder]
+    if m.group is not None:
+        roots.append(m.group)
+    for r in roots:
+        for x in _subexprs(r):
+            if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
+                    and not x.is_Boolean:
+                try:
+                    lo, hi = bounds(x, box)
+                except (ValueError, TypeError):
+                    continue
+                top = max(top, abs(lo), abs(hi))
+    # every subexpression lies in [-top, top]; the encodings add at most a difference of two
+    # values plus one (a chunk's width), or count up to n: 2 * top + 2 with a sign bit
+    return max(6, (2 * top + 2).bit_length() + 1)
+
+
+class Sym:
+    """The Z3 terms of a map at one symbolic point; further points by substitution."""
+
+    def __init__(self, m: CellMap, width: int | None = None) -> None:
+        self.m = m
+        self.w = w = width or width_of(m)
+        self.s, self.t, self.i = z3.BitVecs("s t i", w)
+        enc = _Enc(w, self.s, self.t, self.i)
+        self.enc = enc
+        sel = z3.Or(*[self.s == enc.val(v) for v in m.selectors])
+        self.dom = z3.And(sel, self.t >= 0, self.t < enc.val(m.lanes), self.i >= 0,
+                          self.i < enc.val(m.n), enc.pred(m.holder))
+        self.conds: list[list[Any]] = []
+        self.vals: list[Any] = []
+        defs = []
+        for k, f in enumerate(m.formulas):
+            conds: list[Any] = []
+            for c in f.cases:
+                if c.otherwise:
+                    conds.append(z3.Not(z3.Or(*conds)) if conds else z3.BoolVal(True))
+                else:
+                    conds.append(enc.pred(c.cond))
+            self.conds.append(conds)
+            if k >= len(m.names):
+                continue  # a helper: only its cases are checked
+            out = enc.val(0)
+            dfn = z3.BoolVal(False)
+            for c, cond in reversed(list(zip(f.cases, conds))):
+                out = z3.If(cond, enc.expr(c.value), out)
+                ok = enc.pred(sp.And(definedness(c.value), definedness(c.cond)))
+                dfn = z3.If(cond, ok, dfn)
+            self.vals.append(out)
+            defs.append(dfn)
+        self.defined = z3.And(*defs)
+        self.group = enc.expr(m.group) if m.group is not None else None
+
+    def val(self, v: int) -> Any:
+        return z3.BitVecVal(v, self.w)
+
+    def renamed(self, tag: str) -> tuple[Any, Any, Any, Any, list[Any], Any, Any]:
+        """(s, t, i, dom, vals, defined, group) at a fresh point."""
+        s2, t2, i2 = z3.BitVecs(f"s{tag} t{tag} i{tag}", self.w)
+        sub = [(self.s, s2), (self.t, t2), (self.i, i2)]
+        vals = [z3.substitute(v, *sub) for v in self.vals]
+        group = z3.substitute(self.group, *sub) if self.group is not None else None
+        return (s2, t2, i2, z3.substitute(self.dom, *sub), vals,
+                z3.substitute(self.defined, *sub), group)
+
+    def at_element(self, j: int) -> tuple[list[Any], Any]:
+        """(vals, defined) at the same selector and lane, element j."""
+        sub = (self.i, self.val(j))
+        return [z3.substitute(v, sub) for v in self.vals], z3.substitute(self.defined, sub)
+
+    def point(self, model: Any) -> tuple[int, int, int]:
+        return (z3_int(model, self.s, self.w), z3_int(model, self.t, self.w),
+                z3_int(model, self.i, self.w))
+
+
+def check(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
+           ) -> tuple[str, Any]:
+    """('sat', model) | ('unsat', None) | ('unknown', reason)."""
+    hook = TEST_HOOKS.get("encoding")
+    if hook is not None:
+        formula = hook(name, formula)
+    s = z3.Solver() if quantified else _qfbv_solver()
+    s.set("timeout", max(1, int(timeout_ms)))
+    s.add(formula)
+    r = s.check()
+    if r == z3.sat:
+        return "sat", s.model()
+    if r == z3.unsat:
+        return "unsat", None
+    return "unknown", s.reason_unknown()
+
+
+def _qfbv_solver() -> Any:
+    """Bit-vector queries without quantifiers: simplify, solve equations, bit-blast, SAT.
+
+    About twice as fast as the generic QF_BV solver on these small queries (measured over the
+    catalog); a model comes back through the tactics' model converters.
+    """
+    return z3.Then("simplify", "solve-eqs", "bit-blast", "sat").solver()
+
+
+def z3_int(model: Any, v: Any, w: int) -> int:
+    x = model.evaluate(v, model_completion=True).as_long()
+    return x - (1 << w) if x >= 1 << (w - 1) else x

@@ -1,0 +1,407 @@
+"""The formula obligations: cases, in-range, injective, surjective, sparse-chunks.
+
+Each is decided by Z3 (one combined query per distinct map, per-obligation queries where it
+fails) and then by enumeration; a Z3 witness must replay and the two must agree, or it is an
+``InternalError``.  For the toy ``row = i``, ``col = lane >> 1`` the injective core is refuted:
+Z3 finds two points on one cell, the enumeration finds the smallest, (lane 0, i 0) and
+(lane 1, i 0) on (0, 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+import z3
+
+from ..base.variants import (
+    ELEMENT_LETTER,
+)
+from ..model.cells import CellMap
+from ..model.layout import Formula, Layout
+from .encode import Sym, check, z3_int
+from .verdicts import Core, InternalError, Options
+from .witness import (
+    output_ranges,
+    witness_cases,
+    witness_chunks,
+    witness_collision,
+    witness_hole,
+    witness_range,
+)
+
+
+def _elem(m: CellMap, i: int) -> str:
+    if m.lay.operand == "metadata":
+        return f"field {i}"
+    return f"{ELEMENT_LETTER[m.lay.operand]}{i}"
+
+
+def _pt(m: CellMap, s: int, t: int, i: int) -> dict[str, Any]:
+    d: dict[str, Any] = {"lane": t, "element": _elem(m, i)}
+    if m.lay.operand == "metadata":
+        d = {"selector": s, **d}
+    return d
+
+
+def _agree(name: str, z3_status: str, enum_status: str) -> None:
+    if z3_status in ("proved", "refuted") and enum_status != z3_status:
+        raise InternalError(f"{name}: Z3 says {z3_status} but enumeration says {enum_status}")
+
+
+def _settle(name: str, zs: str, replays: Callable[[], bool], find: Callable[[], Any],
+            opts: Options) -> Any:
+    """The cross-check of one obligation: a Z3 counterexample must replay in the enumeration
+    table, and the enumeration, deciding on its own, must agree with Z3.  Returns the
+    smallest witness enumeration finds (None when it finds none or was not asked)."""
+    if zs == "refuted" and not replays():
+        raise InternalError(f"{name}: the Z3 witness does not replay")
+    witness = find() if opts.cross_check or zs == "refuted" else None
+    if opts.cross_check:
+        _agree(name, zs, "refuted" if witness is not None else "proved")
+    return witness
+
+
+@dataclass(frozen=True)
+class _ChunkSpec:
+    width: int
+    chunk: int
+    nonzeros: int
+
+
+def _violations(sym: Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
+    """Obligation name -> a Z3 formula satisfiable exactly when the obligation fails."""
+    m = sym.m
+    out: dict[str, Any] = {}
+    for k, f in enumerate(m.formulas):
+        if len(f.cases) == 1 and f.cases[0].cond is sp.true:
+            continue
+        count = z3.Sum(*[z3.If(c, sym.val(1), sym.val(0)) for c in sym.conds[k]])
+        out[f"cases:{k}"] = z3.And(sym.dom, count != 1)
+    ok = [z3.And(v >= sym.val(lo), v < sym.val(hi)) for v, (lo, hi) in zip(sym.vals,
+                                                                              output_ranges(m))]
+    if m.lay.sparse_a:
+        ok.append(sym.vals[1] <= sym.vals[2])
+    out["in-range"] = z3.And(sym.dom, sym.defined, z3.Not(z3.And(*ok)))
+    s2, t2, i2, dom2, v2, d2, g2 = sym.renamed("2")
+    v1 = sym.vals
+    conds = [sym.dom, dom2, sym.defined, d2, sym.s == s2]
+    if sym.group is not None:
+        conds.append(sym.group == g2)
+    if m.lay.sparse_a:
+        same = z3.And(sym.t == t2, v1[1] == v2[1], v1[2] == v2[2])
+        conds += [v1[0] == v2[0], z3.Not(same), v1[1] <= v2[2], v2[1] <= v1[2]]
+    else:
+        conds += [z3.Or(sym.t != t2, sym.i != i2)] + [a == b for a, b in zip(v1, v2)]
+    out["injective"] = z3.And(*conds)
+    out["_second"] = (s2, t2, i2)
+    if chunks is not None:
+        row, fc, lc = v1
+        same_key = []
+        for j in range(m.n):
+            vj, dj = sym.at_element(j)
+            same_key.append(z3.If(z3.And(dj, vj[0] == row, vj[1] == fc, vj[2] == lc),
+                                  sym.val(1), sym.val(0)))
+        bad = z3.Or(lc - fc + sym.val(1) != sym.val(chunks.width),
+                    fc % sym.val(chunks.chunk) != sym.val(0),
+                    z3.Sum(*same_key) != sym.val(chunks.nonzeros))
+        out["sparse-chunks"] = z3.And(sym.dom, sym.defined, bad)
+    return out
+
+
+def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None) -> dict[str, Core]:
+    """Decide cases, in-range, injective (and sparse-chunks) for a map.
+
+    One Z3 query asks whether *any* of them fails; when it does not (the usual case) every
+    obligation is proved by that one query.  Otherwise each is decided on its own.  Either
+    way enumeration decides each again and must agree.
+    """
+    sym = Sym(m)
+    viol = _violations(sym, chunks)
+    second = viol.pop("_second")
+    z3_status: dict[str, str] = {}
+    z3_models: dict[str, Any] = {}
+    r, _model = check("combined", z3.Or(*viol.values()), opts.timeout_ms)
+    if r == "unsat":
+        z3_status = {name: "proved" for name in viol}
+        method = "z3 (one query) + enumeration"
+    else:
+        method = "z3+enumeration"
+        for name, formula in viol.items():
+            rr, model = check(name, formula, opts.timeout_ms)
+            z3_status[name] = {"unsat": "proved", "sat": "refuted"}.get(rr, "unknown")
+            z3_models[name] = model
+    cores: dict[str, Core] = {}
+    for k, f in enumerate(m.formulas):
+        cores[f"cases:{k}"] = _cases_core(m, k, f, z3_status.get(f"cases:{k}"),
+                                          z3_models.get(f"cases:{k}"), sym, opts, method)
+    cores["in-range"] = _range_core(m, z3_status["in-range"], z3_models.get("in-range"), sym,
+                                    opts, method)
+    cores["injective"] = _injective_core(m, z3_status["injective"],
+                                         z3_models.get("injective"), sym, second, opts, method)
+    if chunks is not None:
+        cores["sparse-chunks"] = _chunks_core(m, chunks, z3_status["sparse-chunks"],
+                                              z3_models.get("sparse-chunks"), sym, opts,
+                                              method)
+    return cores
+
+
+def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym: Sym,
+                opts: Options, method: str) -> Core:
+    for j, c in enumerate(f.cases):
+        if c.max_listed >= m.n:
+            return Core("refuted", f"the condition '{c.guard_text}' of '{f.name}' lists "
+                         f"{_elem(m, c.max_listed)}, but a lane holds only {m.n} elements "
+                         f"({_elem(m, 0)}..{_elem(m, m.n - 1)})",
+                         {"element": _elem(m, c.max_listed), "elements": m.n}, (f.name, j),
+                         "syntax")
+    if zs is None:
+        return Core("proved", method="trivial (one unconditional case)")
+    def replays() -> bool:
+        p = m.index(*sym.point(model))
+        return p is not None and len(m.matches(k, p)) != 1
+
+    witness = _settle(f"cases of '{f.name}'", zs, replays, lambda: witness_cases(m, k), opts)
+    if zs == "unknown":
+        return Core("unknown", f"Z3 gave up on the cases of '{f.name}'")
+    if zs == "proved":
+        return Core("proved", method=method)
+    assert witness is not None
+    s_, t_, i_ = m.point(witness)
+    hits = m.matches(k, witness)
+    cex = {**_pt(m, s_, t_, i_), "formula": f.name, "cases": [j + 1 for j in hits]}
+    if not hits:
+        return Core("refuted", f"{_elem(m, i_)} of lane {t_} matches no case of "
+                     f"'{f.name}'", cex, (f.name, len(f.cases) - 1), method)
+    # the source lines are the layout's own: _verdict names them (a core is shared by every
+    # layout with the same map, whatever document its text comes from)
+    return Core("refuted", f"{_elem(m, i_)} of lane {t_} matches {len(hits)} cases of "
+                 f"'{f.name}'", cex, (f.name, hits[1]), method, tuple(hits))
+
+
+def _range_core(m: CellMap, zs: str, model: Any, sym: Sym, opts: Options, method: str) -> Core:
+    def replays() -> bool:
+        p = m.index(*sym.point(model))
+        return p is not None and _w_range_at(m, p)
+
+    witness = _settle("in-range", zs, replays, lambda: witness_range(m), opts)
+    if zs != "refuted":
+        return Core(zs, "" if zs == "proved" else "Z3 gave up on in-range", method=method)
+    assert witness is not None
+    out = m.values(witness)
+    ranges = output_ranges(m)
+    s_, t_, i_ = m.point(witness)
+    k = next((j for j, (v, (lo, hi)) in enumerate(zip(out, ranges)) if not lo <= v < hi), 1)
+    case = (m.matches(k, witness) or [0])[0]
+    cell = dict(zip(m.names, out))
+    if m.lay.operand == "metadata":
+        tail = ", out of range"
+    else:
+        tail = f", outside the {ranges[0][1]} x {ranges[1][1]} tile"
+    msg = f"lane {t_}, {_elem(m, i_)} maps to " + \
+          ", ".join(f"{n} {v}" for n, v in cell.items()) + tail
+    if m.lay.sparse_a and all(lo <= v < hi for v, (lo, hi) in zip(out, ranges)):
+        msg = f"lane {t_}, {_elem(m, i_)}: firstcol {out[1]} > lastcol {out[2]}"
+    return Core("refuted", msg, {**_pt(m, s_, t_, i_), **cell}, (m.names[k], case), method)
+
+
+def _w_range_at(m: CellMap, p: int) -> bool:
+    """Is point p out of range (the Z3 witness replay)?"""
+    out = m.values(p)
+    if None in out:
+        return False
+    bad = any(not lo <= v < hi for v, (lo, hi) in zip(out, output_ranges(m)))
+    return bad or bool(m.lay.sparse_a and out[1] > out[2])
+
+
+def _collide_at(m: CellMap, pa: int, pb: int) -> bool:
+    a, b = m.values(pa), m.values(pb)
+    sa, sb = m.point(pa), m.point(pb)
+    if None in a or None in b or pa == pb or sa[0] != sb[0]:
+        return False
+    if m.groups[pa] != m.groups[pb]:
+        return False
+    if m.lay.sparse_a:
+        same = sa[1] == sb[1] and a[1] == b[1] and a[2] == b[2]
+        return a[0] == b[0] and not same and a[1] <= b[2] and b[1] <= a[2]
+    return a == b
+
+
+def _injective_core(m: CellMap, zs: str, model: Any, sym: Sym, second: tuple[Any, Any, Any],
+                    opts: Options, method: str) -> Core:
+    def replays() -> bool:
+        pa = m.index(*sym.point(model))
+        pb = m.index(*(z3_int(model, v, sym.w) for v in second))
+        return pa is not None and pb is not None and _collide_at(m, pa, pb)
+
+    witness = _settle("injective", zs, replays, lambda: witness_collision(m), opts)
+    if zs != "refuted":
+        return Core(zs, "" if zs == "proved" else "Z3 gave up on injectivity", method=method)
+    assert witness is not None
+    pa, pb = witness
+    a, b = m.values(pa), m.values(pb)
+    sa, sb = m.point(pa), m.point(pb)
+    if m.lay.sparse_a:
+        msg = (f"lane {sa[1]} ({_elem(m, sa[2])}: row {a[0]}, cols {a[1]}..{a[2]}) and lane "
+               f"{sb[1]} ({_elem(m, sb[2])}: row {b[0]}, cols {b[1]}..{b[2]}) hold "
+               "overlapping chunks")
+        cex = {"first": {**_pt(m, *sa), "row": a[0], "firstcol": a[1], "lastcol": a[2]},
+               "second": {**_pt(m, *sb), "row": b[0], "firstcol": b[1], "lastcol": b[2]}}
+    else:
+        cell = ", ".join(f"{n} {v}" for n, v in zip(m.names, a))
+        sel = f"selector {sa[0]}: " if m.lay.operand == "metadata" else ""
+        msg = f"{sel}lane {sa[1]} {_elem(m, sa[2])} and lane {sb[1]} {_elem(m, sb[2])} " \
+              f"both map to {cell}"
+        cex = {"first": _pt(m, *sa), "second": _pt(m, *sb), "cell": dict(zip(m.names, a))}
+    return Core("refuted", msg, cex, _culprit(m, pa, pb), method)
+
+
+def _culprit(m: CellMap, pa: int, pb: int) -> tuple[str, int]:
+    """The formula and case to blame for a collision: the first formula whose case differs
+    between the two points, else (one case maps both) the last formula."""
+    for k, name in enumerate(m.names):
+        ha, hb = m.matches(k, pa), m.matches(k, pb)
+        if ha and hb and ha[0] != hb[0]:
+            return name, hb[0]
+    k = len(m.names) - 1
+    hb = m.matches(k, pb)
+    return m.names[k], hb[0] if hb else 0
+
+
+def _chunks_core(m: CellMap, spec: _ChunkSpec, zs: str, model: Any, sym: Sym, opts: Options,
+                 method: str) -> Core:
+    def replays() -> bool:
+        p = m.index(*sym.point(model))
+        return p is not None and _w_chunks_at(m, spec, p) is not None
+
+    witness = _settle("sparse-chunks", zs, replays,
+                      lambda: witness_chunks(m, spec.width, spec.chunk, spec.nonzeros), opts)
+    if zs != "refuted":
+        return Core(zs, "" if zs == "proved" else "Z3 gave up on the chunks", method=method)
+    assert witness is not None
+    p, why = witness
+    out = m.values(p)
+    s_, t_, i_ = m.point(p)
+    return Core("refuted", f"lane {t_}, {_elem(m, i_)}: {why}",
+                 {**_pt(m, s_, t_, i_), "row": out[0], "firstcol": out[1], "lastcol": out[2]},
+                 ("firstcol", 0), method)
+
+
+def _w_chunks_at(m: CellMap, spec: _ChunkSpec, p: int) -> str | None:
+    out = m.values(p)
+    if None in out:
+        return None
+    r, a, b = out
+    if b - a + 1 != spec.width or a % spec.chunk:
+        return "width or alignment"
+    s, t, _i = m.point(p)
+    same = sum(1 for q in range(len(m)) if m.point(q)[:2] == (s, t) and m.values(q) == out)
+    return None if same == spec.nonzeros else "count"
+
+
+def chunk_spec(lay: Layout) -> tuple[_ChunkSpec | None, Core | None]:
+    """What the table says of the sparse chunks, or why sparse-chunks does not apply."""
+    frag = lay.table.fragment if lay.table else None
+    sparsity = lay.sparsity
+    if frag is None or frag.per_register is None or frag.out_of is None:
+        return None, Core("not-applicable", "the table states no 'N non-zero out of M "
+                           "consecutive'", method="table")
+    nz, width = frag.per_register.value, frag.out_of.value
+    if sparsity is not None and nz * sparsity.chunk != width * sparsity.nonzeros:
+        return None, Core(
+            "refuted", f"the table says {nz} non-zero out of {width}, but "
+            f"{'/'.join(lay.types)} is {sparsity.nonzeros}:{sparsity.chunk} sparse",
+            {"stated": [nz, width], "pattern": [sparsity.nonzeros, sparsity.chunk]}, None,
+            "table")
+    return _ChunkSpec(width, sparsity.chunk if sparsity else width, nz), None
+
+
+def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
+                chunks: Core | None, spec: _ChunkSpec | None, cases_ok: bool) -> Core:
+    """Every cell held.  Counting where it applies, else a Z3-confirmed hole, else Z3.
+
+    The counting argument needs every point of the domain to have a value: ``cases_ok``
+    (every formula's cases exhaustive, as Z3 proved), besides injectivity and range.
+    """
+    lay = m.lay
+    ngroups = lay.groups[1] if lay.groups else 1
+    hole = witness_hole(m) if opts.cross_check else None
+    per_sel = len(m) // max(1, len(m.selectors))
+    ranges = output_ranges(m)
+    cells = 1
+    for _lo, hi in ranges if not lay.sparse_a else ranges[:1]:
+        cells *= hi
+    if lay.sparse_a:
+        counted = (cases_ok and inj.status == "proved" and rng.status == "proved"
+                   and chunks is not None
+                   and chunks.status == "proved" and spec is not None
+                   and (len(m) // spec.nonzeros) * spec.width == lay.tile[0] * lay.tile[1])
+        if counted:
+            if hole is not None:
+                raise InternalError(f"surjective: counting proves coverage, enumeration finds "
+                                    f"{hole[2]} uncovered")
+            return Core("proved", method="counting (disjoint chunks x width = tile)")
+    elif cases_ok and inj.status == "proved" and rng.status == "proved" and \
+            per_sel == cells * ngroups:
+        if hole is not None:
+            raise InternalError(f"surjective: counting proves coverage, enumeration finds "
+                                f"{hole[2]} uncovered")
+        return Core("proved", method="counting (injective, |domain| = |tile|)")
+    if hole is None and not opts.cross_check:
+        hole = witness_hole(m)
+    sym = Sym(m)
+    if hole is not None:
+        s_, g, cell = hole
+        v = sym.vals
+        if lay.sparse_a:
+            hit = z3.And(v[0] == sym.val(cell[0]), v[1] <= sym.val(cell[1]),
+                         sym.val(cell[1]) <= v[2])
+        else:
+            hit = z3.And(*[x == sym.val(c) for x, c in zip(v, cell)])
+        dom = z3.And(sym.dom, sym.defined, sym.s == sym.val(s_))
+        if sym.group is not None:
+            dom = z3.And(dom, sym.group == sym.val(g))
+        r, _model = check("surjective", z3.And(dom, hit), opts.timeout_ms)
+        if r == "sat":
+            raise InternalError(f"surjective: enumeration finds {cell} uncovered, Z3 finds a "
+                                "pre-image")
+        if r == "unknown":
+            return Core("unknown", "Z3 gave up confirming the uncovered cell")
+        names = ("row", "col") if lay.sparse_a else m.names
+        where = ", ".join(f"{n} {v}" for n, v in zip(names, cell))
+        prefix = f"selector {s_}: " if lay.operand == "metadata" else \
+            (f"{lay.groups[0]} {g}: " if lay.groups else "")
+        cex: dict[str, Any] = {"cell": dict(zip(names, cell))}
+        if lay.operand == "metadata":
+            cex["selector"] = s_
+        return Core("refuted", f"{prefix}no (lane, element) holds {where}", cex,
+                     (m.names[-1], 0))
+    # neither counting nor a hole: the quantified statement, for Z3 to decide
+    cell_vars = [z3.BitVec(f"cell{k}", sym.w) for k in range(len(ranges))]
+    v = sym.vals
+    if lay.sparse_a:
+        cv = cell_vars[:2]
+        hit = z3.And(v[0] == cv[0], v[1] <= cv[1], cv[1] <= v[2])
+        in_tile = z3.And(cv[0] >= 0, cv[0] < sym.val(lay.tile[0]), cv[1] >= 0,
+                         cv[1] < sym.val(lay.tile[1]))
+    else:
+        hit = z3.And(*[x == c for x, c in zip(v, cell_vars)])
+        in_tile = z3.And(*[z3.And(c >= sym.val(lo), c < sym.val(hi))
+                           for c, (lo, hi) in zip(cell_vars, ranges)])
+    sq = z3.BitVec("sq", sym.w)
+    gq = z3.BitVec("gq", sym.w)
+    scope = [sym.dom, sym.defined, sym.s == sq]
+    if sym.group is not None:
+        scope.append(sym.group == gq)
+    body = z3.ForAll([sym.s, sym.t, sym.i], z3.Implies(z3.And(*scope), z3.Not(hit)))
+    sel_ok = z3.Or(*[sq == sym.val(x) for x in m.selectors])
+    g_ok = z3.And(gq >= 0, gq < sym.val(ngroups))
+    r, model = check("surjective", z3.And(sel_ok, g_ok, in_tile, body), opts.timeout_ms,
+                      quantified=True)
+    if r == "unknown":
+        return Core("unknown", "Z3 gave up on surjectivity")
+    if r == "sat":
+        raise InternalError("surjective: Z3 finds an uncovered cell that enumeration covers")
+    return Core("proved", method="z3 (quantified) + enumeration")

@@ -1,0 +1,165 @@
+"""Enumeration: the smallest witness of each violation in a layout's cell table, or None.
+
+For ``col = lane >> 1`` in the toy 4-lane layout ``row = i``, ``witness_collision`` returns the
+first pair of domain points on one cell: (lane 0, i 0) and (lane 1, i 0) on (0, 0).  These finders
+decide every obligation a second time, independently of Z3, and give the witnesses reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..model.cells import CellMap
+
+
+def output_ranges(m: CellMap) -> list[tuple[int, int]]:
+    """The half-open range of each output: the tile (and chunk/slot counts for metadata)."""
+    lay = m.lay
+    r, c = lay.tile
+    if lay.operand == "metadata":
+        sparsity = lay.sparsity
+        chunks = lay.shape.k // sparsity.chunk if sparsity else 0
+        slots = sparsity.slots if sparsity else 0
+        return [(0, r), (0, chunks), (0, slots)]
+    if lay.sparse_a:
+        return [(0, r), (0, c), (0, c)]
+    return [(0, r), (0, c)]
+
+
+# ---- enumeration: the smallest witness of each violation, or None --------------------------------
+
+
+def witness_cases(m: CellMap, k: int) -> int | None:
+    bad = np.nonzero(m.match[k].sum(axis=1) != 1)[0]
+    return int(bad[0]) if len(bad) else None
+
+
+def witness_range(m: CellMap) -> int | None:
+    ok = m.defined.all(axis=1)
+    inside = np.ones(len(m), dtype=bool)
+    for k, (lo, hi) in enumerate(output_ranges(m)):
+        col = m.out[:, k]
+        inside &= (col >= lo) & (col < hi)
+    if m.lay.sparse_a:
+        inside &= m.out[:, 1] <= m.out[:, 2]
+    bad = np.nonzero(ok & ~inside)[0]
+    return int(bad[0]) if len(bad) else None
+
+
+def witness_collision(m: CellMap) -> tuple[int, int] | None:
+    """The first pair (earlier, later) of domain points that violate injectivity."""
+    ok = np.nonzero(m.defined.all(axis=1))[0]
+    if m.lay.sparse_a:
+        return _w_overlap(m, ok)
+    if not len(ok):
+        return None
+    keys = np.column_stack([m.pts[ok, 0], m.groups[ok], m.out[ok].astype(np.int64)
+                            if m.out.dtype != object else m.out[ok]])
+    if keys.dtype == object:
+        seen: dict[tuple[Any, ...], int] = {}
+        for row, p in zip(keys, ok):
+            key = tuple(row)
+            if key in seen:
+                return seen[key], int(p)
+            seen[key] = int(p)
+        return None
+    _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    firsts = first[inv]
+    dup = np.nonzero(firsts != np.arange(len(ok)))[0]
+    if not len(dup):
+        return None
+    j = int(dup[0])
+    return int(ok[firsts[j]]), int(ok[j])
+
+
+def _w_overlap(m: CellMap, ok: Any) -> tuple[int, int] | None:
+    """Sparse A: two different (lane, range) chunks of one row overlap."""
+    best: tuple[int, int] | None = None
+    by_row: dict[tuple[int, int], list[int]] = {}
+    for p in ok:
+        by_row.setdefault((int(m.pts[p, 0]), int(m.out[p, 0])), []).append(int(p))
+    for plist in by_row.values():
+        spans: dict[tuple[int, int, int], int] = {}
+        for p in plist:
+            key = (int(m.pts[p, 1]), int(m.out[p, 1]), int(m.out[p, 2]))
+            spans.setdefault(key, p)
+        items = sorted(spans.items(), key=lambda kv: (kv[0][1], kv[0][2]))
+        for x in range(len(items)):
+            (t1, a1, b1), p1 = items[x]
+            for y in range(x + 1, len(items)):
+                (t2, a2, b2), p2 = items[y]
+                if a2 > b1:
+                    break
+                pair = (min(p1, p2), max(p1, p2))
+                if best is None or pair[1] < best[1]:
+                    best = pair
+    return best
+
+
+def witness_hole(m: CellMap) -> tuple[int, int, tuple[int, ...]] | None:
+    """(selector, group, cell) of the first cell no point maps to."""
+    lay = m.lay
+    ranges = output_ranges(m)
+    ok = m.defined.all(axis=1)
+    ngroups = lay.groups[1] if lay.groups else 1
+    for s in m.selectors:
+        for g in range(ngroups):
+            sel = ok & (m.pts[:, 0] == s) & (m.groups == g)
+            if lay.sparse_a:
+                rows, cols = lay.tile
+                mark = np.zeros((rows, cols), dtype=bool)
+                for p in np.nonzero(sel)[0]:
+                    r, fc, lc = (int(x) for x in m.out[p])
+                    if 0 <= r < rows:
+                        mark[r, max(0, fc):max(0, min(cols, lc + 1))] = True
+            else:
+                dims = tuple(hi for _lo, hi in ranges)
+                mark = np.zeros(dims, dtype=bool)
+                vals = m.out[sel]
+                inside = np.ones(len(vals), dtype=bool)
+                for k, (lo, hi) in enumerate(ranges):
+                    inside &= np.asarray((vals[:, k] >= lo) & (vals[:, k] < hi), dtype=bool)
+                vals = vals[inside].astype(np.int64)  # in range: small enough for int64
+                mark[tuple(vals[:, k] for k in range(len(ranges)))] = True
+            holes = np.argwhere(~mark)
+            if len(holes):
+                return s, g, tuple(int(x) for x in holes[0])
+    return None
+
+
+def witness_chunks(m: CellMap, width: int, chunk: int, nz: int) -> tuple[int, str] | None:
+    """Sparse A: the first element whose chunk is wrong in width, alignment or count."""
+    ok = m.defined.all(axis=1)
+    out = m.out
+    fc, lc = out[:, 1], out[:, 2]
+    # count, per (selector, lane, row, range), the points that have a value there: a point
+    # where some formula has no case holds nothing (its 'cases' finding says so)
+    if out.dtype == object:  # values past int64: count with Python ints
+        tally: dict[tuple[Any, ...], int] = {}
+        keys_py = [(int(m.pts[p, 0]), int(m.pts[p, 1]), *out[p]) for p in range(len(out))]
+        for q, key in enumerate(keys_py):
+            if ok[q]:
+                tally[key] = tally.get(key, 0) + 1
+        count = np.array([tally.get(key, 0) for key in keys_py], dtype=np.int64)
+    else:
+        keys = np.column_stack([m.pts[:, 0], m.pts[:, 1], out])
+        count = np.zeros(len(out), dtype=np.int64)
+        if ok.any():
+            _u, inv, counts = np.unique(keys[ok], axis=0, return_inverse=True,
+                                        return_counts=True)
+            count[ok] = counts[inv.reshape(-1)]
+    for p in np.nonzero(ok)[0]:
+        a, b = int(fc[p]), int(lc[p])
+        r = int(out[p, 0])
+        if b - a + 1 != width:
+            return int(p), f"cols {a}..{b} are {b - a + 1} wide, the table says {width} " \
+                           "consecutive"
+        if a % chunk:
+            return int(p), f"cols {a}..{b} start inside a {chunk}-wide chunk"
+        if count[p] != nz:
+            return int(p), f"lane {int(m.pts[p, 1])} holds {int(count[p])} non-zeros of row " \
+                           f"{r}, cols {a}..{b}; the table says {nz}"
+    return None

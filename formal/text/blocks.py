@@ -1,0 +1,248 @@
+"""The text stage's vocabulary: blocks, the structure they are grouped into, line helpers.
+
+Every reader (plain text, Markdown, HTML) turns its rendering into a stream of ``Block`` values --
+``heading``, ``pseudo``, ``row``, ``prose``, ``figure`` -- and ``text.structure`` groups them:
+
+    Block("heading", "9.7.14.5.9. Matrix Fragments for mma.m16n8k16")  -> a Section
+    Block("prose", "Multiplicand A:")                                   -> an OperandBlock("A")
+    Block("row", ".s8 | A vector expression ... | a0, a1, a2, a3")      -> a TableRow
+    Block("pseudo", "groupID = %laneid >> 2")                           -> a pseudocode line
+
+Each text is a ``SourceText``: the characters a reader sees, each with its (line, column).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..base.source import Finding, SourceText
+
+MAX_BYTES = 16 * 1024 * 1024
+
+# Phrases that open a new block of prose; in scraped text they may be glued to the end of a
+# formula line.
+OPENERS = ("Matrix fragments", "Matrix Fragments", "Multiplicand A", "Multiplicand B",
+           "Accumulators", "Metadata:", "The layout of", "The row and column",
+           "Same as Matrix", "Fragment layout for")
+OPERAND_OPENERS = (("Multiplicand A", "A"), ("Multiplicand B", "B"), ("Accumulators", "C/D"),
+                   ("Metadata", "metadata"))
+
+
+# ---- blocks (format readers' output) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # "heading" | "pseudo" | "row" | "prose" | "figure" | "blank"
+    text: SourceText
+    cells: tuple[SourceText, ...] = ()
+    header: bool = False  # a table's header row
+    flat: bool = False  # a table row flattened into one line by a text scrape
+
+
+# ---- structure (this stage's output) -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableRow:
+    cells: tuple[SourceText, ...]
+    flat: bool = False
+
+    @property
+    def source(self) -> SourceText:
+        return self.cells[0] if self.cells else SourceText("", "", ())
+
+
+@dataclass(frozen=True)
+class TypeBlock:
+    """The part of an operand block for one group of types (``.s4 or .u4:``), or all of it."""
+
+    label: SourceText | None = None
+    header: TableRow | None = None
+    rows: tuple[TableRow, ...] = ()
+    pseudo: tuple[SourceText, ...] = ()
+    figures: tuple[SourceText, ...] = ()
+
+
+@dataclass(frozen=True)
+class OperandBlock:
+    operand: str  # "A" | "B" | "C/D" | "metadata"
+    heading: SourceText
+    parts: tuple[TypeBlock, ...] = ()
+    prose: tuple[SourceText, ...] = ()
+
+
+@dataclass(frozen=True)
+class Section:
+    number: str
+    title: SourceText
+    operands: tuple[OperandBlock, ...] = ()
+    references: tuple[SourceText, ...] = ()
+    prose: tuple[SourceText, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    name: str
+    format: str  # "text" | "markdown" | "html"
+    sections: tuple[Section, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    digest: str = ""
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+
+def line_text(raw: str, doc: str, lineno: int, start: int = 0) -> SourceText:
+    return SourceText(raw[start:], doc, ((0, lineno, start + 1),))
+
+
+def starts_with_section_number(text: str) -> bool:
+    """``9.7.14.5.9. Title`` or ``9.7.14.5.9 Title``: digits and dots, then a space."""
+    k = 0
+    dots = 0
+    while k < len(text) and (text[k].isdigit() or text[k] == "."):
+        dots += text[k] == "."
+        k += 1
+    return k > 0 and dots >= 1 and text[0].isdigit() and k < len(text) and text[k] == " " \
+        and k + 1 < len(text) and text[k + 1].isalpha()
+
+
+def section_number(text: str) -> str:
+    k = 0
+    while k < len(text) and (text[k].isdigit() or text[k] == "."):
+        k += 1
+    return text[:k].rstrip(".")
+
+
+def _is_identifier_start(text: str) -> bool:
+    return bool(text) and (text[0].isalpha() or text[0] == "_")
+
+
+def looks_like_assignment(text: str) -> bool:
+    """``name = ...`` at the start of a line (``==`` does not count)."""
+    t = text.lstrip()
+    k = 0
+    while k < len(t) and (t[k].isalnum() or t[k] == "_"):
+        k += 1
+    if k == 0 or not _is_identifier_start(t):
+        return False
+    rest = t[k:].lstrip()
+    return rest.startswith("=") and not rest.startswith("==")
+
+
+_CASE_WORDS = (" for ", " For ", " otherwise", " Otherwise", "\tfor ", " if ")
+
+
+def looks_like_case(text: str) -> bool:
+    t = " " + text.strip() + " "
+    first = text.strip()[:1]
+    return (first.isalnum() or first in "(%_-") and any(w in t for w in _CASE_WORDS)
+
+
+def is_prose_opener(text: str) -> bool:
+    t = text.strip()
+    return t.startswith(OPENERS) or t.startswith(("Figure ", "!", "A warp", "Elements of",
+                                                   "In this section", "Tk:", "For matrix")) \
+        or starts_with_section_number(t)
+
+
+def split_glued(src: SourceText) -> list[SourceText]:
+    """Cut ``lastcol = firstcol + 3Matrix fragments for ...`` before the glued opener."""
+    text = src.text
+    best = -1
+    for opener in OPENERS:
+        k = text.find(opener, 1)
+        while k > 0:
+            if not text[k - 1].isspace():
+                if best < 0 or k < best:
+                    best = k
+                break
+            k = text.find(opener, k + 1)
+    if best < 0:
+        return [src]
+    return [src.slice(0, best), src.slice(best)]
+
+
+def strip_markup(src: SourceText) -> SourceText:
+    """Remove Markdown inline markup, keeping each kept character's position.
+
+    Backticks go; ``[text](url)`` keeps ``text``; ``[](url "Permalink ...")`` and
+    ``![alt](url)`` vanish entirely (a figure line is handled before this is called).
+    """
+    text = src.text
+    if not any(ch in text for ch in "`[*\\") and not any("\ue000" <= ch <= "\uf8ff"
+                                                          for ch in text):
+        return src
+    keep: list[int] = []
+    k = 0
+    n = len(text)
+    brackets, parens = _pairs(text, "[", "]"), _pairs(text, "(", ")")
+    while k < n:
+        ch = text[k]
+        if ch == "\\" and k + 1 < n and text[k + 1] in "*_[]()#|`\\":
+            keep.append(k + 1)
+            k += 2
+            continue
+        if ch == "[":
+            close = brackets.get(k, -1)
+            if close > 0 and close + 1 < n and text[close + 1] == "(":
+                end = parens.get(close + 1, -1)
+                if end > 0:
+                    keep.extend(range(k + 1, close))
+                    k = end + 1
+                    continue
+        keep.append(k)
+        k += 1
+    # backticks and icon-font glyphs (the permalink mark U+F0C1) carry no text
+    keep = [k for k in keep if text[k] != "`" and not "\ue000" <= text[k] <= "\uf8ff"]
+    return select_chars(src, keep)
+
+
+def _pairs(text: str, open_: str, close: str, reach: int = 4000) -> dict[int, int]:
+    """Offset of each opening bracket -> offset of its closing one, if within ``reach``.
+
+    One pass with a stack: scanning forward from every opening bracket instead is quadratic
+    on a line of thousands of unmatched ``[``.
+    """
+    out: dict[int, int] = {}
+    stack: list[int] = []
+    for k, ch in enumerate(text):
+        if ch == open_:
+            stack.append(k)
+        elif ch == close and stack:
+            start = stack.pop()
+            if k - start < reach:
+                out[start] = k
+    return out
+
+
+def select_chars(src: SourceText, keep: list[int]) -> SourceText:
+    """The characters of ``src`` at offsets ``keep`` (ascending), with their positions."""
+    if len(keep) == len(src.text):
+        return src
+    out = "".join(src.text[k] for k in keep)
+    segs: list[tuple[int, int, int]] = []
+    prev = -2
+    bounds = src.segments
+    idx = 0  # the segment of ``src`` that holds offset k (keep is ascending: one pass)
+    for j, k in enumerate(keep):
+        crossed = False
+        while idx + 1 < len(bounds) and bounds[idx + 1][0] <= k:
+            idx += 1
+            crossed = True
+        # a new segment where a character was dropped, and also where ``src`` itself starts
+        # a new one: two adjacent offsets may stand on different lines (a wrapped paragraph)
+        if k != prev + 1 or crossed:
+            off, line, col = bounds[idx]
+            segs.append((j, line, col + (k - off)))
+        prev = k
+    if not segs:
+        sp = src.span(0)
+        segs = [(0, sp.line, sp.column)]
+    return SourceText(out, src.document, tuple(segs))
+
+
+def clean_text(src: SourceText) -> SourceText:
+    """Collapse doubled spaces that markup removal leaves and strip the ends."""
+    return src.strip()

@@ -1,0 +1,142 @@
+"""Markdown renderings -> blocks.
+
+Headings (``#`` .. ``######``, with or without links), ``> `` quotes, fenced code, ``|`` tables and
+``+``/``*``/``-`` bullets.  A quoted table row ``> | .s8 | ... | a0, a1 |`` is the same row as
+its unquoted form, at the column where its first cell starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..base.source import SourceText
+from .blocks import Block, clean_text, line_text, strip_markup
+from .plain import cells_of, text_prose
+
+# ---- Markdown -----------------------------------------------------------------------------------
+
+
+def _unquote(raw: str) -> tuple[int, int]:
+    """(offset where content starts, quote depth) for ``  > > text``."""
+    k = 0
+    depth = 0
+    n = len(raw)
+    while True:
+        j = k
+        while j < n and raw[j] == " ":
+            j += 1
+        if j < n and raw[j] == ">":
+            depth += 1
+            k = j + 1
+            if k < n and raw[k] == " ":
+                k += 1
+            continue
+        return k, depth
+
+
+def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
+    in_fence = False
+    para: list[SourceText] = []  # the lines of the open paragraph (joined when it closes)
+    table_rows: list[SourceText] = []
+
+    def flush_para() -> Iterator[Block]:
+        nonlocal para
+        if para:
+            cleaned = clean_text(strip_markup(_joined(para)))
+            if cleaned.text and cleaned.text != "Copy to clipboard":
+                yield from _md_prose(cleaned)
+            para = []
+
+    def flush_table() -> Iterator[Block]:
+        if table_rows:
+            yield from _md_table(table_rows)
+            table_rows.clear()
+
+    for lineno, raw in enumerate(raw_lines, 1):
+        raw = raw.rstrip("\n").rstrip()
+        start, _depth = _unquote(raw)
+        body = raw[start:]
+        src = line_text(raw, doc, lineno, start)
+        stripped = body.strip()
+        if stripped.startswith("```"):
+            yield from flush_para()
+            yield from flush_table()
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            yield Block("pseudo" if stripped else "blank", src)
+            continue
+        if not stripped:
+            yield from flush_para()
+            yield from flush_table()
+            yield Block("blank", src)
+            continue
+        if stripped.startswith("|"):
+            yield from flush_para()
+            table_rows.append(src.strip())
+            continue
+        yield from flush_table()
+        if stripped.startswith("#"):
+            yield from flush_para()
+            k = len(body) - len(body.lstrip())
+            while k < len(body) and body[k] == "#":
+                k += 1
+            head = clean_text(strip_markup(src.slice(k)))
+            if head.text:
+                yield Block("heading", head)
+            continue
+        if stripped.startswith("!["):
+            yield from flush_para()
+            close = stripped.find("](")
+            alt_start = body.find("![") + 2
+            alt = src.slice(alt_start, alt_start + max(0, close - 2))
+            yield Block("figure", alt.strip())
+            continue
+        lead = len(body) - len(body.lstrip())
+        if stripped[:2] in ("* ", "+ ", "- "):
+            yield from flush_para()
+            para = [src.slice(lead + 2).strip()]
+            continue
+        if stripped == "Copy to clipboard":
+            yield from flush_para()
+            continue
+        piece = src.slice(lead).strip()
+        para.append(piece)
+    yield from flush_para()
+    yield from flush_table()
+
+
+def _joined(pieces: list[SourceText]) -> SourceText:
+    """The lines of a paragraph joined by spaces in one pass (joining one line at a time is
+    quadratic in the paragraph's length); each space sits just after its line's end."""
+    parts: list[SourceText] = []
+    for p in pieces:
+        if not p.text:
+            continue
+        if parts:
+            end = parts[-1].span(len(parts[-1].text) - 1)
+            parts.append(SourceText(" ", p.document, ((0, end.line, end.column + 1),)))
+        parts.append(p)
+    return SourceText.concat(parts) if parts else pieces[0]
+
+
+def _md_prose(src: SourceText) -> Iterator[Block]:
+    t = src.text
+    if t.startswith("Figure ") and "fragment layout" in t or t.startswith("Figure ") \
+            and "metadata layout" in t:
+        yield Block("figure", src)
+        return
+    yield from text_prose(src)
+
+
+def _md_table(lines: list[SourceText]) -> Iterator[Block]:
+    header_done = False
+    for k, ln in enumerate(lines):
+        t = ln.text.strip()
+        if set(t) <= set("|-: "):
+            header_done = True
+            continue
+        cells = tuple(clean_text(strip_markup(c)) for c in cells_of(ln))
+        is_header = not header_done and k + 1 < len(lines) and \
+            set(lines[k + 1].text.strip()) <= set("|-: ")
+        yield Block("row", cells[0] if cells else ln, cells, header=is_header)

@@ -1,0 +1,153 @@
+"""Plain text scraped from the HTML page -> blocks.
+
+A browser copy flattens tables into cells split over lines and glues a formula to the next
+heading.  For example the three lines
+
+    .f16 | A vector expression containing
+    four .f16x2 registers | a0, a1,
+    a2, a3 |
+
+are one table row of three cells (``.f16``, the fragment sentence, the element list), and
+``lastcol = firstcol + 3Matrix fragments for ...`` is cut into a pseudocode line and a heading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..base.source import SourceText
+from .blocks import (
+    Block,
+    is_prose_opener,
+    line_text,
+    looks_like_assignment,
+    looks_like_case,
+    split_glued,
+    starts_with_section_number,
+)
+
+# ---- plain text (scraped from the HTML page) ---------------------------------------------------
+
+
+def text_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
+    in_pseudo = False
+    table: list[SourceText] = []  # pending "cell |" lines of a split table
+
+    def flush_table() -> Iterator[Block]:
+        yield from _split_cell_table(table)
+        table.clear()
+
+    for lineno, raw in enumerate(raw_lines, 1):
+        line = raw.rstrip()
+        stripped = line.strip()
+        src = line_text(line, doc, lineno)
+        # split-cell tables: every cell line ends with "|"
+        if stripped.endswith("|") and not looks_like_assignment(stripped):
+            in_pseudo = False
+            table.append(src.strip())
+            continue
+        if table:
+            yield from flush_table()
+        if not stripped:
+            yield Block("blank", src)
+            continue
+        if in_pseudo or looks_like_assignment(stripped) or stripped == "Where" \
+                or stripped.startswith("//"):
+            pieces = split_glued(src)
+            head = pieces[0]
+            ht = head.text.strip()
+            if looks_like_assignment(ht) or ht in ("Where", "where") or ht.startswith("//") \
+                    or (in_pseudo and not is_prose_opener(ht)
+                        and (looks_like_case(ht) or _continues_expression(ht))):
+                in_pseudo = True
+                yield Block("pseudo", head)
+                if len(pieces) > 1:
+                    in_pseudo = False
+                    yield from text_prose(pieces[1])
+                continue
+            in_pseudo = False
+        yield from text_prose(src)
+    if table:
+        yield from flush_table()
+
+
+def _continues_expression(text: str) -> bool:
+    """A bare continuation such as ``groupID + 8`` with its guard on the next line."""
+    return bool(text) and (text[0].isalnum() or text[0] in "(%") and not any(
+        w in text for w in (". ", ": ")) and len(text) < 200
+
+
+def text_prose(src: SourceText) -> Iterator[Block]:
+    t = src.text.strip()
+    s = src.strip()
+    if starts_with_section_number(t):
+        yield Block("heading", s)
+    elif t.startswith("!"):
+        yield Block("figure", s.slice(1).strip())
+    elif t.startswith("."):
+        lower = t.lower()
+        if lower.startswith((".atype", ".btype", ".ctype", ".dtype")):
+            yield Block("row", s, (s,), header=True, flat=True)
+        elif "vector expression" in lower:
+            yield Block("row", s, (s,), flat=True)
+        else:
+            yield Block("prose", s)
+    else:
+        yield Block("prose", s)
+
+
+def _split_cell_table(lines: list[SourceText]) -> Iterator[Block]:
+    """Rows of a table whose cells a scrape put on separate lines, each closed by ``|``."""
+    header: list[SourceText] = []
+    rows: list[list[SourceText]] = []
+    seen_rule = False
+    for ln in lines:
+        t = ln.text.strip()
+        if t.startswith("|") and set(t) <= set("|-: "):
+            seen_rule = True
+            continue
+        cells = cells_of(ln)
+        if not seen_rule:
+            header.extend(cells)
+            continue
+        for cell in cells:
+            ct = cell.text.strip()
+            starts_row = ct.startswith(".") and not rows_open_fragment(rows)
+            if not rows or starts_row:
+                rows.append([cell])
+            else:
+                rows[-1].append(cell)
+    if header:
+        yield Block("row", header[0], tuple(header), header=True)
+    for r in rows:
+        # a row that is only empty cells (the "|" between rows) is dropped
+        real = [c for c in r if c.text.strip()]
+        if real:
+            yield Block("row", real[0], tuple(c for c in r))
+
+
+def rows_open_fragment(rows: list[list[SourceText]]) -> bool:
+    """True when the last row still waits for its fragment cell (a type cell alone)."""
+    if not rows:
+        return False
+    texts = [c.text.strip() for c in rows[-1] if c.text.strip()]
+    return len(texts) == 1 and texts[0].startswith(".") and "vector" not in texts[0]
+
+
+def cells_of(src: SourceText) -> list[SourceText]:
+    """``a | b |`` -> [a, b]; a line that is only ``|`` is one empty cell."""
+    text = src.text
+    out: list[SourceText] = []
+    start = 0
+    if text.lstrip().startswith("|") and text.strip() != "|":
+        start = text.index("|") + 1
+    for k in range(start, len(text)):
+        if text[k] == "|":
+            out.append(src.slice(start, k).strip())
+            start = k + 1
+    tail = src.slice(start).strip()
+    if tail.text:
+        out.append(tail)
+    if not out:
+        out.append(src.slice(0, 0))
+    return out

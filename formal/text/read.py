@@ -1,0 +1,111 @@
+"""Entry points of the text stage: bytes or a path -> a ``Document``.
+
+The format is detected from the content (``<html``/``<section`` is HTML, ``#`` headings or ``|``
+tables are Markdown, anything else plain text), so ``read_path("spec.txt")`` of a Markdown file
+still reads it as Markdown.  A document over ``MAX_BYTES`` or not UTF-8 becomes a finding.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..base.source import Finding, SourceText, error, warning
+from .blocks import MAX_BYTES, Document
+from .html import html_blocks
+from .markdown import markdown_blocks
+from .plain import text_blocks
+from .structure import structure
+
+# ---- entry points --------------------------------------------------------------------------------
+
+
+def detect_format(text: str, name: str = "") -> str:
+    """``html`` | ``markdown`` | ``text``, from the content (the name only breaks ties)."""
+    head = text[:20000].lstrip().lower()
+    if head.startswith(("<!doctype html", "<html")) or ("<section" in head and "</" in head) \
+            or ("<h1" in head and "</h1>" in head):
+        return "html"
+    md = 0
+    text_lines = text[:200000].split("\n")
+    for ln in text_lines:
+        s = ln.lstrip()
+        if s.startswith("#") and s.lstrip("#").startswith(" "):
+            md += 3
+        elif s.startswith("```"):
+            md += 3
+        elif s.startswith("> "):
+            md += 1
+        elif s.startswith("| ---") or s.startswith("|---") and "| " in s:
+            md += 1
+        elif s.startswith(("* ", "+ ")):
+            md += 1
+        if "](" in s and "[" in s:
+            md += 1
+    if md >= 4:
+        return "markdown"
+    if name.endswith((".html", ".htm")):
+        return "html"
+    if name.endswith((".md", ".markdown")) and md > 0:
+        return "markdown"
+    return "text"
+
+
+def read_bytes(data: bytes, name: str, max_bytes: int = MAX_BYTES) -> Document:
+    """Ingest one document given as bytes; every problem is a finding, never an exception."""
+    import hashlib
+
+    digest = hashlib.sha256(data).hexdigest()
+    here = SourceText.at("", name, 1)
+    if len(data) > max_bytes:
+        return Document(name, "unknown", (), (error(
+            "input", here, f"the document is {len(data)} bytes; the limit is {max_bytes} "
+            "(raise it with --max-size)"),), digest)
+    if not data.strip():
+        return Document(name, "unknown", (), (error("input", here, "the document is empty"),),
+                        digest)
+    if b"\x00" in data[:65536]:
+        return Document(name, "unknown", (), (error(
+            "input", here, "the document holds NUL bytes: binary data, not a spec text"),),
+            digest)
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    if bad > max(16, len(text) // 100):
+        return Document(name, "unknown", (), (error(
+            "input", here, f"the document is not UTF-8 text ({bad} undecodable bytes)"),), digest)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return read_text(text, name, digest)
+
+
+def read_text(text: str, name: str, digest: str = "") -> Document:
+    fmt = detect_format(text, name)
+    findings: list[Finding] = []
+    if fmt == "html":
+        blocks = html_blocks(text, name)
+    else:
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        blocks = list(markdown_blocks(lines, name) if fmt == "markdown"
+                      else text_blocks(lines, name))
+    sections = structure(blocks, name)
+    if not any(s.operands or s.references for s in sections):
+        findings.append(warning("input", SourceText.at("", name, 1),
+                                f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) "
+                                f"found in this {fmt} document"))
+    return Document(name, fmt, tuple(sections), tuple(findings), digest)
+
+
+def read_path(path: str | Path, max_bytes: int = MAX_BYTES, name: str | None = None) -> Document:
+    p = Path(path)
+    label = name or str(path)
+    try:
+        size = p.stat().st_size
+        if size > max_bytes:
+            return Document(label, "unknown", (), (error(
+                "input", SourceText.at("", label, 1),
+                f"the document is {size} bytes; the limit is {max_bytes} (raise it with "
+                "--max-size)"),))
+        data = p.read_bytes()
+    except OSError as exc:
+        return Document(label, "unknown", (), (error(
+            "input", SourceText.at("", label, 1), f"cannot read the document: {exc.strerror}"),))
+    return read_bytes(data, label, max_bytes)

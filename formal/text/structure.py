@@ -1,0 +1,170 @@
+"""Blocks -> sections, operand blocks and type blocks.
+
+    9.7.14.5.9. Matrix Fragments for mma.m16n8k16 ...   -> Section
+      Multiplicand A:                                    -> OperandBlock("A")
+        .s4 or .u4:                                      -> TypeBlock(label)
+        .atype | Fragment | Elements                     -> header row
+        groupID = %laneid >> 2                           -> pseudocode lines
+      Matrix fragments for ... are the same as ...       -> Section.references
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..base.source import SourceText
+from .blocks import (
+    OPERAND_OPENERS,
+    Block,
+    OperandBlock,
+    Section,
+    TableRow,
+    TypeBlock,
+    section_number,
+)
+
+# ---- structure -----------------------------------------------------------------------------------
+
+
+def _operand_of(text: str) -> str | None:
+    t = text.strip()
+    for opener, operand in OPERAND_OPENERS:
+        if t.startswith(opener):
+            return operand
+    return None
+
+
+def _is_reference(text: str) -> bool:
+    t = text.strip().lower()
+    return (t.startswith("matrix fragments for") and "same as" in t) or \
+        t.startswith("same as matrix fragments for")
+
+
+def _is_type_label(text: str) -> bool:
+    t = text.strip()
+    return t.startswith(".") and t.endswith(":") and "vector" not in t
+
+
+def _is_major_label(text: str) -> bool:
+    """``Fragment layout for Row Major matrix A is shown in ...``: a second block of formulas
+    under the same table (m8n8k4), one per arrangement."""
+    t = text.strip().lower()
+    return t.startswith("fragment layout for ") and " major matrix " in t
+
+
+@dataclass
+class _OpenBlock:
+    operand: str
+    heading: SourceText
+    parts: list[TypeBlock] = field(default_factory=list)
+    prose: list[SourceText] = field(default_factory=list)
+    label: SourceText | None = None
+    header: TableRow | None = None
+    rows: list[TableRow] = field(default_factory=list)
+    pseudo: list[SourceText] = field(default_factory=list)
+    figures: list[SourceText] = field(default_factory=list)
+
+    def close_part(self) -> None:
+        if self.label is not None or self.rows or self.pseudo or self.header or self.figures:
+            self.parts.append(TypeBlock(self.label, self.header, tuple(self.rows),
+                                        tuple(self.pseudo), tuple(self.figures)))
+        self.label, self.header = None, None
+        self.rows, self.pseudo, self.figures = [], [], []
+
+    def freeze(self) -> OperandBlock:
+        self.close_part()
+        return OperandBlock(self.operand, self.heading, tuple(self.parts), tuple(self.prose))
+
+
+def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
+    sections: list[Section] = []
+    title: SourceText | None = None
+    operands: list[OperandBlock] = []
+    refs: list[SourceText] = []
+    prose: list[SourceText] = []
+    current: _OpenBlock | None = None
+
+    def close_section() -> None:
+        nonlocal current, title
+        if current is not None:
+            operands.append(current.freeze())
+            current = None
+        if title is not None:
+            t = title.text.strip()
+            sections.append(Section(section_number(t), title, tuple(operands), tuple(refs),
+                                    tuple(prose)))
+        operands.clear()
+        refs.clear()
+        prose.clear()
+        title = None
+
+    for b in blocks:
+        if b.kind == "blank":
+            continue
+        if b.kind == "heading":
+            t = b.text.text.strip()
+            # a Markdown page repeats its title as the first heading: merge the two
+            if title is not None and not operands and current is None and not refs \
+                    and section_number(t) and section_number(t) == \
+                    section_number(title.text.strip()):
+                title = b.text
+                continue
+            close_section()
+            title = b.text
+            continue
+        if title is None:
+            title = SourceText.at("", doc, 1)  # content before any heading
+        if b.kind == "prose":
+            t = b.text.text
+            if _is_reference(t):
+                refs.append(b.text)
+                continue
+            operand = _operand_of(t)
+            if operand is not None:
+                if current is not None:
+                    operands.append(current.freeze())
+                current = _OpenBlock(operand, b.text)
+                if operand == "metadata":
+                    current.prose.append(b.text)
+                continue
+            if current is not None and _is_type_label(t):
+                current.close_part()
+                current.label = b.text
+                continue
+            if current is not None and _is_major_label(t):
+                # the table above applies to every arrangement: each part keeps it
+                header, rows = current.header, list(current.rows)
+                if current.label is not None or current.pseudo:
+                    current.close_part()
+                    current.header, current.rows = header, rows
+                current.label = b.text
+                continue
+            if current is not None:
+                current.prose.append(b.text)
+            else:
+                prose.append(b.text)
+            continue
+        if current is None:
+            if b.kind == "row" or b.kind == "pseudo":
+                # fragments with no operand heading: kept as section prose so the model can
+                # report them
+                prose.append(b.text)
+            continue
+        if b.kind == "figure":
+            current.figures.append(b.text)
+        elif b.kind == "pseudo":
+            current.pseudo.append(b.text)
+        elif b.kind == "row":
+            row = TableRow(b.cells, b.flat)
+            if b.header:
+                if current.rows or current.pseudo:
+                    current.close_part()
+                current.header = row
+            else:
+                if current.pseudo:
+                    # a new table after formulas opens a new part
+                    current.close_part()
+                current.rows.append(row)
+    close_section()
+    return sections

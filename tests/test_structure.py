@@ -1,0 +1,130 @@
+"""The pipeline's shape, kept by a test: every import points down the stages, and no cycle.
+
+The packages of ``formal/`` are stages, each on a floor (DESIGN.md):
+
+    base (0) <- execute (1) ; text (1) <- catalog (2) <- parse (3) <- model (4) <- prove (5)
+    <- out, audit (6) <- api (7) <- cli (8) <- __main__ (9)
+
+A module may import a module of its own package or of a lower floor, never of a higher one
+(``prove`` never imports ``out``; ``execute`` imports only ``base``), and the modules must not
+import each other in a loop.  Imports inside functions count: a lazy import that runs back up
+is still a back edge.  The test walks every module with ``ast``; nothing is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FORMAL = ROOT / "formal"
+
+FLOORS = {"base": 0, "execute": 1, "text": 1, "catalog": 2, "parse": 3, "model": 4,
+          "prove": 5, "out": 6, "audit": 6, "api": 7, "cli": 8, "__main__": 9, "__init__": 0}
+MAX_LINES = 700
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every formal module this file imports (a ``from pkg import mod`` names pkg.mod)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    me = _module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("formal"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("formal"):
+                continue
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                out.add(sub if _exists(sub) else target)
+    out.discard(me)
+    return out
+
+
+def _exists(module: str) -> bool:
+    p = ROOT / Path(*module.split("."))
+    return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
+
+
+def _graph() -> dict[str, set[str]]:
+    return {_module_name(p): _imports(p) for p in sorted(FORMAL.rglob("*.py"))
+            if "grammar" not in p.parts and "evidence_data" not in p.parts}
+
+
+def test_every_import_points_down_the_pipeline() -> None:
+    back = []
+    for mod, deps in _graph().items():
+        for dep in deps:
+            a, b = _stage(mod), _stage(dep)
+            if a == b or dep == "formal":  # within a package; the package's version string
+                continue
+            if FLOORS[b] >= FLOORS[a]:
+                back.append(f"{mod} ({a}, floor {FLOORS[a]}) imports {dep} ({b}, floor "
+                            f"{FLOORS[b]})")
+    assert not back, "imports that run back up the pipeline:\n" + "\n".join(sorted(back))
+
+
+def test_no_import_cycle() -> None:
+    graph = _graph()
+    # a package's face (__init__) imports its own modules; those importing the face would loop
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if dep not in graph:
+                continue
+            if state.get(dep) == 1:
+                cycles.append(path[path.index(dep):] + [dep] if dep in path else [node, dep])
+            elif dep not in state:
+                visit(dep, path + [dep])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_every_module_is_short_and_explains_itself() -> None:
+    long, silent = [], []
+    for p in sorted(FORMAL.rglob("*.py")):
+        text = p.read_text(encoding="utf-8")
+        n = text.count("\n")
+        if n > MAX_LINES:
+            long.append(f"{p.relative_to(ROOT)}: {n} lines")
+        if not ast.get_docstring(ast.parse(text)):
+            silent.append(str(p.relative_to(ROOT)))
+    assert not long, f"modules over {MAX_LINES} lines:\n" + "\n".join(long)
+    assert not silent, "modules without a docstring:\n" + "\n".join(silent)
+
+
+def test_the_walk_sees_a_planted_back_edge(tmp_path: Path) -> None:
+    # the checker itself must be able to fail: prove importing out is a back edge
+    planted = FORMAL / "prove" / "_planted_back_edge.py"
+    planted.write_text('"""planted by a test"""\nfrom ..out import report  # noqa\n')
+    try:
+        deps = _graph()["formal.prove._planted_back_edge"]
+        assert "formal.out.report" in deps
+        assert FLOORS[_stage("formal.out.report")] > FLOORS["prove"]
+    finally:
+        planted.unlink()
