@@ -114,6 +114,11 @@ def test_an_accumulator_table_labelled_by_its_multiplicand_types(tmp_path: Path)
     assert ("type-names", 5) in errors(fs)
 
 
+def test_an_unreadable_label_is_a_warning(tmp_path: Path) -> None:
+    fs = prove(tmp_path, CD.format(label=".tf32 ~ .f64:", elements=" c0, c1, c2, c3"))
+    assert errors(fs) == [] and warnings(fs) == [("unreadable", 3)]
+
+
 def test_a_row_without_its_element_list_is_a_warning(tmp_path: Path) -> None:
     fs = prove(tmp_path, CD.format(label=".tf32:", elements=""))
     assert errors(fs) == [] and warnings(fs) == [("element-list", 5)]

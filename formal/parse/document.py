@@ -131,7 +131,7 @@ def _parse_part(part: TypeBlock, findings: list[Finding]) -> ParsedPart:
     label = None
     if part.label is not None:
         label, errs = parse_prose(part.label, "type_label", "the type label")
-        findings.extend(errs)
+        findings.extend(unreadable(errs, "the rows are not checked against the block's label"))
     program, errs = parse_program(part.pseudo)
     findings.extend(errs)
     rows = [parse_row(r, part.header, findings) for r in part.rows]
