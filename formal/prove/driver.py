@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from ..base.source import Finding
 from ..model.cells import map_of
 from ..model.layout import Layout, Model
+from .confirm import stated_in
 from .encode import SHARED_TERMS
 from .formula import chunk_spec, formula_cores, surjective_core
 from .sparse import metadata_cores, quad_fault
@@ -83,7 +84,9 @@ def clear_cache() -> None:
 
 
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
-                 a_layout: Layout | None = None) -> LayoutResult:
+                 a_layout: Layout | None = None, stated: Any = None) -> LayoutResult:
+    """Every obligation of one layout; ``stated`` (``formal.prove.confirm.stated_in``) names
+    the layouts its document states for the other operands of its variants."""
     by_id = by_id or {}
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
@@ -154,12 +157,15 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         verdicts["sparse-chunks"] = na("sparse-chunks", "not-applicable")
     for n in ("metadata-coverage", "selector-range"):
         verdicts.setdefault(n, na(n, "not-applicable"))
-    verdicts["hardware"] = _hardware(lay, opts)
+    verdicts["hardware"] = _hardware(lay, opts, stated)
     ordered = tuple(verdicts[n] for n in OBLIGATIONS if n in verdicts)
     for v in ordered:
         if v.status in ("refuted", "error"):
             findings.append(Finding("error", v.name, v.span or lay.span, v.message, lay.section,
                                     v.counterexample, lay.id))
+        elif v.status == "unconfirmed":
+            findings.append(Finding("warning", v.name, v.span or lay.span, v.message,
+                                    lay.section, v.counterexample, lay.id))
         elif v.status == "unknown":
             findings.append(Finding("error", "unknown", v.span or lay.span,
                                     f"{v.name}: {v.message or 'undecided'}", lay.section, None,
@@ -168,11 +174,11 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
 
 
 
-def _hardware(lay: Layout, opts: Options) -> Verdict:
+def _hardware(lay: Layout, opts: Options, stated: Any = None) -> Verdict:
     ev = opts.evidence
     if ev is None:
         return Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)")
-    return ev.verdict(lay)
+    return ev.verdict(lay, stated)
 
 
 def prove(model: Model, opts: Options | None = None) -> Proof:
@@ -186,11 +192,12 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
     for lay in model.layouts:
         if lay.sparse_a and lay.formulas:
             a_by_section.setdefault((lay.document, lay.section, str(lay.shape)), lay)
+    stated = stated_in(model.layouts) if opts.evidence is not None else None
     for lay in model.layouts:
         a_lay = a_by_section.get((lay.document, lay.section, str(lay.shape))) \
             if lay.operand == "metadata" else None
         try:
-            res = prove_layout(lay, opts, by_id, a_lay)
+            res = prove_layout(lay, opts, by_id, a_lay, stated)
         except InternalError as exc:
             internal += 1
             v = tuple(Verdict(n, "error", f"internal error: {exc}") for n in OBLIGATIONS)
