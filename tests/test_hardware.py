@@ -185,3 +185,52 @@ def test_a_kept_table_is_used_only_if_it_hashes_to_its_key(evidence: Evidence) -
     forged["rows"][0][2] += 1  # one cell moved: no longer the table the hash names
     f = EvidenceFile("forged.json", H100, 90, "?", "2026-11-23", maps={h: forged})
     assert Evidence([f]).table(h) is None
+
+
+# ---- ptxlayout diff: what the hardware says of each changed map ---------------------------------
+
+
+def _diff(tmp: Path, old: str, new: str, fmt: str = "json") -> tuple[int, str]:
+    from formal.cli import main
+
+    a, b, out = tmp / "old.txt", tmp / "new.txt", tmp / f"diff.{fmt}"
+    a.write_text(old, encoding="utf-8")
+    b.write_text(new, encoding="utf-8")
+    code = main(["diff", str(a), str(b), "--format", fmt, "--evidence", str(EVIDENCE),
+                 "-o", str(out)])
+    return code, out.read_text(encoding="utf-8")
+
+
+def test_diff_marks_each_changed_map_with_the_hardware(section: str,
+                                                        tmp_path: Path) -> None:
+    reversed_b = section.replace(B_S4, B_S4.replace("(i & 0x7)", "(i ^ 0x7)"))
+    code, out = _diff(tmp_path, section, reversed_b)
+    assert code == 1
+    doc = json.loads(out)
+    (c,) = [c for c in doc["changes"] if c["kind"] == "different-map"]
+    assert c["key"] == "mma.m16n8k32.B.s4-u4" and c["hardware"] == "refuted"
+    assert "lane 0 element 0 is at (row 0, col 0) on the hardware, this layout puts it at " \
+           "(row 7, col 0)" in c["hardware_message"]
+    assert doc["hardware"] == {"refuted": 1}
+    assert all(x["hardware"] == "" for x in doc["changes"] if x["kind"] == "same-text")
+    # the way back: the NEW map is the one the H100 confirmed
+    code, out = _diff(tmp_path, reversed_b, section)
+    (c,) = [c for c in json.loads(out)["changes"] if c["kind"] == "different-map"]
+    assert c["hardware"] == "confirmed" and "bit-exact" in c["hardware_message"]
+    # text: the verdict under the change, and a count
+    code, text = _diff(tmp_path, section, reversed_b, "text")
+    lines = text.splitlines()
+    at = next(k for k, x in enumerate(lines) if x.startswith("different-map"))
+    assert lines[at + 1].split()[:2] == ["hardware:", "refuted:"]
+    assert lines[-1] == "changed maps on the hardware: 1 refuted"
+
+
+def test_diff_marks_a_map_no_device_ran_unconfirmed(section: str, tmp_path: Path) -> None:
+    fp = section.replace(FP_B_ROW, FP_B_ROW.replace(".e4m3 / .e5m2 / .e3m2 / .e2m3 / .e2m1",
+                                                    ".e3m2 / .e2m3"))
+    rows = "(threadID_in_group * 4) + (i & 0x3)           for bi where i < 4"
+    edited = fp.replace(rows, rows.replace("(i & 0x3)", "(i ^ 0x3)"))
+    code, out = _diff(tmp_path, fp, edited)
+    hw = {c["key"]: c["hardware"] for c in json.loads(out)["changes"]
+          if c["kind"] == "different-map"}
+    assert hw == {"mma.m16n8k32.B.e2m3-e3m2": "unconfirmed", "mma.m16n8k32.B.s8-u8": "refuted"}
