@@ -293,6 +293,7 @@ def to_sarif(proof: Proof, version: str = "0") -> str:
 
 _RULE_TEXT = {
     "cases": "The cases of a formula must cover every element exactly once",
+    "guard": "A condition must admit only the elements a lane holds",
     "in-range": "Every (lane, element) must map inside the tile",
     "injective": "No two (lane, element) pairs may share a cell",
     "surjective": "Every cell of the tile must be held",

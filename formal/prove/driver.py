@@ -18,7 +18,7 @@ from ..model.cells import map_of
 from ..model.layout import Layout, Model
 from .confirm import stated_in
 from .encode import SHARED_TERMS
-from .formula import chunk_spec, formula_cores, surjective_core
+from .formula import chunk_spec, formula_cores, guard_remarks, surjective_core
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
 from .verdicts import OBLIGATIONS, Core, InternalError, LayoutResult, Options, Proof, Verdict
@@ -141,6 +141,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         if src is not None:
             findings.append(Finding("warning", "punctuation", src.span(pos),
                                     f"element list: {msg}", lay.section, None, lay.id))
+    for span, msg, detail in guard_remarks(lay, m.n if m is not None else lay.elements):
+        findings.append(Finding("warning", "guard", span, msg, lay.section, detail, lay.id))
     verdicts["reference"] = _verdict("reference", reference_core(lay, by_id), lay)
     tcore, twarns, tspans = type_names_core(lay)
     v = _verdict("type-names", tcore, lay)

@@ -27,14 +27,23 @@ example: the layout ``mma.m16n8k16.A.u8-s8`` (hash ``8148...``) serves four vari
 s8/u8); a ``match`` run of any of them that packed A with ``8148...`` proves it ("confirmed
 on NVIDIA H100 80GB HBM3, 2026-11-22: 4 of 4 variants"); a discover run whose A differs
 refutes it with the first (lane, element) whose cell differs (compared up to renaming rows and
-columns, which no experiment can observe); no run of its variants, or only ``compiled-only``
-ones, is not-applicable.  A layout whose map a run showed wrong -- a ``mismatch`` packed with
+columns, which no experiment can observe); no bit-exact run of its variants (none, or only
+``compiled-only`` ones) is the warning ``unconfirmed``; ``not-applicable`` is left for layouts
+no variant uses.  A layout whose map a run showed wrong -- a ``mismatch`` packed with
 it, and a ``match`` of the same variant and selector that differs only in this operand's map
 -- is refuted by the first (lane, element) whose cell differs from the confirmed map, both
 cells shown, with the D cells that differed: so the spec's erratum layouts
 (``catalog:mma.m16n8k16.A.f64``, ``catalog:mma.m16n8k256.A.b1``) are refuted by the same run
 that proves their corrections.  A document's layout (a seed's, say) with the same map as a
 confirmed one is proved by that evidence: the hash is of the map, not of the text.
+
+A map no run confirmed, of a variant a run confirmed with another map for the same operand, is
+judged against that run by ``formal.prove.confirm.judge``: refuted when the document states
+the other operands with the run's maps (``stated_in``), else ``unconfirmed`` unless it
+differs even up to renumbering what the other operands leave free.  The confirmed map's cell
+table comes from ``table(hash)``: kept in the evidence, or any layout with that hash (the
+catalog, a lazy ``add_source`` of ``formal.api``).  Runs are indexed by variant key and kept
+tables by hash once, at load (``runs_of``), so a verdict never scans the whole evidence.
 
 Whether the evidence still covers the current layouts (for CI) is ``formal.out.evidence.stale``,
 run as ``ptxlayout evidence proofs/evidence``.
