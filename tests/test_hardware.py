@@ -234,3 +234,38 @@ def test_diff_marks_a_map_no_device_ran_unconfirmed(section: str, tmp_path: Path
     hw = {c["key"]: c["hardware"] for c in json.loads(out)["changes"]
           if c["kind"] == "different-map"}
     assert hw == {"mma.m16n8k32.B.e2m3-e3m2": "unconfirmed", "mma.m16n8k32.B.s8-u8": "refuted"}
+
+
+def _lone_b(section: str) -> str:
+    """The section with only its .s4 / .u4 Multiplicand B block (no A, no C/D)."""
+    head = section[:section.index("\n")]
+    start = section.index("Multiplicand B:")
+    end = section.index("col =     groupID", start) + len("col =     groupID")
+    return head + "\n\n" + section[start:end] + "\n"
+
+
+def test_a_lone_block_is_judged_up_to_what_its_missing_operands_could_absorb(
+        section: str, evidence: Evidence, tmp_path: Path) -> None:
+    lone = _lone_b(section)
+    hw, _ = _hardware(lone, evidence, tmp_path)
+    assert list(hw) == ["mma.m16n8k32.B.s4-u4"] and hw["mma.m16n8k32.B.s4-u4"].status == "proved"
+    # reversed elements: only B's rows (k) renumbered -- an A the document does not state
+    # could be renumbered the same way, so the evidence cannot decide
+    hw, _ = _hardware(lone.replace(B_S4, B_S4.replace("(i & 0x7)", "(i ^ 0x7)")), evidence,
+                      tmp_path)
+    v = hw["mma.m16n8k32.B.s4-u4"]
+    assert v.status == "unconfirmed", v.message
+    assert "this document does not state A or C/D" in v.message
+    assert "renumbering its rows (k) and its columns (n), which an A it does not state or a " \
+           "C/D it does not state could absorb" in v.message
+    # odd elements one column over: no renumbering of rows and columns gives this map, so it
+    # is wrong whatever A and C/D are -- at lane 0's b1, (row 1, col 1) against (row 1, col 0)
+    hw, _ = _hardware(lone.replace("col =     groupID", "col =     groupID ^ (i & 0x1)"),
+                      evidence, tmp_path)
+    v = hw["mma.m16n8k32.B.s4-u4"]
+    assert v.status == "refuted", v.message
+    cex = v.counterexample
+    assert (cex["lane"], cex["element"]) == (0, 1)
+    assert cex["layout"] == {"row": 1, "col": 1} and cex["hardware"] == {"row": 1, "col": 0}
+    assert "even up to renumbering its rows (k) and its columns (n)" in v.message
+    _run_of(cex)

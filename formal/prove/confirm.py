@@ -258,14 +258,18 @@ def _dims(op: str, free: Sequence[str]) -> str:
 
 def _absorb(op: str, free: Sequence[str], other: Sequence[tuple[str, str, str]]) -> str:
     dims = {d for n, d in zip(("row", "col"), DIMS[op]) if n in free}
-    who = [o for o, _x, _m in other if dims & set(DIMS.get(o, ()))]
-    return " or ".join(f"the {o} this document states" for o in who) or "the other operands"
+    who = [(f"the {o} this document states" if m else
+            f"{'an' if o == 'A' else 'a'} {o} it does not state")
+           for o, _x, m in other if dims & set(DIMS.get(o, ()))]
+    return " or ".join(who) or "the other operands"
 
 
 def _others(same: Sequence[tuple[str, str, str]], other: Sequence[tuple[str, str, str]]) \
         -> str:
-    parts = [f"this document states {o} with another map ({m})" if m else
-             f"this document does not state {o}" for o, _x, m in other]
+    parts = [f"this document states {o} with another map ({m})" for o, _x, m in other if m]
+    absent = [o for o, _x, m in other if not m]
+    if absent:
+        parts.append(f"this document does not state {' or '.join(absent)}")
     parts += [f"{o} as confirmed" for o, _x, _m in same]
     return ", ".join(parts) or "no other operand"
 
