@@ -38,6 +38,15 @@ DIMS: dict[str, tuple[str, str]] = {"A": ("m", "k"), "B": ("k", "n"), "C/D": ("m
                                     "metadata": ("m", "k")}
 
 
+def _pins(op: str, v: Variant) -> tuple[str, ...]:
+    """The dimensions an operand stated with its confirmed map pins.  A sparse A names only
+    the chunk of k each non-zero comes from; which k inside the chunk is the metadata's, so
+    a sparse A pins m alone (a B may be renumbered inside chunks with the metadata)."""
+    if v.sparse and op == "A":
+        return ("m",)
+    return DIMS.get(op, ())
+
+
 def stated_in(layouts: Sequence[Any]) -> Stated:
     """The layout a document states for each operand of a variant: the first layout of the
     same document, with a cell table, that serves that operand of the variant."""
@@ -186,7 +195,7 @@ def judge(ev: Any, lay: Any, variants: Sequence[Variant],
         if (c, *same, *other) in seen:
             continue  # another run of the same maps: the same conclusion
         seen.add((c, *same, *other))
-        pinned = {d for o, _x, _m in same for d in DIMS.get(o, ())}
+        pinned = {d for o, _x, _m in same for d in _pins(o, v)}
         free = [n for n, d in zip(("row", "col"), DIMS.get(op, ("", ""))) if d not in pinned]
         if kind == "fields":
             mode = "none" if other else "exact"
