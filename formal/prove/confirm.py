@@ -190,7 +190,7 @@ def judge(ev: Any, lay: Any, variants: Sequence[Variant],
             if o == op:
                 continue
             mine = stated(lay, v, o) if stated is not None else None
-            mh = ev.table_of(mine)[2] if mine is not None else ""
+            mh = ev.hash_of(mine) if mine is not None else ""
             (same if mh == x else other).append((o, x, mh))
         if (c, *same, *other) in seen:
             continue  # another run of the same maps: the same conclusion

@@ -133,7 +133,8 @@ class Evidence:
         for f in self.files:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
-        self._hashed: dict[int, tuple[Any, str, list[dict[str, Any]], str]] = {}
+        self._hashed: dict[int, tuple[Any, str]] = {}
+        self._by_hash: dict[str, Any] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
 
     @classmethod
@@ -209,18 +210,23 @@ class Evidence:
         self._sources.setdefault(name, layouts)
 
     def table_of(self, lay: Any) -> tuple[str, list[dict[str, Any]], str]:
-        """(kind, rows, map hash) of a layout, computed once per layout object; the table is
-        remembered by its hash for later verdicts."""
+        """(kind, rows, map hash) of a layout.  The hash is remembered per layout object, and
+        the layout by its hash, so that its table can be rebuilt if a verdict needs it; the
+        rows themselves are not kept (a run proves hundreds of layouts)."""
+        from ..model.cells import cell_rows, map_hash
+        kind, rows = cell_rows(lay)
+        h = map_hash(lay, (kind, rows)) if rows else ""
+        self._hashed[id(lay)] = (lay, h)
+        if rows:
+            self._by_hash.setdefault(h, lay)
+        return kind, rows, h
+
+    def hash_of(self, lay: Any) -> str:
+        """The map hash of a layout, computed once per layout object."""
         hit = self._hashed.get(id(lay))
-        if hit is None or hit[0] is not lay:
-            from ..model.cells import cell_rows, map_hash
-            kind, rows = cell_rows(lay)
-            h = map_hash(lay, (kind, rows)) if rows else ""
-            hit = (lay, kind, rows, h)
-            self._hashed[id(lay)] = hit
-            if rows:
-                self._tables.setdefault(h, (kind, rows))
-        return hit[1], hit[2], hit[3]
+        if hit is not None and hit[0] is lay:
+            return str(hit[1])
+        return self.table_of(lay)[2]
 
     def table(self, h: str) -> tuple[str, list[dict[str, Any]]] | None:
         """The cell table whose hash is ``h``: kept in the evidence (``maps``,
@@ -237,14 +243,17 @@ class Evidence:
                                str(kept.get("operand", "")), kind, rows) == h:
                 self._tables[h] = (kind, rows)
                 return self._tables[h]
-        while self._sources:
+        while h not in self._by_hash and self._sources:
             name = next(iter(self._sources))
             for lay in self._sources.pop(name)():
-                self.table_of(lay)
-            if h in self._tables:
-                return self._tables[h]
-        self._tables[h] = None
-        return None
+                self.hash_of(lay)
+        lay = self._by_hash.get(h)
+        if lay is None:
+            self._tables[h] = None
+            return None
+        from ..model.cells import cell_rows
+        self._tables[h] = cell_rows(lay)
+        return self._tables[h]
 
     # -- the 'hardware' obligation
     def verdict(self, lay: Any, stated: Stated | None = None) -> Any:
