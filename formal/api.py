@@ -62,7 +62,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     t0 = time.perf_counter()
     model = model_of(paths, max_bytes, use_catalog, corrections)
     t1 = time.perf_counter()
-    proof = prove(model, options or Options())
+    proof = prove(model, with_catalog_tables(options or Options()))
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
@@ -70,10 +70,22 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     return Run(model, proof, {"model": t1 - t0, "prove": t2 - t1})
 
 
+def with_catalog_tables(options: Options) -> Options:
+    """``options`` whose evidence can find the cell table of any map the catalog states (as
+    written and as corrected) by its hash: a confirmed map a document no longer states is
+    compared with the document's (built only when a verdict needs one)."""
+    ev = options.evidence
+    if ev is not None and hasattr(ev, "add_source"):
+        ev.add_source("catalog", lambda: [*model_of([], corrections=True).layouts,
+                                          *model_of([]).layouts])
+    return options
+
+
 def diff_documents(old: str | Path, new: str | Path, options: Options | None = None,
                    max_bytes: int = MAX_BYTES) -> list[Change]:
     """Two revisions of a document compared layout by layout (``formal.out.diff``)."""
-    return diff_models(model_of([old], max_bytes), model_of([new], max_bytes), options)
+    return diff_models(model_of([old], max_bytes), model_of([new], max_bytes),
+                       with_catalog_tables(options or Options()))
 
 
 def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -108,7 +108,8 @@ LAYOUT_KEYS = {"id", "section", "title", "document", "line", "instruction", "sha
                "types", "tile", "elements_per_thread", "source", "obligations"}
 FINDING_KEYS = {"severity", "kind", "document", "line", "column", "section", "message",
                 "counterexample"}
-STATUSES = {"proved", "refuted", "unknown", "error", "not-applicable"}
+# "unconfirmed" (issue 16): the hardware obligation's warning, the evidence cannot decide
+STATUSES = {"proved", "refuted", "unknown", "error", "not-applicable", "unconfirmed"}
 OPERANDS = {"A", "B", "C/D", "metadata"}
 SOURCES = {"text", "reference", "catalog", "figure-only"}
 

@@ -618,7 +618,9 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
     assert v.name == "hardware" and v.status == "proved"
     assert "fake device" in v.message and "4 of 4" in v.message
     other = _layout(catalog, "catalog:mma.m16n8k32.A.s8-u8")
-    assert ev.verdict(other).status == "not-applicable"
+    ov = ev.verdict(other)  # a variant this evidence never ran: a warning, not silence
+    assert ov.status == "unconfirmed" and ov.severity == "warning"
+    assert "no run of them" in ov.message and "mma.m16n8k32.s32.s8.s8.s32" in ov.message
     # a device whose truth differs: discovery refutes the catalog's metadata layout
     key = "mma.sp.m16n8k32.s32.s8.s8.s32"
     truth = json.loads(json.dumps(records))
@@ -647,7 +649,7 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
                for x in stale(ev, moved))
 
 
-def test_evidence_compiled_only_is_not_applicable(catalog: dict[str, Any],
+def test_evidence_compiled_only_is_unconfirmed(catalog: dict[str, Any],
                                                   tmp_path: Path) -> None:
     from formal.prove.evidence import Evidence
 
@@ -657,7 +659,8 @@ def test_evidence_compiled_only_is_not_applicable(catalog: dict[str, Any],
     record.write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
     v = ev.verdict(_layout(catalog, "catalog:mma.m16n8k64.A.e2m1"))
-    assert v.status == "not-applicable"
+    assert v.status == "unconfirmed" and v.severity == "warning"
+    assert "it needs sm_120a" in v.message and "decides nothing" in v.message
 
 
 def test_prove_cli_takes_evidence(catalog: dict[str, Any], tmp_path: Path,
@@ -673,4 +676,4 @@ def test_prove_cli_takes_evidence(catalog: dict[str, Any], tmp_path: Path,
     hw = {lay["id"]: next(o for o in lay["obligations"] if o["name"] == "hardware")
           for lay in doc["layouts"]}
     assert hw["catalog:mma.m16n8k8.A.tf32"]["status"] == "proved"
-    assert hw["catalog:mma.m16n8k32.A.s8-u8"]["status"] == "not-applicable"
+    assert hw["catalog:mma.m16n8k32.A.s8-u8"]["status"] == "unconfirmed"

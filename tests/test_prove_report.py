@@ -82,7 +82,8 @@ def test_json_contract(seed_report: dict) -> None:
         "reference", "type-names", "sparse-chunks", "metadata-coverage", "selector-range",
         "hardware"}
     statuses = {o["status"] for la in seed_report["layouts"] for o in la["obligations"]}
-    assert statuses <= {"proved", "refuted", "unknown", "error", "not-applicable"}
+    # "unconfirmed": the hardware obligation's warning (issue 16)
+    assert statuses <= {"proved", "refuted", "unknown", "error", "not-applicable", "unconfirmed"}
     assert {la["operand"] for la in seed_report["layouts"]} == {"A", "B", "C/D", "metadata"}
     assert {la["source"] for la in seed_report["layouts"]} == {"text", "reference", "catalog"}
     f = seed_report["findings"][0]

@@ -220,25 +220,47 @@ class _Builder:
                     "cases", c.source.span(c.guard.pos if c.guard else 0),
                     f"'otherwise' is not the last case of '{d.name}'"))
             text = c.source.text[c.guard.pos:].strip() if c.guard else ""
-            cases.append(Case(value, cond, other, c.source, text, _max_listed(c.guard)))
+            cases.append(Case(value, cond, other, c.source, text, _named(c.guard)))
         return Formula(d.name, tuple(cases), d.source)
 
 
-def _max_listed(g: S.Guard | None) -> int:
-    """The largest element index a guard names explicitly (``a7``, ``i = {0,..,7}``)."""
+def _named(g: S.Guard | None) -> tuple[tuple[int, int, str], ...]:
+    """The element index each bound of a guard names, (index, position, the bound as
+    written), whatever its form: ``a7`` and ``i = {0,..,7}`` name 7; ``i < 8`` names 7 (the
+    last it admits), ``i <= 7`` 7, ``i >= 4`` 4, ``i > 3`` 4 (the first), ``8 > i`` as
+    ``i < 8``.  The prove stage warns when one lies past the elements a lane holds."""
     if g is None:
-        return -1
+        return ()
     if g.kind == "elems":
-        return max((k for _l, k in g.elems), default=-1)
-    best = -1
+        return tuple((k, g.pos, f"{letter}{k}") for letter, k in g.elems)
+    out: list[tuple[int, int, str]] = []
     stack = [g.cond] if g.cond is not None else []
     while stack:
         c = stack.pop()
         if isinstance(c, S.BoolOp):
             stack.extend(c.parts)
-        elif isinstance(c, S.InSet) and isinstance(c.expr, S.Name) and c.expr.name == "i":
-            best = max(best, max(hi for _lo, hi in c.ranges))
-    return best
+        elif isinstance(c, S.InSet) and _is_i(c.expr):
+            for lo, hi in c.ranges:
+                form = f"i = {{{lo},..,{hi}}}" if lo != hi else f"i = {lo}"
+                out.append((hi, c.pos, form))
+        elif isinstance(c, S.Compare):
+            for a, op, b in zip(c.operands, c.ops, c.operands[1:]):
+                if _is_i(a) and isinstance(b, S.Num):
+                    k, rel, form = b.value, op, f"i {op} {b.value}"
+                elif isinstance(a, S.Num) and _is_i(b):
+                    k, rel, form = a.value, _FLIP.get(op, op), f"{a.value} {op} i"
+                else:
+                    continue
+                named = {"<": k - 1, "<=": k, ">": k + 1, ">=": k}.get(rel, k)
+                out.append((named, c.pos, form))
+    return tuple(sorted(out, key=lambda x: (x[1], x[0])))
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _is_i(e: Any) -> bool:
+    return isinstance(e, S.Name) and e.name == "i"
 
 
 class _Bad(Exception):

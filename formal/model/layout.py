@@ -60,7 +60,9 @@ class Case:
     otherwise: bool
     source: SourceText
     guard_text: str = ""
-    max_listed: int = -1  # the largest element index the condition lists explicitly
+    # every element index a bound of the condition names, with its place in ``source`` and
+    # the bound as written: ``i < 8`` names 7, ``i <= 4`` 4, ``i > 3`` 4, ``i = {0,..,4}`` 4
+    named: tuple[tuple[int, int, str], ...] = ()
 
 
 @dataclass(frozen=True)

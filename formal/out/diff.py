@@ -12,13 +12,19 @@ for each pair, one verdict:
 Exit status 1 when any map changed.  A toy example: OLD says ``col = lane``, NEW says
 ``col = lane ^ 1``; lane 0 maps to column 0 in OLD and column 1 in NEW -- different-map,
 witness (lane 0, element 0).
+
+With GPU evidence (``Options.evidence``) every changed map -- different-map or added -- is
+marked with what the hardware says of the NEW one, the ``hardware`` obligation judged with
+NEW's other operands: ``confirmed`` (a bit-exact run packed it), ``refuted`` (it differs from
+the map a run confirmed, at the (lane, element) shown), or ``unconfirmed`` (the evidence
+cannot decide: its variants never ran, or NEW changed the other operands too).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import z3
@@ -26,6 +32,7 @@ import z3
 from ..base.variants import ELEMENT_LETTER
 from ..model.cells import map_of
 from ..model.layout import Layout, Model
+from ..prove.confirm import stated_in
 from ..prove.encode import Sym, check, width_of
 from ..prove.verdicts import InternalError, Options
 
@@ -38,6 +45,8 @@ class Change:
     new: str = ""
     message: str = ""
     witness: Any = None
+    hardware: str = ""  # confirmed | refuted | unconfirmed | "" (no evidence, no variant)
+    hardware_message: str = ""
 
 
 def _key(lay: Layout) -> tuple[str, str, str, frozenset[str]]:
@@ -117,29 +126,57 @@ def diff_models(mo: Model, mn: Model, opts: Options | None = None) -> list[Chang
     """Every layout of two revisions paired and compared (``formal.api.diff_documents`` reads
     the two documents)."""
     opts = opts or Options()
+    ev = opts.evidence
+    stated = stated_in(mn.layouts) if ev is not None else None
     out = []
     for a, b in pair(mo.layouts, mn.layouts):
         if a is None:
             assert b is not None
-            out.append(Change("added", _label(b), "", b.id))
+            c = Change("added", _label(b), "", b.id)
         elif b is None:
-            out.append(Change("removed", _label(a), a.id, ""))
+            c = Change("removed", _label(a), a.id, "")
         else:
-            out.append(compare(a, b, opts))
+            c = compare(a, b, opts)
+        if ev is not None and b is not None and c.kind in ("different-map", "added"):
+            v = ev.verdict(b, stated)
+            word = HARDWARE_WORDS.get(v.status, "")
+            if word:
+                c = replace(c, hardware=word, hardware_message=v.message)
+        out.append(c)
     return sorted(out, key=lambda c: (c.key, c.kind))
+
+
+# the hardware obligation's status, as the diff names it for a changed map
+HARDWARE_WORDS = {"proved": "confirmed", "refuted": "refuted", "unconfirmed": "unconfirmed",
+                  "unknown": "unconfirmed"}
 
 
 def render_diff(changes: Sequence[Change], fmt: str = "text") -> str:
     if fmt == "json":
         return json.dumps({"changes": [c.__dict__ for c in changes],
-                           "summary": _summary(changes)}, indent=2) + "\n"
+                           "summary": _summary(changes),
+                           "hardware": _hardware_summary(changes)}, indent=2) + "\n"
     lines = []
     for c in changes:
         msg = f"  {c.message}" if c.message else ""
         lines.append(f"{c.kind:<15} {c.key}{msg}")
+        if c.hardware:
+            lines.append(f"{'':<15} hardware: {c.hardware}: {c.hardware_message}")
     s = _summary(changes)
     lines.append(", ".join(f"{v} {k}" for k, v in s.items()))
+    hw = _hardware_summary(changes)
+    if hw:
+        lines.append("changed maps on the hardware: " +
+                     ", ".join(f"{v} {k}" for k, v in hw.items()))
     return "\n".join(lines) + "\n"
+
+
+def _hardware_summary(changes: Sequence[Change]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in changes:
+        if c.hardware:
+            out[c.hardware] = out.get(c.hardware, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def _summary(changes: Sequence[Change]) -> dict[str, int]:

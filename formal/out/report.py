@@ -112,6 +112,7 @@ def to_json(proof: Proof, verbose: bool = False) -> str:
 
 
 def _failed(r: LayoutResult) -> list[Verdict]:
+    """Verdicts neither proved nor not-applicable (a warning, ``unconfirmed``, included)."""
     return [v for v in r.verdicts if v.status not in ("proved", "not-applicable")]
 
 
@@ -126,7 +127,7 @@ def to_text(proof: Proof, verbose: bool = False) -> str:
         for r in rs:
             lay = r.layout
             bad = _failed(r)
-            mark = "\u2713" if not bad else "\u2717"
+            mark = "\u2713" if r.ok else "\u2717"
             types = "/".join("." + t for t in lay.types) + \
                 (f" (.{lay.arrangement})" if lay.arrangement else "")
             what = f"{lay.operand:<8} {types:<28}"
@@ -239,6 +240,7 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
     out.append("| layout | source | " + " | ".join(OBLIGATIONS) + " |")
     out.append("| --- | --- | " + " | ".join("---" for _ in OBLIGATIONS) + " |")
     sym = {"proved": "\u2713", "refuted": "\u2717", "unknown": "?", "error": "!",
+           "unconfirmed": "~",
            "not-applicable": "\u2013"}
     for r in proof.results:
         cells = [sym.get(r.verdict(n).status, "?") for n in OBLIGATIONS]
@@ -291,6 +293,7 @@ def to_sarif(proof: Proof, version: str = "0") -> str:
 
 _RULE_TEXT = {
     "cases": "The cases of a formula must cover every element exactly once",
+    "guard": "A condition must admit only the elements a lane holds",
     "in-range": "Every (lane, element) must map inside the tile",
     "injective": "No two (lane, element) pairs may share a cell",
     "surjective": "Every cell of the tile must be held",
@@ -331,7 +334,7 @@ def to_junit(proof: Proof) -> str:
                              f"{quoteattr('accepted erratum: ' + why)}/></testcase>")
             elif v.status == "proved":
                 cases.append(f"    <testcase {attrs}/>")
-            elif v.status == "not-applicable":
+            elif v.status == "not-applicable" or v.severity == "warning":
                 skipped += 1
                 cases.append(f"    <testcase {attrs}><skipped message={quoteattr(v.message or '')}"
                              "/></testcase>")

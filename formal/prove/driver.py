@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 from ..base.source import Finding
 from ..model.cells import map_of
 from ..model.layout import Layout, Model
+from .confirm import stated_in
 from .encode import SHARED_TERMS
-from .formula import chunk_spec, formula_cores, surjective_core
+from .formula import chunk_spec, formula_cores, guard_remarks, surjective_core
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
 from .verdicts import OBLIGATIONS, Core, InternalError, LayoutResult, Options, Proof, Verdict
@@ -86,7 +87,9 @@ NOT_CHECKED = "not checked: a formula of this layout did not parse"
 
 
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
-                 a_layout: Layout | None = None) -> LayoutResult:
+                 a_layout: Layout | None = None, stated: Any = None) -> LayoutResult:
+    """Every obligation of one layout; ``stated`` (``formal.prove.confirm.stated_in``) names
+    the layouts its document states for the other operands of its variants."""
     by_id = by_id or {}
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
@@ -153,6 +156,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         if src is not None:
             findings.append(Finding("warning", "punctuation", src.span(pos),
                                     f"element list: {msg}", lay.section, None, lay.id))
+    for span, msg, detail in guard_remarks(lay, m.n if m is not None else lay.elements):
+        findings.append(Finding("warning", "guard", span, msg, lay.section, detail, lay.id))
     verdicts["reference"] = _verdict("reference", reference_core(lay, by_id), lay)
     tcore, twarns, tspans = type_names_core(lay)
     v = _verdict("type-names", tcore, lay)
@@ -169,7 +174,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         verdicts["sparse-chunks"] = na("sparse-chunks", "not-applicable")
     for n in ("metadata-coverage", "selector-range"):
         verdicts.setdefault(n, na(n, "not-applicable"))
-    verdicts.setdefault("hardware", _hardware(lay, opts))
+    verdicts.setdefault("hardware", _hardware(lay, opts, stated))
     ordered = tuple(verdicts[n] for n in OBLIGATIONS if n in verdicts)
     for v in ordered:
         if v.status == "error" and v.message == NOT_CHECKED:
@@ -177,6 +182,9 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         if v.status in ("refuted", "error"):
             findings.append(Finding("error", v.name, v.span or lay.span, v.message, lay.section,
                                     v.counterexample, lay.id))
+        elif v.status == "unconfirmed":
+            findings.append(Finding("warning", v.name, v.span or lay.span, v.message,
+                                    lay.section, v.counterexample, lay.id))
         elif v.status == "unknown":
             findings.append(Finding("error", "unknown", v.span or lay.span,
                                     f"{v.name}: {v.message or 'undecided'}", lay.section, None,
@@ -185,11 +193,11 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
 
 
 
-def _hardware(lay: Layout, opts: Options) -> Verdict:
+def _hardware(lay: Layout, opts: Options, stated: Any = None) -> Verdict:
     ev = opts.evidence
     if ev is None:
         return Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)")
-    return ev.verdict(lay)
+    return ev.verdict(lay, stated)
 
 
 def prove(model: Model, opts: Options | None = None) -> Proof:
@@ -203,11 +211,12 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
     for lay in model.layouts:
         if lay.sparse_a and lay.formulas:
             a_by_section.setdefault((lay.document, lay.section, str(lay.shape)), lay)
+    stated = stated_in(model.layouts) if opts.evidence is not None else None
     for lay in model.layouts:
         a_lay = a_by_section.get((lay.document, lay.section, str(lay.shape))) \
             if lay.operand == "metadata" else None
         try:
-            res = prove_layout(lay, opts, by_id, a_lay)
+            res = prove_layout(lay, opts, by_id, a_lay, stated)
         except InternalError as exc:
             internal += 1
             v = tuple(Verdict(n, "error", f"internal error: {exc}") for n in OBLIGATIONS)

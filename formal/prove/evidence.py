@@ -27,14 +27,23 @@ example: the layout ``mma.m16n8k16.A.u8-s8`` (hash ``8148...``) serves four vari
 s8/u8); a ``match`` run of any of them that packed A with ``8148...`` proves it ("confirmed
 on NVIDIA H100 80GB HBM3, 2026-11-22: 4 of 4 variants"); a discover run whose A differs
 refutes it with the first (lane, element) whose cell differs (compared up to renaming rows and
-columns, which no experiment can observe); no run of its variants, or only ``compiled-only``
-ones, is not-applicable.  A layout whose map a run showed wrong -- a ``mismatch`` packed with
+columns, which no experiment can observe); no bit-exact run of its variants (none, or only
+``compiled-only`` ones) is the warning ``unconfirmed``; ``not-applicable`` is left for layouts
+no variant uses.  A layout whose map a run showed wrong -- a ``mismatch`` packed with
 it, and a ``match`` of the same variant and selector that differs only in this operand's map
 -- is refuted by the first (lane, element) whose cell differs from the confirmed map, both
 cells shown, with the D cells that differed: so the spec's erratum layouts
 (``catalog:mma.m16n8k16.A.f64``, ``catalog:mma.m16n8k256.A.b1``) are refuted by the same run
 that proves their corrections.  A document's layout (a seed's, say) with the same map as a
 confirmed one is proved by that evidence: the hash is of the map, not of the text.
+
+A map no run confirmed, of a variant a run confirmed with another map for the same operand, is
+judged against that run by ``formal.prove.confirm.judge``: refuted when the document states
+the other operands with the run's maps (``stated_in``), else ``unconfirmed`` unless it
+differs even up to renumbering what the other operands leave free.  The confirmed map's cell
+table comes from ``table(hash)``: kept in the evidence, or any layout with that hash (the
+catalog, a lazy ``add_source`` of ``formal.api``).  Runs are indexed by variant key and kept
+tables by hash once, at load (``runs_of``), so a verdict never scans the whole evidence.
 
 Whether the evidence still covers the current layouts (for CI) is ``formal.out.evidence.stale``,
 run as ``ptxlayout evidence proofs/evidence``.
@@ -45,12 +54,14 @@ This module imports neither numpy nor the prover at import time.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.hashes import cell_table_hash
 from ..base.variants import VARIANTS, layout_serves, runs_on
+from .confirm import Stated, cell_name, distinguish, judge, show, stated_in
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,24 @@ class Evidence:
 
     def __init__(self, files: Sequence[EvidenceFile] = ()) -> None:
         self.files = sorted(files, key=lambda f: f.date)
+        # the index, built once: runs by variant key (in date order), the tables the files
+        # keep by hash, and the cell tables of layouts already hashed (by object)
+        self._runs = [r for f in self.files for r in f.runs]
+        self._seq = {id(r): n for n, r in enumerate(self._runs)}
+        self._by_key: dict[str, list[EvidenceRun]] = {}
+        for r in self._runs:
+            self._by_key.setdefault(r.key, []).append(r)
+        self._discovered: dict[str, dict[str, Any]] = {}
+        self._kept: dict[str, dict[str, Any]] = {}
+        for f in self.files:
+            self._discovered.update(f.discovered)
+        self._kept.update(self._discovered)
+        for f in self.files:
+            self._kept.update(f.maps)
+        self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
+        self._hashed: dict[int, tuple[Any, str]] = {}
+        self._by_hash: dict[str, Any] = {}
+        self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
 
     @classmethod
     def load(cls, path: str | Path) -> Evidence:
@@ -131,32 +160,33 @@ class Evidence:
 
     @property
     def runs(self) -> list[EvidenceRun]:
-        return [r for f in self.files for r in f.runs]
+        return list(self._runs)
+
+    def runs_of(self, keys: Iterable[str]) -> list[EvidenceRun]:
+        """The runs of these variants, in date order (an index lookup, no scan)."""
+        keys = set(keys)
+        if len(keys) == 1:
+            return list(self._by_key.get(next(iter(keys)), ()))
+        return sorted((r for k in keys for r in self._by_key.get(k, ())),
+                      key=lambda r: self._seq[id(r)])
 
     @property
     def sm(self) -> int:
         return max((f.sm for f in self.files), default=0)
 
     def discovered_map(self, h: str) -> dict[str, Any] | None:
-        for f in reversed(self.files):
-            if h in f.discovered:
-                return f.discovered[h]
-        return None
+        return self._discovered.get(h)
 
     def kept_map(self, h: str) -> dict[str, Any] | None:
         """A cell table the evidence keeps by hash (``maps``, else ``discovered``)."""
-        for f in reversed(self.files):
-            if h in f.maps:
-                return f.maps[h]
-        return self.discovered_map(h)
+        return self._kept.get(h)
 
     def shown_wrong(self, op: str, h: str, keys: Iterable[str]) \
             -> tuple[EvidenceRun, EvidenceRun, dict[str, Any]] | None:
         """(mismatch, match, confirmed table): a run of one of ``keys`` packed with map ``h``
         for ``op`` that mismatched, and a match of the same variant and selector, with a
         kept table, whose maps differ from it only in ``op``."""
-        keys = set(keys)
-        checks = [r for r in self.runs if r.mode == "check" and r.key in keys]
+        checks = [r for r in self.runs_of(keys) if r.mode == "check"]
         for bad in reversed([r for r in checks if r.result == "mismatch"
                              and r.layout_hashes.get(op) == h]):
             for good in reversed(checks):
@@ -172,9 +202,64 @@ class Evidence:
                     return bad, good, table
         return None
 
-    # -- the 'hardware' obligation
-    def verdict(self, lay: Any) -> Any:
+    # -- cell tables by hash
+    def add_source(self, name: str, layouts: Callable[[], Iterable[Any]]) -> None:
+        """A lazy source of layouts whose cell tables a verdict may need by hash (the
+        catalog, given by ``formal.api``); called at most once, and only when a confirmed
+        map's table is neither kept in the evidence nor the map of a layout already seen."""
+        self._sources.setdefault(name, layouts)
+
+    def table_of(self, lay: Any) -> tuple[str, list[dict[str, Any]], str]:
+        """(kind, rows, map hash) of a layout.  The hash is remembered per layout object, and
+        the layout by its hash, so that its table can be rebuilt if a verdict needs it; the
+        rows themselves are not kept (a run proves hundreds of layouts)."""
         from ..model.cells import cell_rows, map_hash
+        kind, rows = cell_rows(lay)
+        h = map_hash(lay, (kind, rows)) if rows else ""
+        self._hashed[id(lay)] = (lay, h)
+        if rows:
+            self._by_hash.setdefault(h, lay)
+        return kind, rows, h
+
+    def hash_of(self, lay: Any) -> str:
+        """The map hash of a layout, computed once per layout object."""
+        hit = self._hashed.get(id(lay))
+        if hit is not None and hit[0] is lay:
+            return str(hit[1])
+        return self.table_of(lay)[2]
+
+    def table(self, h: str) -> tuple[str, list[dict[str, Any]]] | None:
+        """The cell table whose hash is ``h``: kept in the evidence (``maps``,
+        ``discovered``), or the map of a layout seen or given by a source.  A kept table is
+        used only if it hashes to its key (a hash names one table, so any source will do)."""
+        if h in self._tables:
+            return self._tables[h]
+        kept = self._kept.get(h)
+        if kept is not None:
+            cols = list(kept.get("columns") or ())
+            rows = [dict(zip(cols, r, strict=True)) for r in kept.get("rows") or ()]
+            kind = str(kept.get("kind", "cells"))
+            if cell_table_hash(str(kept.get("instruction", "")), str(kept.get("shape", "")),
+                               str(kept.get("operand", "")), kind, rows) == h:
+                self._tables[h] = (kind, rows)
+                return self._tables[h]
+        while h not in self._by_hash and self._sources:
+            name = next(iter(self._sources))
+            for lay in self._sources.pop(name)():
+                self.hash_of(lay)
+        lay = self._by_hash.get(h)
+        if lay is None:
+            self._tables[h] = None
+            return None
+        from ..model.cells import cell_rows
+        self._tables[h] = cell_rows(lay)
+        return self._tables[h]
+
+    # -- the 'hardware' obligation
+    def verdict(self, lay: Any, stated: Stated | None = None) -> Any:
+        """The ``hardware`` obligation of ``lay``; ``stated`` names the layout the same
+        document states for another operand of a variant (``stated_in``), so that a map
+        that differs from a confirmed one can be judged against the run that confirmed it."""
         from .verdicts import Verdict
 
         variants = [v for v in VARIANTS if layout_serves(
@@ -183,13 +268,15 @@ class Evidence:
         if not variants:
             return Verdict("hardware", "not-applicable",
                            "no instruction variant of the table uses this layout")
-        kind, rows = cell_rows(lay)
+        kind, rows, h = self.table_of(lay)
         if not rows:
-            return Verdict("hardware", "not-applicable", "the layout has no cell table")
-        h = map_hash(lay, (kind, rows))
+            return Verdict("hardware", "unconfirmed",
+                           "unconfirmed: the layout has no cell table (the document gives it "
+                           "only as a figure), so no run can be compared with it", None,
+                           None, "warning", "gpu")
         keys = {v.key for v in variants}
         op = lay.operand
-        mine = [r for r in self.runs if r.key in keys]
+        mine = self.runs_of(keys)
         # refuted: a discovery of one of its variants shows another map
         for r in reversed(mine):
             if r.mode != "discover" or op not in r.discovered_hashes:
@@ -222,7 +309,7 @@ class Evidence:
             bad, good, table = wrong
             cex = distinguish(kind, rows, table, relabel=False)
             if cex is not None:
-                cells = ", ".join(_cell_name(c) for c in bad.d_cells[:8]) + \
+                cells = ", ".join(cell_name(c) for c in bad.d_cells[:8]) + \
                     (" ..." if len(bad.d_cells) > 8 else "")
                 cex = {**cex, "variant": bad.key, "selector": bad.selector,
                        "confirmed_hash": good.layout_hashes.get(op),
@@ -233,7 +320,7 @@ class Evidence:
                     + (f" in {cells}" if cells else "") + f"; with the map that the same "
                     f"device confirmed ({good.layout_hashes.get(op)}, {good.trials} trials "
                     f"bit-exact) lane {cex['lane']} element {cex['element']} is at "
-                    f"{_show(cex['hardware'])}, this layout puts it at {_show(cex['layout'])}",
+                    f"{show(cex['hardware'])}, this layout puts it at {show(cex['layout'])}",
                     cex, None, "error", "gpu")
         recovered = [r for r in mine if r.mode == "discover"
                      and r.discovered_hashes.get(op) == h]
@@ -251,87 +338,8 @@ class Evidence:
                            f"{fr.key} mismatched on {fr.file.where} (which operand "
                            f"is wrong needs --discover): {fr.detail[:300]}",
                            None, None, "error", "gpu")
-        if mine and all(r.result == "compiled-only" for r in mine):
-            return Verdict("hardware", "not-applicable",
-                           f"compiled only: its variants need {variants[0].target}; no device "
-                           "of the evidence runs them")
-        return Verdict("hardware", "not-applicable",
-                       "no GPU evidence for this layout's variants with its current map")
+        return judge(self, lay, variants, (kind, rows, h), stated)
 
 
-def _show(cell: Mapping[str, Any] | None) -> str:
-    if cell is None:
-        return "no cell"
-    return "(" + ", ".join(f"{k} {v}" for k, v in cell.items()) + ")"
-
-
-def _cell_name(c: Sequence[int]) -> str:
-    return f"D[{c[0]}][{c[1]}]" + (f" of product {c[2]}" if len(c) > 2 else "")
-
-
-def _canonical(rows: Sequence[Mapping[str, int]], names: Sequence[str]) -> list[tuple[Any, ...]]:
-    """Cells with each named coordinate renamed 0, 1, ... in order of first appearance (a
-    replicated layout's rows and columns are renamed within their product)."""
-    tables: dict[str, dict[Any, int]] = {n: {} for n in names}
-    out = []
-    for r in sorted(rows, key=lambda r: (r["lane"], r["element"])):
-        cell = []
-        for n in names:
-            t = tables[n]
-            label = (int(r.get("group", 0)), int(r[n]))
-            t.setdefault(label, len(t))
-            cell.append(t[label])
-        out.append((int(r["lane"]), int(r["element"]), *cell))
-    return out
-
-
-def distinguish(kind: str, rows: Sequence[Mapping[str, Any]],
-                found: Mapping[str, Any], relabel: bool = True) -> dict[str, Any] | None:
-    """The first cell where the layout's table and a map the hardware showed disagree, or
-    None.  ``relabel``: compare up to renaming rows and columns (a discovered map); without
-    it, exactly (a map confirmed by a check run with the same other operands)."""
-    cols = list(found.get("columns") or ())
-    hw = [dict(zip(cols, r, strict=True)) for r in found.get("rows") or ()]
-    if kind == "fields":
-        key = ("selector", "lane", "bit_lo", "bit_hi")
-        mine = {tuple(r[k] for k in key): r for r in rows}
-        theirs = {tuple(r[k] for k in key): r for r in hw}
-        for k in sorted(set(mine) | set(theirs)):
-            a, b = mine.get(k), theirs.get(k)
-            fa = None if a is None else (a["row"], a["chunk"], a["slot"])
-            fb = None if b is None else (b["row"], b["chunk"], b["slot"])
-            if fa != fb:
-                return {"message": f"selector {k[0]} lane {k[1]} bits {k[2]}..{k[3]}: the "
-                                   f"layout says (row, chunk, slot) {fa}, the hardware reads "
-                                   f"{fb}",
-                        "selector": k[0], "lane": k[1], "bit_lo": k[2], "layout": fa,
-                        "hardware": fb}
-        return None
-    names = ["row", "col"] if rows and "col" in rows[0] else ["row", "firstcol", "lastcol"]
-    relabel = relabel and names == ["row", "col"]
-    if any("group" in r for r in (*rows[:1], *hw[:1])):
-        names.append("group")
-    a_c = _canonical(rows, names) if relabel else [
-        (int(r["lane"]), int(r["element"]), *(int(r[n]) for n in names)) for r in rows]
-    b_c = _canonical(hw, names) if relabel else [
-        (int(r["lane"]), int(r["element"]), *(int(r[n]) for n in names)) for r in hw]
-    by_a: dict[tuple[Any, ...], tuple[Any, ...]] = {x[:2]: x for x in a_c}
-    by_b: dict[tuple[Any, ...], tuple[Any, ...]] = {x[:2]: x for x in b_c}
-    orig_a: dict[tuple[Any, ...], Mapping[str, Any]] = {
-        (int(r["lane"]), int(r["element"])): r for r in rows}
-    orig_b: dict[tuple[Any, ...], Mapping[str, Any]] = {
-        (int(r["lane"]), int(r["element"])): r for r in hw}
-    for k in sorted(set(by_a) | set(by_b)):
-        if by_a.get(k) != by_b.get(k):
-            la = orig_a.get(k)
-            lb = orig_b.get(k)
-            show_a = None if la is None else {n: la[n] for n in names}
-            show_b = None if lb is None else {n: lb[n] for n in names}
-            return {"message": f"lane {k[0]} element {k[1]} is at {show_a} in the layout but "
-                               f"at {show_b} on the hardware" +
-                               (" (up to renaming rows and columns)" if relabel else ""),
-                    "lane": k[0], "element": k[1], "layout": show_a, "hardware": show_b}
-    return None
-
-
-__all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "default_dir", "distinguish"]
+__all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "Stated", "default_dir", "distinguish",
+           "stated_in"]

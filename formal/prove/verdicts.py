@@ -33,7 +33,7 @@ class Options:
 @dataclass(frozen=True)
 class Verdict:
     name: str
-    status: str  # proved | refuted | unknown | error | not-applicable
+    status: str  # proved | refuted | unknown | error | not-applicable | unconfirmed (a warning)
     message: str = ""
     counterexample: Any = None
     span: Span | None = None
@@ -55,7 +55,8 @@ class LayoutResult:
 
     @property
     def ok(self) -> bool:
-        return all(v.status in ("proved", "not-applicable") for v in self.verdicts)
+        return all(v.status in ("proved", "not-applicable") or v.severity == "warning"
+                   for v in self.verdicts)
 
 
 @dataclass(frozen=True)
