@@ -51,7 +51,41 @@ def _options(args: argparse.Namespace) -> Any:
         if path is not None:
             evidence = Evidence.load(path)
     return Options(timeout_ms=int(args.timeout * 1000),
-                   cross_check=args.cross_check != "off", evidence=evidence)
+                   cross_check=args.cross_check != "off", evidence=evidence,
+                   disk_cache=not getattr(args, "no_cache", False), progress=_progress())
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only when stderr is a terminal and only once
+    a run has taken over a second: ``proving  57/109 layouts [##########          ]``."""
+
+    def __init__(self, what: str = "proving", unit: str = "layouts") -> None:
+        import time
+        self.clock = time.monotonic
+        self.t0 = self.clock()
+        self.what, self.unit = what, unit
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.t0 < 1.0 or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        width = 30
+        full = width * done // max(1, total)
+        line = f"{self.what} {done:>{len(str(total))}}/{total} {self.unit} " \
+               f"[{'#' * full}{' ' * (width - full)}]"
+        sys.stderr.write("\r" + line + ("\r" + " " * len(line) + "\r" if done >= total else ""))
+        sys.stderr.flush()
+        self.shown = True
+
+
+def _progress() -> _Progress | None:
+    try:
+        return _Progress() if sys.stderr.isatty() else None
+    except (AttributeError, ValueError):
+        return None
 
 
 def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
@@ -262,6 +296,9 @@ def _common_doc_args(p: argparse.ArgumentParser) -> None:
                    help="refuse documents larger than this (default 16 MiB)")
     p.add_argument("--no-catalog", action="store_true",
                    help="do not resolve references against the embedded catalog")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the caches (grammar tables, Z3 verdicts) in "
+                        "PTXLAYOUT_CACHE_DIR (default ~/.cache/ptxlayout)")
 
 
 def _proof_args(p: argparse.ArgumentParser) -> None:
@@ -410,6 +447,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         ap.print_help(sys.stderr)
         return EXIT_USAGE
+    from .base import cache
+    if getattr(args, "no_cache", False):
+        cache.disable()
+    else:
+        cache.enable()
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
