@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..base.source import Finding
-from ..model.cells import map_of
+from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
 from .cache import ProofCache, entry_key
 from .encode import SHARED_TERMS
@@ -90,6 +90,7 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
 def clear_cache() -> None:
     _CACHE.clear()
     SHARED_TERMS.clear()
+    clear_enumerated()
 
 
 def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
