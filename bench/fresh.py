@@ -1,0 +1,222 @@
+"""What a user feels: ``ptxlayout`` in fresh processes, each target beside its measurement.
+
+    python bench/fresh.py [--repeat 5]          (also the last table of bench/run.py)
+
+Every row is the median wall time of ``--repeat`` new processes (``python -m formal ...``) and
+the largest peak resident memory among them (``wait4``'s ``ru_maxrss``).  "Beyond imports"
+subtracts, measured in the same run, a process that only imports what ``prove`` imports (z3,
+sympy, lark, numpy and the package).  The enumeration floor is measured in this process: the
+same obligations of the catalog decided by enumeration alone (``bench/run.py``'s ``floor``).
+
+Rows: ``--version`` / ``--help`` (nothing heavy may be imported); the catalog cold (no cache
+at all: ``--no-cache``), cold with the grammar tables cached (issue 17's cost of the table
+cache), warm (tables and Z3's verdicts cached), and warm with the shipped GPU evidence (the
+default run); a 6 MB document made of the five seeds and generated spec-like sections that
+hold no fragment layout; the 4.6 MB document of one seed repeated 400 times (identical formulas
+must be proved once).  Documents are generated into a temporary folder (no spec text is
+copied: the filler is made of generated words).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+IMPORTS = ("import formal.cli, formal.api, formal.prove, formal.out.report, formal.parse, "
+           "formal.model, z3, sympy, lark, numpy")
+
+
+def run_once(args: list[str], env: dict[str, str]) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS in KiB, exit status) of one fresh process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                         cwd=str(ROOT))
+    _pid, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return wall, int(usage.ru_maxrss), p.returncode
+
+
+def median_of(repeat: int, args: list[str], env: dict[str, str],
+              before: Callable[[], None] | None = None) -> tuple[float, int, int]:
+    walls, rss, code = [], 0, 0
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        w, r, code = run_once(args, env)
+        walls.append(w)
+        rss = max(rss, r)
+    return statistics.median(walls), rss, code
+
+
+# ---- generated documents ------------------------------------------------------------------------
+
+_WORDS = ("operand", "register", "vector", "predicate", "address", "state", "space", "shared",
+          "global", "warp", "thread", "barrier", "scope", "order", "value", "source", "target",
+          "destination", "type", "width", "mode", "rounding", "saturate", "cache", "policy",
+          "eviction", "priority", "memory", "consistency", "fence", "atomic", "reduction",
+          "instruction", "modifier", "qualifier", "semantics", "result", "operation", "bits",
+          "unsigned", "signed", "integer", "floating", "point", "half", "precision", "lane")
+_OPS = ("ld", "st", "add", "mul", "fma", "cvt", "mov", "shf", "prmt", "bar", "red", "atom",
+        "cp", "tex", "vote", "shfl", "setp", "selp", "min", "max", "abs", "neg", "and", "or")
+_TYPES = (".u32", ".s32", ".f32", ".f16", ".b64", ".u64", ".pred", ".b16")
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(8, 22))]
+    return " ".join(words).capitalize() + "."
+
+
+def filler_section(rng: random.Random, number: int) -> str:
+    """A spec-like section about some other instruction: prose, syntax, a small operand table
+    and pseudocode lines -- none of it a fragment layout."""
+    op = rng.choice(_OPS)
+    ty = rng.choice(_TYPES)
+    lines = [f"9.7.{number // 40}.{number % 40 + 1}. Instructions: {op}", "",
+             f"{op}{ty}", "", "Syntax", "",
+             f"{op}{ty}  d, a, b;", f"{op}.sat{ty}  d, a, b, c;", "", "Description", ""]
+    for _ in range(rng.randint(2, 5)):
+        lines.append(" ".join(_sentence(rng) for _ in range(rng.randint(2, 5))))
+        lines.append("")
+    lines += ["Operand Description", f"d the destination {rng.choice(_WORDS)} register",
+              f"a the first {rng.choice(_WORDS)} operand", "", "Semantics", "",
+              f"d = a {rng.choice(['+', '*', '&', '|', '^'])} b;",
+              f"if (a > {rng.randint(0, 99)}) d = d + 1;", "", "Examples", "",
+              f"{op}{ty} r1, r2, r3;", ""]
+    return "\n".join(lines)
+
+
+def mixed_document(path: Path, size: int) -> int:
+    """The five seeds spread through generated sections up to ``size`` bytes; returns bytes."""
+    rng = random.Random(14)
+    seeds = [p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.txt"))]
+    parts: list[str] = []
+    total = 0
+    n = 0
+    every = max(1, size // max(1, len(seeds) + 1))
+    next_seed = every
+    while total < size:
+        s = filler_section(rng, n)
+        n += 1
+        parts.append(s)
+        total += len(s) + 2
+        if seeds and total >= next_seed:
+            parts.append(seeds.pop(0))
+            total += len(parts[-1]) + 2
+            next_seed += every
+    parts.extend(seeds)
+    text = "\n\n".join(parts)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+def repeated_document(path: Path, copies: int = 400) -> int:
+    seed = sorted(SEEDS.glob("000*.txt"))[0].read_text(encoding="utf-8")
+    text = "\n\n".join([seed] * copies)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+# ---- the table ----------------------------------------------------------------------------------
+
+
+def table(repeat: int, floor_s: float | None, docs_repeat: int = 1) -> list[str]:
+    """Measure every row; return the printed lines."""
+    py = sys.executable
+    tmp = Path(tempfile.mkdtemp(prefix="ptxlayout-bench-"))
+    cache = tmp / "cache"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PTXLAYOUT_CACHE_DIR=str(cache))
+    env.pop("PTXLAYOUT_DEBUG", None)
+    prove = [py, "-m", "formal", "prove", "--format", "json", "--output", os.devnull]
+    rows: list[tuple[str, str, str, str, str]] = []
+
+    def clear_proofs() -> None:
+        for p in (cache / "proofs").glob("*.json"):
+            p.unlink()
+
+    def clear_all() -> None:
+        clear_proofs()
+        for p in (cache / "tables").glob("*.json"):
+            p.unlink()
+
+    bare, _r, _c = median_of(repeat, [py, "-c", "pass"], env)
+    version, v_rss, _c = median_of(repeat, [py, "-m", "formal", "--version"], env)
+    helped, h_rss, _c = median_of(repeat, [py, "-m", "formal", "--help"], env)
+    imports, i_rss, _c = median_of(repeat, [py, "-c", IMPORTS], env)
+    rows.append(("python itself (floor of the next two)", f"{bare * 1000:.0f} ms", "", "", ""))
+    rows.append(("ptxlayout --version", f"{version * 1000:.0f} ms", "<= 150 ms",
+                 _ok(version <= 0.15), f"{v_rss // 1024} MiB"))
+    rows.append(("ptxlayout --help", f"{helped * 1000:.0f} ms", "<= 150 ms",
+                 _ok(helped <= 0.15), f"{h_rss // 1024} MiB"))
+    rows.append(("imports of prove (subtracted below)", f"{imports * 1000:.0f} ms", "", "",
+                 f"{i_rss // 1024} MiB"))
+    none = ["--evidence", "none"]
+    cold, c_rss, _c = median_of(repeat, prove + none + ["--no-cache"], env)
+    median_of(1, prove + none, env)  # fills both caches
+    tables_only, t_rss, _c = median_of(repeat, prove + none, env, clear_proofs)
+    median_of(1, prove + none, env)
+    warm, w_rss, _c = median_of(repeat, prove + none, env)
+    default, d_rss, _c = median_of(repeat, prove, env)
+    beyond = cold - imports
+    floor_txt = f"floor {floor_s * 1000:.0f} ms" if floor_s else ""
+    rows.append(("catalog, cold (--no-cache), beyond imports", f"{beyond * 1000:.0f} ms",
+                 "<= 1000 ms", _ok(beyond <= 1.0), f"{c_rss // 1024} MiB"))
+    if floor_s:
+        rows.append(("  the same / enumeration floor", f"{beyond / floor_s:.1f}x", "<= 5x",
+                     _ok(beyond / floor_s <= 5.0), floor_txt))
+    rows.append(("catalog, tables cached, proofs cold, beyond imports",
+                 f"{(tables_only - imports) * 1000:.0f} ms", "(issue 17: the table cache "
+                 f"saves {(cold - tables_only) * 1000:.0f} ms)", "", f"{t_rss // 1024} MiB"))
+    rows.append(("catalog, warm (tables + Z3 verdicts), beyond imports",
+                 f"{(warm - imports) * 1000:.0f} ms", "<= 250 ms",
+                 _ok(warm - imports <= 0.25), f"{w_rss // 1024} MiB"))
+    rows.append(("catalog, warm, with the GPU evidence (default run)",
+                 f"{(default - imports) * 1000:.0f} ms", "(evidence: issue 16)", "",
+                 f"{d_rss // 1024} MiB"))
+    mixed = tmp / "mixed.txt"
+    size = mixed_document(mixed, 6 * 1000 * 1000)
+    clear_all()
+    t, rss, code = median_of(docs_repeat, prove + none + [str(mixed)], env, clear_all)
+    rows.append((f"{size / 1e6:.1f} MB: seeds + spec-like sections, cold", f"{t:.1f} s",
+                 "<= 5 s", _ok(t <= 5.0), f"{rss // 1024} MiB"))
+    rep = tmp / "repeated.txt"
+    size = repeated_document(rep)
+    t, rss, code = median_of(docs_repeat, prove + none + [str(rep)], env, clear_all)
+    rows.append((f"{size / 1e6:.1f} MB: one seed x 400, cold", f"{t:.1f} s", "<= 20 s",
+                 _ok(t <= 20.0), f"{rss // 1024} MiB"))
+    head = ("measurement", "median", "target", "holds", "peak RSS / note")
+    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(5)]
+    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
+           "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
+    return out
+
+
+def _ok(b: bool) -> str:
+    return "yes" if b else "NO"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--docs-repeat", type=int, default=1,
+                    help="runs of each big document (they take seconds each)")
+    args = ap.parse_args(argv)
+    for line in table(args.repeat, None, args.docs_repeat):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
