@@ -2,19 +2,22 @@
 
     python bench/fresh.py [--repeat 5]          (also the last table of bench/run.py)
 
-Every row is the median wall time of ``--repeat`` new processes (``python -m formal ...``) and
-the largest peak resident memory among them (``wait4``'s ``ru_maxrss``).  "Beyond imports"
-subtracts, measured in the same run, a process that only imports what ``prove`` imports (z3,
-sympy, lark, numpy and the package).  The enumeration floor is measured in this process: the
-same obligations of the catalog decided by enumeration alone (``bench/run.py``'s ``floor``).
+Every row is the median wall time of ``--repeat`` new processes (``python -m formal ...``), its
+CPU time (user + system, from ``wait4``: steadier than wall time on a shared machine) and the
+largest peak resident memory among them (``ru_maxrss``).  "Beyond imports" is the median of
+paired differences: before each run, a process that only imports what ``prove`` imports (z3,
+sympy, lark, numpy and the package), so the machine's drift falls on both.  The enumeration
+floor is measured in bench/run.py's own process: the same obligations of the catalog decided
+by enumeration alone (its ``floor``).
 
 Rows: ``--version`` / ``--help`` (nothing heavy may be imported); the catalog cold (no cache
 at all: ``--no-cache``), cold with the grammar tables cached (issue 17's cost of the table
 cache), warm (tables and Z3's verdicts cached), and warm with the shipped GPU evidence (the
-default run); a 6 MB document made of the five seeds and generated spec-like sections that
-hold no fragment layout; the 4.6 MB document of one seed repeated 400 times (identical formulas
-must be proved once).  Documents are generated into a temporary folder (no spec text is
-copied: the filler is made of generated words).
+default run); a 6 MB document made of the plain-text seeds and generated spec-like sections
+that hold no fragment layout (it finds the seeds' 56 layouts and no other); the 4.6 MB
+document of one seed repeated 400 times (identical formulas must be proved once).
+Documents are generated into a temporary folder (no spec text is copied: the filler is made
+of generated words).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,27 +40,47 @@ IMPORTS = ("import formal.cli, formal.api, formal.prove, formal.out.report, form
            "formal.model, z3, sympy, lark, numpy")
 
 
-def run_once(args: list[str], env: dict[str, str]) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in KiB, exit status) of one fresh process."""
+def run_once(args: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds (user + system), peak RSS in KiB) of one fresh process."""
     t0 = time.perf_counter()
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                          cwd=str(ROOT))
-    _pid, status, usage = os.wait4(p.pid, 0)
+    _pid, _status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, int(usage.ru_maxrss), p.returncode
+    p.returncode = 0
+    return wall, usage.ru_utime + usage.ru_stime, int(usage.ru_maxrss)
 
 
-def median_of(repeat: int, args: list[str], env: dict[str, str],
-              before: Callable[[], None] | None = None) -> tuple[float, int, int]:
-    walls, rss, code = [], 0, 0
+@dataclass
+class Timing:
+    wall: float  # median seconds
+    cpu: float
+    rss: int  # KiB, the largest
+
+    def ms(self) -> str:
+        return f"{self.wall * 1000:.0f} ms (cpu {self.cpu * 1000:.0f})"
+
+    def s(self) -> str:
+        return f"{self.wall:.1f} s (cpu {self.cpu:.1f})"
+
+
+def measure(repeat: int, args: list[str], env: dict[str, str],
+            before: Callable[[], None] | None = None,
+            base: list[str] | None = None) -> Timing:
+    """Medians over ``repeat`` fresh processes; with ``base``, of the paired differences
+    (a ``base`` process right before each run: the noise of a shared machine falls on both)."""
+    walls, cpus, rss = [], [], 0
     for _ in range(repeat):
+        bw = bc = 0.0
+        if base is not None:
+            bw, bc, _r = run_once(base, env)
         if before is not None:
             before()
-        w, r, code = run_once(args, env)
-        walls.append(w)
+        w, c, r = run_once(args, env)
+        walls.append(w - bw)
+        cpus.append(c - bc)
         rss = max(rss, r)
-    return statistics.median(walls), rss, code
+    return Timing(statistics.median(walls), statistics.median(cpus), rss)
 
 
 # ---- generated documents ------------------------------------------------------------------------
@@ -97,9 +121,10 @@ def filler_section(rng: random.Random, number: int) -> str:
 
 
 def mixed_document(path: Path, size: int) -> int:
-    """The five seeds spread through generated sections up to ``size`` bytes; returns bytes."""
+    """The plain-text seeds spread through generated sections up to ``size`` bytes (the
+    Markdown seeds are another dialect, and one document has one); returns its bytes."""
     rng = random.Random(14)
-    seeds = [p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.txt"))]
+    seeds = plain_seeds()
     parts: list[str] = []
     total = 0
     n = 0
@@ -118,6 +143,11 @@ def mixed_document(path: Path, size: int) -> int:
     text = "\n\n".join(parts)
     path.write_text(text, encoding="utf-8")
     return len(text.encode("utf-8"))
+
+
+def plain_seeds() -> list[str]:
+    texts = [p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.txt"))]
+    return [t for t in texts if not t.startswith("#")]
 
 
 def repeated_document(path: Path, copies: int = 400) -> int:
@@ -149,57 +179,58 @@ def table(repeat: int, floor_s: float | None, docs_repeat: int = 1) -> list[str]
         for p in (cache / "tables").glob("*.json"):
             p.unlink()
 
-    bare, _r, _c = median_of(repeat, [py, "-c", "pass"], env)
-    version, v_rss, _c = median_of(repeat, [py, "-m", "formal", "--version"], env)
-    helped, h_rss, _c = median_of(repeat, [py, "-m", "formal", "--help"], env)
-    imports, i_rss, _c = median_of(repeat, [py, "-c", IMPORTS], env)
-    rows.append(("python itself (floor of the next two)", f"{bare * 1000:.0f} ms", "", "", ""))
-    rows.append(("ptxlayout --version", f"{version * 1000:.0f} ms", "<= 150 ms",
-                 _ok(version <= 0.15), f"{v_rss // 1024} MiB"))
-    rows.append(("ptxlayout --help", f"{helped * 1000:.0f} ms", "<= 150 ms",
-                 _ok(helped <= 0.15), f"{h_rss // 1024} MiB"))
-    rows.append(("imports of prove (subtracted below)", f"{imports * 1000:.0f} ms", "", "",
-                 f"{i_rss // 1024} MiB"))
+    bare = measure(repeat, [py, "-c", "pass"], env)
+    version = measure(repeat, [py, "-m", "formal", "--version"], env)
+    helped = measure(repeat, [py, "-m", "formal", "--help"], env)
+    imp = [py, "-c", IMPORTS]
+    imports = measure(repeat, imp, env)
+    rows.append(("python itself (the floor of the next two)", bare.ms(), "", "", ""))
+    rows.append(("ptxlayout --version", version.ms(), "<= 150 ms", _ok(version.wall <= 0.15),
+                 _mib(version.rss)))
+    rows.append(("ptxlayout --help", helped.ms(), "<= 150 ms", _ok(helped.wall <= 0.15),
+                 _mib(helped.rss)))
+    rows.append(("imports of prove (subtracted below)", imports.ms(), "", "",
+                 _mib(imports.rss)))
     none = ["--evidence", "none"]
-    cold, c_rss, _c = median_of(repeat, prove + none + ["--no-cache"], env)
-    median_of(1, prove + none, env)  # fills both caches
-    tables_only, t_rss, _c = median_of(repeat, prove + none, env, clear_proofs)
-    median_of(1, prove + none, env)
-    warm, w_rss, _c = median_of(repeat, prove + none, env)
-    default, d_rss, _c = median_of(repeat, prove, env)
-    beyond = cold - imports
-    floor_txt = f"floor {floor_s * 1000:.0f} ms" if floor_s else ""
-    rows.append(("catalog, cold (--no-cache), beyond imports", f"{beyond * 1000:.0f} ms",
-                 "<= 1000 ms", _ok(beyond <= 1.0), f"{c_rss // 1024} MiB"))
+    cold = measure(repeat, prove + none + ["--no-cache"], env, base=imp)
+    measure(1, prove + none, env)  # fills both caches
+    tables_only = measure(repeat, prove + none, env, clear_proofs, base=imp)
+    measure(1, prove + none, env)
+    warm = measure(repeat, prove + none, env, base=imp)
+    default = measure(repeat, prove, env, base=imp)
+    rows.append(("catalog, cold (--no-cache), beyond imports", cold.ms(), "<= 1000 ms",
+                 _ok(cold.wall <= 1.0), _mib(cold.rss)))
     if floor_s:
-        rows.append(("  the same / enumeration floor", f"{beyond / floor_s:.1f}x", "<= 5x",
-                     _ok(beyond / floor_s <= 5.0), floor_txt))
-    rows.append(("catalog, tables cached, proofs cold, beyond imports",
-                 f"{(tables_only - imports) * 1000:.0f} ms", "(issue 17: the table cache "
-                 f"saves {(cold - tables_only) * 1000:.0f} ms)", "", f"{t_rss // 1024} MiB"))
-    rows.append(("catalog, warm (tables + Z3 verdicts), beyond imports",
-                 f"{(warm - imports) * 1000:.0f} ms", "<= 250 ms",
-                 _ok(warm - imports <= 0.25), f"{w_rss // 1024} MiB"))
-    rows.append(("catalog, warm, with the GPU evidence (default run)",
-                 f"{(default - imports) * 1000:.0f} ms", "(evidence: issue 16)", "",
-                 f"{d_rss // 1024} MiB"))
+        rows.append(("  the same / enumeration floor", f"{cold.wall / floor_s:.1f}x (cpu "
+                     f"{cold.cpu / floor_s:.1f}x)", "<= 5x", _ok(cold.wall / floor_s <= 5.0),
+                     f"floor {floor_s * 1000:.0f} ms"))
+    rows.append(("catalog, tables cached, proofs cold, beyond imports", tables_only.ms(),
+                 f"(the table cache saves {(cold.cpu - tables_only.cpu) * 1000:.0f} ms cpu)",
+                 "", _mib(tables_only.rss)))
+    rows.append(("catalog, warm (tables + Z3 verdicts), beyond imports", warm.ms(),
+                 "<= 250 ms", _ok(warm.wall <= 0.25), _mib(warm.rss)))
+    rows.append(("catalog, warm, with the GPU evidence (default run)", default.ms(),
+                 "(evidence: issue 16)", "", _mib(default.rss)))
     mixed = tmp / "mixed.txt"
     size = mixed_document(mixed, 6 * 1000 * 1000)
-    clear_all()
-    t, rss, code = median_of(docs_repeat, prove + none + [str(mixed)], env, clear_all)
-    rows.append((f"{size / 1e6:.1f} MB: seeds + spec-like sections, cold", f"{t:.1f} s",
-                 "<= 5 s", _ok(t <= 5.0), f"{rss // 1024} MiB"))
+    t = measure(docs_repeat, prove + none + [str(mixed)], env, clear_all)
+    rows.append((f"{size / 1e6:.1f} MB: seeds + spec-like sections, cold, whole run", t.s(),
+                 "<= 5 s", _ok(t.wall <= 5.0), _mib(t.rss)))
     rep = tmp / "repeated.txt"
     size = repeated_document(rep)
-    t, rss, code = median_of(docs_repeat, prove + none + [str(rep)], env, clear_all)
-    rows.append((f"{size / 1e6:.1f} MB: one seed x 400, cold", f"{t:.1f} s", "<= 20 s",
-                 _ok(t <= 20.0), f"{rss // 1024} MiB"))
+    t = measure(docs_repeat, prove + none + [str(rep)], env, clear_all)
+    rows.append((f"{size / 1e6:.1f} MB: one seed x 400, cold, whole run", t.s(), "<= 20 s",
+                 _ok(t.wall <= 20.0), _mib(t.rss)))
     head = ("measurement", "median", "target", "holds", "peak RSS / note")
     widths = [max(len(r[k]) for r in [head, *rows]) for k in range(5)]
     out = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
            "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
     return out
+
+
+def _mib(kib: int) -> str:
+    return f"{kib / 1024:.0f} MiB"
 
 
 def _ok(b: bool) -> str:

@@ -5,7 +5,9 @@
 Phases: ingest (documents -> sections), parse (grammar), model (SymPy layouts), prove (Z3 with
 the cross-check off), cross-check (the enumeration re-check: full proof minus Z3-only).  Beside
 them, in the same run, the *floor*: a plain enumeration checker of the same obligations on the
-same layouts (no Z3), and the ratio of the full proof to it.
+same layouts (no Z3), and the ratio of the full proof to it.  Then the fresh-process table of
+``bench/fresh.py`` (what a user feels: ``--version``, the catalog cold / with the table cache /
+warm, the 6 MB and 4.6 MB documents, peak RSS), each target beside its measurement.
 
 Then the scaling run: synthetic warpgroup-wide accumulators (128 threads through ``%warpid``, a
 64 x N tile as wgmma's, N = 8 .. 256), written in the same grammar, each proven cold; the proof

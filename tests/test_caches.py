@@ -233,3 +233,32 @@ def test_a_cache_folder_is_made_private(tmp_path: Path,
     assert stat.S_IMODE((folder / "proofs").stat().st_mode) == 0o700
     [entry] = (folder / "proofs").iterdir()
     assert stat.S_IMODE(entry.stat().st_mode) == 0o600
+
+
+def test_identical_formulas_are_proved_once(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # a document that states one seed three times asks Z3 exactly as often as the seed alone
+    from formal.prove import formula
+    seed = sorted((ROOT.parent / "shared" / "seeds").glob("000*.txt"))
+    if not seed:
+        pytest.skip("no seeds")
+    text = seed[0].read_text(encoding="utf-8")
+    once, thrice = tmp_path / "once.txt", tmp_path / "thrice.txt"
+    once.write_text(text, encoding="utf-8")
+    thrice.write_text("\n\n".join([text] * 3), encoding="utf-8")
+    calls: list[str] = []
+    real = formula.check
+
+    def counting(name: str, *args: Any, **kw: Any) -> Any:
+        calls.append(name)
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(formula, "check", counting)
+    counts = []
+    for doc in (once, thrice):
+        calls.clear()
+        _code, report, _err = _prove_in_process(str(doc), "--no-catalog", "--no-cache")
+        counts.append((len(calls), len(report["layouts"])))
+    (z1, n1), (z3_, n3) = counts
+    assert n3 == 3 * n1 and n1 > 0
+    assert z1 > 0 and z3_ == z1
