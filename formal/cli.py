@@ -16,14 +16,16 @@ Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one erro
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from . import __version__
+
+TYPE_CHECKING = False  # not typing's: --version and --help import neither typing nor argparse
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -31,9 +33,11 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 def _write(text: str | bytes, output: str | None) -> None:
     if output:
         if isinstance(text, bytes):
-            Path(output).write_bytes(text)
+            with open(output, "wb") as fb:
+                fb.write(text)
         else:
-            Path(output).write_text(text, encoding="utf-8")
+            with open(output, "w", encoding="utf-8") as ft:
+                ft.write(text)
         return
     if isinstance(text, bytes):
         sys.stdout.buffer.write(text)
@@ -92,7 +96,8 @@ def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
     out = {}
     for d in docs:
         try:
-            out[d] = Path(d).read_text(encoding="utf-8", errors="replace").split("\n")
+            with open(d, encoding="utf-8", errors="replace") as fd:
+                out[d] = fd.read().split("\n")
         except OSError:
             continue
     return out
@@ -107,7 +112,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         accept = []
         for path in args.accept or ():
             try:
-                data = json.loads(Path(path).read_text(encoding="utf-8"))
+                with open(path, encoding="utf-8") as fj:
+                    data = json.loads(fj.read())
             except (OSError, ValueError) as exc:
                 print(f"ptxlayout: cannot read {path}: {exc}", file=sys.stderr)
                 return EXIT_USAGE
@@ -313,6 +319,7 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
+    import argparse
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
         description="Prove the PTX ISA's mma / mma.sp fragment layouts correct, from the "
@@ -439,6 +446,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"ptxlayout {__version__}")  # the one answer that needs no parser
+        return EXIT_OK
     ap = parser()
     try:
         args = ap.parse_args(argv)
