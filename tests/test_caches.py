@@ -262,3 +262,24 @@ def test_identical_formulas_are_proved_once(tmp_path: Path,
     (z1, n1), (z3_, n3) = counts
     assert n3 == 3 * n1 and n1 > 0
     assert z1 > 0 and z3_ == z1
+
+
+def test_the_progress_bar_waits_a_second_and_clears_its_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from formal import cli
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    now = [100.0]
+    bar = cli._Progress()
+    bar.clock = lambda: now[0]
+    bar.t0 = 100.0
+    bar(1, 4)  # at once: nothing
+    assert err.getvalue() == ""
+    now[0] = 101.5
+    bar(2, 4)
+    assert err.getvalue() == "\rproving 2/4 layouts [" + "#" * 15 + " " * 15 + "]"
+    now[0] = 102.0
+    bar(4, 4)  # done: the line is wiped
+    assert err.getvalue().endswith("\r" + " " * len("proving 4/4 layouts [" + "#" * 30 + "]")
+                                   + "\r")
+    assert cli._progress() is None  # a StringIO is not a terminal
