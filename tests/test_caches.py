@@ -283,3 +283,17 @@ def test_the_progress_bar_waits_a_second_and_clears_its_line(
     assert err.getvalue().endswith("\r" + " " * len("proving 4/4 layouts [" + "#" * 30 + "]")
                                    + "\r")
     assert cli._progress() is None  # a StringIO is not a terminal
+
+
+def test_a_new_cache_folder_is_private_whatever_the_umask(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "fresh"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    old = os.umask(0o002)  # a umask that makes folders group-writable
+    try:
+        with disk.folder("tables") as fd:
+            assert fd is not None  # no warning: the folder above was made private too
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "tables").stat().st_mode) == 0o700

@@ -86,7 +86,9 @@ def folder(sub: str = "") -> Iterator[int | None]:
     fd = None
     try:
         try:
-            os.makedirs(path, mode=0o700, exist_ok=True)
+            os.makedirs(top, mode=0o700, exist_ok=True)  # both made private, not as umask says
+            if sub:
+                os.makedirs(path, mode=0o700, exist_ok=True)
         except OSError as exc:
             warn(path, f"cannot make the folder ({exc.strerror or exc})")
             yield None
