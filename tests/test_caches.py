@@ -40,6 +40,17 @@ POSIX = hasattr(os, "geteuid")
 pytestmark = pytest.mark.skipif(not POSIX, reason="POSIX owners and modes only")
 
 
+@pytest.fixture(autouse=True)
+def caches_on() -> Any:
+    """Every test starts with the caches on (a ``--no-cache`` run before turns them off for
+    its process) and no warning remembered."""
+    disk.enable()
+    disk._WARNED.clear()
+    yield
+    disk.enable()
+    disk._WARNED.clear()
+
+
 class _Hostile:
     """Unpickling this calls ``open(marker, 'w')``: the marker file appears."""
 

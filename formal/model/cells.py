@@ -207,7 +207,10 @@ def build_map(lay: Layout) -> CellMap | None:
     m = CellMap(lay, names, formulas, lay.lanes, lay.elements, selectors, holder, group)
     if len(_ENUMERATED) >= _ENUMERATED_LIMIT:
         _ENUMERATED.clear()
-    _ENUMERATED[key] = m
+    template = copy.copy(m)
+    template.lay = None  # type: ignore[assignment]  # the memo keeps no layout alive
+    template.formulas = ()
+    _ENUMERATED[key] = template
     return m
 
 
