@@ -5,7 +5,9 @@
 Phases: ingest (documents -> sections), parse (grammar), model (SymPy layouts), prove (Z3 with
 the cross-check off), cross-check (the enumeration re-check: full proof minus Z3-only).  Beside
 them, in the same run, the *floor*: a plain enumeration checker of the same obligations on the
-same layouts (no Z3), and the ratio of the full proof to it.
+same layouts (no Z3), and the ratio of the full proof to it.  Then the fresh-process table of
+``bench/fresh.py`` (what a user feels: ``--version``, the catalog cold / with the table cache /
+warm, the 6 MB and 4.6 MB documents, peak RSS), each target beside its measurement.
 
 Then the scaling run: synthetic warpgroup-wide accumulators (128 threads through ``%warpid``, a
 64 x N tile as wgmma's, N = 8 .. 256), written in the same grammar, each proven cold; the proof
@@ -31,7 +33,7 @@ import z3  # noqa: E402,F401
 from formal import catalog  # noqa: E402
 from formal import prove as pv  # noqa: E402
 from formal.model import Model, build  # noqa: E402
-from formal.model.cells import build_map  # noqa: E402
+from formal.model.cells import build_map, clear_enumerated  # noqa: E402
 from formal.parse import clear_memo, parse_document  # noqa: E402
 from formal.prove import formula, table, witness  # noqa: E402
 from formal.text import read_path, read_text  # noqa: E402
@@ -43,6 +45,7 @@ def floor(model: Model) -> int:
     """The same obligations decided by enumeration alone (no Z3): the floor to compare with."""
     checked = 0
     for lay in model.layouts:
+        clear_enumerated()  # every layout enumerated on its own, as the floor always was
         m = build_map(lay)  # its own map, not the prover's
         if m is not None:
             for k in range(len(m.formulas)):
@@ -67,27 +70,6 @@ def cold() -> None:
     catalog.documents.cache_clear()
     clear_memo()
     sympy.core.cache.clear_cache()
-
-
-def fresh_process(repeat: int, docs: list[Path]) -> tuple[float, float]:
-    """Wall time of ``python -m formal prove [DOC...]`` in a new process, and of its imports
-    alone."""
-    import subprocess
-    head = f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
-    env_cmd = [sys.executable, "-c", head + "import formal.cli, formal.api, formal.prove, "
-               "formal.out.report, formal.parse, formal.model, z3, sympy, lark, numpy"]
-    run_cmd = [sys.executable, "-c", head + "from formal.cli import main; "
-               f"sys.exit(main(['prove', *{[str(p) for p in docs]!r}, '--format', 'json', "
-               "'--output', '/dev/null']))"]
-
-    def wall(cmd: list[str]) -> float:
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=False, capture_output=True)
-        return time.perf_counter() - t0
-
-    imports = statistics.median(wall(env_cmd) for _ in range(repeat))
-    whole = statistics.median(wall(run_cmd) for _ in range(repeat))
-    return whole, imports
 
 
 def one_round(paths: list[Path]) -> dict[str, float]:
@@ -208,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--plot", type=Path, default=ROOT / "bench" / "scaling.png")
     ap.add_argument("--no-scaling", action="store_true")
+    ap.add_argument("--docs-repeat", type=int, default=1,
+                    help="fresh runs of each big document (seconds each)")
     args = ap.parse_args(argv)
     one_round(args.docs)  # warm: Lark grammars built, SymPy and Z3 caches touched
     rounds = [one_round(args.docs) for _ in range(args.repeat)]
@@ -224,12 +208,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{(med['prove'] + med['cross-check']) / med['floor']:6.1f}x")
     print(f"  ratio end to end / (front stages + floor)  "
           f"{med['total'] / (front + med['floor']):6.1f}x")
-    whole, imports = fresh_process(max(3, args.repeat // 2), args.docs)
-    print(f"one fresh process (python -m formal prove{' DOC...' if args.docs else ''}), "
-          f"median of {max(3, args.repeat // 2)}:")
-    print(f"  whole run           {whole * 1000:8.0f} ms")
-    print(f"  its imports alone   {imports * 1000:8.0f} ms")
-    print(f"  beyond the imports  {(whole - imports) * 1000:8.0f} ms")
+    print(f"fresh processes (bench/fresh.py), median of {max(3, args.repeat // 2)}:")
+    sys.stdout.flush()
+    import subprocess  # a small process of its own: a child's peak RSS counts its parent's
+    subprocess.run([sys.executable, str(ROOT / "bench" / "fresh.py"), "--repeat",
+                    str(max(3, args.repeat // 2)), "--docs-repeat", str(args.docs_repeat),
+                    "--floor", str(med["floor"])], check=False)
     if not args.no_scaling:
         rows = scaling([8, 16, 32, 64, 128, 256], max(3, args.repeat // 2))
         print("warpgroup accumulators (128 threads, %warpid), cold, median:")

@@ -16,14 +16,16 @@ Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one erro
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 from . import __version__
+
+TYPE_CHECKING = False  # not typing's: --version and --help import neither typing nor argparse
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -31,9 +33,11 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 def _write(text: str | bytes, output: str | None) -> None:
     if output:
         if isinstance(text, bytes):
-            Path(output).write_bytes(text)
+            with open(output, "wb") as fb:
+                fb.write(text)
         else:
-            Path(output).write_text(text, encoding="utf-8")
+            with open(output, "w", encoding="utf-8") as ft:
+                ft.write(text)
         return
     if isinstance(text, bytes):
         sys.stdout.buffer.write(text)
@@ -51,14 +55,49 @@ def _options(args: argparse.Namespace) -> Any:
         if path is not None:
             evidence = Evidence.load(path)
     return Options(timeout_ms=int(args.timeout * 1000),
-                   cross_check=args.cross_check != "off", evidence=evidence)
+                   cross_check=args.cross_check != "off", evidence=evidence,
+                   disk_cache=not getattr(args, "no_cache", False), progress=_progress())
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only when stderr is a terminal and only once
+    a run has taken over a second: ``proving  57/109 layouts [##########          ]``."""
+
+    def __init__(self, what: str = "proving", unit: str = "layouts") -> None:
+        import time
+        self.clock = time.monotonic
+        self.t0 = self.clock()
+        self.what, self.unit = what, unit
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.t0 < 1.0 or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        width = 30
+        full = width * done // max(1, total)
+        line = f"{self.what} {done:>{len(str(total))}}/{total} {self.unit} " \
+               f"[{'#' * full}{' ' * (width - full)}]"
+        sys.stderr.write("\r" + line + ("\r" + " " * len(line) + "\r" if done >= total else ""))
+        sys.stderr.flush()
+        self.shown = True
+
+
+def _progress() -> _Progress | None:
+    try:
+        return _Progress() if sys.stderr.isatty() else None
+    except (AttributeError, ValueError):
+        return None
 
 
 def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
     out = {}
     for d in docs:
         try:
-            out[d] = Path(d).read_text(encoding="utf-8", errors="replace").split("\n")
+            with open(d, encoding="utf-8", errors="replace") as fd:
+                out[d] = fd.read().split("\n")
         except OSError:
             continue
     return out
@@ -73,7 +112,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         accept = []
         for path in args.accept or ():
             try:
-                data = json.loads(Path(path).read_text(encoding="utf-8"))
+                with open(path, encoding="utf-8") as fj:
+                    data = json.loads(fj.read())
             except (OSError, ValueError) as exc:
                 print(f"ptxlayout: cannot read {path}: {exc}", file=sys.stderr)
                 return EXIT_USAGE
@@ -262,6 +302,9 @@ def _common_doc_args(p: argparse.ArgumentParser) -> None:
                    help="refuse documents larger than this (default 16 MiB)")
     p.add_argument("--no-catalog", action="store_true",
                    help="do not resolve references against the embedded catalog")
+    p.add_argument("--no-cache", action="store_true",
+                   help="neither read nor write the caches (grammar tables, Z3 verdicts) in "
+                        "PTXLAYOUT_CACHE_DIR (default ~/.cache/ptxlayout)")
 
 
 def _proof_args(p: argparse.ArgumentParser) -> None:
@@ -283,6 +326,8 @@ AUDIT_DEFAULT_HEADERS = ("mma_traits_sm70.hpp", "mma_traits_sm75.hpp", "mma_trai
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .audit import audit_cute, installed_include
     from .audit.report import render
     paths = list(args.paths)
@@ -306,6 +351,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    import argparse
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
         description="Prove the PTX ISA's mma / mma.sp fragment layouts correct, from the "
@@ -444,6 +490,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"ptxlayout {__version__}")  # the one answer that needs no parser
+        return EXIT_OK
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -452,6 +501,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         ap.print_help(sys.stderr)
         return EXIT_USAGE
+    from .base import cache
+    if getattr(args, "no_cache", False):
+        cache.disable()
+    else:
+        cache.enable()
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

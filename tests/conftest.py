@@ -7,10 +7,15 @@ missing seeds folder is a failure, not a skip.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# the tests never read or write the user's own caches: a private folder for this session
+# (a test that wants another sets PTXLAYOUT_CACHE_DIR itself)
+os.environ["PTXLAYOUT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptxlayout-test-cache-")
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"

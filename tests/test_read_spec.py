@@ -331,22 +331,29 @@ def test_grammar_tables_are_cached_and_a_spoilt_cache_is_ignored(tmp_path: Path)
     env = dict(os.environ, PTXLAYOUT_CACHE_DIR=str(cache))
     root = str(Path(__file__).resolve().parents[1])
 
-    def run() -> str:
+    def run() -> tuple[str, str]:
         proc = subprocess.run([sys.executable, "-c", _PARSE_IN_A_FRESH_PROCESS],
                               capture_output=True, text=True, env=env, cwd=root, timeout=120)
-        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-        return proc.stdout.strip()
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip(), proc.stderr
 
-    assert run() == "PseudoLine 0"
-    files = sorted(p.name.split("-")[0] for p in cache.iterdir())
+    assert run() == ("PseudoLine 0", "")
+    tables = cache / "tables"
+    files = sorted(p.name.split("-")[0] for p in tables.iterdir())
     assert files == ["fragment", "pseudocode"]
-    assert run() == "PseudoLine 0"  # loaded from the tables
-    for p in cache.iterdir():
+    assert all(p.suffix == ".json" for p in tables.iterdir())  # plain data, never pickle
+    assert run() == ("PseudoLine 0", "")  # loaded from the tables
+    for p in tables.iterdir():
         p.write_bytes(b"not the tables\n" + os.urandom(64))
-    assert run() == "PseudoLine 0"  # rebuilt, silently
+    out, err = run()  # rebuilt, with one warning a file
+    assert out == "PseudoLine 0"
+    assert err.count("cache ignored") == 2 and "not valid JSON" in err, err
+    assert run() == ("PseudoLine 0", "")  # the rebuilt tables replaced the spoilt ones
     env["PTXLAYOUT_CACHE_DIR"] = str(tmp_path / "a-file")
     (tmp_path / "a-file").write_text("in the way")
-    assert run() == "PseudoLine 0"  # no cache where none can be made
+    out, err = run()  # no cache where none can be made
+    assert out == "PseudoLine 0"
+    assert "cannot make the folder" in err and str(tmp_path / "a-file") in err, err
 
 
 def test_no_text_is_ever_evaluated() -> None:

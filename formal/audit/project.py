@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from functools import cache
 
+from ..base.grammar_files import grammar_dir
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
 from ..model import Layout, cells_and_names
 from ..model.tv import TV, tv_view
-from ..parse.grammars import grammar_dir
 
 __all__ = ["Finding", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
            "cells_and_names", "error", "grammar_dir", "layout_serves", "spec_layouts",

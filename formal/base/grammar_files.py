@@ -1,15 +1,22 @@
-"""Where the grammar files are, and where Lark keeps their built tables between runs.
+"""Where the grammar files are, and their LALR parsers with the built tables kept between runs.
 
 ``grammar_dir()`` is ``grammar/`` beside the package (an installed wheel carries it inside);
-``table_cache("fragment", text)`` names a file under the user's cache directory whose name
-carries a hash of the grammar text, e.g. ``~/.cache/ptxlayout/fragment-3f2a....lark-tables``.
-The text stage (``grammar/lines.lark``) and the parse stage (``pseudocode.lark``,
-``fragment.lark``) both load their grammars through these two.
+``build_parser("fragment", starts)`` is the LALR parser of ``grammar/fragment.lark``, its tables
+loaded from the checked cache folder (``formal.base.cache``) as JSON -- never pickle -- when a
+file there carries the right key (a hash of the grammar, its start symbols and the versions of
+ptxlayout, Lark and Python), else built and stored, e.g. ``~/.cache/ptxlayout/tables/
+fragment-3f2a....json``.  The text stage (``grammar/lines.lark``) and the parse stage
+(``pseudocode.lark``, ``fragment.lark``) both load their grammars through here.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
+from typing import Any
+
+from lark import Lark
 
 
 def grammar_dir() -> Path:
@@ -21,30 +28,74 @@ def grammar_dir() -> Path:
     raise FileNotFoundError("grammar/pseudocode.lark not found next to the formal package")
 
 
-def table_cache(name: str, text: str) -> str | bool:
-    """Where Lark keeps the built LALR tables of a grammar between runs (building them is
-    about a third of a second), or False for no cache.
+TABLES_SCHEMA = "ptxlayout-lark-tables/1"
 
-    ``PTXLAYOUT_CACHE_DIR`` names the directory (empty: no cache); by default the user's
-    cache directory.  The file name carries a hash of the grammar text, and Lark itself
-    checks a hash of the grammar, its options, its own version and Python's before it uses
-    a file, so an edited grammar or another Lark never loads stale tables.  A directory that
-    cannot be made or written means no cache, not an error."""
+
+def _encode(x: Any) -> Any:
+    """Lark's serialized tables as JSON: every dict as a list of pairs (its keys are often
+    integers), tuples as lists."""
+    if isinstance(x, dict):
+        return {"d": [[_encode(k), _encode(v)] for k, v in x.items()]}
+    if isinstance(x, (list, tuple)):
+        return [_encode(v) for v in x]
+    if x is None or isinstance(x, (str, int, float, bool)):
+        return x
+    raise TypeError(f"cannot write {type(x).__name__} into the table cache")
+
+
+def _decode_object(o: dict[str, Any]) -> Any:
+    if set(o) != {"d"} or not isinstance(o["d"], list):
+        return o  # the entry's own wrapper
+    return {(tuple(k) if isinstance(k, list) else k): v for k, v in o["d"]}
+
+
+def _tables_key(text: str, start: Any) -> str:
     import hashlib
-    import os
+    import sys
 
-    where = os.environ.get("PTXLAYOUT_CACHE_DIR")
-    if where is None:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
-                                                                ".cache")
-        where = os.path.join(base, "ptxlayout")
-    if not where:
-        return False
-    try:
-        os.makedirs(where, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    if not os.access(where, os.W_OK | os.X_OK):
-        return False
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    return os.path.join(where, f"{name}-{digest}.lark-tables")
+    import lark
+
+    from .. import __version__
+    what = json.dumps([TABLES_SCHEMA, __version__, lark.__version__, sys.version_info[:2],
+                       text, start])
+    return hashlib.sha256(what.encode("utf-8")).hexdigest()
+
+
+def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
+    """The LALR parser of ``grammar/<name>.lark``, its tables loaded from the cache folder when
+    they are there and safe (``base.cache``), else built (about 0.1-0.2 s each) and stored.
+
+    The tables are stored as JSON, never pickle: the file names a key (a hash of the grammar,
+    the start symbols, this tool's, Lark's and Python's versions) and is used only when the
+    key inside it matches; a file that does not parse, or that Lark cannot load, is ignored
+    with a warning and rebuilt."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    from . import cache as disk
+
+    text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
+    options = {"parser": "lalr", "start": start, "propagate_positions": positions,
+               "maybe_placeholders": False}
+    key = _tables_key(text, [start, positions])
+    fname = f"{name}-{key[:16]}.json"
+    with disk.folder("tables") as fd:
+        if fd is None:
+            return Lark(text, **options)
+        where = os.path.join(disk.root() or "", "tables")
+        entry = disk.read_json(fd, fname, where, _decode_object)
+        if entry is not None:
+            try:
+                if not isinstance(entry, dict) or entry.get("schema") != TABLES_SCHEMA \
+                        or entry.get("key") != key:
+                    raise ValueError("another grammar's or another version's tables")
+                tables = entry["tables"]
+                return Lark._load_from_dict(tables["data"], tables["memo"])  # type: ignore
+            except Exception as exc:  # noqa: BLE001 - any defect of a cached file: rebuild
+                disk.warn(os.path.join(where, fname),
+                           f"not usable tables ({str(exc)[:80] or type(exc).__name__})")
+        parser = Lark(text, **options)
+        data, memo = parser.memo_serialize([TerminalDef, Rule])
+        disk.write_json(fd, fname, {"schema": TABLES_SCHEMA, "key": key,
+                                     "tables": _encode({"data": data, "memo": memo})})
+        return parser

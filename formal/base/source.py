@@ -78,6 +78,9 @@ class SourceText:
         end = len(self.text) if end is None else end
         start = max(0, min(start, len(self.text)))
         end = max(start, min(end, len(self.text)))
+        if len(self.segments) == 1 and self.segments[0][0] == 0:  # one line: no search
+            _off, line, col = self.segments[0]
+            return SourceText(self.text[start:end], self.document, ((0, line, col + start),))
         segs: list[tuple[int, int, int]] = []
         # segments ending before ``start`` or starting after ``end`` contribute nothing: look
         # only at those in between (a slice per line of a long text stays linear)

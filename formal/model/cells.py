@@ -14,6 +14,7 @@ hash as the exports and the GPU evidence write them.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,8 +192,37 @@ def build_map(lay: Layout) -> CellMap | None:
     selectors = md.selectors if md is not None and md.selectors else (0,)
     holder = md.holder if md is not None else sp.true
     rep = lay.groups
-    return CellMap(lay, names, tuple(fs) + lay.helpers, lay.lanes, lay.elements, selectors,
-                holder, rep[2] if rep else None)
+    formulas = tuple(fs) + lay.helpers
+    group = rep[2] if rep else None
+    key = (names, tuple((f.name, tuple((c.value, c.cond, c.otherwise) for c in f.cases))
+                        for f in formulas), lay.lanes, lay.elements, selectors, holder, group)
+    known = _ENUMERATED.get(key)
+    if known is not None:
+        # the same formulas over the same domain (a section stated again, another type
+        # group): the enumerated arrays are shared, only the layout differs
+        m = copy.copy(known)
+        m.lay = lay
+        m.formulas = formulas
+        return m
+    m = CellMap(lay, names, formulas, lay.lanes, lay.elements, selectors, holder, group)
+    if len(_ENUMERATED) >= _ENUMERATED_LIMIT:
+        _ENUMERATED.clear()
+    template = copy.copy(m)
+    template.lay = None  # type: ignore[assignment]  # the memo keeps no layout alive
+    template.formulas = ()
+    _ENUMERATED[key] = template
+    return m
+
+
+# Enumerated maps by their formulas and domain, for the life of the process (bounded): a
+# document that states one map many times enumerates it once.
+_ENUMERATED: dict[Any, CellMap] = {}
+_ENUMERATED_LIMIT = 1024
+
+
+def clear_enumerated() -> None:
+    """Forget every enumerated map (benchmarks measure cold runs)."""
+    _ENUMERATED.clear()
 
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
-from ..parse.grammars import grammar_dir
+from ..base.grammar_files import grammar_dir
 
 IntTuple = Any  # int | tuple[IntTuple, ...]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import sympy as sp
@@ -229,7 +230,12 @@ class Layout:
 def _variant_a_types(instruction: str, shape: str, operand: str,
                      types: Iterable[str]) -> tuple[str, ...]:
     """The A types of the variants in which an operand of these types takes part."""
-    ts = tuple(types)
+    return _variant_a_types_of(instruction, shape, operand, tuple(types))
+
+
+@lru_cache(maxsize=4096)
+def _variant_a_types_of(instruction: str, shape: str, operand: str,
+                        ts: tuple[str, ...]) -> tuple[str, ...]:
     if operand in ("A", "metadata"):
         return ts
     out: list[str] = []

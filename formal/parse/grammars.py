@@ -16,7 +16,7 @@ from typing import Any
 from lark import Lark, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
-from ..base.grammar_files import grammar_dir, table_cache
+from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
 
@@ -32,16 +32,12 @@ FRAGMENT_STARTS = (
 
 @cache
 def pseudo_parser() -> Lark:
-    text = (grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", start="start", propagate_positions=True,
-                maybe_placeholders=False, cache=table_cache("pseudocode", text))
+    return build_parser("pseudocode", "start")
 
 
 @cache
 def fragment_parser() -> Lark:
-    text = (grammar_dir() / "fragment.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", start=list(FRAGMENT_STARTS), propagate_positions=True,
-                maybe_placeholders=False, cache=table_cache("fragment", text))
+    return build_parser("fragment", list(FRAGMENT_STARTS))
 
 
 # ---- errors ---------------------------------------------------------------------------------

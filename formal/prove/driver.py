@@ -14,14 +14,24 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ..base.source import Finding
-from ..model.cells import map_of
+from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
+from .cache import ProofCache, entry_key
 from .confirm import stated_in
 from .encode import SHARED_TERMS
-from .formula import chunk_spec, formula_cores, guard_remarks, surjective_core
+from .formula import ONE_QUERY, chunk_spec, formula_cores, guard_remarks, surjective_core
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
-from .verdicts import OBLIGATIONS, Core, InternalError, LayoutResult, Options, Proof, Verdict
+from .verdicts import (
+    OBLIGATIONS,
+    TEST_HOOKS,
+    Core,
+    InternalError,
+    LayoutResult,
+    Options,
+    Proof,
+    Verdict,
+)
 
 # ---- per layout ----------------------------------------------------------------------------------
 
@@ -81,15 +91,39 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
 def clear_cache() -> None:
     _CACHE.clear()
     SHARED_TERMS.clear()
+    clear_enumerated()
+
+
+def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
+                   store: ProofCache | None) -> dict[str, Core]:
+    """``formula_cores``, with Z3's earlier *unsat* taken from the disk cache when it holds one
+    (the enumeration decides again either way; an entry it contradicts is dropped)."""
+    if store is None or not opts.cross_check or TEST_HOOKS:
+        return formula_cores(m, opts, spec)  # a planted encoding must meet Z3, not the cache
+    obligation = "cases+in-range+injective" + ("+sparse-chunks" if spec is not None else "")
+    key = entry_key(lay, obligation, spec, opts.timeout_ms)
+    if store.proved(key, obligation):
+        try:
+            return formula_cores(m, opts, spec, z3_said_unsat=True)
+        except InternalError as exc:
+            store.reject(key, f"says Z3 proved {obligation}, but the enumeration finds "
+                         f"otherwise ({exc}); removed")
+    cores = formula_cores(m, opts, spec)
+    if all(c.status == "proved" for c in cores.values()) and \
+            any(c.method == ONE_QUERY for c in cores.values()):
+        store.store(key, obligation)  # Z3 answered unsat to the combined query
+    return cores
 
 
 NOT_CHECKED = "not checked: a formula of this layout did not parse"
 
 
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
-                 a_layout: Layout | None = None, stated: Any = None) -> LayoutResult:
+                 a_layout: Layout | None = None, stated: Any = None,
+                 store: ProofCache | None = None) -> LayoutResult:
     """Every obligation of one layout; ``stated`` (``formal.prove.confirm.stated_in``) names
-    the layouts its document states for the other operands of its variants."""
+    the layouts its document states for the other operands of its variants; ``store`` is the
+    on-disk proof cache (``formal.prove.cache``), if any."""
     by_id = by_id or {}
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
@@ -113,7 +147,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     else:
         spec, spec_core = chunk_spec(lay) if lay.sparse_a else (None, None)
         cores = _cached((*key, "formula", repr(spec)),
-                             lambda: formula_cores(m, opts, spec))
+                        lambda: _formula_cores(lay, m, opts, spec, store))
         case_cores = [cores[f"cases:{k}"] for k in range(len(m.formulas))]
         bad = next((c for c in case_cores if c.status != "proved"), None)
         verdicts["cases"] = _verdict("cases", bad or case_cores[0], lay)
@@ -212,21 +246,34 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
         if lay.sparse_a and lay.formulas:
             a_by_section.setdefault((lay.document, lay.section, str(lay.shape)), lay)
     stated = stated_in(model.layouts) if opts.evidence is not None else None
-    for lay in model.layouts:
-        a_lay = a_by_section.get((lay.document, lay.section, str(lay.shape))) \
-            if lay.operand == "metadata" else None
-        try:
-            res = prove_layout(lay, opts, by_id, a_lay, stated)
-        except InternalError as exc:
-            internal += 1
-            v = tuple(Verdict(n, "error", f"internal error: {exc}") for n in OBLIGATIONS)
-            f = Finding("error", "internal", lay.span, f"internal error: {exc}", lay.section,
-                        None, lay.id)
-            res = LayoutResult(lay, v, (f,))
-        results.append(res)
-        findings.extend(res.findings)
+    store = ProofCache.open() if opts.disk_cache and opts.cross_check else None
+    try:
+        for n, lay in enumerate(model.layouts):
+            a_lay = a_by_section.get((lay.document, lay.section, str(lay.shape))) \
+                if lay.operand == "metadata" else None
+            res, failed = _prove_one(lay, opts, by_id, a_lay, stated, store)
+            results.append(res)
+            findings.extend(res.findings)
+            internal += failed
+            if opts.progress is not None:
+                opts.progress(n + 1, len(model.layouts))
+    finally:
+        if store is not None:
+            store.close()
     secs = {"prove": time.perf_counter() - t0}
     return Proof(tuple(results), tuple(_sorted(findings)), internal, secs)
+
+
+def _prove_one(lay: Layout, opts: Options, by_id: dict[str, Layout], a_lay: Layout | None,
+               stated: Any, store: ProofCache | None) -> tuple[LayoutResult, bool]:
+    """The layout's result, and whether it is an internal error."""
+    try:
+        return prove_layout(lay, opts, by_id, a_lay, stated, store), False
+    except InternalError as exc:
+        v = tuple(Verdict(n, "error", f"internal error: {exc}") for n in OBLIGATIONS)
+        f = Finding("error", "internal", lay.span, f"internal error: {exc}", lay.section,
+                    None, lay.id)
+        return LayoutResult(lay, v, (f,)), True
 
 
 def _sorted(findings: Iterable[Finding]) -> list[Finding]:

@@ -131,28 +131,50 @@ def _violations(sym: Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
     return out
 
 
-def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None) -> dict[str, Core]:
+ONE_QUERY = "z3 (one query) + enumeration"  # the method of a map whose combined query is unsat
+
+
+def obligation_names(m: CellMap, chunks: _ChunkSpec | None) -> list[str]:
+    """The obligations of the combined query, as ``_violations`` names them."""
+    out = [f"cases:{k}" for k, f in enumerate(m.formulas)
+           if not (len(f.cases) == 1 and f.cases[0].cond is sp.true)]
+    return out + ["in-range", "injective"] + (["sparse-chunks"] if chunks is not None else [])
+
+
+def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None,
+                  z3_said_unsat: bool = False) -> dict[str, Core]:
     """Decide cases, in-range, injective (and sparse-chunks) for a map.
 
     One Z3 query asks whether *any* of them fails; when it does not (the usual case) every
     obligation is proved by that one query.  Otherwise each is decided on its own.  Either
-    way enumeration decides each again and must agree.
+    way enumeration decides each again and must agree.  ``z3_said_unsat``: the proof cache
+    holds Z3's *unsat* for this query from an earlier run, so Z3 is not asked again -- the
+    enumeration still is (with the cross-check off the cache is never consulted), and a
+    disagreement raises ``InternalError`` as ever (the caller then drops the entry).
     """
-    sym = Sym(m)
-    viol = _violations(sym, chunks)
-    second = viol.pop("_second")
     z3_status: dict[str, str] = {}
     z3_models: dict[str, Any] = {}
-    r, _model = check("combined", z3.Or(*viol.values()), opts.timeout_ms)
-    if r == "unsat":
-        z3_status = {name: "proved" for name in viol}
-        method = "z3 (one query) + enumeration"
+    sym: Sym | None = None
+    second: Any = None
+    if z3_said_unsat:
+        if not opts.cross_check:
+            raise ValueError("a cached Z3 answer is used only with the enumeration cross-check")
+        z3_status = {name: "proved" for name in obligation_names(m, chunks)}
+        method = ONE_QUERY
     else:
-        method = "z3+enumeration"
-        for name, formula in viol.items():
-            rr, model = check(name, formula, opts.timeout_ms)
-            z3_status[name] = {"unsat": "proved", "sat": "refuted"}.get(rr, "unknown")
-            z3_models[name] = model
+        sym = Sym(m)
+        viol = _violations(sym, chunks)
+        second = viol.pop("_second")
+        r, _model = check("combined", z3.Or(*viol.values()), opts.timeout_ms)
+        if r == "unsat":
+            z3_status = {name: "proved" for name in viol}
+            method = ONE_QUERY
+        else:
+            method = "z3+enumeration"
+            for name, formula in viol.items():
+                rr, model = check(name, formula, opts.timeout_ms)
+                z3_status[name] = {"unsat": "proved", "sat": "refuted"}.get(rr, "unknown")
+                z3_models[name] = model
     cores: dict[str, Core] = {}
     for k, f in enumerate(m.formulas):
         cores[f"cases:{k}"] = _cases_core(m, k, f, z3_status.get(f"cases:{k}"),
@@ -168,11 +190,12 @@ def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None) -> dict[
     return cores
 
 
-def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym: Sym,
+def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym: Sym | None,
                 opts: Options, method: str) -> Core:
     if zs is None:
         return Core("proved", method="trivial (one unconditional case)")
     def replays() -> bool:
+        assert sym is not None  # a refutation comes from Z3, never from the cache
         p = m.index(*sym.point(model))
         return p is not None and len(m.matches(k, p)) != 1
 
@@ -194,8 +217,10 @@ def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym:
                  f"'{f.name}'", cex, (f.name, hits[1]), method, tuple(hits))
 
 
-def _range_core(m: CellMap, zs: str, model: Any, sym: Sym, opts: Options, method: str) -> Core:
+def _range_core(m: CellMap, zs: str, model: Any, sym: Sym | None, opts: Options,
+                method: str) -> Core:
     def replays() -> bool:
+        assert sym is not None  # a refutation comes from Z3, never from the cache
         p = m.index(*sym.point(model))
         return p is not None and _w_range_at(m, p)
 
@@ -242,9 +267,10 @@ def _collide_at(m: CellMap, pa: int, pb: int) -> bool:
     return a == b
 
 
-def _injective_core(m: CellMap, zs: str, model: Any, sym: Sym, second: tuple[Any, Any, Any],
-                    opts: Options, method: str) -> Core:
+def _injective_core(m: CellMap, zs: str, model: Any, sym: Sym | None,
+                    second: tuple[Any, Any, Any], opts: Options, method: str) -> Core:
     def replays() -> bool:
+        assert sym is not None
         pa = m.index(*sym.point(model))
         pb = m.index(*(z3_int(model, v, sym.w) for v in second))
         return pa is not None and pb is not None and _collide_at(m, pa, pb)
@@ -283,9 +309,10 @@ def _culprit(m: CellMap, pa: int, pb: int) -> tuple[str, int]:
     return m.names[k], hb[0] if hb else 0
 
 
-def _chunks_core(m: CellMap, spec: _ChunkSpec, zs: str, model: Any, sym: Sym, opts: Options,
-                 method: str) -> Core:
+def _chunks_core(m: CellMap, spec: _ChunkSpec, zs: str, model: Any, sym: Sym | None,
+                 opts: Options, method: str) -> Core:
     def replays() -> bool:
+        assert sym is not None  # a refutation comes from Z3, never from the cache
         p = m.index(*sym.point(model))
         return p is not None and _w_chunks_at(m, spec, p) is not None
 

@@ -28,6 +28,8 @@ class Options:
     timeout_ms: int = 5000
     cross_check: bool = True
     evidence: Any = None  # formal.prove.evidence.Evidence | None
+    disk_cache: bool = False  # Z3's verdicts kept on disk between runs (prove/cache.py)
+    progress: Any = None  # a callable (done, total) the driver calls after each layout
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Any
 
 from lark import Lark, Token, Transformer, UnexpectedInput
 
-from ..base.grammar_files import grammar_dir, table_cache
+from ..base.grammar_files import build_parser
 
 # the phrases of the PHRASE terminal that open a new block of prose (glued or not)
 _OPENERS = ("Matrix fragments", "Matrix Fragments", "Multiplicand A", "Multiplicand B",
@@ -126,9 +126,7 @@ class LineKind:
 
 @cache
 def _parser() -> Lark:
-    text = (grammar_dir() / "lines.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", start="line", maybe_placeholders=False,
-                cache=table_cache("lines", text))
+    return build_parser("lines", "line", positions=False)
 
 
 _HEADS = ("heading", "assignment", "phrase", "header_type", "dotted", "bang", "comment",

@@ -1,0 +1,263 @@
+"""What a user feels: ``ptxlayout`` in fresh processes, each target beside its measurement.
+
+    python bench/fresh.py [--repeat 5]          (also the last table of bench/run.py)
+
+Every row is the median wall time of ``--repeat`` new processes (``python -m formal ...``), its
+CPU time (user + system, from ``wait4``: steadier than wall time on a shared machine) and the
+largest peak resident memory among them (``ru_maxrss``; it counts what a child held before
+its ``exec``, so this runs as a small process of its own: ``bench/run.py`` starts it).
+Bytecode is written (into the temporary folder) and used, as an installed package's is, even
+where the environment says ``PYTHONDONTWRITEBYTECODE``.  "Beyond imports" is the median of
+paired differences: before each run, a process that only imports what ``prove`` imports (z3,
+sympy, lark, numpy and the package), so the machine's drift falls on both.  The enumeration
+floor is measured in bench/run.py's own process: the same obligations of the catalog decided
+by enumeration alone (its ``floor``).
+
+Rows: ``--version`` / ``--help`` (nothing heavy may be imported); the catalog cold (no cache
+at all: ``--no-cache``), cold with the grammar tables cached (issue 17's cost of the table
+cache), warm (tables and Z3's verdicts cached), and warm with the shipped GPU evidence (the
+default run); a 6 MB document made of the plain-text seeds and generated spec-like sections
+that hold no fragment layout (it finds the seeds' 56 layouts and no other); the 4.6 MB
+document of one seed repeated 400 times (identical formulas must be proved once).
+Documents are generated into a temporary folder (no spec text is copied: the filler is made
+of generated words).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+IMPORTS = ("import formal.cli, formal.api, formal.prove, formal.out.report, formal.parse, "
+           "formal.model, z3, sympy, lark, numpy")
+
+
+def run_once(args: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds (user + system), peak RSS in KiB) of one fresh process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                         cwd=str(ROOT))
+    _pid, _status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = 0
+    return wall, usage.ru_utime + usage.ru_stime, int(usage.ru_maxrss)
+
+
+@dataclass
+class Timing:
+    wall: float  # median seconds
+    cpu: float
+    rss: int  # KiB, the largest
+
+    def ms(self) -> str:
+        return f"{self.wall * 1000:.0f} ms (cpu {self.cpu * 1000:.0f})"
+
+    def s(self) -> str:
+        return f"{self.wall:.1f} s (cpu {self.cpu:.1f})"
+
+
+def measure(repeat: int, args: list[str], env: dict[str, str],
+            before: Callable[[], None] | None = None,
+            base: list[str] | None = None) -> Timing:
+    """Medians over ``repeat`` fresh processes; with ``base``, of the paired differences
+    (a ``base`` process right before each run: the noise of a shared machine falls on both)."""
+    walls, cpus, rss = [], [], 0
+    for _ in range(repeat):
+        bw = bc = 0.0
+        if base is not None:
+            bw, bc, _r = run_once(base, env)
+        if before is not None:
+            before()
+        w, c, r = run_once(args, env)
+        walls.append(w - bw)
+        cpus.append(c - bc)
+        rss = max(rss, r)
+    return Timing(statistics.median(walls), statistics.median(cpus), rss)
+
+
+# ---- generated documents ------------------------------------------------------------------------
+
+_WORDS = ("operand", "register", "vector", "predicate", "address", "state", "space", "shared",
+          "global", "warp", "thread", "barrier", "scope", "order", "value", "source", "target",
+          "destination", "type", "width", "mode", "rounding", "saturate", "cache", "policy",
+          "eviction", "priority", "memory", "consistency", "fence", "atomic", "reduction",
+          "instruction", "modifier", "qualifier", "semantics", "result", "operation", "bits",
+          "unsigned", "signed", "integer", "floating", "point", "half", "precision", "lane")
+_OPS = ("ld", "st", "add", "mul", "fma", "cvt", "mov", "shf", "prmt", "bar", "red", "atom",
+        "cp", "tex", "vote", "shfl", "setp", "selp", "min", "max", "abs", "neg", "and", "or")
+_TYPES = (".u32", ".s32", ".f32", ".f16", ".b64", ".u64", ".pred", ".b16")
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [rng.choice(_WORDS) for _ in range(rng.randint(8, 22))]
+    return " ".join(words).capitalize() + "."
+
+
+def filler_section(rng: random.Random, number: int) -> str:
+    """A spec-like section about some other instruction: prose, syntax, a small operand table
+    and pseudocode lines -- none of it a fragment layout."""
+    op = rng.choice(_OPS)
+    ty = rng.choice(_TYPES)
+    lines = [f"9.7.{number // 40}.{number % 40 + 1}. Instructions: {op}", "",
+             f"{op}{ty}", "", "Syntax", "",
+             f"{op}{ty}  d, a, b;", f"{op}.sat{ty}  d, a, b, c;", "", "Description", ""]
+    for _ in range(rng.randint(2, 5)):
+        lines.append(" ".join(_sentence(rng) for _ in range(rng.randint(2, 5))))
+        lines.append("")
+    lines += ["Operand Description", f"d the destination {rng.choice(_WORDS)} register",
+              f"a the first {rng.choice(_WORDS)} operand", "", "Semantics", "",
+              f"d = a {rng.choice(['+', '*', '&', '|', '^'])} b;",
+              f"if (a > {rng.randint(0, 99)}) d = d + 1;", "", "Examples", "",
+              f"{op}{ty} r1, r2, r3;", ""]
+    return "\n".join(lines)
+
+
+def mixed_document(path: Path, size: int) -> int:
+    """The plain-text seeds spread through generated sections up to ``size`` bytes (the
+    Markdown seeds are another dialect, and one document has one); returns its bytes."""
+    rng = random.Random(14)
+    seeds = plain_seeds()
+    parts: list[str] = []
+    total = 0
+    n = 0
+    every = max(1, size // max(1, len(seeds) + 1))
+    next_seed = every
+    while total < size:
+        s = filler_section(rng, n)
+        n += 1
+        parts.append(s)
+        total += len(s) + 2
+        if seeds and total >= next_seed:
+            parts.append(seeds.pop(0))
+            total += len(parts[-1]) + 2
+            next_seed += every
+    parts.extend(seeds)
+    text = "\n\n".join(parts)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+def plain_seeds() -> list[str]:
+    texts = [p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.txt"))]
+    return [t for t in texts if not t.startswith("#")]
+
+
+def repeated_document(path: Path, copies: int = 400) -> int:
+    seed = sorted(SEEDS.glob("000*.txt"))[0].read_text(encoding="utf-8")
+    text = "\n\n".join([seed] * copies)
+    path.write_text(text, encoding="utf-8")
+    return len(text.encode("utf-8"))
+
+
+# ---- the table ----------------------------------------------------------------------------------
+
+
+def table(repeat: int, floor_s: float | None, docs_repeat: int = 1) -> list[str]:
+    """Measure every row; return the printed lines."""
+    py = sys.executable
+    tmp = Path(tempfile.mkdtemp(prefix="ptxlayout-bench-"))
+    cache = tmp / "cache"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PTXLAYOUT_CACHE_DIR=str(cache),
+               PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
+    env.pop("PTXLAYOUT_DEBUG", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
+    run_once([py, "-c", IMPORTS + ", formal.out.ledger, formal.out.figures, "
+              "formal.out.drawing"], env)  # compiles it once
+    prove = [py, "-m", "formal", "prove", "--format", "json", "--output", os.devnull]
+    rows: list[tuple[str, str, str, str, str]] = []
+
+    def clear_proofs() -> None:
+        for p in (cache / "proofs").glob("*.json"):
+            p.unlink()
+
+    def clear_all() -> None:
+        clear_proofs()
+        for p in (cache / "tables").glob("*.json"):
+            p.unlink()
+
+    bare = measure(repeat, [py, "-c", "pass"], env)
+    version = measure(repeat, [py, "-m", "formal", "--version"], env)
+    helped = measure(repeat, [py, "-m", "formal", "--help"], env)
+    imp = [py, "-c", IMPORTS]
+    imports = measure(repeat, imp, env)
+    rows.append(("python itself (the floor of the next two)", bare.ms(), "", "", ""))
+    rows.append(("ptxlayout --version", version.ms(), "<= 150 ms", _ok(version.wall <= 0.15),
+                 _mib(version.rss)))
+    rows.append(("ptxlayout --help", helped.ms(), "<= 150 ms", _ok(helped.wall <= 0.15),
+                 _mib(helped.rss)))
+    rows.append(("imports of prove (subtracted below)", imports.ms(), "", "",
+                 _mib(imports.rss)))
+    none = ["--evidence", "none"]
+    cold = measure(repeat, prove + none + ["--no-cache"], env, base=imp)
+    measure(1, prove + none, env)  # fills both caches
+    tables_only = measure(repeat, prove + none, env, clear_proofs, base=imp)
+    measure(1, prove + none, env)
+    warm = measure(repeat, prove + none, env, base=imp)
+    default = measure(repeat, prove, env, base=imp)
+    rows.append(("catalog, cold (--no-cache), beyond imports", cold.ms(), "<= 1000 ms",
+                 _ok(cold.wall <= 1.0), _mib(cold.rss)))
+    if floor_s:
+        rows.append(("  the same / enumeration floor", f"{cold.wall / floor_s:.1f}x (cpu "
+                     f"{cold.cpu / floor_s:.1f}x)", "<= 5x", _ok(cold.wall / floor_s <= 5.0),
+                     f"floor {floor_s * 1000:.0f} ms"))
+    rows.append(("catalog, tables cached, proofs cold, beyond imports", tables_only.ms(),
+                 f"(cold minus this, the table cache's saving: "
+                 f"{(cold.cpu - tables_only.cpu) * 1000:.0f} ms cpu)",
+                 "", _mib(tables_only.rss)))
+    rows.append(("catalog, warm (tables + Z3 verdicts), beyond imports", warm.ms(),
+                 "<= 250 ms", _ok(warm.wall <= 0.25), _mib(warm.rss)))
+    rows.append(("catalog, warm, with the GPU evidence (default run)", default.ms(),
+                 "(evidence: issue 16)", "", _mib(default.rss)))
+    mixed = tmp / "mixed.txt"
+    size = mixed_document(mixed, 6 * 1000 * 1000)
+    t = measure(docs_repeat, prove + none + [str(mixed)], env, clear_all)
+    rows.append((f"{size / 1e6:.1f} MB: seeds + spec-like sections, cold, whole run", t.s(),
+                 "<= 5 s", _ok(t.wall <= 5.0), _mib(t.rss)))
+    rep = tmp / "repeated.txt"
+    size = repeated_document(rep)
+    t = measure(docs_repeat, prove + none + [str(rep)], env, clear_all)
+    rows.append((f"{size / 1e6:.1f} MB: one seed x 400, cold, whole run", t.s(), "<= 20 s",
+                 _ok(t.wall <= 20.0), _mib(t.rss)))
+    head = ("measurement", "median", "target", "holds", "peak RSS / note")
+    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(5)]
+    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
+           "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |" for r in rows]
+    return out
+
+
+def _mib(kib: int) -> str:
+    return f"{kib / 1024:.0f} MiB"
+
+
+def _ok(b: bool) -> str:
+    return "yes" if b else "NO"
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--docs-repeat", type=int, default=1,
+                    help="runs of each big document (they take seconds each)")
+    ap.add_argument("--floor", type=float, help="the enumeration floor in seconds (bench/run.py "
+                    "measures it and passes it)")
+    args = ap.parse_args(argv)
+    for line in table(args.repeat, args.floor, args.docs_repeat):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""The one on-disk cache folder, used only when nobody else could have written to it.
+
+ptxlayout keeps two kinds of plain JSON between runs (never pickle): Lark's LALR tables
+(``parse/grammars``) and Z3's verdicts (``prove/cache``).  Both live in ``PTXLAYOUT_CACHE_DIR``
+(default ``$XDG_CACHE_HOME/ptxlayout`` or ``~/.cache/ptxlayout``; empty: no cache), and
+``--no-cache`` (``disable()``) turns both off.
+
+Before anything is read, the folder is opened once (no symbolic link as its last part) and
+checked through that open handle: it must belong to the current user and be writable by
+nobody else.  Each file is opened inside that handle (``dir_fd``, never by a path that could
+be swapped meanwhile), refused if it is a symbolic link, and again checked: the user's own,
+a plain file, not group- or other-writable.  A cache that fails a check is ignored with one
+line on stderr, e.g.::
+
+    ptxlayout: warning: cache ignored: /tmp/shared: the folder is writable by group or others
+
+Writes go to a fresh temporary name and are moved into place with ``os.replace``, so a
+concurrent run sees the old file or the new one, never half of one.  Where the operating
+system has no POSIX owners (``os.geteuid`` missing, e.g. Windows) nothing can be checked and
+the caches are off.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+MAX_ENTRY = 8 * 1024 * 1024  # bytes: a bigger file is not ours
+_STATE = {"enabled": True}
+_WARNED: set[str] = set()
+
+
+def disable() -> None:
+    """Turn every on-disk cache off for the rest of the process (``--no-cache``)."""
+    _STATE["enabled"] = False
+
+
+def enable() -> None:
+    _STATE["enabled"] = True
+
+
+def warn(path: str, why: str) -> None:
+    """One line on stderr, once per process and path."""
+    line = f"ptxlayout: warning: cache ignored: {path}: {why}"
+    if line not in _WARNED:
+        _WARNED.add(line)
+        print(line, file=sys.stderr)
+
+
+def root() -> str | None:
+    """The configured cache folder, or None when caching is off."""
+    if not _STATE["enabled"]:
+        return None
+    where = os.environ.get("PTXLAYOUT_CACHE_DIR")
+    if where is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache")
+        where = os.path.join(base, "ptxlayout")
+    return where or None
+
+
+def _unsafe(st: os.stat_result, what: str) -> str | None:
+    """Why a file or folder with this status could have been written by someone else."""
+    if st.st_uid != os.geteuid():
+        return f"the {what} belongs to user id {st.st_uid}, not to you ({os.geteuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"the {what} is writable by group or others (mode {stat.filemode(st.st_mode)})"
+    return None
+
+
+@contextmanager
+def folder(sub: str = "") -> Iterator[int | None]:
+    """An open handle on the cache folder (or its subfolder ``sub``, made 0o700 when
+    missing) that passed the checks, else None (with a warning where a check failed)."""
+    top = root()
+    if top is None or not hasattr(os, "geteuid") or not hasattr(os, "O_NOFOLLOW"):
+        yield None
+        return
+    path = os.path.join(top, sub) if sub else top
+    fd = None
+    try:
+        try:
+            os.makedirs(top, mode=0o700, exist_ok=True)  # both made private, not as umask says
+            if sub:
+                os.makedirs(path, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            warn(path, f"cannot make the folder ({exc.strerror or exc})")
+            yield None
+            return
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError as exc:
+            warn(path, "it is a symbolic link" if os.path.islink(path) else
+                 f"cannot open the folder ({exc.strerror or exc})")
+            yield None
+            return
+        why: str | None = _unsafe(os.fstat(fd), "folder")
+        if why is None and sub:  # the parent too: whoever can write it can swap the subfolder
+            try:
+                why = _unsafe(os.stat(top, follow_symlinks=False), "folder above it")
+            except OSError as exc:
+                why = f"cannot check {top} ({exc.strerror or exc})"
+        if why is not None:
+            warn(path, why)
+            yield None
+            return
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def read_json(fd: int, name: str, where: str,
+              hook: Callable[[dict[str, Any]], Any] | None = None) -> Any:
+    """The JSON value of file ``name`` in the checked folder ``fd``; None when missing or when
+    a check fails (with a warning naming ``where``/``name``); ``hook`` as json.loads's
+    ``object_hook``."""
+    path = os.path.join(where, name)
+    try:
+        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        warn(path, "it is a symbolic link" if exc.errno == errno.ELOOP else
+             f"cannot open it ({exc.strerror or exc})")
+        return None
+    try:
+        st = os.fstat(f)
+        why = _unsafe(st, "file")
+        if why is None and not stat.S_ISREG(st.st_mode):
+            why = "it is not a plain file"
+        if why is None and st.st_size > MAX_ENTRY:
+            why = f"it is {st.st_size} bytes, over the limit of {MAX_ENTRY}"
+        if why is not None:
+            warn(path, why)
+            return None
+        with os.fdopen(f, "rb", closefd=False) as fh:
+            data = fh.read(MAX_ENTRY + 1)
+    finally:
+        os.close(f)
+    try:
+        return json.loads(data.decode("utf-8"), object_hook=hook)
+    except (UnicodeDecodeError, ValueError) as exc:
+        warn(path, f"not valid JSON ({exc.__class__.__name__})")
+        return None
+
+
+def write_json(fd: int, name: str, value: Any) -> bool:
+    """Write ``value`` as ``name`` in the checked folder ``fd``, atomically (a temporary file
+    moved into place).  False when it could not be written (a cache is never an error)."""
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        data = json.dumps(value, separators=(",", ":"), sort_keys=True).encode("utf-8")
+        f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
+                    dir_fd=fd)
+        try:
+            with os.fdopen(f, "wb", closefd=False) as fh:
+                fh.write(data)
+        finally:
+            os.close(f)
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        return True
+    except (OSError, TypeError, ValueError):
+        try:
+            os.unlink(tmp, dir_fd=fd)
+        except OSError:
+            pass
+        return False
+
+
+def remove(fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=fd)
+    except OSError:
+        pass

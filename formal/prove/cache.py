@@ -1,0 +1,112 @@
+"""Z3's verdicts kept on disk between runs: a hit skips Z3, never the enumeration.
+
+The expensive part of a fresh ``ptxlayout prove`` is building Z3 terms and solving the one
+combined query a map gets ("does any of cases / in-range / injective / sparse-chunks fail?").
+When Z3 answered *unsat* (every one of them holds), the answer is written down as one JSON file
+in ``<cache folder>/proofs`` (``base.cache``: the user's own folder, checked before use), named
+by a key: a SHA-256 of this tool's version, Z3's version, the obligation and the layout's
+normalized formulas (``base.hashes.formula_hash``) with everything else the query depends on
+(elements, lanes, tile, operand, sparsity, the chunk rule, Z3's time limit).  For the toy
+``row = i``, ``col = lane`` the entry reads::
+
+    {"schema": "ptxlayout-proof/1", "tool": "0.1.0", "z3": "4.13.0", "key": "9f2c...",
+     "obligation": "cases+in-range+injective", "z3_answer": "unsat"}
+
+On the next run the same map finds the entry and Z3 is skipped -- but the enumeration still
+decides every obligation on its own and must agree.  An entry that says "proved" for a map the
+enumeration refutes is a lie: it is ignored with a warning and removed, and Z3 runs as if there
+were no cache, so a cache can never turn a refutation into a proof.  Only *unsat* answers are
+kept (a refutation is cheap to find again and needs Z3's model to replay), and nothing is used
+or kept when the cross-check is off.  An entry that is not valid JSON, has another schema,
+version or key, is ignored with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import __version__
+from ..base import cache as disk
+from ..model.layout import Layout
+
+SCHEMA = "ptxlayout-proof/1"
+SUBFOLDER = "proofs"
+
+
+def _z3_version() -> str:
+    import z3
+    return str(z3.get_version_string())
+
+
+def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
+    """The key of an obligation of a layout's map (stable across processes and machines).
+    The time limit is part of it: a run with another limit asks Z3 again, so its report is
+    the one it would give without a cache."""
+    what = [SCHEMA, __version__, _z3_version(), obligation, lay.formula_hash(), lay.elements,
+            lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), repr(spec),
+            repr(lay.groups), timeout_ms]
+    return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class ProofCache:
+    """The proof cache of one run: the checked folder is opened once (``open``) and each
+    entry read or written through it."""
+
+    fd: int | None
+    where: str
+    hits: int = 0
+    misses: int = 0
+    rejected: list[str] = field(default_factory=list)
+
+    @classmethod
+    def open(cls) -> ProofCache | None:
+        top = disk.root()
+        if top is None:
+            return None
+        where = os.path.join(top, SUBFOLDER)
+        with disk.folder(SUBFOLDER) as fd:
+            if fd is None:
+                return None
+            return cls(os.dup(fd), where)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def proved(self, key: str, obligation: str) -> bool:
+        """Did Z3 answer *unsat* for this key in an earlier run (a valid entry says so)?"""
+        if self.fd is None:
+            return False
+        name = f"{key}.json"
+        entry = disk.read_json(self.fd, name, self.where)
+        if entry is None:
+            self.misses += 1
+            return False
+        want = {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
+                "obligation": obligation, "z3_answer": "unsat"}
+        if entry != want:
+            disk.warn(os.path.join(self.where, name),
+                      "not an entry of this version for this key (ignored)")
+            self.misses += 1
+            return False
+        self.hits += 1
+        return True
+
+    def store(self, key: str, obligation: str) -> None:
+        if self.fd is not None:
+            disk.write_json(self.fd, f"{key}.json",
+                            {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(),
+                             "key": key, "obligation": obligation, "z3_answer": "unsat"})
+
+    def reject(self, key: str, why: str) -> None:
+        """An entry the enumeration contradicts: warn, remove it, and never trust it again."""
+        self.rejected.append(key)
+        disk.warn(os.path.join(self.where, f"{key}.json"), why)
+        if self.fd is not None:
+            disk.remove(self.fd, f"{key}.json")

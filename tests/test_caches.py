@@ -1,0 +1,313 @@
+"""The caches are never a way in, and never a way to a false "proved".
+
+(a) A hostile pickle (one whose loading would write a marker file) planted where the grammar
+    tables are looked for -- under our file name and under Lark's own -- is never loaded: not
+    from a folder others can write (a warning names the folder and why), and not from the
+    user's own folder either (the tables are JSON: the file is "not valid JSON", ignored).
+(b) A group-writable cache folder gives one warning and a clean run with the same report.
+(c) A proof-cache entry that says Z3 proved a map which collides cannot turn the refutation
+    into a proof: the enumeration refutes it, the entry is dropped with a warning, Z3 runs.
+(d) A corrupt or foreign entry is ignored with a warning; a warm cache changes no report, and
+    ``--no-cache`` writes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import pickle
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from formal import prove
+from formal.api import model_of
+from formal.base import cache as disk
+from formal.cli import main
+from formal.base.grammar_files import _tables_key, grammar_dir
+from formal.parse.grammars import FRAGMENT_STARTS
+from formal.prove.cache import SCHEMA, entry_key
+
+from .test_never_lie import document
+
+ROOT = Path(__file__).resolve().parents[1]
+POSIX = hasattr(os, "geteuid")
+pytestmark = pytest.mark.skipif(not POSIX, reason="POSIX owners and modes only")
+
+
+@pytest.fixture(autouse=True)
+def caches_on() -> Any:
+    """Every test starts with the caches on (a ``--no-cache`` run before turns them off for
+    its process) and no warning remembered."""
+    disk.enable()
+    disk._WARNED.clear()
+    yield
+    disk.enable()
+    disk._WARNED.clear()
+
+
+class _Hostile:
+    """Unpickling this calls ``open(marker, 'w')``: the marker file appears."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (str(self.marker), "w"))
+
+
+def _plant_hostile(folder: Path, marker: Path) -> list[Path]:
+    """A hostile pickle under every name the grammar tables could be looked for by."""
+    data = pickle.dumps(_Hostile(marker))
+    planted = []
+    tables = folder / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
+    for name, start, positions in (("pseudocode", "start", True),
+                                   ("fragment", list(FRAGMENT_STARTS), True),
+                                   ("lines", "line", False)):
+        text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
+        ours = tables / f"{name}-{_tables_key(text, [start, positions])[:16]}.json"
+        import hashlib
+        lark_own = folder / f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:16]}" \
+                            ".lark-tables"  # where ptxlayout 0.1 pointed Lark's pickle cache
+        for p in (ours, lark_own):
+            p.write_bytes(data)
+            planted.append(p)
+    return planted
+
+
+def _fresh_prove(cache_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PTXLAYOUT_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "formal", "prove", "--format", "json",
+                           "--evidence", "none", *extra], capture_output=True, text=True,
+                          env=env, cwd=str(ROOT), timeout=300)
+
+
+def test_a_hostile_pickle_in_a_shared_cache_folder_is_never_loaded(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    marker = tmp_path / "MARKER"
+    _plant_hostile(shared, marker)
+    for p in (shared, shared / "tables"):
+        p.chmod(0o777)  # what a CI cache volume shared between jobs looks like
+    pickle.loads(pickle.dumps(_Hostile(tmp_path / "PROBE")))
+    assert (tmp_path / "PROBE").exists()  # the planted pickle is really hostile
+    proc = _fresh_prove(shared)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    assert f"cache ignored: {shared / 'tables'}: the folder is writable by group or others" \
+        in proc.stderr, proc.stderr
+    assert json.loads(proc.stdout)["summary"]["layouts"] == 109
+
+
+def test_a_hostile_pickle_in_the_users_own_folder_is_not_loaded_either(tmp_path: Path) -> None:
+    own = tmp_path / "own"
+    own.mkdir(mode=0o700)
+    marker = tmp_path / "MARKER"
+    _plant_hostile(own, marker)
+    proc = _fresh_prove(own)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()  # the tables are read as JSON, never unpickled
+    assert proc.stderr.count("not valid JSON") == 3, proc.stderr
+    again = _fresh_prove(own)  # the rebuilt tables replaced the planted files
+    assert again.returncode == 0 and again.stderr == "", again.stderr
+    assert not marker.exists()
+
+
+def test_a_group_writable_cache_folder_warns_and_runs_clean(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    clean = _fresh_prove(folder)
+    assert clean.returncode == 0 and clean.stderr == "", clean.stderr
+    folder.chmod(0o770)
+    proc = _fresh_prove(folder)
+    assert proc.returncode == 0
+    lines = proc.stderr.splitlines()
+    assert lines and all(line.startswith(f"ptxlayout: warning: cache ignored: {folder}")
+                         and "writable by group or others" in line for line in lines), lines
+    assert proc.stdout == clean.stdout  # the same report, built without the cache
+
+
+def test_a_cache_folder_of_another_user_is_ignored(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only root can give a folder away")
+    folder = tmp_path / "theirs"
+    (folder / "x").mkdir(mode=0o700, parents=True)
+    os.chown(folder / "x", 65534, 65534)
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), disk.folder("x") as fd:
+            assert fd is None
+    finally:
+        disk._WARNED.clear()
+    assert "belongs to user id 65534" in err.getvalue()
+
+
+def test_a_symlinked_cache_file_is_not_followed(tmp_path: Path) -> None:
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    target = tmp_path / "elsewhere.json"
+    target.write_text('{"schema": "x"}')
+    (folder / "e.json").symlink_to(target)
+    err = io.StringIO()
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        with contextlib.redirect_stderr(err):
+            assert disk.read_json(fd, "e.json", str(folder)) is None
+    finally:
+        os.close(fd)
+        disk._WARNED.clear()
+    assert "symbolic link" in err.getvalue()
+
+
+# ---- the proof cache ----------------------------------------------------------------------------
+
+
+def _prove_in_process(*args: str) -> tuple[int, dict[str, Any], str]:
+    prove.clear_cache()  # the in-process cache would answer before the disk is asked
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["prove", *args, "--format", "json", "--evidence", "none"])
+    disk._WARNED.clear()
+    return code, json.loads(out.getvalue()), err.getvalue()
+
+
+def _status(report: dict[str, Any], name: str) -> str:
+    [lay] = report["layouts"]
+    return next(ob["status"] for ob in lay["obligations"] if ob["name"] == name)
+
+
+def test_a_lying_proof_entry_cannot_turn_a_refutation_into_a_proof(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, "collision")
+    [lay] = model_of([doc], use_catalog=False).layouts
+    obligation = "cases+in-range+injective"
+    key = entry_key(lay, obligation, None, 5000)
+    from formal import __version__
+    from formal.prove.cache import _z3_version
+    lie = {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
+           "obligation": obligation, "z3_answer": "unsat"}
+    (folder / "proofs").mkdir(parents=True, mode=0o700)
+    entry = folder / "proofs" / f"{key}.json"
+    entry.write_text(json.dumps(lie))
+    entry.chmod(0o600)
+    code, report, err = _prove_in_process(doc, "--no-catalog")
+    assert _status(report, "injective") == "refuted"
+    assert code == 1  # a finding, not an internal error (2)
+    assert f"cache ignored: {entry}: says Z3 proved {obligation}, but the enumeration" in err
+    assert not entry.exists()  # removed
+    assert report["summary"]["layouts"] == 1
+
+
+def test_a_corrupt_or_foreign_entry_is_ignored_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, "correct")
+    code, honest, err = _prove_in_process(doc, "--no-catalog")
+    assert code == 0 and err == ""
+    [entry] = (folder / "proofs").iterdir()  # the one map's combined query, unsat
+    good = json.loads(entry.read_text())
+    assert good["z3_answer"] == "unsat" and entry.name == f"{good['key']}.json"
+    code, warm, err = _prove_in_process(doc, "--no-catalog")
+    assert (code, warm, err) == (0, honest, "")  # a hit changes nothing in the report
+    for spoilt in (b"\x80garbage", json.dumps({**good, "tool": "0.0.0"}).encode(),
+                   json.dumps({**good, "key": "0" * 64}).encode()):
+        entry.write_bytes(spoilt)
+        code, report, err = _prove_in_process(doc, "--no-catalog")
+        assert (code, report) == (0, honest)
+        assert err.startswith(f"ptxlayout: warning: cache ignored: {entry}: "), err
+        assert len(err.splitlines()) == 1
+
+
+def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    code, _report, err = _prove_in_process(document(tmp_path, "correct"), "--no-catalog",
+                                           "--no-cache")
+    assert code == 0 and err == ""
+    assert not folder.exists() or not any(folder.rglob("*.json"))
+
+
+def test_a_cache_folder_is_made_private(tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "new"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    code, _report, _err = _prove_in_process(document(tmp_path, "correct"), "--no-catalog")
+    assert code == 0
+    assert stat.S_IMODE((folder / "proofs").stat().st_mode) == 0o700
+    [entry] = (folder / "proofs").iterdir()
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600
+
+
+def test_identical_formulas_are_proved_once(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # a document that states one seed three times asks Z3 exactly as often as the seed alone
+    from formal.prove import formula
+    seed = sorted((ROOT.parent / "shared" / "seeds").glob("000*.txt"))
+    if not seed:
+        pytest.skip("no seeds")
+    text = seed[0].read_text(encoding="utf-8")
+    once, thrice = tmp_path / "once.txt", tmp_path / "thrice.txt"
+    once.write_text(text, encoding="utf-8")
+    thrice.write_text("\n\n".join([text] * 3), encoding="utf-8")
+    calls: list[str] = []
+    real = formula.check
+
+    def counting(name: str, *args: Any, **kw: Any) -> Any:
+        calls.append(name)
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(formula, "check", counting)
+    counts = []
+    for doc in (once, thrice):
+        calls.clear()
+        _code, report, _err = _prove_in_process(str(doc), "--no-catalog", "--no-cache")
+        counts.append((len(calls), len(report["layouts"])))
+    (z1, n1), (z3_, n3) = counts
+    assert n3 == 3 * n1 and n1 > 0
+    assert z1 > 0 and z3_ == z1
+
+
+def test_the_progress_bar_waits_a_second_and_clears_its_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from formal import cli
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    now = [100.0]
+    bar = cli._Progress()
+    bar.clock = lambda: now[0]
+    bar.t0 = 100.0
+    bar(1, 4)  # at once: nothing
+    assert err.getvalue() == ""
+    now[0] = 101.5
+    bar(2, 4)
+    assert err.getvalue() == "\rproving 2/4 layouts [" + "#" * 15 + " " * 15 + "]"
+    now[0] = 102.0
+    bar(4, 4)  # done: the line is wiped
+    assert err.getvalue().endswith("\r" + " " * len("proving 4/4 layouts [" + "#" * 30 + "]")
+                                   + "\r")
+    assert cli._progress() is None  # a StringIO is not a terminal
+
+
+def test_a_new_cache_folder_is_private_whatever_the_umask(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "fresh"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    old = os.umask(0o002)  # a umask that makes folders group-writable
+    try:
+        with disk.folder("tables") as fd:
+            assert fd is not None  # no warning: the folder above was made private too
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "tables").stat().st_mode) == 0o700
