@@ -327,11 +327,18 @@ def distinguish(kind: str, rows: Sequence[Mapping[str, Any]],
             lb = orig_b.get(k)
             show_a = None if la is None else {n: la[n] for n in names}
             show_b = None if lb is None else {n: lb[n] for n in names}
-            return {"message": f"lane {k[0]} element {k[1]} is at {show_a} in the layout but "
-                               f"at {show_b} on the hardware" +
+            return {"message": f"lane {k[0]} element {k[1]} is at {_cell_text(show_a)} in the "
+                               f"layout but at {_cell_text(show_b)} on the hardware" +
                                (" (up to renaming rows and columns)" if relabel else ""),
                     "lane": k[0], "element": k[1], "layout": show_a, "hardware": show_b}
     return None
+
+
+def _cell_text(cell: Mapping[str, Any] | None) -> str:
+    """``(row 8, col 0)``; a (lane, element) the map leaves out is at ``no cell``."""
+    if cell is None:
+        return "no cell"
+    return "(" + ", ".join(f"{k} {v}" for k, v in cell.items()) + ")"
 
 
 __all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "default_dir", "distinguish"]
