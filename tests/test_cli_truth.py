@@ -10,6 +10,7 @@ an accepted erratum is never printed as ``error:``.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -154,6 +155,47 @@ def test_gpu_allow_no_device_is_the_compile_only_run(
     assert not ev.exists() or not list(ev.iterdir())  # never unknown-<date>.json
 
 
+def test_gpu_only_that_matches_no_variant_is_a_usage_error(
+        layouts_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--device", "fake",
+                         "--only", "m99n8k1")
+    assert code == 2 and out == ""
+    assert err.startswith("ptxlayout gpu: no variant matches 'm99n8k1'")
+
+
+def test_gpu_record_under_a_file_fails_before_the_run(
+        layouts_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--device", "fake",
+                         "--only", "m16n8k8.f32", "--record", f"{blocker}/ev")
+    assert code == 2 and out == ""
+    assert err.startswith(f"ptxlayout gpu: cannot write evidence to {blocker}/ev: ")
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+def test_ptx_check_for_an_architecture_no_kernel_targets(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run(capsys, "ptx", "--check", "--arch", "sm_1", "--out", str(tmp_path))
+    assert code == 2
+    assert "no kernel is for sm_1: nothing was assembled" in err
+
+
+@pytest.mark.gpu
+def test_gpu_on_a_real_device_names_it_in_the_evidence(
+        layouts_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ev = tmp_path / "ev"
+    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--only",
+                         "mma.m16n8k8.f32.tf32", "--trials", "2", "--record", str(ev))
+    assert code == 0, out + err
+    files = list(ev.glob("*.json"))
+    assert len(files) == 1 and not files[0].name.startswith("unknown")
+    doc = json.loads(files[0].read_text(encoding="utf-8"))
+    assert doc["device"] != "unknown" and doc["sm"] >= 80
+    assert {r["result"] for r in doc["runs"]} == {"match"}
+
+
 @pytest.mark.parametrize("flag,value", [("--trials", "0"), ("--timeout", "-1"),
                                         ("--deadline", "0")])
 def test_gpu_rejects_values_that_are_not_positive(
@@ -293,3 +335,27 @@ def test_the_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "matches 4 layouts" in proc.stderr
     proc = _shell("prove", "--timeout", "-1")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+# ---- the README's commands ----------------------------------------------------------------------
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = next(x for x in readme.splitlines() if x.startswith("pip install -e '.[test]'"))
+    command = line.split("#")[0].strip()
+    assert "-n " in command  # pytest-xdist: the suite runs on every core
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_readme_names_only_files_in_the_repository() -> None:
+    import re
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"(?<![\w./])((?:formal|tests|tools|bench|proofs|grammar|\.ci)"
+                           r"/[\w./*-]*[\w*])", readme))
+    assert {"tools/gpu_check.sh", "formal/catalog/errata.json", "bench/scaling.png"} <= named
+    for name in sorted(named):
+        assert list(ROOT.glob(name)), f"README names {name}, which is not in the repository"
+    assert "DESIGN.md" not in readme  # the design notes live outside the repository
+    assert "pip install ptxlayout\n" not in readme  # no index has it
+    assert (ROOT / "LICENSE").exists() and (ROOT / "formal" / "py.typed").exists()

@@ -29,6 +29,9 @@ from . import fuzzkit as fk
 from .conftest import ROOT
 from .sections import A_BLOCK, COL, ROW, ROW_TEXT, a_section, section
 
+# the short runs are the CI budget of the slow set; the long ones are '-m fuzz'
+pytestmark = pytest.mark.slow
+
 # ---- running each property short (CI) and long (-m fuzz) -------------------------------------
 
 

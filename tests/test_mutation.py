@@ -10,6 +10,8 @@ import pytest
 
 from . import mutants
 
+pytestmark = pytest.mark.slow  # the sample CI runs; bench/mutants.py runs them all
+
 
 @pytest.mark.parametrize("seed,limit", [("000", 45), ("002", 25), ("003", 45), ("004", 25)])
 def test_breaking_mutants_are_killed(seeds: dict[str, Path], seed: str, limit: int) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .devices import device_problem
-from .gpu import Report, Run, assemble_only, no_device, run_supervised, short_text
+from .gpu import Report, Run, assemble_only, no_device, run_supervised, select, short_text
 
 # ---- output -----------------------------------------------------------------------------------
 
@@ -169,6 +169,11 @@ def main_from_args(args: argparse.Namespace,
         return 2
     if getattr(args, "no_errata", False):
         errata = []
+    only = getattr(args, "only", None)
+    if only and not select(only):
+        print(f"ptxlayout gpu: no variant matches '{only}' (--only takes part of a key such "
+              "as 'mma.m16n8k16.f32.bf16')", file=sys.stderr)
+        return 2
     spec = getattr(args, "device", None) or "cuda"
     allow = bool(getattr(args, "allow_no_device", False))
     problem = device_problem(spec)
@@ -176,6 +181,14 @@ def main_from_args(args: argparse.Namespace,
         print(f"ptxlayout gpu: {problem}; or --allow-no-device for the compile-only run",
               file=sys.stderr)
         return 2
+    record = getattr(args, "record", None)
+    if record:
+        try:  # before the run: an evidence folder that cannot be made fails at once
+            Path(record).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"ptxlayout gpu: cannot write evidence to {record}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     trials = max(1, int(getattr(args, "trials", 4) or 4))
 
     def log(line: str) -> None:
