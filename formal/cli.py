@@ -11,7 +11,11 @@
     ptxlayout evidence DIR         is the GPU evidence current for the layouts?
 
 Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
-2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.
+2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.  No
+command answers 0 when it read, matched or ran nothing: an unreadable input, an id that
+matches no layout or several (``show mma.m16n8k16.A`` lists the four it could mean), a
+missing CUDA device or CuPy, an output that cannot be written and a value such as
+``--timeout -1`` are ``UsageError``s -- one line on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -98,8 +102,8 @@ def _unread(findings: Sequence[Any]) -> list[str]:
     return [f.format() for f in findings if f.kind == "input" and f.severity == "error"]
 
 
-def _something_to_read(args: argparse.Namespace) -> None:
-    if not args.docs and getattr(args, "no_catalog", False):
+def _something_to_read(docs: Sequence[str], use_catalog: bool) -> None:
+    if not docs and not use_catalog:
         raise UsageError("nothing to read: no documents given, and --no-catalog leaves out "
                          "the embedded catalog")
 
@@ -110,9 +114,7 @@ def _read_model(docs: Sequence[str], max_size: int, use_catalog: bool = True,
     naming every document that could not be read (a command that read nothing must not
     answer as if it had)."""
     from .api import model_of
-    if not docs and not use_catalog:
-        raise UsageError("nothing to read: no documents given, and --no-catalog leaves out "
-                         "the embedded catalog")
+    _something_to_read(docs, use_catalog)
     groups = [[d] for d in docs] if each else [list(docs)]
     models = [model_of(g, max_size, use_catalog, corrections) for g in groups]
     bad = [line for m in models for line in _unread(m.findings)]
@@ -139,7 +141,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 return EXIT_USAGE
             accept.extend(data)
-    _something_to_read(args)
+    _something_to_read(args.docs, not args.no_catalog)
     run = analyze(args.docs, _options(args), args.max_size, not args.no_catalog,
                   args.corrections, accept)
     proof = run.proof

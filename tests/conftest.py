@@ -34,6 +34,20 @@ def seeds() -> dict[str, Path]:
     return {p: seed_path(p) for p in ("000", "001", "002", "003", "004")}
 
 
+# ---- the slow set's budget --------------------------------------------------------------------
+#
+# The slow set (marker 'slow': the short fuzz runs, the mutation sample, ...) runs its case
+# counts times PTXLAYOUT_SLOW_SCALE (default 1); .ci/run sets 0.5 to stay well inside its time
+# on a shared 2-core machine.  The long fuzz run ('-m fuzz') is not scaled.
+
+SLOW_SCALE = max(0.0, float(os.environ.get("PTXLAYOUT_SLOW_SCALE", "") or 1))
+
+
+def budget(n: int) -> int:
+    """``n`` cases of the slow set at this run's scale (at least one)."""
+    return max(1, round(n * SLOW_SCALE))
+
+
 # ---- markers: 'gpu' tests skip without a CUDA device and CuPy ------------------------------------
 
 
