@@ -369,6 +369,36 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
                         "shipped with ptxlayout, proofs/evidence; 'none' to leave it out)")
 
 
+# The CuTe headers `ptxlayout audit cute` reads when given no PATH (of the installed wheel).
+AUDIT_DEFAULT_HEADERS = ("mma_traits_sm70.hpp", "mma_traits_sm75.hpp", "mma_traits_sm80.hpp",
+                         "mma_traits_sm90.hpp", "mma_traits_sm90_gmma.hpp",
+                         "mma_traits_sm90_gmma_sparse.hpp", "copy_traits_sm75.hpp",
+                         "copy_traits_sm90.hpp")
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .audit import audit_cute, installed_include
+    from .audit.report import render
+    paths = list(args.paths)
+    include = installed_include()
+    if not paths:
+        if include is None:
+            print("ptxlayout: audit cute needs CUTLASS headers: pip install "
+                  "'ptxlayout[cutlass]', or give an include directory or headers",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        paths = [str(Path(include) / "cute" / "atom" / h) for h in AUDIT_DEFAULT_HEADERS]
+    audit = audit_cute(paths, [Path(include)] if include else [])
+    if not audit.results:
+        for f in audit.findings:
+            print(f.format(), file=sys.stderr)
+        print("ptxlayout: audit cute: no MMA_Traits or Copy_Traits atom in "
+              + " ".join(args.paths or paths[:1]), file=sys.stderr)
+        return EXIT_USAGE
+    _write(render(audit, args.format, args.verbose, __version__), args.output)
+    return EXIT_FINDINGS if audit.differs else EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
@@ -498,6 +528,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sm", type=int, help="the device class to require (default: the "
                                           "evidence's)")
     p.set_defaults(func=cmd_evidence)
+
+    p = sub.add_parser("audit", help="audit another library's layouts against the spec")
+    asub = p.add_subparsers(dest="library", metavar="LIBRARY", required=True)
+    p = asub.add_parser("cute", help="CUTLASS CuTe's MMA and copy atoms (default: the "
+                                     "installed nvidia-cutlass headers)")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="a CUTLASS include directory or single *_traits_*.hpp headers")
+    p.add_argument("--format", choices=("text", "json", "sarif", "junit"), default="text")
+    p.add_argument("--output", "-o", metavar="FILE")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="text: list the atoms whose operands are all equal too")
+    p.set_defaults(func=cmd_audit)
     return ap
 
 

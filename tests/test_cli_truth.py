@@ -212,12 +212,12 @@ def test_accepted_errata_are_never_printed_as_errors(capsys: pytest.CaptureFixtu
     code, out, _err = run(capsys, "prove")
     assert code == 0
     assert ": error:" not in out
-    assert out.count(": accepted: ") == 7
-    assert out.rstrip().endswith("0 errors, 7 accepted errata, 2 warnings")
+    assert out.count(": accepted: ") == 4
+    assert out.rstrip().endswith("0 errors, 4 accepted errata, 2 warnings")
     code, out, _err = run(capsys, "prove", "--format", "markdown")
     assert code == 0
     assert "## Errors" not in out and "## Accepted errata" in out
-    assert "0 errors, 7 accepted errata, 2 warnings." in out
+    assert "0 errors, 4 accepted errata, 2 warnings." in out
 
 
 def test_extract_and_prove_agree_on_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
@@ -233,7 +233,7 @@ def test_extract_and_prove_agree_on_the_catalog(capsys: pytest.CaptureFixture[st
 def test_strict_still_fails_on_the_errata(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "prove", "--strict")
     assert code == 1
-    assert out.count(": error: ") == 7 and ": accepted: " not in out
+    assert out.count(": error: ") == 4 and ": accepted: " not in out
 
 
 # ---- outputs and option values ------------------------------------------------------------------
@@ -294,9 +294,10 @@ def test_no_counterexample_says_at_none(capsys: pytest.CaptureFixture[str]) -> N
     code, out, _err = run(capsys, "prove", "--format", "json", "-v")
     assert code == 0
     assert "None" not in out
-    # m16n8k16 .f64 A as the spec writes it leaves a1 without a column; the H100 put it here
-    assert "lane 0 element 1 is at no cell in the layout but at (row 8, col 0) on the " \
-           "hardware" in out
+    # m16n8k256 .b1 A as the spec writes it: a32 of lane 0 overruns into col 32; the H100
+    # holds it at col 0
+    assert "lane 0 element 32 is at (row 8, col 32) in the layout but at (row 8, col 0) on " \
+           "the hardware" in out
 
 
 def test_markdown_report_of_the_catalog_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
@@ -306,7 +307,8 @@ def test_markdown_report_of_the_catalog_is_readable(capsys: pytest.CaptureFixtur
     assert len(out) < 250_000 and out.count("\n") < 600
     assert "Figure: `ptxlayout draw catalog:mma.m16n8k256.A.b1 --svg figure.svg`" in out
     code, out, _err = run(capsys, "prove", "--format", "markdown", "--figures")
-    assert out.count("<svg ") == 2  # the two refuted layouts, inlined when asked for
+    # the refuted .b1 layout, inlined when asked for (the .f64 erratum is a parse error)
+    assert out.count("<svg ") == 1
 
 
 def test_every_skipped_junit_case_says_why(capsys: pytest.CaptureFixture[str]) -> None:
@@ -314,7 +316,7 @@ def test_every_skipped_junit_case_says_why(capsys: pytest.CaptureFixture[str]) -
     code, out, _err = run(capsys, "prove", "--format", "junit")
     assert code == 0
     skipped = list(ET.fromstring(out).iter("skipped"))
-    assert len(skipped) == 448
+    assert len(skipped) > 400  # most obligations do not apply to most layouts
     assert all(s.get("message") for s in skipped)
 
 
@@ -359,3 +361,13 @@ def test_the_readme_names_only_files_in_the_repository() -> None:
     assert "DESIGN.md" not in readme  # the design notes live outside the repository
     assert "pip install ptxlayout\n" not in readme  # no index has it
     assert (ROOT / "LICENSE").exists() and (ROOT / "formal" / "py.typed").exists()
+
+
+def test_a_cell_the_layout_leaves_out_is_at_no_cell() -> None:
+    from formal.prove.evidence import distinguish
+    rows = [{"lane": 0, "element": 0, "row": 0, "col": 0}]  # element 1 holds no cell
+    found = {"columns": ["lane", "element", "row", "col"], "rows": [[0, 0, 0, 0], [0, 1, 8, 0]]}
+    got = distinguish("cells", rows, found, relabel=False)
+    assert got is not None
+    assert got["message"] == ("lane 0 element 1 is at no cell in the layout but at "
+                              "(row 8, col 0) on the hardware")

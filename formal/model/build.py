@@ -18,6 +18,7 @@ from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import (
     ELEMENT_LETTER,
     Shape,
+    legal_types,
 )
 from ..parse import syntax as S
 from ..parse.document import ParsedBlock, ParsedPart, ParsedSection
@@ -303,6 +304,8 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
     source = ctx.provenance if has_code else "figure-only"
     figures = tuple(f.text for f in part.figures)
     title_types = types_of_title(ctx.title)
+    part_types = {t for f in pp.rows for t in f.types} or set(label_types or title_types)
+    _check_figures(ctx, pp.figures, operand, part_types)
     out: list[Layout] = []
     groups: list[tuple[tuple[str, ...], S.TableFacts | None]] = \
         [(f.types, f) for f in pp.rows] or [(label_types or title_types, None)]
@@ -316,8 +319,39 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
             shape=ctx.shape, operand=operand, types=types, source=source,
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
             title_types=title_types, arrangement=arrangement, lanes=lanes,
-            helpers=tuple(h for n, h in builder.helpers.items() if n not in targets)))
+            helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
+            incomplete=bool(program.unparsed)))
     return out
+
+
+def _check_figures(ctx: SectionContext, figures: Sequence[tuple[SourceText, S.FigureFacts]],
+                   operand: str, types: set[str]) -> None:
+    """A figure whose caption or image name names another instruction, shape, operand or
+    type than the block it stands in (the spec reuses images): a warning each."""
+    for src, ff in figures:
+        said = []
+        if ff.sparse and ctx.instruction == "mma":
+            said.append("sparse mma")
+        if ff.shapes and str(ctx.shape) not in ff.shapes:
+            said.append("." + " / .".join(ff.shapes))
+        if ff.operands and operand not in ff.operands:
+            said.append(" / ".join(_OPERAND_WORDS.get(o, o) for o in ff.operands))
+        known = set(types)
+        if operand == "C/D":  # accumulator figures go by the multiplicand types, as labels do
+            known |= legal_types(ctx.instruction, str(ctx.shape), "A") | \
+                legal_types(ctx.instruction, str(ctx.shape), "B")
+        if ff.types and types and not set(ff.types) & known:
+            said.append(" / ".join(f".{t}" for t in ff.types))
+        if said:
+            what = "image" if ff.image else "caption"
+            ctx.findings.append(warning(
+                "figure", src, f"the figure's {what} names {', '.join(said)}, but it stands "
+                f"under the {ctx.instruction} .{ctx.shape} {_OPERAND_WORDS.get(operand, operand)}"
+                f" block of " + " / ".join(f".{t}" for t in sorted(types))))
+
+
+_OPERAND_WORDS = {"A": "matrix A", "B": "matrix B", "C/D": "accumulators C/D",
+                  "metadata": "metadata"}
 
 
 def _build_formulas(ctx: SectionContext, builder: _Builder, program: S.Program,
@@ -331,6 +365,8 @@ def _build_formulas(ctx: SectionContext, builder: _Builder, program: S.Program,
                 "sparse A needs 'col = [firstcol ... lastcol]'"))
     for name in targets:
         d = program.get(name)
+        if d is None and program.unparsed:
+            continue  # its line did not parse: that line's error is the one finding
         if d is None:
             ctx.findings.append(error(
                 "model", where or SourceText.at("", ctx.doc.name, 1),
@@ -402,6 +438,8 @@ def _metadata_layouts(ctx: SectionContext, pb: ParsedBlock) -> list[Layout]:
                                           exc.message))
     ctx.findings.extend(builder.findings)
     md = MetadataFacts(desc, desc_src, selectors, sel_src, holder, holder_src)
+    for pp in pb.parts:
+        _check_figures(ctx, pp.figures, "metadata", set(types))
     source = ctx.provenance if program.definitions else "figure-only"
     return [Layout(
         id=layout_id(ctx.doc_label, ctx.instruction, str(ctx.shape), "metadata", types),

@@ -129,6 +129,9 @@ class Layout:
     # "row" | "col" where the layout depends on the instruction's .row / .col qualifier for
     # this operand (m8n8k4 with .f16: A and B), "" elsewhere.  The id ends in it.
     arrangement: str = ""
+    # a formula line of the block did not parse (reported once, as that line's error): the
+    # map is partial, so no formula obligation is decided and no hardware verdict is drawn
+    incomplete: bool = False
 
     # -- shape facts
     @property

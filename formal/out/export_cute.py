@@ -32,10 +32,10 @@ M x K/2 tile (``formal.model.tv``).
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..model import cute as _cute
 from ..model.layout import Layout
 from ..model.tv import TV, cute_dims, cute_swapped, tv_view
 
@@ -94,68 +94,19 @@ class CuteResult:
 
 
 # ---- parsing and evaluating a CuTe expression ----------------------------------------------
+# One reader and one evaluator for CuTe's shape:stride (formal.model.cute), shared with the
+# CuTe header audit:
+# the printed form is read by grammar/cute.lark's cute_text start symbol.
 
 
 def parse(text: str) -> tuple[Shape, Shape]:
     """``"((4,8),(2,2)):((32,1),(16,8))"`` -> (shape, stride) as nested tuples of ints."""
-    m = re.fullmatch(r"\s*(.+?)\s*:\s*(.+?)\s*", text)
-    if m is None:
-        raise ValueError(f"not a CuTe layout: {text!r}")
-    return _tuple(m.group(1)), _tuple(m.group(2))
+    got = _cute.parse_text(text)
+    return got.shape, got.stride
 
 
-def _tuple(text: str) -> Shape:
-    tokens = re.findall(r"\(|\)|,|-?\d+", text)
-    if "".join(tokens) != re.sub(r"\s+", "", text):
-        raise ValueError(f"not a CuTe tuple: {text!r}")
-    pos = 0
-
-    def item() -> Shape:
-        nonlocal pos
-        tok = tokens[pos]
-        if tok == "(":
-            pos += 1
-            parts = [item()]
-            while tokens[pos] == ",":
-                pos += 1
-                parts.append(item())
-            if tokens[pos] != ")":
-                raise ValueError(f"unbalanced CuTe tuple: {text!r}")
-            pos += 1
-            return tuple(parts)
-        pos += 1
-        return int(tok)
-
-    out = item()
-    if pos != len(tokens):
-        raise ValueError(f"trailing text in CuTe tuple: {text!r}")
-    return out
-
-
-def size(shape: Shape) -> int:
-    if isinstance(shape, int):
-        return shape
-    out = 1
-    for s in shape:
-        out *= size(s)
-    return out
-
-
-def evaluate(shape: Shape, stride: Shape, coord: Any) -> int:
-    """CuTe's layout function: an int index is split colexicographically across the modes;
-    a tuple coordinate addresses the modes one by one."""
-    if isinstance(shape, int):
-        if not isinstance(coord, int) or not 0 <= coord < shape:
-            raise ValueError(f"coordinate {coord} outside shape {shape}")
-        return coord * int(stride)
-    if isinstance(coord, tuple):
-        return sum(evaluate(s, d, c) for s, d, c in zip(shape, stride, coord, strict=True))
-    out = 0
-    for s, d in zip(shape, stride, strict=True):
-        n = size(s)
-        out += evaluate(s, d, coord % n)
-        coord //= n
-    return out
+size = _cute.size
+evaluate = _cute.evaluate
 
 
 # ---- factoring ------------------------------------------------------------------------------

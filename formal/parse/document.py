@@ -7,9 +7,10 @@ element list) and its pseudocode as a ``Program``.  Findings of every line are k
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..base.source import Finding, SourceText
+from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Document, OperandBlock, Section, TableRow, TypeBlock
 from . import syntax as S
 from .prose import parse_prose
@@ -26,6 +27,7 @@ class ParsedPart:
     label: S.TypeLabel | None
     rows: tuple[S.TableFacts, ...]
     program: S.Program
+    figures: tuple[tuple[SourceText, S.FigureFacts], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,24 @@ def _header(header: TableRow | None,
     return value, src
 
 
+def unreadable(errs: Sequence[Finding], unchecked: str) -> list[Finding]:
+    """A sentence the prose grammar cannot read is a warning naming what goes unchecked: the
+    formulas are the primary data, the prose is cross-checked where it can be read."""
+    return [replace(f, severity="warning", kind="unreadable",
+                    message=f"{f.message}; {unchecked}") for f in errs]
+
+
+def _slips(frag: S.FragmentDesc | None, src: SourceText | None, shift: int = 0,
+           ) -> list[Finding]:
+    if frag is None or src is None:
+        return []
+    return [warning("wording", src.span(pos + shift), f"the fragment sentence: {remark}")
+            for pos, remark in frag.slips]
+
+
+_ROW_UNCHECKED = "the register budget and element types of this row are not checked"
+
+
 def parse_row(row: TableRow, header: TableRow | None,
               findings: list[Finding]) -> S.TableFacts | None:
     """One table row, flat (a text scrape's one line) or split into cells."""
@@ -72,11 +92,12 @@ def parse_row(row: TableRow, header: TableRow | None,
         if value is None:
             # a row with no fragment sentence: the types alone
             tvalue = parse_prose(src, "type_cell", "this table row")[0]
-            findings.extend(errs)
+            findings.extend(unreadable(errs, _ROW_UNCHECKED))
             if tvalue is None:
                 return None
             return S.TableFacts(src, tvalue[0], None, None, None, None, hdr, hdr_src)
         fr: S.FlatRow = value
+        findings.extend(_slips(fr.fragment, src))
         esrc = src.slice(fr.elements_pos) if fr.elements is not None else None
         elements = fr.elements
         if elements is not None:
@@ -93,7 +114,8 @@ def parse_row(row: TableRow, header: TableRow | None,
     if len(cells) > 1 and cells[1].text.strip():
         fsrc = cells[1]
         frag, errs = parse_prose(fsrc, "fragment_cell", "the fragment cell")
-        findings.extend(errs)
+        findings.extend(unreadable(errs, _ROW_UNCHECKED))
+        findings.extend(_slips(frag, fsrc))
     elements = esrc = None
     if len(cells) > 2 and cells[2].text.strip():
         esrc = cells[2]
@@ -101,7 +123,7 @@ def parse_row(row: TableRow, header: TableRow | None,
             esrc = None  # the sparse tables put a sentence in the Elements column
         else:
             elements, errs = parse_prose(esrc, "element_list", "the element list")
-            findings.extend(errs)
+            findings.extend(unreadable(errs, "the element list is not checked"))
     return S.TableFacts(tsrc, tvalue[0], frag, fsrc, elements, esrc, hdr, hdr_src)
 
 
@@ -109,11 +131,13 @@ def _parse_part(part: TypeBlock, findings: list[Finding]) -> ParsedPart:
     label = None
     if part.label is not None:
         label, errs = parse_prose(part.label, "type_label", "the type label")
-        findings.extend(errs)
+        findings.extend(unreadable(errs, "the rows are not checked against the block's label"))
     program, errs = parse_program(part.pseudo)
     findings.extend(errs)
     rows = [parse_row(r, part.header, findings) for r in part.rows]
-    return ParsedPart(part, label, tuple(r for r in rows if r is not None), program)
+    figures = tuple((f, v) for f in part.figures
+                    if (v := parse_prose(f, "figure", "the figure")[0]) is not None)
+    return ParsedPart(part, label, tuple(r for r in rows if r is not None), program, figures)
 
 
 def _metadata_sentence(block: OperandBlock, findings: list[Finding],

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from lark import Lark, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
+from ..base.grammar_files import grammar_dir, table_cache
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
 
@@ -26,60 +26,22 @@ MAX_LITERAL_BITS = 64
 
 FRAGMENT_STARTS = (
     "fragment_cell", "flat_row", "type_cell", "header", "element_list", "type_label",
-    "section_title", "reference", "metadata_desc", "metadata_decl",
+    "section_title", "reference", "metadata_desc", "metadata_decl", "figure",
 )
-
-
-def grammar_dir() -> Path:
-    """Where the ``.lark`` files are: inside the installed package, or the repository root."""
-    package = Path(__file__).resolve().parents[1]  # formal/
-    for candidate in (package / "grammar", package.parent / "grammar"):
-        if (candidate / "pseudocode.lark").is_file():
-            return candidate
-    raise FileNotFoundError("grammar/pseudocode.lark not found next to the formal package")
-
-
-def _table_cache(name: str, text: str) -> str | bool:
-    """Where Lark keeps the built LALR tables of a grammar between runs (building them is
-    about a third of a second), or False for no cache.
-
-    ``PTXLAYOUT_CACHE_DIR`` names the directory (empty: no cache); by default the user's
-    cache directory.  The file name carries a hash of the grammar text, and Lark itself
-    checks a hash of the grammar, its options, its own version and Python's before it uses
-    a file, so an edited grammar or another Lark never loads stale tables.  A directory that
-    cannot be made or written means no cache, not an error."""
-    import hashlib
-    import os
-
-    where = os.environ.get("PTXLAYOUT_CACHE_DIR")
-    if where is None:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
-                                                                ".cache")
-        where = os.path.join(base, "ptxlayout")
-    if not where:
-        return False
-    try:
-        os.makedirs(where, mode=0o700, exist_ok=True)
-    except OSError:
-        return False
-    if not os.access(where, os.W_OK | os.X_OK):
-        return False
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    return os.path.join(where, f"{name}-{digest}.lark-tables")
 
 
 @cache
 def pseudo_parser() -> Lark:
     text = (grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start="start", propagate_positions=True,
-                maybe_placeholders=False, cache=_table_cache("pseudocode", text))
+                maybe_placeholders=False, cache=table_cache("pseudocode", text))
 
 
 @cache
 def fragment_parser() -> Lark:
     text = (grammar_dir() / "fragment.lark").read_text(encoding="utf-8")
     return Lark(text, parser="lalr", start=list(FRAGMENT_STARTS), propagate_positions=True,
-                maybe_placeholders=False, cache=_table_cache("fragment", text))
+                maybe_placeholders=False, cache=table_cache("fragment", text))
 
 
 # ---- errors ---------------------------------------------------------------------------------

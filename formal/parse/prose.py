@@ -15,7 +15,7 @@ from lark import Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
 from ..base.source import Finding, SourceText, error
-from ..base.variants import COUNT_WORDS
+from ..base.variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS, shapes
 from . import syntax as S
 from .grammars import (
     MAX_LINE,
@@ -43,6 +43,47 @@ def _count_from_words(words: Sequence[Token]) -> S.Count:
     return S.Count(value, text, words[0].start_pos or 0)
 
 
+# the words that may join the facts of a fragment sentence
+_JOINING = frozenset({"CONTAINING", "OF", "WITH", "EACH", "REGWORD", "HOLDING", "CONSISTING",
+                      "THEM"})
+_INTROS = (("containing",), ("of",), ("consisting", "of"), ("with",), ("holding",))
+
+
+def _intro_slips(words: Sequence[Token]) -> list[tuple[int, str]]:
+    """``containing of two .s32 registers``: the meaning is clear, the wording is not."""
+    said = tuple(str(w).lower() for w in words)
+    if said in _INTROS:
+        return []
+    return [(words[0].start_pos or 0, f"'{' '.join(said)}' before the register count reads "
+             "as a slip (one of 'containing' or 'of' is meant)")]
+
+
+def _count_slips(count: S.Count) -> list[tuple[int, str]]:
+    if count.text == "single":
+        return [(count.pos, "'single' without 'a' reads as a slip ('a single' is meant)")]
+    return []
+
+
+def _filling(kind: str, types: tuple[str, ...], pos: int) -> S.Count | None:
+    """Elements per register when the sentence leaves the count out: as many as fill it."""
+    width = REGISTER_BITS.get(kind)
+    if width is None or not types or any(t not in CONTAINER_BITS for t in types):
+        return None
+    # the narrowest container every type can take (.e4m3 / .e2m1 share 8-bit ones)
+    common = set.intersection(*(set(CONTAINER_BITS[t]) for t in types))
+    if not common or width % min(common):
+        return None
+    n = width // min(common)
+    return S.Count(n, f"{n} (as many as fill a .{kind})", pos)
+
+
+# an image name spells its shape as digits (16816) and its types as run-together words
+_SHAPE_DIGITS = {sh.replace("m", "").replace("n", "").replace("k", ""): sh
+                 for sh in sorted(shapes("mma") | shapes("mma.sp"))}
+_IMAGE_TYPES = {"f16bf16": ("f16", "bf16"), "u8s8": ("u8", "s8"), "u4s4": ("u4", "s4"),
+                "i8": ("s8", "u8"), "i4": ("s4", "u4")}
+
+
 @v_args(inline=False)
 class ProseTransformer(Transformer[Token, Any]):
     """Lark tree of a table cell or a sentence -> ``syntax`` values."""
@@ -53,6 +94,9 @@ class ProseTransformer(Transformer[Token, Any]):
     def count_single(self, c: list[Token]) -> S.Count:
         return S.Count(1, "a single", c[0].start_pos or 0)
 
+    def count_single_bare(self, c: list[Token]) -> S.Count:
+        return S.Count(1, "single", c[0].start_pos or 0)
+
     def count_one(self, c: list[Token]) -> S.Count:
         return S.Count(1, str(c[0]), c[0].start_pos or 0)
 
@@ -62,54 +106,80 @@ class ProseTransformer(Transformer[Token, Any]):
     def types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
         return tuple(str(t)[1:] for t in c if t.type == "TYPE"), c[0].start_pos or 0
 
-    def out_of(self, c: list[Any]) -> S.Count:
-        return next(x for x in c if isinstance(x, S.Count))
+    def out_of(self, c: list[Any]) -> tuple[str, S.Count]:
+        return ("out_of", next(x for x in c if isinstance(x, S.Count)))
 
-    def from_clause(self, c: list[Any]) -> tuple[tuple[str, ...], int]:
+    def from_clause(self, c: list[Any]) -> tuple[str, tuple[str, ...], int]:
         names = [t for t in c if isinstance(t, Token) and t.type == "MATNAME"]
-        return tuple(str(t) for t in names), (names[0].start_pos or 0) if names else 0
+        return ("from", tuple(str(t) for t in names), (names[0].start_pos or 0) if names else 0)
 
     def sentence(self, c: list[Token]) -> str:
         return " ".join(str(t) for t in c)
 
-    def _elem_clause(self, c: list[Any], per: bool) -> dict[str, Any]:
-        counts = [x for x in c if isinstance(x, S.Count)]
-        types = next(x for x in c if isinstance(x, tuple))
-        nonzero = any(isinstance(x, Token) and x.type == "NONZERO" for x in c)
-        return {"count": counts[0], "out_of": counts[1] if len(counts) > 1 else None,
-                "types": types, "nonzero": nonzero, "per": per}
+    # -- the fragment sentence: its facts, and the words between them
+    def frag_word(self, c: list[Token]) -> Token | None:
+        return c[0] if c else None  # None: a comma
 
-    def per_register(self, c: list[Any]) -> dict[str, Any]:
-        return self._elem_clause(c, True)
+    def frag_intro(self, c: list[Token | None]) -> tuple[str, tuple[Token, ...]]:
+        return ("intro", tuple(t for t in c if t is not None))
 
-    def in_total(self, c: list[Any]) -> dict[str, Any]:
-        return self._elem_clause(c, False)
+    def frag_per(self, c: list[Token]) -> tuple[str, bool]:
+        return ("per", True)
+
+    def frag_elements(self, c: list[Any]) -> dict[str, Any]:
+        words = [t for t in c if isinstance(t, Token) and t.type in _JOINING]
+        tagged: dict[str, Any] = dict(x for x in c if isinstance(x, tuple)
+                                      and isinstance(x[0], str))
+        return {"count": next((x for x in c if isinstance(x, S.Count)), None),
+                "types": next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple)),
+                "nonzero": any(isinstance(t, Token) and t.type == "NONZERO" for t in c),
+                "out_of": tagged.get("out_of"),
+                "per": bool(tagged.get("per")) or any(str(t).lower() == "each" for t in words)}
 
     def fragment(self, c: list[Any]) -> S.FragmentDesc:
-        counts = [x for x in c if isinstance(x, S.Count)]
+        regs = next(x for x in c if isinstance(x, S.Count))
         regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
-        clause = next(x for x in c if isinstance(x, dict))
-        frm = next((x for x in c if isinstance(x, tuple)), ((), 0))
+        kind = str(regkind)[1:]
+        intro = next(x[1] for x in c if isinstance(x, tuple) and x[0] == "intro")
+        elems = next((x for x in c if isinstance(x, dict)), None)
+        frm = next((x for x in c if isinstance(x, tuple) and x[0] == "from"), ("from", (), 0))
         extra = tuple(x for x in c if isinstance(x, str) and not isinstance(x, Token))
-        (types, types_pos) = clause["types"]
+        slips = _intro_slips(intro) + _count_slips(regs)
+        per = total = None
+        if elems is None:
+            # "of eight .f32 registers.": one element of the register's own type each
+            types, types_pos = ((kind,), regkind.start_pos or 0) if kind in TYPE_BITS \
+                else ((), regkind.start_pos or 0)
+            per = S.Count(1, "one (one element of the register's own type)",
+                          regkind.start_pos or 0) if types else None
+            nonzero, out_of = False, None
+        else:
+            types, types_pos = elems["types"]
+            nonzero, out_of = elems["nonzero"], elems["out_of"]
+            count = elems["count"]
+            if count is None:
+                # "containing .f64 elements": as many as fill the register
+                per = _filling(kind, types, types_pos)
+            else:
+                slips += _count_slips(count)
+                per, total = (count, None) if elems["per"] else (None, count)
         return S.FragmentDesc(
-            registers=counts[0], register_kind=str(regkind)[1:],
-            register_kind_pos=regkind.start_pos or 0,
-            per_register=clause["count"] if clause["per"] else None,
-            total=None if clause["per"] else clause["count"],
-            nonzero=clause["nonzero"], types=types, types_pos=types_pos,
-            out_of=clause["out_of"], matrices=frm[0], matrix_pos=frm[1], extra=extra)
+            registers=regs, register_kind=kind, register_kind_pos=regkind.start_pos or 0,
+            per_register=per, total=total, nonzero=nonzero, types=types, types_pos=types_pos,
+            out_of=out_of, matrices=frm[1], matrix_pos=frm[2], extra=extra,
+            slips=tuple(slips))
 
     def fragment_terse(self, c: list[Any]) -> S.FragmentDesc:
         counts = [x for x in c if isinstance(x, S.Count)]
         regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")
-        types, types_pos = next(x for x in c if isinstance(x, tuple))
+        types, types_pos = next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple))
+        out_of = next((x[1] for x in c if isinstance(x, tuple) and x[0] == "out_of"), None)
         nonzero = any(isinstance(t, Token) and t.type == "NONZERO" for t in c)
         return S.FragmentDesc(
             registers=counts[0], register_kind=str(regkind)[1:],
             register_kind_pos=regkind.start_pos or 0, per_register=counts[1], total=None,
             nonzero=nonzero, types=types, types_pos=types_pos,
-            out_of=counts[2] if len(counts) > 2 else None, matrices=(), matrix_pos=0)
+            out_of=out_of, matrices=(), matrix_pos=0)
 
     def fragment_cell(self, c: list[Any]) -> S.FragmentDesc:
         return c[0]
@@ -226,6 +296,57 @@ class ProseTransformer(Transformer[Token, Any]):
         ops = next(x for x in c if isinstance(x, tuple))
         target = next(x for x in c if isinstance(x, S.Target))
         return S.ReferenceSentence(ops, target)
+
+    # -- figures
+    def fig_sparse(self, c: list[Token]) -> tuple[str, str]:
+        return ("sparse", "")
+
+    def fig_shape(self, c: list[Token]) -> tuple[str, str]:
+        return ("shape", str(c[0]).lstrip("."))
+
+    def fig_digits(self, c: list[Token]) -> tuple[str, str]:
+        shape = _SHAPE_DIGITS.get(str(c[0]))
+        return ("shape", shape) if shape else ("other", "")
+
+    def fig_matrix(self, c: list[Token]) -> tuple[str, str]:
+        names = {str(t) for t in c if t.type == "MATNAME"}
+        return ("operand", "C/D" if names & {"C", "D"} else min(names))
+
+    def fig_accumulator(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", "C/D")
+
+    def fig_metadata(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", "metadata")
+
+    def fig_letter(self, c: list[Token]) -> tuple[str, str]:
+        return ("operand", {"C": "C/D"}.get(str(c[0]), str(c[0])))
+
+    def fig_type(self, c: list[Token]) -> tuple[str, str]:
+        t = str(c[0])[1:]
+        t = {"f16x2": "f16", "bf16x2": "bf16"}.get(t, t)
+        return ("type", t) if t in TYPE_BITS else ("other", "")
+
+    def fig_typeword(self, c: list[Token]) -> tuple[str, str]:
+        return ("types", str(c[0]))
+
+    def fig_image(self, c: list[Token]) -> tuple[str, str]:
+        return ("image", "")
+
+    def fig_other(self, c: list[Token]) -> tuple[str, str]:
+        return ("other", "")
+
+    def figure(self, c: list[tuple[str, str]]) -> S.FigureFacts:
+        types: list[str] = []
+        for kind, value in c:
+            if kind == "type":
+                types.append(value)
+            elif kind == "types":  # an image name's word: f16bf16, u8s8, i8
+                types.extend(_IMAGE_TYPES.get(value, (value,)))
+        return S.FigureFacts(
+            sparse=any(k == "sparse" for k, _ in c),
+            shapes=tuple(dict.fromkeys(v for k, v in c if k == "shape")),
+            operands=tuple(dict.fromkeys(v for k, v in c if k == "operand")),
+            types=tuple(dict.fromkeys(types)), image=any(k == "image" for k, _ in c))
 
     def group_one(self, c: list[Token]) -> int:
         return 1

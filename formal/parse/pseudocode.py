@@ -19,6 +19,7 @@ from lark import Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
 from ..base.source import Finding, SourceText, error
+from ..text.lines import kind_of
 from . import syntax as S
 from .grammars import (
     MAX_LITERAL_BITS,
@@ -259,13 +260,21 @@ def _parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findi
     return value, []
 
 
-def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
-    """Join continuation lines to their assignment; report stray or conflicting lines."""
+def assemble(lines: Sequence[S.PseudoLine | SourceText],
+             ) -> tuple[S.Program, list[Finding]]:
+    """Join continuation lines to their assignment; report stray or conflicting lines.
+
+    A ``SourceText`` in place of a line is a line that did not parse (already reported; the
+    program records it as ``unparsed``).  A definition keeps the cases that did parse; the
+    case lines after a definition line that did not parse belong to it and are passed over
+    in silence, so one bad line gives one finding."""
     defs: list[S.Definition] = []
     findings: list[Finding] = []
+    unparsed: list[SourceText] = []
     current: list[S.Case] | None = None
     name = kind = ""
     head: SourceText | None = None
+    orphaned = False  # the definition line above did not parse
 
     def close() -> None:
         nonlocal current
@@ -274,9 +283,17 @@ def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
         current = None
 
     for ln in lines:
+        if isinstance(ln, SourceText):
+            unparsed.append(ln)
+            if starts_definition(ln.text):
+                close()
+                orphaned = True
+            continue
         if ln.kind in ("blank", "where"):
             continue
         if ln.kind == "continuation":
+            if orphaned:
+                continue  # a case of the definition that did not parse
             if current is None or kind != "expr":
                 findings.append(error("parse", ln.source.strip(),
                                       "a case line with no assignment above it"))
@@ -288,6 +305,7 @@ def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
             current.append(S.Case(ln.source, expr=ln.expr, guard=ln.guard))
             continue
         close()
+        orphaned = False
         name, head = ln.name, ln.source
         if ln.kind == "assign":
             kind = "expr"
@@ -302,16 +320,21 @@ def assemble(lines: Sequence[S.PseudoLine]) -> tuple[S.Program, list[Finding]]:
             kind = "set"
             current = [S.Case(ln.source, items=ln.items)]
     close()
-    return S.Program(tuple(defs)), findings
+    return S.Program(tuple(defs), tuple(unparsed)), findings
+
+
+def starts_definition(text: str) -> bool:
+    """Does a line that did not parse open a definition (``name = ...``)?  The text stage's
+    line grammar says."""
+    return kind_of(text.strip()).assignment
 
 
 def parse_program(lines: Sequence[SourceText]) -> tuple[S.Program, list[Finding]]:
-    parsed: list[S.PseudoLine] = []
+    parsed: list[S.PseudoLine | SourceText] = []
     findings: list[Finding] = []
     for src in lines:
         value, errs = parse_pseudo_line(src)
         findings.extend(errs)
-        if value is not None:
-            parsed.append(value)
+        parsed.append(value if value is not None else src)
     program, more = assemble(parsed)
     return program, findings + more

@@ -160,6 +160,9 @@ class Program:
     """The definitions of one pseudocode block, in order (a later one shadows an earlier)."""
 
     definitions: tuple[Definition, ...] = ()
+    # lines of the block that did not parse (each is one parse finding already): the block's
+    # formulas are incomplete, and nothing is concluded from them
+    unparsed: tuple[SourceText, ...] = ()
 
     def get(self, name: str) -> Definition | None:
         for d in reversed(self.definitions):
@@ -197,6 +200,19 @@ class FragmentDesc:
     matrices: tuple[str, ...]
     matrix_pos: int
     extra: tuple[str, ...] = ()
+    # wording that leaves the meaning clear but reads as a slip: (offset, remark)
+    slips: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class FigureFacts:
+    """What a figure's caption, alt text or image name says it draws (empty: not said)."""
+
+    sparse: bool = False
+    shapes: tuple[str, ...] = ()
+    operands: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    image: bool = False  # an image file name, not a caption
 
 
 @dataclass(frozen=True)

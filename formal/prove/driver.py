@@ -82,18 +82,27 @@ def clear_cache() -> None:
     SHARED_TERMS.clear()
 
 
+NOT_CHECKED = "not checked: a formula of this layout did not parse"
+
+
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
                  a_layout: Layout | None = None) -> LayoutResult:
     by_id = by_id or {}
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
-    m = map_of(lay)
+    m = map_of(lay) if not lay.incomplete else None
     key = (lay.map_key(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
            opts.cross_check, opts.timeout_ms,
            repr(lay.metadata.selectors if lay.metadata else ()))
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
-    if m is None:
+    if lay.incomplete:
+        # the obligations that read the map, where they apply: none is decided on a partial one
+        for n in (*formula_names, *(("sparse-chunks",) if lay.sparse_a else ()),
+                  *(("metadata-coverage", "selector-range") if lay.operand == "metadata"
+                    else ()), *(("hardware",) if opts.evidence is not None else ())):
+            verdicts[n] = na(n, "error", NOT_CHECKED)
+    elif m is None:
         why = "the document gives this layout only as a figure" \
             if lay.source == "figure-only" else "no formulas"
         for n in formula_names:
@@ -125,7 +134,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
                     cov = Core("refuted", qf[0], qf[1], None, "enumeration")
             verdicts["metadata-coverage"] = _verdict("metadata-coverage", cov, lay)
             verdicts["selector-range"] = _verdict("selector-range", sel, lay)
-    if lay.operand == "metadata" and m is None:
+    if lay.operand == "metadata" and m is None and not lay.incomplete:
         verdicts["metadata-coverage"] = na("metadata-coverage", "not-applicable",
                                            "no metadata layout (the spec gives a figure)")
         verdicts["selector-range"] = na("selector-range", "not-applicable",
@@ -133,6 +142,12 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     verdicts["register-budget"] = _verdict("register-budget", register_budget_core(lay), lay)
     el, remarks = element_list_core(lay)
     verdicts["element-list"] = _verdict("element-list", el, lay)
+    if lay.table is not None and lay.table.elements is None and lay.table.fragment is not None \
+            and not lay.sparse_a:
+        findings.append(Finding("warning", "element-list", lay.table.source.span(0),
+                                "this row gives no element list (its register budget is "
+                                "still checked from the fragment sentence)", lay.section,
+                                None, lay.id))
     src = lay.table.elements_src if lay.table else None
     for pos, msg in remarks:
         if src is not None:
@@ -154,9 +169,11 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         verdicts["sparse-chunks"] = na("sparse-chunks", "not-applicable")
     for n in ("metadata-coverage", "selector-range"):
         verdicts.setdefault(n, na(n, "not-applicable"))
-    verdicts["hardware"] = _hardware(lay, opts)
+    verdicts.setdefault("hardware", _hardware(lay, opts))
     ordered = tuple(verdicts[n] for n in OBLIGATIONS if n in verdicts)
     for v in ordered:
+        if v.status == "error" and v.message == NOT_CHECKED:
+            continue  # the line that did not parse is the one finding
         if v.status in ("refuted", "error"):
             findings.append(Finding("error", v.name, v.span or lay.span, v.message, lay.section,
                                     v.counterexample, lay.id))

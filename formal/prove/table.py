@@ -62,8 +62,10 @@ def register_budget_core(lay: Layout) -> Core:
                           f"but the {lay.tile[0]} x {lay.tile[1]} tile"
                           f"{' (half of it non-zero)' if lay.sparse_a else ''} needs "
                           f"{n} per lane")
+    elif fr.total is None:
+        return Core("not-applicable", "the fragment sentence does not say how many elements "
+                    "a register holds", method="table")
     else:
-        assert fr.total is not None
         total = fr.total.value
         per = total // regs if regs else 0
         if total != n:
@@ -194,7 +196,7 @@ def type_names_core(lay: Layout,
                                {"type": f".{t}"}))
         fr = tf.fragment
         if fr is not None and tf.fragment_src is not None:
-            if set(fr.types) != set(tf.types):
+            if fr.types and set(fr.types) != set(tf.types):
                 faults.append((tf.fragment_src.span(fr.types_pos),
                                "the fragment sentence speaks of " +
                                " / ".join(f".{t}" for t in fr.types) + " elements in the row of "
@@ -207,6 +209,12 @@ def type_names_core(lay: Layout,
                                f"{_operand_name(lay.operand)}", {"matrix": fr.matrices[0]}))
     if lay.label_types and tf is not None:
         stray = [t for t in tf.types if t not in lay.label_types]
+        if stray and lay.operand == "C/D":
+            # the spec labels an accumulator table by the multiplicand types it serves
+            # (".tf32:" over .f32 rows): the label must name multiplicand types of the shape
+            ab = legal_types(lay.instruction, str(lay.shape), "A") | \
+                legal_types(lay.instruction, str(lay.shape), "B")
+            stray = [t for t in lay.label_types if ab and t not in ab and t not in tf.types]
         if stray:
             faults.append((tf.source.span(0), "the row's " + " / ".join(f".{t}" for t in stray)
                            + " is not among the block's label types", {"types": stray}))

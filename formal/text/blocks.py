@@ -19,15 +19,6 @@ from ..base.source import Finding, SourceText
 
 MAX_BYTES = 16 * 1024 * 1024
 
-# Phrases that open a new block of prose; in scraped text they may be glued to the end of a
-# formula line.
-OPENERS = ("Matrix fragments", "Matrix Fragments", "Multiplicand A", "Multiplicand B",
-           "Accumulators", "Metadata:", "The layout of", "The row and column",
-           "Same as Matrix", "Fragment layout for")
-OPERAND_OPENERS = (("Multiplicand A", "A"), ("Multiplicand B", "B"), ("Accumulators", "C/D"),
-                   ("Metadata", "metadata"))
-
-
 # ---- blocks (format readers' output) -------------------------------------------------------
 
 
@@ -97,71 +88,13 @@ def line_text(raw: str, doc: str, lineno: int, start: int = 0) -> SourceText:
     return SourceText(raw[start:], doc, ((0, lineno, start + 1),))
 
 
-def starts_with_section_number(text: str) -> bool:
-    """``9.7.14.5.9. Title`` or ``9.7.14.5.9 Title``: digits and dots, then a space."""
-    k = 0
-    dots = 0
-    while k < len(text) and (text[k].isdigit() or text[k] == "."):
-        dots += text[k] == "."
-        k += 1
-    return k > 0 and dots >= 1 and text[0].isdigit() and k < len(text) and text[k] == " " \
-        and k + 1 < len(text) and text[k + 1].isalpha()
-
-
 def section_number(text: str) -> str:
+    """The digits and dots that open a title: ``9.7.14.5.9`` of ``9.7.14.5.9. Matrix ...``
+    (whether a line is a heading at all is grammar/lines.lark's to say)."""
     k = 0
     while k < len(text) and (text[k].isdigit() or text[k] == "."):
         k += 1
     return text[:k].rstrip(".")
-
-
-def _is_identifier_start(text: str) -> bool:
-    return bool(text) and (text[0].isalpha() or text[0] == "_")
-
-
-def looks_like_assignment(text: str) -> bool:
-    """``name = ...`` at the start of a line (``==`` does not count)."""
-    t = text.lstrip()
-    k = 0
-    while k < len(t) and (t[k].isalnum() or t[k] == "_"):
-        k += 1
-    if k == 0 or not _is_identifier_start(t):
-        return False
-    rest = t[k:].lstrip()
-    return rest.startswith("=") and not rest.startswith("==")
-
-
-_CASE_WORDS = (" for ", " For ", " otherwise", " Otherwise", "\tfor ", " if ")
-
-
-def looks_like_case(text: str) -> bool:
-    t = " " + text.strip() + " "
-    first = text.strip()[:1]
-    return (first.isalnum() or first in "(%_-") and any(w in t for w in _CASE_WORDS)
-
-
-def is_prose_opener(text: str) -> bool:
-    t = text.strip()
-    return t.startswith(OPENERS) or t.startswith(("Figure ", "!", "A warp", "Elements of",
-                                                   "In this section", "Tk:", "For matrix")) \
-        or starts_with_section_number(t)
-
-
-def split_glued(src: SourceText) -> list[SourceText]:
-    """Cut ``lastcol = firstcol + 3Matrix fragments for ...`` before the glued opener."""
-    text = src.text
-    best = -1
-    for opener in OPENERS:
-        k = text.find(opener, 1)
-        while k > 0:
-            if not text[k - 1].isspace():
-                if best < 0 or k < best:
-                    best = k
-                break
-            k = text.find(opener, k + 1)
-    if best < 0:
-        return [src]
-    return [src.slice(0, best), src.slice(best)]
 
 
 def strip_markup(src: SourceText) -> SourceText:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from ..base.source import SourceText
 from .blocks import Block, clean_text, line_text, strip_markup
+from .lines import kind_of
 from .plain import cells_of, text_prose
 
 # ---- Markdown -----------------------------------------------------------------------------------
@@ -121,9 +122,7 @@ def _joined(pieces: list[SourceText]) -> SourceText:
 
 
 def _md_prose(src: SourceText) -> Iterator[Block]:
-    t = src.text
-    if t.startswith("Figure ") and "fragment layout" in t or t.startswith("Figure ") \
-            and "metadata layout" in t:
+    if kind_of(src.text).figure_caption:
         yield Block("figure", src)
         return
     yield from text_prose(src)

@@ -16,15 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..base.source import SourceText
-from .blocks import (
-    Block,
-    is_prose_opener,
-    line_text,
-    looks_like_assignment,
-    looks_like_case,
-    split_glued,
-    starts_with_section_number,
-)
+from .blocks import Block, line_text
+from .lines import kind_of
 
 # ---- plain text (scraped from the HTML page) ---------------------------------------------------
 
@@ -41,8 +34,9 @@ def text_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
         line = raw.rstrip()
         stripped = line.strip()
         src = line_text(line, doc, lineno)
+        kind = kind_of(stripped)
         # split-cell tables: every cell line ends with "|"
-        if stripped.endswith("|") and not looks_like_assignment(stripped):
+        if kind.table_cell:
             in_pseudo = False
             table.append(src.strip())
             continue
@@ -51,14 +45,13 @@ def text_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
         if not stripped:
             yield Block("blank", src)
             continue
-        if in_pseudo or looks_like_assignment(stripped) or stripped == "Where" \
-                or stripped.startswith("//"):
+        if in_pseudo or kind.assignment or kind.head in ("where", "comment"):
             pieces = split_glued(src)
             head = pieces[0]
-            ht = head.text.strip()
-            if looks_like_assignment(ht) or ht in ("Where", "where") or ht.startswith("//") \
-                    or (in_pseudo and not is_prose_opener(ht)
-                        and (looks_like_case(ht) or _continues_expression(ht))):
+            hk = kind_of(head.text.strip())
+            if hk.assignment or hk.head in ("where", "comment") \
+                    or (in_pseudo and not hk.prose_opener
+                        and (hk.case or hk.continues_expression)):
                 in_pseudo = True
                 yield Block("pseudo", head)
                 if len(pieces) > 1:
@@ -71,27 +64,24 @@ def text_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
         yield from flush_table()
 
 
-def _continues_expression(text: str) -> bool:
-    """A bare continuation such as ``groupID + 8`` with its guard on the next line."""
-    return bool(text) and (text[0].isalnum() or text[0] in "(%") and not any(
-        w in text for w in (". ", ": ")) and len(text) < 200
+def split_glued(src: SourceText) -> list[SourceText]:
+    """Cut ``lastcol = firstcol + 3Matrix fragments for ...`` (or ``... i >= 4.f64:``)
+    before the glued opener."""
+    at = kind_of(src.text).glued_at
+    return [src] if at < 0 else [src.slice(0, at), src.slice(at)]
 
 
 def text_prose(src: SourceText) -> Iterator[Block]:
-    t = src.text.strip()
     s = src.strip()
-    if starts_with_section_number(t):
+    kind = kind_of(s.text)
+    if kind.section_number:
         yield Block("heading", s)
-    elif t.startswith("!"):
+    elif kind.figure:
         yield Block("figure", s.slice(1).strip())
-    elif t.startswith("."):
-        lower = t.lower()
-        if lower.startswith((".atype", ".btype", ".ctype", ".dtype")):
-            yield Block("row", s, (s,), header=True, flat=True)
-        elif "vector expression" in lower:
-            yield Block("row", s, (s,), flat=True)
-        else:
-            yield Block("prose", s)
+    elif kind.header_row:
+        yield Block("row", s, (s,), header=True, flat=True)
+    elif kind.flat_row:
+        yield Block("row", s, (s,), flat=True)
     else:
         yield Block("prose", s)
 
@@ -112,7 +102,8 @@ def _split_cell_table(lines: list[SourceText]) -> Iterator[Block]:
             continue
         for cell in cells:
             ct = cell.text.strip()
-            starts_row = ct.startswith(".") and not rows_open_fragment(rows)
+            starts_row = kind_of(ct).head in ("dotted", "header_type") \
+                and not rows_open_fragment(rows)
             if not rows or starts_row:
                 rows.append([cell])
             else:
@@ -131,7 +122,10 @@ def rows_open_fragment(rows: list[list[SourceText]]) -> bool:
     if not rows:
         return False
     texts = [c.text.strip() for c in rows[-1] if c.text.strip()]
-    return len(texts) == 1 and texts[0].startswith(".") and "vector" not in texts[0]
+    if len(texts) != 1:
+        return False
+    kind = kind_of(texts[0])
+    return kind.head in ("dotted", "header_type") and not kind.vector
 
 
 def cells_of(src: SourceText) -> list[SourceText]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from ..base.source import SourceText
 from .blocks import (
-    OPERAND_OPENERS,
     Block,
     OperandBlock,
     Section,
@@ -23,34 +22,9 @@ from .blocks import (
     TypeBlock,
     section_number,
 )
+from .lines import kind_of
 
 # ---- structure -----------------------------------------------------------------------------------
-
-
-def _operand_of(text: str) -> str | None:
-    t = text.strip()
-    for opener, operand in OPERAND_OPENERS:
-        if t.startswith(opener):
-            return operand
-    return None
-
-
-def _is_reference(text: str) -> bool:
-    t = text.strip().lower()
-    return (t.startswith("matrix fragments for") and "same as" in t) or \
-        t.startswith("same as matrix fragments for")
-
-
-def _is_type_label(text: str) -> bool:
-    t = text.strip()
-    return t.startswith(".") and t.endswith(":") and "vector" not in t
-
-
-def _is_major_label(text: str) -> bool:
-    """``Fragment layout for Row Major matrix A is shown in ...``: a second block of formulas
-    under the same table (m8n8k4), one per arrangement."""
-    t = text.strip().lower()
-    return t.startswith("fragment layout for ") and " major matrix " in t
 
 
 @dataclass
@@ -116,11 +90,11 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
         if title is None:
             title = SourceText.at("", doc, 1)  # content before any heading
         if b.kind == "prose":
-            t = b.text.text
-            if _is_reference(t):
+            kind = kind_of(b.text.text.strip())
+            if kind.reference:
                 refs.append(b.text)
                 continue
-            operand = _operand_of(t)
+            operand = kind.operand
             if operand is not None:
                 if current is not None:
                     operands.append(current.freeze())
@@ -128,11 +102,11 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 if operand == "metadata":
                     current.prose.append(b.text)
                 continue
-            if current is not None and _is_type_label(t):
+            if current is not None and kind.type_label:
                 current.close_part()
                 current.label = b.text
                 continue
-            if current is not None and _is_major_label(t):
+            if current is not None and kind.major_label:
                 # the table above applies to every arrangement: each part keeps it
                 header, rows = current.header, list(current.rows)
                 if current.label is not None or current.pseudo:

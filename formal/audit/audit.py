@@ -1,0 +1,161 @@
+"""The audit: every atom, every operand, one verdict against the spec (and the correction).
+
+For each atom read from the headers (``formal.audit.atoms``) the instruction named by its
+asm selects the catalog layout of each operand (``layout_serves`` over the variants row);
+``formal.audit.compare`` decides.  Verdicts:
+
+    equal        CuTe's (thread, value) -> index map is the spec's
+    differs      with the smallest counterexample (thread, value, CuTe's cell, the spec's)
+    not-in-spec  the catalog has no layout for the instruction (ldmatrix, stmatrix, wgmma)
+    unreadable   the layout or the instruction could not be read (why)
+
+Where the catalog's correction changes an operand's layout (the spec's errata), the operand
+gets a second entry ``against = "correction"``, so the report says which one CuTe follows:
+``SM80_16x8x256_S32U1U1S32_TN_XORPOPC`` A differs from the spec as written at thread 0,
+value 32 and equals the correction.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .atoms import Atom, Operand, read_atoms
+from .compare import Comparison, Counterexample, SpecTable, compare, same_table, spec_table
+from .project import Finding, Layout, layout_serves, spec_layouts
+
+SPEC_OPERAND = {"A": "A", "B": "B", "C": "C/D", "metadata": "metadata"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    operand: str
+    verdict: str
+    against: str = "spec"  # "spec" | "correction"
+    counterexample: Counterexample | None = None
+    message: str = ""
+    spec_layout: str = ""
+    cute: str = ""  # the CuTe layout as shape:stride
+    line: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"operand": self.operand, "verdict": self.verdict, "against": self.against,
+                "counterexample": self.counterexample.as_json()
+                if self.counterexample is not None else None,
+                "message": self.message, "spec_layout": self.spec_layout or None,
+                "cute": self.cute or None}
+
+
+@dataclass(frozen=True)
+class AtomResult:
+    atom: Atom
+    entries: tuple[Entry, ...]
+
+    @property
+    def instruction(self) -> str:
+        return self.atom.instruction.opcode if self.atom.instruction is not None else ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"atom": self.atom.name, "file": self.atom.file, "line": self.atom.line,
+                "instruction": self.instruction or None,
+                "operands": [e.as_json() for e in self.entries]}
+
+
+@dataclass(frozen=True)
+class Audit:
+    results: tuple[AtomResult, ...]
+    findings: tuple[Finding, ...] = field(default=())
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(e.verdict for r in self.results for e in r.entries)
+        return {k: c.get(k, 0) for k in ("equal", "differs", "not-in-spec", "unreadable")}
+
+    @property
+    def differs(self) -> bool:
+        """Does an operand differ from the spec where no correction says CuTe is right?"""
+        for r in self.results:
+            ok = {e.operand for e in r.entries if e.against == "correction"
+                  and e.verdict == "equal"}
+            if any(e.verdict == "differs" and e.operand not in ok for e in r.entries):
+                return True
+        return False
+
+    def summary(self) -> dict[str, Any]:
+        atoms_by: Counter[str] = Counter()
+        for r in self.results:
+            vs = {e.verdict for e in r.entries if e.against == "spec"}
+            worst = next((v for v in ("differs", "unreadable", "not-in-spec", "equal")
+                          if v in vs), "equal")
+            atoms_by[worst] += 1
+        return {"atoms": len(self.results), "operands": self.counts(),
+                "atoms_by_worst_verdict": dict(sorted(atoms_by.items())),
+                "warnings": len(self.findings)}
+
+
+def _spec_for(layouts: Sequence[Layout], atom: Atom, operand: str) -> Layout | None:
+    v = atom.instruction.variant if atom.instruction is not None else None
+    if v is None:
+        return None
+    op = SPEC_OPERAND.get(operand, "")
+    for lay in layouts:
+        if lay.operand == op and layout_serves(v, op, lay.instruction, str(lay.shape),
+                                               lay.types, lay.id, lay.arrangement):
+            return lay
+    return None
+
+
+def _entry(op: Operand, against: str, lay: Layout, table: SpecTable | str,
+           atom: Atom) -> Entry:
+    cute = str(op.layout) if op.layout is not None else ""
+    if isinstance(table, str):
+        return Entry(op.operand, "unreadable", against, None,
+                     f"the {against}'s layout {lay.short_id} has no (thread, value) map: "
+                     f"{table}", lay.short_id, cute, op.line)
+    assert op.layout is not None
+    got: Comparison = compare(op.layout, atom.thr_id, table)
+    return Entry(op.operand, got.verdict, against, got.counterexample, got.message,
+                 lay.short_id, cute, op.line)
+
+
+def audit_atom(atom: Atom) -> AtomResult:
+    out: list[Entry] = []
+    spec, fixed = spec_layouts(False), spec_layouts(True)
+    fixed_by_id = {lay.id: lay for lay in fixed}
+    for op in atom.operands:
+        cute = str(op.layout) if op.layout is not None else ""
+        if op.layout is None:
+            out.append(Entry(op.operand, "unreadable", "spec", None, op.why, "", "", op.line))
+            continue
+        if atom.instruction is None:
+            out.append(Entry(op.operand, "unreadable", "spec", None,
+                             f"no instruction: {atom.why}", "", cute, op.line))
+            continue
+        lay = _spec_for(spec, atom, op.operand)
+        if lay is None:
+            what = atom.instruction.opcode
+            if atom.instruction.variant is None:
+                msg = f"the catalog has no layouts for {what}"
+            else:
+                msg = f"the catalog has no {op.operand} layout for {what}"
+            out.append(Entry(op.operand, "not-in-spec", "spec", None, msg, "", cute, op.line))
+            continue
+        table = spec_table(lay)
+        out.append(_entry(op, "spec", lay, table, atom))
+        corr = fixed_by_id.get(lay.id)
+        if corr is None:
+            continue
+        ctable = spec_table(corr)
+        if isinstance(table, str) != isinstance(ctable, str) or (
+                not isinstance(table, str) and not isinstance(ctable, str)
+                and not same_table(table, ctable)):
+            out.append(_entry(op, "correction", corr, ctable, atom))
+    return AtomResult(atom, tuple(out))
+
+
+def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) -> Audit:
+    """Read the headers and audit every atom they define."""
+    atoms, findings = read_atoms(paths, include_dirs)
+    return Audit(tuple(audit_atom(a) for a in atoms), tuple(findings))

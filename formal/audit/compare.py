@@ -1,0 +1,243 @@
+"""Proving a CuTe atom's layouts equal to the spec's, operand by operand.
+
+Both sides become functions of (thread, value) into CuTe's index of the operand's tile:
+A ``m + M*k`` (sparse A over the compressed tile), B ``n + N*k`` (CuTe's B is N x K), C
+``m + M*n``.  CuTe's side is its ``shape:stride`` evaluated at (thread, value), with the
+thread first sent through ``ThrID`` to a lane (m8n8k4's quad-pairs); the spec's side is the
+catalog layout's (lane, value) table (``formal.tv``).  Z3 decides whether any (thread,
+value) differs -- the CuTe side symbolically (digits by division by the constant shape,
+times the strides), the spec side as an array over its table -- and enumeration of every
+(thread, value) re-checks the verdict; a disagreement is an internal error.
+
+Example: CuTe's SM80_16x8_Row ``((4,8),(2,2)):((32,1),(16,8))`` against the spec's C/D of
+m16n8k16 (row = groupID + 8*(i >= 2), col = 2*threadID_in_group + (i & 1)): lane 5, value 3
+is index 1*32 + 1*1 + 16 + 8 = 57 on CuTe's side, and (row 9, col 3) = 9 + 16*3 = 57 on the
+spec's -- equal everywhere, so ``equal``.  Change the stride 16 to 32 and lane 0, value 1
+becomes index 32 = (row 0, col 2) against the spec's (row 0, col 1): ``differs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..model.cute import CuteLayout, flat_modes, size
+from .project import Layout, tv_view
+
+Cell = tuple[int, int]
+
+
+class InternalError(Exception):
+    """Z3 and enumeration disagree: a bug in the audit, never a verdict."""
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    thread: int
+    value: int
+    cute: Cell | None
+    spec: Cell | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"thread": self.thread, "value": self.value,
+                "cute": list(self.cute) if self.cute is not None else None,
+                "spec": list(self.spec) if self.spec is not None else None}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    verdict: str  # "equal" | "differs" | "unreadable"
+    counterexample: Counterexample | None = None
+    message: str = ""
+    method: str = ""  # "z3+enumeration" | "enumeration (z3: unknown)"
+
+
+@dataclass(frozen=True)
+class SpecTable:
+    """The spec's (lane, value) -> (row, col), with None where the spec gives no cell."""
+
+    layout_id: str
+    rows: int
+    cols: int
+    swapped: bool  # B: CuTe's first coordinate is the tile's column
+    cells: tuple[tuple[Cell | None, ...], ...]
+    note: str = ""
+
+    def index(self, cell: Cell) -> int:
+        r, c = cell
+        return c + self.cols * r if self.swapped else r + self.rows * c
+
+    def cell(self, idx: int) -> Cell:
+        if self.swapped:
+            return idx // self.cols, idx % self.cols
+        return idx % self.rows, idx // self.rows
+
+
+def spec_table(lay: Layout) -> SpecTable | str:
+    """The spec layout's (lane, value) table in tile coordinates, or why it has none.
+
+    Where the (thread, value) view fails only because some element has no cell (the
+    m16n8k16 .f64 A erratum), the dense cells that exist are kept and the rest are None."""
+    tv = tv_view(lay)
+    swapped = lay.operand == "B"
+    if not isinstance(tv, str):
+        rows, cols = tv.tile
+        return SpecTable(lay.id, rows, cols, swapped, tv.cells, tv.note)
+    if lay.sparse_a or lay.operand == "metadata":
+        return tv
+    from .project import cells_and_names
+    _names, table = cells_and_names(lay)
+    if not table:
+        return tv
+    rows, cols = lay.tile
+    cells = tuple(tuple(_cell(table.get((0, t, i))) for i in range(lay.elements))
+                  for t in range(lay.lanes))
+    return SpecTable(lay.id, rows, cols, swapped, cells, f"partial: {tv}")
+
+
+def _cell(out: Any) -> Cell | None:
+    if out is None or len(out) < 2 or out[0] is None or out[1] is None:
+        return None
+    return int(out[0]), int(out[1])
+
+
+def _lanes(thr: CuteLayout | None, threads: int) -> list[int]:
+    if thr is None:
+        return list(range(threads))
+    return [thr(t) for t in range(thr.size)]
+
+
+def compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
+            timeout_ms: int = 10000) -> Comparison:
+    """Is CuTe's (thread, value) layout the spec's map?"""
+    return _compare(cute, thr, spec, timeout_ms)
+
+
+@lru_cache(maxsize=4096)
+def _compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
+             timeout_ms: int) -> Comparison:
+    if cute.rank != 2:
+        return Comparison("unreadable", message=f"{cute} is not a (thread, value) layout "
+                                                "(rank 2)")
+    tmode, vmode = cute.mode(0), cute.mode(1)
+    threads, values = tmode.size, vmode.size
+    lanes = _lanes(thr, threads)
+    if thr is not None and thr.size != threads:
+        return Comparison("unreadable", message=f"ThrID {thr} has {thr.size} threads, the "
+                                                f"layout {threads}")
+    spec_lanes, spec_values = len(spec.cells), len(spec.cells[0]) if spec.cells else 0
+    bad_lane = next((t for t, lane in enumerate(lanes) if not 0 <= lane < spec_lanes), None)
+    if bad_lane is not None:
+        return Comparison("differs", Counterexample(bad_lane, 0, None, None),
+                          f"thread {bad_lane} is lane {lanes[bad_lane]}, outside the "
+                          f"{spec_lanes} lanes of the instruction")
+    found = _enumerate(cute, lanes, spec)
+    shape_note = ""
+    if values != spec_values:
+        shape_note = (f"CuTe gives each thread {values} values, the spec {spec_values}; ")
+    zs = _z3(cute, lanes, spec, min(values, spec_values), timeout_ms)
+    enum_differs = found is not None
+    if zs == "unknown":
+        method = "enumeration (z3: unknown)"
+    else:
+        z3_differs = zs == "sat" or values != spec_values
+        if z3_differs != enum_differs:
+            raise InternalError(f"{spec.layout_id} vs {cute}: z3 says {zs}, enumeration "
+                                f"{'differs' if enum_differs else 'equal'}")
+        method = "z3+enumeration"
+    if found is None:
+        return Comparison("equal", None, spec.note, method)
+    t, v, got, want = found
+    return Comparison("differs", Counterexample(t, v, got, want),
+                      shape_note + _describe(t, lanes[t], v, got, want), method)
+
+
+def _describe(t: int, lane: int, v: int, got: Cell | None, want: Cell | None) -> str:
+    where = f"thread {t}" + (f" (lane {lane})" if lane != t else "") + f", value {v}"
+    g = f"(row {got[0]}, col {got[1]})" if got is not None else "no cell"
+    w = f"(row {want[0]}, col {want[1]})" if want is not None else "no cell"
+    return f"{where}: CuTe says {g}, the spec says {w}"
+
+
+def _enumerate(cute: CuteLayout, lanes: list[int], spec: SpecTable) \
+        -> tuple[int, int, Cell | None, Cell | None] | None:
+    """The smallest (thread, value) whose cells differ, thread first."""
+    values = cute.mode(1).size
+    spec_values = len(spec.cells[0]) if spec.cells else 0
+    for t, lane in enumerate(lanes):
+        row = spec.cells[lane]
+        for v in range(max(values, spec_values)):
+            got = spec.cell(cute((t, v))) if v < values else None
+            want = row[v] if v < spec_values else None
+            if got != want or got is None:
+                return t, v, got, want
+    return None
+
+
+def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
+        timeout_ms: int) -> str:
+    """'sat' when some (thread, value < values) differs, 'unsat' when none, or 'unknown'.
+
+    Each digit of the thread and value coordinates is a bounded variable, so CuTe's index
+    is a sum of digit * stride with no division; the spec's index is a balanced multiplexer
+    over its table, keyed by thread * values + value."""
+    import z3
+
+    threads = len(lanes)
+    if not threads or not values:
+        return "unsat"
+    t_modes = flat_modes(cute.mode(0).shape, cute.mode(0).stride)
+    v_modes = flat_modes(cute.mode(1).shape, cute.mode(1).stride)
+    hi = max(threads * values, spec.rows * spec.cols, 2)
+    for s, d in t_modes + v_modes:
+        hi += abs(d) * s
+    w = max(8, (hi * 4).bit_length() + 1)
+    solver = z3.SolverFor("QF_BV")
+    solver.set("timeout", timeout_ms)
+
+    def coord(name: str, modes: list[tuple[int, int]]) -> tuple[Any, Any]:
+        pos, idx, place = z3.BitVecVal(0, w), z3.BitVecVal(0, w), 1
+        for j, (s, d) in enumerate(modes):
+            if s <= 1:
+                continue
+            x = z3.BitVec(f"{name}{j}", w)
+            solver.add(z3.ULT(x, s))
+            pos, idx, place = pos + x * place, idx + x * d, place * s
+        return pos, idx
+
+    t, t_idx = coord("t", t_modes)
+    v, v_idx = coord("v", v_modes)
+    solver.add(z3.ULT(t, threads), z3.ULT(v, values))
+    missing = (1 << w) - 1  # a cell the spec does not give: no CuTe index reaches it
+    keys = [spec.index(c) if c is not None else missing
+            for lane in lanes for c in spec.cells[lane][:values]]
+    p = t * values + v
+
+    def mux(lo: int, n: int) -> Any:
+        if n == 1:
+            return z3.BitVecVal(keys[lo], w)
+        half = n // 2
+        return z3.If(z3.ULT(p, lo + half), mux(lo, half), mux(lo + half, n - half))
+
+    solver.add(t_idx + v_idx != mux(0, len(keys)))
+    res = solver.check()
+    if res == z3.unknown:
+        return "unknown"
+    if res == z3.sat:
+        m = solver.model()
+        tt, vv = m.evaluate(t).as_long(), m.evaluate(v).as_long()
+        cell = spec.cells[lanes[tt]][vv]
+        if cell is not None and spec.cell(cute((tt, vv))) == cell:
+            raise InternalError(f"{spec.layout_id}: z3's counterexample thread {tt}, value "
+                                f"{vv} is not one")
+        return "sat"
+    return "unsat"
+
+
+def same_table(a: SpecTable, b: SpecTable) -> bool:
+    return (a.rows, a.cols, a.swapped, a.cells) == (b.rows, b.cols, b.swapped, b.cells)
+
+
+def value_count(cute: CuteLayout) -> int:
+    return size(cute.mode(1).shape) if cute.rank == 2 else 0

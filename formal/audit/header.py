@@ -1,0 +1,365 @@
+"""Reading a CuTe header into syntax: aliases, structs, their asm strings, includes.
+
+``grammar/cute.lark`` skims C++: it reads ``using`` aliases, ``struct`` definitions (with
+their template parameters, bases, member aliases and the string pieces of any ``asm``
+statement inside them) and ``#include`` lines, and passes over everything else.  For
+
+    namespace cute {
+    namespace { using SM80_8x4 = Layout<Shape<Shape<_4,_8>,_1>, Stride<Stride<_8,_1>,_0>>; }
+    template <> struct MMA_Traits<SM80_8x8x4_F64F64F64F64_TN> { using ALayout = SM80_8x4; };
+    }
+
+``read_header`` gives one ``Alias`` (``SM80_8x4``, params ``()``) and one ``Struct`` whose
+``type`` is ``MMA_Traits<SM80_8x8x4_F64F64F64F64_TN>`` and whose ``members`` hold
+``ALayout -> SM80_8x4``.  Types stay unevaluated here (``Type`` chains of ``TName``);
+``formal.audit.atoms`` evaluates them.  A token the grammar cannot place becomes a warning
+``Finding`` at its line and the parse resumes after it: never a crash, never silence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from .project import Finding, Span, grammar_dir, warning
+
+# ---- syntax -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TName:
+    """One component of a qualified type: ``Shape<_4,_8>`` is TName("Shape", (...))."""
+
+    name: str
+    args: tuple[Any, ...] | None = None  # None: no template argument list
+
+    def __str__(self) -> str:
+        if self.args is None:
+            return self.name
+        return f"{self.name}<{','.join(show_expr(a) for a in self.args)}>"
+
+
+@dataclass(frozen=True)
+class Type:
+    """A qualified type ``GMMA::ABLayout<64,16>`` as its components."""
+
+    parts: tuple[TName, ...]
+
+    @property
+    def last(self) -> TName:
+        return self.parts[-1]
+
+    def __str__(self) -> str:
+        return "::".join(str(p) for p in self.parts)
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """An expression the reader does not evaluate (``decltype(...)``, ``sizeof(...)``)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str
+    a: Any
+    b: Any
+
+
+@dataclass(frozen=True)
+class Neg:
+    a: Any
+
+
+@dataclass(frozen=True)
+class Pack:
+    a: Any
+
+
+def show_expr(e: Any) -> str:
+    if isinstance(e, BinOp):
+        return f"{show_expr(e.a)}{e.op}{show_expr(e.b)}"
+    if isinstance(e, Neg):
+        return f"-{show_expr(e.a)}"
+    if isinstance(e, Pack):
+        return f"{show_expr(e.a)}..."
+    return str(e)
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str
+    type: Type | Opaque
+    line: int
+    params: tuple[str, ...] = ()  # template parameters, in order
+    templated: bool = False
+
+
+@dataclass(frozen=True)
+class Struct:
+    type: Type | None
+    line: int
+    params: tuple[str, ...] = ()
+    templated: bool = False
+    bases: tuple[Type, ...] = ()
+    members: tuple[Alias, ...] = ()
+    asm: tuple[tuple[str, ...], ...] = ()  # each asm statement's string literals, as written
+    calls: tuple[str, ...] = ()  # X in ``X::fma(...)`` inside the body (composed atoms)
+
+    @property
+    def name(self) -> str:
+        return self.type.last.name if self.type is not None else ""
+
+    def member(self, name: str) -> Alias | None:
+        for m in self.members:
+            if m.name == name:
+                return m
+        return None
+
+
+@dataclass(frozen=True)
+class Header:
+    path: str
+    aliases: tuple[Alias, ...] = ()
+    structs: tuple[Struct, ...] = ()
+    includes: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = field(default=())
+
+
+# ---- the parser ---------------------------------------------------------------------------
+
+
+def grammar_text() -> str:
+    return (grammar_dir() / "cute.lark").read_text(encoding="utf-8")
+
+
+@cache
+def _parser() -> Lark:
+    return Lark(grammar_text(), parser="lalr", start="start", propagate_positions=True,
+                maybe_placeholders=False)
+
+
+@dataclass(frozen=True)
+class _Asm:
+    strings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Call:
+    target: str
+
+
+@dataclass(frozen=True)
+class _Include:
+    path: str
+
+
+@dataclass(frozen=True)
+class _Template:
+    params: tuple[str, ...]
+
+
+def _line(meta: Any) -> int:
+    return int(getattr(meta, "line", 0) or 0)
+
+
+def _flat(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for x in items:
+        if isinstance(x, list):
+            out.extend(_flat(x))
+        elif isinstance(x, (_Asm, _Call)):
+            out.append(x)
+    return out
+
+
+@v_args(meta=True)
+class _Syntax(Transformer):  # type: ignore[type-arg]
+    # -- expressions and types
+    def int(self, meta: Any, c: list[Token]) -> int | Opaque:
+        text = str(c[0]).rstrip("uUlL")
+        try:
+            if text[:2] in ("0x", "0X"):
+                return int(text, 16)
+            return int(text, 8) if text.startswith("0") and text != "0" else int(text)
+        except ValueError:
+            return Opaque(str(c[0]))
+
+    def atom(self, meta: Any, c: list[Any]) -> Any:
+        return next(x for x in c if not isinstance(x, Token))
+
+    def neg(self, meta: Any, c: list[Any]) -> Any:
+        return Neg(c[1]) if str(c[0]) == "-" else c[1]
+
+    def pack(self, meta: Any, c: list[Any]) -> Pack:
+        return Pack(c[0])
+
+    def _binary(self, c: list[Any]) -> Any:
+        out = c[0]
+        for i in range(1, len(c), 2):
+            out = BinOp(str(c[i]), out, c[i + 1])
+        return out
+
+    def sum(self, meta: Any, c: list[Any]) -> Any:
+        return self._binary(c)
+
+    def product(self, meta: Any, c: list[Any]) -> Any:
+        return self._binary(c)
+
+    def compare(self, meta: Any, c: list[Any]) -> Any:
+        return self._binary(c)
+
+    def targs(self, meta: Any, c: list[Any]) -> tuple[Any, ...]:
+        return tuple(x for x in c if not isinstance(x, Token))
+
+    def tname(self, meta: Any, c: list[Any]) -> TName:
+        args = next((x for x in c if isinstance(x, tuple)), None)
+        return TName(str(c[0]), args)
+
+    def type(self, meta: Any, c: list[Any]) -> Type:
+        return Type(tuple(x for x in c if isinstance(x, TName)))
+
+    def opaque(self, meta: Any, c: list[Any]) -> Opaque:
+        return Opaque("decltype(...)")
+
+    def parens(self, meta: Any, c: list[Any]) -> list[Any]:
+        return _flat(c)
+
+    def qname(self, meta: Any, c: list[Token]) -> str:
+        return "::".join(str(t) for t in c if isinstance(t, Token) and t.type == "NAME")
+
+    # -- soup: keep only asm statements and X::fma calls
+    def asm(self, meta: Any, c: list[Any]) -> _Asm:
+        return _Asm(tuple(str(t) for t in c if isinstance(t, Token) and t.type == "STRING"))
+
+    def braces(self, meta: Any, c: list[Any]) -> list[Any]:
+        out = _flat(c)
+        toks = [t for t in c if isinstance(t, Token)]
+        for a, b, f in zip(toks, toks[1:], toks[2:]):
+            if a.type == "NAME" and b.type == "SCOPE" and str(f) == "fma":
+                out.append(_Call(str(a)))
+        return out
+
+    def other(self, meta: Any, c: list[Any]) -> list[Any]:
+        return _flat(c)
+
+    # -- declarations
+    def tparam(self, meta: Any, c: list[Any]) -> str:
+        names: list[str] = []
+        for t in c:
+            if isinstance(t, Token) and str(t) == "=":
+                break
+            if isinstance(t, Token) and t.type == "NAME":
+                names.append(str(t))
+        return names[-1] if names else ""
+
+    def tparams(self, meta: Any, c: list[Any]) -> _Template:
+        return _Template(tuple(x for x in c if not isinstance(x, Token)))
+
+    def alias(self, meta: Any, c: list[Any]) -> Alias:
+        name = next(x for x in c if isinstance(x, Token) and x.type == "NAME")
+        typ = next(x for x in c if isinstance(x, (Type, Opaque)))
+        return Alias(str(name), typ, _line(meta))
+
+    def base_spec(self, meta: Any, c: list[Any]) -> Type | None:
+        return next((x for x in c if isinstance(x, Type)), None)
+
+    def base(self, meta: Any, c: list[Any]) -> tuple[Type, ...]:
+        return tuple(x for x in c if isinstance(x, Type))
+
+    def body(self, meta: Any, c: list[Any]) -> list[Any]:
+        return c
+
+    def struct_decl(self, meta: Any, c: list[Any]) -> Struct:
+        typ = next((x for x in c if isinstance(x, Type)), None)
+        bases: tuple[Type, ...] = next((x for x in c if isinstance(x, tuple)), ())
+        body = next((x for x in c if isinstance(x, list)), [])
+        members = tuple(x for x in body if isinstance(x, Alias))
+        soup = _flat([x for x in body if isinstance(x, list)])
+        asm = tuple(x.strings for x in soup if isinstance(x, _Asm))
+        calls = tuple(dict.fromkeys(x.target for x in soup if isinstance(x, _Call)))
+        return Struct(typ, _line(meta), bases=bases, members=members, asm=asm, calls=calls)
+
+    def template_decl(self, meta: Any, c: list[Any]) -> Any:
+        params = next((x.params for x in c if isinstance(x, _Template)), ())
+        decl = next((x for x in reversed(c) if not isinstance(x, Token)), None)
+        if isinstance(decl, Struct):
+            return Struct(decl.type, _line(meta), params, True, decl.bases, decl.members,
+                          decl.asm, decl.calls)
+        if isinstance(decl, Alias):
+            return Alias(decl.name, decl.type, _line(meta), params, True)
+        return decl
+
+    def include(self, meta: Any, c: list[Token]) -> _Include:
+        text = str(c[0])
+        start = max(text.find("<"), text.find('"'))
+        return _Include(text[start + 1:-1])
+
+
+def _walk(items: Any, aliases: list[Alias], structs: list[Struct], includes: list[str]) -> None:
+    for x in items if isinstance(items, list) else [items]:
+        if isinstance(x, Alias):
+            aliases.append(x)
+        elif isinstance(x, Struct):
+            structs.append(x)
+        elif isinstance(x, _Include):
+            includes.append(x.path)
+        elif isinstance(x, Tree):  # namespace, using_namespace, ...
+            _walk(list(x.children), aliases, structs, includes)
+        elif isinstance(x, list):
+            _walk(x, aliases, structs, includes)
+
+
+def read_header(path: str | Path, text: str | None = None) -> Header:
+    """Parse one header; unreadable constructs become warnings with file:line."""
+    name = str(path)
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            return Header(name, findings=(warning("header", Span(name, 0, 0),
+                                                  f"cannot read: {e.strerror}"),))
+    findings: list[Finding] = []
+
+    def on_error(e: UnexpectedInput) -> bool:
+        line, col = int(getattr(e, "line", 0) or 0), int(getattr(e, "column", 0) or 0)
+        if isinstance(e, UnexpectedCharacters):
+            what = f"character {text[e.pos_in_stream]!r}" if e.pos_in_stream is not None \
+                else "a character"
+        elif isinstance(e, UnexpectedToken):
+            what = "end of file" if e.token.type == "$END" else f"'{e.token}'"
+        else:  # pragma: no cover - lark raises only the two above while parsing
+            what = "input"
+        findings.append(warning("cute-syntax", Span(name, line, col),
+                                f"skipped {what}: not a construct the CuTe reader knows"))
+        if isinstance(e, UnexpectedToken) and e.token.type == "$END":
+            ip = e.interactive_parser
+            for _ in range(256):
+                acc = ip.accepts()
+                if "$END" in acc or "RBRACE" not in acc:
+                    break
+                ip.feed_token(Token("RBRACE", "}"))
+        return True
+
+    try:
+        tree = _parser().parse(text, on_error=on_error)
+    except LarkError as e:
+        line = int(getattr(e, "line", 0) or 0)
+        findings.append(warning("cute-syntax", Span(name, line, 0),
+                                "the header's braces do not balance; read nothing from it"))
+        return Header(name, findings=tuple(findings))
+    items = _Syntax().transform(tree)
+    aliases: list[Alias] = []
+    structs: list[Struct] = []
+    includes: list[str] = []
+    _walk(list(items.children), aliases, structs, includes)
+    return Header(name, tuple(aliases), tuple(structs), tuple(includes), tuple(findings))

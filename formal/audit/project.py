@@ -1,0 +1,31 @@
+"""The audit's one door into the rest of ptxlayout (so a move of those modules is one edit).
+
+Everything the audit needs from the pipeline -- findings and spans, the grammar directory,
+the catalog's layouts (as written and corrected), the (thread, value) view of a layout, the
+variants table -- is imported here and nowhere else in ``formal.audit`` (besides the
+shape:stride algebra ``formal.model.cute``, which the CuTe export shares).  For example
+``spec_layouts(False)`` is the catalog's layouts with the spec's formulas as written, and
+``tv_view(lay)`` the table ``cells[lane][value] = (row, col)`` of one of them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from ..base.source import Finding, Span, error, warning
+from ..base.variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
+from ..model import Layout, cells_and_names
+from ..model.tv import TV, tv_view
+from ..parse.grammars import grammar_dir
+
+__all__ = ["Finding", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
+           "cells_and_names", "error", "grammar_dir", "layout_serves", "spec_layouts",
+           "tv_view", "warning"]
+
+
+@cache
+def spec_layouts(corrections: bool) -> tuple[Layout, ...]:
+    """The embedded catalog's layouts; ``corrections`` applies corrections.md."""
+    from .. import catalog
+    from ..model import build
+    return tuple(build(list(catalog.documents(corrections)), []).layouts)

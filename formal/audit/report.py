@@ -1,0 +1,140 @@
+"""The audit's reports: text, JSON (the contract), SARIF 2.1.0, JUnit XML.
+
+One line per operand entry in the text form, e.g.
+
+    mma_traits_sm80.hpp:623: SM80_16x8x256_S32U1U1S32_TN_XORPOPC  mma.sync.aligned.m16n8k256...
+      A    differs vs spec (mma.m16n8k256.A.b1): thread 0, value 32: CuTe says (row 8,
+           col 0), the spec says (row 8, col 32)
+      A    equal vs correction (mma.m16n8k256.A.b1): CuTe follows the correction, ...
+
+The JSON is ``{"atoms": [{"atom", "file", "line", "instruction", "operands": [{"operand",
+"verdict", "against", "counterexample", "message", ...}]}], "summary": {...},
+"warnings": [...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from .audit import AtomResult, Audit, Entry
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _line(r: AtomResult, e: Entry) -> str:
+    what = f"{e.operand:<4} {e.verdict} vs {e.against}"
+    if e.spec_layout:
+        what += f" ({e.spec_layout})"
+    if e.verdict == "equal" and e.against == "correction":
+        return f"  {what}: CuTe follows the correction, not the spec as written"
+    return f"  {what}" + (f": {e.message}" if e.message else "")
+
+
+def to_text(audit: Audit, verbose: bool = False) -> str:
+    out: list[str] = []
+    absent: dict[str, int] = {}
+    for r in audit.results:
+        interesting = verbose or any(e.verdict != "equal" or e.against != "spec"
+                                     for e in r.entries)
+        if not interesting:
+            continue
+        if not verbose and r.entries and all(e.verdict == "not-in-spec" for e in r.entries):
+            head = r.instruction.split(".", 1)[0] or "?"
+            absent[head] = absent.get(head, 0) + 1
+            continue
+        out.append(f"{r.atom.file}:{r.atom.line}: {r.atom.name}  {r.instruction or '?'}")
+        out.extend(_line(r, e) for e in r.entries)
+    if absent:
+        out.append(f"({sum(absent.values())} atoms whose instruction the catalog has no "
+                   "layouts for: " + ", ".join(f"{k} {v}" for k, v in sorted(absent.items()))
+                   + "; -v lists them)")
+    s = audit.summary()
+    ops = s["operands"]
+    quiet = sum(1 for r in audit.results if all(e.verdict == "equal" for e in r.entries))
+    if quiet and not verbose:
+        out.append(f"({quiet} atoms with every operand equal to the spec not shown; -v shows "
+                   "them)")
+    out.append(f"{s['atoms']} atoms, {sum(ops.values())} operand checks: "
+               + ", ".join(f"{v} {k}" for k, v in ops.items())
+               + (f"; {s['warnings']} warnings" if s["warnings"] else ""))
+    for f in audit.findings:
+        out.append(f.format())
+    return "\n".join(out) + "\n"
+
+
+def to_json(audit: Audit) -> str:
+    doc: dict[str, Any] = {
+        "atoms": [r.as_json() for r in audit.results],
+        "summary": audit.summary(),
+        "warnings": [{"file": f.span.document, "line": f.span.line, "column": f.span.column,
+                      "kind": f.kind, "message": f.message} for f in audit.findings],
+    }
+    return json.dumps(doc, indent=1) + "\n"
+
+
+_LEVEL = {"differs": "error", "unreadable": "warning", "not-in-spec": "note"}
+
+
+def to_sarif(audit: Audit, version: str = "0") -> str:
+    results = []
+    for r in audit.results:
+        for e in r.entries:
+            if e.verdict == "equal":
+                continue
+            results.append({
+                "ruleId": f"cute-{e.verdict}",
+                "level": _LEVEL.get(e.verdict, "warning"),
+                "message": {"text": f"{r.atom.name} {e.operand} ({e.against}): "
+                                    f"{e.message or e.verdict}"},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": r.atom.file},
+                    "region": {"startLine": max(1, e.line or r.atom.line)}}}],
+                **({"properties": {"counterexample": e.counterexample.as_json()}}
+                   if e.counterexample is not None else {}),
+            })
+    for f in audit.findings:
+        results.append({"ruleId": f.kind, "level": "warning", "message": {"text": f.message},
+                        "locations": [{"physicalLocation": {
+                            "artifactLocation": {"uri": f.span.document},
+                            "region": {"startLine": max(1, f.span.line)}}}]})
+    rules = sorted({str(x["ruleId"]) for x in results})
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "ptxlayout-audit-cute", "version": version,
+                            "rules": [{"id": x} for x in rules]}},
+        "results": results}]}
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def to_junit(audit: Audit) -> str:
+    cases = []
+    failures = skipped = 0
+    for r in audit.results:
+        for e in r.entries:
+            attrs = (f"classname={quoteattr(r.atom.file)} "
+                     f"name={quoteattr(f'{r.atom.name}::{e.operand}::{e.against}')}")
+            if e.verdict == "equal":
+                cases.append(f"    <testcase {attrs}/>")
+            elif e.verdict == "differs":
+                failures += 1
+                cases.append(f"    <testcase {attrs}><failure message={quoteattr(e.message)}>"
+                             f"{escape(e.message)}</failure></testcase>")
+            else:
+                skipped += 1
+                cases.append(f"    <testcase {attrs}><skipped message="
+                             f"{quoteattr(e.verdict + ': ' + e.message)}/></testcase>")
+    head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite '
+            f'name="ptxlayout-audit-cute" tests="{len(cases)}" failures="{failures}" '
+            f'errors="0" skipped="{skipped}">')
+    return "\n".join([head, *cases, "  </testsuite>", "</testsuites>"]) + "\n"
+
+
+def render(audit: Audit, fmt: str, verbose: bool = False, version: str = "0") -> str:
+    if fmt == "json":
+        return to_json(audit)
+    if fmt == "sarif":
+        return to_sarif(audit, version)
+    if fmt == "junit":
+        return to_junit(audit)
+    return to_text(audit, verbose)

@@ -1,0 +1,295 @@
+"""The variant table of the matrix-movement instructions and of ``wgmma.mma_async``.
+
+The sibling of ``formal.base.variants`` (same style: every variant is a row built from data
+tables, nothing hand-written per variant).  It lists what the executor runs or assembles:
+
+- ``ldmatrix``  ``.m8n8 .x1/.x2/.x4 [.trans] .b16`` (sm_75), ``.m16n16 .x1/.x2 .trans`` with
+  ``.b8`` or ``.b8x16.b6x16_p32`` / ``.b8x16.b4x16_p64``, ``.m8n16 .x1/.x2/.x4`` with the two
+  packed forms (sm_100a: ``ptxas`` refuses them for sm_90a, "Feature '.m16n16' not supported");
+- ``stmatrix``  ``.m8n8 .x1/.x2/.x4 [.trans] .b16`` (sm_90) and ``.m16n8 .x1/.x2/.x4 .trans
+  .b8`` (sm_100a);
+- ``movmatrix`` ``.m8n8.trans.b16`` (sm_75);
+- ``wgmma.mma_async`` dense, sm_90a: m64nNk16 ``.f16`` (``.f16`` / ``.f32`` accumulator) and
+  ``.bf16`` (``.f32``), m64nNk8 ``.tf32``, m64nNk32 ``.e4m3`` / ``.e5m2`` (all four pairs, both
+  accumulators), m64nNk32 ``.s8`` / ``.u8`` (all four pairs, ``.s32``), m64nNk256 ``.b1``
+  (``.and.popc``, ``.s32``); A from registers (``a_source="reg"``) or from shared memory
+  (``"smem"``), B always from shared memory through a matrix descriptor.
+
+A worked example: ``MatrixVariant("ldmatrix", "m8n8", "b16", num=4, trans=True)`` is
+``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``: four 8 x 8 matrices of 16-bit elements,
+each lane receiving one ``.b32`` register (two elements) of each -- 8 elements a lane, the
+``tile`` (32, 8) when the four matrices are stacked one above the other.
+``MatrixVariant("wgmma", "m64n64k16", "f16", c="f32", a_source="reg")`` is
+``wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`` with A in four ``.b32`` registers a
+thread and D in 32 ``.f32`` registers a thread (64 x 64 / 128 threads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .variants import TARGET_PTX, TYPE_BITS, Variant, parse_arch
+
+MOVES = ("ldmatrix", "stmatrix", "movmatrix")
+
+# The packed source formats of ldmatrix .m16n16 / .m8n16: (payload bits, padding bits) of
+# one 16-element row; the destination holds each element in the low bits of a byte.
+PACKED_FORMATS: dict[str, tuple[int, int]] = {"b6x16_p32": (6, 32), "b4x16_p64": (4, 64)}
+
+# Rows x columns (in elements) of one matrix of each move shape.
+MOVE_SHAPES: dict[str, tuple[int, int]] = {
+    "m8n8": (8, 8), "m16n16": (16, 16), "m8n16": (8, 16), "m16n8": (16, 8),
+}
+
+# wgmma: K of each A type, and the legal N (PTX ISA: multiples of 8 up to 256; the integer
+# and .b1 forms skip the odd multiples of 8 above 32).
+WGMMA_K: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
+                           "s8": 32, "u8": 32, "b1": 256}
+N_ALL = tuple(range(8, 257, 8))
+N_INT = (8, 16, 24) + tuple(range(32, 257, 16))
+
+
+def wgmma_ns(a: str) -> tuple[int, ...]:
+    return N_INT if a in ("s8", "u8", "b1") else N_ALL
+
+
+@dataclass(frozen=True)
+class MatrixVariant:
+    """One variant of ldmatrix / stmatrix / movmatrix / wgmma.mma_async.
+
+    Moves: ``a`` is the element type (``b16``, ``b8``, or ``b8x16.b6x16_p32`` /
+    ``b8x16.b4x16_p64``), ``num`` 1, 2 or 4, ``trans``.  wgmma: ``a``, ``b``, ``c`` (= d)
+    element types, ``a_source`` "reg" | "smem", ``op`` ".and.popc" for ``.b1``."""
+
+    instruction: str
+    shape: str
+    a: str
+    num: int = 0
+    trans: bool = False
+    b: str = ""
+    c: str = ""
+    a_source: str = ""
+    op: str = ""
+    min_sm: int = 75
+    ptx: tuple[int, int] = (6, 5)
+    arch_suffix: str = ""
+
+    @property
+    def d(self) -> str:
+        return self.c
+
+    @property
+    def wgmma(self) -> bool:
+        return self.instruction == "wgmma"
+
+    @property
+    def target(self) -> str:
+        return f"sm_{self.min_sm}{self.arch_suffix}"
+
+    @property
+    def key(self) -> str:
+        """``ldmatrix.m8n8.x4.trans.b16``, ``movmatrix.m8n8.trans.b16``,
+        ``wgmma.m64n64k16.f32.f16.f16.rs`` (``.rs``: A from registers, ``.ss``: smem)."""
+        if self.wgmma:
+            src = "rs" if self.a_source == "reg" else "ss"
+            op = self.op.replace(".", "_") if self.op else ""
+            return f"wgmma.{self.shape}.{self.c}.{self.a}.{self.b}{op}.{src}"
+        num = f".x{self.num}" if self.num else ""
+        trans = ".trans" if self.trans else ""
+        return f"{self.instruction}.{self.shape}{num}{trans}.{self.a}"
+
+    @property
+    def opcode(self) -> str:
+        if self.wgmma:
+            return (f"wgmma.mma_async.sync.aligned.{self.shape}.{self.c}.{self.a}.{self.b}"
+                    f"{self.op}")
+        trans = ".trans" if self.trans else ""
+        if self.instruction == "movmatrix":
+            return f"movmatrix.sync.aligned.{self.shape}{trans}.{self.a}"
+        return (f"{self.instruction}.sync.aligned.{self.shape}.x{self.num}{trans}.shared."
+                f"{self.a}")
+
+    @property
+    def packed(self) -> tuple[int, int] | None:
+        """(payload bits, padding bits) of a packed ldmatrix source format, else None."""
+        return PACKED_FORMATS.get(self.a.partition(".")[2])
+
+    @property
+    def element_bits(self) -> int:
+        """Bits of one element in its register (a packed 6/4-bit one sits in a byte)."""
+        if self.wgmma:
+            return TYPE_BITS[self.a]
+        return 8 if self.a.startswith("b8") else 16
+
+    @property
+    def matrix(self) -> tuple[int, int]:
+        """Rows x columns of one moved matrix (moves) -- or of D (wgmma)."""
+        if self.wgmma:
+            return (64, self.n)
+        return MOVE_SHAPES[self.shape]
+
+    @property
+    def matrices(self) -> int:
+        return self.num or 1
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        """The register fragment's tile: a move's matrices stacked one above the other."""
+        r, c = self.matrix
+        return (r * self.matrices, c)
+
+    @property
+    def threads(self) -> int:
+        return 128 if self.wgmma else 32
+
+    @property
+    def registers(self) -> int:
+        """``.b32`` registers of the moved fragment a lane holds (moves)."""
+        r, c = self.tile
+        return r * c * self.element_bits // (32 * 32)
+
+    # ---- wgmma ---------------------------------------------------------------------------
+
+    @property
+    def n(self) -> int:
+        return int(self.shape.split("n")[1].split("k")[0])
+
+    @property
+    def k(self) -> int:
+        return int(self.shape.split("k")[1])
+
+    def words(self, operand: str) -> int:
+        """32-bit words a thread holds of wgmma's A ("A") or accumulator ("D")."""
+        if operand == "A":
+            return 64 * self.k * TYPE_BITS[self.a] // (128 * 32)
+        return 64 * self.n * TYPE_BITS[self.c] // (128 * 32)
+
+    def elements(self, operand: str) -> int:
+        if operand == "A":
+            return 64 * self.k // 128
+        return 64 * self.n // 128
+
+    @property
+    def arithmetic(self) -> Variant:
+        """The same product as a ``formal.base.variants.Variant`` row (what ``execute.cpu``'s
+        exact reference and number pools take)."""
+        return Variant("wgmma", self.shape, self.a, self.b, self.c, self.c, self.min_sm,
+                       self.ptx, op=self.op, arch_suffix=self.arch_suffix)
+
+    @property
+    def runnable_on_sm90(self) -> bool:
+        return runs_on(self, 90, "a")
+
+
+def runs_on(v: MatrixVariant, sm: int, suffix: str = "a") -> bool:
+    """As ``formal.base.variants.runs_on``: an ``a`` target runs only on its own family."""
+    if sm < v.min_sm:
+        return False
+    if v.arch_suffix:
+        return sm // 10 == v.min_sm // 10 and suffix == "a"
+    return True
+
+
+def assembles_for(v: MatrixVariant, arch: str) -> bool:
+    sm, suffix = parse_arch(arch)
+    return runs_on(v, sm, suffix)
+
+
+def ptx_version(v: MatrixVariant, arch: str | None = None) -> tuple[int, int]:
+    sm, _ = parse_arch(arch or v.target)
+    known = [ver for s, ver in TARGET_PTX.items() if s <= sm]
+    return max([v.ptx, *known[-1:]])
+
+
+# ---- the table --------------------------------------------------------------------------------
+
+_PACKED = ("b8x16.b6x16_p32", "b8x16.b4x16_p64")
+
+
+def _moves() -> list[MatrixVariant]:
+    out: list[MatrixVariant] = []
+    for num in (1, 2, 4):
+        for trans in (False, True):
+            out.append(MatrixVariant("ldmatrix", "m8n8", "b16", num, trans, min_sm=75,
+                                     ptx=(6, 5)))
+    for num in (1, 2):
+        for t in ("b8", *_PACKED):
+            out.append(MatrixVariant("ldmatrix", "m16n16", t, num, True, min_sm=100,
+                                     ptx=(8, 6), arch_suffix="a"))
+    for num in (1, 2, 4):
+        for t in _PACKED:
+            out.append(MatrixVariant("ldmatrix", "m8n16", t, num, False, min_sm=100,
+                                     ptx=(8, 6), arch_suffix="a"))
+    for num in (1, 2, 4):
+        for trans in (False, True):
+            out.append(MatrixVariant("stmatrix", "m8n8", "b16", num, trans, min_sm=90,
+                                     ptx=(7, 8)))
+    for num in (1, 2, 4):
+        out.append(MatrixVariant("stmatrix", "m16n8", "b8", num, True, min_sm=100,
+                                 ptx=(8, 6), arch_suffix="a"))
+    out.append(MatrixVariant("movmatrix", "m8n8", "b16", 0, True, min_sm=75, ptx=(7, 8)))
+    return out
+
+
+# (A types, B types paired with them: "same" or "any" of the A list, accumulators, op)
+_WGMMA_TYPES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], str], ...] = (
+    (("f16",), "same", ("f16", "f32"), ""),
+    (("bf16",), "same", ("f32",), ""),
+    (("tf32",), "same", ("f32",), ""),
+    (("e4m3", "e5m2"), "any", ("f16", "f32"), ""),
+    (("s8", "u8"), "any", ("s32",), ""),
+    (("b1",), "same", ("s32",), ".and.popc"),
+)
+
+
+def wgmma_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...] = ()) \
+        -> list[MatrixVariant]:
+    """Every dense wgmma row for the given N (default: every legal N of each type)."""
+    out: list[MatrixVariant] = []
+    for atypes, pairing, accs, op in _WGMMA_TYPES:
+        for a in atypes:
+            if a_types and a not in a_types:
+                continue
+            for b in (atypes if pairing == "any" else (a,)):
+                for c in accs:
+                    for n in wgmma_ns(a):
+                        if ns is not None and n not in ns:
+                            continue
+                        mixed_int = a in ("s8", "u8") and a != b
+                        for src in ("reg", "smem"):
+                            out.append(MatrixVariant(
+                                "wgmma", f"m64n{n}k{WGMMA_K[a]}", a, 0, False, b, c, src, op,
+                                min_sm=90, ptx=(8, 4) if mixed_int else (8, 0),
+                                arch_suffix="a"))
+    return out
+
+
+# What the device evidence covers: every move; every wgmma type at N = 8, 64, 256; and
+# every N of one type (f16 -> f32).
+WGMMA_NS_EVERY_TYPE = (8, 64, 256)
+
+
+def _wgmma_selected() -> list[MatrixVariant]:
+    seen: dict[str, MatrixVariant] = {}
+    for v in wgmma_variants(WGMMA_NS_EVERY_TYPE) + [
+            v for v in wgmma_variants(None, ("f16",)) if v.c == "f32"]:
+        seen.setdefault(v.key, v)
+    return sorted(seen.values(), key=lambda v: (v.a, v.b, v.c, v.n, v.a_source))
+
+
+MATRIX_VARIANTS: tuple[MatrixVariant, ...] = tuple(_moves() + _wgmma_selected())
+BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
+
+
+def variant(key: str) -> MatrixVariant:
+    """The row of ``key``, also for a wgmma N outside the evidence selection."""
+    if key in BY_KEY:
+        return BY_KEY[key]
+    for v in wgmma_variants():
+        if v.key == key:
+            return v
+    raise KeyError(key)
+
+
+__all__ = ["MatrixVariant", "MATRIX_VARIANTS", "BY_KEY", "variant", "wgmma_variants",
+           "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES"]

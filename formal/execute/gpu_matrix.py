@@ -1,0 +1,603 @@
+"""Run ldmatrix / stmatrix / movmatrix and wgmma.mma_async on a CUDA device, bit exact.
+
+    python -m formal.execute.gpu_matrix --layouts LAYOUTS.json [--record DIR] [--only SUBSTR]
+                                        [--trials N] [--no-experiments] [--deadline SEC]
+
+numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants`` the device runs:
+
+- **moves** (``check``): fresh random shared-memory images and registers each trial; rows at
+  random 16-byte slots, the lanes whose addresses the instruction must ignore pointing at
+  random decoy rows; every lane's registers (ldmatrix, movmatrix) or the whole image
+  (stmatrix: no stray writes) compared bit for bit with ``formal.execute.matrix``.
+  ``discover``: data that name their own cell recover each map from the hardware alone.
+- **wgmma** (``check``): random exact A, B, C (``formal.execute.cpu``'s pools), A packed by
+  its register layout (``.rs``) or laid out in shared memory (``.ss``), B through a matrix
+  descriptor, C in the accumulator by the C/D layout; D compared bit for bit with
+  ``A x B + C``.  The shared-memory layout is ``matrix.canonical`` (no swizzle, core
+  matrices adjacent along K: LBO 128, SBO 256).
+- **wgmma probes** (``discover``): one-hot images recover which (row, k) the hardware reads
+  from each element slot of B (and of A from shared memory) under a descriptor with
+  deliberately odd LBO / SBO, and compare it with ``SmemLayout.offset``.
+- **experiments**: other layouts (core matrices adjacent along M/N; 32/64/128-byte
+  swizzles) and a negative control (LBO and SBO written into each other's field: must
+  mismatch).
+- Rows the device cannot run (sm_100a) are assembled with ``ptxas`` (``compiled-only``).
+
+Each task runs in a child process the parent watches: a kernel that faults (and spoils the
+CUDA context), hangs or kills its process is an ``error`` of that task alone and a fresh
+child takes the rest.  Modules are written to files named by the hash of their text before
+``cupy.RawModule(path=...)`` loads them (CuPy caches by path).
+
+**The layouts JSON** (``formal.export``'s records; fields the runner reads): ``instruction``
+(ldmatrix | stmatrix | movmatrix | wgmma), ``shape`` (m8n8 ...; wgmma m64nNk16, where an A
+record may keep the literal ``N``), ``operand`` (``r`` for ldmatrix / stmatrix; ``a`` and
+``d`` for movmatrix; ``A`` and ``C/D`` for wgmma), ``types`` (element types served:
+``b16``; wgmma A's types, or the accumulator type), ``num`` (1, 2, 4) and ``trans`` (bool)
+for ldmatrix / stmatrix, ``cells`` [{lane, element, row, col} (optionally ``matrix``)],
+optional ``map_hash`` (else ``base.hashes.cell_table_hash`` of the cells) and ``id``.  Cell
+conventions: ``formal.execute.matrix``.
+
+Evidence (``--record DIR``): one JSON in the schema of ``formal.execute.gpu`` plus, per run,
+``num`` / ``trans`` / ``a_source`` / ``smem_layout`` where they apply.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import secrets
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..base.hashes import cell_table_hash
+from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, runs_on, variant
+from . import matrix as mx
+from . import ptx_matrix
+from .record import dumps_evidence
+
+SCHEMA = 1
+MOVE_IMAGE = ptx_matrix.MOVE_SMEM_BYTES
+
+
+class DeviceError(RuntimeError):
+    pass
+
+
+# ---- tasks ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Task:
+    key: str
+    mode: str  # check | discover | experiment | compile
+    # wgmma: SmemLayout's fields (swizzle, lbo, sbo, swap_fields, major, mn_field)
+    layout: tuple[int, int, int, bool, str, str] = (0, 0, 0, False, "K", "sbo")
+    operand: str = ""  # probes: "A" | "B"
+    expect: str = "match"
+
+    @property
+    def smem(self) -> mx.SmemLayout | None:
+        if not self.layout[1] and not self.layout[0]:
+            return None
+        return mx.SmemLayout(*self.layout)
+
+    @property
+    def label(self) -> str:
+        extra = f" [{self.smem.name}]" if self.smem else ""
+        extra += f" probe {self.operand}" if self.operand else ""
+        return f"{self.key} {self.mode}{extra}"
+
+
+def _lay(s: mx.SmemLayout) -> tuple[int, int, int, bool, str, str]:
+    return (s.swizzle, s.lbo, s.sbo, s.swap_fields, s.major, s.mn_field)
+
+
+def mn_major_hypotheses(n: int = 64) -> list[mx.SmemLayout]:
+    """M/N-major .f16 layouts of a 64-wide operand, each physical arrangement under both
+    readings of the descriptor (the M/N stride in SBO, or in LBO): one of each pair must
+    match.  No swizzle: core matrices adjacent along M/N (128 bytes), K groups after all of
+    them; swizzled: atoms of 8 K-rows x W bytes, adjacent along M/N, K groups after."""
+    out = []
+    for w in (0, 32, 64, 128):
+        width = w or 16
+        atoms = max(1, 2 * n // width)
+        s_mn = 8 * width
+        s_k = s_mn * atoms if atoms > 1 else 8 * width
+        if atoms == 1:
+            s_mn = 4 * s_k  # one atom along M/N: this stride is never used
+        for field_ in ("sbo", "lbo"):
+            lbo, sbo = (s_k, s_mn) if field_ == "sbo" else (s_mn, s_k)
+            out.append(mx.SmemLayout(w, lbo, sbo, False, "MN", field_))
+    return out
+
+
+def probe_layout(rows: int) -> mx.SmemLayout:
+    """Core matrices adjacent along M/N (SBO 128) and a gap before the second K column of
+    core matrices (LBO = 16 * rows + 256): a reading that confused the two fields, or read
+    the gap, shows at once."""
+    return mx.SmemLayout(0, 16 * rows + 256, 128)
+
+
+def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Task]:
+    out: list[Task] = []
+    sel = [v for v in MATRIX_VARIANTS if not only or only in v.key]
+    for v in sel:
+        if not runs_on(v, sm):
+            out.append(Task(v.key, "compile"))
+            continue
+        if v.wgmma:
+            out.append(Task(v.key, "check", _lay(mx.canonical(v.n))))
+        else:
+            out += [Task(v.key, "check"), Task(v.key, "discover")]
+    if not experiments or sm // 10 != 9:
+        return out
+    n = 64
+    for a, b, c, op in (("f16", "f16", "f32", ""), ("bf16", "bf16", "f32", ""),
+                        ("s8", "s8", "s32", ""), ("tf32", "tf32", "f32", "")):
+        k = {"f16": 16, "bf16": 16, "s8": 32, "tf32": 8}[a]
+        key_rs = f"wgmma.m64n{n}k{k}.{c}.{a}.{b}{op}.rs"
+        key_ss = f"wgmma.m64n{n}k{k}.{c}.{a}.{b}{op}.ss"
+        if only and only not in key_rs:
+            continue
+        out.append(Task(key_rs, "discover", _lay(probe_layout(n)), "B"))
+        out.append(Task(key_ss, "discover", _lay(probe_layout(64)), "A"))
+    for v in sel:
+        if not v.wgmma or v.n != 64 or v.c == "f16" or (v.a != v.b):
+            continue
+        if v.a not in ("f16", "bf16", "tf32", "e4m3", "s8", "b1"):
+            continue
+        alts = [mx.canonical(64, mn_inner=True), mx.canonical(64, swizzle=32),
+                mx.canonical(64, swizzle=64), mx.canonical(64, swizzle=128)]
+        for s in alts:
+            out.append(Task(v.key, "experiment", _lay(s)))
+        neg = mx.canonical(64)
+        out.append(Task(v.key, "experiment", _lay(mx.SmemLayout(0, neg.lbo, neg.sbo, True)),
+                        expect="mismatch"))
+        if v.a in ("f16", "bf16"):
+            out += [Task(v.key, "experiment", _lay(s), expect="any")
+                    for s in mn_major_hypotheses(64)]
+    return out
+
+
+# ---- the device -------------------------------------------------------------------------------
+
+
+class Device:
+    def __init__(self) -> None:
+        try:
+            import cupy as cp
+        except Exception as exc:  # noqa: BLE001
+            raise DeviceError(f"CuPy is not usable: {exc}") from exc
+        self.cp = cp
+        try:
+            props = cp.cuda.runtime.getDeviceProperties(0)
+        except Exception as exc:  # noqa: BLE001
+            raise DeviceError(f"no CUDA device: {exc}") from exc
+        name = props.get("name", b"")
+        self.name = name.decode() if isinstance(name, bytes) else str(name)
+        self.sm = 10 * int(props["major"]) + int(props["minor"])
+        drv = cp.cuda.runtime.driverGetVersion()
+        rt = cp.cuda.runtime.runtimeGetVersion()
+        self.cuda = (f"driver API {drv // 1000}.{drv % 1000 // 10}, runtime {rt // 1000}."
+                     f"{rt % 1000 // 10}, CuPy {cp.__version__}")
+        from .devices import _nvidia_smi_driver
+
+        self.driver = _nvidia_smi_driver() or f"CUDA driver API {drv}"
+        self.tmp = Path(tempfile.mkdtemp(prefix="ptxlayout-matrix-"))
+        self.cache: dict[str, Any] = {}
+
+    def info(self) -> dict[str, Any]:
+        return {"device": self.name, "sm": self.sm, "driver": self.driver, "cuda": self.cuda}
+
+    def function(self, v: MatrixVariant, trans: bool = False) -> Any:
+        arch = f"sm_{self.sm}a" if v.arch_suffix else None
+        m = ptx_matrix.module(v, arch, trans)
+        if m.filename not in self.cache:
+            path = self.tmp / m.filename
+            path.write_text(m.text, encoding="utf-8")
+            try:
+                mod = self.cp.RawModule(path=str(path))
+                self.cache[m.filename] = mod.get_function(m.entry)
+            except Exception as exc:  # noqa: BLE001
+                raise DeviceError(f"JIT/load failed: {type(exc).__name__}: {exc}") from exc
+        return self.cache[m.filename]
+
+    def _run(self, fn: Any, blocks: int, threads: int, args: Sequence[Any], out_words: int) \
+            -> np.ndarray:
+        cp = self.cp
+        try:
+            d_out = cp.full(max(1, out_words), 0xDEADBEEF, dtype=cp.uint32)
+            dev = [cp.asarray(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+                   for a in args]
+            fn((blocks,), (threads,), (dev[0], d_out, *dev[1:]))
+            cp.cuda.get_current_stream().synchronize()
+            return cp.asnumpy(d_out)
+        except Exception as exc:  # noqa: BLE001
+            raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
+
+    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
+        count = t.addr.shape[0]
+        fn = self.function(v)
+        words = t.image.shape[1]
+        r = max(1, v.registers)
+        ins = t.inputs if t.inputs.size else np.zeros((count, 32, r), np.uint32)
+        img = t.image if t.image.size else np.zeros((count, 1), np.uint32)
+        out_words = count * words if v.instruction == "stmatrix" else count * 32 * r
+        got = self._run(fn, count, 32, [ins.astype(np.uint32).ravel(),
+                                        img.astype(np.uint32).ravel(),
+                                        t.addr.astype(np.uint32).ravel(), np.uint32(words)],
+                        out_words)
+        if v.instruction == "stmatrix":
+            return got.reshape(count, words)
+        return got.reshape(count, 32, r)
+
+    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+              lb: mx.SmemLayout) -> np.ndarray:
+        count = t.inputs.shape[0]
+        wd = v.words("D")
+        if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
+            raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
+        fn = self.function(v, lb.major == "MN")
+        got = self._run(fn, count, 128, [t.inputs.astype(np.uint32).ravel(),
+                                         t.image.astype(np.uint32).ravel(),
+                                         np.uint32(t.image.shape[1]), np.uint32(t.a_off),
+                                         np.uint32(t.b_off), np.uint64(la.descriptor_hi()),
+                                         np.uint64(lb.descriptor_hi())], count * 128 * wd)
+        return got.reshape(count, 128, wd)
+
+
+# ---- one task ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    key: str
+    mode: str
+    result: str  # match | mismatch | error | not-executed | compiled-only
+    detail: str = ""
+    trials: int = 0
+    seed: int | None = None
+    layout_hashes: dict[str, str] = field(default_factory=dict)
+    discovered_hashes: dict[str, str] = field(default_factory=dict)
+    smem_layout: dict[str, Any] | None = None
+    probe: str = ""
+    expect: str = "match"
+    d_cells: list[list[int]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def record(self) -> dict[str, Any]:
+        v = variant(self.key)
+        out: dict[str, Any] = {"key": v.key, "instruction": v.instruction, "shape": v.shape,
+                               "types": ({"a": v.a, "b": v.b, "c": v.c, "d": v.c} if v.wgmma
+                                         else {"a": v.a}),
+                               "selector": None, "mode": self.mode,
+                               "layout_hashes": self.layout_hashes, "trials": self.trials,
+                               "seed": self.seed, "result": self.result,
+                               "detail": self.detail}
+        if not v.wgmma:
+            out.update(num=v.num, trans=v.trans)
+        else:
+            out["a_source"] = v.a_source
+        for k in ("discovered_hashes", "smem_layout", "probe", "d_cells"):
+            val = getattr(self, k)
+            if val:
+                out[k] = val
+        if self.expect != "match":
+            out["expect"] = self.expect
+        return out
+
+    @property
+    def ok(self) -> bool:
+        if self.result in ("not-executed", "compiled-only"):
+            return True
+        return self.expect == "any" or self.result == self.expect
+
+
+def _short(text: str, limit: int = 600) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]],
+             trials: int) -> tuple[Run, dict[str, dict[str, Any]]]:
+    v = variant(task.key)
+    t0 = time.perf_counter()
+    if task.mode == "compile":
+        from .ptx import assemble, ptxas_path
+
+        if ptxas_path() is None:
+            return Run(v.key, "check", "not-executed", f"needs {v.target}; no ptxas here"), {}
+        ok, msg = assemble(ptx_matrix.module(v).text, v.target)
+        return Run(v.key, "check", "compiled-only" if ok else "error",
+                   f"assembled for {v.target} with ptxas" if ok else _short(msg)), {}
+    try:
+        maps = mx.maps_for(v, records)
+    except mx.LayoutError as exc:
+        return Run(v.key, task.mode, "not-executed", _short(str(exc))), {}
+    assert dev is not None
+    hashes = mx.hashes(maps)
+    lay = task.smem
+    lay_rec = ({**asdict(lay), "name": lay.name, "descriptor_hi": f"0x{lay.descriptor_hi():016x}"}
+               if lay else None)
+    kept: dict[str, dict[str, Any]] = {}
+    run = Run(v.key, task.mode, "match", layout_hashes=hashes, smem_layout=lay_rec,
+              expect=task.expect, probe=task.operand)
+    if not v.wgmma and task.mode == "check":
+        run.seed = secrets.randbits(63)
+        rng = np.random.default_rng(run.seed)
+        t = mx.move_trial(v, maps, rng, trials, MOVE_IMAGE)
+        got = dev.move(v, t)
+        diffs = mx.move_differences(v, maps, t, got)
+        run.trials = trials
+        run.result = "mismatch" if diffs else "match"
+        run.detail = "; ".join(diffs) if diffs else f"{trials} trials bit-exact"
+    elif not v.wgmma:  # discover
+        t = mx.discovery_trial(v, maps, MOVE_IMAGE)
+        got = dev.move(v, t)
+        table = mx.discovered(v, maps, t, got)
+        op = "d" if v.instruction == "movmatrix" else "r"
+        h = cell_table_hash(v.instruction, v.shape, op, "cells", table)
+        run.discovered_hashes = {op: h}
+        same = h == hashes[op]
+        run.result = "match" if same else "mismatch"
+        run.detail = ("the map the hardware shows is the layout's" if same else
+                      "differs: " + _first_diff(table, maps[op]))
+        if not same:
+            kept[h] = _compact(v, op, "cells", table)
+    elif task.operand:  # wgmma probe
+        assert lay is not None
+        pt, slots = mx.probe_trial(v, maps, lay, task.operand)
+        got = dev.wgmma(v, pt, lay, lay if task.operand == "B" else mx.canonical(v.n))
+        table = mx.probe_map(v, maps, task.operand, got)
+        want = mx.expected_probe(v, lay, task.operand)
+        h = cell_table_hash(v.instruction, v.shape, task.operand, "slots", table)
+        run.discovered_hashes = {task.operand: h}
+        kept[h] = _compact(v, task.operand, "slots", table)
+        bad = [(g, w) for g, w in zip(table, want, strict=True) if g != w]
+        run.trials = slots
+        run.result = "mismatch" if bad else "match"
+        used = sum(1 for w in want if w["mn"] >= 0)
+        run.detail = (f"{slots} one-hot probes ({used} slots read, {slots - used} unread) as "
+                      f"{lay.name} predicts" if not bad else
+                      f"{len(bad)} of {slots} slots differ, first: " + "; ".join(
+                          f"slot {g['slot']} read as (mn {g['mn']}, k {g['k']}), predicted "
+                          f"(mn {w['mn']}, k {w['k']})" for g, w in bad[:4]))
+    else:  # wgmma check / experiment
+        assert lay is not None
+        run.seed = secrets.randbits(63)
+        rng = np.random.default_rng(run.seed)
+        # A (from shared memory) in the same kind of layout; every layout the tasks use is
+        # the same for 64 rows as for B's N rows (the M/N-adjacent one is run at N = 64)
+        wt = mx.random_trial(v, maps, rng, trials, lay, lay)
+        got = dev.wgmma(v, wt, lay, lay)
+        cells, line = mx.wgmma_differences(v, maps, wt, got)
+        run.trials = trials
+        run.result = "mismatch" if cells else "match"
+        run.detail = line or f"{trials} trials bit-exact"
+        run.d_cells = [list(c) for c in cells[:64]]
+    run.seconds = time.perf_counter() - t0
+    return run, kept
+
+
+def _first_diff(table: Sequence[Mapping[str, int]], m: mx.FragMap) -> str:
+    out = []
+    for c in table:
+        t, i = c["lane"], c["element"]
+        want = (int(m.row[t, i]), int(m.col[t, i]))
+        if (c["row"], c["col"]) != want:
+            out.append(f"lane {t} element {i}: hardware ({c['row']}, {c['col']}), layout {want}")
+        if len(out) >= 4:
+            break
+    return "; ".join(out)
+
+
+def _compact(v: MatrixVariant, operand: str, kind: str, rows: Sequence[Mapping[str, int]]) \
+        -> dict[str, Any]:
+    cols = list(rows[0].keys()) if rows else []
+    return {"instruction": v.instruction, "shape": v.shape, "operand": operand, "kind": kind,
+            "columns": cols, "rows": [[int(r[c]) for c in cols] for r in rows]}
+
+
+# ---- the worker and its supervisor ------------------------------------------------------------
+
+
+def worker(layouts: str, start: int, only: str | None, trials: int, experiments: bool) -> int:
+    """Run tasks from ``start`` on, one JSON line each on stdout."""
+    records = load(layouts)
+    try:
+        dev: Device | None = Device()
+        sm = dev.sm if dev else 0
+        print(json.dumps({"device": dev.info() if dev else {}}), flush=True)
+    except DeviceError as exc:
+        print(json.dumps({"nodevice": str(exc)}), flush=True)
+        return 0
+    todo = tasks(sm, only, experiments)
+    for i in range(start, len(todo)):
+        print(json.dumps({"start": i}), flush=True)
+        try:
+            run, kept = run_task(dev, todo[i], records, trials)
+        except Exception as exc:  # noqa: BLE001 - one task's failure, reported
+            run, kept = Run(todo[i].key, todo[i].mode, "error",
+                            _short(f"{type(exc).__name__}: {exc}; "
+                                   + traceback.format_exc(limit=2)),
+                            smem_layout=None, expect=todo[i].expect), {}
+        print(json.dumps({"done": i, "run": run.record(), "seconds": run.seconds,
+                          "kept": kept}), flush=True)
+        if run.result == "error" and "launch failed" in run.detail:
+            return 3  # the context may be spoilt: a fresh process takes the rest
+    return 0
+
+
+def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
+              timeout: float, deadline: float, log: Callable[[str], None]) \
+        -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
+    t0 = time.monotonic()
+    info: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
+                            "cuda": "unknown"}
+    runs: dict[int, dict[str, Any]] = {}
+    kept: dict[str, dict[str, Any]] = {}
+    start = 0
+    total: int | None = None
+    while True:
+        cmd = [sys.executable, "-m", "formal.execute.gpu_matrix", "--worker", str(start),
+               "--layouts", layouts, "--trials", str(trials)]
+        if only:
+            cmd += ["--only", only]
+        if not experiments:
+            cmd.append("--no-experiments")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        current = None
+        limit = time.monotonic() + timeout + 60
+        buf = ""
+        stop = ""
+        while True:
+            now = time.monotonic()
+            if now > t0 + deadline:
+                stop = "the overall time limit ran out"
+            elif now > limit:
+                stop = "timed out (watchdog)"
+            if stop:
+                proc.kill()
+                break
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                proc.wait()
+                break
+            buf = line.strip()
+            if not buf:
+                continue
+            msg = json.loads(buf)
+            if "device" in msg:
+                info = msg["device"]
+                total = len(tasks(int(info.get("sm", 0)), only, experiments))
+                limit = time.monotonic() + timeout
+            elif "nodevice" in msg:
+                log(f"no device: {msg['nodevice']}")
+                total = len(tasks(0, only, experiments))
+                for i, t in enumerate(tasks(0, only, experiments)):
+                    runs[i] = Run(t.key, t.mode, "not-executed", msg["nodevice"]).record()
+            elif "start" in msg:
+                current = int(msg["start"])
+                limit = time.monotonic() + timeout
+            elif "done" in msg:
+                runs[int(msg["done"])] = msg["run"]
+                kept.update(msg.get("kept") or {})
+                r = msg["run"]
+                log(f"{r['key']} {r['mode']}{' probe ' + r['probe'] if r.get('probe') else ''}"
+                    f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}:"
+                    f" {r['result']} ({msg['seconds']:.2f} s) {_short(r['detail'], 200)}")
+                current = None
+        proc.wait()
+        if total is None:
+            break
+        todo = tasks(int(info.get("sm", 0)), only, experiments)
+        if current is not None and current not in runs:
+            t = todo[current]
+            runs[current] = Run(t.key, t.mode, "error", stop or f"the worker died "
+                                f"(exit {proc.returncode}) while running this task",
+                                expect=t.expect).record()
+        nxt = max(runs, default=-1) + 1
+        if stop == "the overall time limit ran out" or nxt >= total:
+            for i in range(nxt, total):
+                runs[i] = Run(todo[i].key, todo[i].mode, "not-executed",
+                              f"not run: {stop}", expect=todo[i].expect).record()
+            break
+        start = nxt
+    return info, [runs[i] for i in sorted(runs)], kept, time.monotonic() - t0
+
+
+def load(path: str) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    recs = doc.get("layouts") if isinstance(doc, dict) else None
+    if not isinstance(recs, list):
+        raise ValueError(f"{path}: not a layouts export (no 'layouts' list)")
+    return recs
+
+
+def table(runs: Sequence[Mapping[str, Any]]) -> str:
+    """One line per instruction / mode, the problems, and the totals last."""
+    rows: dict[str, dict[str, int]] = {}
+    for r in runs:
+        label = f"{r['instruction']:<9} {r['mode']:<10}"
+        by = rows.setdefault(label, {})
+        ok = r.get("expect", "match") in ("any", r["result"])
+        res = r["result"] + ("" if ok or r["result"] in ("compiled-only", "not-executed")
+                             else " (UNEXPECTED)")
+        by[res] = by.get(res, 0) + 1
+    out = [f"{k}  " + ", ".join(f"{n} {res}" for res, n in sorted(v.items()))
+           for k, v in rows.items()]
+    bad = _bad(runs)
+    for r in bad[:30]:
+        lay = f" [{r['smem_layout']['name']}]" if r.get("smem_layout") else ""
+        out.append(f"  PROBLEM {r['key']} {r['mode']}{lay}: {r['result']}: "
+                   f"{_short(r['detail'], 220)}")
+    out.append(f"total: {len(runs)} runs, {len(bad)} not as expected")
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m formal.execute.gpu_matrix")
+    ap.add_argument("--layouts", required=True)
+    ap.add_argument("--record")
+    ap.add_argument("--only")
+    ap.add_argument("--trials", type=int, default=8)
+    ap.add_argument("--no-experiments", action="store_true")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--deadline", type=float, default=300.0)
+    ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker is not None:
+        return worker(args.layouts, args.worker, args.only, args.trials,
+                      not args.no_experiments)
+    try:
+        load(args.layouts)
+    except (OSError, ValueError) as exc:
+        print(f"gpu_matrix: {exc}", file=sys.stderr)
+        return 2
+    info, runs, kept, secs = supervise(args.layouts, args.only, args.trials,
+                                       not args.no_experiments, args.timeout, args.deadline,
+                                       lambda s: print(s, flush=True))
+    if args.record:
+        ev = {"schema": SCHEMA, **info,
+              "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "seconds": round(secs, 2), "runs": runs, "discovered": kept, "maps": {}}
+        d = Path(args.record)
+        d.mkdir(parents=True, exist_ok=True)
+        slug = "".join(ch if ch.isalnum() else "-" for ch in str(info.get("device"))).strip("-")
+        path = d / f"{slug.lower()}-matrix-{ev['date'].replace(':', '').replace('-', '')}.json"
+        path.write_text(dumps_evidence(ev), encoding="utf-8")
+        print(f"evidence written to {path}")
+    print(f"device: {info.get('device')} (sm_{info.get('sm')}), driver {info.get('driver')}; "
+          f"{secs:.1f} s")
+    print(table(runs))
+    for r in runs:
+        if r.get("expect") == "any":
+            print(f"  {r['key']} [{r['smem_layout']['name']}]: {r['result']}")
+    return 1 if _bad(runs) else 0
+
+
+def _bad(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [r for r in runs if r["result"] not in ("compiled-only", "not-executed")
+            and r.get("expect", "match") not in ("any", r["result"])]
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

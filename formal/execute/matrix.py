@@ -1,0 +1,592 @@
+"""What ldmatrix / stmatrix / movmatrix / wgmma must do, in numpy: registers from shared
+memory and back, shared-memory images for wgmma's descriptors, and the exact product.
+
+numpy only (it runs on the GPU machine beside CuPy, with no prover).  Layouts come as the
+exported JSON records (``formal.export``) described in ``formal.execute.gpu_matrix``.
+
+**Moves.**  A move's register fragment is a cell table over the variant's tile: the ``.num``
+matrices stacked one above the other (matrix j's row r is tile row ``R * j + r``; a record
+may name ``matrix`` in each cell instead).  A cell is in *memory* coordinates: ``row`` is the
+row whose address a lane supplies (matrix j's row r: lane ``8 * j + r`` for .m8n8), ``col``
+the element within that 16-byte row -- with ``.trans`` too.  Worked example, ldmatrix .x4
+without .trans: lane 5's register 2 holds elements 4 and 5, matrix 2's row 1, columns 2 and
+3, so its cells are (17, 2) and (17, 3); with ``.trans`` they are (18, 1) and (19, 1).
+Register j holds elements 2j (bits 0-15) and 2j + 1 (bits 16-31).
+
+movmatrix has two tables over its 8 x 8 matrix M: ``a`` (source) in M's coordinates, ``d``
+(destination) in the coordinates of the transpose T = M^T (d is T's fragment): d's element
+with cell (r, c) must receive ``M[c][r]``.
+
+**wgmma.**  A (in registers) and C/D are cell tables over 128 threads (``lane`` is the
+thread of the warpgroup, 0-127).  B, and A from shared memory, are images laid out K-major
+by a ``SmemLayout``: byte ``k * bits / 8`` of row ``mn`` (``mn`` = n for B, m for A) lies in
+core matrix (mn // 8, kbyte // 16) -- 8 rows of 16 bytes, 128 contiguous bytes -- at
+``(mn % 8) * 16 + kbyte % 16``; core matrices adjacent in K are ``lbo`` bytes apart, in M/N
+``sbo`` bytes (no swizzle).  With a 32/64/128-byte swizzle a row of the 8-row atom is that
+many bytes, atoms are ``sbo`` apart, and address bits 4.. are XORed with bits 7.. (1, 2 or 3
+bits).  Elements sit little-endian (a ``.tf32`` in the top 19 bits of its 32; ``.b1`` bit
+k % 8 of its byte, an assumption the device checks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..base.hashes import cell_table_hash
+from ..base.matrix_variants import MatrixVariant
+from ..base.variants import TYPE_BITS
+from . import cpu, numbers
+
+U64 = np.uint64
+
+
+class LayoutError(ValueError):
+    """A record the executor cannot use."""
+
+
+# ---- records ----------------------------------------------------------------------------------
+
+
+def operands(v: MatrixVariant) -> tuple[str, ...]:
+    """The register operands whose layouts a run of ``v`` needs."""
+    if v.wgmma:
+        return ("A", "C/D") if v.a_source == "reg" else ("C/D",)
+    if v.instruction == "movmatrix":
+        return ("a", "d")
+    return ("r",)
+
+
+def serves(v: MatrixVariant, operand: str, rec: Mapping[str, Any]) -> bool:
+    """Does the exported record describe ``operand`` of ``v``?"""
+    if rec.get("instruction") != v.instruction or rec.get("operand") != operand:
+        return False
+    types = set(rec.get("types") or ())
+    if v.wgmma:
+        shape = str(rec.get("shape"))
+        # A's fragment is the same for every N: its record may be parametric (m64nNk16)
+        same = shape == v.shape or (operand == "A" and shape == f"m64nNk{v.k}")
+        return same and (v.a if operand == "A" else v.c) in types
+    if rec.get("shape") != v.shape or v.a not in types:
+        return False
+    if v.instruction == "movmatrix":
+        return True
+    return int(rec.get("num") or 0) == v.num and bool(rec.get("trans")) == v.trans
+
+
+def records_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) \
+        -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
+    for op in operands(v):
+        hits = [r for r in records if r.get("cells") and serves(v, op, r)]
+        if hits:
+            out[op] = hits[0]
+    return out
+
+
+@dataclass
+class FragMap:
+    """(thread, element) -> cell as index arrays of shape (threads, n)."""
+
+    operand: str
+    row: np.ndarray
+    col: np.ndarray
+    tile: tuple[int, int]
+    map_hash: str
+    layout_id: str = ""
+
+    @property
+    def threads(self) -> int:
+        return int(self.row.shape[0])
+
+    @property
+    def n(self) -> int:
+        return int(self.row.shape[1])
+
+    def cells(self) -> list[dict[str, int]]:
+        return [{"lane": t, "element": i, "row": int(self.row[t, i]),
+                 "col": int(self.col[t, i])}
+                for t in range(self.threads) for i in range(self.n)]
+
+
+def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int,
+             matrix_rows: int = 0) -> FragMap:
+    """Index arrays of a record; every (thread, element) must have a cell in ``tile``."""
+    lid = str(rec.get("id", ""))
+    cells = rec.get("cells") or []
+    row = np.full((threads, n), -1, dtype=np.int64)
+    col = np.full((threads, n), -1, dtype=np.int64)
+    for c in cells:
+        t, i = int(c["lane"]), int(c["element"])
+        if not (0 <= t < threads and 0 <= i < n):
+            raise LayoutError(f"{lid}: cell of lane {t} element {i} is outside {threads} x {n}")
+        row[t, i] = int(c["row"]) + matrix_rows * int(c.get("matrix", 0))
+        col[t, i] = int(c["col"])
+    if (row < 0).any():
+        t, i = (int(x[0]) for x in np.nonzero(row < 0))
+        raise LayoutError(f"{lid}: no cell for lane {t} element {i}")
+    inside = (row < tile[0]) & (col >= 0) & (col < tile[1])
+    if not inside.all():
+        t, i = (int(x[0]) for x in np.nonzero(~inside))
+        raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
+    h = str(rec.get("map_hash") or "") or cell_table_hash(
+        str(rec["instruction"]), str(rec["shape"]), str(rec["operand"]), "cells", cells)
+    return FragMap(str(rec["operand"]), row, col, tile, h, lid)
+
+
+def maps_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) -> dict[str, FragMap]:
+    """Every register map a run of ``v`` needs, or ``LayoutError``."""
+    recs = records_for(v, records)
+    out: dict[str, FragMap] = {}
+    for op in operands(v):
+        rec = recs.get(op)
+        if rec is None:
+            raise LayoutError(f"{v.key}: no layout with a cell table for operand {op}")
+        if v.wgmma:
+            tile = (64, v.k) if op == "A" else (64, v.n)
+            out[op] = frag_map(rec, 128, tile, v.elements("A" if op == "A" else "D"))
+        elif v.instruction == "movmatrix":
+            out[op] = frag_map(rec, 32, (8, 8), 2)
+        else:
+            per = 32 // v.element_bits
+            out[op] = frag_map(rec, 32, v.tile, v.registers * per, v.matrix[0])
+    return out
+
+
+def hashes(maps: Mapping[str, FragMap]) -> dict[str, str]:
+    return {op: m.map_hash for op, m in maps.items()}
+
+
+# ---- moves ------------------------------------------------------------------------------------
+
+SLOT = 16  # bytes of one shared-memory row of a move
+
+
+@dataclass
+class MoveTrial:
+    inputs: np.ndarray  # (T, 32, R) register words in (stmatrix, movmatrix)
+    image: np.ndarray  # (T, W) words of shared memory in
+    addr: np.ndarray  # (T, 32) byte offsets each lane supplies
+    expected: np.ndarray  # ldmatrix/movmatrix: (T, 32, R) words; stmatrix: (T, W) words
+    slots: np.ndarray  # (T, rows) the slot each tile row sits in
+
+
+def address_lanes(v: MatrixVariant) -> int:
+    """Lanes whose addresses the instruction uses: 8 a matrix (16 for 16-row matrices)."""
+    return v.matrix[0] * v.matrices
+
+
+def _layout_rows(rng: np.random.Generator, v: MatrixVariant, count: int, slots_total: int) \
+        -> tuple[np.ndarray, np.ndarray]:
+    """Each trial's tile rows at random distinct 16-byte slots; the lanes that supply no
+    address point at other random slots (decoys the hardware must ignore)."""
+    rows = v.tile[0]
+    perm = np.argsort(rng.random((count, slots_total)), axis=1)
+    slots = perm[:, :rows]
+    addr = np.empty((count, 32), dtype=np.int64)
+    used = address_lanes(v)
+    addr[:, :used] = slots[:, :used] * SLOT
+    decoys = perm[:, rows:rows + 32 - used]
+    addr[:, used:] = decoys * SLOT
+    return slots, addr
+
+
+def _halves(image_words: np.ndarray) -> np.ndarray:
+    return image_words.view(np.uint16).reshape(image_words.shape[0], -1)
+
+
+def move_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+               count: int, image_bytes: int) -> MoveTrial:
+    """Fresh random data for ``count`` trials of a 16-bit move, with the expected result."""
+    if v.element_bits != 16:
+        raise LayoutError(f"{v.key}: only 16-bit moves run here")
+    words = image_bytes // 4
+    image = rng.integers(0, 1 << 32, size=(count, words), dtype=np.uint64).astype(np.uint32)
+    t_idx = np.arange(count)[:, None, None]
+    if v.instruction == "movmatrix":
+        a, d = maps["a"], maps["d"]
+        m = rng.integers(0, 1 << 16, size=(count, 8, 8), dtype=np.uint64)
+        inputs = cpu.pack_elements(m[t_idx, a.row[None], a.col[None]], 16)
+        expected = cpu.pack_elements(m[t_idx, d.col[None], d.row[None]], 16)
+        return MoveTrial(inputs, image[:, :0], np.zeros((count, 32), np.int64), expected,
+                         np.zeros((count, 0), np.int64))
+    r = maps["r"]
+    slots, addr = _layout_rows(rng, v, count, image_bytes // SLOT)
+    halves = _halves(image)
+    per_slot = SLOT // 2
+    # the halfword index of each (trial, lane, element)'s cell
+    where = slots[t_idx, r.row[None]] * per_slot + r.col[None]
+    if v.instruction == "ldmatrix":
+        codes = halves[t_idx, where].astype(np.uint64)
+        return MoveTrial(np.zeros((count, 32, 0), np.uint32), image, addr,
+                         cpu.pack_elements(codes, 16), slots)
+    vals = rng.integers(0, 1 << 16, size=(count, 32, r.n), dtype=np.uint64)
+    want = halves.copy()
+    want[t_idx, where] = vals.astype(np.uint16)
+    return MoveTrial(cpu.pack_elements(vals, 16), image, addr,
+                     want.view(np.uint32).reshape(count, -1), slots)
+
+
+def move_differences(v: MatrixVariant, maps: Mapping[str, FragMap], trial: MoveTrial,
+                     got: np.ndarray) -> list[str]:
+    """Lines naming the first differing (lane, element)s or image halfwords."""
+    out: list[str] = []
+    if v.instruction == "stmatrix":
+        g, w = _halves(np.asarray(got, np.uint32)), _halves(trial.expected)
+        for t, h in zip(*np.nonzero(g != w), strict=True):
+            slot, c = divmod(int(h), SLOT // 2)
+            rows = np.nonzero(trial.slots[t] == slot)[0]
+            where = f"tile row {int(rows[0])} col {c}" if len(rows) else f"byte {2 * int(h)}" \
+                " (no tile row: written where nothing should be)"
+            out.append(f"trial {t}: {where}: got 0x{int(g[t, h]):04x}, want 0x{int(w[t, h]):04x}")
+            if len(out) >= 6:
+                break
+        return out
+    g = cpu.unpack_elements(got, 16, 2 * got.shape[-1])
+    w = cpu.unpack_elements(trial.expected, 16, 2 * got.shape[-1])
+    m = maps["d" if v.instruction == "movmatrix" else "r"]
+    for t, lane, i in zip(*np.nonzero(g != w), strict=True):
+        out.append(f"trial {t}: lane {lane} element {i} (cell {int(m.row[lane, i])}, "
+                   f"{int(m.col[lane, i])}): got 0x{int(g[t, lane, i]):04x}, want "
+                   f"0x{int(w[t, lane, i]):04x}")
+        if len(out) >= 6:
+            break
+    return out
+
+
+# ---- discovery of a move's map ----------------------------------------------------------------
+
+
+def discovery_trial(v: MatrixVariant, maps: Mapping[str, FragMap], image_bytes: int) \
+        -> MoveTrial:
+    """One trial whose data name themselves: ldmatrix reads halfword ``tile_row * C + col
+    + 1`` from each cell; stmatrix stores ``lane * n + element + 1``; movmatrix sends
+    ``lane * 2 + element + 1``.  ``discovered`` reads the map back."""
+    rng = np.random.default_rng(0)
+    base = move_trial(v, maps, rng, 1, image_bytes)
+    rows, cols = v.tile
+    if v.instruction == "ldmatrix":
+        halves = _halves(base.image)
+        halves[:] = 0
+        for j in range(rows):
+            halves[0, base.slots[0, j] * 8: base.slots[0, j] * 8 + cols] = \
+                np.arange(cols) + j * cols + 1
+        return base
+    if v.instruction == "stmatrix":
+        n = maps["r"].n
+        codes = np.arange(32 * n, dtype=np.uint64).reshape(1, 32, n) + 1
+        base.inputs = cpu.pack_elements(codes, 16)
+        base.image[:] = 0
+        return base
+    codes = np.arange(64, dtype=np.uint64).reshape(1, 32, 2) + 1
+    base.inputs = cpu.pack_elements(codes, 16)
+    return base
+
+
+def discovered(v: MatrixVariant, maps: Mapping[str, FragMap], trial: MoveTrial,
+               got: np.ndarray) -> list[dict[str, int]]:
+    """The cell table the hardware showed (-1 where nothing identifiable arrived)."""
+    rows, cols = v.tile
+    out: list[dict[str, int]] = []
+    if v.instruction == "stmatrix":
+        n = maps["r"].n
+        cell: dict[int, tuple[int, int]] = {}
+        halves = _halves(np.asarray(got, np.uint32))[0]
+        for j in range(rows):
+            s = int(trial.slots[0, j])
+            for c in range(cols):
+                code = int(halves[s * 8 + c])
+                if code:
+                    cell[code - 1] = (j, c)
+        for lane in range(32):
+            for i in range(n):
+                r, c = cell.get(lane * n + i, (-1, -1))
+                out.append({"lane": lane, "element": i, "row": r, "col": c})
+        return out
+    n = 2 * got.shape[-1]
+    codes = cpu.unpack_elements(got, 16, n)[0].astype(np.int64) - 1
+    a = maps.get("a")
+    for lane in range(32):
+        for i in range(n):
+            code = int(codes[lane, i])
+            if v.instruction == "ldmatrix":
+                ok = 0 <= code < rows * cols
+                r, c = divmod(code, cols) if ok else (-1, -1)
+            else:  # movmatrix: source (lane, element) -> M cell -> T cell (transposed)
+                ok = a is not None and 0 <= code < 64
+                r, c = ((int(a.col[code // 2, code % 2]), int(a.row[code // 2, code % 2]))
+                        if ok and a is not None else (-1, -1))
+            out.append({"lane": lane, "element": i, "row": r, "col": c})
+    return out
+
+
+# ---- wgmma: shared-memory layouts -------------------------------------------------------------
+
+SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}  # descriptor bits 62-63
+
+
+@dataclass(frozen=True)
+class SmemLayout:
+    """A shared-memory layout and its descriptor: ``swizzle`` 0 (none) or the row width in
+    bytes (32, 64, 128); ``lbo`` / ``sbo`` the two descriptor fields in bytes.
+
+    ``major`` "K" (K contiguous, the default of wgmma) or "MN" (M / N contiguous: the
+    ``imm-trans`` forms of .f16 / .bf16).  K-major: core matrices adjacent in K are ``lbo``
+    apart, in M/N ``sbo``.  MN-major: a core matrix is 8 K-rows of 16 bytes along M/N (a
+    swizzle atom 8 K-rows of ``swizzle`` bytes); ``mn_field`` names the field that holds the
+    stride between core matrices (atoms) adjacent in M/N, the other field the stride along K
+    (which is which is what the device decides).  ``swap_fields`` writes lbo in the SBO field
+    and sbo in the LBO field (a negative control)."""
+
+    swizzle: int = 0
+    lbo: int = 128
+    sbo: int = 256
+    swap_fields: bool = False
+    major: str = "K"
+    mn_field: str = "sbo"
+
+    @property
+    def name(self) -> str:
+        s = "none" if not self.swizzle else f"{self.swizzle}B"
+        swap = ", fields swapped" if self.swap_fields else ""
+        mn = f", M/N stride in {self.mn_field.upper()}" if self.major == "MN" else ""
+        return f"{self.major}-major, swizzle {s}, LBO {self.lbo}, SBO {self.sbo}{mn}{swap}"
+
+    def _swizzled(self, lin: np.ndarray) -> np.ndarray:
+        if not self.swizzle:
+            return lin
+        mask = self.swizzle // 16 - 1
+        return lin ^ (((lin >> 7) & mask) << 4)
+
+    def offset(self, mn: np.ndarray, kbyte: np.ndarray) -> np.ndarray:
+        """Byte offset of byte ``kbyte`` of row ``mn`` (K-major)."""
+        mn, kbyte = np.asarray(mn, np.int64), np.asarray(kbyte, np.int64)
+        if not self.swizzle:
+            return ((mn % 8) * 16 + (mn // 8) * self.sbo + (kbyte // 16) * self.lbo
+                    + kbyte % 16)
+        return self._swizzled((mn // 8) * self.sbo + (mn % 8) * self.swizzle + kbyte)
+
+    def element_offset(self, mn: np.ndarray, k: np.ndarray, bits: int) -> np.ndarray:
+        """Byte offset of element (mn, k) of ``bits``-bit elements (``.b1``: of its byte)."""
+        mn, k = np.asarray(mn, np.int64), np.asarray(k, np.int64)
+        if self.major == "K":
+            return self.offset(mn, k * bits // 8)
+        mnb = mn * bits // 8
+        s_mn, s_k = (self.sbo, self.lbo) if self.mn_field == "sbo" else (self.lbo, self.sbo)
+        width = self.swizzle or 16
+        return self._swizzled(mnb % width + (k % 8) * width + (mnb // width) * s_mn
+                              + (k // 8) * s_k)
+
+    def descriptor_hi(self) -> int:
+        """Every descriptor bit but the start address (bits 0-13)."""
+        lbo, sbo = (self.sbo, self.lbo) if self.swap_fields else (self.lbo, self.sbo)
+        return ((((lbo >> 4) & 0x3FFF) << 16) | (((sbo >> 4) & 0x3FFF) << 32)
+                | (SWIZZLE_MODE[self.swizzle] << 62))
+
+    def size(self, rows: int, kbytes: int) -> int:
+        """Bytes spanned by ``rows`` K-major rows of ``kbytes`` bytes."""
+        mn, kb = np.meshgrid(np.arange(rows), np.arange(kbytes), indexing="ij")
+        return int(self.offset(mn, kb).max()) + 1
+
+    def extent(self, rows: int, k: int, bits: int) -> int:
+        """Bytes spanned by a rows x k operand of ``bits``-bit elements."""
+        if self.major == "K":
+            return self.size(rows, max(1, k * bits // 8))
+        mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
+        return int(self.element_offset(mn, kk, bits).max()) + max(1, bits // 8)
+
+
+def canonical(rows: int, kbytes: int = 32, swizzle: int = 0, mn_inner: bool = False) \
+        -> SmemLayout:
+    """The layouts the checks use: no swizzle with core matrices adjacent along K (LBO 128,
+    SBO 128 * kbytes / 16) or, ``mn_inner``, along M/N (SBO 128, LBO 16 * rows); swizzled:
+    atoms of 8 rows x ``swizzle`` bytes one after another (SBO 8 * swizzle)."""
+    if swizzle:
+        return SmemLayout(swizzle, 16, 8 * swizzle)
+    if mn_inner:
+        return SmemLayout(0, 16 * rows, 128)
+    return SmemLayout(0, 128, 128 * (kbytes // 16))
+
+
+def element_bytes_image(codes: np.ndarray, t: str, layout: SmemLayout, size: int) -> np.ndarray:
+    """(T, MN, K) codes of a K-major operand -> (T, size) bytes by ``layout``."""
+    count, rows, k = codes.shape
+    bits = TYPE_BITS[t]
+    img = np.zeros((count, size), dtype=np.uint8)
+    mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
+    if bits == 1:
+        off = layout.element_offset(mn, kk, 1)
+        bit = (kk % 8).astype(np.uint64)
+        vals = (np.asarray(codes, np.uint64) & U64(1)) << bit[None]
+        for j in range(8):  # OR the eight bits of each byte (np.add.at on distinct bits)
+            sel = (kk % 8) == j
+            img[:, off[sel]] |= vals[:, sel].astype(np.uint8)
+        return img
+    eb = bits // 8
+    cont = cpu.to_container(t, bits, codes)
+    off = layout.element_offset(mn, kk, bits)
+    for j in range(eb):
+        img[:, off + j] = ((cont >> U64(8 * j)) & U64(0xFF)).astype(np.uint8)
+    return img
+
+
+# ---- wgmma: trials ----------------------------------------------------------------------------
+
+
+@dataclass
+class WgmmaTrial:
+    inputs: np.ndarray  # (T, 128, WA + WD) words
+    image: np.ndarray  # (T, W) words
+    a_off: int
+    b_off: int
+    expected: np.ndarray  # (T, 128, WD) words
+    a: np.ndarray  # (T, 64, K) codes
+    b: np.ndarray  # (T, K, N)
+    c: np.ndarray  # (T, 64, N)
+
+
+def _round(x: int, to: int) -> int:
+    return (x + to - 1) // to * to
+
+
+def regs_of(m: FragMap, t: str, codes: np.ndarray) -> np.ndarray:
+    bits = TYPE_BITS[t]
+    el = np.asarray(codes, np.uint64)[:, m.row, m.col]
+    return cpu.pack_elements(cpu.to_container(t, bits, el), bits)
+
+
+def codes_of(m: FragMap, t: str, words: np.ndarray) -> np.ndarray:
+    """(T, 128, WD) words -> (T, 64, N) codes by the map."""
+    bits = TYPE_BITS[t]
+    el = cpu.from_container(t, bits, cpu.unpack_elements(words, bits, m.n))
+    out = np.zeros((el.shape[0], *m.tile), dtype=np.uint64)
+    out[:, m.row, m.col] = el
+    return out
+
+
+def wgmma_trial(v: MatrixVariant, maps: Mapping[str, FragMap], a: np.ndarray, b: np.ndarray,
+                c: np.ndarray, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
+    """Pack given codes (A (T, 64, K), B (T, K, N), C (T, 64, N)) and the exact D."""
+    ar = v.arithmetic
+    parts = []
+    if v.a_source == "reg":
+        parts.append(regs_of(maps["A"], v.a, a))
+    parts.append(regs_of(maps["C/D"], v.c, c))
+    inputs = np.concatenate(parts, axis=-1)
+    a_size = 0 if v.a_source == "reg" else _round(layout_a.extent(64, v.k, TYPE_BITS[v.a]), 16)
+    b_off = _round(a_size, 1024)
+    b_size = _round(layout_b.extent(v.n, v.k, TYPE_BITS[v.b]), 16)
+    total = _round(b_off + b_size, 16)
+    img = np.zeros((a.shape[0], total), dtype=np.uint8)
+    if v.a_source != "reg":
+        img[:, :a_size] = element_bytes_image(a, v.a, layout_a, a_size)
+    img[:, b_off:b_off + b_size] = element_bytes_image(np.swapaxes(b, 1, 2), v.b, layout_b,
+                                                       b_size)
+    d = cpu.reference(ar, a, b, c)
+    return WgmmaTrial(inputs, img.view(np.uint32), 0, b_off, regs_of(maps["C/D"], v.c, d),
+                      a, b, c)
+
+
+def random_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+                 count: int, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
+    ar = v.arithmetic
+    a = cpu.draw(rng, v.a, "A", ar, (count, 64, v.k))
+    b = cpu.draw(rng, v.b, "B", ar, (count, v.k, v.n))
+    c = cpu.draw(rng, v.c, "C", ar, (count, 64, v.n))
+    return wgmma_trial(v, maps, a, b, c, layout_a, layout_b)
+
+
+def wgmma_differences(v: MatrixVariant, maps: Mapping[str, FragMap], trial: WgmmaTrial,
+                      got: np.ndarray) -> tuple[list[tuple[int, int]], str]:
+    """(differing D cells, a line describing the first ones)."""
+    m = maps["C/D"]
+    g = codes_of(m, v.c, got)
+    w = codes_of(m, v.c, trial.expected)
+    bad = np.nonzero(g != w)
+    cells = sorted({(int(r), int(c)) for r, c in zip(bad[1], bad[2], strict=True)})
+    if not cells:
+        return [], ""
+    t0, r0, c0 = (int(x[0]) for x in bad)
+    gv = numbers.decode(v.c, g[t0, r0, c0])
+    wv = numbers.decode(v.c, w[t0, r0, c0])
+    line = (f"{len(bad[0])} D elements differ in {len(set(bad[0].tolist()))} of "
+            f"{got.shape[0]} trials, {len(cells)} cells, first D[{r0}][{c0}] got {gv} "
+            f"want {wv}")
+    return cells, line
+
+
+# ---- wgmma: discovering a shared-memory layout ------------------------------------------------
+
+
+def probe_trial(v: MatrixVariant, maps: Mapping[str, FragMap], layout: SmemLayout,
+                operand: str) -> tuple[WgmmaTrial, int]:
+    """One trial per element slot of ``operand``'s image ("B", or "A" from shared memory):
+    that slot holds 1, every other 0; the other operand holds k + 1 in every element of
+    column / row k (so D's one non-zero column (B) or row (A) names n or m, its value k).
+    Returns the trial and the number of slots; ``probe_map`` reads the answer."""
+    kbytes = v.k * TYPE_BITS[v.a] // 8
+    rows = v.n if operand == "B" else 64
+    size = layout.extent(rows, v.k, TYPE_BITS[v.a])
+    eb = TYPE_BITS[v.a] // 8
+    slots = size // eb
+    ar = v.arithmetic
+    one = numbers.encode(v.a, [1])[0]
+    ks = numbers.encode(v.a, np.arange(v.k) + 1)
+    zero_c = np.zeros((slots, 64, v.n), dtype=np.uint64)
+    if operand == "B":
+        a = np.broadcast_to(ks[None, None, :], (slots, 64, v.k)).copy()
+        b = np.zeros((slots, v.k, v.n), dtype=np.uint64)
+        base = wgmma_trial(v, maps, a, b, zero_c, layout, layout)
+        img = base.image.view(np.uint8)
+        region = img[:, base.b_off:base.b_off + size]
+    else:
+        a = np.zeros((slots, 64, v.k), dtype=np.uint64)
+        b = np.broadcast_to(ks[None, :, None], (slots, v.k, v.n)).copy()
+        base = wgmma_trial(v, maps, a, b, zero_c, layout, canonical(v.n, kbytes))
+        img = base.image.view(np.uint8)
+        region = img[:, :size]
+    cont = int(cpu.to_container(v.a, TYPE_BITS[v.a], np.array([one]))[0])
+    region[:] = 0
+    for j in range(eb):
+        region[np.arange(slots), np.arange(slots) * eb + j] = (cont >> (8 * j)) & 0xFF
+    base.expected = np.zeros_like(base.expected)
+    del ar
+    return base, slots
+
+
+def probe_map(v: MatrixVariant, maps: Mapping[str, FragMap], operand: str,
+              got: np.ndarray) -> list[dict[str, int]]:
+    """Per slot: the (mn, k) the hardware read it as, or -1s where D stayed zero."""
+    d = numbers.decode(v.c, codes_of(maps["C/D"], v.c, got))
+    out = []
+    for s in range(d.shape[0]):
+        nz = np.argwhere(d[s] != 0)
+        if len(nz) == 0:
+            out.append({"slot": s, "mn": -1, "k": -1})
+            continue
+        if operand == "B":
+            cols = sorted(set(nz[:, 1].tolist()))
+            mn = cols[0] if len(cols) == 1 else -2
+            k = int(round(float(d[s, 0, cols[0]]))) - 1
+        else:
+            rows = sorted(set(nz[:, 0].tolist()))
+            mn = rows[0] if len(rows) == 1 else -2
+            k = int(round(float(d[s, rows[0], 0]))) - 1
+        out.append({"slot": s, "mn": int(mn), "k": k})
+    return out
+
+
+def expected_probe(v: MatrixVariant, layout: SmemLayout, operand: str) -> list[dict[str, int]]:
+    """What ``probe_map`` must show if the hardware reads ``layout`` as we do."""
+    eb = TYPE_BITS[v.a] // 8
+    rows = v.n if operand == "B" else 64
+    size = layout.extent(rows, v.k, TYPE_BITS[v.a])
+    where: dict[int, tuple[int, int]] = {}
+    for mn in range(rows):
+        for k in range(v.k):
+            where[int(layout.element_offset(np.array(mn), np.array(k), 8 * eb)) // eb] = (mn, k)
+    return [{"slot": s, "mn": where.get(s, (-1, -1))[0], "k": where.get(s, (-1, -1))[1]}
+            for s in range(size // eb)]

@@ -1,0 +1,191 @@
+"""What kind of line a document line is: grammar/lines.lark read by Lark, its tree turned into a
+``LineKind`` by a Transformer.  The readers and the structure pass decide with these facts.
+
+    >>> kind_of("lastcol = firstcol + 3Matrix fragments for ...").glued_at
+    22
+    >>> kind_of("groupID + 8    for ai where i >= 4").case
+    True
+    >>> kind_of("Multiplicand A:").operand
+    'A'
+    >>> kind_of(".s4 or .u4:").type_label
+    True
+
+Nothing here reads the content of a line (formal/parse does that); the facts are about its
+shape: which phrase opens it, whether it holds a case word, whether a scrape glued an opener
+to the end of a formula.  Lines are short and repeat (every block has the same two
+definitions), so each distinct text is read once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+from lark import Lark, Token, Transformer, UnexpectedInput
+
+from ..base.grammar_files import grammar_dir, table_cache
+
+# the phrases of the PHRASE terminal that open a new block of prose (glued or not)
+_OPENERS = ("Matrix fragments", "Matrix Fragments", "Multiplicand A", "Multiplicand B",
+            "Accumulators", "Metadata:", "The layout of", "The row and column",
+            "Same as Matrix", "Fragment layout for")
+_OTHER = ("Figure", "A warp", "Elements of", "In this section", "Tk:", "For matrix")
+_OPERANDS = {"Multiplicand A": "A", "Multiplicand B": "B", "Accumulators": "C/D",
+             "Metadata": "metadata", "Metadata:": "metadata"}
+
+
+@dataclass(frozen=True)
+class LineKind:
+    """The facts of one line (the text given, white space included)."""
+
+    head: str = ""  # heading | assignment | phrase | header_type | dotted | bang | comment | where
+    phrase: str = ""  # the words of a PHRASE head, as written
+    first: str = ""  # the first character
+    length: int = 0
+    case_word: bool = False
+    vector_expression: bool = False
+    vector: bool = False  # the word "vector" (lower case) anywhere
+    same_as: bool = False
+    major_matrix: bool = False
+    figure_layout: bool = False
+    sentence_break: bool = False  # ". " or ": "
+    last: str = ""  # the last token's kind: colon | bar | ...
+    glued_at: int = -1  # offset of an opener glued to the character before it
+
+    # -- what the readers ask
+    @property
+    def section_number(self) -> bool:
+        return self.head == "heading"
+
+    @property
+    def assignment(self) -> bool:
+        return self.head == "assignment"
+
+    @property
+    def case(self) -> bool:
+        """A case line: ``groupID + 8   for ai where i >= 4``."""
+        return (self.first.isalnum() or self.first in "(%_-") and self.case_word
+
+    @property
+    def continues_expression(self) -> bool:
+        """A bare continuation such as ``groupID + 8`` with its guard on the next line."""
+        return bool(self.first) and (self.first.isalnum() or self.first in "(%") \
+            and not self.sentence_break and self.length < 200
+
+    @property
+    def opener(self) -> bool:
+        return self.head == "phrase" and self.phrase.startswith(_OPENERS)
+
+    @property
+    def prose_opener(self) -> bool:
+        return self.opener or self.head in ("bang", "heading") or \
+            (self.head == "phrase" and self.phrase.startswith(_OTHER))
+
+    @property
+    def operand(self) -> str | None:
+        return _OPERANDS.get(self.phrase) if self.head == "phrase" else None
+
+    @property
+    def reference(self) -> bool:
+        p = self.phrase.lower()
+        return self.head == "phrase" and (p == "same as matrix fragments for" or
+                                          (p == "matrix fragments for" and self.same_as))
+
+    @property
+    def major_label(self) -> bool:
+        return self.head == "phrase" and self.phrase.lower() == "fragment layout for" \
+            and self.major_matrix
+
+    @property
+    def type_label(self) -> bool:
+        return self.head in ("dotted", "header_type") and self.last == "colon" \
+            and not self.vector
+
+    @property
+    def header_row(self) -> bool:
+        return self.head == "header_type"
+
+    @property
+    def flat_row(self) -> bool:
+        return self.head in ("dotted", "header_type") and self.vector_expression
+
+    @property
+    def figure(self) -> bool:
+        return self.head == "bang"
+
+    @property
+    def figure_caption(self) -> bool:
+        return self.head == "phrase" and self.phrase == "Figure" and self.figure_layout
+
+    @property
+    def table_cell(self) -> bool:
+        """A cell line of a split table: ends with ``|`` and is not a formula."""
+        return self.last == "bar" and not self.assignment
+
+
+@cache
+def _parser() -> Lark:
+    text = (grammar_dir() / "lines.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", start="line", maybe_placeholders=False,
+                cache=table_cache("lines", text))
+
+
+_HEADS = ("heading", "assignment", "phrase", "header_type", "dotted", "bang", "comment",
+          "where")
+_FLAGS = ("case_word", "vector_expression", "same_as", "major_matrix", "figure_layout",
+          "sentence_break")
+
+
+class _Facts(Transformer[Token, Any]):
+    """The tree of one line -> a LineKind."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def __default__(self, data: str, children: list[Any], meta: Any) -> Any:
+        tok = children[0] if children else None
+        return (str(data), tok)
+
+    def line(self, c: list[tuple[str, Token]]) -> LineKind:
+        facts: dict[str, Any] = {"first": self.text[:1], "length": len(self.text)}
+        items = c
+        if c and c[0][0] in _HEADS:
+            facts["head"], tok = c[0]
+            facts["phrase"] = str(tok) if facts["head"] == "phrase" else ""
+            items = c[1:]
+            if facts["phrase"].startswith("For "):  # "For matrix A, ...": a case word too
+                facts["case_word"] = True
+        for kind, tok in items:
+            if kind in _FLAGS:
+                facts[kind] = True
+            if kind == "vector" or (kind == "vector_expression" and "vector" in tok):
+                facts["vector"] = True
+            if kind == "glued" and "glued_at" not in facts:
+                facts["glued_at"] = tok.start_pos
+        # where a phrase token holds the mark itself: "9.7.14.5.9. Title", "Metadata: A",
+        # "Fragment layout for x" (a sentence break, a case word across two tokens)
+        texts = [str(tok) for _kind, tok in c]
+        for k, text in enumerate(texts):
+            after = texts[k + 1] if k + 1 < len(texts) else None
+            if text[-1:] in ".:" and after is not None and after.startswith(" "):
+                facts["sentence_break"] = True
+            if text.endswith((" for", " For")) and (after is None or after.startswith(" ")):
+                facts["case_word"] = True
+            if "same as" in text.lower():
+                facts["same_as"] = True
+        if texts:
+            facts["last"] = "colon" if texts[-1].endswith(":") else c[-1][0]
+        return LineKind(**facts)
+
+
+@lru_cache(maxsize=65536)
+def kind_of(text: str) -> LineKind:
+    """The facts of a line (each distinct text is read once)."""
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput:  # pragma: no cover - ANY takes any character the rest do not
+        return LineKind(first=text[:1], length=len(text))
+    kind: LineKind = _Facts(text).transform(tree)
+    return kind

@@ -1,0 +1,470 @@
+"""Other renderings of the seed sections, and paraphrases of their fragment sentences (test helper).
+
+The PTX ISA reaches users as the HTML page, Markdown mirrors and text copied from a browser,
+and each mirror has its own habits.  This module takes a seed (read from ../shared/seeds at
+test time; nothing of the spec is stored here) and writes the same sections the ways the real
+mirrors do, keeping, for every line it writes, the seed line it came from (``origin``), so a
+finding can be traced back:
+
+    seed (Markdown)                         double_spaced(seed)
+      ```                                     ```
+      row =      groupID       for a0         row = groupID for a0
+                 groupID + 8   for a1                                  <- a blank line after
+      ```                                      groupID + 8 for a1         each code line; a
+                                              ```                         continuation keeps
+                                                                          one space
+
+The renderings (each must read to the same findings as the seed):
+
+* ``double_spaced``   code blocks double-spaced, continuation lines indented by one space
+* ``quoted``          list items whose body is a ``> `` block quote (fences and tables inside)
+* ``sphinx``          the Sphinx HTML page (tests/sphinx.py)
+* ``browser``         text copied from a browser: no markup, tables flattened to one line a
+                      row, figure alt text as ``!...``
+* ``glued``           browser text where a formula's last line runs into the next opener
+                      (``col = groupIDAccumulators (C or D):``, ``... i >= 4.f64:``)
+* ``empty_cells`` / ``missing_cells``   table rows whose element list is empty or missing
+
+Then every fragment sentence is rewritten from its facts -- register count, register kind,
+elements per register, element types, non-zero/out-of, matrix -- through the grammatical
+forms a writer might use (``paraphrases``), and meaning-changing edits of the same facts are
+planted (``errata``): a register count doubled, a register kind of another width, an element
+type the row does not hold.  A paraphrase must read to the same facts; an erratum must be
+found on its line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from .sphinx import markdown_to_sphinx_html
+
+Line = tuple[str, int]  # (text, 1-based line of the seed it came from; 0 for an added line)
+
+
+@dataclass(frozen=True)
+class Rendering:
+    name: str
+    text: str
+    suffix: str  # ".md" | ".txt" | ".html"
+    origin: tuple[int, ...] = ()  # origin[k] = the seed line of line k + 1 (empty: not kept)
+    planted: tuple[int, ...] = ()  # lines (of this text) where an erratum was planted
+    missing_lists: tuple[int, ...] = ()  # lines of rows whose element list was taken out
+
+    def seed_line(self, line: int) -> int:
+        return self.origin[line - 1] if 0 < line <= len(self.origin) else 0
+
+
+def _lines(text: str) -> list[Line]:
+    return [(t, k) for k, t in enumerate(text.split("\n"), 1)]
+
+
+def _render(name: str, lines: list[Line], suffix: str, **kw: tuple[int, ...]) -> Rendering:
+    return Rendering(name, "\n".join(t for t, _ in lines), suffix,
+                     tuple(o for _, o in lines), **kw)
+
+
+# ---- Markdown structure --------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^(?P<pre>(?:\s*>)*\s*)```")
+_QUOTE = re.compile(r"^(?P<pre>\s*(?:>\s?)*)")
+
+
+def _prefix(text: str) -> str:
+    """The indentation and quote marks before a line's content."""
+    m = _QUOTE.match(text)
+    return m.group("pre") if m else ""
+
+
+def double_spaced(md: str) -> Rendering:
+    out: list[Line] = []
+    fence: str | None = None
+    for text, k in _lines(md):
+        m = _FENCE.match(text)
+        if m:
+            fence = None if fence is not None else m.group("pre")
+            out.append((text, k))
+            continue
+        if fence is None:
+            out.append((text, k))
+            continue
+        body = text[len(fence):] if text.startswith(fence) else text.lstrip(" >")
+        if not body.strip():
+            continue
+        lead = " " if body[:1].isspace() else ""
+        out.append((fence + lead + " ".join(body.split()), k))
+        out.append((fence.rstrip(), 0))
+    return _render("double_spaced", out, ".md")
+
+
+def quoted(md: str) -> Rendering:
+    """Every list item's body (the lines indented under ``* ``) as a ``> `` block quote."""
+    out: list[Line] = []
+    in_item = False
+    for text, k in _lines(md):
+        if text.startswith(("* ", "- ", "+ ")):
+            in_item = True
+            out.append((text, k))
+            continue
+        if in_item and text.startswith("  "):
+            out.append(("  > " + text[2:], k))
+            continue
+        if in_item and not text.strip():
+            out.append(("  >", k))
+            continue
+        in_item = False
+        out.append((text, k))
+    return _render("quoted", out, ".md")
+
+
+def sphinx(md: str) -> Rendering:
+    return Rendering("sphinx", markdown_to_sphinx_html(md), ".html")
+
+
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_HEAD = re.compile(r"^#+\s*")
+
+
+def _plain(text: str) -> str:
+    text = _LINK.sub(lambda m: m.group(1), text)
+    text = "".join(ch for ch in text if not "\ue000" <= ch <= "\uf8ff")  # icon glyphs
+    return text.replace("`", "").replace("\\", "")
+
+
+def browser(md: str) -> Rendering:
+    """The page as a browser copies it: headings and paragraphs as lines, a table row as
+    one line of its cells, a figure as ``!alt``, code as its lines."""
+    out: list[Line] = []
+    fence: str | None = None
+    for text, k in _lines(md):
+        m = _FENCE.match(text)
+        if m:
+            fence = None if fence is not None else m.group("pre")
+            continue
+        if fence is not None:
+            body = text[len(fence):] if text.startswith(fence) else text.lstrip(" >")
+            out.append((body.rstrip(), k))
+            continue
+        s = text[len(_prefix(text)):].strip()
+        if s.startswith(("* ", "- ", "+ ")):
+            s = s[2:].strip()
+        if s == "Copy to clipboard":
+            continue
+        if s.startswith("!["):
+            alt = s[2:s.find("]")]
+            out.append(("!" + _plain(alt), k))
+            continue
+        if s.startswith("|"):
+            cells = [c.strip() for c in s.strip("|").split("|")]
+            if all(set(c) <= set("-: ") for c in cells):
+                continue
+            out.append((" ".join(_plain(c) for c in cells if c), k))
+            continue
+        if s.startswith("#"):
+            s = _HEAD.sub("", s)
+        out.append((_plain(s).strip(), k))
+    # a Markdown paragraph wrapped over lines is one line in a browser copy
+    joined: list[Line] = []
+    for text, k in out:
+        prose = joined and joined[-1][0] and text and not text.startswith(("!", ".")) \
+            and _is_wrapped(joined[-1][0], text)
+        if prose:
+            joined[-1] = (joined[-1][0] + " " + text, joined[-1][1])
+        else:
+            joined.append((text, k))
+    return _render("browser", joined, ".txt")
+
+
+def _is_wrapped(prev: str, text: str) -> bool:
+    """``text`` continues the paragraph ``prev`` (a Markdown soft line break)."""
+    ends = prev.rstrip()[-1:]
+    return ends not in (".", ":", ")") and "=" not in prev and "=" not in text \
+        and not re.match(r"^\d+(\.\d+)+", text) and prev[:1].isalpha() \
+        and not prev.startswith(("Figure ",)) and len(prev) > 60
+
+
+_OPENER = re.compile(r"^(Multiplicand [AB]|Accumulators|Matrix fragments for|Metadata:|"
+                     r"Fragment layout for|\.[a-z0-9]+.*:$)")
+
+
+def glued(text: str, name: str = "glued") -> Rendering:
+    """The last line of each formula runs into the opener that follows it."""
+    src = _lines(text)
+    out: list[Line] = []
+    k = 0
+    while k < len(src):
+        line, origin = src[k]
+        j = k + 1
+        while j < len(src) and not src[j][0].strip():
+            j += 1
+        nxt = src[j][0].strip() if j < len(src) else ""
+        if "=" in line and j < len(src) and _OPENER.match(nxt) and not line.strip().endswith(":") \
+                and not _OPENER_IN.search(line):
+            out.append((line.rstrip() + nxt, origin))
+            k = j + 1
+            continue
+        out.append((line, origin))
+        k += 1
+    return _render(name, out, ".txt")
+
+
+_OPENER_IN = re.compile(r"Multiplicand [AB]|Accumulators|Matrix fragments for|Metadata:")
+_ROW = re.compile(r"^(?P<pre>\s*(?:>\s*)*)\|(?P<cells>.*)\|\s*$")
+
+
+def element_cells(md: str, how: str) -> Rendering:
+    """Each data row with an element list loses it: ``empty`` leaves the cell, ``missing``
+    drops it (the row then has one cell fewer than its header)."""
+    out: list[Line] = []
+    rows: list[int] = []
+    for text, k in _lines(md):
+        m = _ROW.match(text)
+        cells = m.group("cells").split("|") if m else []
+        if m and len(cells) == 3 and re.search(r"\b[abc]\d+\b", cells[2]) \
+                and "vector expression" in cells[1]:
+            kept = cells[:2] + ([" "] if how == "empty" else [])
+            out.append((m.group("pre") + "|" + "|".join(kept) + "|", k))
+            rows.append(len(out))
+            continue
+        out.append((text, k))
+    return _render(f"{how}_cells", out, ".md", missing_lists=tuple(rows))
+
+
+def text_missing_lists(txt: str) -> Rendering:
+    """A browser-text row without its element list (the cell was empty on the page)."""
+    out: list[Line] = []
+    rows: list[int] = []
+    for text, k in _lines(txt):
+        m = re.match(r"^(\..*vector expression.*?\.)\s+([abc]\d+(?:\W+[abc]\d+|\W+\u2026|\W+\.\.)*"
+                     r"\s*)$", text)
+        if m:
+            out.append((m.group(1), k))
+            rows.append(len(out))
+            continue
+        out.append((text, k))
+    return _render("missing_lists", out, ".txt", missing_lists=tuple(rows))
+
+
+def renderings(seed: str, markdown: bool) -> list[Rendering]:
+    """Every rendering of one seed that must read to the seed's own findings."""
+    if markdown:
+        text = browser(seed)
+        spaced = double_spaced(seed)
+        both = _chain(spaced, quoted(spaced.text))
+        return [spaced, quoted(seed), replace(both, name="quoted_double_spaced"),
+                sphinx(seed), text, _chain(text, glued(text.text)),
+                element_cells(seed, "empty"), element_cells(seed, "missing")]
+    return [glued(seed), text_missing_lists(seed)]
+
+
+def _chain(first: Rendering, second: Rendering) -> Rendering:
+    """``second`` made from ``first.text``: its origins mapped back to the seed."""
+    origin = tuple(first.seed_line(o) for o in second.origin)
+    return Rendering(second.name, second.text, second.suffix, origin, second.planted,
+                     second.missing_lists)
+
+
+# ---- fragment sentences -------------------------------------------------------------------
+
+_TY = r"`?\.[a-z][a-z0-9]*`?"
+_TYS = rf"{_TY}(?:\s*(?:/|or)\s*{_TY})*"
+_N = r"(?:a single|single|thirty two|sixty four|\d+|[a-z]+)"
+SENTENCE = re.compile(
+    rf"A vector expression (?P<intro>containing|of) (?P<R>{_N}) (?P<K>{_TY}) registers?"
+    rf"(?P<rest>[^|]*?)\.(?=\s|\||$)")
+_REST = re.compile(
+    rf"^,?\s*(?:(?P<each>(?:with )?each(?: register)? )?containing (?P<E>{_N}) "
+    rf"(?P<nz>non-zero )?(?P<T>{_TYS}) elements?"
+    r"(?: out of (?P<O>\d+) consecutive elements)?)?"
+    r"(?: from (?:the )?matrix (?P<M>[A-D])(?: \(or D\))?)?$")
+
+WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 8: "eight", 16: "sixteen",
+         32: "thirty two", 64: "sixty four"}
+_VALUES = {w: n for n, w in WORDS.items()} | {"a single": 1, "single": 1}
+WIDTH = {"b32": 32, "f16x2": 32, "f32": 32, "s32": 32, "f64": 64, "b64": 64}
+ELEMENT_BITS = {"b1": 1, "u4": 4, "s4": 4, "e2m1": 4, "e3m2": 8, "e2m3": 8, "u8": 8, "s8": 8,
+                "e4m3": 8, "e5m2": 8, "f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "s32": 32,
+                "f64": 64}
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _VALUES[word]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a fragment sentence says, whatever its words."""
+
+    registers: int
+    kind: str  # register kind, without the dot
+    per_register: int
+    types: tuple[str, ...]
+    nonzero: bool = False
+    out_of: int = 0
+    matrix: str = ""
+    ticked: bool = False  # the types are written as `code`
+
+    @property
+    def packed(self) -> bool:
+        """Elements fill their register: the count may be left out."""
+        bits = ELEMENT_BITS.get(self.types[0], 0)
+        return not self.nonzero and self.per_register * bits == WIDTH.get(self.kind, 0)
+
+
+def facts_of(sentence: str) -> Facts:
+    m = SENTENCE.fullmatch(sentence.strip())
+    if m is None:
+        raise ValueError(f"not a fragment sentence the generator knows: {sentence!r}")
+    rest = _REST.match(m.group("rest"))
+    if rest is None:
+        raise ValueError(f"an element clause the generator does not know: {m.group('rest')!r}")
+    regs = _count(m.group("R"))
+    kind = m.group("K").strip("`")[1:]
+    ticked = "`" in sentence
+    if rest.group("E") is None:
+        return Facts(regs, kind, 1, (kind,), matrix=rest.group("M") or "", ticked=ticked)
+    types = tuple(t.strip("`")[1:] for t in re.findall(_TY, rest.group("T")))
+    n = _count(rest.group("E"))
+    per = n if rest.group("each") else n // regs
+    return Facts(regs, kind, per, types, bool(rest.group("nz")), int(rest.group("O") or 0),
+                 rest.group("M") or "", ticked)
+
+
+# Each dimension of the sentence: the ways a writer says the same fact.
+def _num(n: int, style: int) -> str:
+    if n == 1:
+        return ("a single", "one", "a", "1", "single")[style % 5]
+    return (WORDS.get(n, str(n)), str(n))[style % 2]
+
+
+_INTROS = ("containing", "of", "containing of")  # the last is a slip: a warning
+_EACH = (", with each register containing", ", each containing", " with each register containing",
+         ", with each register holding", ", each of them containing")
+_JOIN = (" / ", "/", " or ")
+_FROM = (" from the matrix {m}", " from matrix {m}", "")
+
+
+@dataclass(frozen=True)
+class Form:
+    """One choice per dimension (indices into the tables above)."""
+
+    intro: int = 0
+    reg_num: int = 0
+    clause: str = "per"  # "per" | "total" | "bare" (count left out) | "none" (no clause)
+    each: int = 0
+    elem_num: int = 0
+    join: int = 0
+    frm: int = 0
+
+
+def say(f: Facts, form: Form) -> str:
+    """The sentence that states ``f`` in ``form``."""
+    def ty(t: str) -> str:
+        return f"`.{t}`" if f.ticked else f".{t}"
+
+    regs = _num(f.registers, form.reg_num)
+    reg_word = "register" if f.registers == 1 else "registers"
+    head = f"A vector expression {_INTROS[form.intro]} {regs} {ty(f.kind)} {reg_word}"
+    types = _JOIN[form.join].join(ty(t) for t in f.types)
+    nz = "non-zero " if f.nonzero else ""
+    out_of = f" out of {f.out_of} consecutive elements" if f.out_of else ""
+    frm = _FROM[form.frm].format(m=f.matrix) if f.matrix else ""
+    if f.matrix == "C" and form.frm == 0:
+        frm += " (or D)"
+    if form.clause == "none":
+        return f"{head}{frm}."
+    if form.clause == "total":
+        n = f.registers * f.per_register
+        return f"{head}, containing {_num(n, form.elem_num)} {nz}{types} " \
+               f"element{'s' if n > 1 else ''}{out_of}{frm}."
+    if form.clause == "bare":
+        return f"{head} containing {types} elements{frm}."
+    per = f.per_register
+    return f"{head}{_EACH[form.each]} {_num(per, form.elem_num)} {nz}{types} " \
+           f"element{'s' if per > 1 else ''}{out_of}{frm}."
+
+
+def forms_for(f: Facts, k: int) -> Form:
+    """The k-th form for a sentence: every value of every dimension is reached as k runs
+    over ``FORMS`` values (k is offset per sentence by the caller)."""
+    clauses = ["per", "total"]
+    if f.packed:
+        clauses.append("bare")
+    if f.per_register == 1 and f.types == (f.kind,):
+        clauses.append("none")
+    if f.nonzero:
+        clauses = ["per"]
+    return Form(intro=k % 2, reg_num=k % 5, clause=clauses[k % len(clauses)],
+                each=k % len(_EACH), elem_num=k % 5, join=k % len(_JOIN),
+                frm=k % len(_FROM))
+
+
+FORMS = 10  # documents per seed; enough for every value of every dimension
+
+
+def _sentences(lines: list[Line]) -> Iterator[tuple[int, re.Match[str]]]:
+    for idx, (text, _k) in enumerate(lines):
+        for m in SENTENCE.finditer(text):
+            yield idx, m
+
+
+def rewrite(seed: str, suffix: str, edit: Callable[[int, Facts], str | None],
+            name: str) -> Rendering:
+    """Each fragment sentence of ``seed`` replaced by ``edit(j, facts)`` (None: kept)."""
+    lines = _lines(seed)
+    planted: list[int] = []
+    j = 0
+    for idx, m in reversed(list(_sentences(lines))):
+        text, k = lines[idx]
+        new = edit(j, facts_of(m.group(0)))
+        j += 1
+        if new is None:
+            continue
+        lines[idx] = (text[:m.start()] + new + text[m.end():], k)
+        planted.append(idx + 1)
+    return _render(name, lines, suffix, planted=tuple(sorted(set(planted))))
+
+
+def paraphrases(seed: str, suffix: str) -> list[Rendering]:
+    """``FORMS`` documents, each with every sentence said another way (no erratum)."""
+    out = []
+    for k in range(FORMS):
+        r = rewrite(seed, suffix, lambda j, f, k=k: say(f, forms_for(f, k + j)),
+                    f"paraphrase{k}")
+        out.append(Rendering(r.name, r.text, r.suffix, r.origin))
+    return out
+
+
+# ---- meaning-changing edits: each must be caught on its line -----------------------------------
+
+_OTHER_KIND = {"b32": "b16", "f16x2": "b64", "f32": "f64", "s32": "b64", "f64": "b32"}
+
+
+def _double_registers(f: Facts) -> Facts:
+    return Facts(f.registers * 2, f.kind, f.per_register, f.types, f.nonzero, f.out_of,
+                 f.matrix, f.ticked)
+
+
+def _other_kind(f: Facts) -> Facts:
+    return Facts(f.registers, _OTHER_KIND[f.kind], f.per_register, f.types, f.nonzero,
+                 f.out_of, f.matrix, f.ticked)
+
+
+def _other_type(f: Facts) -> Facts:
+    t = "f64" if "f64" not in f.types else "f16"
+    return Facts(f.registers, f.kind, f.per_register, (t,), f.nonzero, f.out_of, f.matrix,
+                 f.ticked)
+
+
+EDITS: dict[str, Callable[[Facts], Facts]] = {
+    "count": _double_registers, "register-kind": _other_kind, "type": _other_type}
+
+
+def errata(seed: str, suffix: str) -> list[Rendering]:
+    """One document per edit, every sentence edited (in a rotating form)."""
+    return [rewrite(seed, suffix, lambda j, f, e=e: say(e(f), forms_for(e(f), j)
+                                                        if not f.nonzero else Form()),
+                    f"erratum-{name}")
+            for name, e in EDITS.items()]

@@ -1,0 +1,72 @@
+"""grammar/lines.lark through formal/text/lines.py: the kind of a line, on lines of our own
+(hand-written expectations; each row says what a reader of the line sees)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from formal.text.lines import kind_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("line, facts", [
+    ("9.7.14.5.9. Matrix Fragments for mma.m16n8k16", {"section_number": True,
+                                                       "prose_opener": True}),
+    ("9.7 x", {"section_number": True}),
+    ("9 Title", {"section_number": False}),                 # no dot: not a section number
+    ("row = groupID   for ai where i < 4", {"assignment": True, "case": True}),
+    ("x == 3", {"assignment": False}),
+    ("groupID + 8   for a2 and a3", {"assignment": False, "case": True,
+                                     "continues_expression": True}),
+    ("groupID + 8", {"case": False, "continues_expression": True}),
+    ("The layout is shown below: x", {"continues_expression": False, "prose_opener": False}),
+    ("Multiplicand B:", {"operand": "B", "prose_opener": True, "opener": True}),
+    ("Metadata: A .b32 register", {"operand": "metadata", "opener": True}),
+    ("Accumulators (C or D):", {"operand": "C/D"}),
+    ("Matrix fragments for multiplicand B are the same as in case of X.", {"reference": True}),
+    ("Matrix fragments for multiplicand B.", {"reference": False, "opener": True}),
+    ("Same as Matrix Fragments for mma.m16n8k64: accumulators C and D.", {"reference": True}),
+    ("Fragment layout for Row Major matrix A is shown in Figure 46.", {"major_label": True}),
+    (".s4 or .u4:", {"type_label": True, "flat_row": False}),
+    (".f16 A vector expression of two .f16x2 registers:", {"type_label": False,
+                                                          "flat_row": True}),
+    (".atype Fragment Elements (low to high)", {"header_row": True, "type_label": False}),
+    ("!MMA .m16n8k8 fragment layout", {"figure": True, "prose_opener": True}),
+    ("Figure 71 MMA .m16n8k8 fragment layout for matrix A", {"figure_caption": True}),
+    ("Figure 71 shows it", {"figure_caption": False}),
+    (".f16 |", {"table_cell": True}),
+    ("x = a |", {"table_cell": False}),                      # a formula, not a cell
+])
+def test_line_kinds(line: str, facts: dict[str, object]) -> None:
+    kind = kind_of(line)
+    for name, want in facts.items():
+        assert getattr(kind, name) == want, (line, name)
+
+
+@pytest.mark.parametrize("line, at", [
+    ("lastcol = firstcol + 3Matrix fragments for x", 22),   # an opener after '3'
+    ("col = groupIDAccumulators (C or D):", 13),
+    ("col = threadID_in_group for ai where i >= 4.f64:", 43),  # a type label after "4"
+    ("col = groupID.s8 or .u8, .e4m3 and .e5m2:", 13),
+    ("row = groupID Multiplicand A", -1),                   # a space before: not glued
+    ("x = 1.5", -1),
+])
+def test_glued_openers(line: str, at: int) -> None:
+    assert kind_of(line).glued_at == at
+
+
+def test_no_line_classifier_beside_the_grammar() -> None:
+    """The text stage holds no string-test classifier of its own: its readers ask kind_of."""
+    banned = {"looks_like_assignment", "looks_like_case", "is_prose_opener",
+              "starts_with_section_number", "_is_reference", "_is_type_label",
+              "_is_major_label", "_operand_of", "OPENERS", "OPERAND_OPENERS"}
+    for path in sorted((ROOT / "formal" / "text").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)} | \
+            {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name)}
+        assert not names & banned, (path.name, names & banned)

@@ -1,0 +1,163 @@
+"""Every rendering of the seeds reads to the seed's own findings; every planted erratum is
+found on its line (tests/renderings.py makes the documents from ../shared/seeds at test time).
+
+The expectation is the seed itself: its errors, by kind and line, are what each rendering must
+report -- no more (a false alarm) and no fewer (a missed erratum) -- with the lines traced back
+through the rendering's ``origin``.  The seeds' own findings are pinned by test_read_spec and
+README; here only their invariance is asserted."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from formal.api import analyze
+from formal.base.source import Finding
+from formal.prove import Options
+
+from . import renderings as R
+from .conftest import seed_path
+
+SEEDS = ("000", "001", "002", "003", "004")
+OPTS = Options(cross_check="off")
+
+
+def _seed(prefix: str) -> tuple[str, bool]:
+    text = seed_path(prefix).read_text(encoding="utf-8")
+    return text, text.lstrip().startswith("#")
+
+
+def _prove(tmp_path: Path, name: str, text: str, suffix: str) -> list[Finding]:
+    p = tmp_path / f"{name}{suffix}"
+    p.write_text(text, encoding="utf-8")
+    return list(analyze([p], OPTS).proof.findings)
+
+
+def _errors(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "error"]
+
+
+def _by_line(findings: list[Finding],
+             origin: R.Rendering | None = None) -> Counter[tuple[str, int]]:
+    return Counter((f.kind, origin.seed_line(f.span.line) if origin else f.span.line)
+                   for f in _errors(findings))
+
+
+def _by_layout(findings: list[Finding]) -> Counter[tuple[str, str]]:
+    return Counter((f.kind, f.layout.split(":", 1)[-1]) for f in _errors(findings))
+
+
+def _facts(tmp_path: Path, name: str, text: str, suffix: str) -> dict[str, tuple]:
+    p = tmp_path / f"{name}{suffix}"
+    p.write_text(text, encoding="utf-8")
+    out = {}
+    for lay in analyze([p], OPTS).model.layouts:
+        fr = lay.table.fragment if lay.table is not None else None
+        if fr is None:
+            continue
+        per = fr.per_register.value if fr.per_register is not None else \
+            (fr.total.value // fr.registers.value if fr.total is not None else None)
+        out[lay.short_id] = (fr.registers.value, fr.register_kind, per, tuple(sorted(fr.types)),
+                             fr.nonzero, fr.out_of.value if fr.out_of else 0)
+    return out
+
+
+@pytest.fixture(scope="module")
+def seed_findings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Finding]]:
+    tmp = tmp_path_factory.mktemp("seeds")
+    out = {}
+    for prefix in SEEDS:
+        text, md = _seed(prefix)
+        out[prefix] = _prove(tmp, prefix, text, ".md" if md else ".txt")
+    return out
+
+
+@pytest.mark.parametrize("prefix", SEEDS)
+def test_every_rendering_reads_to_the_seeds_findings(
+        prefix: str, tmp_path: Path, seed_findings: dict[str, list[Finding]]) -> None:
+    text, md = _seed(prefix)
+    want_lines = _by_line(seed_findings[prefix])
+    want_layouts = _by_layout(seed_findings[prefix])
+    for r in R.renderings(text, md):
+        got = _prove(tmp_path, r.name, r.text, r.suffix)
+        if not r.origin:  # HTML: compare by layout
+            assert _by_layout(got) == want_layouts, r.name
+            continue
+        want = Counter(want_lines)
+        if r.missing_lists:
+            # a row that lost its element list can no longer show the list's own erratum
+            gone = {r.seed_line(k) for k in r.missing_lists}
+            want = Counter({k: v for k, v in want.items()
+                            if not (k[0] == "element-list" and k[1] in gone)})
+        assert _by_line(got, r) == want, (r.name, [f.format() for f in _errors(got)])
+
+
+@pytest.mark.parametrize("prefix", SEEDS)
+def test_every_paraphrase_reads_to_the_same_facts(
+        prefix: str, tmp_path: Path, seed_findings: dict[str, list[Finding]]) -> None:
+    text, md = _seed(prefix)
+    suffix = ".md" if md else ".txt"
+    want_facts = _facts(tmp_path, "seed", text, suffix)
+    assert want_facts, "the seed states no fragment sentence"
+    want = _by_line(seed_findings[prefix])
+    for r in R.paraphrases(text, suffix):
+        got = _prove(tmp_path, r.name, r.text, r.suffix)
+        assert _by_line(got) == want, (r.name, [f.format() for f in _errors(got)])
+        assert _facts(tmp_path, r.name, r.text, r.suffix) == want_facts, r.name
+
+
+@pytest.mark.parametrize("prefix", SEEDS)
+def test_every_planted_erratum_is_found_on_its_line(
+        prefix: str, tmp_path: Path, seed_findings: dict[str, list[Finding]]) -> None:
+    text, md = _seed(prefix)
+    suffix = ".md" if md else ".txt"
+    seed_lines = {line for _k, line in _by_line(seed_findings[prefix])}
+    for r in R.errata(text, suffix):
+        assert r.planted, r.name
+        got = _errors(_prove(tmp_path, r.name, r.text, r.suffix))
+        lines = {f.span.line for f in got}
+        missed = [k for k in r.planted if k not in lines]
+        assert not missed, (r.name, missed, [f.format() for f in got])
+        stray = [f.format() for f in got if f.span.line not in r.planted
+                 and f.span.line not in seed_lines]
+        assert not stray, (r.name, stray)
+
+
+# ---- the generator itself, on sentences of our own --------------------------------------------
+
+
+def test_facts_of_reads_each_seed_form() -> None:
+    f = R.facts_of("A vector expression containing two .b32 registers, with each register "
+                   "containing four .u8 / .s8 elements from the matrix A.")
+    assert f == R.Facts(2, "b32", 4, ("u8", "s8"), matrix="A")
+    f = R.facts_of("A vector expression containing four .s32 registers, containing four .s32 "
+                   "elements from the matrix C (or D).")
+    assert f == R.Facts(4, "s32", 1, ("s32",), matrix="C")
+    f = R.facts_of("A vector expression of two .s32 registers.")
+    assert f == R.Facts(2, "s32", 1, ("s32",))
+    f = R.facts_of("A vector expression containing two `.b32` registers, with each register "
+                   "containing two non-zero `.f16` / `.bf16` elements out of 4 consecutive "
+                   "elements from matrix A.")
+    assert f == R.Facts(2, "b32", 2, ("f16", "bf16"), True, 4, "A", ticked=True)
+
+
+def test_say_round_trips_through_facts_of() -> None:
+    f = R.Facts(2, "b32", 4, ("u8", "s8"), matrix="A")
+    for k in range(R.FORMS):
+        form = R.forms_for(f, k)
+        s = R.say(f, form)
+        if form.clause in ("per", "total") and R._INTROS[form.intro] != "containing of":
+            assert R.facts_of(s.replace("holding", "containing")
+                              .replace("each of them", "each")) == f, s
+
+
+def test_the_renderings_keep_their_origins() -> None:
+    md = "# 1.2. T\n\n```\nrow =   g   for a0\n        g + 8   for a1\n```\n"
+    r = R.double_spaced(md)
+    assert r.text.split("\n")[3:7] == ["row = g for a0", "", " g + 8 for a1", ""]
+    assert r.seed_line(4) == 4 and r.seed_line(6) == 5 and r.seed_line(5) == 0
+    g = R.glued("col = groupID\n\nAccumulators (C or D):\nx\n")
+    assert g.text.split("\n")[0] == "col = groupIDAccumulators (C or D):"
+    assert g.seed_line(2) == 4
