@@ -11,7 +11,11 @@
     ptxlayout evidence DIR         is the GPU evidence current for the layouts?
 
 Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
-2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.
+2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.  No
+command answers 0 when it read, matched or ran nothing: an unreadable input, an id that
+matches no layout or several (``show mma.m16n8k16.A`` lists the four it could mean), a
+missing CUDA device or CuPy, an output that cannot be written and a value such as
+``--timeout -1`` are ``UsageError``s -- one line on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -25,19 +29,48 @@ TYPE_CHECKING = False  # not typing's: --version and --help import neither typin
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from pathlib import Path
     from typing import Any
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
+class UsageError(Exception):
+    """A problem with what the user asked for: one line on stderr, exit 2, no traceback."""
+
+
+def _writable(output: str) -> Path:
+    """``output``'s path, its folder created when missing; a ``UsageError`` when it cannot be
+    written there (a file in the way, no permission)."""
+    from pathlib import Path  # not at load: --version and --help import nothing they don't use
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"cannot write {output}: it is a folder")
+    blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise UsageError(f"cannot write {output}: {blocker} is a file, not a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: cannot create its folder "
+                         f"({exc.strerror or exc})") from exc
+    return path
+
+
+# the options that name an output file
+OUTPUTS = ("output", "svg", "png")
+
+
 def _write(text: str | bytes, output: str | None) -> None:
     if output:
-        if isinstance(text, bytes):
-            with open(output, "wb") as fb:
-                fb.write(text)
-        else:
-            with open(output, "w", encoding="utf-8") as ft:
-                ft.write(text)
+        path = _writable(output)
+        try:
+            if isinstance(text, bytes):
+                path.write_bytes(text)
+            else:
+                path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
         return
     if isinstance(text, bytes):
         sys.stdout.buffer.write(text)
@@ -103,6 +136,32 @@ def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
+def _unread(findings: Sequence[Any]) -> list[str]:
+    """The findings that say a document could not be read (missing, empty, binary, too big)."""
+    return [f.format() for f in findings if f.kind == "input" and f.severity == "error"]
+
+
+def _something_to_read(docs: Sequence[str], use_catalog: bool) -> None:
+    if not docs and not use_catalog:
+        raise UsageError("nothing to read: no documents given, and --no-catalog leaves out "
+                         "the embedded catalog")
+
+
+def _read_model(docs: Sequence[str], max_size: int, use_catalog: bool = True,
+                corrections: bool = False, each: bool = False) -> Any:
+    """The model of ``docs`` (``each``: a list, one model per document); a ``UsageError``
+    naming every document that could not be read (a command that read nothing must not
+    answer as if it had)."""
+    from .api import model_of
+    _something_to_read(docs, use_catalog)
+    groups = [[d] for d in docs] if each else [list(docs)]
+    models = [model_of(g, max_size, use_catalog, corrections) for g in groups]
+    bad = [line for m in models for line in _unread(m.findings)]
+    if bad:
+        raise UsageError("cannot read the input:\n  " + "\n  ".join(bad))
+    return models if each else models[0]
+
+
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
     from .out.report import render
@@ -122,17 +181,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 return EXIT_USAGE
             accept.extend(data)
+    _something_to_read(args.docs, not args.no_catalog)
     run = analyze(args.docs, _options(args), args.max_size, not args.no_catalog,
                   args.corrections, accept)
     proof = run.proof
     grid = figure = None
     if args.format == "markdown":
-        try:
-            from .out.drawing import svg_for
-            from .out.figures import ascii_for
-            grid, figure = ascii_for, svg_for
-        except ImportError:  # pragma: no cover - figures is part of the package
-            grid = figure = None
+        from .out.drawing import svg_for
+        from .out.figures import ascii_for
+        grid, figure = ascii_for, svg_for if args.figures else None
     sources = _sources(args.docs)
     if not args.docs:
         from . import catalog
@@ -143,7 +200,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
     status = EXIT_OK
     if args.ledger:
         from .out.ledger import write_ledger
-        write_ledger(args.ledger, run.model, proof)
+        try:
+            write_ledger(args.ledger, run.model, proof)
+        except OSError as exc:
+            raise UsageError(f"cannot write the ledger to {args.ledger}: "
+                             f"{exc.strerror or exc}") from exc
     if args.check_ledger:
         from .out.ledger import check_ledger
         drift = check_ledger(args.check_ledger, run.model, proof)
@@ -165,26 +226,37 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from .api import model_of
     from .out.report import extract_json, extract_text
-    model = model_of(args.docs, args.max_size, not args.no_catalog)
+    model = _read_model(args.docs, args.max_size, not args.no_catalog)
     text = extract_json(model.layouts) if args.format == "json" else extract_text(model.layouts)
     _write(text, args.output)
-    errors = [f for f in model.findings if f.severity == "error"]
-    for f in model.findings:
+    findings = model.findings
+    if not args.docs and not args.no_catalog:
+        # the catalog's documented errata are accepted, as 'ptxlayout prove' accepts them
+        from . import catalog
+        from .out.ledger import accept_findings
+        findings = accept_findings(findings, catalog.errata())
+    for f in findings:
         print(f.format(), file=sys.stderr)
-    return EXIT_FINDINGS if errors else EXIT_OK
+    return EXIT_FINDINGS if any(f.fails for f in findings) else EXIT_OK
+
+
+def _one(layouts: Sequence[Any], query: str) -> list[Any]:
+    """The layouts ``query`` names; a ``UsageError`` when it names none, or several where one
+    was meant (the message lists the candidates' ids)."""
+    from .api import find
+    hits = find(layouts, query)
+    if not hits:
+        raise UsageError(f"no layout matches '{query}' (see 'ptxlayout extract')")
+    if len(hits) > 1:
+        ids = "\n".join(f"  {h.id}" for h in hits)
+        raise UsageError(f"'{query}' matches {len(hits)} layouts; name one of them:\n{ids}")
+    return hits
 
 
 def _pick(args: argparse.Namespace) -> Any:
-    from .api import find, model_of
-    model = model_of(args.docs, args.max_size, not args.no_catalog)
-    hits = find(model.layouts, args.id)
-    if not hits:
-        print(f"ptxlayout: no layout matches '{args.id}' (see 'ptxlayout extract')",
-              file=sys.stderr)
-        return None
-    return hits[0]
+    model = _read_model(args.docs, args.max_size, not args.no_catalog)
+    return _one(model.layouts, args.id)[0]
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -217,18 +289,14 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .api import find, model_of
+    from .api import model_of
     from .out import export
-    model = model_of(args.docs, args.max_size, not args.no_catalog, args.corrections)
+    model = _read_model(args.docs, args.max_size, not args.no_catalog, args.corrections)
     layouts = list(model.layouts)
     if args.ids:
         chosen: list[Any] = []
         for q in args.ids:
-            hits = find(layouts, q)
-            if not hits:
-                print(f"ptxlayout: no layout matches '{q}'", file=sys.stderr)
-                return EXIT_USAGE
-            chosen.extend(h for h in hits if h not in chosen)
+            chosen.extend(h for h in _one(layouts, q) if h not in chosen)
         layouts = chosen
     errata = None
     if args.corrections and args.format == "json":
@@ -242,10 +310,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if problems and args.ids else EXIT_OK
 
 
+# the findings of reading a document (not of proving it): diff reports them on stderr
+READING_KINDS = ("input", "parse", "limit")
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .api import diff_documents
-    from .out.diff import render_diff
-    result = diff_documents(args.old, args.new, _options(args), args.max_size)
+    from .out.diff import diff_models, render_diff
+    old, new = _read_model([args.old, args.new], args.max_size, each=True)
+    for f in (*old.findings, *new.findings):
+        if f.kind in READING_KINDS:
+            print(f.format(), file=sys.stderr)
+    result = diff_models(old, new, _options(args))
     _write(render_diff(result, args.format), args.output)
     return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK
 
@@ -253,7 +328,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_ptx(args: argparse.Namespace) -> int:
     import importlib
     ptx = importlib.import_module("formal.execute.ptx")
-    return int(ptx.main_from_args(args))
+    try:
+        return int(ptx.main_from_args(args))
+    except OSError as exc:
+        raise UsageError(f"cannot write the kernels to {args.out}: "
+                         f"{exc.strerror or exc}") from exc
 
 
 def cmd_gpu(args: argparse.Namespace) -> int:
@@ -297,8 +376,23 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if lines else EXIT_OK
 
 
+def _positive(kind: type) -> Any:
+    """An argparse type: a number of ``kind`` greater than zero (``--timeout -1`` is a
+    usage error, not a run where every query is 'unknown')."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive finite number: {text!r}")
+        return value
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
 def _common_doc_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-size", type=int, default=16 * 1024 * 1024, metavar="BYTES",
+    p.add_argument("--max-size", type=_positive(int), default=16 * 1024 * 1024, metavar="BYTES",
                    help="refuse documents larger than this (default 16 MiB)")
     p.add_argument("--no-catalog", action="store_true",
                    help="do not resolve references against the embedded catalog")
@@ -308,7 +402,7 @@ def _common_doc_args(p: argparse.ArgumentParser) -> None:
 
 
 def _proof_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=float, default=5.0, metavar="SEC",
+    p.add_argument("--timeout", type=_positive(float), default=5.0, metavar="SEC",
                    help="Z3 time limit per query; a query that runs out is 'unknown' "
                         "(default 5)")
     p.add_argument("--cross-check", choices=("enumerate", "off"), default="enumerate",
@@ -380,6 +474,9 @@ def parser() -> argparse.ArgumentParser:
                         "unless --strict")
     p.add_argument("--strict", action="store_true",
                    help="accept nothing: every error finding fails the run")
+    p.add_argument("--figures", action="store_true",
+                   help="markdown: inline each refuted layout's SVG figure (long; by default "
+                        "the report names the 'ptxlayout draw' command instead)")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="text: print the formulas; json: add formulas, obligation messages, "
                         "and each finding's layout and acceptance")
@@ -445,18 +542,21 @@ def parser() -> argparse.ArgumentParser:
                    help="layouts exported by 'ptxlayout export --format json --corrections' "
                         "(or a folder holding layouts.json); its 'errata' are run too "
                         "(default: the catalog, which needs the prover installed)")
-    p.add_argument("--trials", type=int, default=4, help="random trials (warps) per run")
+    p.add_argument("--trials", type=_positive(int), default=4, help="random trials (warps) per run")
     p.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
     p.add_argument("--discover", action="store_true",
                    help="recover every operand's map and the metadata layouts from the "
                         "hardware alone")
     p.add_argument("--only", metavar="SUBSTR", help="only variants whose key contains this")
     p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
-    p.add_argument("--timeout", type=float, default=120.0,
+    p.add_argument("--timeout", type=_positive(float), default=120.0,
                    help="watchdog: seconds one variant may take (default 120)")
-    p.add_argument("--deadline", type=float, metavar="SEC",
+    p.add_argument("--deadline", type=_positive(float), metavar="SEC",
                    help="the whole run's time limit: past it the rest is not run, and the "
                         "evidence is still written")
+    p.add_argument("--allow-no-device", action="store_true",
+                   help="without a CUDA device or CuPy, assemble the kernels with ptxas "
+                        "(compile-only) and exit 0 instead of 2; no evidence is written")
     p.add_argument("--no-ptxas", action="store_true",
                    help="do not assemble the variants the device cannot run")
     p.add_argument("--no-errata", action="store_true",
@@ -507,7 +607,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         cache.enable()
     try:
+        for where in (getattr(args, name, None) for name in OUTPUTS):
+            if where:
+                _writable(where)  # before the work: an unwritable output fails at once
         return int(args.func(args))
+    except UsageError as exc:
+        print(f"ptxlayout: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_USAGE
     except BrokenPipeError:

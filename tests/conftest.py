@@ -39,6 +39,46 @@ def seeds() -> dict[str, Path]:
     return {p: seed_path(p) for p in ("000", "001", "002", "003", "004")}
 
 
+# ---- the slow set's budget --------------------------------------------------------------------
+#
+# The slow set (marker 'slow': the short fuzz runs, the mutation sample, ...) runs its case
+# counts times PTXLAYOUT_SLOW_SCALE (default 1); .ci/run sets 0.5 to stay well inside its time
+# on a shared 2-core machine.  The long fuzz run ('-m fuzz') is not scaled.
+
+SLOW_SCALE = max(0.0, float(os.environ.get("PTXLAYOUT_SLOW_SCALE", "") or 1))
+
+
+def budget(n: int) -> int:
+    """``n`` cases of the slow set at this run's scale (at least one)."""
+    return max(1, round(n * SLOW_SCALE))
+
+
+# ---- markers: 'gpu' tests skip without a CUDA device and CuPy ------------------------------------
+
+
+def _cuda_device() -> str | None:
+    """Why there is no CUDA device to run on (None: there is one)."""
+    from formal.execute import devices
+    if not devices.has_cupy():
+        return "CuPy is not installed"
+    try:
+        import cupy
+        count = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as exc:  # noqa: BLE001 - no driver, no device
+        return f"no CUDA device ({type(exc).__name__})"
+    return None if count else "no CUDA device"
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    gpu = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu:
+        return
+    why = _cuda_device()
+    if why:
+        for item in gpu:
+            item.add_marker(pytest.mark.skip(reason=f"gpu: {why}"))
+
+
 # ---- hypothesis: deterministic by default, no database in the repository ----------------------
 #
 # The default profile derandomizes (the same cases on every run, so CI is reproducible) and

@@ -29,8 +29,8 @@ import pytest
 from formal import prove
 from formal.api import model_of
 from formal.base import cache as disk
-from formal.cli import main
 from formal.base.grammar_files import _tables_key, grammar_dir
+from formal.cli import main
 from formal.parse.grammars import FRAGMENT_STARTS
 from formal.prove.cache import SCHEMA, entry_key
 

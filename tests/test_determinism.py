@@ -41,6 +41,7 @@ def reports(out: Path, hash_seed: str, docs: list[str]) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 
+@pytest.mark.slow
 def test_reports_are_byte_identical_across_processes(seeds: dict[str, Path],
                                                      tmp_path: Path) -> None:
     docs = [str(p) for p in seeds.values()]

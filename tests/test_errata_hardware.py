@@ -283,6 +283,7 @@ def test_a_sticky_fault_gets_a_fresh_process(export: dict[str, Any]) -> None:
     assert len(by) == 4
 
 
+@pytest.mark.slow
 def test_the_deadline_stops_the_run_and_keeps_the_report(export: dict[str, Any]) -> None:
     recs = export["layouts"]
     hang = "mma.m16n8k16.s32.s8.s8.s32"

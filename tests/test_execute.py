@@ -354,6 +354,7 @@ def test_ptx_cli_writes_kernels(tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("*.ptx"))) == len(VARIANTS)
 
 
+@pytest.mark.slow
 @pytest.mark.ptxas
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
 def test_every_variant_assembles_for_its_target() -> None:
@@ -544,6 +545,7 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
 # ---- supervision, isolation, the command line -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_supervisor_survives_a_crash_and_a_hang(records: list[dict[str, Any]]) -> None:
     crash, hang = "mma.m16n8k16.s32.s8.u8.s32", "mma.m16n8k16.s32.u8.s8.s32"
     report = gpu.run_supervised(f"fake:crash={crash},hang={hang}", records, trials=1,

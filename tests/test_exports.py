@@ -204,10 +204,10 @@ def test_cute_not_expressible_names_a_witness() -> None:
 
 
 def test_cute_export_command_lists_reasons(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["export", "--format", "cute", "mma.m16n8k16.CD.f32"]) == 0
+    assert main(["export", "--format", "cute", "mma.m16n8k16.CD.f32@f16"]) == 0
     out = capsys.readouterr().out
     assert "((4,8),(2,2)):((32,1),(16,8))" in out
-    assert main(["export", "--format", "cute", "mma.sp.m16n8k16.meta"]) == 1
+    assert main(["export", "--format", "cute", "mma.sp.m16n8k16.meta.f16"]) == 1
     cap = capsys.readouterr()
     assert "not expressible, because for sparsity selector 0 metadata comes from 8 of the " \
            "32 lanes" in cap.out

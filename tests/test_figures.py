@@ -339,8 +339,9 @@ def test_markdown_report_embeds_the_figure_of_a_refuted_layout(tmp_path: Path) -
     path = tmp_path / "broken.txt"
     path.write_text(BROKEN, encoding="utf-8")
     out1, out2 = tmp_path / "r1.md", tmp_path / "r2.md"
-    assert main(["prove", str(path), "--format", "markdown", "-o", str(out1)]) == 1
-    assert main(["prove", str(path), "--format", "markdown", "-o", str(out2)]) == 1
+    args = ["prove", str(path), "--format", "markdown", "--figures"]
+    assert main([*args, "-o", str(out1)]) == 1
+    assert main([*args, "-o", str(out2)]) == 1
     assert out1.read_bytes() == out2.read_bytes()
     md = out1.read_text(encoding="utf-8")
     assert md.count("<svg ") == 1  # one figure for the layout, at its first finding
@@ -354,6 +355,18 @@ def test_markdown_report_embeds_the_figure_of_a_refuted_layout(tmp_path: Path) -
               if g.get("class") == "cell"]
     assert states.count("collision") == 120 and states.count("hole") == 136
     # the first finding (in-range) names row 16, outside; no cell is marked for it
+
+
+def test_markdown_report_names_the_draw_command_without_figures(tmp_path: Path) -> None:
+    path = tmp_path / "broken.txt"
+    path.write_text(BROKEN, encoding="utf-8")
+    out = tmp_path / "r.md"
+    assert main(["prove", str(path), "--format", "markdown", "-o", str(out)]) == 1
+    md = out.read_text(encoding="utf-8")
+    assert "<svg " not in md
+    assert md.count("Figure: `ptxlayout draw broken:mma.m16n8k16.A.u8-s8 --svg ") == 1
+    assert md.count("!!T0:a0/T0:a2") >= 1  # the ASCII grid, once for the layout
+    assert md.count("is shown above") == 2  # its other two map findings point back
 
 
 def test_markdown_report_marks_the_counterexample_cell() -> None:

@@ -26,8 +26,11 @@ from formal.parse.prose import parse_prose
 from formal.parse.pseudocode import parse_pseudo_line
 
 from . import fuzzkit as fk
-from .conftest import ROOT
+from .conftest import ROOT, budget
 from .sections import A_BLOCK, COL, ROW, ROW_TEXT, a_section, section
+
+# the short runs are the CI budget of the slow set; the long ones are '-m fuzz'
+pytestmark = pytest.mark.slow
 
 # ---- running each property short (CI) and long (-m fuzz) -------------------------------------
 
@@ -44,7 +47,7 @@ def twice(short: int, full: int) -> Callable[[Callable[..., None]], Any]:
 
     def deco(prop: Callable[..., None]) -> Any:
         strategies = prop.strategies  # type: ignore[attr-defined]
-        quick = settings(max_examples=short)(given(*strategies)(prop))
+        quick = settings(max_examples=budget(short))(given(*strategies)(prop))
         long = pytest.mark.fuzz(settings(max_examples=full, phases=FULL_PHASES)(
             given(*strategies)(prop)))
         globs = globals()
@@ -230,7 +233,8 @@ def huge_tables(rows: int, form: str) -> None:
 
 
 TABLE_FORMS = st.sampled_from(["flat", "markdown", "cells"])
-test_huge_tables = settings(max_examples=6)(given(st.integers(1, 300), TABLE_FORMS)(huge_tables))
+test_huge_tables = settings(max_examples=budget(6))(
+    given(st.integers(1, 300), TABLE_FORMS)(huge_tables))
 test_huge_tables_full = pytest.mark.fuzz(settings(max_examples=100, phases=FULL_PHASES)(
     given(st.integers(1, 5000), TABLE_FORMS)(huge_tables)))
 

@@ -9,10 +9,14 @@ from pathlib import Path
 import pytest
 
 from . import mutants
+from .conftest import budget
+
+pytestmark = pytest.mark.slow  # the sample CI runs; bench/mutants.py runs them all
 
 
 @pytest.mark.parametrize("seed,limit", [("000", 45), ("002", 25), ("003", 45), ("004", 25)])
 def test_breaking_mutants_are_killed(seeds: dict[str, Path], seed: str, limit: int) -> None:
+    limit = budget(limit)
     outcomes = mutants.run(seeds[seed], limit=limit, rewrites=False)
     assert not [o for o in outcomes if o.kind == "internal"]
     breaking = [o for o in outcomes if o.kind == "breaking"]

@@ -259,6 +259,7 @@ def test_a_planted_encoding_on_the_seeds_is_never_a_verdict(seeds: dict[str, Pat
 # ---- (b) a Z3 that gives up yields 'unknown', never a verdict -----------------------------------
 
 
+@pytest.mark.slow
 def test_a_one_millisecond_timeout_is_unknown_not_a_verdict() -> None:
     _code, honest = run()  # the embedded catalog: every layout correct
     prove.clear_cache()

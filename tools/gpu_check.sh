@@ -40,7 +40,9 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 device="${DEVICE:-cuda}"
 case "$device" in
     fake*) "$py" -c "import numpy" || { echo "gpu_check: needs numpy" >&2; exit 2; } ;;
-    *) "$py" -c "import numpy, cupy" || { echo "gpu_check: needs numpy and CuPy" >&2; exit 2; } ;;
+    *) "$py" -c "import numpy, cupy" || { echo "gpu_check: needs numpy and CuPy: pip install" \
+        "'.[gpu-cuda13]' (CUDA 13) or '.[gpu-cuda12]' (CUDA 12) from the repository root" >&2
+        exit 2; } ;;
 esac
 deadline="${DEADLINE:-240}"
 only=()

@@ -144,8 +144,14 @@ class Finding:
         """The message as reports show it: an accepted erratum says so at the end."""
         return self.message + (f" [accepted: {self.accepted}]" if self.accepted else "")
 
+    @property
+    def label(self) -> str:
+        """The severity as a line shows it: an accepted error is ``accepted``, never ``error``
+        (the summary does not count it as one)."""
+        return "accepted" if self.accepted and self.severity == "error" else self.severity
+
     def format(self) -> str:
-        return f"{self.span}: {self.severity}: {self.kind}: {self.shown_message}"
+        return f"{self.span}: {self.label}: {self.kind}: {self.shown_message}"
 
     @property
     def fails(self) -> bool:

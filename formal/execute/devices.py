@@ -30,6 +30,26 @@ class DeviceError(RuntimeError):
     """The device could not load or run a kernel (JIT failure, fault, wrong architecture)."""
 
 
+# what to install for a CUDA device: CuPy's wheels are built per CUDA major version
+GPU_EXTRA = ("install the GPU extra that matches the driver's CUDA: "
+             "pip install 'ptxlayout[gpu-cuda13]' (CUDA 13) or 'ptxlayout[gpu-cuda12]' "
+             "(CUDA 12); from a clone, pip install '.[gpu-cuda13]'")
+
+
+def has_cupy() -> bool:
+    """Is CuPy installed?  (Looked up without importing it: no CUDA context is made here.)"""
+    import importlib.util
+    return importlib.util.find_spec("cupy") is not None
+
+
+def device_problem(spec: str) -> str | None:
+    """Why ``spec`` cannot name a usable device before anything starts (None: try it).
+    Only what is known without touching the GPU: a ``cuda`` device needs CuPy."""
+    if spec.partition(":")[0] == "cuda" and not has_cupy():
+        return f"CuPy missing: {GPU_EXTRA}"
+    return None
+
+
 # ---- devices ----------------------------------------------------------------------------------
 
 
@@ -40,7 +60,8 @@ class CupyDevice:
         try:
             import cupy  # noqa: F401 - the optional dependency
         except Exception as exc:  # noqa: BLE001 - ImportError, or a broken CUDA install
-            raise DeviceError(f"CuPy is not usable: {type(exc).__name__}: {exc}") from exc
+            raise DeviceError(f"CuPy missing or not usable ({type(exc).__name__}: {exc}); "
+                              f"{GPU_EXTRA}") from exc
         import cupy as cp
 
         self.cp = cp

@@ -499,11 +499,14 @@ def _run_from_wire(d: Mapping[str, Any]) -> Run:
 
 def make_device(spec: str, records: Sequence[Mapping[str, Any]]) -> Any:
     """``cuda`` / ``cuda:N`` (CuPy) or
-    ``fake[:sm=90,crash=KEY,hang=KEY,fault=KEY,sticky=1]``."""
+    ``fake[:sm=90,crash=KEY,hang=KEY,fault=KEY,sticky=1]``; ``fake:absent`` is no device
+    at all (as a machine without a GPU)."""
     name, _, opts = spec.partition(":")
     if name == "cuda":
         return CupyDevice(int(opts or 0))
     if name == "fake":
+        if "absent" in opts.split(","):
+            raise DeviceError("no CUDA device: the fake device is absent (fake:absent)")
         kw: dict[str, Any] = {"crash": [], "hang": [], "fault": []}
         sm = 90
         sticky = False
@@ -517,6 +520,31 @@ def make_device(spec: str, records: Sequence[Mapping[str, Any]]) -> Any:
                 kw[k].append(val)
         return FakeDevice(records, sm, sticky=sticky, **kw)
     raise DeviceError(f"unknown device {spec!r} (cuda, cuda:N or fake)")
+
+
+def no_device(report: Report) -> str | None:
+    """Why no device ran anything in ``report`` (None: a device answered)."""
+    if report.info.get("device") != "unknown":
+        return None
+    return "; ".join(report.notes) or "no device answered"
+
+
+def assemble_only(report: Report, use_ptxas: bool = True) -> Report:
+    """The compile-only run where no device is: every variant that was not executed is
+    assembled with ptxas for its own target (``compiled-only``, or an ``error`` when ptxas
+    rejects it); without ptxas it stays ``not-executed``."""
+    checker = _ptxas_checker(use_ptxas)
+    for k, r in enumerate(report.runs):
+        if r.result != "not-executed":
+            continue
+        err = checker(r.variant)
+        if err == "no ptxas":
+            continue
+        report.runs[k] = Run(r.variant, r.selector, "compiled-only" if err is None else "error",
+                             f"assembled for {r.variant.target} with ptxas; no device ran it"
+                             if err is None else f"ptxas failed: {short_text(err, 300)}",
+                             layout_hashes=r.layout_hashes, erratum=r.erratum)
+    return report
 
 
 def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int = 4,

@@ -323,6 +323,9 @@ def main_from_args(args: argparse.Namespace) -> int:
     ok = sum(r.status == "ok" for r in results)
     print(f"{ok} assembled, {len(failed)} failed, "
           f"{sum(r.status == 'skipped' for r in results)} not for that architecture")
+    if not ok and not failed:
+        print(f"ptxlayout: no kernel is for {args.arch}: nothing was assembled", file=sys.stderr)
+        return 2
     return 1 if failed else 0
 
 

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .gpu import Report, Run, run_supervised, short_text
+from .devices import device_problem
+from .gpu import Report, Run, assemble_only, no_device, run_supervised, select, short_text
 
 # ---- output -----------------------------------------------------------------------------------
 
@@ -66,8 +67,11 @@ def table(report: Report, full: bool = False) -> str:
             out.append(f"  {r.erratum} on {r.variant.key}{sel}: {r.result} ({verdict}); "
                        f"{short_text(r.detail.partition(': ')[2] or r.detail, 110)}")
     info = report.info
-    out.append(f"device: {info.get('device')} (sm_{info.get('sm')}), driver "
-               f"{info.get('driver')}; {report.seconds:.1f} s")
+    if info.get("device") == "unknown":
+        out.append(f"device: none; {report.seconds:.1f} s")
+    else:
+        out.append(f"device: {info.get('device')} (sm_{info.get('sm')}), driver "
+                   f"{info.get('driver')}; {report.seconds:.1f} s")
     total = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     dcount = sum(1 for r in plain if r.mode == "discover")
     dbad = sum(1 for r in plain if r.mode == "discover" and r.result != "match")
@@ -165,7 +169,26 @@ def main_from_args(args: argparse.Namespace,
         return 2
     if getattr(args, "no_errata", False):
         errata = []
+    only = getattr(args, "only", None)
+    if only and not select(only):
+        print(f"ptxlayout gpu: no variant matches '{only}' (--only takes part of a key such "
+              "as 'mma.m16n8k16.f32.bf16')", file=sys.stderr)
+        return 2
     spec = getattr(args, "device", None) or "cuda"
+    allow = bool(getattr(args, "allow_no_device", False))
+    problem = device_problem(spec)
+    if problem and not allow:
+        print(f"ptxlayout gpu: {problem}; or --allow-no-device for the compile-only run",
+              file=sys.stderr)
+        return 2
+    record = getattr(args, "record", None)
+    if record:
+        try:  # before the run: an evidence folder that cannot be made fails at once
+            Path(record).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"ptxlayout gpu: cannot write evidence to {record}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     trials = max(1, int(getattr(args, "trials", 4) or 4))
 
     def log(line: str) -> None:
@@ -177,10 +200,22 @@ def main_from_args(args: argparse.Namespace,
                             not getattr(args, "no_ptxas", False),
                             float(getattr(args, "timeout", 120.0) or 120.0), log, errata,
                             float(deadline) if deadline else None)
+    absent = no_device(report)
+    if absent and not allow:
+        print(f"ptxlayout gpu: {absent}; nothing was run (--allow-no-device for the "
+              "compile-only run)", file=sys.stderr)
+        return 2
+    if absent:
+        assemble_only(report, not getattr(args, "no_ptxas", False))
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     if getattr(args, "record", None):
-        path = write_evidence(report, args.record)
-        print(f"evidence written to {path}")
+        if absent:
+            print("no evidence written: no device ran anything", file=sys.stderr)
+        else:
+            path = write_evidence(report, args.record)
+            print(f"evidence written to {path}")
+    if absent:
+        print("compile-only run: no device (--allow-no-device); nothing was checked")
     print(table(report, bool(getattr(args, "full_table", False))))
     return 1 if failed(report) else 0

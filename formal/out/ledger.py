@@ -99,19 +99,25 @@ def accepts(entry: dict[str, Any], f: dict[str, Any]) -> bool:
     return True
 
 
-def mark_accepted(proof: Proof, entries: Sequence[dict[str, Any]]) -> Proof:
-    """The proof with every finding an entry accepts marked so (its reason attached)."""
-    if not entries:
-        return proof
+def accept_findings(findings: Sequence[Finding],
+                    entries: Sequence[dict[str, Any]]) -> tuple[Finding, ...]:
+    """The findings, each an entry accepts marked so (its reason attached)."""
     out = []
-    for f in proof.findings:
+    for f in findings:
         if f.severity == "error" and not f.accepted:
             key = _finding_key(f)
             hit = next((e for e in entries if accepts(e, key)), None)
             if hit is not None:
                 f = replace(f, accepted=str(hit.get("reason", "accepted")))
         out.append(f)
-    return replace(proof, findings=tuple(out))
+    return tuple(out)
+
+
+def mark_accepted(proof: Proof, entries: Sequence[dict[str, Any]]) -> Proof:
+    """The proof with every finding an entry accepts marked so (its reason attached)."""
+    if not entries:
+        return proof
+    return replace(proof, findings=accept_findings(proof.findings, entries))
 
 
 def check_ledger(directory: str | Path, model: Model, proof: Proof) -> list[str]:

@@ -174,22 +174,29 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
 
     ``grid(layout, finding) -> str | None`` draws the lane grid (formal.out.figures.ascii_for)
     and ``figure(layout, finding) -> str | None`` the SVG figure (formal.out.drawing.svg_for),
-    passed in so this module does not depend on the figure module.  The SVG is inlined once
-    per failing layout, at its first finding, inside a ``<details>`` block.
+    passed in so this module does not depend on the figure module.  With ``figure`` the SVG
+    is inlined once per failing layout, at its first finding, inside a ``<details>`` block;
+    without it (the default of ``prove --format markdown``: one SVG can run to thousands of
+    lines) the report says the command that draws it.
     """
     sources = sources or {}
     out = ["# ptxlayout report", ""]
     s = summary(proof)
+    accepted = f", {s['accepted']} accepted errata" if s["accepted"] else ""
     out.append(f"{s['layouts']} layouts, {s['layouts_proved']} proved, "
-               f"{s['layouts_failed']} with findings; {s['errors']} errors, "
+               f"{s['layouts_failed']} with findings; {s['errors']} errors{accepted}, "
                f"{s['warnings']} warnings.")
     out.append("")
     by_id = {r.layout.id: r.layout for r in proof.results}
-    errors = [f for f in proof.findings if f.severity == "error"]
-    # accepted errata are still reported: they are what the spec gets wrong
+    errors = [f for f in proof.findings if f.severity == "error" and not f.accepted]
+    # accepted errata are still reported, under their own heading: they are what the spec
+    # gets wrong, but the summary does not count them as errors
+    errata = [f for f in proof.findings if f.severity == "error" and f.accepted]
     warnings = [f for f in proof.findings if f.severity == "warning"]
     drawn: set[str] = set()
-    for title, group in (("Errors", errors), ("Warnings", warnings)):
+    gridded: set[str] = set()
+    for title, group in (("Errors", errors), ("Accepted errata", errata),
+                         ("Warnings", warnings)):
         if not group:
             continue
         out.append(f"## {title}")
@@ -214,13 +221,24 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
                 out.append(json.dumps(f.counterexample, sort_keys=True))
                 out.append("```")
             lay = by_id.get(f.layout) if f.layout else None
-            if grid is not None and lay is not None and f.kind in FIGURE_KINDS:
+            if grid is not None and lay is not None and f.kind in FIGURE_KINDS \
+                    and lay.id in gridded:
+                out.append("")
+                out.append(f"(The grid of `{lay.id}` is shown above.)")
+            elif grid is not None and lay is not None and f.kind in FIGURE_KINDS:
+                gridded.add(lay.id)
                 pic = grid(lay, f)
                 if pic:
                     out.append("")
                     out.append("```")
                     out.append(pic.rstrip("\n"))
                     out.append("```")
+            if figure is None and lay is not None and f.kind in FIGURE_KINDS \
+                    and lay.id not in drawn:
+                drawn.add(lay.id)
+                out.append("")
+                out.append(f"Figure: `ptxlayout draw {lay.id} --svg figure.svg` (or "
+                           "`prove --format markdown --figures` to inline it)")
             if figure is not None and lay is not None and f.kind in FIGURE_KINDS \
                     and lay.id not in drawn:
                 drawn.add(lay.id)
@@ -336,7 +354,9 @@ def to_junit(proof: Proof) -> str:
                 cases.append(f"    <testcase {attrs}/>")
             elif v.status == "not-applicable" or v.severity == "warning":
                 skipped += 1
-                cases.append(f"    <testcase {attrs}><skipped message={quoteattr(v.message or '')}"
+                why = v.message or (f"not applicable: {v.name} has nothing to check in this "
+                                    f"{r.layout.operand} layout")
+                cases.append(f"    <testcase {attrs}><skipped message={quoteattr(why)}"
                              "/></testcase>")
             elif v.status == "refuted":
                 failures += 1

@@ -145,8 +145,9 @@ def distinguish(kind: str, rows: Sequence[Mapping[str, Any]],
             lb = orig_b.get(k)
             show_a = None if la is None else {n: la[n] for n in names}
             show_b = None if lb is None else {n: lb[n] for n in names}
-            return {"message": f"lane {k[0]} element {k[1]} is at {show_a} in the layout but "
-                               f"at {show_b} on the hardware" + upto.get(tuple(free), ""),
+            return {"message": f"lane {k[0]} element {k[1]} is at {show(show_a)} in the layout "
+                               f"but at {show(show_b)} on the hardware" +
+                               upto.get(tuple(free), ""),
                     "lane": k[0], "element": k[1], "layout": show_a, "hardware": show_b}
     return None
 
