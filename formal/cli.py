@@ -315,12 +315,13 @@ READING_KINDS = ("input", "parse", "limit")
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from .api import with_catalog_tables
     from .out.diff import diff_models, render_diff
     old, new = _read_model([args.old, args.new], args.max_size, each=True)
     for f in (*old.findings, *new.findings):
         if f.kind in READING_KINDS:
             print(f.format(), file=sys.stderr)
-    result = diff_models(old, new, _options(args))
+    result = diff_models(old, new, with_catalog_tables(_options(args)))
     _write(render_diff(result, args.format), args.output)
     return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK
 
@@ -380,6 +381,7 @@ def _positive(kind: type) -> Any:
     """An argparse type: a number of ``kind`` greater than zero (``--timeout -1`` is a
     usage error, not a run where every query is 'unknown')."""
     def parse(text: str) -> Any:
+        import argparse
         try:
             value = kind(text)
         except ValueError:
