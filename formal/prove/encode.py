@@ -123,7 +123,7 @@ class _Enc:
         raise InternalError(f"no Z3 encoding for condition {type(c).__name__}")
 
 
-def _subexprs(e: Any) -> Iterator[Any]:
+def subexprs(e: Any) -> Iterator[Any]:
     stack = [e]
     while stack:
         x = stack.pop()
@@ -148,7 +148,7 @@ def width_of(m: CellMap) -> int:
     if m.group is not None:
         roots.append(m.group)
     for r in roots:
-        for x in _subexprs(r):
+        for x in subexprs(r):
             if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
                     and not x.is_Boolean:
                 try:

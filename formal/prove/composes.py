@@ -1,0 +1,268 @@
+"""Producer -> consumer relations between layouts (``composes``), proved like a layout.
+
+Kernel authors fill an mma fragment with ``ldmatrix``, drain it with ``stmatrix`` and build
+wgmma's warpgroup fragments out of warp tiles.  Each such claim is a *relation*: for every
+point (lane t, element j) of the consumer, the producer's point (lane(t, j), element(t, j))
+holds the value the consumer needs, i.e. the producer's cell (r, c), moved by the
+*arrangement*, is the consumer's cell.  A worked example, ``ldmatrix.x4`` of four 8 x 8
+``.b16`` matrices into the m16n8k16 ``.f16`` A fragment:
+
+    producer cell of (t, j)   row 8 * (j >> 1) + (t >> 2), col 2 * (t % 4) + (j & 1)
+                              (the four matrices stacked one above the other)
+    arrangement               matrix q = r >> 3 goes to rows 8 * (q & 1), cols 8 * (q >> 1):
+                              row (r & 7) + 8 * ((r >> 3) & 1), col c + 8 * (r >> 4)
+    consumer cell of (t, j)   the m16n8k16 A formulas
+
+Lane 5, a6: the producer cell is (25, 2) -- matrix 3, row 1 -- which the arrangement puts
+at (9, 10), and the A formulas give row 1 + 8, col 2 + 8: the same cell.
+
+The statement ``exists (t, j) in the consumer's domain whose producer point leaves the
+producer's domain or whose cells differ`` is decided by Z3 over bit-vectors (widths from
+sound interval bounds, as the layout obligations); the same statement is then decided by
+enumerating every (t, j) with numpy.  They must agree -- a disagreement, or a Z3 witness
+that does not replay, is an internal error, never a verdict.  A refuted relation carries
+the smallest counterexample: the lane, the consumer element, the producer's point and the
+two cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy as sp
+import z3
+
+from ..model.algebra import COL, LANE, ROW, I, bounds, compile_array
+from ..model.layout import Layout
+from .encode import _Enc, subexprs, z3_int
+from .verdicts import InternalError
+
+STATUSES = ("proved", "refuted", "unknown", "error")
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """How a consumer point reads the producer.  ``lane`` and ``element`` are SymPy
+    expressions over the consumer's (lane, i); ``row`` and ``col`` over the producer's cell
+    (``ROW``, ``COL``) and the consumer's (lane, i)."""
+
+    text: str
+    lane: Any = LANE
+    element: Any = I
+    row: Any = ROW
+    col: Any = COL
+
+
+@dataclass(frozen=True)
+class Relation:
+    producer: str  # a layout's short id
+    consumer: str
+    arrangement: Arrangement
+
+
+@dataclass(frozen=True)
+class RelationVerdict:
+    relation: Relation
+    status: str  # proved | refuted | unknown | error
+    message: str = ""
+    counterexample: dict[str, Any] | None = None
+    method: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"producer": self.relation.producer, "consumer": self.relation.consumer,
+                "arrangement": self.relation.arrangement.text, "status": self.status,
+                "message": self.message, "counterexample": self.counterexample}
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """The relation over the consumer's domain, as SymPy expressions over (lane, i)."""
+
+    lanes: int
+    n: int
+    p_lane: Any
+    p_elem: Any
+    p_lanes: int
+    p_n: int
+    got: tuple[Any, Any]  # consumer cell
+    want: tuple[Any, Any]  # producer cell moved by the arrangement
+    p_cell: tuple[Any, Any]  # producer cell
+    letters: tuple[str, str] = ("a", "a")
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _cell(lay: Layout) -> tuple[Any, Any] | None:
+    row, col = lay.formula("row"), lay.formula("col")
+    if row is None or col is None:
+        return None
+    return row.piecewise(), col.piecewise()
+
+
+def _at(e: Any, lane: Any, elem: Any) -> Any:
+    # xreplace, not subs: a Piecewise built unevaluated must stay as written
+    return e.xreplace({LANE: lane, I: elem})
+
+
+def statement(rel: Relation, producer: Layout, consumer: Layout,
+              letters: tuple[str, str] = ("a", "a")) -> _Statement | None:
+    pc, cc = _cell(producer), _cell(consumer)
+    if pc is None or cc is None:
+        return None
+    a = rel.arrangement
+    p_cell = (_at(pc[0], a.lane, a.element), _at(pc[1], a.lane, a.element))
+    moved = {ROW: p_cell[0], COL: p_cell[1]}
+    want = (a.row.xreplace(moved), a.col.xreplace(moved))
+    return _Statement(consumer.lanes, consumer.elements, a.lane, a.element, producer.lanes,
+                      producer.elements, cc, want, p_cell, letters)
+
+
+# ---- enumeration -----------------------------------------------------------------------------
+
+
+def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    t = np.repeat(np.arange(st.lanes, dtype=np.int64), st.n)
+    j = np.tile(np.arange(st.n, dtype=np.int64), st.lanes)
+    s = np.zeros_like(t)
+
+    def ev(e: Any) -> np.ndarray:
+        return np.asarray(compile_array(e, np)(t, j, s), dtype=np.int64)
+
+    vals = {"t": t, "j": j, "pt": ev(st.p_lane), "pj": ev(st.p_elem),
+            "gr": ev(st.got[0]), "gc": ev(st.got[1]), "wr": ev(st.want[0]),
+            "wc": ev(st.want[1]), "pr": ev(st.p_cell[0]), "pc": ev(st.p_cell[1])}
+    inside = (vals["pt"] >= 0) & (vals["pt"] < st.p_lanes) & (vals["pj"] >= 0) & \
+        (vals["pj"] < st.p_n)
+    bad = ~inside | (vals["gr"] != vals["wr"]) | (vals["gc"] != vals["wc"])
+    return bad, vals
+
+
+def _witness(st: _Statement, vals: dict[str, np.ndarray], k: int) -> dict[str, Any]:
+    pt, pj = int(vals["pt"][k]), int(vals["pj"][k])
+    out: dict[str, Any] = {
+        "lane": int(vals["t"][k]), "element": f"{st.letters[1]}{int(vals['j'][k])}",
+        "producer_lane": pt, "producer_element": f"{st.letters[0]}{pj}",
+        "consumer_cell": [int(vals["gr"][k]), int(vals["gc"][k])],
+    }
+    if 0 <= pt < st.p_lanes and 0 <= pj < st.p_n:
+        out["producer_cell"] = [int(vals["pr"][k]), int(vals["pc"][k])]
+        out["arranged_cell"] = [int(vals["wr"][k]), int(vals["wc"][k])]
+    else:
+        out["producer_cell"] = None
+        out["outside"] = f"the producer has lanes 0..{st.p_lanes - 1} and elements " \
+                         f"0..{st.p_n - 1}"
+    return out
+
+
+# ---- Z3 ----------------------------------------------------------------------------------------
+
+
+def _width(st: _Statement) -> int:
+    box = {LANE: (0, st.lanes - 1), I: (0, max(0, st.n - 1))}
+    top = max(st.lanes, st.n + 1, st.p_lanes, st.p_n + 1)
+    roots = [st.p_lane, st.p_elem, *st.got, *st.want]
+    for r in roots:
+        for x in subexprs(r):
+            if isinstance(x, sp.Expr) and not x.is_Boolean \
+                    and not isinstance(x, (sp.core.relational.Relational, sp.Piecewise)):
+                try:
+                    lo, hi = bounds(x, box)
+                except (ValueError, TypeError):
+                    continue
+                top = max(top, abs(lo), abs(hi))
+    return max(8, (2 * top + 2).bit_length() + 1)
+
+
+def _z3_decide(st: _Statement, timeout_ms: int) -> tuple[str, tuple[int, int] | None]:
+    w = _width(st)
+    t, j = z3.BitVec("t", w), z3.BitVec("i", w)
+    enc = _Enc(w, z3.BitVecVal(0, w), t, j)
+
+    def e(x: Any) -> Any:
+        return enc.expr(x)
+
+    pt, pj = e(st.p_lane), e(st.p_elem)
+    outside = z3.Or(pt < 0, pt >= st.p_lanes, pj < 0, pj >= st.p_n)
+    differ = z3.Or(e(st.got[0]) != e(st.want[0]), e(st.got[1]) != e(st.want[1]))
+    s = z3.SolverFor("QF_BV")
+    s.set("timeout", timeout_ms)
+    s.add(t >= 0, t < st.lanes, j >= 0, j < st.n, z3.Or(outside, differ))
+    r = s.check()
+    if r == z3.unsat:
+        return "proved", None
+    if r == z3.sat:
+        m = s.model()
+        return "refuted", (z3_int(m, t, w), z3_int(m, j, w))
+    return "unknown", None
+
+
+# ---- the obligation -------------------------------------------------------------------------
+
+
+def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 5000,
+                   cross_check: bool = True, healthy: Iterable[str] | None = None,
+                   letters: dict[str, str] | None = None) -> RelationVerdict:
+    """Decide one relation.  ``healthy`` names the layouts whose own obligations hold; a
+    relation over a layout outside it is ``error`` ("not checked"), never ``refuted``."""
+    prod, cons = by_id.get(rel.producer), by_id.get(rel.consumer)
+    missing = [name for name, lay in ((rel.producer, prod), (rel.consumer, cons))
+               if lay is None]
+    if prod is None or cons is None:
+        return RelationVerdict(rel, "error", "not checked: no layout " + ", ".join(missing))
+    ok = set(healthy) if healthy is not None else None
+    if ok is not None:
+        sick = [x for x in (rel.producer, rel.consumer) if x not in ok]
+        if sick:
+            return RelationVerdict(rel, "error", "not checked: " + ", ".join(sick) +
+                                   " is not a proved layout")
+    lt = letters or {}
+    st = statement(rel, prod, cons, (lt.get(rel.producer, "x"), lt.get(rel.consumer, "x")))
+    if st is None:
+        return RelationVerdict(rel, "error", "not checked: a layout has no row/col formulas")
+    zs, point = _z3_decide(st, timeout_ms)
+    if not cross_check:
+        if zs == "refuted" and point is not None:
+            bad, vals = _enumerate(st)
+            k = point[0] * st.n + point[1]
+            return RelationVerdict(rel, "refuted", _say(st, _witness(st, vals, k)),
+                                   _witness(st, vals, k), "z3")
+        return RelationVerdict(rel, zs, "", None, "z3")
+    bad, vals = _enumerate(st)
+    es = "refuted" if bad.any() else "proved"
+    if zs == "unknown":
+        return RelationVerdict(rel, "unknown", "Z3 timed out; enumeration says " + es,
+                               None, "z3+enumeration")
+    if zs != es:
+        raise InternalError(f"composes {rel.producer} -> {rel.consumer}: Z3 says {zs}, "
+                            f"enumeration says {es}")
+    if es == "proved":
+        return RelationVerdict(rel, "proved", "", None, "z3+enumeration")
+    assert point is not None
+    k_z3 = point[0] * st.n + point[1]
+    if not (0 <= k_z3 < len(bad)) or not bad[k_z3]:
+        raise InternalError(f"composes {rel.producer} -> {rel.consumer}: Z3's witness "
+                            f"lane {point[0]} element {point[1]} does not replay")
+    k = int(np.argmax(bad))  # the smallest (lane, element)
+    cex = _witness(st, vals, k)
+    return RelationVerdict(rel, "refuted", _say(st, cex), cex, "z3+enumeration")
+
+
+def _say(st: _Statement, cex: dict[str, Any]) -> str:
+    head = f"lane {cex['lane']} {cex['element']} reads the producer's lane " \
+           f"{cex['producer_lane']} {cex['producer_element']}"
+    if cex.get("producer_cell") is None:
+        return f"{head}, which does not exist ({cex['outside']})"
+    return (f"{head}, cell {tuple(cex['producer_cell'])}, which the arrangement puts at "
+            f"{tuple(cex['arranged_cell'])}; the consumer's formulas give "
+            f"{tuple(cex['consumer_cell'])}")
+
+
+def prove_relations(relations: Sequence[Relation], layouts: Iterable[Layout],
+                    timeout_ms: int = 5000, cross_check: bool = True,
+                    healthy: Iterable[str] | None = None,
+                    letters: dict[str, str] | None = None) -> list[RelationVerdict]:
+    by_id = {lay.short_id: lay for lay in layouts}
+    ok = list(healthy) if healthy is not None else None
+    return [prove_relation(r, by_id, timeout_ms, cross_check, ok, letters) for r in relations]

@@ -1,0 +1,84 @@
+"""The table of producer -> consumer relations (``composes``) between catalog layouts.
+
+Each row says how a consumer's (lane, element) reads a producer's and where the producer's
+cell lands in the consumer's tile (``formal.prove.composes.Arrangement``).  Cells of the
+warp-level moves are (row address index, position in the row): ``ldmatrix.x4``'s four 8 x 8
+matrices stacked one above the other, so its cell (r, c) is row r & 7 of matrix r >> 3.
+A worked example, the first row: matrix q of ``ldmatrix.m8n8.x4.b16`` is the m16n8k16 A
+tile's quadrant at rows 8 (q & 1), columns 8 (q >> 1) (a0 a1 | a4 a5 over a2 a3 | a6 a7):
+cell (25, 2) -- matrix 3, row 1 -- is A's (9, 10), which is where lane 5 keeps a6.
+
+The facts are the spec's layouts; the arrangements are the standard ways kernels use them
+(a row-major 16 x 16 tile of .b16 stored as four 8 x 8 matrices in natural order, and so
+on), each stated once here and proved by ``formal.prove.composes``.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..model.algebra import COL, LANE, ROW, BitAnd, I
+from .composes import Arrangement, Relation
+
+
+def _shr(x: sp.Expr, k: int) -> sp.Expr:
+    return sp.floor(x / 2 ** k)
+
+
+# ldmatrix's stacked matrices -> a 16 x 16 tile in natural (column-major block) order
+QUADRANT_ROW = BitAnd(ROW, 7) + 8 * BitAnd(_shr(ROW, 3), 1)
+QUADRANT_COL = COL + 8 * _shr(ROW, 4)
+WARP = _shr(LANE, 5)  # the warp of a warpgroup thread
+
+NATURAL = Arrangement(
+    "four 8 x 8 .b16 matrices of a row-major 16 x 16 tile in natural order "
+    "(rows 0-7 | 8-15 of columns 0-7, then of columns 8-15)", row=QUADRANT_ROW,
+    col=QUADRANT_COL)
+STACKED = Arrangement("the matrices stacked one above the other, as the consumer's rows")
+K_ROWS = Arrangement("B stored as K rows of N .b16 (row-major K x N), loaded transposed")
+N_ROWS = Arrangement("B stored as N rows of K .b16 (K contiguous): matrix q is rows 8q.. of K",
+                     row=COL + 8 * _shr(ROW, 3), col=BitAnd(ROW, 7))
+BYTES_A = Arrangement("a row-major 16 x 32 tile of 8-bit elements read as 16 x 16 .b16 words "
+                      "in natural order; element i is byte i & 1 of word i >> 1",
+                      element=_shr(I, 1), row=QUADRANT_ROW,
+                      col=2 * QUADRANT_COL + BitAnd(I, 1))
+BYTES_B = Arrangement("B (32 x 8, 8-bit) stored as N rows of K bytes read as .b16 words; "
+                      "element i is byte i & 1 of word i >> 1", element=_shr(I, 1),
+                      row=2 * COL + BitAnd(I, 1) + 16 * _shr(ROW, 3), col=BitAnd(ROW, 7))
+TRANSPOSE = Arrangement("the transpose: cell (r, c) of the input is (c, r) of the result",
+                        row=COL, col=ROW)
+
+
+def warp_tiles(elements_per_tile: int) -> Arrangement:
+    """wgmma D: warp w's m16n8 accumulator tile at rows 16w, repeated every 8 columns."""
+    return Arrangement(
+        "warp w of the warpgroup holds rows 16w..16w+15; its elements repeat the m16n8 "
+        f"tile every 8 columns ({elements_per_tile} per tile)", lane=sp.Mod(LANE, 32),
+        element=sp.Mod(I, elements_per_tile), row=ROW + 16 * WARP,
+        col=COL + 8 * sp.floor(I / elements_per_tile))
+
+
+WARP_ROWS = Arrangement("warp w of the warpgroup holds rows 16w..16w+15 of the warp tile",
+                        lane=sp.Mod(LANE, 32), row=ROW + 16 * WARP)
+
+
+def table(wgmma_ns: tuple[int, ...] = (8, 64, 256)) -> list[Relation]:
+    """Every relation, with the wgmma ones at the given N (the catalog's legal N)."""
+    rels = [
+        Relation("ldmatrix.m8n8.x4.b16", "mma.m16n8k16.A.f16-bf16", NATURAL),
+        Relation("ldmatrix.m8n8.x2.b16", "mma.m16n8k8.A.f16-bf16", STACKED),
+        Relation("ldmatrix.m8n8.x1.b16", "movmatrix.m8n8.trans.b16.a", STACKED),
+        Relation("ldmatrix.m8n8.x2.trans.b16", "mma.m16n8k16.B.f16-bf16", K_ROWS),
+        Relation("ldmatrix.m8n8.x2.b16", "mma.m16n8k16.B.f16-bf16", N_ROWS),
+        Relation("ldmatrix.m8n8.x4.b16", "mma.m16n8k32.A.s8-u8", BYTES_A),
+        Relation("ldmatrix.m8n8.x2.b16", "mma.m16n8k32.B.s8-u8", BYTES_B),
+        Relation("mma.m16n8k16.CD.f16@f16-bf16-f64", "stmatrix.m8n8.x2.b16", STACKED),
+        Relation("movmatrix.m8n8.trans.b16.d", "ldmatrix.m8n8.x1.b16", TRANSPOSE),
+        Relation("mma.m16n8k16.A.f16-bf16", "wgmma.m64nNk16.A.f16-bf16", WARP_ROWS),
+        Relation("mma.m16n8k8.A.tf32", "wgmma.m64nNk8.A.tf32", WARP_ROWS),
+        Relation("mma.m16n8k32.A.s8-u8", "wgmma.m64nNk32.A.s8-u8", WARP_ROWS),
+    ]
+    for n in wgmma_ns:
+        rels.append(Relation("mma.m16n8k16.CD.f32@f16-bf16-f64", f"wgmma.m64n{n}k16.D.f32",
+                             warp_tiles(4)))
+    return rels

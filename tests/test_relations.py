@@ -1,0 +1,111 @@
+"""The relation table (formal/prove/relations.py), each row proved over stand-in layouts written in
+the spec's pseudocode, and refuted with a counterexample when one side is edited."""
+
+from __future__ import annotations
+
+import pytest
+
+from formal import catalog
+from formal.model import Layout, build
+from formal.prove.composes import prove_relation
+from formal.prove.relations import table
+from formal.text.read import read_text
+
+# The moves' layouts as the catalog states them (cells: row address index, position in the
+# row; .num matrices stacked), written as sections of a tile of the same size.
+LD = ("8 * (i >> 1) + groupID", "2 * threadID_in_group + (i & 0x1)")
+LD_T = ("8 * (i >> 1) + 2 * threadID_in_group + (i & 0x1)", "groupID")
+WG = "(%warpid * 16) + groupID + "
+STANDINS: dict[str, tuple[str, str, str, str, int]] = {
+    "ldmatrix.m8n8.x4.b16": ("m32n8k8", "C/D", *LD, 8),
+    "ldmatrix.m8n8.x2.b16": ("m16n8k8", "C/D", *LD, 4),
+    "ldmatrix.m8n8.x1.b16": ("m8n8k8", "C/D", *LD, 2),
+    "ldmatrix.m8n8.x2.trans.b16": ("m16n8k8", "C/D", *LD_T, 4),
+    "stmatrix.m8n8.x2.b16": ("m16n8k8", "C/D", *LD, 4),
+    "movmatrix.m8n8.trans.b16.a": ("m8n8k8", "C/D", *LD, 2),
+    "movmatrix.m8n8.trans.b16.d": ("m8n8k8", "C/D", "2 * threadID_in_group + i", "groupID", 2),
+    "wgmma.m64nNk16.A.f16-bf16": ("m64n8k16", "A", WG + "8 * ((i >> 1) & 0x1)",
+                                  "(threadID_in_group * 2) + (i & 0x1) + 8 * (i >> 2)", 8),
+    "wgmma.m64nNk8.A.tf32": ("m64n8k8", "A", WG + "8 * (i & 0x1)",
+                             "threadID_in_group + 4 * (i >> 1)", 4),
+    "wgmma.m64nNk32.A.s8-u8": ("m64n8k32", "A", WG + "8 * ((i >> 2) & 0x1)",
+                               "(threadID_in_group * 4) + (i & 0x3) + 16 * (i >> 3)", 16),
+    **{f"wgmma.m64n{n}k16.D.f32": (f"m64n{n}k16", "C/D", WG + "8 * ((i >> 1) & 0x1)",
+                                   "(threadID_in_group * 2) + (i & 0x1) + 8 * (i >> 2)",
+                                   n // 2) for n in (8, 64, 256)},
+}
+
+
+def standin(shape: str, operand: str, row: str, col: str, n: int) -> Layout:
+    head = {"A": "Multiplicand A:", "C/D": "Accumulators (C or D):"}[operand]
+    letter = {"A": "a", "C/D": "c"}[operand]
+    text = (f"1.1. Matrix Fragments for mma.{shape}\n{head}\n"
+            "groupID           = %laneid >> 2\nthreadID_in_group = %laneid % 4\n"
+            f"row = {row}\ncol = {col}     for {letter}i where i = {{0,..,{n - 1}}}\n")
+    model = build([read_text(text, "standin.txt")], [])
+    assert not [f for f in model.findings if f.severity == "error"]
+    (lay,) = model.layouts
+    return lay
+
+
+@pytest.fixture(scope="module")
+def by_id() -> dict[str, Layout]:
+    out = {lay.short_id: lay for lay in build(list(catalog.documents()), []).layouts}
+    out.update({k: standin(*v) for k, v in STANDINS.items()})
+    return out
+
+
+@pytest.mark.parametrize("rel", table(), ids=lambda r: f"{r.producer}->{r.consumer}")
+def test_every_relation_is_proved(rel, by_id) -> None:  # type: ignore[no-untyped-def]
+    v = prove_relation(rel, by_id)
+    assert v.status == "proved", v.message
+
+
+# Edit one side of each relation: (layout, formula, edited text) -> the counterexample's lane,
+# element and consumer cell, computed by hand.
+MUTATIONS = [
+    # x4 .b16 A: the producer forgets the stacking (matrix q's rows all land on 0..7)
+    ("ldmatrix.m8n8.x4.b16", "mma.m16n8k16.A.f16-bf16", "producer",
+     ("groupID", LD[1]), {"lane": 0, "element": "a2", "consumer_cell": [8, 0]}),
+    # .trans B: the producer's rows and columns swapped back (a non-transposed load)
+    ("ldmatrix.m8n8.x2.trans.b16", "mma.m16n8k16.B.f16-bf16", "producer", LD,
+     {"lane": 0, "element": "b1", "consumer_cell": [1, 0]}),
+    # wgmma D: the consumer's warps 8 rows apart -> lane 32 d0 is row 8, not 16
+    ("mma.m16n8k16.CD.f32@f16-bf16-f64", "wgmma.m64n64k16.D.f32", "consumer",
+     ("(%warpid * 8) + groupID + 8 * ((i >> 1) & 0x1)",
+      "(threadID_in_group * 2) + (i & 0x1) + 8 * (i >> 2)"),
+     {"lane": 32, "element": "d0", "consumer_cell": [8, 0]}),
+    # wgmma A: the consumer's columns of a4..a7 not shifted by 8
+    ("mma.m16n8k16.A.f16-bf16", "wgmma.m64nNk16.A.f16-bf16", "consumer",
+     (WG + "8 * ((i >> 1) & 0x1)", "(threadID_in_group * 2) + (i & 0x1)"),
+     {"lane": 0, "element": "a4", "consumer_cell": [0, 0]}),
+    # movmatrix: the result stated untransposed
+    ("movmatrix.m8n8.trans.b16.d", "ldmatrix.m8n8.x1.b16", "producer", LD,
+     {"lane": 0, "element": "x1", "consumer_cell": [0, 1], "arranged_cell": [1, 0]}),
+    # stmatrix of C: the source registers in the wrong order (matrix 1 first)
+    ("mma.m16n8k16.CD.f16@f16-bf16-f64", "stmatrix.m8n8.x2.b16", "consumer",
+     ("8 * (1 - (i >> 1)) + groupID", LD[1]), {"lane": 0, "element": "x0",
+                                               "consumer_cell": [8, 0]}),
+]
+
+
+@pytest.mark.parametrize("producer,consumer,side,edit,want", MUTATIONS,
+                         ids=[f"{m[0]}->{m[1]}" for m in MUTATIONS])
+def test_an_edit_gives_a_counterexample(producer, consumer, side, edit, want,  # type: ignore[no-untyped-def]
+                                        by_id) -> None:
+    rel = next(r for r in table() if r.producer == producer and r.consumer == consumer)
+    name = producer if side == "producer" else consumer
+    shape, operand, _row, _col, n = STANDINS.get(name, ("", "", "", "", 0))
+    if not shape:  # a catalog layout: edit through a stand-in of the same tile
+        lay = by_id[name]
+        shape, operand, n = str(lay.shape), lay.operand, lay.elements
+    edited = dict(by_id)
+    edited[name] = standin(shape, operand, edit[0], edit[1], n)
+    v = prove_relation(rel, edited, letters={"mma.m16n8k16.A.f16-bf16": "a",
+                                             "wgmma.m64nNk16.A.f16-bf16": "a",
+                                             "mma.m16n8k16.B.f16-bf16": "b",
+                                             "wgmma.m64n64k16.D.f32": "d"})
+    assert v.status == "refuted", v.message
+    assert v.counterexample is not None
+    got = {k: v.counterexample[k] for k in want}
+    assert got == want, v.counterexample
