@@ -371,3 +371,19 @@ def test_a_cell_the_layout_leaves_out_is_at_no_cell() -> None:
     assert got is not None
     assert got["message"] == ("lane 0 element 1 is at no cell in the layout but at "
                               "(row 8, col 0) on the hardware")
+
+
+def test_a_document_with_nothing_to_check_is_not_a_pass(capsys: pytest.CaptureFixture[str],
+                                                        tmp_path: Path) -> None:
+    # a typo'd path in CI that names some other page: no fragment section, nothing checked
+    other = tmp_path / "notes.md"
+    other.write_text("# Release notes\n\nNothing about matrix fragments here.\n",
+                     encoding="utf-8")
+    code, out, _err = run(capsys, "prove", str(other), "--format", "json")
+    assert code == 1
+    (f,) = json.loads(out)["findings"]
+    assert (f["severity"], f["kind"], f["line"]) == ("error", "input", 1)
+    assert "nothing in it was checked" in f["message"]
+    for argv in (("diff", str(other), str(other)), ("extract", str(other))):
+        code, _out, err = run(capsys, *argv)
+        assert code == 2 and "nothing in it was checked" in err, argv

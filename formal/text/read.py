@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..base.source import Finding, SourceText, error, warning
+from ..base.source import Finding, SourceText, error
 from .blocks import MAX_BYTES, Document
 from .html import html_blocks
 from .markdown import markdown_blocks
@@ -88,9 +88,10 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
                       else text_blocks(lines, name))
     sections = structure(blocks, name)
     if not any(s.operands or s.references for s in sections):
-        findings.append(warning("input", SourceText.at("", name, 1),
-                                f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) "
-                                f"found in this {fmt} document"))
+        # nothing to check is not a pass: the document is named as one that was not read
+        findings.append(error("input", SourceText.at("", name, 1),
+                              f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) "
+                              f"found in this {fmt} document: nothing in it was checked"))
     return Document(name, fmt, tuple(sections), tuple(findings), digest)
 
 
