@@ -35,9 +35,9 @@ import numpy as np
 import sympy as sp
 import z3
 
-from ..model.algebra import COL, LANE, ROW, I, bounds, compile_array
+from ..model.algebra import COL, LANE, ROW, I, compile_array
 from ..model.layout import Layout
-from .encode import _Enc, subexprs, z3_int
+from .encode import _Enc, magnitude, z3_int
 from .verdicts import InternalError
 
 STATUSES = ("proved", "refuted", "unknown", "error")
@@ -162,16 +162,7 @@ def _witness(st: _Statement, vals: dict[str, np.ndarray], k: int) -> dict[str, A
 def _width(st: _Statement) -> int:
     box = {LANE: (0, st.lanes - 1), I: (0, max(0, st.n - 1))}
     top = max(st.lanes, st.n + 1, st.p_lanes, st.p_n + 1)
-    roots = [st.p_lane, st.p_elem, *st.got, *st.want]
-    for r in roots:
-        for x in subexprs(r):
-            if isinstance(x, sp.Expr) and not x.is_Boolean \
-                    and not isinstance(x, (sp.core.relational.Relational, sp.Piecewise)):
-                try:
-                    lo, hi = bounds(x, box)
-                except (ValueError, TypeError):
-                    continue
-                top = max(top, abs(lo), abs(hi))
+    top = magnitude([st.p_lane, st.p_elem, *st.got, *st.want], box, top, (sp.Piecewise,))
     return max(8, (2 * top + 2).bit_length() + 1)
 
 

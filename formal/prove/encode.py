@@ -8,7 +8,7 @@ runs one query under a timeout: ``sat`` / ``unsat`` / ``unknown``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import sympy as sp
@@ -147,18 +147,27 @@ def width_of(m: CellMap) -> int:
             [c.cond for f in m.formulas for c in f.cases] + [m.holder]
     if m.group is not None:
         roots.append(m.group)
+    top = magnitude(roots, box, top)
+    # every subexpression lies in [-top, top]; the encodings add at most a difference of two
+    # values plus one (a chunk's width), or count up to n: 2 * top + 2 with a sign bit
+    return max(6, (2 * top + 2).bit_length() + 1)
+
+
+def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] = ()) -> int:
+    """The largest absolute value ``top`` or any integer subexpression of ``roots`` can take
+    over ``box`` (sound interval bounds); the bit-vector widths of every Z3 encoding are
+    chosen from it.  Subexpressions of the ``skip`` types, and those without bounds, count
+    only through their parts."""
     for r in roots:
         for x in subexprs(r):
             if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
-                    and not x.is_Boolean:
+                    and not x.is_Boolean and not isinstance(x, skip):
                 try:
                     lo, hi = bounds(x, box)
                 except (ValueError, TypeError):
                     continue
                 top = max(top, abs(lo), abs(hi))
-    # every subexpression lies in [-top, top]; the encodings add at most a difference of two
-    # values plus one (a chunk's width), or count up to n: 2 * top + 2 with a sign bit
-    return max(6, (2 * top + 2).bit_length() + 1)
+    return top
 
 
 class Sym:
