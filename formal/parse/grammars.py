@@ -9,12 +9,12 @@ before Lark sees them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
 
 from lark import Lark, UnexpectedInput
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
@@ -87,6 +87,25 @@ def parse_error(src: SourceText, exc: UnexpectedInput, what: str) -> Finding:
     if len(text) > 80:
         text = text[:77] + "..."
     return error("parse", src.span(pos or 0), f"{msg} in {text!r}")
+
+
+def read_with(src: SourceText, what: str, run: Callable[[], Any],
+              nested: str | None = None) -> tuple[Any, list[Finding]]:
+    """``run()`` -- a Lark parse of ``src`` and its Transformer -- with every way it can
+    refuse the text as one finding: a syntax error at its column (``parse_error``), a value
+    the Transformer rejects (``Reject``, at its position), or nesting deeper than Python's
+    stack (``limit``).  Any other exception is a defect of ptxlayout and propagates."""
+    try:
+        return run(), []
+    except UnexpectedInput as exc:
+        return None, [parse_error(src, exc, what)]
+    except VisitError as exc:
+        orig = exc.orig_exc
+        if isinstance(orig, Reject):
+            return None, [error("parse", src.span(orig.pos), orig.message)]
+        raise
+    except RecursionError:
+        return None, [error("limit", src, f"{nested or what} is nested too deeply to read")]
 
 
 def guard_size(src: SourceText, what: str) -> Finding | None:

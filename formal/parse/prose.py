@@ -14,7 +14,7 @@ from typing import Any
 from lark import Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
-from ..base.source import Finding, SourceText, error
+from ..base.source import Finding, SourceText
 from ..base.variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS, shapes
 from . import syntax as S
 from .grammars import (
@@ -23,7 +23,7 @@ from .grammars import (
     Reject,
     fragment_parser,
     guard_size,
-    parse_error,
+    read_with,
     remember,
 )
 from .pseudocode import int_literal
@@ -395,18 +395,8 @@ def _parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Find
     if guard is not None:
         return None, [guard]
     parser = fragment_parser()  # a broken grammar file is an internal error, not a finding
-    try:
-        tree = parser.parse(src.text, start=start)
-        return ProseTransformer().transform(tree), []
-    except UnexpectedInput as exc:
-        return None, [parse_error(src, exc, what)]
-    except VisitError as exc:
-        orig = exc.orig_exc
-        if isinstance(orig, Reject):
-            return None, [error("parse", src.span(orig.pos), orig.message)]
-        raise
-    except RecursionError:
-        return None, [error("limit", src, f"{what} is nested too deeply to read")]
+    return read_with(src, what,
+                     lambda: ProseTransformer().transform(parser.parse(src.text, start=start)))
 
 
 def try_prose(src: SourceText, start: str) -> Any:

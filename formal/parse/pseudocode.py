@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from lark import Token, Transformer, UnexpectedInput, v_args
-from lark.exceptions import VisitError
+from lark import Token, Transformer, v_args
 
 from ..base.source import Finding, SourceText, error
 from ..text.lines import kind_of
@@ -26,8 +25,8 @@ from .grammars import (
     PSEUDO_MEMO,
     Reject,
     guard_size,
-    parse_error,
     pseudo_parser,
+    read_with,
     remember,
 )
 
@@ -243,18 +242,11 @@ def _parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findi
     if not src.text.strip():
         return S.PseudoLine("blank", src), []
     parser = pseudo_parser()  # a broken grammar file is an internal error, not a finding
-    try:
-        tree = parser.parse(src.text)
-        value = PseudoTransformer(src).transform(tree)
-    except UnexpectedInput as exc:
-        return None, [parse_error(src, exc, "this formula")]
-    except VisitError as exc:
-        orig = exc.orig_exc
-        if isinstance(orig, Reject):
-            return None, [error("parse", src.span(orig.pos), orig.message)]
-        raise
-    except RecursionError:
-        return None, [error("limit", src, "this line is nested too deeply to read")]
+    value, findings = read_with(src, "this formula",
+                                lambda: PseudoTransformer(src).transform(parser.parse(src.text)),
+                                nested="this line")
+    if findings:
+        return None, findings
     if not isinstance(value, S.PseudoLine):  # pragma: no cover - the grammar's start is line
         return S.PseudoLine("blank", src), []
     return value, []
