@@ -45,6 +45,12 @@ UNIT_UE8M0 = 0x7F7F7F7F
 SCALE_VEC = {"mxf4": "2X", "mxf8f6f4": "1X"}
 
 
+def module_filename(stem: str, text: str) -> str:
+    """A file name unique to the module's text: CuPy caches loaded modules by path, so a
+    reused path would silently run the previous kernel."""
+    return f"{stem}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.ptx"
+
+
 @dataclass(frozen=True)
 class Module:
     """One variant's PTX module: its text and the entry point of each selector."""
@@ -56,13 +62,8 @@ class Module:
     words_out: int
 
     @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
-
-    @property
     def filename(self) -> str:
-        """A file name unique to the text (CuPy caches loaded modules by path)."""
-        return f"{safe_name(self.variant)}-{self.digest}.ptx"
+        return module_filename(safe_name(self.variant), self.text)
 
     def entry(self, selector: int | None) -> str:
         for s, name in self.entries:

@@ -29,13 +29,12 @@ to ``out[(t * 128 + x) * WD + j]``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, assembles_for, ptx_version
-from .ptx import assemble, ptxas_path
+from .ptx import assemble, module_filename, ptxas_path
 
 SMEM_BYTES = 40960  # wgmma: A (<= 8 KB with the 128-byte swizzle) + B (<= 32 KB)
 MOVE_SMEM_BYTES = 2048
@@ -48,13 +47,8 @@ class MatrixModule:
     entry: str = "k"
 
     @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
-
-    @property
     def filename(self) -> str:
-        """Unique to the text: CuPy caches modules by path."""
-        return f"{self.variant.key.replace('.', '_')}-{self.digest}.ptx"
+        return module_filename(self.variant.key.replace(".", "_"), self.text)
 
 
 def _vec(names: Iterable[str]) -> str:
