@@ -86,7 +86,10 @@ def _options(args: argparse.Namespace) -> Any:
         from .prove.evidence import Evidence, default_dir
         path = default_dir() if where in (None, "auto") else where
         if path is not None:
-            evidence = Evidence.load(path)
+            try:
+                evidence = Evidence.load(path)
+            except (OSError, ValueError) as exc:
+                raise UsageError(f"--evidence: {exc}") from exc
     return Options(timeout_ms=int(args.timeout * 1000),
                    cross_check=args.cross_check != "off", evidence=evidence,
                    disk_cache=not getattr(args, "no_cache", False), progress=_progress())

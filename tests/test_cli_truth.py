@@ -387,3 +387,15 @@ def test_a_document_with_nothing_to_check_is_not_a_pass(capsys: pytest.CaptureFi
     for argv in (("diff", str(other), str(other)), ("extract", str(other))):
         code, _out, err = run(capsys, *argv)
         assert code == 2 and "nothing in it was checked" in err, argv
+
+
+def test_evidence_that_is_not_there_is_a_usage_error(capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    empty = tmp_path / "evidence"
+    empty.mkdir()
+    code, _out, err = run(capsys, "evidence", str(empty))
+    assert code == 2 and f"no evidence files (*.json) in {empty}" in err
+    for where in (str(empty), str(tmp_path / "missing")):
+        code, _out, err = run(capsys, "prove", "--evidence", where)
+        assert code == 2 and err.startswith("ptxlayout: --evidence: no evidence"), err
+        assert "internal error" not in err

@@ -142,6 +142,8 @@ class Evidence:
         p = Path(path)
         if p.is_dir():
             paths = sorted(p.glob("*.json"))
+            if not paths:
+                raise FileNotFoundError(f"no evidence files (*.json) in {p}")
         elif p.is_file():
             paths = [p]
         else:
