@@ -102,8 +102,8 @@ def parse_row(row: TableRow, header: TableRow | None,
         elements = fr.elements
         if elements is not None:
             shift = fr.elements_pos
-            elements = S.ElementList(tuple(replace(it, pos=it.pos - shift)
-                                           for it in elements.items))
+            elements = replace(elements, items=tuple(replace(it, pos=it.pos - shift)
+                                                     for it in elements.items))
         return S.TableFacts(src, fr.types, fr.fragment, src, elements, esrc, hdr, hdr_src)
     tsrc = cells[0]
     tvalue, errs = parse_prose(tsrc, "type_cell", "the type cell")
@@ -124,7 +124,11 @@ def parse_row(row: TableRow, header: TableRow | None,
         else:
             elements, errs = parse_prose(esrc, "element_list", "the element list")
             findings.extend(unreadable(errs, "the element list is not checked"))
-    return S.TableFacts(tsrc, tvalue[0], frag, fsrc, elements, esrc, hdr, hdr_src)
+    n_set = None
+    if len(cells) > 3 and cells[3].text.strip():  # wgmma: a column of legal N
+        n_set, errs = parse_prose(cells[3], "n_cell", "the N column")
+        findings.extend(errs)
+    return S.TableFacts(tsrc, tvalue[0], frag, fsrc, elements, esrc, hdr, hdr_src, n_set)
 
 
 def _parse_part(part: TypeBlock, findings: list[Finding]) -> ParsedPart:

@@ -103,6 +103,84 @@ class ProseTransformer(Transformer[Token, Any]):
     def count_words(self, c: list[Token]) -> S.Count:
         return _count_from_words(c)
 
+    def count(self, c: list[Any]) -> S.Count:
+        return c[0]  # the ``count_per_n`` alternative
+
+    def count_per_n(self, c: list[Token]) -> S.Count:
+        d = int_literal(c[1])
+        if d <= 0:
+            raise Reject(c[1].start_pos or 0, f"'N/{d}' is not a count")
+        return S.Count(0, f"N/{d}", c[0].start_pos or 0, d)
+
+    def list_param(self, c: list[Token]) -> S.ListItem:
+        return S.ListItem("param", str(c[0]), c[0].start_pos or 0)
+
+    def n_def(self, c: list[Token]) -> tuple[str, int, int]:
+        return (str(c[0]), int_literal(c[2]), int_literal(c[3]))
+
+    def n_items(self, c: list[Token]) -> tuple[int, ...]:
+        """``1, 2, ... , 32`` / ``1,..,4``: the integers, an ellipsis continuing the step of
+        the two before it (or 1)."""
+        out: list[int] = []
+        gap = False
+        for t in c:
+            if t.type == "ELLIPSIS":
+                gap = True
+            elif t.type == "INT":
+                v = int_literal(t)
+                if gap and out:
+                    step = out[-1] - out[-2] if len(out) > 1 else 1
+                    if step <= 0 or v < out[-1] or (v - out[-1]) // step > 4096:
+                        raise Reject(t.start_pos or 0, "this '...' does not count up")
+                    out.extend(range(out[-1] + step, v, step))
+                    gap = False
+                out.append(v)
+        return tuple(out)
+
+    def n_alt(self, c: list[Any]) -> tuple[int, ...]:
+        k = int_literal(c[0])
+        items = next(x for x in c if isinstance(x, tuple))
+        return tuple(k * i for i in items)
+
+    def n_values(self, c: list[Any]) -> S.NSet:
+        return S.NSet(tuple(sorted({n for alt in c if isinstance(alt, tuple) for n in alt})))
+
+    def n_cell(self, c: list[Any]) -> S.NSet:
+        return c[0]
+
+    def n_elsewhere(self, c: list[Token]) -> S.NSet:
+        return S.NSet((), True)
+
+    def n_where(self, c: list[Any]) -> tuple[tuple[tuple[str, int, int], ...], S.NSet | None]:
+        params = tuple(x for x in c if isinstance(x, tuple))
+        nset = next((x for x in c if isinstance(x, S.NSet)), None)
+        return params, nset
+
+    def element_list_n(self, c: list[Any]) -> S.ElementList:
+        params, nset = c[-1]
+        return S.ElementList(tuple(x for x in c[:-1] if isinstance(x, S.ListItem)), params,
+                             nset)
+
+    def wgmma_title(self, c: list[Any]) -> S.SectionTitle:
+        number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
+                       and t.type == "SECNUM"), "")
+        sparse = any(isinstance(t, Token) and t.type == "SPARSE" for t in c)
+        instr = next(t for t in c if isinstance(t, Token) and t.type == "WGMMA_INSTR")
+        return S.SectionTitle(number, sparse, str(instr).rsplit(".", 1)[1], S.Qualifier(),
+                              "wgmma")
+
+    def move_title(self, c: list[Any]) -> S.SectionTitle:
+        """``ldmatrix.m8n8.x4.trans.b16``: the shape is the variant (``m8n8.x4.trans``) and
+        the element type is the title's type."""
+        number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
+                       and t.type == "SECNUM"), "")
+        instr = next(t for t in c if isinstance(t, Token) and t.type == "MOVE_INSTR")
+        name, _, rest = str(instr).partition(".")
+        variant, _, elem = rest.rpartition(".")
+        return S.SectionTitle(number, False, variant,
+                              S.Qualifier(((elem, (instr.start_pos or 0) + len(str(instr))
+                                            - len(elem)),)), name)
+
     def types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
         return tuple(str(t)[1:] for t in c if t.type == "TYPE"), c[0].start_pos or 0
 
@@ -242,6 +320,8 @@ class ProseTransformer(Transformer[Token, Any]):
                            tuple(v for k, v, _ in c if k == "word"))
 
     def section_title(self, c: list[Any]) -> S.SectionTitle:
+        if len(c) == 1 and isinstance(c[0], S.SectionTitle):
+            return c[0]
         number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
                        and t.type == "SECNUM"), "")
         sparse = any(isinstance(t, Token) and t.type == "SPARSE" for t in c)

@@ -14,7 +14,7 @@ For the line ``row = groupID + 8   for ai where i >= 4`` the parser yields::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..base.source import SourceText
 
@@ -182,6 +182,11 @@ class Count:
     value: int
     text: str
     pos: int = 0
+    per_n: int = 0  # ``N/4``: the count is N / per_n, value 0 until N is chosen (wgmma)
+
+    def at(self, n: int) -> Count:
+        """The count for one N (``N/4`` at N = 64 is 16); a plain count is itself."""
+        return Count(n // self.per_n, self.text, self.pos) if self.per_n else self
 
 
 @dataclass(frozen=True)
@@ -217,14 +222,50 @@ class FigureFacts:
 
 @dataclass(frozen=True)
 class ListItem:
-    kind: str  # "name" | "ellipsis" | "sep"
+    kind: str  # "name" | "ellipsis" | "sep" | "param" (dX of a wgmma list)
     text: str
     pos: int
 
 
 @dataclass(frozen=True)
+class NSet:
+    """The legal N of a wgmma element list (``N = 8*i where i = {1, 2, ... , 32}``)."""
+
+    values: tuple[int, ...] = ()
+    elsewhere: bool = False  # "N depends on .dtype, as described in the next column"
+
+
+@dataclass(frozen=True)
 class ElementList:
+    """``a0, a1, ..., a7``; a wgmma list may end in ``dX, dY, dZ, dW where X = N/2 - 4 ...``:
+    ``params`` maps each letter to (divisor, subtrahend), ``n`` holds the N set."""
+
     items: tuple[ListItem, ...]
+    params: tuple[tuple[str, int, int], ...] = ()
+    n: NSet | None = None
+
+    def at(self, n: int) -> ElementList:
+        """The list for one N: ``dX`` with X = N/2 - 4 at N = 16 is ``d4``."""
+        if not self.params:
+            return self
+        value = {k: n // d - m for k, d, m in self.params}
+        items = tuple(ListItem("name", f"{it.text[0]}{value[it.text[1]]}", it.pos)
+                      if it.kind == "param" and it.text[1] in value else it
+                      for it in self.items)
+        names = [it for it in items if it.kind == "name"]
+        if len({it.text for it in names}) == len(names):
+            return ElementList(items)
+        # the pattern's ends overlap at a small N (N = 8: d0..d3, ..., dX..dW is d0..d3):
+        # the list is its distinct names, in order
+        seen: dict[str, ListItem] = {}
+        for it in names:
+            seen.setdefault(it.text, it)
+        out: list[ListItem] = []
+        for it in seen.values():
+            if out:
+                out.append(ListItem("sep", ",", it.pos))
+            out.append(it)
+        return ElementList(tuple(out))
 
 
 @dataclass(frozen=True)
@@ -263,6 +304,7 @@ class SectionTitle:
     sparse: bool
     shape: str
     qualifier: Qualifier = field(default_factory=Qualifier)
+    instruction: str = "mma"  # "mma" | "wgmma" (shape m64nNk16: N is a parameter)
 
 
 @dataclass(frozen=True)
@@ -305,3 +347,22 @@ class TableFacts:
     elements_src: SourceText | None
     header: Header | None
     header_src: SourceText | None
+    n_set: NSet | None = None  # a wgmma row's own N column ("N = 8*i where i = {...}")
+
+    @property
+    def legal_n(self) -> NSet | None:
+        """The N this wgmma row stands for: its element list's set, else its N column."""
+        if self.elements is not None and self.elements.n is not None \
+                and self.elements.n.values:
+            return self.elements.n
+        return self.n_set
+
+    def at(self, n: int) -> TableFacts:
+        """The row for one N: ``N/4`` registers and ``dX`` element names made concrete."""
+        frag = self.fragment
+        if frag is not None:
+            frag = replace(frag, registers=frag.registers.at(n),
+                           per_register=frag.per_register.at(n) if frag.per_register else None,
+                           total=frag.total.at(n) if frag.total else None)
+        elements = self.elements.at(n) if self.elements is not None else None
+        return replace(self, fragment=frag, elements=elements)

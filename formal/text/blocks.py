@@ -100,7 +100,7 @@ def section_number(text: str) -> str:
 def strip_markup(src: SourceText) -> SourceText:
     """Remove Markdown inline markup, keeping each kept character's position.
 
-    Backticks go; ``[text](url)`` keeps ``text``; ``[](url "Permalink ...")`` and
+    Backticks and ``**`` (bold) go; ``[text](url)`` keeps ``text``; ``[](url "Permalink ...")`` and
     ``![alt](url)`` vanish entirely (a figure line is handled before this is called).
     """
     text = src.text
@@ -115,6 +115,9 @@ def strip_markup(src: SourceText) -> SourceText:
         ch = text[k]
         if ch == "\\" and k + 1 < n and text[k + 1] in "*_[]()#|`\\":
             keep.append(k + 1)
+            k += 2
+            continue
+        if ch == "*" and k + 1 < n and text[k + 1] == "*":  # **bold**
             k += 2
             continue
         if ch == "[":

@@ -29,9 +29,11 @@ from ..base.grammar_files import build_parser
 # the phrases of the PHRASE terminal that open a new block of prose (glued or not)
 _OPENERS = ("Matrix fragments", "Matrix Fragments", "Multiplicand A", "Multiplicand B",
             "Accumulators", "Metadata:", "The layout of", "The row and column",
-            "Same as Matrix", "Fragment layout for")
+            "Same as Matrix", "Fragment layout for", "Accumulator D", "Source registers",
+            "Destination registers")
 _OTHER = ("Figure", "A warp", "Elements of", "In this section", "Tk:", "For matrix")
 _OPERANDS = {"Multiplicand A": "A", "Multiplicand B": "B", "Accumulators": "C/D",
+             "Accumulator D": "C/D", "Source registers": "A", "Destination registers": "C/D",
              "Metadata": "metadata", "Metadata:": "metadata"}
 
 

@@ -8,6 +8,7 @@ its unquoted form, at the column where its first cell starts.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from ..base.source import SourceText
 from .blocks import Block, clean_text, line_text, strip_markup
@@ -135,7 +136,9 @@ def _md_table(lines: list[SourceText]) -> Iterator[Block]:
         if set(t) <= set("|-: "):
             header_done = True
             continue
-        cells = tuple(clean_text(strip_markup(c)) for c in cells_of(ln))
+        # a cell's line breaks (``<br>``) are spaces: the same length keeps the columns
+        cells = tuple(clean_text(strip_markup(replace(c, text=c.text.replace("<br>", "    "))))
+                      for c in cells_of(ln))
         is_header = not header_done and k + 1 < len(lines) and \
             set(lines[k + 1].text.strip()) <= set("|-: ")
         yield Block("row", cells[0] if cells else ln, cells, header=is_header)
