@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
+from .base.records import expand
 from .model.layout import Layout, Model
 from .model.resolve import build
 from .out.diff import Change, diff_models
@@ -94,7 +95,7 @@ def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     The GPU runner and the evidence check take these as data."""
     fixed = model_of([], corrections=True).layouts
     doc = json.loads(to_json(fixed, model_of([]).layouts))
-    return list(doc["layouts"]), list(doc["errata"])
+    return expand(doc["layouts"]), list(doc["errata"])
 
 
 def find(layouts: Sequence[Layout], query: str) -> list[Layout]:

@@ -26,6 +26,7 @@ thread and D in 32 ``.f32`` registers a thread (64 x 64 / 128 threads).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .variants import TARGET_PTX, TYPE_BITS, Variant, parse_arch
@@ -281,6 +282,47 @@ MATRIX_VARIANTS: tuple[MatrixVariant, ...] = tuple(_moves() + _wgmma_selected())
 BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
 
 
+# The executor's name of each register operand of a run (``formal.execute.matrix.operands``)
+# and the operand a layout of the catalog gives it: ldmatrix's ``r`` are its destination
+# registers (C/D), stmatrix's its source (A), movmatrix's ``a`` / ``d`` its source and
+# destination.
+CATALOG_OPERAND: dict[tuple[str, str], str] = {
+    ("ldmatrix", "r"): "C/D", ("stmatrix", "r"): "A", ("movmatrix", "a"): "A",
+    ("movmatrix", "d"): "C/D", ("wgmma", "A"): "A", ("wgmma", "C/D"): "C/D",
+}
+
+
+def run_operand(instruction: str, operand: str) -> str | None:
+    """The executor's name (``r``, ``a``, ``d``, ``A``, ``C/D``) of a layout's operand."""
+    for (ins, op), cat in CATALOG_OPERAND.items():
+        if ins == instruction and cat == operand:
+            return op
+    return None
+
+
+def serves(v: MatrixVariant, op: str, instruction: str, shape: str, operand: str,
+           types: Sequence[str], n_values: Sequence[int] = ()) -> bool:
+    """Does a layout (its instruction, shape as spelled -- ``m8n8.x4.trans``,
+    ``m64nNk16`` --, operand, types, and the N it is stated for) give operand ``op`` of a
+    run of ``v``?  ``catalog:ldmatrix.m8n8.x4.trans.b16`` gives ``r`` of
+    ``ldmatrix.m8n8.x4.trans.b16``; ``catalog:wgmma.m64nNk16.D.f32`` (N = 8..256) gives
+    ``C/D`` of ``wgmma.m64n64k16.f32.f16.f16.rs``."""
+    if instruction != v.instruction or operand != CATALOG_OPERAND.get((v.instruction, op)):
+        return False
+    if v.wgmma:
+        family = f"m64nNk{v.k}"
+        if operand == "A":
+            return shape in (v.shape, family) and v.a in types
+        return v.c in types and (shape == v.shape or (shape == family and v.n in n_values))
+    parts = shape.split(".")
+    if parts[0] != v.shape or v.a not in types:
+        return False
+    if v.instruction == "movmatrix":
+        return True
+    num = next((int(p[1:]) for p in parts[1:] if p[:1] == "x" and p[1:].isdigit()), 1)
+    return num == v.num and ("trans" in parts[1:]) == v.trans
+
+
 def variant(key: str) -> MatrixVariant:
     """The row of ``key``, also for a wgmma N outside the evidence selection."""
     if key in BY_KEY:
@@ -292,4 +334,5 @@ def variant(key: str) -> MatrixVariant:
 
 
 __all__ = ["MatrixVariant", "MATRIX_VARIANTS", "BY_KEY", "variant", "wgmma_variants",
+           "CATALOG_OPERAND", "run_operand", "serves",
            "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES"]

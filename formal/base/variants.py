@@ -60,6 +60,8 @@ COUNT_WORDS: dict[str, int] = {
 }
 
 OPERANDS = ("A", "B", "C/D", "metadata")
+# The warp-level matrix moves: their fragments are stated per variant (``ldmatrix.m8n8.x4.b16``)
+MOVES = ("ldmatrix", "stmatrix", "movmatrix")
 ELEMENT_LETTER = {"A": "a", "B": "b", "C/D": "c", "metadata": "m"}
 HEADER_NAMES = {"A": ("atype",), "B": ("btype",), "C/D": ("ctype", "dtype")}
 

@@ -62,6 +62,7 @@ import numpy as np
 
 from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, runs_on, variant
+from ..base.records import expand
 from . import matrix as mx
 from . import ptx_matrix
 from .record import dumps_evidence
@@ -347,7 +348,7 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
         got = dev.move(v, t)
         table = mx.discovered(v, maps, t, got)
         op = "d" if v.instruction == "movmatrix" else "r"
-        h = cell_table_hash(v.instruction, v.shape, op, "cells", table)
+        h = cell_table_hash(*maps[op].label, "cells", table)
         run.discovered_hashes = {op: h}
         same = h == hashes[op]
         run.result = "match" if same else "mismatch"
@@ -529,7 +530,7 @@ def load(path: str) -> list[dict[str, Any]]:
     recs = doc.get("layouts") if isinstance(doc, dict) else None
     if not isinstance(recs, list):
         raise ValueError(f"{path}: not a layouts export (no 'layouts' list)")
-    return recs
+    return expand(recs)
 
 
 def table(runs: Sequence[Mapping[str, Any]]) -> str:

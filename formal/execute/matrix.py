@@ -38,6 +38,7 @@ import numpy as np
 
 from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import MatrixVariant
+from ..base.matrix_variants import serves as matrix_serves
 from ..base.variants import TYPE_BITS
 from . import cpu, numbers
 
@@ -61,20 +62,10 @@ def operands(v: MatrixVariant) -> tuple[str, ...]:
 
 
 def serves(v: MatrixVariant, operand: str, rec: Mapping[str, Any]) -> bool:
-    """Does the exported record describe ``operand`` of ``v``?"""
-    if rec.get("instruction") != v.instruction or rec.get("operand") != operand:
-        return False
-    types = set(rec.get("types") or ())
-    if v.wgmma:
-        shape = str(rec.get("shape"))
-        # A's fragment is the same for every N: its record may be parametric (m64nNk16)
-        same = shape == v.shape or (operand == "A" and shape == f"m64nNk{v.k}")
-        return same and (v.a if operand == "A" else v.c) in types
-    if rec.get("shape") != v.shape or v.a not in types:
-        return False
-    if v.instruction == "movmatrix":
-        return True
-    return int(rec.get("num") or 0) == v.num and bool(rec.get("trans")) == v.trans
+    """Does the exported record describe ``operand`` (the executor's name) of ``v``?"""
+    return matrix_serves(v, operand, str(rec.get("instruction")), str(rec.get("shape")),
+                         str(rec.get("operand")), tuple(rec.get("types") or ()),
+                         tuple(int(n) for n in rec.get("n") or ()))
 
 
 def records_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) \
@@ -97,6 +88,9 @@ class FragMap:
     tile: tuple[int, int]
     map_hash: str
     layout_id: str = ""
+    # (instruction, shape, operand) the record's table is hashed under: a map the hardware
+    # shows is hashed under the same, so that it equals the record's when the cells do
+    label: tuple[str, str, str] = ("", "", "")
 
     @property
     def threads(self) -> int:
@@ -113,10 +107,14 @@ class FragMap:
 
 
 def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int,
-             matrix_rows: int = 0) -> FragMap:
-    """Index arrays of a record; every (thread, element) must have a cell in ``tile``."""
+             matrix_rows: int = 0, concrete: str = "") -> FragMap:
+    """Index arrays of a record; every (thread, element) must have a cell in ``tile``.  A
+    record stated for every N (``n``: wgmma's D) gives its first ``n`` elements a thread,
+    hashed as the layout at that N, of shape ``concrete`` (``m64n64k16``)."""
     lid = str(rec.get("id", ""))
     cells = rec.get("cells") or []
+    if rec.get("n"):  # stated for every N: the layout at this N is each thread's first n
+        cells = [c for c in cells if int(c["element"]) < n]
     row = np.full((threads, n), -1, dtype=np.int64)
     col = np.full((threads, n), -1, dtype=np.int64)
     for c in cells:
@@ -132,9 +130,11 @@ def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int
     if not inside.all():
         t, i = (int(x[0]) for x in np.nonzero(~inside))
         raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
-    h = str(rec.get("map_hash") or "") or cell_table_hash(
-        str(rec["instruction"]), str(rec["shape"]), str(rec["operand"]), "cells", cells)
-    return FragMap(str(rec["operand"]), row, col, tile, h, lid)
+    label = (str(rec["instruction"]), (concrete if rec.get("n") else "") or str(rec["shape"]),
+             str(rec["operand"]))
+    h = (str(rec.get("map_hash") or "") if not rec.get("n") else "") or \
+        cell_table_hash(*label, "cells", cells)
+    return FragMap(str(rec["operand"]), row, col, tile, h, lid, label)
 
 
 def maps_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) -> dict[str, FragMap]:
@@ -147,7 +147,8 @@ def maps_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) -> dict[str
             raise LayoutError(f"{v.key}: no layout with a cell table for operand {op}")
         if v.wgmma:
             tile = (64, v.k) if op == "A" else (64, v.n)
-            out[op] = frag_map(rec, 128, tile, v.elements("A" if op == "A" else "D"))
+            out[op] = frag_map(rec, 128, tile, v.elements("A" if op == "A" else "D"),
+                               concrete=v.shape)
         elif v.instruction == "movmatrix":
             out[op] = frag_map(rec, 32, (8, 8), 2)
         else:

@@ -17,6 +17,7 @@ import sympy as sp
 from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import (
     ELEMENT_LETTER,
+    MOVES,
     Shape,
     legal_types,
 )
@@ -281,6 +282,12 @@ def _pos(e: Any) -> int:
 # ---- layouts of one section ----------------------------------------------------------------------
 
 
+def element_letter(instruction: str, operand: str) -> str:
+    """``a``, ``b``, ``c``, ``m``; wgmma's accumulator elements are ``d0, d1, ...``."""
+    moves = instruction.startswith("wgmma") or instruction in MOVES
+    return "d" if moves and operand == "C/D" else ELEMENT_LETTER[operand]
+
+
 def types_of_title(title: S.SectionTitle) -> tuple[str, ...]:
     return tuple(t for t, _ in title.qualifier.types)
 
@@ -289,6 +296,8 @@ def layout_id(doc_label: str, instruction: str, shape: str, operand: str,
         types: Sequence[str], arrangement: str = "") -> str:
     """``catalog:mma.m16n8k16.A.f16-bf16``; ``catalog:mma.m8n8k4.A.f16.row``."""
     op = {"A": "A", "B": "B", "C/D": "CD", "metadata": "meta"}[operand]
+    if instruction.startswith("wgmma") and operand == "C/D":
+        op = "D"  # wgmma has no C operand: D is the accumulator
     t = "-".join(types) if types else "any"
     tail = f".{arrangement}" if arrangement else ""
     return f"{doc_label}:{instruction}.{shape}.{op}.{t}{tail}"
@@ -304,17 +313,19 @@ class SectionContext:
     shape: Shape
     findings: list[Finding] = field(default_factory=list)
     provenance: str = "text"
+    shape_text: str = ""  # the id's shape where it is not str(shape): wgmma's m64nNk16 A
 
 
 def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> list[Layout]:
     operand = pb.block.operand
     part = pp.part
-    letter = ELEMENT_LETTER[operand]
+    letter = element_letter(ctx.instruction, operand)
     label_types = pp.label.types if pp.label is not None else ()
     arrangement = pp.label.arrangement if pp.label is not None else ""
     program = pp.program
     formulas: list[Formula] = []
-    lanes = LANES * WARPGROUP if _names_warpid(program) else LANES
+    warpgroup = _names_warpid(program) or ctx.instruction.startswith("wgmma")
+    lanes = LANES * WARPGROUP if warpgroup else LANES
     builder = _Builder(program, letter, lanes)
     targets = ("row", "col") if not (ctx.instruction == "mma.sp" and operand == "A") \
         else ("row", "firstcol", "lastcol")
@@ -334,13 +345,14 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
     for types, tf in groups:
         span = (tf.source if tf else (part.label or pb.block.heading)).span(0)
         out.append(Layout(
-            id=layout_id(ctx.doc_label, ctx.instruction, str(ctx.shape), operand, types,
-                   arrangement),
+            id=layout_id(ctx.doc_label, ctx.instruction, ctx.shape_text or str(ctx.shape),
+                         operand, types, arrangement),
             document=ctx.doc.name, section=ctx.title.number or ctx.section.number,
             title=ctx.section.title.text.strip(), span=span, instruction=ctx.instruction,
             shape=ctx.shape, operand=operand, types=types, source=source,
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
             title_types=title_types, arrangement=arrangement, lanes=lanes,
+            shape_name=ctx.shape_text,
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
             incomplete=bool(program.unparsed)))
     return out
@@ -485,6 +497,10 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
     section, title = ps.section, ps.title
     if title is None:
         return [], []
+    if title.instruction == "wgmma":
+        return wgmma_layouts(doc, doc_label, ps, title, provenance, findings), []
+    if title.instruction in MOVES:
+        return move_layouts(doc, doc_label, ps, title, provenance, findings), []
     shape = Shape.parse(title.shape)
     if shape is None:  # pragma: no cover - the grammar only admits mNnNkN
         return [], []
@@ -517,6 +533,98 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
     out = with_section_context(out, out)
     refs = [(ctx, src, value) for src, value in ps.references]
     return out, refs
+
+
+# ---- wgmma: warpgroup fragments, the accumulator once for every legal N ---------------------
+
+
+def wgmma_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.SectionTitle,
+                  provenance: str, findings: list[Finding]) -> list[Layout]:
+    """A wgmma section: A once (its tile, 64 x K, does not depend on N; its id keeps
+    ``m64nNk16``), each accumulator row once for every N of its element list (``N = 8 * i
+    where i = {1,..,32}``): ``wgmma.m64nNk16.D.f32`` has the shape at the largest N and
+    ``n_values`` (8, 16, .., 256); ``Layout.at(64)`` is the layout at N = 64 (``N/2``
+    registers and ``dX`` made concrete).  A row that names no N takes the row above's (the
+    spec merges the cell)."""
+    shape = Shape.parse(title.shape.replace("nN", "n8"))
+    if shape is None or shape.m != 64 or shape.k < 1 or 64 * shape.k > MAX_TILE_CELLS:
+        findings.append(error("limit", ps.section.title.strip(),
+                              f"the wgmma shape {title.shape} is not m64nNk<K> with a tile "
+                              f"of at most {MAX_TILE_CELLS} cells"))
+        return []
+    instruction = "wgmma.sp" if title.sparse else "wgmma"
+    ctx = SectionContext(doc, doc_label, ps.section, title, instruction, shape, findings,
+                         provenance, title.shape)
+    out: list[Layout] = []
+    for pb in ps.blocks:
+        if pb.block.operand not in ("A", "C/D"):
+            findings.append(warning("model", pb.block.heading,
+                                    f"a {pb.block.operand} block in a wgmma section is not read "
+                                    "(wgmma's B and metadata come from shared memory or the "
+                                    "catalog)"))
+            continue
+        if not pb.parts:
+            findings.append(warning("model", pb.block.heading,
+                                    f"the {pb.block.operand} block has no table and no formulas"))
+        for pp in pb.parts:
+            if pb.block.operand == "A":
+                out.extend(_layouts_of_part(ctx, pb, pp))
+                continue
+            legal: S.NSet | None = None
+            for row in pp.rows:
+                legal = row.legal_n or legal
+                if legal is None or not legal.values:
+                    findings.append(error("model", row.elements_src or row.source,
+                                          "this wgmma accumulator row names no N "
+                                          "(\"N = 8*i where i = {...}\")"))
+                    continue
+                bad = [n for n in legal.values if n < 1 or 64 * n > MAX_TILE_CELLS]
+                if bad:
+                    findings.append(error("limit", row.elements_src or row.source,
+                                          f"N = {bad[0]} is outside 1..{MAX_TILE_CELLS // 64}"))
+                    continue
+                at = replace(ctx, shape=Shape(64, max(legal.values), shape.k))
+                out.extend(replace(lay, n_values=tuple(sorted(legal.values)))
+                           for lay in _layouts_of_part(at, pb, replace(pp, rows=(row,))))
+    return out
+
+
+# ---- ldmatrix / stmatrix / movmatrix -----------------------------------------------------------
+
+
+def move_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.SectionTitle,
+                 provenance: str, findings: list[Finding]) -> list[Layout]:
+    """A matrix move's fragment, ``ldmatrix.m8n8.x4.b16``: the ``.num`` matrices (here 4 of
+    8 x 8) stacked one above the other make the tile (32 x 8); a cell is (the index of the
+    row address the element comes from, its place in that row).  Source registers are
+    operand A (``a0, a1, ...``), destination registers C/D (``d0, d1, ...``); movmatrix has
+    both, the id ending in ``.a`` / ``.d``."""
+    variant = title.shape  # m8n8.x4.trans
+    base = Shape.parse(variant.split(".")[0] + "k1")
+    num = next((int(p[1:]) for p in variant.split(".")[1:] if p.startswith("x")), 1)
+    if base is None or min(base.m, base.n) < 1 or base.m * num * base.n > MAX_TILE_CELLS:
+        findings.append(error("limit", ps.section.title.strip(),
+                              f"the move {variant} is not m<rows>n<cols> with a small tile"))
+        return []
+    shape = Shape(base.m * num, base.n, base.n)
+    ctx = SectionContext(doc, doc_label, ps.section, title, title.instruction, shape, findings,
+                         provenance, variant)
+    elem = "-".join(types_of_title(title))
+    out: list[Layout] = []
+    for pb in ps.blocks:
+        if pb.block.operand not in ("A", "C/D"):
+            findings.append(warning("model", pb.block.heading, f"a {pb.block.operand} block "
+                                    "of a matrix move is not read"))
+            continue
+        if not pb.parts:
+            findings.append(warning("model", pb.block.heading,
+                                    f"the {pb.block.operand} block has no table and no formulas"))
+        tail = "" if title.instruction != "movmatrix" else \
+            (".a" if pb.block.operand == "A" else ".d")
+        for pp in pb.parts:
+            out.extend(replace(lay, id=f"{doc_label}:{title.instruction}.{variant}.{elem}{tail}")
+                       for lay in _layouts_of_part(ctx, pb, pp))
+    return out
 
 
 def section_a_types(layouts: Sequence[Layout]) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ hash as the exports and the GPU evidence write them.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,4 +271,39 @@ def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None)
     """A hash of the (lane, element) -> cell table: what the GPU confirms.  ``table`` is
     ``cell_rows(lay)`` when the caller has it already."""
     kind, rows = table if table is not None else cell_rows(lay)
-    return cell_table_hash(lay.instruction, str(lay.shape), lay.operand, kind, rows)
+    return cell_table_hash(lay.instruction, lay.shape_text, lay.operand, kind, rows)
+
+
+def prefix_sources(tables: Sequence[tuple[Layout, tuple[str, list[dict[str, Any]]]]]) \
+        -> dict[str, tuple[str, int]]:
+    """Layouts whose cell table is the first E elements of another's: ``{id: (that id, E)}``.
+
+    wgmma's accumulator at N holds elements d0..d(N/2 - 1), and each is where the same
+    element of the N = 256 accumulator is: ``wgmma.m64n8k16.D.f32`` -> ``(the m64n256k16
+    D id, 4)``.  The exports state such a table once and point the others at it; the base
+    is the layout with the most elements (first in order among equals), never itself a
+    reference.  Decided by comparing the tables (``tables``: each layout with its
+    ``cell_rows``), never by the names."""
+    arrays: list[tuple[Layout, np.ndarray, tuple[str, ...]]] = []
+    for lay, (kind, rows) in tables:
+        if kind != "cells" or not rows or "group" in rows[0] or len(rows[0]) != 4:
+            continue
+        arr = np.array([[r["lane"], r["element"], *(r[k] for k in list(r)[2:])] for r in rows],
+                       dtype=np.int64)
+        arrays.append((lay, arr, tuple(rows[0])))
+    buckets: dict[tuple[Any, ...], list[tuple[Layout, np.ndarray]]] = {}
+    order = sorted(range(len(arrays)), key=lambda n: (-arrays[n][0].elements, n))
+    out: dict[str, tuple[str, int]] = {}
+    for n in order:
+        lay, arr, names = arrays[n]
+        first = arr[arr[:, 1] == 0]
+        key = (lay.lanes, names, first.tobytes())
+        bases = buckets.setdefault(key, [])
+        for base, barr in bases:
+            sub = barr[barr[:, 1] < lay.elements]
+            if sub.shape == arr.shape and (sub == arr).all():
+                out[lay.id] = (base.id, lay.elements)
+                break
+        else:
+            bases.append((lay, arr))
+    return out

@@ -11,7 +11,7 @@ line of everything, so the prove stage can place any disagreement.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -20,6 +20,8 @@ import sympy as sp
 from ..base.hashes import formula_hash
 from ..base.source import Finding, SourceText, Span
 from ..base.variants import (
+    ELEMENT_LETTER,
+    MOVES,
     REPLICATED,
     SPARSITY,
     VARIANTS,
@@ -135,6 +137,25 @@ class Layout:
     # a formula line of the block did not parse (reported once, as that line's error): the
     # map is partial, so no formula obligation is decided and no hardware verdict is drawn
     incomplete: bool = False
+    # the shape as the instruction spells it where that is not str(shape): a move's variant
+    # (m8n8.x4.trans, whose tile is the stacked matrices) or wgmma A's m64nNk16
+    shape_name: str = ""
+    # the legal N of a layout stated once for every N (wgmma's accumulator D, ``m64nNk16``):
+    # the shape is at the largest; the layout at N holds the first N * 64 / 128 elements
+    # of each thread (``at``)
+    n_values: tuple[int, ...] = ()
+
+    @property
+    def shape_text(self) -> str:
+        return self.shape_name or str(self.shape)
+
+    def at(self, n: int) -> Layout:
+        """The layout at one N of ``n_values``: the shape at N, the table row at N (``N/2``
+        registers made 32 at N = 64); its map is the first ``elements`` of each thread's."""
+        table = self.table.at(n) if self.table is not None else None
+        return replace(self, shape=replace(self.shape, n=n), table=table, n_values=(),
+                       shape_name="", id=self.id.replace(self.shape_text, f"m{self.shape.m}n"
+                                                         f"{n}k{self.shape.k}", 1))
 
     # -- shape facts
     @property
@@ -202,6 +223,14 @@ class Layout:
             if f.name == name:
                 return f
         return None
+
+    @property
+    def letter(self) -> str:
+        """The elements' letter: ``a0``, ``b0``, ``c0``, ``m0``; ``d0`` for wgmma's D."""
+        if self.operand == "C/D" and (self.instruction.startswith("wgmma")
+                                      or self.instruction in MOVES):
+            return "d"
+        return ELEMENT_LETTER.get(self.operand, "a")
 
     @property
     def short_id(self) -> str:

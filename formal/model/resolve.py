@@ -250,7 +250,7 @@ def _fill_from_catalog(layouts: list[Layout], catalog: list[Layout]) -> list[Lay
                          desc_src=md.desc_src or match.metadata.desc_src)
         out.append(replace(
             lay, formulas=match.formulas, metadata=md if md is not None else match.metadata,
-            source="catalog", reference_of=match.id,
+            lanes=match.lanes, helpers=match.helpers, source="catalog", reference_of=match.id,
             notes=lay.notes + (f"the document gives this layout only as a figure; formulas "
                                f"from {match.id}",)))
     return out

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..base.variants import ELEMENT_LETTER
 from .cells import cells_and_names
 from .layout import Layout
 
@@ -85,7 +84,7 @@ def tv_view(lay: Layout) -> TV | str:
         return "the layout's formulas do not define " + " and ".join(
             n for n in (("row", "firstcol", "lastcol") if lay.sparse_a else ("row", "col"))
             if lay.formula(n) is None)
-    letter = ELEMENT_LETTER.get(lay.operand, "a")
+    letter = lay.letter
     n = lay.elements
     rows, cols = lay.tile
     for t in range(lay.lanes):

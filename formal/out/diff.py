@@ -29,7 +29,6 @@ from typing import Any
 
 import z3
 
-from ..base.variants import ELEMENT_LETTER
 from ..model.cells import map_of
 from ..model.layout import Layout, Model
 from ..prove.confirm import stated_in
@@ -111,7 +110,7 @@ def compare(a: Layout, b: Layout, opts: Options) -> Change:
         raise InternalError(f"diff {key}: the Z3 witness {zp} does not replay")
     p = enum_diff or zp
     s, t, i = p
-    letter = ELEMENT_LETTER[b.operand]
+    letter = b.letter
     names = ma.names
     wa = dict(zip(names, ta[p])) if ta.get(p) else None
     wb = dict(zip(names, tb[p])) if tb.get(p) else None

@@ -1,8 +1,10 @@
 """Is the GPU evidence current?  Every variant a device can run needs a match with today's maps.
 
 CI has no GPU, so it checks that the evidence in ``proofs/evidence`` still covers the layouts:
-for each variant of ``formal.base.variants`` the evidence's device can run and the layouts
-describe, a ``match`` run whose layout hashes (``cell_table_hash``) equal the current ones; and
+for each variant of ``formal.base.variants`` (and of ``formal.base.matrix_variants``: the moves
+and wgmma, with the maps the executor takes from the layouts) the evidence's device can run
+and the layouts describe, a ``match`` run whose layout hashes (``cell_table_hash``) equal the
+current ones; and
 for each erratum layout (the spec as written, where ``corrections.md`` changes a map) a
 ``mismatch`` on every variant it serves.  Take m16n8k16 ``.f16``: if the catalog's A map changes,
 its hash changes, the old run no longer counts, and ``stale`` names the variant ("the layouts
@@ -78,6 +80,35 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
                     out.append(f"{label}: the spec's erratum layout {lid} as written gave "
                                f"'{ran[-1].result}' on {ran[-1].file.where}, not the "
                                "mismatch that refutes it")
+    return out + _stale_matrix(evidence, records, target)
+
+
+def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: int) \
+        -> list[str]:
+    """The same for the moves and wgmma (``formal.base.matrix_variants``): a bit-exact
+    ``check`` of each variant the device runs, with the maps the executor would take from
+    the current layouts (a wgmma accumulator's at the run's N)."""
+    from ..base.matrix_variants import MATRIX_VARIANTS
+    from ..base.matrix_variants import runs_on as matrix_runs_on
+    from ..base.records import expand
+    from ..execute import matrix as mx
+
+    full = expand(records)
+    out = []
+    for v in MATRIX_VARIANTS:
+        if not matrix_runs_on(v, sm):
+            continue
+        try:
+            want = mx.hashes(mx.maps_for(v, full))
+        except mx.LayoutError:
+            continue  # the layouts do not describe it: no evidence is due
+        runs = [r for r in evidence.runs_of([v.key]) if r.mode == "check"]
+        if not any(r.result == "match" and _packed_with(r, want) for r in runs):
+            why = "no run" if not runs else (
+                f"last run {runs[-1].result}" if runs[-1].result != "match"
+                else "the layouts changed since " + runs[-1].file.date[:10])
+            out.append(f"{v.key}: no hardware match for the current layouts ({why}; "
+                       + ", ".join(f"{k} {h}" for k, h in want.items()) + ")")
     return out
 
 

@@ -23,6 +23,14 @@ the GPU executor needs only numpy and CuPy, so it reads layouts from this JSON:
                  }],
      "errata": [ ...the same records... ]                           --corrections only}
 
+A table is stated once: a record whose cells are the first E elements of each thread of an
+earlier or later record's (``model.cells.prefix_sources``, decided by comparing the tables)
+carries ``"cells_from": {"id", "elements": E}`` instead of ``cells``; ``base.records.expand``
+spells them out again and checks each against its ``map_hash``.  A layout stated for every N
+(wgmma's accumulator ``wgmma.m64nNk16.D.f32``) has its cells at the largest N and ``"n"``,
+the legal N: its layout at N is each thread's first N * 64 / 128 elements.  Cells are written
+one object a line.
+
 ``map_hash`` is a hash of the cell table itself, so two layouts with different formulas but
 the same map share it; GPU evidence records it, and CI compares it with the current
 layouts to find stale evidence.
@@ -54,7 +62,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..model.cells import cell_rows, cells_and_names, map_hash
+from ..model.cells import cell_rows, cells_and_names, map_hash, prefix_sources
 from ..model.layout import Layout
 
 
@@ -71,15 +79,21 @@ def register_facts(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[
     return {"kind": fr.register_kind, "count": fr.registers.value, "per_register": per}
 
 
-def layout_record(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[str, Any]:
-    kind, rows = cell_rows(lay)
+def layout_record(lay: Layout, by_id: dict[str, Layout] | None = None,
+                  table: tuple[str, list[dict[str, Any]]] | None = None,
+                  cells_from: tuple[str, int] | None = None) -> dict[str, Any]:
+    """The record of one layout; with ``cells_from`` (its table is the first E elements of
+    that layout's, ``prefix_sources``) the record points there instead of listing cells."""
+    kind, rows = table if table is not None else cell_rows(lay)
     rec: dict[str, Any] = {
-        "id": lay.id, "instruction": lay.instruction, "shape": str(lay.shape),
+        "id": lay.id, "instruction": lay.instruction, "shape": lay.shape_text,
         "operand": lay.operand, "types": list(lay.types), "tile": list(lay.tile),
         "elements_per_thread": lay.elements, "source": lay.source,
         "map_hash": map_hash(lay, (kind, rows)) if rows else None,
         "register": register_facts(lay, by_id),
     }
+    if lay.n_values:
+        rec["n"] = list(lay.n_values)
     if lay.arrangement:
         rec["arrangement"] = lay.arrangement
     rep = lay.groups
@@ -87,7 +101,10 @@ def layout_record(lay: Layout, by_id: dict[str, Layout] | None = None) -> dict[s
         rec["groups"] = {"name": rep[0], "count": rep[1]}
     if lay.operand == "metadata" and lay.metadata is not None:
         rec["selectors"] = list(lay.metadata.selectors)
-    rec[kind] = rows
+    if cells_from is not None:
+        rec["cells_from"] = {"id": cells_from[0], "elements": cells_from[1]}
+    else:
+        rec[kind] = rows
     return rec
 
 
@@ -112,13 +129,32 @@ def erratum_records(as_written: Sequence[Layout], corrected: Sequence[Layout]) \
 
 
 def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None) -> str:
-    """The layouts as JSON; with ``errata`` (the spec's layouts that ``layouts`` correct),
-    also the ``errata`` list of ``erratum_records``."""
+    """The layouts as JSON, each table stated once (``cells_from``); with ``errata`` (the
+    spec's layouts that ``layouts`` correct), also the ``errata`` list of
+    ``erratum_records`` (whole tables)."""
     by_id = {lay.id: lay for lay in layouts}
-    doc: dict[str, Any] = {"layouts": [layout_record(lay, by_id) for lay in layouts]}
+    tables = [(lay, cell_rows(lay)) for lay in layouts]
+    refs = prefix_sources(tables)
+    doc: dict[str, Any] = {"layouts": [layout_record(lay, by_id, t, refs.get(lay.id))
+                                       for lay, t in tables]}
     if errata is not None:
         doc["errata"] = erratum_records(errata, layouts)
-    return json.dumps(doc, indent=1, sort_keys=False) + "\n"
+    return _dump(doc) + "\n"
+
+
+def _dump(value: Any, indent: str = "") -> str:
+    """JSON as ``json.dumps(indent=1)`` writes it, except that a list of flat objects (a
+    cell table) has one object a line."""
+    inner = indent + " "
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(k)}: {_dump(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        if all(isinstance(x, dict) and not any(isinstance(y, (dict, list)) for y in x.values())
+               for x in value):
+            return "[\n" + ",\n".join(inner + json.dumps(x) for x in value) + f"\n{indent}]"
+        return "[\n" + ",\n".join(inner + _dump(x, inner) for x in value) + f"\n{indent}]"
+    return json.dumps(value)
 
 
 # ---- C++ header ----------------------------------------------------------------------------------
@@ -252,21 +288,40 @@ def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
     ]
     problems: list[str] = []
     used: dict[str, int] = {}
-    for lay in layouts:
+    names_of: dict[str, str] = {}
+    tables = [(lay, cell_rows(lay)) for lay in layouts]
+    refs = prefix_sources(tables)
+    for lay, (_, rows) in tables:
+        if rows:
+            name = c_name(lay)
+            used[name] = used.get(name, 0) + 1
+            names_of[lay.id] = name if used[name] == 1 else f"{name}_{used[name]}"
+    later: list[str] = []
+    for lay, _ in tables:
         names, table = cells_and_names(lay)
-        if not table:
+        if not table or lay.id not in names_of:
             problems.append(f"{lay.id}: no formulas (the document gives this layout only as a "
                             "figure); not in the header")
             continue
-        name = c_name(lay)
-        used[name] = used.get(name, 0) + 1
-        if used[name] > 1:
-            name = f"{name}_{used[name]}"
+        name = names_of[lay.id]
         types = "/".join("." + t for t in lay.types)
-        out.append(f"// {lay.id}: {lay.instruction}.{lay.shape} {lay.operand} {types}, "
-                   f"tile {lay.tile[0]} x {lay.tile[1]}")
-        out.append(f"// {lay.document}:{lay.span.line} ({lay.source}); map hash {map_hash(lay)}")
-        out.append(f"namespace {name} {{")
+        head = [f"// {lay.id}: {lay.instruction}.{lay.shape_text} {lay.operand} {types}, "
+                f"tile {lay.tile[0]} x {lay.tile[1]}",
+                f"// {lay.document}:{lay.span.line} ({lay.source}); map hash {map_hash(lay)}",
+                f"namespace {name} {{"]
+        ref = refs.get(lay.id)
+        if ref is not None:
+            base = names_of.get(ref[0], "")
+            body = [f"constexpr int kLanes = {lay.lanes};",
+                    f"constexpr int kElements = {lay.elements};",
+                    f"constexpr int kRows = {lay.tile[0]};",
+                    f"constexpr int kCols = {lay.tile[1]};",
+                    f"// elements 0..{lay.elements - 1} of {ref[0]}: index [lane][element] "
+                    "with element < kElements"]
+            body += [f"using {base}::{f};" for f in names]
+            later += head + body + [f"}}  // namespace {name}", ""]
+            continue
+        out += head
         if lay.operand == "metadata":
             body, probs = _c_metadata(lay, table)
         else:
@@ -275,6 +330,7 @@ def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
         problems += probs
         out.append(f"}}  // namespace {name}")
         out.append("")
+    out += later
     out += ["}  // namespace ptxlayout", "", f"#endif  // {guard}", ""]
     return "\n".join(out), problems
 

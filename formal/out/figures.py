@@ -34,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.variants import ELEMENT_LETTER
 from ..model.cells import cells_and_names
 from ..model.layout import Layout
 
@@ -159,7 +158,7 @@ class Figure:
 
 
 def _letter(lay: Layout) -> str:
-    return ELEMENT_LETTER.get(lay.operand, "a")
+    return lay.letter
 
 
 def _types(lay: Layout) -> str:

@@ -8,6 +8,8 @@ byte-identical and a CI job can diff them.  The JSON shape is the contract of DE
                   "obligations": [{"name", "status", "counterexample"}]}],
      "findings": [{"severity", "kind", "document", "line", "column", "section", "message",
                    "counterexample"}],
+     "relations": [{"producer", "consumer", "arrangement", "status", "message",
+                    "counterexample"}],
      "summary": {...}}
 
 The Markdown report is written to be pasted into an erratum: for each finding it quotes the
@@ -45,7 +47,7 @@ def layout_json(r: LayoutResult, verbose: bool = False) -> dict[str, Any]:
         "document": lay.document,
         "line": lay.span.line,
         "instruction": lay.instruction,
-        "shape": str(lay.shape),
+        "shape": lay.shape_text,
         "operand": _operand_json(lay.operand),
         "types": list(lay.types),
         "tile": list(lay.tile),
@@ -96,12 +98,15 @@ def summary(proof: Proof) -> dict[str, Any]:
         "accepted": sum(1 for f in proof.findings if f.accepted),
         "warnings": sum(1 for f in proof.findings if f.severity == "warning"),
         "internal_errors": proof.internal_errors,
+        "relations": len(proof.relations),
+        "relations_proved": sum(1 for v in proof.relations if v.status == "proved"),
     }
 
 
 def to_json(proof: Proof, verbose: bool = False) -> str:
     data = {
         "layouts": [layout_json(r, verbose) for r in proof.results],
+        "relations": [v.to_json() for v in proof.relations],
         "findings": [finding_json(f, verbose) for f in proof.findings],
         "summary": summary(proof),
     }
@@ -138,6 +143,13 @@ def to_text(proof: Proof, verbose: bool = False) -> str:
                 for formula in lay.formulas:
                     out.append(f"      {formula.text()}")
         out.append("")
+    if proof.relations:
+        out.append("relations (composes):")
+        for v in proof.relations:
+            mark = "\u2713" if v.status == "proved" else "\u2717"
+            tail = "" if v.status == "proved" else f"  {v.status}"
+            out.append(f"  {mark} {v.relation.producer} -> {v.relation.consumer}{tail}")
+        out.append("")
     if proof.findings:
         out.append("findings:")
         for f in proof.findings:
@@ -148,7 +160,14 @@ def to_text(proof: Proof, verbose: bool = False) -> str:
     out.append(f"{s['layouts']} layouts: {s['layouts_proved']} proved, "
                f"{s['layouts_failed']} with findings; {s['errors']} errors{accepted}, "
                f"{s['warnings']} warnings")
+    if proof.relations:
+        out.append(_relations_line(s))
     return "\n".join(out) + "\n"
+
+
+def _relations_line(s: dict[str, Any]) -> str:
+    return f"{s['relations']} relations: {s['relations_proved']} proved, " \
+           f"{s['relations'] - s['relations_proved']} not"
 
 
 # ---- markdown -----------------------------------------------------------------------------------
@@ -187,6 +206,14 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
                f"{s['layouts_failed']} with findings; {s['errors']} errors{accepted}, "
                f"{s['warnings']} warnings.")
     out.append("")
+    if proof.relations:
+        out.append(_relations_line(s) + ".")
+        out.append("")
+        out.append("| producer | consumer | status |")
+        out.append("| --- | --- | --- |")
+        for v in proof.relations:
+            out.append(f"| `{v.relation.producer}` | `{v.relation.consumer}` | {v.status} |")
+        out.append("")
     by_id = {r.layout.id: r.layout for r in proof.results}
     errors = [f for f in proof.findings if f.severity == "error" and not f.accepted]
     # accepted errata are still reported, under their own heading: they are what the spec
@@ -331,6 +358,7 @@ _RULE_TEXT = {
     "internal": "Z3 and enumeration must agree",
     "unknown": "Every obligation must be decided",
     "element-name": "Conditions must name this operand's elements",
+    "composes": "A producer's layout must be the consumer's, moved by the arrangement",
 }
 
 
@@ -367,6 +395,19 @@ def to_junit(proof: Proof) -> str:
                 errors += 1
                 cases.append(f"    <testcase {attrs}><error message="
                              f"{quoteattr(v.status + ': ' + (v.message or ''))}/></testcase>")
+    for rv in proof.relations:
+        attrs = f"classname={quoteattr('relations')} " \
+                f"name={quoteattr(f'{rv.relation.producer} -> {rv.relation.consumer}::composes')}"
+        if rv.status == "proved":
+            cases.append(f"    <testcase {attrs}/>")
+        elif rv.status == "refuted":
+            failures += 1
+            cases.append(f"    <testcase {attrs}><failure message={quoteattr(rv.message)}>"
+                         f"{escape(rv.message)}</failure></testcase>")
+        else:
+            errors += 1
+            cases.append(f"    <testcase {attrs}><error message="
+                         f"{quoteattr(rv.status + ': ' + (rv.message or ''))}/></testcase>")
     total = len(cases)
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="ptxlayout" '
             f'tests="{total}" failures="{failures}" errors="{errors}" skipped="{skipped}">')
@@ -393,7 +434,7 @@ def extract_json(layouts: Iterable[Layout]) -> str:
         rows.append({
             "id": lay.id, "document": lay.document, "section": lay.section,
             "title": lay.title, "line": lay.span.line, "instruction": lay.instruction,
-            "shape": str(lay.shape), "operand": lay.operand, "types": list(lay.types),
+            "shape": lay.shape_text, "operand": lay.operand, "types": list(lay.types),
             "tile": list(lay.tile), "elements_per_thread": lay.elements,
             "source": lay.source, "reference_of": lay.reference_of or None,
             "formulas": [f.text() for f in lay.formulas],

@@ -152,7 +152,7 @@ def distinguish(kind: str, rows: Sequence[Mapping[str, Any]],
     return None
 
 
-def _table_doc(kind: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def table_doc(kind: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     cols = list(rows[0]) if rows else []
     return {"kind": kind, "columns": cols, "rows": [[r[c] for c in cols] for r in rows]}
 
@@ -204,7 +204,7 @@ def judge(ev: Any, lay: Any, variants: Sequence[Variant],
             mode = "exact"
         else:
             mode = "relabel" if rows and "col" in rows[0] else "none"
-        doc = _table_doc(*confirmed)
+        doc = table_doc(*confirmed)
         cex = None if mode == "none" else \
             distinguish(kind, rows, doc, False if mode == "exact" else free)
         run = {"variant": r.key, "selector": r.selector, "confirmed_hash": c,

@@ -17,9 +17,12 @@ from ..base.source import Finding
 from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
 from .cache import ProofCache, entry_key
+from .composes import RelationVerdict, prove_relations
 from .confirm import stated_in
 from .encode import SHARED_TERMS
+from .every_n import every_n_core
 from .formula import ONE_QUERY, chunk_spec, formula_cores, guard_remarks, surjective_core
+from .relations import table as relation_table
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
 from .verdicts import (
@@ -118,6 +121,18 @@ def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
 NOT_CHECKED = "not checked: a formula of this layout did not parse"
 
 
+def _every_n(lay: Layout, check: Callable[[Layout], Core]) -> Core:
+    """A table obligation of a layout stated for every N (``Layout.n_values``): checked on
+    the layout at each N, the first that fails named; else the layout's own."""
+    if not lay.n_values:
+        return check(lay)
+    for n in lay.n_values:
+        core = check(lay.at(n))
+        if core.status != "proved":
+            return replace(core, message=f"at N = {n}: {core.message}")
+    return core
+
+
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
                  a_layout: Layout | None = None, stated: Any = None,
                  store: ProofCache | None = None) -> LayoutResult:
@@ -162,6 +177,10 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         cases_ok = all(c.status == "proved" for c in case_cores)
         sur = _cached((*key, "surjective", repr(spec)),
                       lambda: surjective_core(m, opts, inj, rng, chunks, spec, cases_ok))
+        if lay.n_values and sur.status == "proved":
+            every = _cached((*key, "every-n", lay.n_values), lambda: every_n_core(m))
+            if every.status != "proved":
+                sur = every
         verdicts["surjective"] = _verdict("surjective", sur, lay)
         if lay.operand == "metadata":
             cov, sel = metadata_cores(m, opts, inj, sur)
@@ -176,8 +195,11 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
                                            "no metadata layout (the spec gives a figure)")
         verdicts["selector-range"] = na("selector-range", "not-applicable",
                                         "no metadata layout")
-    verdicts["register-budget"] = _verdict("register-budget", register_budget_core(lay), lay)
-    el, remarks = element_list_core(lay)
+    verdicts["register-budget"] = _verdict("register-budget",
+                                           _every_n(lay, register_budget_core), lay)
+    el, remarks = element_list_core(lay.at(max(lay.n_values)) if lay.n_values else lay)
+    if lay.n_values and el.status == "proved":
+        el = _every_n(lay, lambda at: element_list_core(at)[0])
     verdicts["element-list"] = _verdict("element-list", el, lay)
     if lay.table is not None and lay.table.elements is None and lay.table.fragment is not None \
             and not lay.sparse_a:
@@ -260,8 +282,44 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
     finally:
         if store is not None:
             store.close()
-    secs = {"prove": time.perf_counter() - t0}
-    return Proof(tuple(results), tuple(_sorted(findings)), internal, secs)
+    t1 = time.perf_counter()
+    try:
+        relations, rel_findings = _relations(model, results, opts)
+    except InternalError as exc:
+        internal += 1
+        relations = []
+        rel_findings = [Finding("error", "internal", model.layouts[0].span,
+                                f"internal error: {exc}")]
+    findings.extend(rel_findings)
+    secs = {"prove": t1 - t0, "relations": time.perf_counter() - t1}
+    return Proof(tuple(results), tuple(_sorted(findings)), internal, secs, tuple(relations))
+
+
+def _relations(model: Model, results: list[LayoutResult], opts: Options,
+               ) -> tuple[list[RelationVerdict], list[Finding]]:
+    """The ``composes`` table's rows whose producer and consumer are both in the model:
+    proved, or refuted as an error finding at the consumer (its counterexample attached)."""
+    by_short: dict[str, Layout] = {}
+    for lay in model.layouts:
+        by_short.setdefault(lay.short_id, lay)
+    rows = [r for r in relation_table() if r.producer in by_short and r.consumer in by_short]
+    if not rows:
+        return [], []
+    healthy = {r.layout.short_id for r in results if r.ok}
+    letters = {k: lay.letter for k, lay in by_short.items()}
+    verdicts = prove_relations(rows, by_short.values(), opts.timeout_ms, True, healthy,
+                               letters)
+    findings = []
+    for v in verdicts:
+        if v.status == "proved":
+            continue
+        cons = by_short[v.relation.consumer]
+        what = f"composes {v.relation.producer} -> {v.relation.consumer}"
+        severity = "error" if v.status == "refuted" else "warning"
+        findings.append(Finding(severity, "composes", cons.span,
+                                f"{what}: {v.status}" + (f": {v.message}" if v.message else ""),
+                                cons.section, v.counterexample, cons.id))
+    return verdicts, findings
 
 
 def _prove_one(lay: Layout, opts: Options, by_id: dict[str, Layout], a_lay: Layout | None,

@@ -262,8 +262,11 @@ class Evidence:
         """The ``hardware`` obligation of ``lay``; ``stated`` names the layout the same
         document states for another operand of a variant (``stated_in``), so that a map
         that differs from a confirmed one can be judged against the run that confirmed it."""
+        from .matrix_evidence import is_matrix, matrix_verdict
         from .verdicts import Verdict
 
+        if is_matrix(lay):
+            return matrix_verdict(self, lay)
         variants = [v for v in VARIANTS if layout_serves(
             v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
             lay.arrangement)]

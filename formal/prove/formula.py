@@ -16,9 +16,6 @@ from typing import Any
 import sympy as sp
 import z3
 
-from ..base.variants import (
-    ELEMENT_LETTER,
-)
 from ..model.cells import CellMap
 from ..model.layout import Formula, Layout
 from .encode import Sym, check, z3_int
@@ -36,7 +33,7 @@ from .witness import (
 def _elem(m: CellMap, i: int) -> str:
     if m.lay.operand == "metadata":
         return f"field {i}"
-    return f"{ELEMENT_LETTER[m.lay.operand]}{i}"
+    return f"{m.lay.letter}{i}"
 
 
 def guard_remarks(lay: Layout, n: int) -> list[tuple[Any, str, dict[str, Any]]]:
@@ -44,7 +41,7 @@ def guard_remarks(lay: Layout, n: int) -> list[tuple[Any, str, dict[str, Any]]]:
     past the ``n`` a lane holds: one rule for every form (``a7``, ``i = {0,..,7}``, ``i < 8``,
     ``i <= 7``, ``i > 6``, ``i >= 7``), a warning -- the map may still be right, the guard
     is wider than the element list."""
-    letter = "field " if lay.operand == "metadata" else ELEMENT_LETTER[lay.operand]
+    letter = "field " if lay.operand == "metadata" else lay.letter
     out = []
     for f in (*lay.formulas, *lay.helpers):
         for c in f.cases:

@@ -13,7 +13,6 @@ from typing import Any
 from ..base.source import Span
 from ..base.variants import (
     CONTAINER_BITS,
-    ELEMENT_LETTER,
     FLOAT_TYPES,
     HEADER_NAMES,
     PTX_TYPES,
@@ -97,7 +96,7 @@ def element_list_core(lay: Layout) -> tuple[Core, list[tuple[int, str]]]:
         if lay.sparse_a or tf is None:
             return Core("not-applicable", "no element list", method="table"), []
         return Core("not-applicable", "this row gives no element list", method="table"), []
-    return check_element_list(tf.elements, ELEMENT_LETTER.get(lay.operand, "a"), lay.elements)
+    return check_element_list(tf.elements, lay.letter, lay.elements)
 
 
 def check_element_list(el: ElementList, letter: str, n: int,

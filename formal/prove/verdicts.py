@@ -67,6 +67,9 @@ class Proof:
     findings: tuple[Finding, ...]
     internal_errors: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    # composes.RelationVerdict of each relation whose two layouts the model holds (Any:
+    # composes imports this module)
+    relations: tuple[Any, ...] = ()
 
 
 class InternalError(Exception):

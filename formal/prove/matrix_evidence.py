@@ -1,0 +1,147 @@
+"""The ``hardware`` obligation of the matrix moves' and wgmma's layouts.
+
+``formal.execute.gpu_matrix`` runs each row of ``formal.base.matrix_variants`` with the
+exported layouts and records, per run, the hash of each register map it used under the
+executor's operand names (``r`` for ldmatrix / stmatrix, ``a`` / ``d`` for movmatrix, ``A``
+/ ``C/D`` for wgmma).  A layout's map for a run is its own, or -- for a layout stated for
+every N (wgmma's D) -- the first elements of each thread at that run's N, hashed as the
+layout at that N would be: ``wgmma.m64nNk16.D.f32`` is confirmed by the run
+``wgmma.m64n64k16.f32.f16.f16.rs`` when that run packed C and read D with the map of
+``Layout.at(64)``.
+
+Verdicts: ``proved`` when a bit-exact ``check`` used the layout's map (the message lists
+the N the runs covered); ``refuted`` when a ``check`` with the layout's map did not match,
+or a move's discovery recovered another map from the hardware (its detail names the first
+differing cell) -- wgmma's descriptor probes and experiments test shared memory, not the
+register maps, and are not read here; ``unconfirmed`` (a warning) when no device of the
+evidence ran a variant the layout serves (sm_100a forms are only assembled);
+``not-applicable`` when no variant uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base.hashes import cell_table_hash
+from ..base.matrix_variants import (
+    MATRIX_VARIANTS,
+    MOVES,
+    MatrixVariant,
+    run_operand,
+    runs_on,
+    serves,
+    wgmma_variants,
+)
+from .verdicts import Verdict
+
+
+def is_matrix(lay: Any) -> bool:
+    return lay.instruction in MOVES or lay.instruction == "wgmma"
+
+
+def _variants(lay: Any, op: str) -> list[MatrixVariant]:
+    pool = list(MATRIX_VARIANTS) + ([v for v in wgmma_variants() if v.key not in
+                                     {x.key for x in MATRIX_VARIANTS}]
+                                    if lay.instruction == "wgmma" else [])
+    return [v for v in pool if serves(v, op, lay.instruction, lay.shape_text, lay.operand,
+                                      lay.types, lay.n_values)]
+
+
+def _hash_for(lay: Any, v: MatrixVariant, rows: list[dict[str, Any]], own: str) -> str:
+    if not lay.n_values:
+        return own
+    at = lay.at(v.n)
+    part = [r for r in rows if r["element"] < at.elements]
+    return cell_table_hash(lay.instruction, at.shape_text, lay.operand, "cells", part)
+
+
+def _shown_otherwise(ev: Any, lay: Any, op: str, kind: str, rows: list[dict[str, Any]],
+                     runs: list[Any], want: dict[str, str]) -> Verdict | None:
+    """A move's map is fixed by the addresses (no relabeling leaves a run unchanged), so a
+    discovery that found the hardware's map equal to the map the run used refutes any other
+    map of that operand: the first (lane, element) whose cell differs, both cells shown."""
+    from .confirm import distinguish, table_doc
+
+    if lay.instruction not in MOVES:
+        return None
+    for r in reversed(runs):
+        h = r.discovered_hashes.get(op)
+        if r.mode != "discover" or r.result != "match" or not h or h == want.get(r.key):
+            continue
+        table = ev.table(h)
+        if table is None:
+            continue
+        cex = distinguish(kind, rows, table_doc(*table), relabel=False)
+        if cex is not None:
+            return Verdict("hardware", "refuted",
+                           f"{r.key} on {r.file.where}: the hardware's map, recovered by "
+                           f"discovery, differs: {cex['message']}", {**cex, "variant": r.key},
+                           None, "error", "gpu-discovery")
+    return None
+
+
+def matrix_verdict(ev: Any, lay: Any) -> Verdict:
+    op = run_operand(lay.instruction, lay.operand)
+    variants = _variants(lay, op) if op is not None else []
+    if op is None or not variants:
+        return Verdict("hardware", "not-applicable",
+                       "no instruction variant of the table uses this layout")
+    kind, rows, own = ev.table_of(lay)
+    if not rows:
+        return Verdict("hardware", "unconfirmed", "unconfirmed: the layout has no cell table, "
+                       "so no run can be compared with it", None, None, "warning", "gpu")
+    by_key = {v.key: v for v in variants}
+    runs = ev.runs_of(by_key)
+    want: dict[str, str] = {}
+    confirmed, ns = [], set()
+    for r in runs:
+        if r.mode != "check" and not (r.mode == "discover" and lay.instruction in MOVES):
+            continue  # wgmma's descriptor probes and experiments test shared memory
+        v = by_key[r.key]
+        h = want.setdefault(r.key, _hash_for(lay, v, rows, own))
+        if r.layout_hashes.get(op) != h or (r.mode == "discover" and r.result == "match"):
+            continue
+        if r.mode == "check" and r.result == "match":
+            confirmed.append(r)
+            if lay.n_values:
+                ns.add(v.n)
+        elif r.result == "mismatch":
+            return Verdict("hardware", "refuted",
+                           f"{r.key} ({r.mode}) on {r.file.where}, run with this map: "
+                           f"{r.detail[:300]}", {"variant": r.key, "detail": r.detail}, None,
+                           "error", "gpu")
+    other = sorted({by_key[r.key].n if lay.n_values else 0 for r in runs
+                    if r.mode == "check" and r.result == "match"
+                    and r.layout_hashes.get(op) not in (None, want.get(r.key))})
+    if confirmed and other:
+        at = ", ".join(str(n) for n in other) if lay.n_values else ""
+        return Verdict("hardware", "unconfirmed",
+                       f"unconfirmed: the device confirmed this map in {len(confirmed)} runs, "
+                       f"but another map of {lay.operand} in others"
+                       + (f" (N = {at})" if at else "") + "; the evidence does not decide "
+                       "between them", None, None, "warning", "gpu")
+    if confirmed:
+        last = confirmed[-1].file
+        keys = {r.key for r in confirmed}
+        runnable = [v for v in variants if any(runs_on(v, f.sm) for f in ev.files)]
+        at = f" at N = {', '.join(str(n) for n in sorted(ns))}" if ns else ""
+        return Verdict("hardware", "proved",
+                       f"confirmed on {last.where}: {len(keys)} of {len(runnable)} runnable "
+                       f"variants{at}, {len(confirmed)} runs, "
+                       f"{sum(r.trials for r in confirmed)} trials bit-exact", None, None,
+                       "error", "gpu")
+    shown = _shown_otherwise(ev, lay, op, kind, rows, runs, want)
+    if shown is not None:
+        return shown
+    ran = sorted({r.key for r in runs if r.mode == "check" and r.result in ("match",
+                                                                             "mismatch")})
+    if ran:
+        return Verdict("hardware", "unconfirmed",
+                       f"unconfirmed: the evidence's runs of {ran[0]}"
+                       f"{f' and {len(ran) - 1} more' if len(ran) > 1 else ''} used other "
+                       "maps (older layouts); run the GPU check again", None, None, "warning",
+                       "gpu")
+    needs = sorted({v.target for v in variants})
+    return Verdict("hardware", "unconfirmed",
+                   f"unconfirmed: no device of the evidence ran a variant of this layout "
+                   f"bit-exact (it needs {', '.join(needs)})", None, None, "warning", "gpu")
