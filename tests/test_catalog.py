@@ -141,7 +141,7 @@ def test_corrections_replace_whole_sections() -> None:
 
 def _covered(model: Model) -> set[tuple[str, str, str, str]]:
     return {(lay.instruction, str(lay.shape), lay.operand, t)
-            for lay in model.layouts for t in lay.types}
+            for lay in model.layouts for t in lay.types if lay.instruction in ("mma", "mma.sp")}
 
 
 def _variant_tuples() -> set[tuple[str, str, str, str]]:
@@ -165,7 +165,75 @@ def test_every_section_of_the_chapter_is_there() -> None:
     numbers = {s.number for d in catalog.documents(False) for s in d.sections if s.number}
     dense = {f"9.7.14.5.{k}" for k in range(1, 14)}
     sparse = {f"9.7.14.6.2.{k}" for k in range(1, 9)}
-    assert numbers == dense | sparse
+    wgmma = {f"9.7.15.5.1.1.{k}" for k in range(1, 5)}
+    moves = {"9.7.14.5.15", "9.7.14.5.16", "9.7.14.5.17"}  # ldmatrix, stmatrix, movmatrix
+    assert numbers == dense | sparse | wgmma | moves
+
+
+def test_matrix_moves_by_hand() -> None:
+    moves = sorted(lay.short_id for lay in _model(False).layouts
+                   if lay.instruction in ("ldmatrix", "stmatrix", "movmatrix"))
+    assert len(moves) == 14 and "movmatrix.m8n8.trans.b16.d" in moves
+    x4t = layout("ldmatrix.m8n8.x4.trans.b16")
+    assert x4t.tile == (32, 8) and x4t.elements == 8 and x4t.letter == "d"
+    # lane 13 (groupID 3, threadID_in_group 1), d5: matrix 5 >> 1 = 2, transposed: row
+    # 8 * 2 + 2 * 1 + (5 & 1) = 19, col 3
+    assert cell("ldmatrix.m8n8.x4.trans.b16", 13, 5) == (19, 3)
+    # the same element untransposed: row 16 + 3 = 19, col 2 * 1 + 1 = 3 -- and lane 6 d1
+    # (g 1, t 2): row 1, col 5 untransposed; transposed row 5, col 1
+    assert cell("ldmatrix.m8n8.x4.b16", 6, 1) == (1, 5)
+    assert cell("stmatrix.m8n8.x1.trans.b16", 6, 1) == (5, 1)
+    # movmatrix's result, in the result's cells (the fragment ldmatrix .x1 would load):
+    # lane 6 d1 is row 1, col 2 * 2 + 1 = 5 -- it came from the source's (5, 1)
+    assert cell("movmatrix.m8n8.trans.b16.d", 6, 1) == (1, 5)
+    assert cell("movmatrix.m8n8.trans.b16.a", 6, 1) == (1, 5)
+
+
+# wgmma's legal N (PTX ISA, the Matrix Shape table): every multiple of 8 up to 256, except the
+# integer accumulator (.s32), which skips the odd multiples of 8 above 32.
+N_ALL = tuple(range(8, 257, 8))
+N_S32 = (8, 16, 24, 32) + tuple(range(48, 257, 16))
+
+
+def test_wgmma_states_each_accumulator_once_for_its_legal_n() -> None:
+    got: dict[tuple[int, str], tuple[int, ...]] = {}
+    a_ids = set()
+    for lay in _model(False).layouts:
+        if lay.instruction != "wgmma":
+            continue
+        assert lay.lanes == 128 and lay.source == "catalog"
+        if lay.operand == "A":
+            a_ids.add(lay.short_id)
+            assert lay.elements == lay.shape.k // 2  # 64 x K over 128 threads
+            assert not lay.n_values
+            continue
+        # the map at the largest N (256: 128 elements a thread); at N, the first N / 2
+        assert lay.shape.n == 256 and lay.elements == 128 and lay.letter == "d"
+        assert lay.shape_text == f"m64nNk{lay.shape.k}"
+        assert all(lay.at(n).elements == n // 2 and lay.at(n).tile == (64, n)
+                   for n in lay.n_values)
+        for t in lay.types:
+            got[(lay.shape.k, t)] = lay.n_values
+    assert a_ids == {"wgmma.m64nNk16.A.f16-bf16", "wgmma.m64nNk8.A.tf32",
+                     "wgmma.m64nNk32.A.s8-u8", "wgmma.m64nNk32.A.e4m3-e5m2",
+                     "wgmma.m64nNk256.A.b1"}
+    want = {(16, "f16"): N_ALL, (16, "f32"): N_ALL, (8, "f32"): N_ALL, (32, "s32"): N_S32,
+            (32, "f32"): N_ALL, (32, "f16"): N_ALL, (256, "s32"): N_S32}
+    assert got == want
+    assert len(N_S32) == 18
+
+
+def test_wgmma_cells_by_hand() -> None:
+    # m64nNk16 D .f32, thread 37 (warp 1, lane 5: groupID 1, threadID_in_group 1), d6:
+    # row 16 + 1 + 8 * ((6 >> 1) & 1) = 25, col 8 * (6 >> 2) + 2 + 0 = 10; at N = 16 the
+    # thread holds d0..d7, and d6 is the same cell
+    d = layout("wgmma.m64nNk16.D.f32")
+    assert d.elements == 128 and d.at(16).elements == 8
+    assert cells(d)[(0, 37, 6)] == (25, 10) == cells(d.at(16))[(0, 37, 6)]
+    assert (0, 37, 8) not in cells(d.at(16))
+    # m64nNk8 A .tf32, thread 127 (warp 3, lane 31: g 7, t 3), a3: row 48 + 7 + 8 = 63,
+    # col 3 + 4 = 7
+    assert cells(layout("wgmma.m64nNk8.A.tf32"))[(0, 127, 3)] == (63, 7)
 
 
 def test_m8n8k4_f16_has_both_arrangements() -> None:

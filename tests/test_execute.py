@@ -30,11 +30,12 @@ HAS_PTXAS = ptx.ptxas_path() is not None
 @pytest.fixture(scope="module")
 def catalog() -> dict[str, Any]:
     from formal.api import model_of
+    from formal.base.records import expand
     from formal.out.export import to_json
 
     # the catalog with the corrections of the spec's errata: what the hardware computes
     model = model_of([], corrections=True)
-    return {"model": model, "records": json.loads(to_json(model.layouts))["layouts"]}
+    return {"model": model, "records": expand(json.loads(to_json(model.layouts))["layouts"])}
 
 
 @pytest.fixture(scope="module")
@@ -287,8 +288,9 @@ def test_the_spec_erratum_fails_its_own_emulation() -> None:
     """9.7.14.5.13 as the spec writes it (not a bijection) loses A values: packing random
     data by its map and multiplying does not give A x B + C -- as on the H100."""
     from formal.api import model_of
+    from formal.base.records import expand
     from formal.out.export import to_json
-    records = json.loads(to_json(model_of([]).layouts))["layouts"]
+    records = expand(json.loads(to_json(model_of([]).layouts))["layouts"])
     p = cpu.plans(records)["mma.m16n8k256.s32.b1.b1.s32_and_popc"]
     assert isinstance(p, cpu.Plan)
     trial = cpu.make_trials(p, np.random.default_rng(5), 2, None)

@@ -10,7 +10,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formal.base.matrix_variants import BY_KEY, MATRIX_VARIANTS, MatrixVariant, runs_on, variant
+from formal.base.matrix_variants import (
+    BY_KEY,
+    MATRIX_VARIANTS,
+    MatrixVariant,
+    runs_on,
+    variant,
+    wgmma_ns,
+)
 from formal.execute import cpu, gpu_matrix, ptx_matrix
 from formal.execute import matrix as mx
 from formal.execute.ptx import ptxas_path
@@ -26,15 +33,15 @@ def _move_record(instr: str, num: int, trans: bool) -> dict[str, Any]:
                 r, c = ((8 * j + 2 * (lane % 4) + h, lane // 4) if trans
                         else (8 * j + lane // 4, 2 * (lane % 4) + h))
                 cells.append({"lane": lane, "element": 2 * j + h, "row": r, "col": c})
-    return {"instruction": instr, "shape": "m8n8", "operand": "r", "types": ["b16"],
-            "num": num, "trans": trans, "cells": cells}
+    return {"instruction": instr, "shape": f"m8n8.x{num}{'.trans' if trans else ''}",
+            "operand": "C/D" if instr == "ldmatrix" else "A", "types": ["b16"], "cells": cells}
 
 
 def _mov_records() -> list[dict[str, Any]]:
     cells = [{"lane": lane, "element": h, "row": lane // 4, "col": 2 * (lane % 4) + h}
              for lane in range(32) for h in range(2)]
-    return [{"instruction": "movmatrix", "shape": "m8n8", "operand": op, "types": ["b16"],
-             "cells": cells} for op in ("a", "d")]
+    return [{"instruction": "movmatrix", "shape": "m8n8.trans", "operand": op, "types": ["b16"],
+             "cells": cells} for op in ("A", "C/D")]
 
 
 def _wgmma_records(v: MatrixVariant) -> list[dict[str, Any]]:
@@ -52,13 +59,13 @@ def _wgmma_records(v: MatrixVariant) -> list[dict[str, Any]]:
             else:
                 r, c = g + 8 * ((i // 4) % 2), 4 * q + i % 4 + 16 * (i // 8)
             a_cells.append({"lane": t, "element": i, "row": 16 * w + r, "col": c})
-        for i in range(v.elements("D")):
+        for i in range(128):  # stated for every N: the cells at N = 256
             d_cells.append({"lane": t, "element": i, "row": 16 * w + g + 8 * ((i // 2) % 2),
                             "col": 8 * (i // 4) + 2 * q + i % 2})
     return [{"instruction": "wgmma", "shape": f"m64nNk{v.k}", "operand": "A", "types": [v.a],
              "cells": a_cells},
-            {"instruction": "wgmma", "shape": v.shape, "operand": "C/D", "types": [v.c],
-             "cells": d_cells}]
+            {"instruction": "wgmma", "shape": f"m64nNk{v.k}", "operand": "C/D", "types": [v.c],
+             "n": list(wgmma_ns(v.a)), "cells": d_cells}]
 
 
 RECORDS = ([_move_record(i, n, t) for i in ("ldmatrix", "stmatrix") for n in (1, 2, 4)
@@ -198,8 +205,7 @@ def test_moves_check_and_discover_on_the_spec_emulator(key: str) -> None:
 
 def test_a_wrong_ldmatrix_layout_is_caught() -> None:
     recs = [dict(r) for r in RECORDS]
-    rec = next(r for r in recs if r["instruction"] == "ldmatrix" and r["num"] == 4
-               and not r["trans"])
+    rec = next(r for r in recs if r["instruction"] == "ldmatrix" and r["shape"] == "m8n8.x4")
     cells = [dict(c) for c in rec["cells"]]
     cells[10]["col"], cells[11]["col"] = cells[11]["col"], cells[10]["col"]  # lane 1, reg 1
     rec["cells"] = cells

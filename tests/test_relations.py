@@ -3,10 +3,12 @@ the spec's pseudocode, and refuted with a counterexample when one side is edited
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from formal import catalog
-from formal.model import Layout, build
+from formal.model import Formula, Layout, build
 from formal.prove.composes import prove_relation
 from formal.prove.relations import table
 from formal.text.read import read_text
@@ -23,16 +25,16 @@ STANDINS: dict[str, tuple[str, str, str, str, int]] = {
     "ldmatrix.m8n8.x2.trans.b16": ("m16n8k8", "C/D", *LD_T, 4),
     "stmatrix.m8n8.x2.b16": ("m16n8k8", "C/D", *LD, 4),
     "movmatrix.m8n8.trans.b16.a": ("m8n8k8", "C/D", *LD, 2),
-    "movmatrix.m8n8.trans.b16.d": ("m8n8k8", "C/D", "2 * threadID_in_group + i", "groupID", 2),
+    "movmatrix.m8n8.trans.b16.d": ("m8n8k8", "C/D", *LD, 2),
     "wgmma.m64nNk16.A.f16-bf16": ("m64n8k16", "A", WG + "8 * ((i >> 1) & 0x1)",
                                   "(threadID_in_group * 2) + (i & 0x1) + 8 * (i >> 2)", 8),
     "wgmma.m64nNk8.A.tf32": ("m64n8k8", "A", WG + "8 * (i & 0x1)",
                              "threadID_in_group + 4 * (i >> 1)", 4),
     "wgmma.m64nNk32.A.s8-u8": ("m64n8k32", "A", WG + "8 * ((i >> 2) & 0x1)",
                                "(threadID_in_group * 4) + (i & 0x3) + 16 * (i >> 3)", 16),
-    **{f"wgmma.m64n{n}k16.D.f32": (f"m64n{n}k16", "C/D", WG + "8 * ((i >> 1) & 0x1)",
-                                   "(threadID_in_group * 2) + (i & 0x1) + 8 * (i >> 2)",
-                                   n // 2) for n in (8, 64, 256)},
+    # stated for every N: the map at the largest, N = 256
+    "wgmma.m64nNk16.D.f32": ("m64n256k16", "C/D", WG + "8 * ((i >> 1) & 0x1)",
+                             "(threadID_in_group * 2) + (i & 0x1) + 8 * (i >> 2)", 128),
 }
 
 
@@ -71,7 +73,7 @@ MUTATIONS = [
     ("ldmatrix.m8n8.x2.trans.b16", "mma.m16n8k16.B.f16-bf16", "producer", LD,
      {"lane": 0, "element": "b1", "consumer_cell": [1, 0]}),
     # wgmma D: the consumer's warps 8 rows apart -> lane 32 d0 is row 8, not 16
-    ("mma.m16n8k16.CD.f32@f16-bf16-f64", "wgmma.m64n64k16.D.f32", "consumer",
+    ("mma.m16n8k16.CD.f32@f16-bf16-f64", "wgmma.m64nNk16.D.f32", "consumer",
      ("(%warpid * 8) + groupID + 8 * ((i >> 1) & 0x1)",
       "(threadID_in_group * 2) + (i & 0x1) + 8 * (i >> 2)"),
      {"lane": 32, "element": "d0", "consumer_cell": [8, 0]}),
@@ -79,9 +81,11 @@ MUTATIONS = [
     ("mma.m16n8k16.A.f16-bf16", "wgmma.m64nNk16.A.f16-bf16", "consumer",
      (WG + "8 * ((i >> 1) & 0x1)", "(threadID_in_group * 2) + (i & 0x1)"),
      {"lane": 0, "element": "a4", "consumer_cell": [0, 0]}),
-    # movmatrix: the result stated untransposed
-    ("movmatrix.m8n8.trans.b16.d", "ldmatrix.m8n8.x1.b16", "producer", LD,
-     {"lane": 0, "element": "x1", "consumer_cell": [0, 1], "arranged_cell": [1, 0]}),
+    # movmatrix: the result stated in the source's cells (transposed back): lane 0's d1 is
+    # then (1, 0), where ldmatrix .x1 (the fragment the result must be) holds (0, 1)
+    ("ldmatrix.m8n8.x1.b16", "movmatrix.m8n8.trans.b16.d", "consumer",
+     ("2 * threadID_in_group + i", "groupID"),
+     {"lane": 0, "element": "x1", "consumer_cell": [1, 0], "arranged_cell": [0, 1]}),
     # stmatrix of C: the source registers in the wrong order (matrix 1 first)
     ("mma.m16n8k16.CD.f16@f16-bf16-f64", "stmatrix.m8n8.x2.b16", "consumer",
      ("8 * (1 - (i >> 1)) + groupID", LD[1]), {"lane": 0, "element": "x0",
@@ -104,8 +108,40 @@ def test_an_edit_gives_a_counterexample(producer, consumer, side, edit, want,  #
     v = prove_relation(rel, edited, letters={"mma.m16n8k16.A.f16-bf16": "a",
                                              "wgmma.m64nNk16.A.f16-bf16": "a",
                                              "mma.m16n8k16.B.f16-bf16": "b",
-                                             "wgmma.m64n64k16.D.f32": "d"})
+                                             "wgmma.m64nNk16.D.f32": "d"})
     assert v.status == "refuted", v.message
     assert v.counterexample is not None
     got = {k: v.counterexample[k] for k in want}
     assert got == want, v.counterexample
+
+
+def _shifted(lay: Layout) -> Layout:
+    """The layout with every column one to the right (col + 1 in every case)."""
+    col = lay.formula("col")
+    assert col is not None
+    moved = Formula("col", tuple(dataclasses.replace(c, value=c.value + 1) for c in col.cases),
+                    col.source)
+    return dataclasses.replace(lay, formulas=tuple(moved if f.name == "col" else f
+                                                   for f in lay.formulas))
+
+
+@pytest.mark.parametrize("side", ["producer", "consumer"])
+@pytest.mark.parametrize("rel", table(), ids=lambda r: f"{r.producer}->{r.consumer}")
+def test_every_relation_refuted_when_either_side_moves(rel, side, by_id) -> None:  # type: ignore[no-untyped-def]
+    """Each side's columns moved by one: the relation fails at once, at lane 0 element 0,
+    where the consumer's cell and the producer's arranged cell come one apart."""
+    name = rel.producer if side == "producer" else rel.consumer
+    edited = dict(by_id)
+    edited[name] = _shifted(by_id[name])
+    v = prove_relation(rel, edited)
+    assert v.status == "refuted", v.message
+    cex = v.counterexample
+    assert cex is not None and cex["lane"] == 0 and cex["element"].endswith("0")
+    before = prove_relation(rel, by_id)
+    assert before.status == "proved"
+    got, arranged = cex["consumer_cell"], cex["arranged_cell"]
+    assert got != arranged
+    if side == "consumer":  # the consumer moved: one column right of where it was
+        assert got == [arranged[0], arranged[1] + 1]
+    else:  # the producer's cell moved one column right of the consumer's own
+        assert cex["producer_cell"] is not None and got != arranged

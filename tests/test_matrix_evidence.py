@@ -1,0 +1,95 @@
+"""The H100 evidence of the moves and wgmma read by ``ptxlayout prove``: every catalog layout
+confirmed by the run that used its export, a wgmma accumulator at each N it ran, a move whose
+map differs from the hardware's refuted by discovery with the differing cell, and the
+staleness check naming a variant whose layouts changed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import sympy as sp
+
+from formal import catalog
+from formal.api import model_of
+from formal.model import build
+from formal.model.algebra import I
+from formal.out.evidence import stale
+from formal.out.export import layout_record
+from formal.prove.evidence import Evidence, default_dir
+from formal.text.read import read_text
+
+
+@pytest.fixture(scope="module")
+def ev() -> Evidence:
+    where = default_dir()
+    assert where is not None
+    e = Evidence.load(where)
+    e.add_source("catalog", lambda: model_of([]).layouts)
+    return e
+
+
+@pytest.fixture(scope="module")
+def layouts() -> dict[str, object]:
+    return {lay.short_id: lay for lay in model_of([]).layouts}
+
+
+def test_every_move_and_wgmma_layout_is_confirmed(ev, layouts) -> None:  # type: ignore[no-untyped-def]
+    matrix = [x for k, x in layouts.items()
+              if k.split(".")[0] in ("ldmatrix", "stmatrix", "movmatrix", "wgmma")]
+    assert len(matrix) == 26
+    verdicts = {x.short_id: ev.verdict(x) for x in matrix}  # type: ignore[attr-defined]
+    assert {k: v.status for k, v in verdicts.items() if v.status != "proved"} == {}
+    # the f16 -> f32 accumulator ran at every N; the .s32 one at 8, 64 and 256
+    f32 = verdicts["wgmma.m64nNk16.D.f32"].message
+    assert "at N = " + ", ".join(str(n) for n in range(8, 257, 8)) + "," in f32
+    assert "at N = 8, 64, 256," in verdicts["wgmma.m64nNk32.D.s32"].message
+
+
+def _moves_with(old: str, new: str) -> object:
+    text = (catalog.CATALOG_DIR / "matrix-moves.md").read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    doc = read_text(text.replace(old, new), "moves.md")
+    return {x.short_id: x for x in build([doc], []).layouts}
+
+
+MOV_D = ("  row =   groupID\n  col =   (threadID_in_group * 2) + (i & 0x1)\n")
+
+
+def test_a_move_the_hardware_contradicts_is_refuted_with_the_cell(ev) -> None:  # type: ignore[no-untyped-def]
+    """movmatrix's result stated in the source's cells: lane 0's d1 would be (1, 0); the
+    discovery on the H100 found the result's fragment, where d1 of lane 0 is (0, 1)."""
+    lays = _moves_with(MOV_D, "  row =   (threadID_in_group * 2) + i\n  col =   groupID\n")
+    v = ev.verdict(lays["movmatrix.m8n8.trans.b16.d"])
+    assert v.status == "refuted", v.message
+    assert (v.counterexample["lane"], v.counterexample["element"]) == (0, 1)
+    assert v.message.startswith("movmatrix.m8n8.trans.b16 on NVIDIA H100 80GB HBM3")
+    assert v.message.endswith("lane 0 element 1 is at (row 1, col 0) in the layout but at "
+                              "(row 0, col 1) on the hardware")
+
+
+def test_a_wgmma_accumulator_confirmed_only_at_small_n_is_not_proved(ev, layouts) -> None:  # type: ignore[no-untyped-def]
+    """Columns of d8.. moved by 8 (a map right at N <= 16, wrong beyond): the N = 8 runs
+    packed this very map, the N = 64 and 256 runs another."""
+    d = layouts["wgmma.m64nNk32.D.s32"]
+    col = d.formula("col")  # type: ignore[attr-defined]
+    moved = dataclasses.replace(col, cases=tuple(
+        dataclasses.replace(c, value=c.value + 8 * sp.floor(I / 8)) for c in col.cases))
+    wrong = dataclasses.replace(d, formulas=tuple(moved if f.name == "col" else f
+                                                  for f in d.formulas))  # type: ignore[attr-defined]
+    v = ev.verdict(wrong)
+    assert v.status == "unconfirmed", v.message
+    assert "(N = 64, 256)" in v.message
+
+
+def test_staleness_names_a_move_whose_layout_changed(ev, layouts) -> None:  # type: ignore[no-untyped-def]
+    lays = list(layouts.values())
+    assert [x for x in stale(ev, lays) if x.startswith(("ldmatrix", "movmatrix"))] == []
+    moved = _moves_with(MOV_D, "  row =   (threadID_in_group * 2) + i\n  col =   groupID\n")
+    changed = [moved["movmatrix.m8n8.trans.b16.d"] if x.short_id == "movmatrix.m8n8.trans.b16.d"
+               else x for x in lays]
+    lines = [x for x in stale(ev, [layout_record(x) for x in changed])
+             if x.startswith("movmatrix")]
+    assert len(lines) == 1 and lines[0].startswith("movmatrix.m8n8.trans.b16: no hardware "
+                                                   "match for the current layouts (the "
+                                                   "layouts changed since 2026-11-23")
