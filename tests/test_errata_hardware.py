@@ -16,6 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from formal.base.matrix_variants import MATRIX_VARIANTS
+from formal.base.matrix_variants import runs_on as runs_on_matrix
+from formal.base.records import expand
 from formal.base.variants import (
     VARIANTS,
     layout_serves,
@@ -23,7 +26,7 @@ from formal.base.variants import (
     records_by_operand,
     runs_on,
 )
-from formal.execute import cpu, devices, gpu, record
+from formal.execute import cpu, devices, gpu, matrix, record
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"
@@ -40,6 +43,8 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
     doc["path"] = out
+    # the runner takes each record's own cells (a 'cells_from' names the record it shares them with)
+    doc["layouts"] = expand(doc["layouts"])
     return doc
 
 
@@ -225,6 +230,12 @@ def _synthetic_evidence(records: list[dict[str, Any]], errata: list[dict[str, An
                     runs.append({"key": v.key, "selector": s, "mode": "check",
                                  "result": "mismatch", "trials": 8, "erratum": e["id"],
                                  "layout_hashes": {**hashes, e["operand"]: e["map_hash"]}})
+    full = expand(records)
+    for mv in MATRIX_VARIANTS:  # the moves and wgmma, with the maps the executor takes
+        if runs_on_matrix(mv, 90):
+            runs.append({"key": mv.key, "selector": None, "mode": "check", "result": "match",
+                         "layout_hashes": matrix.hashes(matrix.maps_for(mv, full)),
+                         "trials": 8})
     return {"schema": 1, "device": "NVIDIA H100 80GB HBM3", "sm": 90, "driver": "x",
             "date": "2026-11-22T10:00:00Z", "runs": runs, "discovered": {}, "maps": {}}
 

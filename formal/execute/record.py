@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..base.records import expand
 from .devices import device_problem
 from .gpu import Report, Run, assemble_only, no_device, run_supervised, select, short_text
 
@@ -145,7 +146,8 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     errata = doc.get("errata") or []
     if not isinstance(errata, list):
         raise ValueError(f"{p}: 'errata' is not a list")
-    return recs, errata
+    # a table the export states once ('cells_from') is spelled out here, checked by its hash
+    return expand(recs), expand(errata)
 
 
 def main_from_args(args: argparse.Namespace,
