@@ -124,10 +124,13 @@ class MatrixVariant:
 
     @property
     def matrix(self) -> tuple[int, int]:
-        """Rows x columns of one moved matrix (moves) -- or of D (wgmma)."""
+        """One moved matrix as it lies in memory: rows (one address each) x elements a row
+        (moves) -- or D's rows x columns (wgmma).  With ``.trans`` an m x n matrix lies as
+        its n columns of m elements: ``stmatrix.m16n8.x1.trans.b8`` is 8 rows of 16 bytes."""
         if self.wgmma:
             return (64, self.n)
-        return MOVE_SHAPES[self.shape]
+        r, c = MOVE_SHAPES[self.shape]
+        return (c, r) if self.trans else (r, c)
 
     @property
     def matrices(self) -> int:
