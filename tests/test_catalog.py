@@ -223,6 +223,25 @@ def test_sm100_moves_by_hand(short_id: str, lane: int, i: int, want: tuple[int, 
     assert cell(short_id, lane, i) == want
 
 
+def test_the_catalogs_moves_are_the_variant_tables() -> None:
+    """One table of variants: each move row of formal/base/matrix_variants.py is served by
+    exactly one catalog layout per register operand, and no catalog move serves no row."""
+    from formal.base.matrix_variants import MATRIX_VARIANTS, run_operand, serves
+    from formal.execute.matrix import operands
+
+    moves = [lay for lay in _model(False).layouts
+             if lay.instruction in ("ldmatrix", "stmatrix", "movmatrix")]
+    used = set()
+    for v in (v for v in MATRIX_VARIANTS if not v.wgmma):
+        for op in operands(v):
+            hits = [lay.short_id for lay in moves
+                    if serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types)]
+            assert len(hits) == 1, (v.key, op, hits)
+            used.update(hits)
+    assert used == {lay.short_id for lay in moves}
+    assert all(run_operand(lay.instruction, lay.operand) for lay in moves)
+
+
 def test_every_sm100_move_has_a_hand_cell() -> None:
     from formal.base.matrix_variants import MATRIX_VARIANTS
 

@@ -253,12 +253,17 @@ def test_wgmma_probe_expects_what_the_layout_says() -> None:
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not on PATH")
 def test_every_matrix_kernel_assembles_for_its_target() -> None:
     picks = [v for v in MATRIX_VARIANTS if not v.wgmma or v.n in (8, 256)]
-    res = ptx_matrix.check(picks, ["sm_90a", "sm_100a"])
+    res = ptx_matrix.check(picks, ["sm_90a", "sm_100a", "sm_120a"])
     failed = [(r.variant.key, r.arch, r.detail[:200]) for r in res if r.status == "failed"]
     assert not failed
     # what needs sm_100a is refused for sm_90a
     assert {r.variant.key for r in res if r.arch == "sm_90a" and r.status == "skipped"} == \
         {v.key for v in picks if v.min_sm == 100}
+    # ... and assembles for sm_120a as well (the spec's Target ISA notes), wgmma does not
+    sm100 = {v.key for v in picks if v.min_sm == 100}
+    assert len(sm100) == 15 and sm100 <= {r.variant.key for r in res
+                                          if r.arch == "sm_120a" and r.status == "ok"}
+    assert all(r.status == "skipped" for r in res if r.arch == "sm_120a" and r.variant.wgmma)
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not on PATH")
