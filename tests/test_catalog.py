@@ -173,7 +173,7 @@ def test_every_section_of_the_chapter_is_there() -> None:
 def test_matrix_moves_by_hand() -> None:
     moves = sorted(lay.short_id for lay in _model(False).layouts
                    if lay.instruction in ("ldmatrix", "stmatrix", "movmatrix"))
-    assert len(moves) == 14 and "movmatrix.m8n8.trans.b16.d" in moves
+    assert len(moves) == 29 and "movmatrix.m8n8.trans.b16.d" in moves
     x4t = layout("ldmatrix.m8n8.x4.trans.b16")
     assert x4t.tile == (32, 8) and x4t.elements == 8 and x4t.letter == "d"
     # lane 13 (groupID 3, threadID_in_group 1), d5: matrix 5 >> 1 = 2, transposed: row
@@ -187,6 +187,112 @@ def test_matrix_moves_by_hand() -> None:
     # lane 6 d1 is row 1, col 2 * 2 + 1 = 5 -- it came from the source's (5, 1)
     assert cell("movmatrix.m8n8.trans.b16.d", 6, 1) == (1, 5)
     assert cell("movmatrix.m8n8.trans.b16.a", 6, 1) == (1, 5)
+
+
+# The sm_100a moves, one or two lanes each, in memory cells (row address index, element of
+# the row).  ldmatrix .m16n16 .trans: row 16 (i >> 3) + 4 t + (i & 3), col g + 8 ((i >> 2) & 1);
+# .m8n16: row 8 (i >> 2) + g, col 4 t + (i & 3); stmatrix .m16n8 .trans (8 rows of 16 bytes a
+# matrix): row 8 (i >> 2) + 2 t + (i & 1), col g + 8 ((i >> 1) & 1).
+SM100_MOVES = [
+    # lane 13: g 3, t 1; d5: 0 + 4 + 1 = 5; 3 + 8 = 11
+    ("ldmatrix.m16n16.x1.trans.b8", 13, 5, (5, 11), (16, 16)),
+    # d13 of .x2 is in the second matrix: 16 + 4 + 1 = 21; (13 >> 2) & 1 = 1: 3 + 8
+    ("ldmatrix.m16n16.x2.trans.b8", 13, 13, (21, 11), (32, 16)),
+    ("ldmatrix.m16n16.x2.trans.b8", 30, 2, (10, 7), (32, 16)),      # g 7, t 2: 8 + 2; 7
+    ("ldmatrix.m16n16.x1.trans.b8x16.b6x16_p32", 0, 7, (3, 8), (16, 16)),
+    ("ldmatrix.m16n16.x2.trans.b8x16.b6x16_p32", 31, 15, (31, 15), (32, 16)),
+    ("ldmatrix.m16n16.x1.trans.b8x16.b4x16_p64", 4, 4, (0, 9), (16, 16)),   # g 1: 1 + 8
+    ("ldmatrix.m16n16.x2.trans.b8x16.b4x16_p64", 9, 10, (22, 2), (32, 16)),  # 16 + 4 + 2; g 2
+    ("ldmatrix.m8n16.x1.b8x16.b6x16_p32", 13, 2, (3, 6), (8, 16)),   # g 3; 4 + 2
+    ("ldmatrix.m8n16.x2.b8x16.b6x16_p32", 13, 6, (11, 6), (16, 16)),  # matrix 1: 8 + 3
+    ("ldmatrix.m8n16.x4.b8x16.b6x16_p32", 31, 15, (31, 15), (32, 16)),  # 24 + 7; 12 + 3
+    ("ldmatrix.m8n16.x1.b8x16.b4x16_p64", 2, 1, (0, 9), (8, 16)),    # g 0; 8 + 1
+    ("ldmatrix.m8n16.x2.b8x16.b4x16_p64", 17, 5, (12, 5), (16, 16)),  # 8 + 4; 4 + 1
+    ("ldmatrix.m8n16.x4.b8x16.b4x16_p64", 22, 9, (21, 9), (32, 16)),  # 16 + 5; 8 + 1
+    ("stmatrix.m16n8.x1.trans.b8", 13, 3, (3, 11), (8, 16)),   # 2 + 1; (3 >> 1) & 1: 3 + 8
+    ("stmatrix.m16n8.x2.trans.b8", 13, 6, (10, 11), (16, 16)),  # 8 + 2 + 0; 3 + 8
+    ("stmatrix.m16n8.x4.trans.b8", 30, 13, (29, 7), (32, 16)),  # 24 + 4 + 1; (6 & 1) = 0: 7
+]
+
+
+@pytest.mark.parametrize("short_id,lane,i,want,tile", SM100_MOVES)
+def test_sm100_moves_by_hand(short_id: str, lane: int, i: int, want: tuple[int, int],
+                             tile: tuple[int, int]) -> None:
+    lay = layout(short_id)
+    assert lay.tile == tile and lay.elements == tile[0] * tile[1] // 32
+    assert cell(short_id, lane, i) == want
+
+
+def test_the_catalogs_moves_are_the_variant_tables() -> None:
+    """One table of variants: each move row of formal/base/matrix_variants.py is served by
+    exactly one catalog layout per register operand, and no catalog move serves no row."""
+    from formal.base.matrix_variants import MATRIX_VARIANTS, run_operand, serves
+    from formal.execute.matrix import operands
+
+    moves = [lay for lay in _model(False).layouts
+             if lay.instruction in ("ldmatrix", "stmatrix", "movmatrix")]
+    used = set()
+    for v in (v for v in MATRIX_VARIANTS if not v.wgmma):
+        for op in operands(v):
+            hits = [lay.short_id for lay in moves
+                    if serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types)]
+            assert len(hits) == 1, (v.key, op, hits)
+            used.update(hits)
+    assert used == {lay.short_id for lay in moves}
+    assert all(run_operand(lay.instruction, lay.operand) for lay in moves)
+
+
+def test_every_sm100_move_has_a_hand_cell() -> None:
+    from formal.base.matrix_variants import MATRIX_VARIANTS
+
+    keys = {v.key for v in MATRIX_VARIANTS if not v.wgmma and v.min_sm == 100}
+    assert len(keys) == 15 and keys == {sid for sid, *_ in SM100_MOVES}
+
+
+# CuTe's SM100 copy atoms (cute/atom/copy_traits_sm100.hpp), each a (thread, value) -> bit map
+# of its registers and of its shared-memory rows (128 bits a thread); a bit index is the
+# same point of the tile on both sides.  (memory side: thread shape, stride; register side:
+# thread shape, stride, value shape, stride; register byte order).  CuTe's m16n16 atoms
+# reorder the instruction's bytes after the ldmatrix (dst0 = {tmp0.x, tmp0.y, tmp1.x,
+# tmp1.y}, dst1 = {tmp0.z, tmp0.w, tmp1.z, tmp1.w}): the instruction's byte e is CuTe's
+# byte ORDER[e].
+_LDSM_T_ORDER = (0, 1, 4, 5, 2, 3, 6, 7)
+CUTE_MOVES: list[tuple[str, Any, Any, Sequence[int]]] = [
+    ("ldmatrix.m16n16.x1.trans.b8", ((2, 2, 4, 2), (128, 1024, 256, 0)),
+     ((4, 8), (256, 8), (8, 2, 2, 2), (1, 128, 64, 1024)), _LDSM_T_ORDER),
+    ("ldmatrix.m16n16.x2.trans.b8", ((2, 2, 4, 2), (128, 1024, 256, 2048)),
+     ((4, 8), (256, 8), (8, 2, 2, 4), (1, 128, 64, 1024)),
+     _LDSM_T_ORDER + tuple(8 + e for e in _LDSM_T_ORDER)),
+    ("ldmatrix.m8n16.x1.b8x16.b6x16_p32", ((8, 4), (128, 0)), ((32,), (32,), (32,), (1,)),
+     range(4)),
+    ("ldmatrix.m8n16.x2.b8x16.b4x16_p64", ((16, 2), (128, 0)),
+     ((32,), (32,), (32, 2), (1, 1024)), range(8)),
+    ("ldmatrix.m8n16.x4.b8x16.b6x16_p32", ((32,), (128,)), ((32,), (32,), (32, 4), (1, 1024)),
+     range(16)),
+    ("stmatrix.m16n8.x1.trans.b8", ((8, 4), (128, 0)),
+     ((4, 8), (256, 8), (8, 2, 2), (1, 128, 64)), range(4)),
+    ("stmatrix.m16n8.x2.trans.b8", ((16, 2), (128, 0)),
+     ((4, 8), (256, 8), (8, 2, 2, 2), (1, 128, 64, 1024)), range(8)),
+    ("stmatrix.m16n8.x4.trans.b8", ((32,), (128,)),
+     ((4, 8), (256, 8), (8, 2, 2, 4), (1, 128, 64, 1024)), range(16)),
+]
+
+
+@pytest.mark.parametrize("short_id,mem,regs,order", CUTE_MOVES, ids=[c[0] for c in CUTE_MOVES])
+def test_sm100_moves_agree_with_cute(short_id: str, mem: Any, regs: Any,
+                                     order: Sequence[int]) -> None:
+    """Byte e of a lane's registers is CuTe's value bits 8 ORDER[e]..; its bit index b lies
+    in the memory row whose thread's 128 bits start at b - b % 128, at byte (b % 128) / 8."""
+    row_of = {}
+    for t in range(32):  # the first thread to supply a row's address (a stride 0 repeats)
+        row_of.setdefault(_cute_index(*mem, t), t)
+    lay = layout(short_id)
+    tab = cells(lay)
+    tshape, tstride, vshape, vstride = regs
+    for lane in range(32):
+        for e in range(lay.elements):
+            b = _cute_index(tshape, tstride, lane) + _cute_index(vshape, vstride, 8 * order[e])
+            assert tab[(0, lane, e)] == (row_of[b - b % 128], (b % 128) // 8), (lane, e)
 
 
 # wgmma's legal N (PTX ISA, the Matrix Shape table): every multiple of 8 up to 256, except the

@@ -253,12 +253,17 @@ def test_wgmma_probe_expects_what_the_layout_says() -> None:
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not on PATH")
 def test_every_matrix_kernel_assembles_for_its_target() -> None:
     picks = [v for v in MATRIX_VARIANTS if not v.wgmma or v.n in (8, 256)]
-    res = ptx_matrix.check(picks, ["sm_90a", "sm_100a"])
+    res = ptx_matrix.check(picks, ["sm_90a", "sm_100a", "sm_120a"])
     failed = [(r.variant.key, r.arch, r.detail[:200]) for r in res if r.status == "failed"]
     assert not failed
     # what needs sm_100a is refused for sm_90a
     assert {r.variant.key for r in res if r.arch == "sm_90a" and r.status == "skipped"} == \
         {v.key for v in picks if v.min_sm == 100}
+    # ... and assembles for sm_120a as well (the spec's Target ISA notes), wgmma does not
+    sm100 = {v.key for v in picks if v.min_sm == 100}
+    assert len(sm100) == 15 and sm100 <= {r.variant.key for r in res
+                                          if r.arch == "sm_120a" and r.status == "ok"}
+    assert all(r.status == "skipped" for r in res if r.arch == "sm_120a" and r.variant.wgmma)
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not on PATH")
@@ -318,3 +323,39 @@ def test_the_h100_evidence_packed_with_these_tables() -> None:
     assert compared >= 280
     checks = [r for r in ev["runs"] if r["mode"] == "check" and r["instruction"] == "wgmma"]
     assert len(checks) == 160 and all(r["result"] == "match" for r in checks)
+
+
+# ---- the sm_100a moves: memory geometry and the catalog's maps (compile-only) ---------------
+
+
+@pytest.mark.parametrize("key,tile,lanes,words", [
+    ("ldmatrix.m16n16.x1.trans.b8", (16, 16), 16, 2),
+    ("ldmatrix.m16n16.x2.trans.b8x16.b4x16_p64", (32, 16), 32, 4),
+    ("ldmatrix.m8n16.x1.b8x16.b6x16_p32", (8, 16), 8, 1),
+    ("ldmatrix.m8n16.x4.b8x16.b4x16_p64", (32, 16), 32, 4),
+    # a 16 x 8 matrix stored .trans lies as its 8 columns: 8 rows of 16 bytes a matrix
+    ("stmatrix.m16n8.x1.trans.b8", (8, 16), 8, 1),
+    ("stmatrix.m16n8.x4.trans.b8", (32, 16), 32, 4),
+])
+def test_sm100_move_geometry(key: str, tile: tuple[int, int], lanes: int, words: int) -> None:
+    v = BY_KEY[key]
+    assert v.tile == tile and mx.address_lanes(v) == lanes and v.registers == words
+    assert v.target == "sm_100a" and not runs_on(v, 90) and runs_on(v, 100)
+
+
+def test_sm100_moves_take_the_catalogs_maps() -> None:
+    """Every sm_100a move finds its register map in the catalog's export (what a device run
+    would pack with), while the H100's evidence check owes none of them a run."""
+    from formal.api import model_of
+    from formal.base.records import expand
+    from formal.out.export import layout_record
+
+    lays = model_of([]).layouts
+    by_id = {lay.id: lay for lay in lays}
+    records = expand([layout_record(lay, by_id) for lay in lays])
+    for v in (v for v in MATRIX_VARIANTS if not v.wgmma and v.min_sm == 100):
+        m = mx.maps_for(v, records)["r"]
+        assert m.tile == v.tile and m.n == 4 * v.registers, v.key
+    # stmatrix .m16n8 .x1 .trans: lane 13 (g 3, t 1) byte 3 goes to memory row 2 + 1, byte 11
+    m = mx.maps_for(BY_KEY["stmatrix.m16n8.x1.trans.b8"], records)["r"]
+    assert (int(m.row[13, 3]), int(m.col[13, 3])) == (3, 11)

@@ -37,9 +37,15 @@ def layouts() -> dict[str, object]:
 def test_every_move_and_wgmma_layout_is_confirmed(ev, layouts) -> None:  # type: ignore[no-untyped-def]
     matrix = [x for k, x in layouts.items()
               if k.split(".")[0] in ("ldmatrix", "stmatrix", "movmatrix", "wgmma")]
-    assert len(matrix) == 26
+    assert len(matrix) == 41
     verdicts = {x.short_id: ev.verdict(x) for x in matrix}  # type: ignore[attr-defined]
-    assert {k: v.status for k, v in verdicts.items() if v.status != "proved"} == {}
+    # the 15 sm_100a moves (.m16n16, .m8n16, .m16n8) are only assembled: the H100 ran none
+    sm100 = {k for k in verdicts if any(s in k for s in (".m16n16.", ".m8n16.", ".m16n8."))}
+    assert len(sm100) == 15
+    assert {k: v.status for k, v in verdicts.items() if v.status != "proved"} == \
+        {k: "unconfirmed" for k in sm100}
+    assert all("(it needs sm_100a; the evidence's devices: sm_90)" in verdicts[k].message
+               for k in sm100)
     # the f16 -> f32 accumulator ran at every N; the .s32 one at 8, 64 and 256
     f32 = verdicts["wgmma.m64nNk16.D.f32"].message
     assert "at N = " + ", ".join(str(n) for n in range(8, 257, 8)) + "," in f32

@@ -168,3 +168,43 @@ def test_the_sections_helper_is_what_these_tests_assume() -> None:
     assert s.split("\n")[3].startswith(".u8 / .s8 A vector expression")
     assert s.split("\n")[8].startswith("col =")
     assert section("1.2", "m16n8k8", "x").startswith("1.2. Matrix Fragments")
+
+
+# A packed ldmatrix section in the catalog's form (8 x 16 per matrix; a .b8x16.b6x16_p32 row
+# arrives one element a byte, four bytes a .b32 register)
+PACKED = """# 9.7.14.5.15. Matrix Fragments for ldmatrix.m8n16.x2.b8x16.b6x16_p32
+
+* Destination registers:
+
+  | .dtype | Fragment | Elements |
+  | --- | --- | --- |
+  | .b8x16.b6x16_p32 | {frag} | d0, d1, ..., d6, d7 |
+
+  ```
+  groupID           = %laneid >> 2
+  threadID_in_group = %laneid % 4
+
+  row =   8 * (i >> 2) + groupID
+  col =   (threadID_in_group * 4) + (i & 0x3)
+  ```
+"""
+
+
+def test_a_packed_move_title_and_type_are_read(tmp_path: Path) -> None:
+    p = tmp_path / "packed.md"
+    p.write_text(PACKED.format(frag="two .b32 registers of four .b8x16.b6x16_p32 elements each"),
+                 encoding="utf-8")
+    run = analyze([p], OPTS)
+    [lay] = run.model.layouts
+    assert lay.short_id == "ldmatrix.m8n16.x2.b8x16.b6x16_p32"
+    assert lay.types == ("b8x16.b6x16_p32",) and lay.tile == (16, 16) and lay.elements == 8
+    assert errors(list(run.proof.findings)) == []
+
+
+def test_a_packed_element_is_a_byte_of_the_register(tmp_path: Path) -> None:
+    # two packed elements a register would be 16 bits of a .b32 (and 4 elements, not 8)
+    fs = prove(tmp_path, PACKED.format(
+        frag="two .b32 registers of two .b8x16.b6x16_p32 elements each"), "packed.md")
+    assert errors(fs) == [("register-budget", 7)], [f.format() for f in fs]
+    [f] = [f for f in fs if f.kind == "register-budget"]
+    assert "2 .b8x16.b6x16_p32 elements per register take 16 bits" in f.message

@@ -17,8 +17,19 @@ from formal.text.read import read_text
 # row; .num matrices stacked), written as sections of a tile of the same size.
 LD = ("8 * (i >> 1) + groupID", "2 * threadID_in_group + (i & 0x1)")
 LD_T = ("8 * (i >> 1) + 2 * threadID_in_group + (i & 0x1)", "groupID")
+# the sm_100a moves: ldmatrix .m16n16 .trans, .m8n16 and stmatrix .m16n8 .trans (8-bit)
+LD16_T = ("16 * (i >> 3) + (threadID_in_group * 4) + (i & 0x3)",
+          "groupID + 8 * ((i >> 2) & 0x1)")
+LD816 = ("8 * (i >> 2) + groupID", "(threadID_in_group * 4) + (i & 0x3)")
+ST168_T = ("8 * (i >> 2) + (threadID_in_group * 2) + (i & 0x1)",
+           "groupID + 8 * ((i >> 1) & 0x1)")
 WG = "(%warpid * 16) + groupID + "
 STANDINS: dict[str, tuple[str, str, str, str, int]] = {
+    "ldmatrix.m16n16.x2.trans.b8": ("m32n16k8", "C/D", *LD16_T, 16),
+    "ldmatrix.m16n16.x2.trans.b8x16.b6x16_p32": ("m32n16k8", "C/D", *LD16_T, 16),
+    "ldmatrix.m8n16.x4.b8x16.b6x16_p32": ("m32n16k8", "C/D", *LD816, 16),
+    "ldmatrix.m8n16.x4.b8x16.b4x16_p64": ("m32n16k8", "C/D", *LD816, 16),
+    "stmatrix.m16n8.x1.trans.b8": ("m8n16k8", "C/D", *ST168_T, 4),
     "ldmatrix.m8n8.x4.b16": ("m32n8k8", "C/D", *LD, 8),
     "ldmatrix.m8n8.x2.b16": ("m16n8k8", "C/D", *LD, 4),
     "ldmatrix.m8n8.x1.b16": ("m8n8k8", "C/D", *LD, 2),
@@ -90,6 +101,22 @@ MUTATIONS = [
     ("mma.m16n8k16.CD.f16@f16-bf16-f64", "stmatrix.m8n8.x2.b16", "consumer",
      ("8 * (1 - (i >> 1)) + groupID", LD[1]), {"lane": 0, "element": "x0",
                                                "consumer_cell": [8, 0]}),
+    # m16n16 .x2 .trans into the m16n8k32 B: the producer forgets its second matrix (rows
+    # 16..31), so b4 of lane 0 -- B's (16, 0), d8 of the load -- is read from memory row 0
+    ("ldmatrix.m16n16.x2.trans.b8", "mma.m16n8k32.B.s8-u8", "producer",
+     ("(threadID_in_group * 4) + (i & 0x3)", LD16_T[1]),
+     {"lane": 0, "element": "b4", "consumer_cell": [16, 0], "arranged_cell": [0, 0]}),
+    # m8n16 .x4 into the f8f6f4 A: the consumer's a8..a15 not shifted by 16 columns: lane 0
+    # a8 is then (0, 0), but the load's d8 is matrix 2's row 0, i.e. A's (0, 16)
+    ("ldmatrix.m8n16.x4.b8x16.b6x16_p32", "mma.m16n8k32.A.e4m3-e5m2-e3m2-e2m3-e2m1",
+     "consumer", ("groupID + 8 * ((i >> 2) & 0x1)", "(threadID_in_group * 4) + (i & 0x3)"),
+     {"lane": 0, "element": "a8", "consumer_cell": [0, 0], "arranged_cell": [0, 16]}),
+    # the accumulator stored column-major: a stmatrix whose e1 is the row 8 below (its
+    # elements taken column-first): lane 0 a1 is then memory (0, 8), where D's c1 -- (0, 1)
+    # -- belongs at memory (1, 0)
+    ("mma.m16n8k32.CD.s32@s4-u4-s8-u8-e4m3-e5m2-e3m2-e2m3-e2m1", "stmatrix.m16n8.x1.trans.b8",
+     "consumer", ("(threadID_in_group * 2) + ((i >> 1) & 0x1)", "groupID + 8 * (i & 0x1)"),
+     {"lane": 0, "element": "a1", "consumer_cell": [0, 8], "arranged_cell": [1, 0]}),
 ]
 
 
@@ -108,7 +135,10 @@ def test_an_edit_gives_a_counterexample(producer, consumer, side, edit, want,  #
     v = prove_relation(rel, edited, letters={"mma.m16n8k16.A.f16-bf16": "a",
                                              "wgmma.m64nNk16.A.f16-bf16": "a",
                                              "mma.m16n8k16.B.f16-bf16": "b",
-                                             "wgmma.m64nNk16.D.f32": "d"})
+                                             "wgmma.m64nNk16.D.f32": "d",
+                                             "mma.m16n8k32.B.s8-u8": "b",
+                                             "mma.m16n8k32.A.e4m3-e5m2-e3m2-e2m3-e2m1": "a",
+                                             "stmatrix.m16n8.x1.trans.b8": "a"})
     assert v.status == "refuted", v.message
     assert v.counterexample is not None
     got = {k: v.counterexample[k] for k in want}
@@ -145,3 +175,18 @@ def test_every_relation_refuted_when_either_side_moves(rel, side, by_id) -> None
         assert got == [arranged[0], arranged[1] + 1]
     else:  # the producer's cell moved one column right of the consumer's own
         assert cex["producer_cell"] is not None and got != arranged
+
+
+def test_m16n16_x1_does_not_fill_the_m16n8k32_b_fragment(by_id) -> None:  # type: ignore[no-untyped-def]
+    """Why the table loads B with .x2: one 16 x 16 matrix holds K rows 0..15 only, so the
+    fragment's b4 (K row 16) would be the load's d8, which .x1 does not have."""
+    from formal.prove.composes import Relation
+    from formal.prove.relations import K_ROWS_BYTES
+
+    edited = dict(by_id)
+    edited["ldmatrix.m16n16.x1.trans.b8"] = standin("m16n16k8", "C/D", *LD16_T, 8)
+    v = prove_relation(Relation("ldmatrix.m16n16.x1.trans.b8", "mma.m16n8k32.B.s8-u8",
+                                K_ROWS_BYTES), edited)
+    assert v.status == "refuted" and v.counterexample is not None
+    assert (v.counterexample["lane"], v.counterexample["producer_element"]) == (0, "x8")
+    assert v.counterexample["producer_cell"] is None  # outside the producer's elements

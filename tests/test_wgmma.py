@@ -192,11 +192,11 @@ def test_a_refuted_relation_is_an_error_in_every_format() -> None:
 
 def test_the_catalog_proves_every_relation() -> None:
     run = analyze([], Options())
-    assert len(run.model.layouts) == 135
+    assert len(run.model.layouts) == 150
     assert [(v.relation.producer, v.relation.consumer) for v in run.proof.relations
             if v.status != "proved"] == []
-    assert len(run.proof.relations) == 20
+    assert len(run.proof.relations) == 26
     data = json.loads(render(run.proof, "json"))
-    assert data["summary"]["relations_proved"] == 20
+    assert data["summary"]["relations_proved"] == 26
     junit = ET.fromstring(render(run.proof, "junit"))
-    assert sum(1 for c in junit.iter("testcase") if c.get("classname") == "relations") == 20
+    assert sum(1 for c in junit.iter("testcase") if c.get("classname") == "relations") == 26

@@ -5,9 +5,10 @@ tables, nothing hand-written per variant).  It lists what the executor runs or a
 
 - ``ldmatrix``  ``.m8n8 .x1/.x2/.x4 [.trans] .b16`` (sm_75), ``.m16n16 .x1/.x2 .trans`` with
   ``.b8`` or ``.b8x16.b6x16_p32`` / ``.b8x16.b4x16_p64``, ``.m8n16 .x1/.x2/.x4`` with the two
-  packed forms (sm_100a: ``ptxas`` refuses them for sm_90a, "Feature '.m16n16' not supported");
+  packed forms (sm_100a, and sm_120a as the spec says: ``ptxas`` assembles them for both and
+  refuses them for sm_90a, "Feature '.m16n16' not supported");
 - ``stmatrix``  ``.m8n8 .x1/.x2/.x4 [.trans] .b16`` (sm_90) and ``.m16n8 .x1/.x2/.x4 .trans
-  .b8`` (sm_100a);
+  .b8`` (sm_100a, sm_120a);
 - ``movmatrix`` ``.m8n8.trans.b16`` (sm_75);
 - ``wgmma.mma_async`` dense, sm_90a: m64nNk16 ``.f16`` (``.f16`` / ``.f32`` accumulator) and
   ``.bf16`` (``.f32``), m64nNk8 ``.tf32``, m64nNk32 ``.e4m3`` / ``.e5m2`` (all four pairs, both
@@ -74,6 +75,8 @@ class MatrixVariant:
     min_sm: int = 75
     ptx: tuple[int, int] = (6, 5)
     arch_suffix: str = ""
+    # further families an ``a`` target also runs on (the sm_100a moves: sm_120a too)
+    families: tuple[int, ...] = ()
 
     @property
     def d(self) -> str:
@@ -124,10 +127,13 @@ class MatrixVariant:
 
     @property
     def matrix(self) -> tuple[int, int]:
-        """Rows x columns of one moved matrix (moves) -- or of D (wgmma)."""
+        """One moved matrix as it lies in memory: rows (one address each) x elements a row
+        (moves) -- or D's rows x columns (wgmma).  With ``.trans`` an m x n matrix lies as
+        its n columns of m elements: ``stmatrix.m16n8.x1.trans.b8`` is 8 rows of 16 bytes."""
         if self.wgmma:
             return (64, self.n)
-        return MOVE_SHAPES[self.shape]
+        r, c = MOVE_SHAPES[self.shape]
+        return (c, r) if self.trans else (r, c)
 
     @property
     def matrices(self) -> int:
@@ -183,11 +189,12 @@ class MatrixVariant:
 
 
 def runs_on(v: MatrixVariant, sm: int, suffix: str = "a") -> bool:
-    """As ``formal.base.variants.runs_on``: an ``a`` target runs only on its own family."""
+    """As ``formal.base.variants.runs_on``: an ``a`` target runs only on its own family (and
+    on the ``families`` its row names)."""
     if sm < v.min_sm:
         return False
     if v.arch_suffix:
-        return sm // 10 == v.min_sm // 10 and suffix == "a"
+        return sm // 10 in (v.min_sm // 10, *v.families) and suffix == "a"
     return True
 
 
@@ -216,18 +223,18 @@ def _moves() -> list[MatrixVariant]:
     for num in (1, 2):
         for t in ("b8", *_PACKED):
             out.append(MatrixVariant("ldmatrix", "m16n16", t, num, True, min_sm=100,
-                                     ptx=(8, 6), arch_suffix="a"))
+                                     ptx=(8, 6), arch_suffix="a", families=(12,)))
     for num in (1, 2, 4):
         for t in _PACKED:
             out.append(MatrixVariant("ldmatrix", "m8n16", t, num, False, min_sm=100,
-                                     ptx=(8, 6), arch_suffix="a"))
+                                     ptx=(8, 6), arch_suffix="a", families=(12,)))
     for num in (1, 2, 4):
         for trans in (False, True):
             out.append(MatrixVariant("stmatrix", "m8n8", "b16", num, trans, min_sm=90,
                                      ptx=(7, 8)))
     for num in (1, 2, 4):
         out.append(MatrixVariant("stmatrix", "m16n8", "b8", num, True, min_sm=100,
-                                 ptx=(8, 6), arch_suffix="a"))
+                                 ptx=(8, 6), arch_suffix="a", families=(12,)))
     out.append(MatrixVariant("movmatrix", "m8n8", "b16", 0, True, min_sm=75, ptx=(7, 8)))
     return out
 

@@ -34,6 +34,9 @@ CONTAINER_BITS: dict[str, tuple[int, ...]] = {
     "e2m1": (4, 8),
     "e3m2": (8,),
     "e2m3": (8,),
+    # the untyped elements of ldmatrix / stmatrix / movmatrix; a packed source format
+    # (16 6-bit or 4-bit elements a row) arrives one element a byte, padded
+    "b16": (16,), "b8": (8,), "b8x16.b6x16_p32": (8,), "b8x16.b4x16_p64": (8,),
 }
 
 INTEGER_TYPES = frozenset({"b1", "u4", "s4", "u8", "s8", "s32"})

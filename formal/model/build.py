@@ -598,15 +598,19 @@ def move_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.Sect
     8 x 8) stacked one above the other make the tile (32 x 8); a cell is (the index of the
     row address the element comes from, its place in that row).  Source registers are
     operand A (``a0, a1, ...``), destination registers C/D (``d0, d1, ...``); movmatrix has
-    both, the id ending in ``.a`` / ``.d``."""
+    both, the id ending in ``.a`` / ``.d``.  With ``.trans`` an m x n matrix lies in memory
+    as its n columns, so n row addresses of m elements each: ``stmatrix.m16n8.x2.trans.b8``
+    stores two 16 x 8 matrices as 2 x 8 rows of 16 bytes, a 16 x 16 tile."""
     variant = title.shape  # m8n8.x4.trans
-    base = Shape.parse(variant.split(".")[0] + "k1")
-    num = next((int(p[1:]) for p in variant.split(".")[1:] if p.startswith("x")), 1)
+    parts = variant.split(".")
+    base = Shape.parse(parts[0] + "k1")
+    num = next((int(p[1:]) for p in parts[1:] if p.startswith("x")), 1)
     if base is None or min(base.m, base.n) < 1 or base.m * num * base.n > MAX_TILE_CELLS:
         findings.append(error("limit", ps.section.title.strip(),
                               f"the move {variant} is not m<rows>n<cols> with a small tile"))
         return []
-    shape = Shape(base.m * num, base.n, base.n)
+    rows, cols = (base.n, base.m) if "trans" in parts[1:] else (base.m, base.n)
+    shape = Shape(rows * num, cols, cols)
     ctx = SectionContext(doc, doc_label, ps.section, title, title.instruction, shape, findings,
                          provenance, variant)
     elem = "-".join(types_of_title(title))

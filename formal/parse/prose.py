@@ -171,12 +171,17 @@ class ProseTransformer(Transformer[Token, Any]):
 
     def move_title(self, c: list[Any]) -> S.SectionTitle:
         """``ldmatrix.m8n8.x4.trans.b16``: the shape is the variant (``m8n8.x4.trans``) and
-        the element type is the title's type."""
+        the element type is the title's type -- the first part from ``.b<bits>`` on, so a
+        destination format with its packed source format stays one type
+        (``ldmatrix.m8n16.x2.b8x16.b6x16_p32``: variant ``m8n16.x2``, type
+        ``b8x16.b6x16_p32``)."""
         number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
                        and t.type == "SECNUM"), "")
         instr = next(t for t in c if isinstance(t, Token) and t.type == "MOVE_INSTR")
         name, _, rest = str(instr).partition(".")
-        variant, _, elem = rest.rpartition(".")
+        parts = rest.split(".")
+        at = next(k for k, p in enumerate(parts) if k and p[:1] == "b" and p[1:2].isdigit())
+        variant, elem = ".".join(parts[:at]), ".".join(parts[at:])
         return S.SectionTitle(number, False, variant,
                               S.Qualifier(((elem, (instr.start_pos or 0) + len(str(instr))
                                             - len(elem)),)), name)

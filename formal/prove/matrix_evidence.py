@@ -142,6 +142,9 @@ def matrix_verdict(ev: Any, lay: Any) -> Verdict:
                        "maps (older layouts); run the GPU check again", None, None, "warning",
                        "gpu")
     needs = sorted({v.target for v in variants})
+    devices = ", ".join(f"sm_{s}" for s in sorted({f.sm for f in ev.files})) or "none"
     return Verdict("hardware", "unconfirmed",
                    f"unconfirmed: no device of the evidence ran a variant of this layout "
-                   f"bit-exact (it needs {', '.join(needs)})", None, None, "warning", "gpu")
+                   f"bit-exact (it needs {', '.join(needs)}; the evidence's devices: "
+                   f"{devices}): the evidence decides nothing "
+                   "about this map", None, None, "warning", "gpu")

@@ -46,6 +46,23 @@ BYTES_B = Arrangement("B (32 x 8, 8-bit) stored as N rows of K bytes read as .b1
                       "element i is byte i & 1 of word i >> 1", element=_shr(I, 1),
                       row=2 * COL + BitAnd(I, 1) + 16 * _shr(ROW, 3), col=BitAnd(ROW, 7))
 
+# The 8-bit moves of sm_100a (cells: row address index, byte of the row)
+K_ROWS_BYTES = Arrangement(
+    "B (32 x 16 bytes: two n8 tiles) stored as K rows of N bytes (row-major K x N), loaded "
+    "with ldmatrix .m16n16 .x2 .trans: the first tile's b0-b3 are d0-d3, its b4-b7 d8-d11",
+    element=BitAnd(I, 3) + 8 * _shr(I, 2))
+K_ROWS_BYTES_N8 = Arrangement(
+    "the same load's second n8 tile (columns 8-15): b0-b3 are d4-d7, b4-b7 d12-d15",
+    element=BitAnd(I, 3) + 4 + 8 * _shr(I, 2), col=COL - 8)
+NATURAL_8X16 = Arrangement(
+    "four 8 x 16 matrices of a row-major 16 x 32 tile of 8-bit containers in natural order "
+    "(rows 0-7 | 8-15 of columns 0-15, then of columns 16-31)", row=QUADRANT_ROW,
+    col=COL + 16 * _shr(ROW, 4))
+COLUMN_MAJOR = Arrangement(
+    "the m16n8 accumulator narrowed to 8 bits (element i to byte i of one register) and "
+    "stored column-major: D's column c is memory row c", row=COL, col=ROW)
+
+
 def warp_tiles(elements_per_tile: int) -> Arrangement:
     """wgmma D: warp w's m16n8 accumulator tile at rows 16w, repeated every 8 columns."""
     return Arrangement(
@@ -94,6 +111,16 @@ def table() -> list[Relation]:
         Relation("ldmatrix.m8n8.x2.b16", "mma.m16n8k32.B.s8-u8", BYTES_B),
         Relation("mma.m16n8k16.CD.f16@f16-bf16-f64", "stmatrix.m8n8.x2.b16", STACKED),
         Relation("ldmatrix.m8n8.x1.b16", "movmatrix.m8n8.trans.b16.d", STACKED),
+        Relation("ldmatrix.m16n16.x2.trans.b8", "mma.m16n8k32.B.s8-u8", K_ROWS_BYTES),
+        Relation("ldmatrix.m16n16.x2.trans.b8", "mma.m16n8k32.B.s8-u8", K_ROWS_BYTES_N8),
+        Relation("ldmatrix.m16n16.x2.trans.b8x16.b6x16_p32",
+                 "mma.m16n8k32.B.e4m3-e5m2-e3m2-e2m3-e2m1", K_ROWS_BYTES),
+        Relation("ldmatrix.m8n16.x4.b8x16.b6x16_p32",
+                 "mma.m16n8k32.A.e4m3-e5m2-e3m2-e2m3-e2m1", NATURAL_8X16),
+        Relation("ldmatrix.m8n16.x4.b8x16.b4x16_p64",
+                 "mma.m16n8k32.A.e4m3-e5m2-e3m2-e2m3-e2m1", NATURAL_8X16),
+        Relation("mma.m16n8k32.CD.s32@s4-u4-s8-u8-e4m3-e5m2-e3m2-e2m3-e2m1",
+                 "stmatrix.m16n8.x1.trans.b8", COLUMN_MAJOR),
     ]
     rels += [Relation(p, c, WARP_ROWS) for p, c in WGMMA_A]
     rels += [Relation(p, f"wgmma.m64nN{k}.D.{t}", warp_tiles(4)) for k, t, p in WGMMA_D]

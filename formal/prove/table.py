@@ -76,8 +76,8 @@ def register_budget_core(lay: Layout) -> Core:
         conts = CONTAINER_BITS.get(t)
         if conts is None:
             continue
-        if not any(per * c == width for c in conts) and not (per * TYPE_BITS[t] <= width
-                                                             and t in ("b1",)):
+        if not any(per * c == width for c in conts) and not (t == "b1"
+                                                             and per * TYPE_BITS[t] <= width):
             need = " or ".join(str(per * c) for c in conts)
             faults.append(f"{per} .{t} element{'s' if per > 1 else ''} per register take "
                           f"{need} bits; a .{fr.register_kind} register has {width}")
