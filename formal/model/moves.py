@@ -295,6 +295,12 @@ def _check_counts(pm: ParsedMoves) -> list[Finding]:
                         f"addr0–addr{n * per - 1} come from threads 0–{n * per - 1}: threads "
                         f"{lo}–{hi} give {should}"))
                     break
+    for f in pm.facts_of("shape_table"):
+        for shape, size, _bits, pos in f.get("rows", ()):
+            if _shape_of(size) != shape:
+                out.append(error("move-prose", f.src.slice(pos),
+                                 f"the .{shape} row gives the matrix shape {size}; .{shape} is "
+                                 f"{shape[1:].split('n')[0]}x{shape.split('n')[1]}"))
     for f in pm.facts_of("address_ranges"):
         for a, b, q, pos in f.get("ranges", ()):
             if (a, b) != (per * q, per * q + per - 1):

@@ -408,4 +408,25 @@ def parse_moves(section: Section, findings: list[Finding]) -> ParsedMoves | None
             continue
         for sentence in _sentences(src):
             _read_sentence(sentence, instruction, facts, findings)
+    findings.extend(_slips(facts))
     return ParsedMoves(instruction, section.title, tuple(forms), tuple(quals), tuple(facts))
+
+
+# the forms of the verbs a fact is stated with; another spelling is read, and reported
+_VERBS = frozenset(f"{stem}{end}" for stem, ends in (
+    ("load", ("", "s", "ed", "ing")), ("store", ("", "s", "d")), ("storing", ("",)),
+    ("hold", ("", "s", "ing")), ("held", ("",)), ("receiv", ("e", "es", "ed", "ing")),
+    ("provid", ("e", "es", "ed", "ing")), ("read", ("", "s", "ing")),
+    ("writ", ("e", "es", "ing", "ten")), ("contain", ("", "s", "ed", "ing"))) for end in ends)
+
+
+def _slips(facts: list[MoveFact]) -> list[Finding]:
+    """A misspelt verb (``storedd``): the meaning is clear, the word is not."""
+    out = []
+    for f in facts:
+        for key, value in f.values:
+            if key.startswith("verb") and not key.endswith("_pos") \
+                    and str(value).lower() not in _VERBS:
+                out.append(warning("wording", f.at(key), f"'{value}' reads as a slip of a "
+                                   "verb (the fact is read as if it were spelt right)"))
+    return out
