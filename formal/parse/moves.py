@@ -29,6 +29,7 @@ from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, warning
 from ..base.variants import COUNT_WORDS
 from ..text.blocks import Block, Section
+from ..text.lines import kind_of
 from .grammars import MAX_LINE, read_with
 
 MOVE_STARTS = ("move_heading", "paragraph", "topic", "move_sentence", "syntax_line",
@@ -388,7 +389,13 @@ def parse_moves(section: Section, findings: list[Finding]) -> ParsedMoves | None
             if isinstance(value, MoveFact):
                 facts.append(value)
             continue
-        syntax = _try(src, "syntax_line")
+        # which start symbol can read a block is told by its first words (grammar/lines.lark):
+        # a syntax line opens with the instruction or a dotted qualifier, a table with a
+        # dotted header, a caption with "Figure"
+        head = kind_of(src.text.strip()[:80])
+        dotted = head.head in ("dotted", "header_type")
+        syntax = _try(src, "syntax_line") if dotted or \
+            src.text.lstrip().startswith(instruction) else None
         if syntax is not None:
             for x in syntax:
                 if isinstance(x, MoveForm):
@@ -398,11 +405,11 @@ def parse_moves(section: Section, findings: list[Finding]) -> ParsedMoves | None
             continue
         if b.kind != "prose":
             continue
-        table = _try(src, "move_table")
-        if isinstance(table, MoveFact):
-            facts.append(table)
+        flat = _try(src, "move_table") if dotted else None  # a browser's flattened table
+        if isinstance(flat, MoveFact):
+            facts.append(flat)
             continue
-        caption = _try(src, "figure_caption")
+        caption = _try(src, "figure_caption") if head.phrase == "Figure" else None
         if isinstance(caption, MoveFact):
             facts.append(caption)
             continue
