@@ -195,7 +195,8 @@ def test_a_group_of_two_threads_holding_a_row_is_refuted_on_the_cells() -> None:
     assert line == line_of(md, "group of two")
     # threads 0 and 1 hold (0, 0), (0, 1), (0, 2), (0, 3): half of row 0
     assert message == ("a group of 2 threads is said to hold an entire row, but in "
-                       "ldmatrix.m8n8.x1.b16 threads 0–1 hold 4 cells of matrix 0 in 1 rows")
+                       "ldmatrix.m8n8.x1.b16 threads 0–1 hold 4 of the 8 cells of row 0 of "
+                       "matrix 0")
 
 
 def test_an_example_the_section_does_not_admit_is_an_error() -> None:

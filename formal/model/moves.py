@@ -231,12 +231,13 @@ def _scopes(pm: ParsedMoves) -> list[tuple[MoveFact, str | None]]:
     return out
 
 
-def _swap(pm: ParsedMoves, v: Variant) -> bool:
-    """Whether a sentence about rows speaks of columns for ``v``: an optional .trans loads
-    the matrix "in column-major format"; where .trans is mandatory the section describes the
-    one layout there is."""
-    mandatory = {_shape_of(f.get("size", "0x0")) for f in pm.facts_of("trans_mandatory")}
-    return v.trans and v.shape not in mandatory and v.instruction != "movmatrix"
+def _swap(v: Variant) -> bool:
+    """Whether a sentence about rows speaks of the catalog's columns for ``v``.  The catalog
+    states a cell as (row address, place in that row): the matrix as it lies in memory.  The
+    prose speaks of the matrix the threads hold; .trans moves it "in column-major format", so
+    under .trans (optional for .m8n8, mandatory for .m16n16) a row of the prose is a column
+    of the catalog.  movmatrix's catalog states the destination in the transpose's own cells."""
+    return v.trans and v.instruction != "movmatrix"
 
 
 def _which_operand(f: MoveFact) -> str | None:
@@ -295,6 +296,16 @@ def _check_counts(pm: ParsedMoves) -> list[Finding]:
                         f"addr0–addr{n * per - 1} come from threads 0–{n * per - 1}: threads "
                         f"{lo}–{hi} give {should}"))
                     break
+    for g in pm.facts_of("operand_registers"):
+        for f in pm.facts_of("shape_registers"):
+            regs = f.get("count", 1)
+            if regs != 1:
+                said = ", ".join(str(n) for n in g.get("ints", ()))
+                out.append(warning(
+                    "move-prose", g.at("ints"),
+                    f"the operand is said to be {said} 32-bit registers as per .num, but for "
+                    f"{f.get('size')} matrices the section says {regs} registers per matrix "
+                    f"(line {f.src.span(0).line}): this sentence is read for the other shapes"))
     for f in pm.facts_of("shape_table"):
         for shape, size, _bits, pos in f.get("rows", ()):
             if _shape_of(size) != shape:
@@ -314,18 +325,25 @@ def _check_one(pm: ParsedMoves, f: MoveFact, v: Variant, lay: Layout,
                regs_by_shape: set[str]) -> tuple[SourceText, str] | None:
     cm = _cells_by(lay)
     lanes = sorted({t for t, _ in cm})
-    rows, cols = v.dims
+    mem_rows = lay.tile[0] // max(1, v.matrices)  # one matrix's rows in memory
     per_reg = 32 // v.element_bits
     n_elems = len({i for _, i in cm})
-    swap = _swap(pm, v)
+    swap = _swap(v)
+    # one matrix as the prose speaks of it: (rows, columns), a row holding ``line_len["row"]``
+    frame_rows, frame_cols = (lay.tile[1], mem_rows) if swap else (mem_rows, lay.tile[1])
+    line_len = {"row": frame_cols, "column": frame_rows}
+
+    def frame(rc: tuple[int, int]) -> tuple[int, int]:
+        """A catalog cell in the prose's matrix: (row, column) within its matrix."""
+        r, c = rc[0] % mem_rows, rc[1]
+        return (c, r) if swap else (r, c)
 
     def line_of(rc: tuple[int, int], word: str) -> int:
         """The row (or column) of a cell within its matrix, by the sentence's word."""
-        col_word = word.startswith("column") != swap
-        return rc[1] if col_word else rc[0] % rows
+        return frame(rc)[1 if word.startswith("column") else 0]
 
     def matrix_of(rc: tuple[int, int]) -> int:
-        return rc[0] // rows
+        return rc[0] // mem_rows
 
     name = v.name
     note = ""
@@ -342,43 +360,50 @@ def _check_one(pm: ParsedMoves, f: MoveFact, v: Variant, lay: Layout,
             for q in range(v.matrices):
                 held = [cm[(t, i)] for i in range(n_elems) if matrix_of(cm[(t, i)]) == q]
                 if len({line_of(rc, word) for rc in held}) > 1:
+                    held = [frame(rc) for rc in held]
                     return f.at("line"), (
                         f"each thread is said to hold a fragment of a {word}"
                         f"{' (read as column under .trans)' if swap else ''}, but in "
                         f"{name} thread {t} holds {', '.join(f'({r}, {c})' for r, c in held)}: "
                         f"{_shape_words(held)}{note}")
-        first = cm.get((0, 0))
+        first = frame(cm[(0, 0)]) if (0, 0) in cm else None
         if first is not None and first != (0, 0):
             return f.at("int"), (f"thread 0 is said to receive the first fragment, but in {name} "
                                  f"its first element is ({first[0]}, {first[1]})")
         return None
     if kind in ("group_whole", "group_whole_passive"):
-        word = f.get("line", "row")
+        word = "column" if f.get("line", "row").startswith("column") else "row"
         size = f.get("count", 4)
-        whole = cols if (word.startswith("row") != swap) else rows
         for g in range(len(lanes) // size):
             for q in range(v.matrices):
                 group = {cm[(t, i)] for t in range(g * size, g * size + size)
                          for i in range(n_elems) if matrix_of(cm[(t, i)]) == q}
-                ids = {line_of(rc, word) for rc in group}
-                if len(ids) != 1 or len(group) != whole:
+                by_line: dict[int, int] = {}
+                for rc in group:
+                    by_line[line_of(rc, word)] = by_line.get(line_of(rc, word), 0) + 1
+                part = next(((k, n) for k, n in sorted(by_line.items())
+                             if n != line_len[word]), None)
+                if part is not None:
                     return f.at("line"), (
                         f"a group of {size} threads is said to hold an entire {word}, but in "
-                        f"{name} threads {g * size}–{g * size + size - 1} hold {len(group)} "
-                        f"cells of matrix {q} in {len(ids)} {word}s{note}")
+                        f"{name} threads {g * size}–{g * size + size - 1} hold {part[1]} of the "
+                        f"{line_len[word]} cells of {word} {part[0]} of matrix {q}"
+                        f"{' (a column of the catalog under .trans)' if swap else ''}{note}")
         return None
     if kind == "thread_columns":
         ncols, nrows = f.get("count", 1), f.get("count2", 1)
         for t in lanes:
             for q in range(v.matrices):
-                held = [cm[(t, i)] for i in range(n_elems) if matrix_of(cm[(t, i)]) == q]
+                held = [frame(cm[(t, i)]) for i in range(n_elems)
+                        if matrix_of(cm[(t, i)]) == q]
                 cs = sorted({c for _, c in held})
                 rs = {r for r, _ in held}
                 if len(cs) != ncols or cs[-1] - cs[0] != ncols - 1 or len(rs) != nrows:
                     return f.at("count"), (
                         f"each thread is said to hold {ncols} consecutive columns across "
                         f"{nrows} row(s), but in {name} thread {t} holds columns {cs} of "
-                        f"{len(rs)} row(s)")
+                        f"{len(rs)} row(s) of matrix {q}"
+                        f"{' (the catalog transposed, as .trans moves it)' if swap else ''}")
         return None
     if kind == "group_bytes":
         size, nbytes = f.get("count", 4), int(f.get("int", "0"))
