@@ -202,8 +202,7 @@ def test_a_group_of_two_threads_holding_a_row_is_refuted_on_the_cells() -> None:
 def test_an_example_the_section_does_not_admit_is_an_error() -> None:
     md = LDMATRIX.replace("m8n8.x2.trans.b16 {d0, d1}", "m8n8.x2.trans.b16 {d0, d1, d2}")
     assert errors(model(md)) == [(line_of(md, "{d0, d1, d2}"), (
-        "the example ldmatrix.m8n8.x2.trans.b16 names 3 register(s); it moves 2 matrices of 1 "
-        "register(s) each"))]
+        "the example ldmatrix.m8n8.x2.trans.b16 names 3 register(s); its layout fills 2"))]
 
 
 def test_movmatrix_result_as_columns_is_an_error_that_says_nothing_would_move() -> None:

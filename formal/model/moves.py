@@ -266,7 +266,7 @@ def check_facts(pm: ParsedMoves, layouts: Sequence[tuple[Variant, Layout]]) -> l
                 where, message = problem
                 out.append(error("move-prose", where, message))
                 break  # one finding per statement
-    out.extend(_check_examples(pm))
+    out.extend(_check_examples(pm, layouts))
     return out
 
 
@@ -468,29 +468,34 @@ def _bits_of(text: Any) -> int:
     return int(str(text).replace("-", " ").split()[0]) if text else 0
 
 
-def _check_examples(pm: ParsedMoves) -> list[Finding]:
+def _check_examples(pm: ParsedMoves, layouts: Sequence[tuple[Variant, Layout]],
+                    ) -> list[Finding]:
     """Each example instruction is a variant the section admits, with as many registers as
-    its matrices need."""
+    its layout fills (the catalog's, where the variant resolved; else the prose's count, one
+    register a matrix unless a sentence of its shape says more)."""
     out: list[Finding] = []
     ok = admitted(pm)
     per_matrix: dict[str, int] = {}
     for f in pm.facts_of("shape_registers"):
         per_matrix[_shape_of(f.get("size", "0x0"))] = f.get("count", 1)
+    registers: dict[Variant, int] = {}
+    for v, lay in layouts:
+        n = len({i for (_s, _lane, i) in cells(lay)})
+        registers[v] = n * v.element_bits // 32
     for form in pm.forms:
-        if form.template:
+        ex = _example(form) if not form.template else None
+        if ex is None:
             continue
-        v = _example(form)
-        if v is None:
-            continue
+        v = ex
         if v not in ok:
             out.append(error("move-prose", form.src, f"the example {v.name} is not a variant "
                              f"this section admits: {_why_not(pm, v)}"))
             continue
-        want = per_matrix.get(v.shape, 1) * v.matrices
+        want = registers.get(v, per_matrix.get(v.shape, 1) * v.matrices)
         vec = max(form.operands, default=0)
         if vec and vec != want:
+            whose = "its layout fills" if v in registers else \
+                f"its {v.matrices} matri{'x' if v.matrices == 1 else 'ces'} need"
             out.append(error("move-prose", form.src,
-                             f"the example {v.name} names {vec} register(s); it moves "
-                             f"{v.matrices} matri{'x' if v.matrices == 1 else 'ces'} of "
-                             f"{per_matrix.get(v.shape, 1)} register(s) each"))
+                             f"the example {v.name} names {vec} register(s); {whose} {want}"))
     return out
