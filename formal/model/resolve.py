@@ -30,6 +30,7 @@ from .build import (
     with_section_context,
 )
 from .layout import Layout, Model
+from .moves import move_layouts
 
 # ---- references ----------------------------------------------------------------------------------
 
@@ -166,6 +167,11 @@ def build(documents: Iterable[Document | ParsedDocument],
     for d in cat_docs:
         lays, _refs, _errs = layouts_of(d, "catalog", "catalog")
         cat_layouts.extend(lays)
+    for d in docs:  # the matrix move sections: their variants, by name, from the catalog
+        lab = _label_for(d.document)
+        for ps in d.sections:
+            if ps.moves is not None:
+                written.extend(move_layouts(d.document, lab, ps.moves, cat_layouts, findings))
     pool = written + cat_layouts
     resolved: list[Layout] = []
     stated: dict[tuple[str, str], list[Layout]] = {}  # (document, operand) -> its layouts

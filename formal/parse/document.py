@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Document, OperandBlock, Section, TableRow, TypeBlock
 from . import syntax as S
+from .moves import ParsedMoves, parse_moves
 from .prose import parse_prose
 from .pseudocode import parse_program
 
@@ -44,6 +45,7 @@ class ParsedSection:
     title: S.SectionTitle | None
     blocks: tuple[ParsedBlock, ...] = ()
     references: tuple[tuple[SourceText, S.ReferenceSentence], ...] = ()
+    moves: ParsedMoves | None = None  # a matrix move section, read (formal/parse/moves.py)
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,8 @@ def _metadata_sentence(block: OperandBlock, findings: list[Finding],
 
 
 def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
+    if section.move:
+        return ParsedSection(section, None, moves=parse_moves(section, findings))
     if not section.operands and not section.references:
         return ParsedSection(section, None)
     title, errs = parse_prose(section.title.strip(), "section_title", "the section title")

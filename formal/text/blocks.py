@@ -70,6 +70,11 @@ class Section:
     operands: tuple[OperandBlock, ...] = ()
     references: tuple[SourceText, ...] = ()
     prose: tuple[SourceText, ...] = ()
+    # a warp-level matrix move section (ldmatrix, stmatrix, movmatrix: layouts given as
+    # figures and prose): its blocks in order, a paragraph that a text scrape split over
+    # consecutive lines joined into one prose block
+    move: bool = False
+    body: tuple[Block, ...] = ()
 
 
 @dataclass(frozen=True)

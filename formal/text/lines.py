@@ -51,6 +51,7 @@ class LineKind:
     same_as: bool = False
     major_matrix: bool = False
     figure_layout: bool = False
+    move_title: bool = False  # "Warp-level matrix load instruction" (a move section's heading)
     sentence_break: bool = False  # ". " or ": "
     last: str = ""  # the last token's kind: colon | bar | ...
     glued_at: int = -1  # offset of an opener glued to the character before it
@@ -113,6 +114,11 @@ class LineKind:
         return self.head in ("dotted", "header_type") and self.vector_expression
 
     @property
+    def move_heading(self) -> bool:
+        """``9.7.14.5.15. Warp-level matrix load instruction: ldmatrix``."""
+        return self.head == "heading" and self.move_title
+
+    @property
     def figure(self) -> bool:
         return self.head == "bang"
 
@@ -134,7 +140,7 @@ def _parser() -> Lark:
 _HEADS = ("heading", "assignment", "phrase", "header_type", "dotted", "bang", "comment",
           "where")
 _FLAGS = ("case_word", "vector_expression", "same_as", "major_matrix", "figure_layout",
-          "sentence_break")
+          "sentence_break", "move_title")
 
 
 class _Facts(Transformer[Token, Any]):

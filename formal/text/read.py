@@ -87,10 +87,11 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
         blocks = list(markdown_blocks(lines, name) if fmt == "markdown"
                       else text_blocks(lines, name))
     sections = structure(blocks, name)
-    if not any(s.operands or s.references for s in sections):
+    if not any(s.operands or s.references or s.move for s in sections):
         # nothing to check is not a pass: the document is named as one that was not read
         findings.append(error("input", SourceText.at("", name, 1),
-                              f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) "
+                              f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) and "
+                              f"no matrix move section (ldmatrix, stmatrix, movmatrix) "
                               f"found in this {fmt} document: nothing in it was checked"))
     return Document(name, fmt, tuple(sections), tuple(findings), digest)
 

@@ -58,24 +58,32 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
     refs: list[SourceText] = []
     prose: list[SourceText] = []
     current: _OpenBlock | None = None
+    move = False  # the open section is a matrix move section
+    body: list[Block] = []
+    after_blank = True
 
     def close_section() -> None:
-        nonlocal current, title
+        nonlocal current, title, move
         if current is not None:
             operands.append(current.freeze())
             current = None
         if title is not None:
             t = title.text.strip()
             sections.append(Section(section_number(t), title, tuple(operands), tuple(refs),
-                                    tuple(prose)))
+                                    tuple(prose), move, tuple(body)))
         operands.clear()
         refs.clear()
         prose.clear()
+        body.clear()
         title = None
+        move = False
 
     for b in blocks:
         if b.kind == "blank":
+            after_blank = True
             continue
+        joins = not after_blank
+        after_blank = False
         if b.kind == "heading":
             t = b.text.text.strip()
             # a Markdown page repeats its title as the first heading: merge the two
@@ -86,9 +94,15 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 continue
             close_section()
             title = b.text
+            move = kind_of(t).move_heading
             continue
         if title is None:
             title = SourceText.at("", doc, 1)  # content before any heading
+        if move:
+            body.append(_joined(body, b) if joins else b)
+            if joins and body[-1] is not b:
+                body.pop(-2)
+            continue
         if b.kind == "prose":
             kind = kind_of(b.text.text.strip())
             if kind.reference:
@@ -142,3 +156,17 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 current.rows.append(row)
     close_section()
     return sections
+
+
+def _joined(body: list[Block], b: Block) -> Block:
+    """``b`` added to the prose block before it when that block is the same paragraph: the
+    line just above, not closing a sentence or a statement (a browser's copy keeps the line
+    breaks of a paragraph; a table row or a code line ends a paragraph of its own)."""
+    if not body or b.kind != "prose" or body[-1].kind != "prose":
+        return b
+    prev = body[-1].text
+    end = prev.span(max(0, len(prev.text) - 1))
+    if b.text.span(0).line != end.line + 1 or prev.text.rstrip()[-1:] in (".", ":", ";"):
+        return b
+    space = SourceText(" ", prev.document, ((0, end.line, end.column + 1),))
+    return Block("prose", SourceText.concat([prev, space, b.text]))
