@@ -215,6 +215,19 @@ def test_movmatrix_result_as_columns_is_an_error_that_says_nothing_would_move() 
     assert message.endswith("and nothing would move")
 
 
+def test_two_sentences_of_one_wrong_orientation_are_one_error() -> None:
+    """'a fragment of a column' and then 'an entire column' of the result: one root cause."""
+    md = MOVMATRIX.replace("a row of the result", "a column of the result").replace(
+        "first fragment in register `d`, and so on.",
+        "first fragment in register `d`, and so on. A group of four threads holds an entire "
+        "column of the result matrix.")
+    (line, message), = errors(model(md))
+    assert line == line_of(md, "fragment of a column of the result")
+    group = line_of(md, "entire column")
+    col = md.splitlines()[group - 1].index("column", md.splitlines()[group - 1].index("entire")) + 1
+    assert message.endswith(f"and nothing would move; {group}:{col} says the same")
+
+
 # ---- what is not read, or not in the catalog: warnings ---------------------------------------
 
 

@@ -254,6 +254,11 @@ def check_facts(pm: ParsedMoves, layouts: Sequence[tuple[Variant, Layout]]) -> l
     out.extend(_check_counts(pm))
     regs_by_shape = {_shape_of(f.get("size", "0x0")) for f in pm.facts_of("shape_registers",
                                                                           "per_matrix")}
+    # One root cause, one error: sentences that call what a thread (or a group of threads)
+    # holds of the same operand by the same wrong word -- "a fragment of a column" and then
+    # "an entire column" -- are one error at the first, naming the others.
+    found: list[tuple[SourceText, str, list[SourceText]]] = []
+    orientation: dict[tuple[str, str], int] = {}
     for f, scope in _scopes(pm):
         for v, lay in layouts:
             if scope is not None and v.shape != scope:
@@ -264,10 +269,26 @@ def check_facts(pm: ParsedMoves, layouts: Sequence[tuple[Variant, Layout]]) -> l
             problem = _check_one(pm, f, v, lay, regs_by_shape)
             if problem is not None:
                 where, message = problem
-                out.append(error("move-prose", where, message))
+                key = (lay.id, str(f.get("line", "row"))[:3]) \
+                    if f.kind in _ORIENTATION else None
+                if key is not None and key in orientation:
+                    found[orientation[key]][2].append(where)
+                else:
+                    if key is not None:
+                        orientation[key] = len(found)
+                    found.append((where, message, []))
                 break  # one finding per statement
+    for where, message, also in found:
+        if also:
+            message += "; " + ", ".join(f"{a.span(0).line}:{a.span(0).column} says the same"
+                                        for a in also)
+        out.append(error("move-prose", where, message))
     out.extend(_check_examples(pm, layouts))
     return out
+
+
+# the statements of which way a thread's or a group's elements run (row or column)
+_ORIENTATION = ("thread_fragment", "group_whole", "group_whole_passive")
 
 
 def _check_counts(pm: ParsedMoves) -> list[Finding]:
