@@ -192,7 +192,7 @@ def test_a_refuted_relation_is_an_error_in_every_format() -> None:
 
 def test_the_catalog_proves_every_relation() -> None:
     run = analyze([], Options())
-    assert len(run.model.layouts) == 135
+    assert len(run.model.layouts) == 148
     assert [(v.relation.producer, v.relation.consumer) for v in run.proof.relations
             if v.status != "proved"] == []
     assert len(run.proof.relations) == 20

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Document, OperandBlock, Section, TableRow, TypeBlock
 from . import syntax as S
-from .prose import parse_prose
+from .prose import parse_prose, try_prose
 from .pseudocode import parse_program
 
 # ---- the document stage: every section's text parsed, for the model ------------------------------
@@ -36,6 +36,9 @@ class ParsedBlock:
     parts: tuple[ParsedPart, ...]
     metadata: S.MetadataDesc | None = None
     metadata_src: SourceText | None = None
+    # a wgmma operand that lives in shared memory ("... is documented in ..."), where stated
+    shared_memory: S.SharedMemoryNote | None = None
+    shared_memory_src: SourceText | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,15 @@ def _metadata_sentence(block: OperandBlock, findings: list[Finding],
     return None, None
 
 
+def _shared_memory(block: OperandBlock) -> tuple[S.SharedMemoryNote | None, SourceText | None]:
+    """The sentence that sends a table-less operand to shared memory, if there is one."""
+    for src in (block.heading, *block.prose):
+        note = try_prose(src, "smem_note")
+        if note is not None:
+            return note, src
+    return None, None
+
+
 def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
     if not section.operands and not section.references:
         return ParsedSection(section, None)
@@ -174,7 +186,8 @@ def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
         desc = src = None
         if block.operand == "metadata":
             desc, src = _metadata_sentence(block, findings)
-        blocks.append(ParsedBlock(block, parts, desc, src))
+        note, note_src = _shared_memory(block) if not parts else (None, None)
+        blocks.append(ParsedBlock(block, parts, desc, src, note, note_src))
     refs = []
     for r in section.references:
         value, errs = parse_prose(r, "reference", "the cross-reference")
