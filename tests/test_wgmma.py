@@ -195,8 +195,8 @@ def test_the_catalog_proves_every_relation() -> None:
     assert len(run.model.layouts) == 148
     assert [(v.relation.producer, v.relation.consumer) for v in run.proof.relations
             if v.status != "proved"] == []
-    assert len(run.proof.relations) == 20
+    assert len(run.proof.relations) == 33
     data = json.loads(render(run.proof, "json"))
-    assert data["summary"]["relations_proved"] == 20
+    assert data["summary"]["relations_proved"] == 33
     junit = ET.fromstring(render(run.proof, "junit"))
-    assert sum(1 for c in junit.iter("testcase") if c.get("classname") == "relations") == 20
+    assert sum(1 for c in junit.iter("testcase") if c.get("classname") == "relations") == 33
