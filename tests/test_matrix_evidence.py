@@ -36,8 +36,14 @@ def layouts() -> dict[str, object]:
 
 def test_every_move_and_wgmma_layout_is_confirmed(ev, layouts) -> None:  # type: ignore[no-untyped-def]
     matrix = [x for k, x in layouts.items()
-              if k.split(".")[0] in ("ldmatrix", "stmatrix", "movmatrix", "wgmma")]
+              if k.split(".")[0] in ("ldmatrix", "stmatrix", "movmatrix", "wgmma")
+              and not k.startswith("wgmma.sp.")]
     assert len(matrix) == 26
+    # wgmma.mma_async.sp is assembled, not run: each of its 13 layouts says so (a warning)
+    sparse = {k: ev.verdict(x) for k, x in layouts.items()  # type: ignore[attr-defined]
+              if k.startswith("wgmma.sp.")}
+    assert len(sparse) == 13 and {v.status for v in sparse.values()} == {"unconfirmed"}
+    assert "but does not run them" in sparse["wgmma.sp.m64nNk64.meta.e4m3-e5m2-s8-u8"].message
     verdicts = {x.short_id: ev.verdict(x) for x in matrix}  # type: ignore[attr-defined]
     assert {k: v.status for k, v in verdicts.items() if v.status != "proved"} == {}
     # the f16 -> f32 accumulator ran at every N; the .s32 one at 8, 64 and 256

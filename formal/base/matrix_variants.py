@@ -341,6 +341,17 @@ def _wgmma_selected() -> list[MatrixVariant]:
 MATRIX_VARIANTS: tuple[MatrixVariant, ...] = tuple(_moves() + _wgmma_selected())
 BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
 
+# wgmma.mma_async.sp: every type pairing and selector at N = 8, 64, 256, A from registers
+# and from shared memory.  They are assembled (``ptxas -arch=sm_90a``), not run: the GPU
+# runner does not pack sparse A and its metadata yet, so the evidence owes no run of them
+# (``executed``) and their layouts' ``hardware`` obligation says so.
+WGMMA_SP_VARIANTS: tuple[MatrixVariant, ...] = tuple(wgmma_sp_variants(WGMMA_NS_EVERY_TYPE))
+
+
+def executed(v: MatrixVariant) -> bool:
+    """Whether the GPU runner runs ``v`` (the moves and dense wgmma) or only assembles it."""
+    return not v.sparse
+
 
 # The executor's name of each register operand of a run (``formal.execute.matrix.operands``)
 # and the operand a layout of the catalog gives it: ldmatrix's ``r`` are its destination
@@ -349,6 +360,7 @@ BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
 CATALOG_OPERAND: dict[tuple[str, str], str] = {
     ("ldmatrix", "r"): "C/D", ("stmatrix", "r"): "A", ("movmatrix", "a"): "A",
     ("movmatrix", "d"): "C/D", ("wgmma", "A"): "A", ("wgmma", "C/D"): "C/D",
+    ("wgmma.sp", "A"): "A", ("wgmma.sp", "C/D"): "C/D", ("wgmma.sp", "meta"): "metadata",
 }
 
 
@@ -371,7 +383,7 @@ def serves(v: MatrixVariant, op: str, instruction: str, shape: str, operand: str
         return False
     if v.wgmma:
         family = f"m64nNk{v.k}"
-        if operand == "A":
+        if operand in ("A", "metadata"):
             return shape in (v.shape, family) and v.a in types
         return v.c in types and (shape == v.shape or (shape == family and v.n in n_values))
     parts = shape.split(".")
@@ -397,4 +409,4 @@ __all__ = ["MatrixVariant", "MATRIX_VARIANTS", "BY_KEY", "variant", "wgmma_varia
            "CATALOG_OPERAND", "run_operand", "serves",
            "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES",
            "WGMMA_SP_K", "WGMMA_SP_SELECTORS", "wgmma_sp_variants", "wgmma_sp_dtypes",
-           "wgmma_sp_atypes"]
+           "wgmma_sp_atypes", "WGMMA_SP_VARIANTS", "executed"]
