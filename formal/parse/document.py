@@ -126,7 +126,16 @@ def parse_row(row: TableRow, header: TableRow | None,
             esrc = None  # the sparse tables put a sentence in the Elements column
         else:
             elements, errs = parse_prose(esrc, "element_list", "the element list")
-            findings.extend(unreadable(errs, "the element list is not checked"))
+            shifted = try_prose(esrc, "n_cell") if elements is None else None
+            if shifted is not None:
+                # a wgmma row below a merged element cell: its N column stands one to the
+                # left ("| .f32 | ... registers. | N = 8*i where i = {...} |")
+                esrc = None
+                if len(cells) <= 3:
+                    return S.TableFacts(tsrc, tvalue[0], frag, fsrc, None, None, hdr, hdr_src,
+                                        shifted)
+            else:
+                findings.extend(unreadable(errs, "the element list is not checked"))
     n_set = None
     if len(cells) > 3 and cells[3].text.strip():  # wgmma: a column of legal N
         n_set, errs = parse_prose(cells[3], "n_cell", "the N column")
