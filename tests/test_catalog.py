@@ -166,8 +166,9 @@ def test_every_section_of_the_chapter_is_there() -> None:
     dense = {f"9.7.14.5.{k}" for k in range(1, 14)}
     sparse = {f"9.7.14.6.2.{k}" for k in range(1, 9)}
     wgmma = {f"9.7.15.5.1.1.{k}" for k in range(1, 5)}
+    wgmma_sparse = {f"9.7.15.6.2.{k}" for k in range(1, 4)}  # k32, k16, k64
     moves = {"9.7.14.5.15", "9.7.14.5.16", "9.7.14.5.17"}  # ldmatrix, stmatrix, movmatrix
-    assert numbers == dense | sparse | wgmma | moves
+    assert numbers == dense | sparse | wgmma | wgmma_sparse | moves
 
 
 def test_matrix_moves_by_hand() -> None:

@@ -44,10 +44,12 @@ def test_a_missing_warp_offset_is_refuted_at_the_first_lane_of_warp_1() -> None:
     rel = Relation(C16, "mma.m64n16k16.CD.f32", _warp_tiles(sp.Integer(0)))
     (v,) = prove_relations([rel], _layouts(), letters={C16: "c", "mma.m64n16k16.CD.f32": "d"})
     assert v.status == "refuted"
-    # lane 32 (warp 1, lane 0) d0 holds row 16, col 0; warp 0's c0 is row 0, col 0
-    assert v.counterexample == {"lane": 32, "element": "d0", "producer_lane": 0,
-                                "producer_element": "c0", "consumer_cell": [16, 0],
-                                "producer_cell": [0, 0], "arranged_cell": [0, 0]}
+    # lane 32 (warp 1, lane 0) d0 -- its register 0, one .f32 each -- holds row 16, col 0;
+    # warp 0's c0 is row 0, col 0
+    assert v.counterexample == {"lane": 32, "element": "d0", "register": 0,
+                                "producer_lane": 0, "producer_element": "c0",
+                                "consumer_cell": [16, 0], "producer_cell": [0, 0],
+                                "arranged_cell": [0, 0]}
 
 
 def test_k8_a_is_the_first_half_of_k16_a_and_not_the_other_way() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from formal import catalog
 from formal.model import Formula, Layout, build
-from formal.prove.composes import prove_relation
+from formal.prove.composes import output_names, prove_relation
 from formal.prove.relations import table
 from formal.text.read import read_text
 
@@ -146,12 +146,14 @@ def test_an_edit_gives_a_counterexample(producer, consumer, side, edit, want,  #
 
 
 def _shifted(lay: Layout) -> Layout:
-    """The layout with every column one to the right (col + 1 in every case)."""
-    col = lay.formula("col")
+    """The layout with every column one to the right (col + 1 in every case); a sparse A's
+    first column (its lastcol stays), a metadata layout's chunk."""
+    name = output_names(lay)[1]
+    col = lay.formula(name)
     assert col is not None
-    moved = Formula("col", tuple(dataclasses.replace(c, value=c.value + 1) for c in col.cases),
+    moved = Formula(name, tuple(dataclasses.replace(c, value=c.value + 1) for c in col.cases),
                     col.source)
-    return dataclasses.replace(lay, formulas=tuple(moved if f.name == "col" else f
+    return dataclasses.replace(lay, formulas=tuple(moved if f.name == name else f
                                                    for f in lay.formulas))
 
 
@@ -172,7 +174,7 @@ def test_every_relation_refuted_when_either_side_moves(rel, side, by_id) -> None
     got, arranged = cex["consumer_cell"], cex["arranged_cell"]
     assert got != arranged
     if side == "consumer":  # the consumer moved: one column right of where it was
-        assert got == [arranged[0], arranged[1] + 1]
+        assert got == [arranged[0], arranged[1] + 1, *arranged[2:]]
     else:  # the producer's cell moved one column right of the consumer's own
         assert cex["producer_cell"] is not None and got != arranged
 

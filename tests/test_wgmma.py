@@ -192,11 +192,27 @@ def test_a_refuted_relation_is_an_error_in_every_format() -> None:
 
 def test_the_catalog_proves_every_relation() -> None:
     run = analyze([], Options())
-    assert len(run.model.layouts) == 150
+    assert len(run.model.layouts) == 163
     assert [(v.relation.producer, v.relation.consumer) for v in run.proof.relations
             if v.status != "proved"] == []
-    assert len(run.proof.relations) == 26
+    assert len(run.proof.relations) == 39
     data = json.loads(render(run.proof, "json"))
-    assert data["summary"]["relations_proved"] == 26
+    assert data["summary"]["relations_proved"] == 39
     junit = ET.fromstring(render(run.proof, "junit"))
-    assert sum(1 for c in junit.iter("testcase") if c.get("classname") == "relations") == 26
+    assert sum(1 for c in junit.iter("testcase") if c.get("classname") == "relations") == 39
+
+
+def test_a_row_whose_n_column_stands_in_the_element_column(tmp_path: Path) -> None:
+    """Below a merged element cell a Markdown mirror shifts the row's N column one left:
+    ``| .f32 | ... registers. | N = 8*i where i = {1, ..., 32} |``.  The cell is read as that
+    row's N (all 32 of them), not as an unreadable element list, and not the .s32 row's 18."""
+    text = MARKDOWN.replace(
+        f"| `.f32` | A vector expression containing N/2 number of `.f32` registers. | | {ALL_N} |",
+        f"| `.f32` | A vector expression containing N/2 number of `.f32` registers. | {ALL_N} |")
+    assert text != MARKDOWN
+    p = tmp_path / "shifted.md"
+    p.write_text(text, encoding="utf-8")
+    run = analyze([p])
+    assert [f.message for f in run.proof.findings if f.kind == "unreadable"] == []
+    f32 = next(x for x in run.model.layouts if x.short_id == "wgmma.m64nNk32.D.f32")
+    assert f32.n_values == tuple(range(8, 257, 8))

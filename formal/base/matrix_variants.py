@@ -51,6 +51,17 @@ N_ALL = tuple(range(8, 257, 8))
 N_INT = (8, 16, 24) + tuple(range(32, 257, 16))
 
 
+# wgmma.mma_async.sp: A is 2:4 (1:2 for .tf32) sparse, so its K is twice the dense one's;
+# the sparsity selector picks the threads of each quad that hold the metadata (PTX ISA,
+# wgmma.mma_async.sp: 0 or 1 -- T0,T1 or T2,T3 -- for .f16/.bf16/.tf32, 0 -- all four
+# threads -- for the 8-bit types).
+WGMMA_SP_K: dict[str, int] = {"f16": 32, "bf16": 32, "tf32": 16, "e4m3": 64, "e5m2": 64,
+                              "s8": 64, "u8": 64}
+WGMMA_SP_SELECTORS: dict[str, tuple[int, ...]] = {
+    "f16": (0, 1), "bf16": (0, 1), "tf32": (0, 1), "e4m3": (0,), "e5m2": (0,), "s8": (0,),
+    "u8": (0,)}
+
+
 def wgmma_ns(a: str) -> tuple[int, ...]:
     return N_INT if a in ("s8", "u8", "b1") else N_ALL
 
@@ -77,6 +88,7 @@ class MatrixVariant:
     arch_suffix: str = ""
     # further families an ``a`` target also runs on (the sm_100a moves: sm_120a too)
     families: tuple[int, ...] = ()
+    selector: int = 0  # wgmma.sp: the sparsity selector (an immediate)
 
     @property
     def d(self) -> str:
@@ -84,7 +96,11 @@ class MatrixVariant:
 
     @property
     def wgmma(self) -> bool:
-        return self.instruction == "wgmma"
+        return self.instruction in ("wgmma", "wgmma.sp")
+
+    @property
+    def sparse(self) -> bool:
+        return self.instruction == "wgmma.sp"
 
     @property
     def target(self) -> str:
@@ -97,7 +113,8 @@ class MatrixVariant:
         if self.wgmma:
             src = "rs" if self.a_source == "reg" else "ss"
             op = self.op.replace(".", "_") if self.op else ""
-            return f"wgmma.{self.shape}.{self.c}.{self.a}.{self.b}{op}.{src}"
+            sel = f".sel{self.selector}" if self.sparse else ""
+            return f"{self.instruction}.{self.shape}.{self.c}.{self.a}.{self.b}{op}.{src}{sel}"
         num = f".x{self.num}" if self.num else ""
         trans = ".trans" if self.trans else ""
         return f"{self.instruction}.{self.shape}{num}{trans}.{self.a}"
@@ -105,7 +122,8 @@ class MatrixVariant:
     @property
     def opcode(self) -> str:
         if self.wgmma:
-            return (f"wgmma.mma_async.sync.aligned.{self.shape}.{self.c}.{self.a}.{self.b}"
+            sp = ".sp" if self.sparse else ""
+            return (f"wgmma.mma_async{sp}.sync.aligned.{self.shape}.{self.c}.{self.a}.{self.b}"
                     f"{self.op}")
         trans = ".trans" if self.trans else ""
         if self.instruction == "movmatrix":
@@ -167,21 +185,21 @@ class MatrixVariant:
 
     def words(self, operand: str) -> int:
         """32-bit words a thread holds of wgmma's A ("A") or accumulator ("D")."""
-        if operand == "A":
-            return 64 * self.k * TYPE_BITS[self.a] // (128 * 32)
+        if operand == "A":  # sparse A: half of the 64 x K elements are stored
+            return 64 * self.k * TYPE_BITS[self.a] // (128 * 32 * (2 if self.sparse else 1))
         return 64 * self.n * TYPE_BITS[self.c] // (128 * 32)
 
     def elements(self, operand: str) -> int:
         if operand == "A":
-            return 64 * self.k // 128
+            return 64 * self.k // (128 * (2 if self.sparse else 1))
         return 64 * self.n // 128
 
     @property
     def arithmetic(self) -> Variant:
         """The same product as a ``formal.base.variants.Variant`` row (what ``execute.cpu``'s
         exact reference and number pools take)."""
-        return Variant("wgmma", self.shape, self.a, self.b, self.c, self.c, self.min_sm,
-                       self.ptx, op=self.op, arch_suffix=self.arch_suffix)
+        return Variant(self.instruction, self.shape, self.a, self.b, self.c, self.c,
+                       self.min_sm, self.ptx, op=self.op, arch_suffix=self.arch_suffix)
 
     @property
     def runnable_on_sm90(self) -> bool:
@@ -272,6 +290,48 @@ def wgmma_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...] =
     return out
 
 
+_WGMMA_SP_TYPES = tuple(row for row in _WGMMA_TYPES if row[0] != ("b1",))
+
+
+def wgmma_sp_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...] = ()) \
+        -> list[MatrixVariant]:
+    """Every wgmma.mma_async.sp row for the given N: each A/B/D type pairing of the dense
+    table but .b1, A from registers or shared memory, each legal sparsity selector."""
+    out: list[MatrixVariant] = []
+    for atypes, pairing, accs, op in _WGMMA_SP_TYPES:
+        for a in atypes:
+            if a_types and a not in a_types:
+                continue
+            for b in (atypes if pairing == "any" else (a,)):
+                for c in accs:
+                    for n in wgmma_ns(a):
+                        if ns is not None and n not in ns:
+                            continue
+                        mixed_int = a in ("s8", "u8") and a != b
+                        for src in ("reg", "smem"):
+                            for sel in WGMMA_SP_SELECTORS[a]:
+                                out.append(MatrixVariant(
+                                    "wgmma.sp", f"m64n{n}k{WGMMA_SP_K[a]}", a, 0, False, b, c,
+                                    src, op, min_sm=90, ptx=(8, 4) if mixed_int else (8, 2),
+                                    arch_suffix="a", selector=sel))
+    return out
+
+
+def wgmma_sp_dtypes(k: int, a_types: Sequence[str]) -> tuple[str, ...]:
+    """The accumulator types of the wgmma.sp rows of K ``k`` whose A is one of ``a_types``
+    (all A types of that K when none is given)."""
+    out: list[str] = []
+    for atypes, _pairing, accs, _op in _WGMMA_SP_TYPES:
+        for a in atypes:
+            if WGMMA_SP_K[a] == k and (not a_types or a in a_types):
+                out.extend(c for c in accs if c not in out)
+    return tuple(out)
+
+
+def wgmma_sp_atypes(k: int) -> tuple[str, ...]:
+    return tuple(a for a, kk in WGMMA_SP_K.items() if kk == k)
+
+
 # What the device evidence covers: every move; every wgmma type at N = 8, 64, 256; and
 # every N of one type (f16 -> f32).
 WGMMA_NS_EVERY_TYPE = (8, 64, 256)
@@ -288,6 +348,17 @@ def _wgmma_selected() -> list[MatrixVariant]:
 MATRIX_VARIANTS: tuple[MatrixVariant, ...] = tuple(_moves() + _wgmma_selected())
 BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
 
+# wgmma.mma_async.sp: every type pairing and selector at N = 8, 64, 256, A from registers
+# and from shared memory.  They are assembled (``ptxas -arch=sm_90a``), not run: the GPU
+# runner does not pack sparse A and its metadata yet, so the evidence owes no run of them
+# (``executed``) and their layouts' ``hardware`` obligation says so.
+WGMMA_SP_VARIANTS: tuple[MatrixVariant, ...] = tuple(wgmma_sp_variants(WGMMA_NS_EVERY_TYPE))
+
+
+def executed(v: MatrixVariant) -> bool:
+    """Whether the GPU runner runs ``v`` (the moves and dense wgmma) or only assembles it."""
+    return not v.sparse
+
 
 # The executor's name of each register operand of a run (``formal.execute.matrix.operands``)
 # and the operand a layout of the catalog gives it: ldmatrix's ``r`` are its destination
@@ -296,6 +367,7 @@ BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
 CATALOG_OPERAND: dict[tuple[str, str], str] = {
     ("ldmatrix", "r"): "C/D", ("stmatrix", "r"): "A", ("movmatrix", "a"): "A",
     ("movmatrix", "d"): "C/D", ("wgmma", "A"): "A", ("wgmma", "C/D"): "C/D",
+    ("wgmma.sp", "A"): "A", ("wgmma.sp", "C/D"): "C/D", ("wgmma.sp", "meta"): "metadata",
 }
 
 
@@ -318,7 +390,7 @@ def serves(v: MatrixVariant, op: str, instruction: str, shape: str, operand: str
         return False
     if v.wgmma:
         family = f"m64nNk{v.k}"
-        if operand == "A":
+        if operand in ("A", "metadata"):
             return shape in (v.shape, family) and v.a in types
         return v.c in types and (shape == v.shape or (shape == family and v.n in n_values))
     parts = shape.split(".")
@@ -334,7 +406,7 @@ def variant(key: str) -> MatrixVariant:
     """The row of ``key``, also for a wgmma N outside the evidence selection."""
     if key in BY_KEY:
         return BY_KEY[key]
-    for v in wgmma_variants():
+    for v in wgmma_variants() + wgmma_sp_variants():
         if v.key == key:
             return v
     raise KeyError(key)
@@ -342,4 +414,6 @@ def variant(key: str) -> MatrixVariant:
 
 __all__ = ["MatrixVariant", "MATRIX_VARIANTS", "BY_KEY", "variant", "wgmma_variants",
            "CATALOG_OPERAND", "run_operand", "serves",
-           "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES"]
+           "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES",
+           "WGMMA_SP_K", "WGMMA_SP_SELECTORS", "wgmma_sp_variants", "wgmma_sp_dtypes",
+           "wgmma_sp_atypes", "WGMMA_SP_VARIANTS", "executed"]

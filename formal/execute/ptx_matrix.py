@@ -1,4 +1,4 @@
-"""PTX kernels for ldmatrix / stmatrix / movmatrix and wgmma.mma_async, one module a variant.
+"""PTX kernels for ldmatrix / stmatrix / movmatrix and wgmma.mma_async(.sp), one module a variant.
 
 The sibling of ``formal.execute.ptx`` for ``formal.base.matrix_variants``: every kernel is the same
 few lines around one instruction, and the variant row says its opcode and register counts.
@@ -24,7 +24,9 @@ A words (A from registers) and its C words into the accumulator registers from
 builds each descriptor as ``desc_hi | ((address >> 4) & 0x3FFF)`` with ``desc_hi`` (LBO,
 SBO, swizzle: ``formal.execute.matrix.SmemLayout``) from the host.  Then ``wgmma.fence``,
 the instruction with scale-d true (D = A x B + D), ``commit_group``, ``wait_group 0`` and D
-to ``out[(t * 128 + x) * WD + j]``.
+to ``out[(t * 128 + x) * WD + j]``.  ``wgmma.mma_async.sp`` reads one more input word a
+thread, its metadata (``in[(t * 128 + x) * (WA + WD + 1) + WA + WD]``), and takes the
+variant's sparsity selector as an immediate.
 """
 
 from __future__ import annotations
@@ -164,12 +166,15 @@ def _move_module(v: MatrixVariant, arch: str | None) -> str:
 def _wgmma_module(v: MatrixVariant, arch: str | None, trans: bool = False) -> str:
     wa = v.words("A") if v.a_source == "reg" else 0
     wd = v.words("D")
+    wm = 1 if v.sparse else 0  # wgmma.sp: the thread's metadata word, after A's and C's
     dkind = "f32" if v.c == "f32" else "b32"
     d = [f"%d{j}" for j in range(wd)]
     a = [f"%a{j}" for j in range(wa)]
     decl = [f".reg .{dkind} %d<{wd}>;", ".reg .b64 %desc_a, %desc_b, %rd_hi;"]
     if wa:
         decl.append(f".reg .b32 %a<{wa}>;")
+    if wm:
+        decl.append(".reg .b32 %meta;")
     body: list[str] = [
         "ld.param.u64 %rd_in, [p_in];",
         "ld.param.u64 %rd_out, [p_out];",
@@ -181,7 +186,7 @@ def _wgmma_module(v: MatrixVariant, arch: str | None, trans: bool = False) -> st
         "mov.u32 %r_tid, %tid.x;",
         "mov.u32 %r_cta, %ctaid.x;",
         "mad.lo.u32 %r_x, %r_cta, 128, %r_tid;",
-        f"mul.wide.u32 %rd_x, %r_x, {4 * (wa + wd)};",
+        f"mul.wide.u32 %rd_x, %r_x, {4 * (wa + wd + wm)};",
         "add.s64 %rd_in, %rd_in, %rd_x;",
         f"mul.wide.u32 %rd_x, %r_x, {4 * wd};",
         "add.s64 %rd_out, %rd_out, %rd_x;",
@@ -193,6 +198,8 @@ def _wgmma_module(v: MatrixVariant, arch: str | None, trans: bool = False) -> st
     body += [f"ld.global.u32 {x}, [%rd_in+{4 * j}];" for j, x in enumerate(a)]
     body += [f"ld.global.{'f32' if dkind == 'f32' else 'u32'} {x}, [%rd_in+{4 * (wa + j)}];"
              for j, x in enumerate(d)]
+    if wm:
+        body.append(f"ld.global.u32 %meta, [%rd_in+{4 * (wa + wd)}];")
     body += _copy_loop("COPY_IN", 128, True)
     body += ["fence.proxy.async.shared::cta;", "bar.sync 0;"]
     for name, off, hi in (("b", "p_b_off", "p_desc_b"), ("a", "p_a_off", "p_desc_a")):
@@ -207,7 +214,10 @@ def _wgmma_module(v: MatrixVariant, arch: str | None, trans: bool = False) -> st
                  f"or.b64 %desc_{name}, %rd_hi, %rd_t;"]
     body.append("setp.ne.b32 %p_d, %r_nw, 0;")  # scale-d: true (D = A x B + D)
     a_op = _vec(a) if wa else "%desc_a"
-    operands = [_vec(d), a_op, "%desc_b", "%p_d"]
+    operands = [_vec(d), a_op, "%desc_b"]
+    if wm:  # sp-meta, then sp-sel: an immediate, the variant's selector
+        operands += ["%meta", str(v.selector)]
+    operands.append("%p_d")
     if v.a in ("f16", "bf16"):  # scale a, b; imm-trans (a,) b: M/N-major operands
         t = "1" if trans else "0"
         operands += ["1", "1"] + ([t] if wa else [t, t])

@@ -327,7 +327,7 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
     warpgroup = _names_warpid(program) or ctx.instruction.startswith("wgmma")
     lanes = LANES * WARPGROUP if warpgroup else LANES
     builder = _Builder(program, letter, lanes)
-    targets = ("row", "col") if not (ctx.instruction == "mma.sp" and operand == "A") \
+    targets = ("row", "col") if not (_sparse(ctx.instruction) and operand == "A") \
         else ("row", "firstcol", "lastcol")
     has_code = bool(program.definitions)
     if has_code:
@@ -366,7 +366,11 @@ def _check_figures(ctx: SectionContext, figures: Sequence[tuple[SourceText, S.Fi
         said = []
         if ff.sparse and ctx.instruction == "mma":
             said.append("sparse mma")
-        if ff.shapes and str(ctx.shape) not in ff.shapes:
+        # a warpgroup section may draw one warp's part: sparse wgmma .m64nNk32's metadata
+        # figure is the warp-level .m16n8k32 one ("the metadata bits ... for a warp")
+        warp = f"m16n8k{ctx.shape.k}" if ctx.instruction.startswith("wgmma") else ""
+        if ff.shapes and str(ctx.shape) not in ff.shapes and ctx.shape_text not in ff.shapes \
+                and warp not in ff.shapes:
             said.append("." + " / .".join(ff.shapes))
         if ff.operands and operand not in ff.operands:
             said.append(" / ".join(_OPERAND_WORDS.get(o, o) for o in ff.operands))
@@ -380,7 +384,8 @@ def _check_figures(ctx: SectionContext, figures: Sequence[tuple[SourceText, S.Fi
             what = "image" if ff.image else "caption"
             ctx.findings.append(warning(
                 "figure", src, f"the figure's {what} names {', '.join(said)}, but it stands "
-                f"under the {ctx.instruction} .{ctx.shape} {_OPERAND_WORDS.get(operand, operand)}"
+                f"under the {ctx.instruction} .{ctx.shape_text or ctx.shape} "
+                f"{_OPERAND_WORDS.get(operand, operand)}"
                 f" block of " + " / ".join(f".{t}" for t in sorted(types))))
 
 
@@ -391,7 +396,7 @@ _OPERAND_WORDS = {"A": "matrix A", "B": "matrix B", "C/D": "accumulators C/D",
 def _build_formulas(ctx: SectionContext, builder: _Builder, program: S.Program,
                     targets: Sequence[str], where: SourceText | None) -> list[Formula]:
     out: list[Formula] = []
-    if ctx.instruction == "mma.sp" and "firstcol" in targets:
+    if _sparse(ctx.instruction) and "firstcol" in targets:
         col = program.get("col")
         if col is None or col.kind != "range":
             ctx.findings.append(error(
@@ -422,14 +427,21 @@ def _case_src(d: S.Definition, exc: _Bad) -> SourceText:
     return exc.src if exc.src is not None else d.cases[0].source
 
 
-def _metadata_layouts(ctx: SectionContext, pb: ParsedBlock) -> list[Layout]:
-    """The metadata operand: the prose sentence, plus formulas where the block has them."""
+def _sparse(instruction: str) -> bool:
+    return instruction in ("mma.sp", "wgmma.sp")
+
+
+def _metadata_layouts(ctx: SectionContext, pb: ParsedBlock,
+                      types: tuple[str, ...] | None = None) -> list[Layout]:
+    """The metadata operand: the prose sentence, plus formulas where the block has them.
+    ``types``: the A types it serves where the title names none (a sparse wgmma section)."""
     block = pb.block
     desc, desc_src = pb.metadata, pb.metadata_src
     program = pb.parts[0].program if pb.parts else S.Program()
     part = pb.parts[0].part if pb.parts else None
-    types = types_of_title(ctx.title)
-    builder = _Builder(program, "m", LANES, sparse_meta=True)
+    types = types if types is not None else types_of_title(ctx.title)
+    lanes = LANES * WARPGROUP if ctx.instruction.startswith("wgmma") else LANES
+    builder = _Builder(program, "m", lanes, sparse_meta=True)
     formulas: list[Formula] = []
     selectors: tuple[int, ...] = ()
     sel_src = holder_src = None
@@ -476,11 +488,13 @@ def _metadata_layouts(ctx: SectionContext, pb: ParsedBlock) -> list[Layout]:
         _check_figures(ctx, pp.figures, "metadata", set(types))
     source = ctx.provenance if program.definitions else "figure-only"
     return [Layout(
-        id=layout_id(ctx.doc_label, ctx.instruction, str(ctx.shape), "metadata", types),
+        id=layout_id(ctx.doc_label, ctx.instruction, ctx.shape_text or str(ctx.shape),
+                     "metadata", types),
         document=ctx.doc.name, section=ctx.title.number or ctx.section.number,
         title=ctx.section.title.text.strip(), span=block.heading.span(0),
         instruction=ctx.instruction, shape=ctx.shape, operand="metadata", types=types,
-        source=source, formulas=tuple(formulas), metadata=md,
+        source=source, formulas=tuple(formulas), metadata=md, lanes=lanes,
+        shape_name=ctx.shape_text,
         helpers=tuple(h for n, h in builder.helpers.items()
                       if n not in ("row", "chunk", "slot")),
         figures=tuple(f.text for p in block.parts for f in p.figures),
@@ -498,7 +512,7 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
     if title is None:
         return [], []
     if title.instruction == "wgmma":
-        return wgmma_layouts(doc, doc_label, ps, title, provenance, findings), []
+        return wgmma_layouts(doc, doc_label, ps, title, provenance, findings)
     if title.instruction in MOVES:
         return move_layouts(doc, doc_label, ps, title, provenance, findings), []
     shape = Shape.parse(title.shape)
@@ -539,35 +553,61 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
 
 
 def wgmma_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.SectionTitle,
-                  provenance: str, findings: list[Finding]) -> list[Layout]:
+                  provenance: str, findings: list[Finding],
+                  ) -> tuple[list[Layout], list[tuple[Any, ...]]]:
     """A wgmma section: A once (its tile, 64 x K, does not depend on N; its id keeps
     ``m64nNk16``), each accumulator row once for every N of its element list (``N = 8 * i
     where i = {1,..,32}``): ``wgmma.m64nNk16.D.f32`` has the shape at the largest N and
     ``n_values`` (8, 16, .., 256); ``Layout.at(64)`` is the layout at N = 64 (``N/2``
     registers and ``dX`` made concrete).  A row that names no N takes the row above's (the
-    spec merges the cell)."""
+    spec merges the cell).
+
+    A sparse section (``wgmma.sp``) has A in registers (``row``, ``firstcol``, ``lastcol``
+    over the warpgroup's 128 threads), a metadata operand (its layout for the A types of the
+    section), and an accumulator D that "is the same as" a dense section's: the references
+    are returned for the resolve stage, which copies the dense D, still stated once in N."""
     shape = Shape.parse(title.shape.replace("nN", "n8"))
     if shape is None or shape.m != 64 or shape.k < 1 or 64 * shape.k > MAX_TILE_CELLS:
         findings.append(error("limit", ps.section.title.strip(),
                               f"the wgmma shape {title.shape} is not m64nNk<K> with a tile "
                               f"of at most {MAX_TILE_CELLS} cells"))
-        return []
+        return [], []
     instruction = "wgmma.sp" if title.sparse else "wgmma"
     ctx = SectionContext(doc, doc_label, ps.section, title, instruction, shape, findings,
                          provenance, title.shape)
+    referenced = {op for _src, r in ps.references for op in r.operands}
     out: list[Layout] = []
+    metadata: list[ParsedBlock] = []
     for pb in ps.blocks:
-        if pb.block.operand not in ("A", "C/D"):
-            findings.append(warning("model", pb.block.heading,
-                                    f"a {pb.block.operand} block in a wgmma section is not read "
-                                    "(wgmma's B and metadata come from shared memory or the "
-                                    "catalog)"))
+        operand = pb.block.operand
+        if operand == "metadata" and instruction == "wgmma.sp":
+            metadata.append(pb)
             continue
-        if not pb.parts:
+        note = pb.shared_memory
+        if note is not None:
+            # "Multiplicand A, from shared memory is documented in ...": no registers.  A
+            # note that sends the reader to this very section leads nowhere
+            t = note.target
+            if t is not None and t.sparse == title.sparse and t.shape == title.shape:
+                src = pb.shared_memory_src or pb.block.heading
+                findings.append(warning(
+                    "reference", src.span(t.shape_pos),
+                    f"the shared-memory layout of {operand} is 'documented in' this very "
+                    f"section ('Matrix Fragments for {'sparse ' if t.sparse else ''}"
+                    f"wgmma.mma_async.{t.shape}'), which states no shared-memory layout: "
+                    "the shared-memory layout is not checked"))
+            continue
+        if operand not in ("A", "C/D"):
             findings.append(warning("model", pb.block.heading,
-                                    f"the {pb.block.operand} block has no table and no formulas"))
+                                    f"a {operand} block in a wgmma section is not read "
+                                    "(wgmma's B comes from shared memory, dense wgmma has no "
+                                    "metadata)"))
+            continue
+        if not pb.parts and operand not in referenced:
+            findings.append(warning("model", pb.block.heading,
+                                    f"the {operand} block has no table and no formulas"))
         for pp in pb.parts:
-            if pb.block.operand == "A":
+            if operand == "A":
                 out.extend(_layouts_of_part(ctx, pb, pp))
                 continue
             legal: S.NSet | None = None
@@ -586,7 +626,11 @@ def wgmma_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.Sec
                 at = replace(ctx, shape=Shape(64, max(legal.values), shape.k))
                 out.extend(replace(lay, n_values=tuple(sorted(legal.values)))
                            for lay in _layouts_of_part(at, pb, replace(pp, rows=(row,))))
-    return out
+    for pb in metadata:
+        out.extend(_metadata_layouts(ctx, pb, section_a_types(out) or None))
+    refs = [(ctx, src, value) for src, value in ps.references] if instruction == "wgmma.sp" \
+        else []
+    return out, refs
 
 
 # ---- ldmatrix / stmatrix / movmatrix -----------------------------------------------------------

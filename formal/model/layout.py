@@ -22,6 +22,7 @@ from ..base.source import Finding, SourceText, Span
 from ..base.variants import (
     ELEMENT_LETTER,
     MOVES,
+    REGISTER_BITS,
     REPLICATED,
     SPARSITY,
     VARIANTS,
@@ -112,7 +113,7 @@ class Layout:
     section: str  # section number, e.g. "9.7.14.5.9"
     title: str
     span: Span
-    instruction: str  # "mma" | "mma.sp"
+    instruction: str  # "mma" | "mma.sp" | "wgmma" | "wgmma.sp" | a matrix move
     shape: Shape
     operand: str  # "A" | "B" | "C/D" | "metadata"
     types: tuple[str, ...]
@@ -159,8 +160,13 @@ class Layout:
 
     # -- shape facts
     @property
+    def sparse(self) -> bool:
+        """A structured-sparse instruction: ``mma.sp`` or the warpgroup's ``wgmma.sp``."""
+        return self.instruction in ("mma.sp", "wgmma.sp")
+
+    @property
     def sparse_a(self) -> bool:
-        return self.instruction == "mma.sp" and self.operand == "A"
+        return self.sparse and self.operand == "A"
 
     @property
     def tile(self) -> tuple[int, int]:
@@ -206,12 +212,16 @@ class Layout:
         sparsity = self.sparsity
         if sparsity is None:
             return md.desc.fields
-        # fields in hardware index units: a tf32 "4-bit vector" is two 2-bit indices
-        return md.desc.fields * md.desc.field_bits // sparsity.index_bits
+        # fields in hardware index units: a tf32 "4-bit vector" is two 2-bit indices.  A
+        # register holds no more than its width: "16 4-bit vectors" in a .b32 is the register
+        # budget's one finding, and the map has the 32 bits' 16 indices
+        bits = min(md.desc.fields * md.desc.field_bits,
+                   REGISTER_BITS.get(md.desc.register_kind, 32))
+        return bits // sparsity.index_bits
 
     @property
     def sparsity(self) -> Any:
-        if self.instruction != "mma.sp":
+        if not self.sparse:
             return None
         for t in self.types:
             if t in SPARSITY:

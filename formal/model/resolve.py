@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..base.matrix_variants import wgmma_sp_dtypes
 from ..base.source import Finding, SourceText, warning
 from ..base.variants import (
     FLOAT_TYPES,
@@ -179,6 +180,9 @@ def build(documents: Iterable[Document | ParsedDocument],
         if lay.source in ("text", "catalog"):
             stated.setdefault((lay.document, lay.operand), []).append(lay)
     for ctx, src, ref in pending:
+        if ref.target.instruction == "wgmma":
+            resolved.extend(_resolve_wgmma(ctx, src, ref, written, pool))
+            continue
         own = [lay for lay in written if lay.document == ctx.doc.name
                and lay.section == (ctx.title.number or ctx.section.number)
                and lay.shape == ctx.shape]
@@ -191,6 +195,57 @@ def build(documents: Iterable[Document | ParsedDocument],
     layouts = _fill_from_catalog(written + resolved, cat_layouts)
     return Model(tuple(_unique_ids(layouts)), tuple(findings),
                  tuple(d.document for d in docs))
+
+
+def _resolve_wgmma(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentence,
+                   written: Sequence[Layout], pool: Sequence[Layout]) -> list[Layout]:
+    """A sparse wgmma section's "accumulator D is the same as in case of Matrix Fragments for
+    wgmma.mma_async.m64nNk32 for the same .dtype format": a copy of each dense D of that
+    section whose type an accumulator of this instruction may have (``wgmma.sp`` with
+    ``.f16`` A accumulates in ``.f16`` or ``.f32``, not the ``.s32`` the dense k32 section
+    also states), still stated once in N (``n_values`` kept).  ``.dtype`` names no type:
+    every such one is meant."""
+    target = ref.target
+    own_a = [t for lay in written if lay.document == ctx.doc.name and lay.operand == "A"
+             and lay.section == (ctx.title.number or ctx.section.number)
+             and lay.instruction == ctx.instruction for t in lay.types]
+    legal = set(wgmma_sp_dtypes(ctx.shape.k, own_a)) if ctx.instruction == "wgmma.sp" \
+        else set()
+    out: list[Layout] = []
+    for operand in ref.operands:
+        cands = [lay for lay in pool if lay.instruction == "wgmma" and lay.operand == operand
+                 and lay.shape_text == target.shape and lay.source in ("text", "catalog")]
+        same_doc = [c for c in cands if c.document == ctx.doc.name]
+        cands = same_doc or [c for c in cands if c.source == "text"] or cands
+        if legal:
+            cands = [c for c in cands if set(c.types) & legal]
+        if not cands:
+            types = tuple(sorted(legal)) or types_of_title(ctx.title)
+            out.append(Layout(
+                id=layout_id(ctx.doc_label, ctx.instruction, ctx.shape_text, operand, types),
+                document=ctx.doc.name, section=ctx.title.number, title=ctx.section.title.text,
+                span=src.span(0), instruction=ctx.instruction, shape=ctx.shape,
+                operand=operand, types=types, source="reference", reference_src=src,
+                reference=ref, shape_name=ctx.shape_text, lanes=128,
+                notes=(f"'Matrix Fragments for wgmma.mma_async.{target.shape}' names no "
+                       f"{operand} layout in the documents given or the embedded catalog",)))
+            continue
+        seen: set[tuple[str, ...]] = set()
+        for c in cands:
+            if c.types in seen:
+                continue
+            seen.add(c.types)
+            out.append(replace(
+                c, id=layout_id(ctx.doc_label, ctx.instruction, ctx.shape_text, operand,
+                                c.types),
+                document=ctx.doc.name, section=ctx.title.number,
+                title=ctx.section.title.text.strip(), span=src.span(0),
+                instruction=ctx.instruction, shape=replace(c.shape, k=ctx.shape.k),
+                shape_name=ctx.shape_text, source="reference", reference_of=c.id,
+                reference_src=src, reference=ref, table=None, label_types=(),
+                notes=(f"resolved to {c.id} ({c.document}:{c.span.line})",),
+                title_types=types_of_title(ctx.title)))
+    return out
 
 
 def _section_key(ctx: SectionContext) -> tuple[str, str, str]:

@@ -14,7 +14,7 @@ from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Document, OperandBlock, Section, TableRow, TypeBlock
 from . import syntax as S
 from .moves import ParsedMoves, parse_moves
-from .prose import parse_prose
+from .prose import parse_prose, try_prose
 from .pseudocode import parse_program
 
 # ---- the document stage: every section's text parsed, for the model ------------------------------
@@ -37,6 +37,9 @@ class ParsedBlock:
     parts: tuple[ParsedPart, ...]
     metadata: S.MetadataDesc | None = None
     metadata_src: SourceText | None = None
+    # a wgmma operand that lives in shared memory ("... is documented in ..."), where stated
+    shared_memory: S.SharedMemoryNote | None = None
+    shared_memory_src: SourceText | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,16 @@ def parse_row(row: TableRow, header: TableRow | None,
             esrc = None  # the sparse tables put a sentence in the Elements column
         else:
             elements, errs = parse_prose(esrc, "element_list", "the element list")
-            findings.extend(unreadable(errs, "the element list is not checked"))
+            shifted = try_prose(esrc, "n_cell") if elements is None else None
+            if shifted is not None:
+                # a wgmma row below a merged element cell: its N column stands one to the
+                # left ("| .f32 | ... registers. | N = 8*i where i = {...} |")
+                esrc = None
+                if len(cells) <= 3:
+                    return S.TableFacts(tsrc, tvalue[0], frag, fsrc, None, None, hdr, hdr_src,
+                                        shifted)
+            else:
+                findings.extend(unreadable(errs, "the element list is not checked"))
     n_set = None
     if len(cells) > 3 and cells[3].text.strip():  # wgmma: a column of legal N
         n_set, errs = parse_prose(cells[3], "n_cell", "the N column")
@@ -161,6 +173,15 @@ def _metadata_sentence(block: OperandBlock, findings: list[Finding],
     return None, None
 
 
+def _shared_memory(block: OperandBlock) -> tuple[S.SharedMemoryNote | None, SourceText | None]:
+    """The sentence that sends a table-less operand to shared memory, if there is one."""
+    for src in (block.heading, *block.prose):
+        note = try_prose(src, "smem_note")
+        if note is not None:
+            return note, src
+    return None, None
+
+
 def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
     if section.move:
         return ParsedSection(section, None, moves=parse_moves(section, findings))
@@ -178,7 +199,8 @@ def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
         desc = src = None
         if block.operand == "metadata":
             desc, src = _metadata_sentence(block, findings)
-        blocks.append(ParsedBlock(block, parts, desc, src))
+        note, note_src = _shared_memory(block) if not parts else (None, None)
+        blocks.append(ParsedBlock(block, parts, desc, src, note, note_src))
     refs = []
     for r in section.references:
         value, errs = parse_prose(r, "reference", "the cross-reference")

@@ -276,8 +276,16 @@ class ProseTransformer(Transformer[Token, Any]):
     def list_sep(self, c: list[Token]) -> S.ListItem:
         return S.ListItem("sep", str(c[0]), c[0].start_pos or 0)
 
-    def element_list(self, c: list[S.ListItem]) -> S.ElementList:
-        return S.ElementList(tuple(c))
+    def element_list(self, c: list[Any]) -> S.ElementList:
+        # a sparse wgmma cell's "Non-zero elements:" and its closing "Mapping of the
+        # non-zero elements is as described in ..." are words around the list, not items
+        return S.ElementList(tuple(x for x in c if isinstance(x, S.ListItem)))
+
+    def nonzero_head(self, c: list[Token]) -> None:
+        return None
+
+    def mapping_note(self, c: list[Token]) -> None:
+        return None
 
     def flat_row(self, c: list[Any]) -> S.FlatRow:
         types, tpos = c[0]
@@ -366,10 +374,17 @@ class ProseTransformer(Transformer[Token, Any]):
 
     def target(self, c: list[Any]) -> S.Target:
         sparse = any(isinstance(t, Token) and t.type == "SPARSE" for t in c)
-        instr = next(t for t in c if isinstance(t, Token) and t.type == "INSTR")
+        instr = next(t for t in c if isinstance(t, Token) and t.type in ("INSTR", "WGMMA_INSTR"))
+        if instr.type == "WGMMA_INSTR":  # wgmma.mma_async.m64nNk32: the shape is the last part
+            return S.Target(sparse, str(instr).rsplit(".", 1)[1],
+                            (instr.start_pos or 0) + len(str(instr).rsplit(".", 1)[0]) + 1,
+                            instruction="wgmma")
         qual = next((q for q in c if isinstance(q, S.Qualifier)), S.Qualifier())
         fmt = next((x for x in c if isinstance(x, tuple)), ())
         return S.Target(sparse, str(instr).split(".", 1)[1], instr.start_pos or 0, qual, fmt)
+
+    def same_type(self, c: list[Token]) -> None:
+        return None  # "for the same .dtype format": every type the target states
 
     def target_head(self, c: list[Any]) -> S.Target:
         return self.target(c)
@@ -441,6 +456,26 @@ class ProseTransformer(Transformer[Token, Any]):
 
     def figure_ref(self, c: list[Token]) -> None:
         return None
+
+    def smem_section(self, c: list[Token]) -> S.Target:
+        return self.target(c)
+
+    def smem_other(self, c: list[Token]) -> None:
+        return None
+
+    def smem_sentence(self, c: list[Any]) -> S.SharedMemoryNote:
+        name = next(t for t in c if isinstance(t, Token) and t.type == "MATNAME")
+        target = next((x for x in c if isinstance(x, S.Target)), None)
+        return S.SharedMemoryNote(str(name), target, c[0].start_pos or 0)
+
+    def smem_note(self, c: list[Any]) -> S.SharedMemoryNote:
+        return c[-1]
+
+    def field_count(self, c: list[Token]) -> Token:
+        t = c[0]
+        if t.type == "COUNTWORD":  # "eight 4-bit vectors"
+            return Token("INT", str(_count_from_words([t]).value), t.start_pos)
+        return t
 
     def metadata_desc(self, c: list[Any]) -> S.MetadataDesc:
         regkind = next(t for t in c if isinstance(t, Token) and t.type == "TYPE")

@@ -314,12 +314,23 @@ class Target:
     shape_pos: int
     qualifier: Qualifier = field(default_factory=Qualifier)
     format_types: tuple[tuple[str, int], ...] = ()
+    instruction: str = "mma"  # "mma" | "wgmma" (a sparse wgmma D names the dense section)
 
 
 @dataclass(frozen=True)
 class ReferenceSentence:
     operands: tuple[str, ...]  # "A" | "B" | "C/D"
     target: Target
+
+
+@dataclass(frozen=True)
+class SharedMemoryNote:
+    """"Multiplicand A, from shared memory is documented in <target>": an operand a wgmma
+    section keeps in shared memory.  ``target`` is set when it names a wgmma section."""
+
+    operand: str
+    target: Target | None
+    pos: int = 0
 
 
 @dataclass(frozen=True)

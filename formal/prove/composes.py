@@ -35,7 +35,8 @@ import numpy as np
 import sympy as sp
 import z3
 
-from ..model.algebra import COL, LANE, ROW, I, compile_array
+from ..base.variants import TYPE_BITS
+from ..model.algebra import COL, LANE, ROW, SEL, I, compile_array
 from ..model.layout import Layout
 from .encode import _Enc, magnitude, z3_int
 from .verdicts import InternalError
@@ -79,7 +80,9 @@ class RelationVerdict:
 
 @dataclass(frozen=True)
 class _Statement:
-    """The relation over the consumer's domain, as SymPy expressions over (lane, i)."""
+    """The relation over the consumer's domain, as SymPy expressions over (selector, lane,
+    i).  The outputs are the map's: (row, col), a sparse A's (row, firstcol, lastcol), or
+    a metadata layout's (row, chunk, slot) and whether the lane holds metadata (1 or 0)."""
 
     lanes: int
     n: int
@@ -87,18 +90,35 @@ class _Statement:
     p_elem: Any
     p_lanes: int
     p_n: int
-    got: tuple[Any, Any]  # consumer cell
-    want: tuple[Any, Any]  # producer cell moved by the arrangement
-    p_cell: tuple[Any, Any]  # producer cell
+    got: tuple[Any, ...]  # consumer outputs
+    want: tuple[Any, ...]  # producer outputs moved by the arrangement
+    p_cell: tuple[Any, ...]  # producer outputs
     letters: tuple[str, str] = ("a", "a")
     extra: dict[str, Any] = field(default_factory=dict)
+    selectors: tuple[int, ...] = (0,)
+    names: tuple[str, ...] = ("row", "col")
 
 
-def _cell(lay: Layout) -> tuple[Any, Any] | None:
-    row, col = lay.formula("row"), lay.formula("col")
-    if row is None or col is None:
-        return None
-    return row.piecewise(), col.piecewise()
+def output_names(lay: Layout) -> tuple[str, ...]:
+    """The names of a layout's map outputs, the form a relation compares."""
+    if lay.operand == "metadata":
+        return ("row", "chunk", "slot")
+    if lay.sparse_a:
+        return ("row", "firstcol", "lastcol")
+    return ("row", "col")
+
+
+def _cell(lay: Layout) -> tuple[Any, ...] | None:
+    out = []
+    for name in output_names(lay):
+        f = lay.formula(name)
+        if f is None:
+            return None
+        out.append(f.piecewise())
+    if lay.operand == "metadata" and lay.metadata is not None:
+        # the holder predicate as an output: a warp's metadata comes from the same threads
+        out.append(sp.Piecewise((1, lay.metadata.holder), (0, True)))
+    return tuple(out)
 
 
 def _at(e: Any, lane: Any, elem: Any) -> Any:
@@ -108,47 +128,82 @@ def _at(e: Any, lane: Any, elem: Any) -> Any:
 
 def statement(rel: Relation, producer: Layout, consumer: Layout,
               letters: tuple[str, str] = ("a", "a")) -> _Statement | None:
+    """The relation's statement; None when a side has no map, or the two maps are not of one
+    kind (a sparse A against a dense one)."""
     pc, cc = _cell(producer), _cell(consumer)
-    if pc is None or cc is None:
+    names = output_names(consumer)
+    if pc is None or cc is None or output_names(producer) != names or len(pc) != len(cc):
         return None
     a = rel.arrangement
-    p_cell = (_at(pc[0], a.lane, a.element), _at(pc[1], a.lane, a.element))
-    moved = {ROW: p_cell[0], COL: p_cell[1]}
-    want = (a.row.xreplace(moved), a.col.xreplace(moved))
+    p_cell = tuple(_at(x, a.lane, a.element) for x in pc)
+    # the row through the arrangement's row; each column-like output (col, firstcol,
+    # lastcol, chunk, slot) through its col with that output as COL; the holder as is
+    want = [a.row.xreplace({ROW: p_cell[0], COL: p_cell[1]})]
+    for k in range(1, len(names)):
+        want.append(a.col.xreplace({ROW: p_cell[0], COL: p_cell[k]}))
+    want.extend(p_cell[len(names):])
+    md = consumer.metadata
+    sels = tuple(md.selectors) if consumer.operand == "metadata" and md is not None \
+        and md.selectors else (0,)
     return _Statement(consumer.lanes, consumer.elements, a.lane, a.element, producer.lanes,
-                      producer.elements, cc, want, p_cell, letters)
+                      producer.elements, cc, tuple(want), p_cell, letters,
+                      _registers(consumer), sels,
+                      names + (("holder",) if len(cc) > len(names) else ()))
+
+
+def _registers(lay: Layout) -> dict[str, Any]:
+    """How a consumer element sits in its registers: a metadata field i is bits 2i+1..2i of
+    the one .b32 (in index units); element j of a 16-bit type is register j >> 1."""
+    if lay.operand == "metadata":
+        return {"field_bits": 2}
+    bits = next((TYPE_BITS[t] for t in lay.types if t in TYPE_BITS), 0)
+    return {"per_register": 32 // bits} if 0 < bits <= 32 else {}
 
 
 # ---- enumeration -----------------------------------------------------------------------------
 
 
-def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    t = np.repeat(np.arange(st.lanes, dtype=np.int64), st.n)
-    j = np.tile(np.arange(st.n, dtype=np.int64), st.lanes)
-    s = np.zeros_like(t)
+def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, Any]]:
+    per = st.lanes * st.n
+    s = np.repeat(np.asarray(st.selectors, dtype=np.int64), per)
+    t = np.tile(np.repeat(np.arange(st.lanes, dtype=np.int64), st.n), len(st.selectors))
+    j = np.tile(np.arange(st.n, dtype=np.int64), st.lanes * len(st.selectors))
 
     def ev(e: Any) -> np.ndarray:
-        return np.asarray(compile_array(e, np)(t, j, s), dtype=np.int64)
+        out = np.asarray(compile_array(e, np)(t, j, s), dtype=np.int64)
+        return np.broadcast_to(out, t.shape)
 
-    vals = {"t": t, "j": j, "pt": ev(st.p_lane), "pj": ev(st.p_elem),
-            "gr": ev(st.got[0]), "gc": ev(st.got[1]), "wr": ev(st.want[0]),
-            "wc": ev(st.want[1]), "pr": ev(st.p_cell[0]), "pc": ev(st.p_cell[1])}
+    vals: dict[str, Any] = {"s": s, "t": t, "j": j, "pt": ev(st.p_lane), "pj": ev(st.p_elem),
+                            "got": [ev(x) for x in st.got], "want": [ev(x) for x in st.want],
+                            "p": [ev(x) for x in st.p_cell]}
     inside = (vals["pt"] >= 0) & (vals["pt"] < st.p_lanes) & (vals["pj"] >= 0) & \
         (vals["pj"] < st.p_n)
-    bad = ~inside | (vals["gr"] != vals["wr"]) | (vals["gc"] != vals["wc"])
+    bad = ~inside
+    for g, w in zip(vals["got"], vals["want"]):
+        bad = bad | (g != w)
     return bad, vals
 
 
-def _witness(st: _Statement, vals: dict[str, np.ndarray], k: int) -> dict[str, Any]:
+def _witness(st: _Statement, vals: dict[str, Any], k: int) -> dict[str, Any]:
     pt, pj = int(vals["pt"][k]), int(vals["pj"][k])
     out: dict[str, Any] = {
         "lane": int(vals["t"][k]), "element": f"{st.letters[1]}{int(vals['j'][k])}",
         "producer_lane": pt, "producer_element": f"{st.letters[0]}{pj}",
-        "consumer_cell": [int(vals["gr"][k]), int(vals["gc"][k])],
+        "consumer_cell": [int(x[k]) for x in vals["got"]],
     }
+    j = int(vals["j"][k])
+    if "field_bits" in st.extra:
+        w = st.extra["field_bits"]
+        out["register"], out["bits"] = 0, [w * j + w - 1, w * j]
+    elif "per_register" in st.extra:
+        out["register"] = j // st.extra["per_register"]
+    if len(st.selectors) > 1 or st.names[-1] == "holder":
+        out["selector"] = int(vals["s"][k])
+    if st.names != ("row", "col"):
+        out["outputs"] = list(st.names)
     if 0 <= pt < st.p_lanes and 0 <= pj < st.p_n:
-        out["producer_cell"] = [int(vals["pr"][k]), int(vals["pc"][k])]
-        out["arranged_cell"] = [int(vals["wr"][k]), int(vals["wc"][k])]
+        out["producer_cell"] = [int(x[k]) for x in vals["p"]]
+        out["arranged_cell"] = [int(x[k]) for x in vals["want"]]
     else:
         out["producer_cell"] = None
         out["outside"] = f"the producer has lanes 0..{st.p_lanes - 1} and elements " \
@@ -159,34 +214,47 @@ def _witness(st: _Statement, vals: dict[str, np.ndarray], k: int) -> dict[str, A
 # ---- Z3 ----------------------------------------------------------------------------------------
 
 
+def _box(st: _Statement) -> dict[Any, tuple[int, int]]:
+    return {LANE: (0, st.lanes - 1), I: (0, max(0, st.n - 1)),
+            SEL: (min(st.selectors), max(st.selectors))}
+
+
 def _width(st: _Statement) -> int:
-    box = {LANE: (0, st.lanes - 1), I: (0, max(0, st.n - 1))}
-    top = max(st.lanes, st.n + 1, st.p_lanes, st.p_n + 1)
-    top = magnitude([st.p_lane, st.p_elem, *st.got, *st.want], box, top, (sp.Piecewise,))
+    top = max(st.lanes, st.n + 1, st.p_lanes, st.p_n + 1, max(st.selectors) + 1)
+    top = magnitude([st.p_lane, st.p_elem, *st.got, *st.want], _box(st), top,
+                    (sp.Piecewise,))
     return max(8, (2 * top + 2).bit_length() + 1)
 
 
-def _z3_decide(st: _Statement, timeout_ms: int) -> tuple[str, tuple[int, int] | None]:
+def _z3_decide(st: _Statement, timeout_ms: int) -> tuple[str, tuple[int, int, int] | None]:
     w = _width(st)
     t, j = z3.BitVec("t", w), z3.BitVec("i", w)
-    enc = _Enc(w, z3.BitVecVal(0, w), t, j)
+    sel = z3.BitVec("sel", w)
+    enc = _Enc(w, sel, t, j)
 
     def e(x: Any) -> Any:
         return enc.expr(x)
 
     pt, pj = e(st.p_lane), e(st.p_elem)
     outside = z3.Or(pt < 0, pt >= st.p_lanes, pj < 0, pj >= st.p_n)
-    differ = z3.Or(e(st.got[0]) != e(st.want[0]), e(st.got[1]) != e(st.want[1]))
+    differ = z3.Or(*[e(g) != e(x) for g, x in zip(st.got, st.want)])
     s = z3.SolverFor("QF_BV")
     s.set("timeout", timeout_ms)
-    s.add(t >= 0, t < st.lanes, j >= 0, j < st.n, z3.Or(outside, differ))
+    s.add(t >= 0, t < st.lanes, j >= 0, j < st.n, z3.Or(outside, differ),
+          z3.Or(*[sel == v for v in st.selectors]))
     r = s.check()
     if r == z3.unsat:
         return "proved", None
     if r == z3.sat:
         m = s.model()
-        return "refuted", (z3_int(m, t, w), z3_int(m, j, w))
+        return "refuted", (z3_int(m, sel, w), z3_int(m, t, w), z3_int(m, j, w))
     return "unknown", None
+
+
+def _index(st: _Statement, point: tuple[int, int, int]) -> int:
+    s_, t, j = point
+    return st.selectors.index(s_) * st.lanes * st.n + t * st.n + j if s_ in st.selectors \
+        else -1
 
 
 # ---- the obligation -------------------------------------------------------------------------
@@ -211,12 +279,13 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
     lt = letters or {}
     st = statement(rel, prod, cons, (lt.get(rel.producer, "x"), lt.get(rel.consumer, "x")))
     if st is None:
-        return RelationVerdict(rel, "error", "not checked: a layout has no row/col formulas")
+        return RelationVerdict(rel, "error", "not checked: a layout has no formulas, or the "
+                               "two maps are not of one kind")
     zs, point = _z3_decide(st, timeout_ms)
     if not cross_check:
         if zs == "refuted" and point is not None:
             bad, vals = _enumerate(st)
-            k = point[0] * st.n + point[1]
+            k = _index(st, point)
             return RelationVerdict(rel, "refuted", _say(st, _witness(st, vals, k)),
                                    _witness(st, vals, k), "z3")
         return RelationVerdict(rel, zs, "", None, "z3")
@@ -231,10 +300,10 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
     if es == "proved":
         return RelationVerdict(rel, "proved", "", None, "z3+enumeration")
     assert point is not None
-    k_z3 = point[0] * st.n + point[1]
+    k_z3 = _index(st, point)
     if not (0 <= k_z3 < len(bad)) or not bad[k_z3]:
         raise InternalError(f"composes {rel.producer} -> {rel.consumer}: Z3's witness "
-                            f"lane {point[0]} element {point[1]} does not replay")
+                            f"lane {point[1]} element {point[2]} does not replay")
     k = int(np.argmax(bad))  # the smallest (lane, element)
     cex = _witness(st, vals, k)
     return RelationVerdict(rel, "refuted", _say(st, cex), cex, "z3+enumeration")
@@ -245,8 +314,10 @@ def _say(st: _Statement, cex: dict[str, Any]) -> str:
            f"{cex['producer_lane']} {cex['producer_element']}"
     if cex.get("producer_cell") is None:
         return f"{head}, which does not exist ({cex['outside']})"
-    return (f"{head}, cell {tuple(cex['producer_cell'])}, which the arrangement puts at "
-            f"{tuple(cex['arranged_cell'])}; the consumer's formulas give "
+    what = "cell" if "outputs" not in cex else "(" + ", ".join(cex["outputs"]) + ")"
+    sel = f"selector {cex['selector']}: " if "selector" in cex else ""
+    return (f"{sel}{head}, {what} {tuple(cex['producer_cell'])}, which the arrangement puts "
+            f"at {tuple(cex['arranged_cell'])}; the consumer's formulas give "
             f"{tuple(cex['consumer_cell'])}")
 
 

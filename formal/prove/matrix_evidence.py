@@ -27,19 +27,24 @@ from ..base.matrix_variants import (
     MATRIX_VARIANTS,
     MOVES,
     MatrixVariant,
+    executed,
     run_operand,
     runs_on,
     serves,
+    wgmma_sp_variants,
     wgmma_variants,
 )
 from .verdicts import Verdict
 
 
 def is_matrix(lay: Any) -> bool:
-    return lay.instruction in MOVES or lay.instruction == "wgmma"
+    return lay.instruction in MOVES or lay.instruction in ("wgmma", "wgmma.sp")
 
 
 def _variants(lay: Any, op: str) -> list[MatrixVariant]:
+    if lay.instruction == "wgmma.sp":
+        return [v for v in wgmma_sp_variants() if serves(
+            v, op, lay.instruction, lay.shape_text, lay.operand, lay.types, lay.n_values)]
     pool = list(MATRIX_VARIANTS) + ([v for v in wgmma_variants() if v.key not in
                                      {x.key for x in MATRIX_VARIANTS}]
                                     if lay.instruction == "wgmma" else [])
@@ -141,6 +146,12 @@ def matrix_verdict(ev: Any, lay: Any) -> Verdict:
                        f"{f' and {len(ran) - 1} more' if len(ran) > 1 else ''} used other "
                        "maps (older layouts); run the GPU check again", None, None, "warning",
                        "gpu")
+    if not any(executed(v) for v in variants):
+        return Verdict("hardware", "unconfirmed",
+                       f"unconfirmed: the executor assembles the {len(variants)} variants of "
+                       f"this layout ({variants[0].opcode}, ...; ptxas -arch="
+                       f"{variants[0].target}) but does not run them: the evidence decides "
+                       "nothing about this map", None, None, "warning", "gpu")
     needs = sorted({v.target for v in variants})
     devices = ", ".join(f"sm_{s}" for s in sorted({f.sm for f in ev.files})) or "none"
     return Verdict("hardware", "unconfirmed",

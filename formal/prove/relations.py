@@ -98,6 +98,29 @@ WGMMA_A = (
 )
 
 
+# wgmma.mma_async.sp: warp w's rows of A and of the metadata are the warp-level sparse mma
+# fragment of the same types (the metadata for every sparsity selector, from the same
+# threads), and its accumulator is made of that mma.sp's C/D tiles, as the dense one's.
+_K64 = "u8-s8-e4m3-e5m2-e3m2-e2m3-e2m1"
+WGMMA_SP_A = (
+    ("mma.sp.m16n8k32.A.f16-bf16", "wgmma.sp.m64nNk32.A.f16-bf16"),
+    ("mma.sp.m16n8k16.A.tf32", "wgmma.sp.m64nNk16.A.tf32"),
+    ("mma.sp.m16n8k64.A.u8-s8", "wgmma.sp.m64nNk64.A.s8-u8"),
+    ("mma.sp.m16n8k64.A.e4m3-e5m2-e3m2-e2m3-e2m1", "wgmma.sp.m64nNk64.A.e4m3-e5m2"),
+    ("mma.sp.m16n8k32.meta.f16-bf16", "wgmma.sp.m64nNk32.meta.f16-bf16"),
+    ("mma.sp.m16n8k16.meta.tf32", "wgmma.sp.m64nNk16.meta.tf32"),
+    (f"mma.sp.m16n8k64.meta.{_K64}", "wgmma.sp.m64nNk64.meta.e4m3-e5m2-s8-u8"),
+)
+WGMMA_SP_D = (
+    ("k32", "f32", "mma.sp.m16n8k32.CD.f32@f16-bf16"),
+    ("k32", "f16", "mma.sp.m16n8k32.CD.f16@f16-bf16"),
+    ("k16", "f32", "mma.sp.m16n8k16.CD.f32@tf32"),
+    ("k64", "s32", f"mma.sp.m16n8k64.CD.s32@{_K64}"),
+    ("k64", "f32", f"mma.sp.m16n8k64.CD.f32@{_K64}"),
+    ("k64", "f16", f"mma.sp.m16n8k64.CD.f16@{_K64}"),
+)
+
+
 def table() -> list[Relation]:
     """Every relation; a wgmma accumulator is stated for every N at once (its map at the
     largest N, of which each N's is the first elements of every thread)."""
@@ -124,4 +147,6 @@ def table() -> list[Relation]:
     ]
     rels += [Relation(p, c, WARP_ROWS) for p, c in WGMMA_A]
     rels += [Relation(p, f"wgmma.m64nN{k}.D.{t}", warp_tiles(4)) for k, t, p in WGMMA_D]
+    rels += [Relation(p, c, WARP_ROWS) for p, c in WGMMA_SP_A]
+    rels += [Relation(p, f"wgmma.sp.m64nN{k}.D.{t}", warp_tiles(4)) for k, t, p in WGMMA_SP_D]
     return rels

@@ -130,7 +130,12 @@ def strip_markup(src: SourceText) -> SourceText:
             if close > 0 and close + 1 < n and text[close + 1] == "(":
                 end = parens.get(close + 1, -1)
                 if end > 0:
-                    keep.extend(range(k + 1, close))
+                    j = k + 1
+                    while j < close:  # the link text, its escapes (mma\_async) undone
+                        if text[j] == "\\" and j + 1 < close and text[j + 1] in "*_[]()#|`\\":
+                            j += 1
+                        keep.append(j)
+                        j += 1
                     k = end + 1
                     continue
         keep.append(k)

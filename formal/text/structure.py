@@ -113,6 +113,14 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 if current is not None:
                     operands.append(current.freeze())
                 current = _OpenBlock(operand, b.text)
+                if kind.same_as:
+                    # "Accumulator D: Matrix fragments for accumulator D are the same as ..."
+                    # on one line (a scrape joined the heading and its sentence)
+                    k = b.text.text.find(": ")
+                    rest = b.text.slice(k + 2).strip() if k > 0 else None
+                    if rest is not None and kind_of(rest.text).reference:
+                        refs.append(rest)
+                        continue
                 if operand == "metadata":
                     current.prose.append(b.text)
                 continue
