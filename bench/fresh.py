@@ -37,7 +37,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+def _seeds() -> Path:
+    """``shared/seeds`` beside the checkout or above it (a worktree sits deeper), or
+    ``PTXLAYOUT_SEEDS``."""
+    if os.environ.get("PTXLAYOUT_SEEDS"):
+        return Path(os.environ["PTXLAYOUT_SEEDS"])
+    for up in ROOT.parents:
+        if (up / "shared" / "seeds").is_dir():
+            return up / "shared" / "seeds"
+    raise SystemExit("bench/fresh.py: no shared/seeds above the checkout (set PTXLAYOUT_SEEDS)")
+
+
+SEEDS = _seeds()
 
 IMPORTS = ("import formal.cli, formal.api, formal.prove, formal.out.report, formal.parse, "
            "formal.model, z3, sympy, lark, numpy")

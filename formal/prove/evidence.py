@@ -54,12 +54,12 @@ This module imports neither numpy nor the prover at import time.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.hashes import cell_table_hash
+from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
 from ..base.variants import VARIANTS, layout_serves, runs_on
 from .confirm import Stated, cell_name, distinguish, judge, show, stated_in
 
@@ -113,6 +113,31 @@ def default_dir() -> Path | None:
     return None
 
 
+class LazyRows(Sequence[dict[str, Any]]):
+    """A layout's ``cell_rows``, built on first use: most verdicts need only the count and
+    the hash, and a refutation or a judgement reads the rows."""
+
+    def __init__(self, lay: Any, count: int) -> None:
+        self._lay, self._count = lay, count
+        self._rows: list[dict[str, Any]] | None = None
+
+    def _all(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            from ..model.cells import cell_rows
+            self._rows = cell_rows(self._lay)[1]
+            assert len(self._rows) == self._count
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, k: Any) -> Any:
+        return self._all()[k]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._all())
+
+
 class Evidence:
     """Every evidence file of a folder (or one file)."""
 
@@ -134,6 +159,7 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
+        self._texts: dict[int, tuple[Any, list[str], Any]] = {}
         self._by_hash: dict[str, Any] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
 
@@ -211,17 +237,31 @@ class Evidence:
         map's table is neither kept in the evidence nor the map of a layout already seen."""
         self._sources.setdefault(name, layouts)
 
-    def table_of(self, lay: Any) -> tuple[str, list[dict[str, Any]], str]:
+    def table_of(self, lay: Any) -> tuple[str, Sequence[dict[str, Any]], str]:
         """(kind, rows, map hash) of a layout.  The hash is remembered per layout object, and
         the layout by its hash, so that its table can be rebuilt if a verdict needs it; the
-        rows themselves are not kept (a run proves hundreds of layouts)."""
-        from ..model.cells import cell_rows, map_hash
-        kind, rows = cell_rows(lay)
-        h = map_hash(lay, (kind, rows)) if rows else ""
+        rows themselves are not kept (a run proves hundreds of layouts), and are built only
+        when a verdict reads them (``LazyRows``): the hash is written from the enumerated
+        arrays (``cell_texts``)."""
+        from ..model.cells import cell_texts
+        kind, texts, elements = cell_texts(lay)
+        h = cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
+                                     texts) if texts else ""
         self._hashed[id(lay)] = (lay, h)
-        if rows:
+        if texts:
             self._by_hash.setdefault(h, lay)
-        return kind, rows, h
+            if lay.n_values:  # hashed again at each N a run used (``matrix_evidence``)
+                self._texts[id(lay)] = (lay, texts, elements)
+        return kind, LazyRows(lay, len(texts)), h
+
+    def texts_of(self, lay: Any) -> tuple[list[str], Any]:
+        """(row texts, elements) of a layout ``table_of`` has seen (``cell_texts``)."""
+        hit = self._texts.get(id(lay))
+        if hit is None or hit[0] is not lay:
+            from ..model.cells import cell_texts
+            _kind, texts, elements = cell_texts(lay)
+            return texts, elements
+        return hit[1], hit[2]
 
     def hash_of(self, lay: Any) -> str:
         """The map hash of a layout, computed once per layout object."""
