@@ -208,6 +208,47 @@ def test_a_lying_proof_entry_cannot_turn_a_refutation_into_a_proof(
     assert report["summary"]["layouts"] == 1
 
 
+def test_a_lying_relation_entry_cannot_turn_a_refutation_into_a_proof(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # k8's A read as the first half of k16's is refuted (k16's a4 has no k8 element); an
+    # entry that says Z3 proved it skips Z3, the enumeration refutes it, the entry goes
+    from formal import __version__, catalog
+    from formal.prove.cache import ProofCache, _z3_version, relation_key
+    from formal.prove.composes import Arrangement, Relation, prove_relations
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    k8, k16 = "mma.m16n8k8.A.f16-bf16", "mma.m16n8k16.A.f16-bf16"
+    layouts = model_of([], use_catalog=True).layouts
+    by = {lay.short_id: lay for lay in layouts}
+    assert catalog.documents()
+    back, ok = Relation(k8, k16, Arrangement("first half of K")), \
+        Relation(k16, k8, Arrangement("first half of K"))
+    store = ProofCache.open()
+    assert store is not None
+    key = relation_key(back, by[k8], by[k16], 5000)
+    lie = {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
+           "obligation": "composes", "z3_answer": "unsat"}
+    entry = folder / "proofs" / f"{key}.json"
+    entry.write_text(json.dumps(lie))
+    entry.chmod(0o600)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        v_back, v_ok = prove_relations([back, ok], layouts, letters={k8: "a", k16: "a"},
+                                       store=store)
+    assert v_back.status == "refuted" and v_back.counterexample is not None
+    assert v_back.counterexample["element"] == "a4"
+    assert f"cache ignored: {entry}: says Z3 proved composes {k8} -> {k16}, but the " \
+           "enumeration finds otherwise; removed" in err.getvalue()
+    assert not entry.exists()
+    # the honest one is written, and a second run reads it (Z3 skipped, same verdicts)
+    good = folder / "proofs" / f"{relation_key(ok, by[k16], by[k8], 5000)}.json"
+    assert v_ok.status == "proved" and good.exists()
+    again = prove_relations([back, ok], layouts, letters={k8: "a", k16: "a"}, store=store)
+    store.close()
+    assert [v.to_json() for v in again] == [v_back.to_json(), v_ok.to_json()]
+    assert store.hits == 2 and store.rejected == [key]  # the lie, then the honest entry
+
+
 def test_a_corrupt_or_foreign_entry_is_ignored_with_a_warning(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "cache"

@@ -250,10 +250,17 @@ class Layout:
         text's math changes; the ledger's ``"formula"``)."""
         return formula_hash(
             f"{self.instruction}|{self.shape}|{self.operand}|{self.lanes}",
-            ((f.name, ((sp.srepr(c.value), "otherwise" if c.otherwise else sp.srepr(c.cond))
+            ((f.name, ((srepr(c.value), "otherwise" if c.otherwise else srepr(c.cond))
                        for c in f.cases)) for f in self.formulas + self.helpers),
-            (repr(self.metadata.selectors), sp.srepr(self.metadata.holder))
+            (repr(self.metadata.selectors), srepr(self.metadata.holder))
             if self.metadata is not None else None)
+
+
+@lru_cache(maxsize=8192)
+def srepr(e: Any) -> str:
+    """SymPy's ``srepr``, once per distinct expression (equal SymPy expressions print alike;
+    the catalog's 135 layouts state 94 distinct case values and conditions 764 times)."""
+    return str(sp.srepr(e))
 
 
 def _variant_a_types(instruction: str, shape: str, operand: str,

@@ -31,7 +31,7 @@ from typing import Any
 
 from .. import __version__
 from ..base import cache as disk
-from ..model.layout import Layout
+from ..model.layout import Layout, srepr
 
 SCHEMA = "ptxlayout-proof/1"
 SUBFOLDER = "proofs"
@@ -49,6 +49,16 @@ def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
     what = [SCHEMA, __version__, _z3_version(), obligation, lay.formula_hash(), lay.elements,
             lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), repr(spec),
             repr(lay.groups), timeout_ms]
+    return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
+
+
+def relation_key(rel: Any, producer: Layout, consumer: Layout, timeout_ms: int) -> str:
+    """The key of a ``composes`` relation (``formal.prove.composes``): both layouts'
+    normalized formulas and domains, and the arrangement's expressions."""
+    a = rel.arrangement
+    what = [SCHEMA, __version__, _z3_version(), "composes",
+            *[[lay.formula_hash(), lay.lanes, lay.elements] for lay in (producer, consumer)],
+            [srepr(x) for x in (a.lane, a.element, a.row, a.col)], timeout_ms]
     return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
 
 

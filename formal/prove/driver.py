@@ -279,23 +279,24 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
             internal += failed
             if opts.progress is not None:
                 opts.progress(n + 1, len(model.layouts))
+        t1 = time.perf_counter()
+        try:
+            relations, rel_findings = _relations(model, results, opts, store)
+        except InternalError as exc:
+            internal += 1
+            relations = []
+            rel_findings = [Finding("error", "internal", model.layouts[0].span,
+                                    f"internal error: {exc}")]
     finally:
         if store is not None:
             store.close()
-    t1 = time.perf_counter()
-    try:
-        relations, rel_findings = _relations(model, results, opts)
-    except InternalError as exc:
-        internal += 1
-        relations = []
-        rel_findings = [Finding("error", "internal", model.layouts[0].span,
-                                f"internal error: {exc}")]
     findings.extend(rel_findings)
     secs = {"prove": t1 - t0, "relations": time.perf_counter() - t1}
     return Proof(tuple(results), tuple(_sorted(findings)), internal, secs, tuple(relations))
 
 
 def _relations(model: Model, results: list[LayoutResult], opts: Options,
+               store: ProofCache | None = None,
                ) -> tuple[list[RelationVerdict], list[Finding]]:
     """The ``composes`` table's rows whose producer and consumer are both in the model:
     proved, or refuted as an error finding at the consumer (its counterexample attached)."""
@@ -308,7 +309,7 @@ def _relations(model: Model, results: list[LayoutResult], opts: Options,
     healthy = {r.layout.short_id for r in results if r.ok}
     letters = {k: lay.letter for k, lay in by_short.items()}
     verdicts = prove_relations(rows, by_short.values(), opts.timeout_ms, True, healthy,
-                               letters)
+                               letters, store)
     findings = []
     for v in verdicts:
         if v.status == "proved":
