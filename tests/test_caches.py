@@ -204,8 +204,97 @@ def test_a_lying_proof_entry_cannot_turn_a_refutation_into_a_proof(
     assert _status(report, "injective") == "refuted"
     assert code == 1  # a finding, not an internal error (2)
     assert f"cache ignored: {entry}: says Z3 proved {obligation}, but the enumeration" in err
-    assert not entry.exists()  # removed
+    # the lie is gone: the entry now holds Z3's own answers, the collision among them
+    kept = json.loads(entry.read_text())
+    assert kept["z3_answer"] == "sat" and kept["answers"]["injective"] == "refuted"
     assert report["summary"]["layouts"] == 1
+
+
+def _plant(folder: Path, key: str, entry: dict[str, Any]) -> Path:
+    from formal import __version__
+    from formal.prove.cache import _z3_version
+    (folder / "proofs").mkdir(parents=True, mode=0o700, exist_ok=True)
+    path = folder / "proofs" / f"{key}.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "tool": __version__, "z3": _z3_version(),
+                                "key": key, **entry}))
+    path.chmod(0o600)
+    return path
+
+
+def test_a_refutation_is_kept_and_replayed_without_z3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Z3's answers to a map whose combined query is sat are kept per obligation; the next
+    # run asks Z3 nothing, the enumeration finds the same witnesses, the report is the same
+    from formal.prove import encode, formula
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, "collision")
+    code, honest, err = _prove_in_process(doc, "--no-catalog", "--no-cache")
+    assert code == 1 and _status(honest, "injective") == "refuted"
+    code, first, err = _prove_in_process(doc, "--no-catalog")
+    assert (code, first, err) == (1, honest, "")
+    kept = {e["obligation"]: e for e in (json.loads(p.read_text())
+                                         for p in (folder / "proofs").iterdir())}
+    assert set(kept) == {"cases+in-range+injective", "surjective"}
+    formulas = kept["cases+in-range+injective"]
+    assert formulas["z3_answer"] == "sat" and formulas["answers"]["injective"] == "refuted"
+    assert formulas["answers"]["in-range"] == "proved"
+    # two lanes on one cell leave a cell empty: Z3 confirmed the hole the enumeration found
+    assert kept["surjective"]["answers"] == {"surjective": "refuted"}
+    calls: list[str] = []
+    real = encode.check
+
+    def counting(name: str, *args: Any, **kw: Any) -> Any:
+        calls.append(name)
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(formula, "check", counting)
+    code, warm, err = _prove_in_process(doc, "--no-catalog")
+    assert (code, warm, err) == (1, honest, "") and calls == []
+
+
+@pytest.mark.parametrize("name, lie", [
+    ("collision", {"injective": "proved", "in-range": "refuted"}),  # hides the collision
+    ("correct", {"injective": "refuted"}),  # invents one
+])
+def test_a_lying_answer_is_caught_by_the_enumeration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+        lie: dict[str, str]) -> None:
+    from formal.model.cells import map_of
+    from formal.prove.formula import obligation_names
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, name)
+    code, honest, _err = _prove_in_process(doc, "--no-catalog", "--no-cache")
+    [lay] = model_of([doc], use_catalog=False).layouts
+    obligation = "cases+in-range+injective"
+    answers = {n: "proved" for n in obligation_names(map_of(lay), None)}
+    answers.update(lie)
+    entry = _plant(folder, entry_key(lay, obligation, None, 5000),
+                   {"obligation": obligation, "z3_answer": "sat", "answers": answers})
+    code2, report, err = _prove_in_process(doc, "--no-catalog")
+    assert (code2, report) == (code, honest)
+    assert f"cache ignored: {entry}: says Z3 answered " in err and "removed" in err
+    # the entry is replaced by Z3's own answer (unsat for the correct map)
+    assert json.loads(entry.read_text())["z3_answer"] == ("unsat" if name == "correct"
+                                                          else "sat")
+
+
+def test_a_lying_surjective_entry_cannot_hide_a_hole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, "hole")
+    code, honest, _err = _prove_in_process(doc, "--no-catalog", "--no-cache")
+    assert _status(honest, "surjective") == "refuted"
+    [lay] = model_of([doc], use_catalog=False).layouts
+    entry = _plant(folder, entry_key(lay, "surjective", None, 5000),
+                   {"obligation": "surjective", "z3_answer": "unsat"})
+    code2, report, err = _prove_in_process(doc, "--no-catalog")
+    assert (code2, report) == (code, honest)
+    assert f"cache ignored: {entry}: says Z3 answered surjective proved, but the " \
+           "enumeration finds otherwise" in err
+    assert json.loads(entry.read_text())["answers"] == {"surjective": "refuted"}
 
 
 def test_a_lying_relation_entry_cannot_turn_a_refutation_into_a_proof(

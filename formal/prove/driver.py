@@ -21,7 +21,15 @@ from .composes import RelationVerdict, prove_relations
 from .confirm import stated_in
 from .encode import SHARED_TERMS
 from .every_n import every_n_core
-from .formula import ONE_QUERY, chunk_spec, formula_cores, guard_remarks, surjective_core
+from .formula import (
+    ONE_QUERY,
+    SURJECTIVE_Z3,
+    chunk_spec,
+    formula_cores,
+    guard_remarks,
+    obligation_names,
+    surjective_core,
+)
 from .relations import table as relation_table
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
@@ -99,23 +107,56 @@ def clear_cache() -> None:
 
 def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
                    store: ProofCache | None) -> dict[str, Core]:
-    """``formula_cores``, with Z3's earlier *unsat* taken from the disk cache when it holds one
-    (the enumeration decides again either way; an entry it contradicts is dropped)."""
+    """``formula_cores``, with Z3's earlier answers taken from the disk cache when it holds
+    them: *unsat* to the combined query, or each obligation's proved / refuted (the
+    enumeration decides again either way; an entry it contradicts is dropped)."""
     if store is None or not opts.cross_check or TEST_HOOKS:
         return formula_cores(m, opts, spec)  # a planted encoding must meet Z3, not the cache
     obligation = "cases+in-range+injective" + ("+sparse-chunks" if spec is not None else "")
     key = entry_key(lay, obligation, spec, opts.timeout_ms)
-    if store.proved(key, obligation):
+    names = obligation_names(m, spec)
+    answers = store.answers(key, obligation, names)
+    if answers is not None:
         try:
-            return formula_cores(m, opts, spec, z3_said_unsat=True)
+            if all(a == "proved" for a in answers.values()):
+                return formula_cores(m, opts, spec, z3_said_unsat=True)
+            return formula_cores(m, opts, spec, z3_answers=answers)
         except InternalError as exc:
-            store.reject(key, f"says Z3 proved {obligation}, but the enumeration finds "
+            said = "proved" if all(a == "proved" for a in answers.values()) else \
+                "answered " + ", ".join(f"{n} {a}" for n, a in sorted(answers.items()))
+            store.reject(key, f"says Z3 {said} {obligation}, but the enumeration finds "
                          f"otherwise ({exc}); removed")
     cores = formula_cores(m, opts, spec)
     if all(c.status == "proved" for c in cores.values()) and \
             any(c.method == ONE_QUERY for c in cores.values()):
         store.store(key, obligation)  # Z3 answered unsat to the combined query
+    elif all(cores[n].status in ("proved", "refuted") for n in names) and \
+            any(cores[n].status == "refuted" for n in names):
+        store.store_answers(key, obligation, {n: cores[n].status for n in names})
     return cores
+
+
+def _surjective(lay: Layout, m: Any, opts: Options, inj: Core, rng: Core, chunks: Core | None,
+                spec: Any, cases_ok: bool, store: ProofCache | None) -> Core:
+    """``surjective_core``, with Z3's earlier answer from the disk cache where the counting
+    argument does not apply (an entry the enumeration contradicts is dropped)."""
+    if store is None or not opts.cross_check or TEST_HOOKS:
+        return surjective_core(m, opts, inj, rng, chunks, spec, cases_ok)
+    key = entry_key(lay, "surjective", spec, opts.timeout_ms)
+    answers = store.answers(key, "surjective", ["surjective"])
+    if answers is not None:
+        try:
+            return surjective_core(m, opts, inj, rng, chunks, spec, cases_ok,
+                                   answers["surjective"])
+        except InternalError as exc:
+            store.reject(key, f"says Z3 answered surjective {answers['surjective']}, but the "
+                         f"enumeration finds otherwise ({exc}); removed")
+    core = surjective_core(m, opts, inj, rng, chunks, spec, cases_ok)
+    if core.method in SURJECTIVE_Z3 and core.status == "proved":
+        store.store(key, "surjective")
+    elif core.method in SURJECTIVE_Z3 and core.status == "refuted":
+        store.store_answers(key, "surjective", {"surjective": "refuted"})
+    return core
 
 
 NOT_CHECKED = "not checked: a formula of this layout did not parse"
@@ -176,7 +217,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             verdicts["sparse-chunks"] = _verdict("sparse-chunks", chunks, lay)
         cases_ok = all(c.status == "proved" for c in case_cores)
         sur = _cached((*key, "surjective", repr(spec)),
-                      lambda: surjective_core(m, opts, inj, rng, chunks, spec, cases_ok))
+                      lambda: _surjective(lay, m, opts, inj, rng, chunks, spec, cases_ok,
+                                          store))
         if lay.n_values and sur.status == "proved":
             every = _cached((*key, "every-n", lay.n_values), lambda: every_n_core(m))
             if every.status != "proved":
