@@ -143,15 +143,25 @@ def _surjective(lay: Layout, m: Any, opts: Options, inj: Core, rng: Core, chunks
     if store is None or not opts.cross_check or TEST_HOOKS:
         return surjective_core(m, opts, inj, rng, chunks, spec, cases_ok)
     key = entry_key(lay, "surjective", spec, opts.timeout_ms)
-    answers = store.answers(key, "surjective", ["surjective"])
-    if answers is not None:
-        try:
-            return surjective_core(m, opts, inj, rng, chunks, spec, cases_ok,
-                                   answers["surjective"])
-        except InternalError as exc:
-            store.reject(key, f"says Z3 answered surjective {answers['surjective']}, but the "
-                         f"enumeration finds otherwise ({exc}); removed")
-    core = surjective_core(m, opts, inj, rng, chunks, spec, cases_ok)
+    said: list[str] = []
+
+    def cached() -> str | None:  # asked only where counting does not decide
+        answers = store.answers(key, "surjective", ["surjective"])
+        if answers is None:
+            return None
+        said.append(answers["surjective"])
+        return said[0]
+
+    try:
+        core = surjective_core(m, opts, inj, rng, chunks, spec, cases_ok, cached)
+        if said:
+            return core  # Z3's answer came from the cache, and the enumeration agreed
+    except InternalError as exc:
+        if not said:
+            raise
+        store.reject(key, f"says Z3 answered surjective {said[0]}, but the enumeration "
+                     f"finds otherwise ({exc}); removed")
+        core = surjective_core(m, opts, inj, rng, chunks, spec, cases_ok)
     if core.method in SURJECTIVE_Z3 and core.status == "proved":
         store.store(key, "surjective")
     elif core.method in SURJECTIVE_Z3 and core.status == "refuted":

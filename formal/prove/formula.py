@@ -373,14 +373,15 @@ SURJECTIVE_Z3 = ("z3+enumeration", "z3 (quantified) + enumeration")  # methods t
 
 def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
                     chunks: Core | None, spec: _ChunkSpec | None, cases_ok: bool,
-                    z3_answer: str | None = None) -> Core:
+                    cached: Callable[[], str | None] | None = None) -> Core:
     """Every cell held.  Counting where it applies, else a Z3-confirmed hole, else Z3.
 
     The counting argument needs every point of the domain to have a value: ``cases_ok``
     (every formula's cases exhaustive, as Z3 proved), besides injectivity and range.
-    ``z3_answer`` (proved | refuted): Z3's answer in an earlier run (the proof cache), so Z3
-    is not asked; the enumeration decides as ever and must agree (a hole it finds is the
-    counterexample), else ``InternalError``.
+    ``cached``, asked only where Z3 would be: Z3's answer in an earlier run (proved |
+    refuted, from the proof cache) or None; with an answer Z3 is not asked, the enumeration
+    decides as ever and must agree (a hole it finds is the counterexample), else
+    ``InternalError``.
     """
     lay = m.lay
     ngroups = lay.groups[1] if lay.groups else 1
@@ -408,6 +409,7 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
         return Core("proved", method="counting (injective, |domain| = |tile|)")
     if hole is None and not opts.cross_check:
         hole = witness_hole(m)
+    z3_answer = cached() if cached is not None else None
     if z3_answer is not None:
         if not opts.cross_check:
             raise ValueError("a cached Z3 answer is used only with the enumeration cross-check")
