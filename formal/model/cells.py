@@ -223,6 +223,7 @@ _ENUMERATED_LIMIT = 1024
 def clear_enumerated() -> None:
     """Forget every enumerated map (benchmarks measure cold runs)."""
     _ENUMERATED.clear()
+    _TEXTS.clear()
 
 
 
@@ -277,6 +278,26 @@ def cell_texts(lay: Layout) -> tuple[str, list[str], Any]:
     kind = "fields" if meta else "cells"
     if m is None:
         return kind, [], np.zeros(0, dtype=np.int64)
+    # the same enumerated arrays (a map stated again: ``build_map`` shares them) give the
+    # same rows wherever what a row also names is the same: the metadata's bits, the group
+    sparsity = lay.sparsity if meta else None
+    rep = lay.groups if not meta else None
+    key = (id(m.out), m.names, kind, sparsity.index_bits if sparsity else None,
+           rep[2] if rep else None)
+    hit = _TEXTS.get(key)
+    if hit is not None and hit[0] is m.out:
+        return hit[1]
+    out = _cell_texts(lay, m, meta, kind)
+    if len(_TEXTS) >= _ENUMERATED_LIMIT:
+        _TEXTS.clear()
+    _TEXTS[key] = (m.out, out)  # the array is kept: its id names no other while here
+    return out
+
+
+_TEXTS: dict[tuple[Any, ...], tuple[Any, tuple[str, list[str], Any]]] = {}
+
+
+def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, list[str], Any]:
     K = len(m.names)
     pts = m.pts
     order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))

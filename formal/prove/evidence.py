@@ -113,6 +113,9 @@ def default_dir() -> Path | None:
     return None
 
 
+_A_TYPES = frozenset(v.a for v in VARIANTS)
+
+
 class LazyRows(Sequence[dict[str, Any]]):
     """A layout's ``cell_rows``, built on first use: most verdicts need only the count and
     the hash, and a refutation or a judgement reads the rows."""
@@ -160,6 +163,8 @@ class Evidence:
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
         self._texts: dict[int, tuple[Any, list[str], Any]] = {}
+        self._serves: dict[tuple[Any, ...], list[Any]] = {}
+        self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
 
@@ -192,11 +197,13 @@ class Evidence:
 
     def runs_of(self, keys: Iterable[str]) -> list[EvidenceRun]:
         """The runs of these variants, in date order (an index lookup, no scan)."""
-        keys = set(keys)
-        if len(keys) == 1:
-            return list(self._by_key.get(next(iter(keys)), ()))
-        return sorted((r for k in keys for r in self._by_key.get(k, ())),
-                      key=lambda r: self._seq[id(r)])
+        keys = frozenset(keys)
+        hit = self._runs_of.get(keys)
+        if hit is None:
+            hit = self._runs_of[keys] = sorted(
+                (r for k in keys for r in self._by_key.get(k, ())),
+                key=lambda r: self._seq[id(r)])
+        return list(hit)
 
     @property
     def sm(self) -> int:
@@ -297,6 +304,22 @@ class Evidence:
         self._tables[h] = cell_rows(lay)
         return self._tables[h]
 
+    def _variants_of(self, lay: Any) -> list[Any]:
+        """The rows of the variant table a layout serves (``layout_serves``), looked up once
+        per kind of layout: a document states the same operand of a shape many times."""
+        # the id counts only through the A types it names after '@' (``layout_serves``),
+        # and only those some variant has (a copy's '#2' is read as part of the last name)
+        _, at, for_types = lay.id.rpartition("@")
+        named = frozenset(for_types.split("-")) & _A_TYPES if at else None
+        key = (lay.operand, lay.instruction, str(lay.shape), tuple(lay.types), named,
+               lay.arrangement)
+        hit = self._serves.get(key)
+        if hit is None:
+            hit = self._serves[key] = [v for v in VARIANTS if layout_serves(
+                v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
+                lay.arrangement)]
+        return hit
+
     # -- the 'hardware' obligation
     def verdict(self, lay: Any, stated: Stated | None = None) -> Any:
         """The ``hardware`` obligation of ``lay``; ``stated`` names the layout the same
@@ -307,9 +330,7 @@ class Evidence:
 
         if is_matrix(lay):
             return matrix_verdict(self, lay)
-        variants = [v for v in VARIANTS if layout_serves(
-            v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
-            lay.arrangement)]
+        variants = self._variants_of(lay)
         if not variants:
             return Verdict("hardware", "not-applicable",
                            "no instruction variant of the table uses this layout")
