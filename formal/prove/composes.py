@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -101,8 +102,10 @@ def _cell(lay: Layout) -> tuple[Any, Any] | None:
     return row.piecewise(), col.piecewise()
 
 
+@lru_cache(maxsize=1024)
 def _at(e: Any, lane: Any, elem: Any) -> Any:
-    # xreplace, not subs: a Piecewise built unevaluated must stay as written
+    # xreplace, not subs: a Piecewise built unevaluated must stay as written; once per
+    # (formula, arrangement): the chapter's 20 relations read 16 distinct producer cells
     return e.xreplace({LANE: lane, I: elem})
 
 
