@@ -13,12 +13,16 @@ sympy, lark, numpy and the package), so the machine's drift falls on both.  The 
 floor is measured in bench/run.py's own process: the same obligations of the catalog decided
 by enumeration alone (its ``floor``).
 
-Rows: ``--version`` / ``--help`` (nothing heavy may be imported); the catalog cold (no cache
-at all: ``--no-cache``), cold with the grammar tables cached (issue 17's cost of the table
-cache), warm (tables and Z3's verdicts cached), and warm with the shipped GPU evidence (the
-default run); a 6 MB document made of the plain-text seeds and generated spec-like sections
-that hold no fragment layout (it finds the seeds' 56 layouts and no other); the 4.6 MB
-document of one seed repeated 400 times (identical formulas must be proved once).
+Rows: what the catalog holds (layouts, the wgmma ones stated for every N, the moves,
+relations); ``--version`` / ``--help`` (nothing heavy may be imported); the catalog cold (no
+cache at all: ``--no-cache``) and its ratio to the enumeration floor, cold with the grammar
+tables cached, warm (tables and Z3's answers cached), and warm with the shipped GPU evidence
+(the default run); a 6 MB document made of the plain-text seeds and generated spec-like
+sections that hold no fragment layout (it finds the seeds' 56 layouts and no other), cold
+and then warm with the evidence; the 4.6 MB document of one seed repeated 400 times
+(identical formulas must be proved once), the same two ways.  Each target is judged on the
+wall time and on the CPU time ("holds (wall / cpu)"); ``--docs-repeat 0`` leaves the big
+documents out.
 Documents are generated into a temporary folder (no spec text is copied: the filler is made
 of generated words).
 """
