@@ -33,7 +33,9 @@ import z3  # noqa: E402,F401
 from formal import catalog  # noqa: E402
 from formal import prove as pv  # noqa: E402
 from formal.model import Model, build  # noqa: E402
+from formal.model.algebra import _floor_parts  # noqa: E402
 from formal.model.cells import build_map, clear_enumerated  # noqa: E402
+from formal.model.layout import srepr  # noqa: E402
 from formal.parse import clear_memo, parse_document  # noqa: E402
 from formal.prove import formula, table, witness  # noqa: E402
 from formal.text import read_path, read_text  # noqa: E402
@@ -65,11 +67,14 @@ def floor(model: Model) -> int:
 
 
 def cold() -> None:
-    """Forget every result a previous round left: proofs, parses, SymPy's own cache."""
+    """Forget every result a previous round left: proofs, parses, SymPy's own cache, the
+    memos of srepr and of floor's parts."""
     pv.clear_cache()
     catalog.documents.cache_clear()
     clear_memo()
     sympy.core.cache.clear_cache()
+    srepr.cache_clear()
+    _floor_parts.cache_clear()
 
 
 def one_round(paths: list[Path]) -> dict[str, float]:

@@ -204,8 +204,138 @@ def test_a_lying_proof_entry_cannot_turn_a_refutation_into_a_proof(
     assert _status(report, "injective") == "refuted"
     assert code == 1  # a finding, not an internal error (2)
     assert f"cache ignored: {entry}: says Z3 proved {obligation}, but the enumeration" in err
-    assert not entry.exists()  # removed
+    # the lie is gone: the entry now holds Z3's own answers, the collision among them
+    kept = json.loads(entry.read_text())
+    assert kept["z3_answer"] == "sat" and kept["answers"]["injective"] == "refuted"
     assert report["summary"]["layouts"] == 1
+
+
+def _plant(folder: Path, key: str, entry: dict[str, Any]) -> Path:
+    from formal import __version__
+    from formal.prove.cache import _z3_version
+    (folder / "proofs").mkdir(parents=True, mode=0o700, exist_ok=True)
+    path = folder / "proofs" / f"{key}.json"
+    path.write_text(json.dumps({"schema": SCHEMA, "tool": __version__, "z3": _z3_version(),
+                                "key": key, **entry}))
+    path.chmod(0o600)
+    return path
+
+
+def test_a_refutation_is_kept_and_replayed_without_z3(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Z3's answers to a map whose combined query is sat are kept per obligation; the next
+    # run asks Z3 nothing, the enumeration finds the same witnesses, the report is the same
+    from formal.prove import encode, formula
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, "collision")
+    code, honest, err = _prove_in_process(doc, "--no-catalog", "--no-cache")
+    assert code == 1 and _status(honest, "injective") == "refuted"
+    code, first, err = _prove_in_process(doc, "--no-catalog")
+    assert (code, first, err) == (1, honest, "")
+    kept = {e["obligation"]: e for e in (json.loads(p.read_text())
+                                         for p in (folder / "proofs").iterdir())}
+    assert set(kept) == {"cases+in-range+injective", "surjective"}
+    formulas = kept["cases+in-range+injective"]
+    assert formulas["z3_answer"] == "sat" and formulas["answers"]["injective"] == "refuted"
+    assert formulas["answers"]["in-range"] == "proved"
+    # two lanes on one cell leave a cell empty: Z3 confirmed the hole the enumeration found
+    assert kept["surjective"]["answers"] == {"surjective": "refuted"}
+    calls: list[str] = []
+    real = encode.check
+
+    def counting(name: str, *args: Any, **kw: Any) -> Any:
+        calls.append(name)
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(formula, "check", counting)
+    code, warm, err = _prove_in_process(doc, "--no-catalog")
+    assert (code, warm, err) == (1, honest, "") and calls == []
+
+
+@pytest.mark.parametrize("name, lie", [
+    ("collision", {"injective": "proved", "in-range": "refuted"}),  # hides the collision
+    ("correct", {"injective": "refuted"}),  # invents one
+])
+def test_a_lying_answer_is_caught_by_the_enumeration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+        lie: dict[str, str]) -> None:
+    from formal.model.cells import map_of
+    from formal.prove.formula import obligation_names
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, name)
+    code, honest, _err = _prove_in_process(doc, "--no-catalog", "--no-cache")
+    [lay] = model_of([doc], use_catalog=False).layouts
+    obligation = "cases+in-range+injective"
+    answers = {n: "proved" for n in obligation_names(map_of(lay), None)}
+    answers.update(lie)
+    entry = _plant(folder, entry_key(lay, obligation, None, 5000),
+                   {"obligation": obligation, "z3_answer": "sat", "answers": answers})
+    code2, report, err = _prove_in_process(doc, "--no-catalog")
+    assert (code2, report) == (code, honest)
+    assert f"cache ignored: {entry}: says Z3 answered " in err and "removed" in err
+    # the entry is replaced by Z3's own answer (unsat for the correct map)
+    assert json.loads(entry.read_text())["z3_answer"] == ("unsat" if name == "correct"
+                                                          else "sat")
+
+
+def test_a_lying_surjective_entry_cannot_hide_a_hole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = document(tmp_path, "hole")
+    code, honest, _err = _prove_in_process(doc, "--no-catalog", "--no-cache")
+    assert _status(honest, "surjective") == "refuted"
+    [lay] = model_of([doc], use_catalog=False).layouts
+    entry = _plant(folder, entry_key(lay, "surjective", None, 5000),
+                   {"obligation": "surjective", "z3_answer": "unsat"})
+    code2, report, err = _prove_in_process(doc, "--no-catalog")
+    assert (code2, report) == (code, honest)
+    assert f"cache ignored: {entry}: says Z3 answered surjective proved, but the " \
+           "enumeration finds otherwise" in err
+    assert json.loads(entry.read_text())["answers"] == {"surjective": "refuted"}
+
+
+def test_a_lying_relation_entry_cannot_turn_a_refutation_into_a_proof(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # k8's A read as the first half of k16's is refuted (k16's a4 has no k8 element); an
+    # entry that says Z3 proved it skips Z3, the enumeration refutes it, the entry goes
+    from formal import __version__, catalog
+    from formal.prove.cache import ProofCache, _z3_version, relation_key
+    from formal.prove.composes import Arrangement, Relation, prove_relations
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    k8, k16 = "mma.m16n8k8.A.f16-bf16", "mma.m16n8k16.A.f16-bf16"
+    layouts = model_of([], use_catalog=True).layouts
+    by = {lay.short_id: lay for lay in layouts}
+    assert catalog.documents()
+    back, ok = Relation(k8, k16, Arrangement("first half of K")), \
+        Relation(k16, k8, Arrangement("first half of K"))
+    store = ProofCache.open()
+    assert store is not None
+    key = relation_key(back, by[k8], by[k16], 5000)
+    lie = {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
+           "obligation": "composes", "z3_answer": "unsat"}
+    entry = folder / "proofs" / f"{key}.json"
+    entry.write_text(json.dumps(lie))
+    entry.chmod(0o600)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        v_back, v_ok = prove_relations([back, ok], layouts, letters={k8: "a", k16: "a"},
+                                       store=store)
+    assert v_back.status == "refuted" and v_back.counterexample is not None
+    assert v_back.counterexample["element"] == "a4"
+    assert f"cache ignored: {entry}: says Z3 proved composes {k8} -> {k16}, but the " \
+           "enumeration finds otherwise; removed" in err.getvalue()
+    assert not entry.exists()
+    # the honest one is written, and a second run reads it (Z3 skipped, same verdicts)
+    good = folder / "proofs" / f"{relation_key(ok, by[k16], by[k8], 5000)}.json"
+    assert v_ok.status == "proved" and good.exists()
+    again = prove_relations([back, ok], layouts, letters={k8: "a", k16: "a"}, store=store)
+    store.close()
+    assert [v.to_json() for v in again] == [v_back.to_json(), v_ok.to_json()]
+    assert store.hits == 2 and store.rejected == [key]  # the lie, then the honest entry
 
 
 def test_a_corrupt_or_foreign_entry_is_ignored_with_a_warning(

@@ -44,10 +44,23 @@ def formula_hash(header: str, formulas: Iterable[tuple[str, Iterable[tuple[str, 
 def cell_table_hash(instruction: str, shape: str, operand: str, kind: str,
                     rows: Sequence[Mapping[str, Any]]) -> str:
     """The hash of a cell table (``kind`` 'cells' or 'fields'), computed from the table."""
+    return cell_table_hash_of_texts(instruction, shape, operand, kind,
+                                    [_row_text(r) for r in rows])
+
+
+def cell_table_hash_of_texts(instruction: str, shape: str, operand: str, kind: str,
+                             texts: Iterable[str]) -> str:
+    """``cell_table_hash`` of the rows whose ``row_text`` are ``texts``: a caller that hashes
+    many sub-tables of one table (wgmma's accumulator at every N) writes each row once."""
     h = hashlib.sha256()
     h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
-    h.update("".join(_row_text(r) for r in rows).encode())
+    h.update("".join(texts).encode())
     return h.hexdigest()[:16]
+
+
+def row_text(r: Mapping[str, Any]) -> str:
+    """One row of a cell table as ``cell_table_hash`` writes it."""
+    return _row_text(r)
 
 
 def _row_text(r: Mapping[str, Any]) -> str:

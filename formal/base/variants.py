@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 # Bits of information in one element of each PTX type an mma fragment can hold.
@@ -384,8 +385,10 @@ VARIANTS: tuple[Variant, ...] = tuple(
 )
 
 
+@cache
 def legal_types(instruction: str, shape: str, operand: str) -> frozenset[str]:
-    """Element types the table allows for one operand of one shape."""
+    """Element types the table allows for one operand of one shape (the table is constant:
+    each question answered once)."""
     out: set[str] = set()
     for v in VARIANTS:
         if v.instruction == instruction and v.shape == shape:

@@ -22,6 +22,7 @@ cannot overflow either.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import sympy as sp
@@ -129,8 +130,10 @@ def compile_expr(e: Any) -> Fn:
     raise ValueError(f"cannot compile {type(e).__name__}: {e}")
 
 
+@lru_cache(maxsize=4096)
 def _floor_parts(e: sp.floor) -> tuple[Any, int]:
-    """``floor(x / d)`` -> (x, d) with d a positive integer."""
+    """``floor(x / d)`` -> (x, d) with d a positive integer (``together`` is slow, and the
+    maps, their Z3 encoding and the relations ask for the same floors again and again)."""
     arg = e.args[0]
     num, den = sp.fraction(sp.together(arg))
     if not den.is_Integer or int(den) <= 0:

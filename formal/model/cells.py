@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ..base.hashes import cell_table_hash
+from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
 from .algebra import (
     LANE,
     SEL,
@@ -223,6 +223,7 @@ _ENUMERATED_LIMIT = 1024
 def clear_enumerated() -> None:
     """Forget every enumerated map (benchmarks measure cold runs)."""
     _ENUMERATED.clear()
+    _TEXTS.clear()
 
 
 
@@ -267,10 +268,70 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
     return "cells", rows
 
 
+def cell_texts(lay: Layout) -> tuple[str, list[str], Any]:
+    """(kind, texts, elements): the rows of ``cell_rows(lay)`` as ``cell_table_hash`` writes
+    them (``base.hashes.row_text``), in the same order, and each row's element -- written
+    straight from the enumerated arrays, without a dict per row (a wgmma accumulator has
+    16,384 rows, and the hardware verdict hashes every layout of a run)."""
+    m = map_of(lay)
+    meta = lay.operand == "metadata"
+    kind = "fields" if meta else "cells"
+    if m is None:
+        return kind, [], np.zeros(0, dtype=np.int64)
+    # the same enumerated arrays (a map stated again: ``build_map`` shares them) give the
+    # same rows wherever what a row also names is the same: the metadata's bits, the group
+    sparsity = lay.sparsity if meta else None
+    rep = lay.groups if not meta else None
+    key = (id(m.out), m.names, kind, sparsity.index_bits if sparsity else None,
+           rep[2] if rep else None)
+    hit = _TEXTS.get(key)
+    if hit is not None and hit[0] is m.out:
+        return hit[1]
+    out = _cell_texts(lay, m, meta, kind)
+    if len(_TEXTS) >= _ENUMERATED_LIMIT:
+        _TEXTS.clear()
+    _TEXTS[key] = (m.out, out)  # the array is kept: its id names no other while here
+    return out
+
+
+_TEXTS: dict[tuple[Any, ...], tuple[Any, tuple[str, list[str], Any]]] = {}
+
+
+def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, list[str], Any]:
+    K = len(m.names)
+    pts = m.pts
+    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
+    order = order[m.defined[order, :K].all(axis=1)]
+    s, t, i = (pts[order, k].tolist() for k in range(3))
+    outs = [[int(v) for v in m.out[order, k].tolist()] for k in range(K)]
+    cols: dict[str, list[int]]
+    if meta:
+        sparsity = lay.sparsity
+        bits = sparsity.index_bits if sparsity else 2
+        cols = {"selector": s, "lane": t, "bit_lo": [x * bits for x in i],
+                "bit_hi": [x * bits + bits - 1 for x in i], "row": outs[0],
+                "chunk": outs[1], "slot": outs[2]}
+    else:
+        cols = {"lane": t, "element": i, **dict(zip(m.names, outs, strict=True))}
+        group_of = lay.lane_group()
+        if group_of is not None:
+            by_lane: dict[int, int] = {}
+            cols["group"] = [by_lane[x] if x in by_lane else by_lane.setdefault(x, group_of(x))
+                             for x in t]
+    keys = sorted(cols)
+    fmt = "{" + ", ".join(f'"{k}": %d' for k in keys) + "}"
+    texts = [fmt % row for row in zip(*(cols[k] for k in keys))]
+    return kind, texts, pts[order, 2]
+
+
 def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:
     """A hash of the (lane, element) -> cell table: what the GPU confirms.  ``table`` is
     ``cell_rows(lay)`` when the caller has it already."""
-    kind, rows = table if table is not None else cell_rows(lay)
+    if table is None:
+        kind, texts, _e = cell_texts(lay)
+        return cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
+                                        texts)
+    kind, rows = table
     return cell_table_hash(lay.instruction, lay.shape_text, lay.operand, kind, rows)
 
 

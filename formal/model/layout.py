@@ -152,11 +152,18 @@ class Layout:
 
     def at(self, n: int) -> Layout:
         """The layout at one N of ``n_values``: the shape at N, the table row at N (``N/2``
-        registers made 32 at N = 64); its map is the first ``elements`` of each thread's."""
-        table = self.table.at(n) if self.table is not None else None
-        return replace(self, shape=replace(self.shape, n=n), table=table, n_values=(),
-                       shape_name="", id=self.id.replace(self.shape_text, f"m{self.shape.m}n"
-                                                         f"{n}k{self.shape.k}", 1))
+        registers made 32 at N = 64); its map is the first ``elements`` of each thread's.
+        Made once per layout object and N (the obligations and the hardware verdict each
+        ask for every N), kept in the object's ``__dict__`` as ``map_of`` keeps its map."""
+        memo = self.__dict__.setdefault("_ptxlayout_at", {})
+        hit = memo.get(n)
+        if hit is None:
+            table = self.table.at(n) if self.table is not None else None
+            hit = memo[n] = replace(
+                self, shape=replace(self.shape, n=n), table=table, n_values=(),
+                shape_name="", id=self.id.replace(self.shape_text,
+                                                  f"m{self.shape.m}n{n}k{self.shape.k}", 1))
+        return hit  # type: ignore[no-any-return]
 
     # -- shape facts
     @property
@@ -257,13 +264,26 @@ class Layout:
 
     def formula_hash(self) -> str:
         """``base.hashes.formula_hash`` of the formulas' normalized form (changes when the
-        text's math changes; the ledger's ``"formula"``)."""
+        text's math changes; the ledger's ``"formula"``); once per layout object."""
+        hit = self.__dict__.get("_ptxlayout_formula_hash")
+        if hit is None:
+            hit = self.__dict__["_ptxlayout_formula_hash"] = self._formula_hash()
+        return hit  # type: ignore[no-any-return]
+
+    def _formula_hash(self) -> str:
         return formula_hash(
             f"{self.instruction}|{self.shape}|{self.operand}|{self.lanes}",
-            ((f.name, ((sp.srepr(c.value), "otherwise" if c.otherwise else sp.srepr(c.cond))
+            ((f.name, ((srepr(c.value), "otherwise" if c.otherwise else srepr(c.cond))
                        for c in f.cases)) for f in self.formulas + self.helpers),
-            (repr(self.metadata.selectors), sp.srepr(self.metadata.holder))
+            (repr(self.metadata.selectors), srepr(self.metadata.holder))
             if self.metadata is not None else None)
+
+
+@lru_cache(maxsize=8192)
+def srepr(e: Any) -> str:
+    """SymPy's ``srepr``, once per distinct expression (equal SymPy expressions print alike;
+    the catalog's 135 layouts state 94 distinct case values and conditions 764 times)."""
+    return str(sp.srepr(e))
 
 
 def _variant_a_types(instruction: str, shape: str, operand: str,

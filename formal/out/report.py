@@ -27,6 +27,7 @@ from xml.sax.saxutils import escape, quoteattr
 from ..base.source import Finding
 from ..model.layout import Layout
 from ..prove.verdicts import OBLIGATIONS, LayoutResult, Proof, Verdict
+from .jsontext import dumps_indented
 
 TOOL_NAME = "ptxlayout"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -110,7 +111,7 @@ def to_json(proof: Proof, verbose: bool = False) -> str:
         "findings": [finding_json(f, verbose) for f in proof.findings],
         "summary": summary(proof),
     }
-    return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    return dumps_indented(data) + "\n"  # json.dumps(data, indent=2, ensure_ascii=False)
 
 
 # ---- text ----------------------------------------------------------------------------------------

@@ -1,24 +1,30 @@
-"""Z3's verdicts kept on disk between runs: a hit skips Z3, never the enumeration.
+"""Z3's answers kept on disk between runs: a hit skips Z3, never the enumeration.
 
 The expensive part of a fresh ``ptxlayout prove`` is building Z3 terms and solving the one
 combined query a map gets ("does any of cases / in-range / injective / sparse-chunks fail?").
-When Z3 answered *unsat* (every one of them holds), the answer is written down as one JSON file
-in ``<cache folder>/proofs`` (``base.cache``: the user's own folder, checked before use), named
-by a key: a SHA-256 of this tool's version, Z3's version, the obligation and the layout's
-normalized formulas (``base.hashes.formula_hash``) with everything else the query depends on
-(elements, lanes, tile, operand, sparsity, the chunk rule, Z3's time limit).  For the toy
-``row = i``, ``col = lane`` the entry reads::
+Z3's answer is written down as one JSON file in ``<cache folder>/proofs`` (``base.cache``: the
+user's own folder, checked before use), named by a key: a SHA-256 of this tool's version,
+Z3's version, the obligation and the layout's normalized formulas (``base.hashes.formula_hash``)
+with everything else the query depends on (elements, lanes, tile, operand, sparsity, the chunk
+rule, Z3's time limit).  For the toy ``row = i``, ``col = lane`` the entry reads::
 
     {"schema": "ptxlayout-proof/1", "tool": "0.1.0", "z3": "4.13.0", "key": "9f2c...",
      "obligation": "cases+in-range+injective", "z3_answer": "unsat"}
 
-On the next run the same map finds the entry and Z3 is skipped -- but the enumeration still
-decides every obligation on its own and must agree.  An entry that says "proved" for a map the
-enumeration refutes is a lie: it is ignored with a warning and removed, and Z3 runs as if there
-were no cache, so a cache can never turn a refutation into a proof.  Only *unsat* answers are
-kept (a refutation is cheap to find again and needs Z3's model to replay), and nothing is used
-or kept when the cross-check is off.  An entry that is not valid JSON, has another schema,
-version or key, is ignored with a warning.
+and for ``col = lane >> 1``, whose lanes 0 and 1 collide, Z3's answer to each obligation::
+
+    {..., "z3_answer": "sat", "answers": {"in-range": "proved", "injective": "refuted"}}
+
+The same holds for ``surjective`` where Z3 decides it (no counting argument applies) and for
+the ``composes`` relations (``relation_key``: both layouts' formula hashes and the
+arrangement).  On the next run the same map finds the entry and Z3 is skipped -- but the
+enumeration still decides every obligation on its own and must agree, and every witness
+reported is the enumeration's.  An entry that says "proved" for a map the enumeration refutes
+(or "refuted" for one it proves) is a lie: it is ignored with a warning and removed, and Z3
+runs as if there were no cache, so a cache can never turn a refutation into a proof.  Nothing
+is kept where Z3 gave up (``unknown``), and nothing is used or kept when the cross-check is
+off.  An entry that is not valid JSON, has another schema, version or key, is ignored with a
+warning.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any
 
 from .. import __version__
 from ..base import cache as disk
-from ..model.layout import Layout
+from ..model.layout import Layout, srepr
 
 SCHEMA = "ptxlayout-proof/1"
 SUBFOLDER = "proofs"
@@ -49,6 +55,16 @@ def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
     what = [SCHEMA, __version__, _z3_version(), obligation, lay.formula_hash(), lay.elements,
             lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), repr(spec),
             repr(lay.groups), timeout_ms]
+    return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
+
+
+def relation_key(rel: Any, producer: Layout, consumer: Layout, timeout_ms: int) -> str:
+    """The key of a ``composes`` relation (``formal.prove.composes``): both layouts'
+    normalized formulas and domains, and the arrangement's expressions."""
+    a = rel.arrangement
+    what = [SCHEMA, __version__, _z3_version(), "composes",
+            *[[lay.formula_hash(), lay.lanes, lay.elements] for lay in (producer, consumer)],
+            [srepr(x) for x in (a.lane, a.element, a.row, a.col)], timeout_ms]
     return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
 
 
@@ -97,6 +113,42 @@ class ProofCache:
             return False
         self.hits += 1
         return True
+
+    def answers(self, key: str, obligation: str, names: list[str]) -> dict[str, str] | None:
+        """Z3's answer to each of ``names`` in an earlier run: all ``proved`` for an *unsat*
+        entry, else the proved / refuted of each from an entry written where the combined
+        query was *sat* (``store_answers``); None when there is no valid entry."""
+        if self.fd is None:
+            return None
+        name = f"{key}.json"
+        entry = disk.read_json(self.fd, name, self.where)
+        if entry is None:
+            self.misses += 1
+            return None
+        want = {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
+                "obligation": obligation}
+        if entry == {**want, "z3_answer": "unsat"}:
+            self.hits += 1
+            return {n: "proved" for n in names}
+        got = entry.get("answers") if isinstance(entry, dict) else None
+        if entry == {**want, "z3_answer": "sat", "answers": got} and isinstance(got, dict) \
+                and sorted(got) == sorted(names) \
+                and all(v in ("proved", "refuted") for v in got.values()) \
+                and "refuted" in got.values():
+            self.hits += 1
+            return dict(got)
+        disk.warn(os.path.join(self.where, name),
+                  "not an entry of this version for this key (ignored)")
+        self.misses += 1
+        return None
+
+    def store_answers(self, key: str, obligation: str, answers: dict[str, str]) -> None:
+        """Z3's proved / refuted of each obligation, where the combined query was *sat*."""
+        if self.fd is not None:
+            disk.write_json(self.fd, f"{key}.json",
+                            {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(),
+                             "key": key, "obligation": obligation, "z3_answer": "sat",
+                             "answers": answers})
 
     def store(self, key: str, obligation: str) -> None:
         if self.fd is not None:

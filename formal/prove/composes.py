@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from ..base.variants import TYPE_BITS
 from ..model.algebra import COL, LANE, ROW, SEL, I, compile_array
 from ..model.layout import Layout
 from .encode import _Enc, magnitude, z3_int
-from .verdicts import InternalError
+from .verdicts import TEST_HOOKS, InternalError
 
 STATUSES = ("proved", "refuted", "unknown", "error")
 
@@ -121,8 +122,10 @@ def _cell(lay: Layout) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+@lru_cache(maxsize=1024)
 def _at(e: Any, lane: Any, elem: Any) -> Any:
-    # xreplace, not subs: a Piecewise built unevaluated must stay as written
+    # xreplace, not subs: a Piecewise built unevaluated must stay as written; once per
+    # (formula, arrangement): the chapter's 20 relations read 16 distinct producer cells
     return e.xreplace({LANE: lane, I: elem})
 
 
@@ -262,9 +265,13 @@ def _index(st: _Statement, point: tuple[int, int, int]) -> int:
 
 def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 5000,
                    cross_check: bool = True, healthy: Iterable[str] | None = None,
-                   letters: dict[str, str] | None = None) -> RelationVerdict:
+                   letters: dict[str, str] | None = None, store: Any = None,
+                   ) -> RelationVerdict:
     """Decide one relation.  ``healthy`` names the layouts whose own obligations hold; a
-    relation over a layout outside it is ``error`` ("not checked"), never ``refuted``."""
+    relation over a layout outside it is ``error`` ("not checked"), never ``refuted``.
+    ``store`` is the on-disk proof cache (``formal.prove.cache.ProofCache``): a relation Z3
+    proved in an earlier run skips Z3, never the enumeration, and an entry the enumeration
+    contradicts is removed with a warning and Z3 asked."""
     prod, cons = by_id.get(rel.producer), by_id.get(rel.consumer)
     missing = [name for name, lay in ((rel.producer, prod), (rel.consumer, cons))
                if lay is None]
@@ -281,7 +288,13 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
     if st is None:
         return RelationVerdict(rel, "error", "not checked: a layout has no formulas, or the "
                                "two maps are not of one kind")
-    zs, point = _z3_decide(st, timeout_ms)
+    key = None
+    cached = False
+    if store is not None and cross_check and not TEST_HOOKS:
+        from .cache import relation_key
+        key = relation_key(rel, prod, cons, timeout_ms)
+        cached = store.proved(key, "composes")
+    zs, point = ("proved", None) if cached else _z3_decide(st, timeout_ms)
     if not cross_check:
         if zs == "refuted" and point is not None:
             bad, vals = _enumerate(st)
@@ -291,6 +304,13 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
         return RelationVerdict(rel, zs, "", None, "z3")
     bad, vals = _enumerate(st)
     es = "refuted" if bad.any() else "proved"
+    if cached and es != "proved":
+        # a cache entry the enumeration contradicts: dropped, and Z3 asked as if no cache
+        assert store is not None and key is not None
+        store.reject(key, f"says Z3 proved composes {rel.producer} -> {rel.consumer}, but "
+                     "the enumeration finds otherwise; removed")
+        cached = False
+        zs, point = _z3_decide(st, timeout_ms)
     if zs == "unknown":
         return RelationVerdict(rel, "unknown", "Z3 timed out; enumeration says " + es,
                                None, "z3+enumeration")
@@ -298,6 +318,8 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
         raise InternalError(f"composes {rel.producer} -> {rel.consumer}: Z3 says {zs}, "
                             f"enumeration says {es}")
     if es == "proved":
+        if store is not None and key is not None and not cached:
+            store.store(key, "composes")
         return RelationVerdict(rel, "proved", "", None, "z3+enumeration")
     assert point is not None
     k_z3 = _index(st, point)
@@ -324,7 +346,9 @@ def _say(st: _Statement, cex: dict[str, Any]) -> str:
 def prove_relations(relations: Sequence[Relation], layouts: Iterable[Layout],
                     timeout_ms: int = 5000, cross_check: bool = True,
                     healthy: Iterable[str] | None = None,
-                    letters: dict[str, str] | None = None) -> list[RelationVerdict]:
+                    letters: dict[str, str] | None = None,
+                    store: Any = None) -> list[RelationVerdict]:
     by_id = {lay.short_id: lay for lay in layouts}
     ok = list(healthy) if healthy is not None else None
-    return [prove_relation(r, by_id, timeout_ms, cross_check, ok, letters) for r in relations]
+    return [prove_relation(r, by_id, timeout_ms, cross_check, ok, letters, store)
+            for r in relations]

@@ -163,7 +163,7 @@ def _names(variants: Sequence[Variant]) -> str:
 
 
 def judge(ev: Any, lay: Any, variants: Sequence[Variant],
-          table: tuple[str, list[dict[str, Any]], str], stated: Stated | None) -> Verdict:
+          table: tuple[str, Sequence[dict[str, Any]], str], stated: Stated | None) -> Verdict:
     """What the confirmed runs of ``variants`` say of ``lay``, whose map (``table``: kind,
     rows, hash) no run confirmed: ``refuted`` when it differs from the map a bit-exact run
     confirmed for its operand and no other operand could absorb the difference, else the

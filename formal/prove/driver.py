@@ -21,7 +21,15 @@ from .composes import RelationVerdict, prove_relations
 from .confirm import stated_in
 from .encode import SHARED_TERMS
 from .every_n import every_n_core
-from .formula import ONE_QUERY, chunk_spec, formula_cores, guard_remarks, surjective_core
+from .formula import (
+    ONE_QUERY,
+    SURJECTIVE_Z3,
+    chunk_spec,
+    formula_cores,
+    guard_remarks,
+    obligation_names,
+    surjective_core,
+)
 from .relations import table as relation_table
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
@@ -35,6 +43,7 @@ from .verdicts import (
     Proof,
     Verdict,
 )
+from .witness import output_ranges
 
 # ---- per layout ----------------------------------------------------------------------------------
 
@@ -81,6 +90,20 @@ _CACHE_LIMIT = 4096
 _T = TypeVar("_T")
 
 
+def _shared_key(lay: Layout, m: Any, opts: Options) -> tuple[Any, ...]:
+    """What the formula obligations of a map read, and nothing else: its formulas over its
+    domain (lanes, elements, selectors, holder, replication), the output ranges (the tile),
+    and the names its messages use (the element letter, the operand).  Layouts of another
+    instruction or shape with the same formulas over the same tile share one proof (the
+    catalog states 97 maps, 70 of them different problems); each verdict is still placed
+    on the layout's own source lines (``_verdict``)."""
+    return (m.names, tuple((f.name, tuple((c.value, c.cond, c.otherwise) for c in f.cases))
+                           for f in m.formulas),
+            m.lanes, m.n, m.selectors, m.holder, m.group, tuple(output_ranges(m)),
+            lay.sparse_a, lay.letter, lay.operand, lay.groups, lay.tile, opts.cross_check,
+            opts.timeout_ms)
+
+
 def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
     hit = _CACHE.get(key)
     if hit is None:
@@ -99,23 +122,66 @@ def clear_cache() -> None:
 
 def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
                    store: ProofCache | None) -> dict[str, Core]:
-    """``formula_cores``, with Z3's earlier *unsat* taken from the disk cache when it holds one
-    (the enumeration decides again either way; an entry it contradicts is dropped)."""
+    """``formula_cores``, with Z3's earlier answers taken from the disk cache when it holds
+    them: *unsat* to the combined query, or each obligation's proved / refuted (the
+    enumeration decides again either way; an entry it contradicts is dropped)."""
     if store is None or not opts.cross_check or TEST_HOOKS:
         return formula_cores(m, opts, spec)  # a planted encoding must meet Z3, not the cache
     obligation = "cases+in-range+injective" + ("+sparse-chunks" if spec is not None else "")
     key = entry_key(lay, obligation, spec, opts.timeout_ms)
-    if store.proved(key, obligation):
+    names = obligation_names(m, spec)
+    answers = store.answers(key, obligation, names)
+    if answers is not None:
         try:
-            return formula_cores(m, opts, spec, z3_said_unsat=True)
+            if all(a == "proved" for a in answers.values()):
+                return formula_cores(m, opts, spec, z3_said_unsat=True)
+            return formula_cores(m, opts, spec, z3_answers=answers)
         except InternalError as exc:
-            store.reject(key, f"says Z3 proved {obligation}, but the enumeration finds "
+            said = "proved" if all(a == "proved" for a in answers.values()) else \
+                "answered " + ", ".join(f"{n} {a}" for n, a in sorted(answers.items()))
+            store.reject(key, f"says Z3 {said} {obligation}, but the enumeration finds "
                          f"otherwise ({exc}); removed")
     cores = formula_cores(m, opts, spec)
     if all(c.status == "proved" for c in cores.values()) and \
             any(c.method == ONE_QUERY for c in cores.values()):
         store.store(key, obligation)  # Z3 answered unsat to the combined query
+    elif all(cores[n].status in ("proved", "refuted") for n in names) and \
+            any(cores[n].status == "refuted" for n in names):
+        store.store_answers(key, obligation, {n: cores[n].status for n in names})
     return cores
+
+
+def _surjective(lay: Layout, m: Any, opts: Options, inj: Core, rng: Core, chunks: Core | None,
+                spec: Any, cases_ok: bool, store: ProofCache | None) -> Core:
+    """``surjective_core``, with Z3's earlier answer from the disk cache where the counting
+    argument does not apply (an entry the enumeration contradicts is dropped)."""
+    if store is None or not opts.cross_check or TEST_HOOKS:
+        return surjective_core(m, opts, inj, rng, chunks, spec, cases_ok)
+    key = entry_key(lay, "surjective", spec, opts.timeout_ms)
+    said: list[str] = []
+
+    def cached() -> str | None:  # asked only where counting does not decide
+        answers = store.answers(key, "surjective", ["surjective"])
+        if answers is None:
+            return None
+        said.append(answers["surjective"])
+        return said[0]
+
+    try:
+        core = surjective_core(m, opts, inj, rng, chunks, spec, cases_ok, cached)
+        if said:
+            return core  # Z3's answer came from the cache, and the enumeration agreed
+    except InternalError as exc:
+        if not said:
+            raise
+        store.reject(key, f"says Z3 answered surjective {said[0]}, but the enumeration "
+                     f"finds otherwise ({exc}); removed")
+        core = surjective_core(m, opts, inj, rng, chunks, spec, cases_ok)
+    if core.method in SURJECTIVE_Z3 and core.status == "proved":
+        store.store(key, "surjective")
+    elif core.method in SURJECTIVE_Z3 and core.status == "refuted":
+        store.store_answers(key, "surjective", {"surjective": "refuted"})
+    return core
 
 
 NOT_CHECKED = "not checked: a formula of this layout did not parse"
@@ -143,9 +209,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
     m = map_of(lay) if not lay.incomplete else None
-    key = (lay.map_key(), lay.elements, lay.lanes, lay.tile, lay.operand, lay.sparse_a,
-           opts.cross_check, opts.timeout_ms,
-           repr(lay.metadata.selectors if lay.metadata else ()))
+    key = _shared_key(lay, m, opts) if m is not None else ()
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
     if lay.incomplete:
@@ -176,7 +240,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             verdicts["sparse-chunks"] = _verdict("sparse-chunks", chunks, lay)
         cases_ok = all(c.status == "proved" for c in case_cores)
         sur = _cached((*key, "surjective", repr(spec)),
-                      lambda: surjective_core(m, opts, inj, rng, chunks, spec, cases_ok))
+                      lambda: _surjective(lay, m, opts, inj, rng, chunks, spec, cases_ok,
+                                          store))
         if lay.n_values and sur.status == "proved":
             every = _cached((*key, "every-n", lay.n_values), lambda: every_n_core(m))
             if every.status != "proved":
@@ -279,23 +344,24 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
             internal += failed
             if opts.progress is not None:
                 opts.progress(n + 1, len(model.layouts))
+        t1 = time.perf_counter()
+        try:
+            relations, rel_findings = _relations(model, results, opts, store)
+        except InternalError as exc:
+            internal += 1
+            relations = []
+            rel_findings = [Finding("error", "internal", model.layouts[0].span,
+                                    f"internal error: {exc}")]
     finally:
         if store is not None:
             store.close()
-    t1 = time.perf_counter()
-    try:
-        relations, rel_findings = _relations(model, results, opts)
-    except InternalError as exc:
-        internal += 1
-        relations = []
-        rel_findings = [Finding("error", "internal", model.layouts[0].span,
-                                f"internal error: {exc}")]
     findings.extend(rel_findings)
     secs = {"prove": t1 - t0, "relations": time.perf_counter() - t1}
     return Proof(tuple(results), tuple(_sorted(findings)), internal, secs, tuple(relations))
 
 
 def _relations(model: Model, results: list[LayoutResult], opts: Options,
+               store: ProofCache | None = None,
                ) -> tuple[list[RelationVerdict], list[Finding]]:
     """The ``composes`` table's rows whose producer and consumer are both in the model:
     proved, or refuted as an error finding at the consumer (its counterexample attached)."""
@@ -308,7 +374,7 @@ def _relations(model: Model, results: list[LayoutResult], opts: Options,
     healthy = {r.layout.short_id for r in results if r.ok}
     letters = {k: lay.letter for k, lay in by_short.items()}
     verdicts = prove_relations(rows, by_short.values(), opts.timeout_ms, True, healthy,
-                               letters)
+                               letters, store)
     findings = []
     for v in verdicts:
         if v.status == "proved":

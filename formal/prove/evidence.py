@@ -54,12 +54,12 @@ This module imports neither numpy nor the prover at import time.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.hashes import cell_table_hash
+from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
 from ..base.variants import VARIANTS, layout_serves, runs_on
 from .confirm import Stated, cell_name, distinguish, judge, show, stated_in
 
@@ -113,6 +113,34 @@ def default_dir() -> Path | None:
     return None
 
 
+_A_TYPES = frozenset(v.a for v in VARIANTS)
+
+
+class LazyRows(Sequence[dict[str, Any]]):
+    """A layout's ``cell_rows``, built on first use: most verdicts need only the count and
+    the hash, and a refutation or a judgement reads the rows."""
+
+    def __init__(self, lay: Any, count: int) -> None:
+        self._lay, self._count = lay, count
+        self._rows: list[dict[str, Any]] | None = None
+
+    def _all(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            from ..model.cells import cell_rows
+            self._rows = cell_rows(self._lay)[1]
+            assert len(self._rows) == self._count
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, k: Any) -> Any:
+        return self._all()[k]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._all())
+
+
 class Evidence:
     """Every evidence file of a folder (or one file)."""
 
@@ -134,6 +162,9 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
+        self._texts: dict[int, tuple[Any, list[str], Any]] = {}
+        self._serves: dict[tuple[Any, ...], list[Any]] = {}
+        self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
 
@@ -166,11 +197,13 @@ class Evidence:
 
     def runs_of(self, keys: Iterable[str]) -> list[EvidenceRun]:
         """The runs of these variants, in date order (an index lookup, no scan)."""
-        keys = set(keys)
-        if len(keys) == 1:
-            return list(self._by_key.get(next(iter(keys)), ()))
-        return sorted((r for k in keys for r in self._by_key.get(k, ())),
-                      key=lambda r: self._seq[id(r)])
+        keys = frozenset(keys)
+        hit = self._runs_of.get(keys)
+        if hit is None:
+            hit = self._runs_of[keys] = sorted(
+                (r for k in keys for r in self._by_key.get(k, ())),
+                key=lambda r: self._seq[id(r)])
+        return list(hit)
 
     @property
     def sm(self) -> int:
@@ -211,17 +244,31 @@ class Evidence:
         map's table is neither kept in the evidence nor the map of a layout already seen."""
         self._sources.setdefault(name, layouts)
 
-    def table_of(self, lay: Any) -> tuple[str, list[dict[str, Any]], str]:
+    def table_of(self, lay: Any) -> tuple[str, Sequence[dict[str, Any]], str]:
         """(kind, rows, map hash) of a layout.  The hash is remembered per layout object, and
         the layout by its hash, so that its table can be rebuilt if a verdict needs it; the
-        rows themselves are not kept (a run proves hundreds of layouts)."""
-        from ..model.cells import cell_rows, map_hash
-        kind, rows = cell_rows(lay)
-        h = map_hash(lay, (kind, rows)) if rows else ""
+        rows themselves are not kept (a run proves hundreds of layouts), and are built only
+        when a verdict reads them (``LazyRows``): the hash is written from the enumerated
+        arrays (``cell_texts``)."""
+        from ..model.cells import cell_texts
+        kind, texts, elements = cell_texts(lay)
+        h = cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
+                                     texts) if texts else ""
         self._hashed[id(lay)] = (lay, h)
-        if rows:
+        if texts:
             self._by_hash.setdefault(h, lay)
-        return kind, rows, h
+            if lay.n_values:  # hashed again at each N a run used (``matrix_evidence``)
+                self._texts[id(lay)] = (lay, texts, elements)
+        return kind, LazyRows(lay, len(texts)), h
+
+    def texts_of(self, lay: Any) -> tuple[list[str], Any]:
+        """(row texts, elements) of a layout ``table_of`` has seen (``cell_texts``)."""
+        hit = self._texts.get(id(lay))
+        if hit is None or hit[0] is not lay:
+            from ..model.cells import cell_texts
+            _kind, texts, elements = cell_texts(lay)
+            return texts, elements
+        return hit[1], hit[2]
 
     def hash_of(self, lay: Any) -> str:
         """The map hash of a layout, computed once per layout object."""
@@ -257,6 +304,22 @@ class Evidence:
         self._tables[h] = cell_rows(lay)
         return self._tables[h]
 
+    def _variants_of(self, lay: Any) -> list[Any]:
+        """The rows of the variant table a layout serves (``layout_serves``), looked up once
+        per kind of layout: a document states the same operand of a shape many times."""
+        # the id counts only through the A types it names after '@' (``layout_serves``),
+        # and only those some variant has (a copy's '#2' is read as part of the last name)
+        _, at, for_types = lay.id.rpartition("@")
+        named = frozenset(for_types.split("-")) & _A_TYPES if at else None
+        key = (lay.operand, lay.instruction, str(lay.shape), tuple(lay.types), named,
+               lay.arrangement)
+        hit = self._serves.get(key)
+        if hit is None:
+            hit = self._serves[key] = [v for v in VARIANTS if layout_serves(
+                v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
+                lay.arrangement)]
+        return hit
+
     # -- the 'hardware' obligation
     def verdict(self, lay: Any, stated: Stated | None = None) -> Any:
         """The ``hardware`` obligation of ``lay``; ``stated`` names the layout the same
@@ -267,9 +330,7 @@ class Evidence:
 
         if is_matrix(lay):
             return matrix_verdict(self, lay)
-        variants = [v for v in VARIANTS if layout_serves(
-            v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
-            lay.arrangement)]
+        variants = self._variants_of(lay)
         if not variants:
             return Verdict("hardware", "not-applicable",
                            "no instruction variant of the table uses this layout")

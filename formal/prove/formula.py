@@ -139,7 +139,8 @@ def obligation_names(m: CellMap, chunks: _ChunkSpec | None) -> list[str]:
 
 
 def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None,
-                  z3_said_unsat: bool = False) -> dict[str, Core]:
+                  z3_said_unsat: bool = False,
+                  z3_answers: dict[str, str] | None = None) -> dict[str, Core]:
     """Decide cases, in-range, injective (and sparse-chunks) for a map.
 
     One Z3 query asks whether *any* of them fails; when it does not (the usual case) every
@@ -148,16 +149,24 @@ def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None,
     holds Z3's *unsat* for this query from an earlier run, so Z3 is not asked again -- the
     enumeration still is (with the cross-check off the cache is never consulted), and a
     disagreement raises ``InternalError`` as ever (the caller then drops the entry).
+    ``z3_answers``: the cache holds Z3's answer to each obligation (``obligation_names``:
+    proved or refuted) from a run where the combined query was *sat*; again the enumeration
+    decides each one and must agree, and the witnesses reported are its own.
     """
     z3_status: dict[str, str] = {}
     z3_models: dict[str, Any] = {}
     sym: Sym | None = None
     second: Any = None
+    if (z3_said_unsat or z3_answers is not None) and not opts.cross_check:
+        raise ValueError("a cached Z3 answer is used only with the enumeration cross-check")
     if z3_said_unsat:
-        if not opts.cross_check:
-            raise ValueError("a cached Z3 answer is used only with the enumeration cross-check")
         z3_status = {name: "proved" for name in obligation_names(m, chunks)}
         method = ONE_QUERY
+    elif z3_answers is not None:
+        if set(z3_answers) != set(obligation_names(m, chunks)):
+            raise InternalError("the cached answers name other obligations")
+        z3_status = dict(z3_answers)
+        method = "z3+enumeration"
     else:
         sym = Sym(m)
         viol = _violations(sym, chunks)
@@ -192,7 +201,8 @@ def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym:
     if zs is None:
         return Core("proved", method="trivial (one unconditional case)")
     def replays() -> bool:
-        assert sym is not None  # a refutation comes from Z3, never from the cache
+        if sym is None:
+            return True  # a cached answer: no model to replay; the enumeration decides
         p = m.index(*sym.point(model))
         return p is not None and len(m.matches(k, p)) != 1
 
@@ -217,7 +227,8 @@ def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym:
 def _range_core(m: CellMap, zs: str, model: Any, sym: Sym | None, opts: Options,
                 method: str) -> Core:
     def replays() -> bool:
-        assert sym is not None  # a refutation comes from Z3, never from the cache
+        if sym is None:
+            return True  # a cached answer: no model to replay; the enumeration decides
         p = m.index(*sym.point(model))
         return p is not None and _w_range_at(m, p)
 
@@ -267,7 +278,8 @@ def _collide_at(m: CellMap, pa: int, pb: int) -> bool:
 def _injective_core(m: CellMap, zs: str, model: Any, sym: Sym | None,
                     second: tuple[Any, Any, Any], opts: Options, method: str) -> Core:
     def replays() -> bool:
-        assert sym is not None
+        if sym is None:
+            return True  # a cached answer: no model to replay; the enumeration decides
         pa = m.index(*sym.point(model))
         pb = m.index(*(z3_int(model, v, sym.w) for v in second))
         return pa is not None and pb is not None and _collide_at(m, pa, pb)
@@ -309,7 +321,8 @@ def _culprit(m: CellMap, pa: int, pb: int) -> tuple[str, int]:
 def _chunks_core(m: CellMap, spec: _ChunkSpec, zs: str, model: Any, sym: Sym | None,
                  opts: Options, method: str) -> Core:
     def replays() -> bool:
-        assert sym is not None  # a refutation comes from Z3, never from the cache
+        if sym is None:
+            return True  # a cached answer: no model to replay; the enumeration decides
         p = m.index(*sym.point(model))
         return p is not None and _w_chunks_at(m, spec, p) is not None
 
@@ -355,12 +368,20 @@ def chunk_spec(lay: Layout) -> tuple[_ChunkSpec | None, Core | None]:
     return _ChunkSpec(width, sparsity.chunk if sparsity else width, nz), None
 
 
+SURJECTIVE_Z3 = ("z3+enumeration", "z3 (quantified) + enumeration")  # methods that asked Z3
+
+
 def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
-                chunks: Core | None, spec: _ChunkSpec | None, cases_ok: bool) -> Core:
+                    chunks: Core | None, spec: _ChunkSpec | None, cases_ok: bool,
+                    cached: Callable[[], str | None] | None = None) -> Core:
     """Every cell held.  Counting where it applies, else a Z3-confirmed hole, else Z3.
 
     The counting argument needs every point of the domain to have a value: ``cases_ok``
     (every formula's cases exhaustive, as Z3 proved), besides injectivity and range.
+    ``cached``, asked only where Z3 would be: Z3's answer in an earlier run (proved |
+    refuted, from the proof cache) or None; with an answer Z3 is not asked, the enumeration
+    decides as ever and must agree (a hole it finds is the counterexample), else
+    ``InternalError``.
     """
     lay = m.lay
     ngroups = lay.groups[1] if lay.groups else 1
@@ -388,6 +409,16 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
         return Core("proved", method="counting (injective, |domain| = |tile|)")
     if hole is None and not opts.cross_check:
         hole = witness_hole(m)
+    z3_answer = cached() if cached is not None else None
+    if z3_answer is not None:
+        if not opts.cross_check:
+            raise ValueError("a cached Z3 answer is used only with the enumeration cross-check")
+        if (hole is not None) != (z3_answer == "refuted"):
+            raise InternalError(f"surjective: the cached answer is {z3_answer}, the "
+                                f"enumeration finds {'a hole' if hole else 'none'}")
+        if hole is None:
+            return Core("proved", method=SURJECTIVE_Z3[1])
+        return _hole_core(m, hole)
     sym = Sym(m)
     if hole is not None:
         s_, g, cell = hole
@@ -406,15 +437,7 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
                                 "pre-image")
         if r == "unknown":
             return Core("unknown", "Z3 gave up confirming the uncovered cell")
-        names = ("row", "col") if lay.sparse_a else m.names
-        where = ", ".join(f"{n} {v}" for n, v in zip(names, cell))
-        prefix = f"selector {s_}: " if lay.operand == "metadata" else \
-            (f"{lay.groups[0]} {g}: " if lay.groups else "")
-        cex: dict[str, Any] = {"cell": dict(zip(names, cell))}
-        if lay.operand == "metadata":
-            cex["selector"] = s_
-        return Core("refuted", f"{prefix}no (lane, element) holds {where}", cex,
-                     (m.names[-1], 0))
+        return _hole_core(m, hole)
     # neither counting nor a hole: the quantified statement, for Z3 to decide
     cell_vars = [z3.BitVec(f"cell{k}", sym.w) for k in range(len(ranges))]
     v = sym.vals
@@ -441,4 +464,19 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
         return Core("unknown", "Z3 gave up on surjectivity")
     if r == "sat":
         raise InternalError("surjective: Z3 finds an uncovered cell that enumeration covers")
-    return Core("proved", method="z3 (quantified) + enumeration")
+    return Core("proved", method=SURJECTIVE_Z3[1])
+
+
+def _hole_core(m: CellMap, hole: tuple[int, int, tuple[int, ...]]) -> Core:
+    """The refutation of ``surjective`` by a cell no point holds (``witness_hole``)."""
+    lay = m.lay
+    s_, g, cell = hole
+    names = ("row", "col") if lay.sparse_a else m.names
+    where = ", ".join(f"{n} {v}" for n, v in zip(names, cell))
+    prefix = f"selector {s_}: " if lay.operand == "metadata" else \
+        (f"{lay.groups[0]} {g}: " if lay.groups else "")
+    cex: dict[str, Any] = {"cell": dict(zip(names, cell))}
+    if lay.operand == "metadata":
+        cex["selector"] = s_
+    return Core("refuted", f"{prefix}no (lane, element) holds {where}", cex,
+                (m.names[-1], 0))

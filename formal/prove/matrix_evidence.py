@@ -20,9 +20,12 @@ evidence ran a variant the layout serves (sm_100a forms are only assembled);
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from ..base.hashes import cell_table_hash
+import numpy as np
+
+from ..base.hashes import cell_table_hash_of_texts
 from ..base.matrix_variants import (
     MATRIX_VARIANTS,
     MOVES,
@@ -41,23 +44,47 @@ def is_matrix(lay: Any) -> bool:
     return lay.instruction in MOVES or lay.instruction in ("wgmma", "wgmma.sp")
 
 
+@cache
+def _pool(wgmma: bool) -> tuple[MatrixVariant, ...]:
+    """The variants a layout may serve: the table's rows, and for wgmma every legal N (the
+    same for every layout of a run, so built once)."""
+    if not wgmma:
+        return tuple(MATRIX_VARIANTS)
+    listed = {x.key for x in MATRIX_VARIANTS}
+    return (*MATRIX_VARIANTS, *(v for v in wgmma_variants() if v.key not in listed))
+
+
 def _variants(lay: Any, op: str) -> list[MatrixVariant]:
     if lay.instruction == "wgmma.sp":
         return [v for v in wgmma_sp_variants() if serves(
             v, op, lay.instruction, lay.shape_text, lay.operand, lay.types, lay.n_values)]
-    pool = list(MATRIX_VARIANTS) + ([v for v in wgmma_variants() if v.key not in
-                                     {x.key for x in MATRIX_VARIANTS}]
-                                    if lay.instruction == "wgmma" else [])
-    return [v for v in pool if serves(v, op, lay.instruction, lay.shape_text, lay.operand,
-                                      lay.types, lay.n_values)]
+    return [v for v in _pool(lay.instruction == "wgmma")
+            if serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types,
+                      lay.n_values)]
 
 
-def _hash_for(lay: Any, v: MatrixVariant, rows: list[dict[str, Any]], own: str) -> str:
-    if not lay.n_values:
-        return own
-    at = lay.at(v.n)
-    part = [r for r in rows if r["element"] < at.elements]
-    return cell_table_hash(lay.instruction, at.shape_text, lay.operand, "cells", part)
+class _Hashes:
+    """The map hash a run of each variant would record for a layout: its own, or -- stated
+    for every N -- the hash of its first elements at the run's N, each N hashed once (the
+    rows written once, ``row_text``)."""
+
+    def __init__(self, ev: Any, lay: Any, own: str) -> None:
+        self.ev, self.lay, self.own = ev, lay, own
+        self.by_n: dict[int, str] = {}
+
+    def of(self, v: MatrixVariant) -> str:
+        lay = self.lay
+        if not lay.n_values:
+            return self.own
+        hit = self.by_n.get(v.n)
+        if hit is None:
+            texts, elements = self.ev.texts_of(lay)
+            at = lay.at(v.n)
+            keep = np.nonzero(elements < at.elements)[0].tolist()
+            hit = cell_table_hash_of_texts(lay.instruction, at.shape_text, lay.operand,
+                                           "cells", [texts[k] for k in keep])
+            self.by_n[v.n] = hit
+        return hit
 
 
 def _shown_otherwise(ev: Any, lay: Any, op: str, kind: str, rows: list[dict[str, Any]],
@@ -98,12 +125,15 @@ def matrix_verdict(ev: Any, lay: Any) -> Verdict:
     by_key = {v.key: v for v in variants}
     runs = ev.runs_of(by_key)
     want: dict[str, str] = {}
+    hashes = _Hashes(ev, lay, own)
     confirmed, ns = [], set()
     for r in runs:
         if r.mode != "check" and not (r.mode == "discover" and lay.instruction in MOVES):
             continue  # wgmma's descriptor probes and experiments test shared memory
         v = by_key[r.key]
-        h = want.setdefault(r.key, _hash_for(lay, v, rows, own))
+        h = want.get(r.key)
+        if h is None:
+            h = want[r.key] = hashes.of(v)
         if r.layout_hashes.get(op) != h or (r.mode == "discover" and r.result == "match"):
             continue
         if r.mode == "check" and r.result == "match":

@@ -65,7 +65,11 @@ def witness_collision(m: CellMap) -> tuple[int, int] | None:
                 return seen[key], int(p)
             seen[key] = int(p)
         return None
-    _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    flat = _row_keys(keys)
+    if flat is not None:  # one int64 a row: a plain sort, not a sort of rows as bytes
+        _u, first, inv = np.unique(flat, return_index=True, return_inverse=True)
+    else:
+        _u, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)
     firsts = first[inv]
     dup = np.nonzero(firsts != np.arange(len(ok)))[0]
@@ -73,6 +77,24 @@ def witness_collision(m: CellMap) -> tuple[int, int] | None:
         return None
     j = int(dup[0])
     return int(ok[firsts[j]]), int(ok[j])
+
+
+def _row_keys(keys: Any) -> Any:
+    """Each row of an int64 matrix as one int64 that two rows share exactly when they are
+    equal (mixed radix over each column's span), or None when the spans do not fit."""
+    if not len(keys):
+        return None
+    los = [int(x) for x in keys.min(axis=0)]
+    spans = [int(hi) - lo + 1 for hi, lo in zip(keys.max(axis=0), los)]
+    total = 1
+    for span in spans:
+        total *= span
+    if total >= 1 << 62:
+        return None
+    out = np.zeros(len(keys), dtype=np.int64)
+    for k, (lo, span) in enumerate(zip(los, spans)):
+        out = out * span + (keys[:, k] - lo)
+    return out
 
 
 def _w_overlap(m: CellMap, ok: Any) -> tuple[int, int] | None:
