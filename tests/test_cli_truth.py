@@ -308,7 +308,8 @@ def test_markdown_report_of_the_catalog_is_readable(capsys: pytest.CaptureFixtur
     code, out, _err = run(capsys, "prove", "--format", "markdown")
     assert code == 0
     assert "<svg" not in out
-    assert len(out) < 250_000 and out.count("\n") < 600
+    # about a line a layout, relation and finding (163 + 39 + 41), plus headings: no dumps
+    assert len(out) < 250_000 and out.count("\n") < 800
     assert "Figure: `ptxlayout draw catalog:mma.m16n8k256.A.b1 --svg figure.svg`" in out
     code, out, _err = run(capsys, "prove", "--format", "markdown", "--figures")
     # the refuted .b1 layout, inlined when asked for (the .f64 erratum is a parse error)
