@@ -681,3 +681,16 @@ def test_prove_cli_takes_evidence(catalog: dict[str, Any], tmp_path: Path,
           for lay in doc["layouts"]}
     assert hw["catalog:mma.m16n8k8.A.tf32"]["status"] == "proved"
     assert hw["catalog:mma.m16n8k32.A.s8-u8"]["status"] == "unconfirmed"
+
+
+def test_a_repeated_sections_accumulator_serves_what_the_first_copy_serves() -> None:
+    """A document that repeats a section names the copies ``...CD.s32@s8-u8#2``: the copy's
+    number is not one of the A types (it read as type ``u8#2``, so copy 2 served nothing)."""
+    from formal.base.variants import VARIANTS, layout_serves
+
+    v = next(v for v in VARIANTS if v.key == "mma.m16n8k32.s32.s8.s8.s32")
+    for suffix in ("", "#2", "#400"):
+        assert layout_serves(v, "C/D", "mma", "m16n8k32", ["s32"],
+                             f"doc:mma.m16n8k32.CD.s32@u8-s8{suffix}")
+        assert not layout_serves(v, "C/D", "mma", "m16n8k32", ["s32"],
+                                 f"doc:mma.m16n8k32.CD.s32@s4-u4{suffix}")

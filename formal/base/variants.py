@@ -473,7 +473,9 @@ def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
     if operand == "C/D":
         if v.c not in ts or v.d not in ts:
             return False
-        _, at, for_types = layout_id.rpartition("@")
+        # a repeated section's copy is ``...@s4-u4-e2m1#2`` (formal.model.resolve): the
+        # copy's number is not a type
+        _, at, for_types = layout_id.split("#", 1)[0].rpartition("@")
         return not at or v.a in set(for_types.split("-"))
     return False
 
