@@ -61,8 +61,15 @@ from typing import Any
 import numpy as np
 
 from ..base.hashes import cell_table_hash
-from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, runs_on, variant
+from ..base.matrix_variants import (
+    MATRIX_VARIANTS,
+    WGMMA_SP_VARIANTS,
+    MatrixVariant,
+    runs_on,
+    variant,
+)
 from ..base.records import expand
+from ..base.variants import TYPE_BITS
 from . import matrix as mx
 from . import ptx_matrix
 from .record import dumps_evidence
@@ -86,6 +93,7 @@ class Task:
     layout: tuple[int, int, int, bool, str, str] = (0, 0, 0, False, "K", "sbo")
     operand: str = ""  # probes: "A" | "B"
     expect: str = "match"
+    plant: str = ""  # experiments: a deliberate map error (``matrix.planted``)
 
     @property
     def smem(self) -> mx.SmemLayout | None:
@@ -97,6 +105,7 @@ class Task:
     def label(self) -> str:
         extra = f" [{self.smem.name}]" if self.smem else ""
         extra += f" probe {self.operand}" if self.operand else ""
+        extra += f" planted {self.plant}" if self.plant else ""
         return f"{self.key} {self.mode}{extra}"
 
 
@@ -130,15 +139,23 @@ def probe_layout(rows: int) -> mx.SmemLayout:
     return mx.SmemLayout(0, 16 * rows + 256, 128)
 
 
+def check_layout(v: MatrixVariant) -> mx.SmemLayout:
+    """The shared-memory layout of a check: ``matrix.canonical`` for B's K bytes (32 for
+    every dense wgmma; 64 for wgmma.sp, whose K is twice the dense one's) -- the compressed
+    A of wgmma.sp (K/2 columns, 32 bytes) sits in the same layout, its K-neighbour core
+    matrices unused."""
+    return mx.canonical(v.n, v.k * TYPE_BITS[v.b] // 8 if v.sparse else 32)
+
+
 def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Task]:
     out: list[Task] = []
-    sel = [v for v in MATRIX_VARIANTS if not only or only in v.key]
+    sel = [v for v in MATRIX_VARIANTS + WGMMA_SP_VARIANTS if not only or only in v.key]
     for v in sel:
         if not runs_on(v, sm):
             out.append(Task(v.key, "compile"))
             continue
         if v.wgmma:
-            out.append(Task(v.key, "check", _lay(mx.canonical(v.n))))
+            out.append(Task(v.key, "check", _lay(check_layout(v))))
         else:
             out += [Task(v.key, "check"), Task(v.key, "discover")]
     if not experiments or sm // 10 != 9:
@@ -153,8 +170,12 @@ def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Ta
             continue
         out.append(Task(key_rs, "discover", _lay(probe_layout(n)), "B"))
         out.append(Task(key_ss, "discover", _lay(probe_layout(64)), "A"))
+    for v in sel:  # wgmma.sp: a metadata map with its chunks swapped must mismatch
+        if v.sparse and v.n == 64 and v.selector == 0 and v.a_source == "reg":
+            out.append(Task(v.key, "experiment", _lay(check_layout(v)), expect="mismatch",
+                            plant="meta-chunks-swapped"))
     for v in sel:
-        if not v.wgmma or v.n != 64 or v.c == "f16" or (v.a != v.b):
+        if not v.wgmma or v.sparse or v.n != 64 or v.c == "f16" or (v.a != v.b):
             continue
         if v.a not in ("f16", "bf16", "tf32", "e4m3", "s8", "b1"):
             continue
@@ -258,6 +279,37 @@ class Device:
         return got.reshape(count, 128, wd)
 
 
+class FakeDevice:
+    """An sm_90 device that executes wgmma and wgmma.sp by emulation
+    (``matrix.emulate_wgmma``), taking ``truth``'s maps as the hardware's: the runner's
+    packing, descriptors and comparison are tested without a GPU, and a run packed with
+    other maps than the truth's must mismatch.  Moves are not emulated here."""
+
+    sm = 90
+
+    def __init__(self, truth: Sequence[Mapping[str, Any]]) -> None:
+        self.truth = list(truth)
+        self.launches = 0
+
+    def info(self) -> dict[str, Any]:
+        return {"device": "fake device (emulated sm_90)", "sm": self.sm, "driver": "none",
+                "cuda": "emulated by formal.execute.matrix"}
+
+    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
+        raise DeviceError(f"{v.key}: the fake device emulates wgmma only")
+
+    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+              lb: mx.SmemLayout) -> np.ndarray:
+        if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
+            raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
+        try:
+            truth = mx.maps_for(v, self.truth)
+        except mx.LayoutError as exc:
+            raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
+        self.launches += 1
+        return mx.emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, la, lb)
+
+
 # ---- one task ---------------------------------------------------------------------------------
 
 
@@ -276,13 +328,15 @@ class Run:
     expect: str = "match"
     d_cells: list[list[int]] = field(default_factory=list)
     seconds: float = 0.0
+    plant: str = ""
 
     def record(self) -> dict[str, Any]:
         v = variant(self.key)
         out: dict[str, Any] = {"key": v.key, "instruction": v.instruction, "shape": v.shape,
                                "types": ({"a": v.a, "b": v.b, "c": v.c, "d": v.c} if v.wgmma
                                          else {"a": v.a}),
-                               "selector": None, "mode": self.mode,
+                               "selector": v.selector if v.sparse else None,
+                               "mode": self.mode,
                                "layout_hashes": self.layout_hashes, "trials": self.trials,
                                "seed": self.seed, "result": self.result,
                                "detail": self.detail}
@@ -290,7 +344,7 @@ class Run:
             out.update(num=v.num, trans=v.trans)
         else:
             out["a_source"] = v.a_source
-        for k in ("discovered_hashes", "smem_layout", "probe", "d_cells"):
+        for k in ("discovered_hashes", "smem_layout", "probe", "d_cells", "plant"):
             val = getattr(self, k)
             if val:
                 out[k] = val
@@ -310,7 +364,7 @@ def _short(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]],
+def run_task(dev: Device | FakeDevice | None, task: Task, records: Sequence[Mapping[str, Any]],
              trials: int) -> tuple[Run, dict[str, dict[str, Any]]]:
     v = variant(task.key)
     t0 = time.perf_counter()
@@ -324,6 +378,8 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
                    f"assembled for {v.target} with ptxas" if ok else _short(msg)), {}
     try:
         maps = mx.maps_for(v, records)
+        if task.plant:
+            maps = mx.planted(v, maps, task.plant)
     except mx.LayoutError as exc:
         return Run(v.key, task.mode, "not-executed", _short(str(exc))), {}
     assert dev is not None
@@ -333,7 +389,7 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
                if lay else None)
     kept: dict[str, dict[str, Any]] = {}
     run = Run(v.key, task.mode, "match", layout_hashes=hashes, smem_layout=lay_rec,
-              expect=task.expect, probe=task.operand)
+              expect=task.expect, probe=task.operand, plant=task.plant)
     if not v.wgmma and task.mode == "check":
         run.seed = secrets.randbits(63)
         rng = np.random.default_rng(run.seed)
