@@ -15,6 +15,13 @@ numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants``
   descriptor, C in the accumulator by the C/D layout; D compared bit for bit with
   ``A x B + C``.  The shared-memory layout is ``matrix.canonical`` (no swizzle, core
   matrices adjacent along K: LBO 128, SBO 256).
+- **wgmma.sp** (``check``, ``--only wgmma.sp.``): random 2:4 (``.tf32``: 1:2) sparse A --
+  random legal indices per chunk, non-zero values there -- packed by the sparse A map
+  (``.rs``) or as the compressed 64 x K/2 matrix in shared memory (``.ss``), each thread's
+  metadata word from the metadata map at the variant's selector (the other threads' and
+  bits random), B dense through its descriptor (LBO 128, SBO 512: K is twice the dense
+  one's), D compared bit for bit with the decompressed A x B + C (``matrix.sparse_trial``).
+  Experiment: the metadata map with chunks 2j and 2j + 1 swapped must mismatch.
 - **wgmma probes** (``discover``): one-hot images recover which (row, k) the hardware reads
   from each element slot of B (and of A from shared memory) under a descriptor with
   deliberately odd LBO / SBO, and compare it with ``SmemLayout.offset``.
@@ -29,16 +36,20 @@ child takes the rest.  Modules are written to files named by the hash of their t
 ``cupy.RawModule(path=...)`` loads them (CuPy caches by path).
 
 **The layouts JSON** (``formal.export``'s records; fields the runner reads): ``instruction``
-(ldmatrix | stmatrix | movmatrix | wgmma), ``shape`` (m8n8 ...; wgmma m64nNk16, where an A
+(ldmatrix | stmatrix | movmatrix | wgmma | wgmma.sp), ``shape`` (m8n8 ...; wgmma m64nNk16, where an A
 record may keep the literal ``N``), ``operand`` (``r`` for ldmatrix / stmatrix; ``a`` and
-``d`` for movmatrix; ``A`` and ``C/D`` for wgmma), ``types`` (element types served:
+``d`` for movmatrix; ``A`` and ``C/D`` for wgmma, and ``metadata`` for wgmma.sp, whose A
+cells carry ``firstcol`` / ``lastcol`` and whose metadata record has ``fields`` [{selector,
+lane, bit_lo, bit_hi, row, chunk, slot}] instead of cells), ``types`` (element types served:
 ``b16``; wgmma A's types, or the accumulator type), ``num`` (1, 2, 4) and ``trans`` (bool)
 for ldmatrix / stmatrix, ``cells`` [{lane, element, row, col} (optionally ``matrix``)],
 optional ``map_hash`` (else ``base.hashes.cell_table_hash`` of the cells) and ``id``.  Cell
 conventions: ``formal.execute.matrix``.
 
 Evidence (``--record DIR``): one JSON in the schema of ``formal.execute.gpu`` plus, per run,
-``num`` / ``trans`` / ``a_source`` / ``smem_layout`` where they apply.
+``num`` / ``trans`` / ``a_source`` / ``smem_layout`` / ``plant`` where they apply (wgmma.sp:
+``selector``, and ``meta`` among the layout hashes).  ``FakeDevice`` emulates wgmma and
+wgmma.sp with given maps as the hardware's (the tests' device).
 """
 
 from __future__ import annotations
@@ -610,6 +621,20 @@ def table(runs: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def write_evidence(where: str | Path, info: Mapping[str, Any], runs: Sequence[Mapping[str, Any]],
+                   kept: Mapping[str, Any], secs: float, date: str | None = None) -> Path:
+    """One evidence JSON in ``where``, named by the device and the date (UTC)."""
+    date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ev = {"schema": SCHEMA, **info, "date": date, "seconds": round(secs, 2),
+          "runs": list(runs), "discovered": dict(kept), "maps": {}}
+    d = Path(where)
+    d.mkdir(parents=True, exist_ok=True)
+    slug = "".join(ch if ch.isalnum() else "-" for ch in str(info.get("device"))).strip("-")
+    path = d / f"{slug.lower()}-matrix-{date.replace(':', '').replace('-', '')}.json"
+    path.write_text(dumps_evidence(ev), encoding="utf-8")
+    return path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m formal.execute.gpu_matrix")
     ap.add_argument("--layouts", required=True)
@@ -633,14 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        not args.no_experiments, args.timeout, args.deadline,
                                        lambda s: print(s, flush=True))
     if args.record:
-        ev = {"schema": SCHEMA, **info,
-              "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "seconds": round(secs, 2), "runs": runs, "discovered": kept, "maps": {}}
-        d = Path(args.record)
-        d.mkdir(parents=True, exist_ok=True)
-        slug = "".join(ch if ch.isalnum() else "-" for ch in str(info.get("device"))).strip("-")
-        path = d / f"{slug.lower()}-matrix-{ev['date'].replace(':', '').replace('-', '')}.json"
-        path.write_text(dumps_evidence(ev), encoding="utf-8")
+        path = write_evidence(args.record, info, runs, kept, secs)
         print(f"evidence written to {path}")
     print(f"device: {info.get('device')} (sm_{info.get('sm')}), driver {info.get('driver')}; "
           f"{secs:.1f} s")

@@ -26,6 +26,20 @@ core matrix (mn // 8, kbyte // 16) -- 8 rows of 16 bytes, 128 contiguous bytes -
 many bytes, atoms are ``sbo`` apart, and address bits 4.. are XORed with bits 7.. (1, 2 or 3
 bits).  Elements sit little-endian (a ``.tf32`` in the top 19 bits of its 32; ``.b1`` bit
 k % 8 of its byte, an assumption the device checks).
+
+**wgmma.sp.**  A is 2:4 sparse (1:2 for ``.tf32``): each chunk of 4 (2) elements of a row
+holds 2 (1) non-zeros, and the metadata names where, as ``formal.execute.cpu`` describes
+for ``mma.sp`` (whose packing this reuses over 128 threads).  From registers, A is packed
+by the sparse A map: a thread's elements of (row, [firstcol .. lastcol]) are that range's
+non-zeros in column order (``cpu.compress``).  From shared memory, A is the compressed
+64 x K/2 matrix -- row r's non-zeros in column order, chunk after chunk -- laid out and
+described like a dense A of K/2 columns.  Each thread supplies one metadata word: the
+holders of the variant's selector put the index of each (row, chunk, slot) in the field the
+metadata map names (``cpu.metadata_words``), every other bit of every thread is random.
+Worked example (m64nNk32 ``.f16``, selector 0): thread 37 is warp 1, lane 5 (groupID 1,
+threadID_in_group 1); its register 2 holds the two non-zeros of row 17, columns 20..23,
+and bits 2i..2i+1 of its metadata word the index of slot i & 1 of chunk ((i & 7) >> 1) + 4
+of row 17 (i < 8) or 25.  The run's maps are ``A`` (from registers), ``meta`` and ``C/D``.
 """
 
 from __future__ import annotations
