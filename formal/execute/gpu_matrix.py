@@ -36,8 +36,8 @@ child takes the rest.  Modules are written to files named by the hash of their t
 ``cupy.RawModule(path=...)`` loads them (CuPy caches by path).
 
 **The layouts JSON** (``formal.export``'s records; fields the runner reads): ``instruction``
-(ldmatrix | stmatrix | movmatrix | wgmma | wgmma.sp), ``shape`` (m8n8 ...; wgmma m64nNk16, where an A
-record may keep the literal ``N``), ``operand`` (``r`` for ldmatrix / stmatrix; ``a`` and
+(ldmatrix | stmatrix | movmatrix | wgmma | wgmma.sp), ``shape`` (m8n8 ...; wgmma m64nNk16,
+where an A record may keep the literal ``N``), ``operand`` (``r`` for ldmatrix / stmatrix; ``a`` and
 ``d`` for movmatrix; ``A`` and ``C/D`` for wgmma, and ``metadata`` for wgmma.sp, whose A
 cells carry ``firstcol`` / ``lastcol`` and whose metadata record has ``fields`` [{selector,
 lane, bit_lo, bit_hi, row, chunk, slot}] instead of cells), ``types`` (element types served:
