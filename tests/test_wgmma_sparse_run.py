@@ -171,6 +171,27 @@ def test_a_wrong_metadata_map_mismatches_at_its_row(records: list[dict[str, Any]
     assert (mx.codes_of(truth["C/D"], v.c, got) == d).all()
 
 
+def test_the_runner_end_to_end_on_the_fake_device(records: list[dict[str, Any]],
+                                                  tmp_path: Path) -> None:
+    """``python -m formal.execute.gpu_matrix --fake``: the supervisor, its worker process and
+    the evidence file, for the four .tf32 rows at N = 64 and their experiment."""
+    import json
+
+    lay = tmp_path / "layouts.json"
+    lay.write_text(json.dumps({"layouts": records}), encoding="utf-8")
+    code = gpu_matrix.main(["--layouts", str(lay), "--only", "wgmma.sp.m64n64k16", "--fake",
+                            "--trials", "2", "--record", str(tmp_path / "ev")])
+    assert code == 0
+    (path,) = (tmp_path / "ev").glob("*.json")
+    ev = json.loads(path.read_text(encoding="utf-8"))
+    got = sorted((r["key"], r["mode"], r["result"], r["selector"]) for r in ev["runs"])
+    assert got == [("wgmma.sp.m64n64k16.f32.tf32.tf32.rs.sel0", "check", "match", 0),
+                   ("wgmma.sp.m64n64k16.f32.tf32.tf32.rs.sel0", "experiment", "mismatch", 0),
+                   ("wgmma.sp.m64n64k16.f32.tf32.tf32.rs.sel1", "check", "match", 1),
+                   ("wgmma.sp.m64n64k16.f32.tf32.tf32.ss.sel0", "check", "match", 0),
+                   ("wgmma.sp.m64n64k16.f32.tf32.tf32.ss.sel1", "check", "match", 1)]
+
+
 # ---- the evidence ---------------------------------------------------------------------------
 
 

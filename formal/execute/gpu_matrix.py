@@ -1,7 +1,8 @@
-"""Run ldmatrix / stmatrix / movmatrix and wgmma.mma_async on a CUDA device, bit exact.
+"""Run ldmatrix / stmatrix / movmatrix and wgmma.mma_async(.sp) on a CUDA device, bit exact.
 
     python -m formal.execute.gpu_matrix --layouts LAYOUTS.json [--record DIR] [--only SUBSTR]
                                         [--trials N] [--no-experiments] [--deadline SEC]
+                                        [--fake]
 
 numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants`` the device runs:
 
@@ -480,13 +481,15 @@ def _compact(v: MatrixVariant, operand: str, kind: str, rows: Sequence[Mapping[s
 # ---- the worker and its supervisor ------------------------------------------------------------
 
 
-def worker(layouts: str, start: int, only: str | None, trials: int, experiments: bool) -> int:
-    """Run tasks from ``start`` on, one JSON line each on stdout."""
+def worker(layouts: str, start: int, only: str | None, trials: int, experiments: bool,
+           fake: bool = False) -> int:
+    """Run tasks from ``start`` on, one JSON line each on stdout (``fake``: on
+    ``FakeDevice`` with the layouts as the hardware's maps)."""
     records = load(layouts)
     try:
-        dev: Device | None = Device()
-        sm = dev.sm if dev else 0
-        print(json.dumps({"device": dev.info() if dev else {}}), flush=True)
+        dev: Device | FakeDevice = FakeDevice(records) if fake else Device()
+        sm = dev.sm
+        print(json.dumps({"device": dev.info()}), flush=True)
     except DeviceError as exc:
         print(json.dumps({"nodevice": str(exc)}), flush=True)
         return 0
@@ -508,7 +511,8 @@ def worker(layouts: str, start: int, only: str | None, trials: int, experiments:
 
 
 def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
-              timeout: float, deadline: float, log: Callable[[str], None]) \
+              timeout: float, deadline: float, log: Callable[[str], None],
+              fake: bool = False) \
         -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
     t0 = time.monotonic()
     info: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
@@ -524,6 +528,8 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
             cmd += ["--only", only]
         if not experiments:
             cmd.append("--no-experiments")
+        if fake:
+            cmd.append("--fake")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None
         current = None
@@ -644,11 +650,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-experiments", action="store_true")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--deadline", type=float, default=300.0)
+    ap.add_argument("--fake", action="store_true",
+                    help="emulate wgmma / wgmma.sp with the layouts as the hardware's maps "
+                         "(no GPU; moves are not emulated)")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker is not None:
         return worker(args.layouts, args.worker, args.only, args.trials,
-                      not args.no_experiments)
+                      not args.no_experiments, args.fake)
     try:
         load(args.layouts)
     except (OSError, ValueError) as exc:
@@ -656,7 +665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     info, runs, kept, secs = supervise(args.layouts, args.only, args.trials,
                                        not args.no_experiments, args.timeout, args.deadline,
-                                       lambda s: print(s, flush=True))
+                                       lambda s: print(s, flush=True), args.fake)
     if args.record:
         path = write_evidence(args.record, info, runs, kept, secs)
         print(f"evidence written to {path}")
