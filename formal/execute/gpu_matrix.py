@@ -22,7 +22,8 @@ numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants``
   metadata word from the metadata map at the variant's selector (the other threads' and
   bits random), B dense through its descriptor (LBO 128, SBO 512: K is twice the dense
   one's), D compared bit for bit with the decompressed A x B + C (``matrix.sparse_trial``).
-  Experiment: the metadata map with chunks 2j and 2j + 1 swapped must mismatch.
+  Experiments: the metadata map with chunks 2j and 2j + 1 swapped must mismatch; A in
+  shared memory uncompressed (64 x K, zeros included) is run and reported (``any``).
 - **wgmma probes** (``discover``): one-hot images recover which (row, k) the hardware reads
   from each element slot of B (and of A from shared memory) under a descriptor with
   deliberately odd LBO / SBO, and compare it with ``SmemLayout.offset``.
@@ -186,6 +187,12 @@ def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Ta
         if v.sparse and v.n == 64 and v.selector == 0 and v.a_source == "reg":
             out.append(Task(v.key, "experiment", _lay(check_layout(v)), expect="mismatch",
                             plant="meta-chunks-swapped"))
+        # ... and A in shared memory uncompressed (64 x K, zeros included), the other
+        # reading of "A from shared memory": reported, not judged (the check decides)
+        if v.sparse and v.n == 64 and v.selector == 0 and v.a_source == "smem" and \
+                v.a == v.b and v.c != "f16":
+            out.append(Task(v.key, "experiment", _lay(check_layout(v)), expect="any",
+                            plant="a-smem-dense"))
     for v in sel:
         if not v.wgmma or v.sparse or v.n != 64 or v.c == "f16" or (v.a != v.b):
             continue
@@ -448,7 +455,9 @@ def run_task(dev: Device | FakeDevice | None, task: Task, records: Sequence[Mapp
         rng = np.random.default_rng(run.seed)
         # A (from shared memory) in the same kind of layout; every layout the tasks use is
         # the same for 64 rows as for B's N rows (the M/N-adjacent one is run at N = 64)
-        wt = mx.random_trial(v, maps, rng, trials, lay, lay)
+        wt = (mx.sparse_trial(v, maps, rng, trials, lay, lay, dense_a=True)
+              if task.plant == "a-smem-dense" else mx.random_trial(v, maps, rng, trials, lay,
+                                                                   lay))
         got = dev.wgmma(v, wt, lay, lay)
         cells, line = mx.wgmma_differences(v, maps, wt, got)
         run.trials = trials
@@ -575,7 +584,8 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
                 kept.update(msg.get("kept") or {})
                 r = msg["run"]
                 log(f"{r['key']} {r['mode']}{' probe ' + r['probe'] if r.get('probe') else ''}"
-                    f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}:"
+                    f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}"
+                    f"{' planted ' + r['plant'] if r.get('plant') else ''}:"
                     f" {r['result']} ({msg['seconds']:.2f} s) {_short(r['detail'], 200)}")
                 current = None
         proc.wait()
@@ -621,6 +631,7 @@ def table(runs: Sequence[Mapping[str, Any]]) -> str:
     bad = _bad(runs)
     for r in bad[:30]:
         lay = f" [{r['smem_layout']['name']}]" if r.get("smem_layout") else ""
+        lay += f" planted {r['plant']}" if r.get("plant") else ""
         out.append(f"  PROBLEM {r['key']} {r['mode']}{lay}: {r['result']}: "
                    f"{_short(r['detail'], 220)}")
     out.append(f"total: {len(runs)} runs, {len(bad)} not as expected")
@@ -674,7 +685,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(runs))
     for r in runs:
         if r.get("expect") == "any":
-            print(f"  {r['key']} [{r['smem_layout']['name']}]: {r['result']}")
+            plant = f" planted {r['plant']}" if r.get("plant") else ""
+            print(f"  {r['key']} [{r['smem_layout']['name']}]{plant}: {r['result']}")
     return 1 if _bad(runs) else 0
 
 

@@ -206,7 +206,11 @@ def _sparse_map(v: MatrixVariant, op: str, rec: Mapping[str, Any]) -> FragMap:
 def planted(v: MatrixVariant, maps: Mapping[str, FragMap], plant: str) -> dict[str, FragMap]:
     """The maps with a deliberate error (a negative control that must mismatch):
     ``meta-chunks-swapped`` exchanges the metadata fields of chunks 2j and 2j + 1 of every
-    row (each chunk's indices stay a legal pattern, they only describe the wrong chunk)."""
+    row (each chunk's indices stay a legal pattern, they only describe the wrong chunk).
+    ``a-smem-dense`` leaves the maps as they are (the trial lays A out otherwise:
+    ``sparse_trial``'s ``dense_a``)."""
+    if plant == "a-smem-dense" and v.sparse and v.a_source == "smem":
+        return dict(maps)
     if plant != "meta-chunks-swapped" or "meta" not in maps:
         raise LayoutError(f"{v.key}: no such planted error: {plant}")
     old = maps["meta"].meta
@@ -557,14 +561,17 @@ def wgmma_trial(v: MatrixVariant, maps: Mapping[str, FragMap], a: np.ndarray, b:
 
 
 def sparse_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
-                 count: int, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
+                 count: int, layout_a: SmemLayout, layout_b: SmemLayout,
+                 dense_a: bool = False) -> WgmmaTrial:
     """Fresh random wgmma.sp data: each chunk of A's rows gets random legal indices
     (``execute.cpu.random_units``) and non-zero values there; A is packed from the sparse A
     map (``cpu.compress``, from registers) or as the compressed 64 x K/2 matrix -- each
     row's non-zeros in column order -- laid out like a dense A of K/2 columns (from shared
     memory); every thread's metadata word from the metadata map at the variant's selector
     (``cpu.metadata_words``: the fields of the holders, random bits everywhere else); B
-    dense through its descriptor; D = (A decompressed) x B + C, exact."""
+    dense through its descriptor; D = (A decompressed) x B + C, exact.  ``dense_a`` (the
+    other reading of the spec, an experiment): shared memory holds the whole 64 x K A, zeros
+    included."""
     ar = v.arithmetic
     sp = sparsity_of(v.a)
     meta = maps["meta"].meta
@@ -583,14 +590,14 @@ def sparse_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.G
     parts.append(regs_of(maps["C/D"], v.c, c))
     parts.append(cpu.metadata_words(meta, v.selector, units, rng, 128)[..., None])
     inputs = np.concatenate([np.asarray(x, np.uint32) for x in parts], axis=-1)
-    half = v.k // 2
+    half = v.k if dense_a else v.k // 2
     a_size = 0 if v.a_source == "reg" else _round(layout_a.extent(64, half, TYPE_BITS[v.a]), 16)
     b_off = _round(a_size, 1024)
     b_size = _round(layout_b.extent(v.n, v.k, TYPE_BITS[v.b]), 16)
     img = np.zeros((count, _round(b_off + b_size, 16)), dtype=np.uint8)
     if v.a_source != "reg":
-        img[:, :a_size] = element_bytes_image(vals.reshape(count, 64, half), v.a, layout_a,
-                                              a_size)
+        comp = a if dense_a else vals.reshape(count, 64, half)
+        img[:, :a_size] = element_bytes_image(comp, v.a, layout_a, a_size)
     img[:, b_off:b_off + b_size] = element_bytes_image(np.swapaxes(b, 1, 2), v.b, layout_b,
                                                        b_size)
     d = cpu.reference(ar, a, b, c)
