@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hardware check of ldmatrix / stmatrix / movmatrix / wgmma, in one command, on a machine
+# The hardware check of ldmatrix / stmatrix / movmatrix / wgmma / wgmma.sp, in one command, on a machine
 # with a CUDA GPU, numpy and CuPy (no prover needed there).  From the repository root:
 #
 #     bash tools/gpu_check_matrix.sh LAYOUTS [EVIDENCE_DIR]

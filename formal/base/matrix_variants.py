@@ -27,7 +27,7 @@ thread and D in 32 ``.f32`` registers a thread (64 x 64 / 128 threads).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .variants import TARGET_PTX, TYPE_BITS, Variant, parse_arch
@@ -349,14 +349,22 @@ MATRIX_VARIANTS: tuple[MatrixVariant, ...] = tuple(_moves() + _wgmma_selected())
 BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
 
 # wgmma.mma_async.sp: every type pairing and selector at N = 8, 64, 256, A from registers
-# and from shared memory.  They are assembled (``ptxas -arch=sm_90a``), not run: the GPU
-# runner does not pack sparse A and its metadata yet, so the evidence owes no run of them
-# (``executed``) and their layouts' ``hardware`` obligation says so.
+# and from shared memory.  The GPU runner (``formal.execute.gpu_matrix``) runs them
+# (``--only wgmma.sp.``); until the evidence holds a run of one (``sparse_owed``), the
+# evidence owes none (``formal.out.evidence``) and their layouts' ``hardware`` obligation
+# says they were assembled, not run (``executed``).
 WGMMA_SP_VARIANTS: tuple[MatrixVariant, ...] = tuple(wgmma_sp_variants(WGMMA_NS_EVERY_TYPE))
 
 
+def sparse_owed(run_keys: Iterable[str]) -> bool:
+    """Does the evidence owe runs of every wgmma.sp variant the device can run?  Yes once
+    any of its runs (``run_keys``) is of wgmma.sp: the first device run switches it on."""
+    return any(k.startswith("wgmma.sp.") for k in run_keys)
+
+
 def executed(v: MatrixVariant) -> bool:
-    """Whether the GPU runner runs ``v`` (the moves and dense wgmma) or only assembles it."""
+    """Whether the recorded evidence has always been owed runs of ``v`` (the moves and dense
+    wgmma); wgmma.sp only once it holds one (``sparse_owed``)."""
     return not v.sparse
 
 
@@ -416,4 +424,4 @@ __all__ = ["MatrixVariant", "MATRIX_VARIANTS", "BY_KEY", "variant", "wgmma_varia
            "CATALOG_OPERAND", "run_operand", "serves",
            "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES",
            "WGMMA_SP_K", "WGMMA_SP_SELECTORS", "wgmma_sp_variants", "wgmma_sp_dtypes",
-           "wgmma_sp_atypes", "WGMMA_SP_VARIANTS", "executed"]
+           "wgmma_sp_atypes", "WGMMA_SP_VARIANTS", "executed", "sparse_owed"]

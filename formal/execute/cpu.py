@@ -145,7 +145,7 @@ class OperandMap:
     def cells(self) -> list[dict[str, int]]:
         """The cell table in ``formal.out.export``'s form (local cells and ``group``)."""
         return cell_records(self, [(t, i, int(self.row[t, i]), int(self.col[t, i]))
-                                   for t in range(LANES) for i in range(self.n)
+                                   for t in range(self.row.shape[0]) for i in range(self.n)
                                    if self.held is None or self.held[t, i]])
 
 
@@ -179,10 +179,12 @@ def _groups_of(rec: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> in
 
 
 def operand_map(rec: Mapping[str, Any], bits: int | None = None,
-                sparsity: Sparsity | None = None, partial: bool = False) -> OperandMap:
+                sparsity: Sparsity | None = None, partial: bool = False,
+                lanes: int = LANES) -> OperandMap:
     """Index arrays of one layout record (``formal.out.export`` format).  A replicated record
     becomes its block-diagonal view (module docstring); ``partial`` lets elements without a
-    cell through (loaded as zero; for running the spec's erratum layouts of A and B)."""
+    cell through (loaded as zero; for running the spec's erratum layouts of A and B).
+    ``lanes``: the threads the fragment spans (128 for a wgmma warpgroup)."""
     cells = rec.get("cells")
     lid = str(rec.get("id", ""))
     if not cells:
@@ -192,13 +194,13 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
     base = (int(rec["tile"][0]), int(rec["tile"][1]))
     tile = (base[0] * groups, base[1] * groups)
     sparse = "firstcol" in cells[0]
-    row = np.full((LANES, n), -1, dtype=np.int64)
-    col = np.full((LANES, n), -1, dtype=np.int64)
-    last = np.full((LANES, n), -1, dtype=np.int64) if sparse else None
+    row = np.full((lanes, n), -1, dtype=np.int64)
+    col = np.full((lanes, n), -1, dtype=np.int64)
+    last = np.full((lanes, n), -1, dtype=np.int64) if sparse else None
     for c in cells:
         t, i = int(c["lane"]), int(c["element"])
-        if not (0 <= t < LANES and 0 <= i < n):
-            raise LayoutError(f"{lid}: cell lane {t} element {i} is outside 32 x {n}")
+        if not (0 <= t < lanes and 0 <= i < n):
+            raise LayoutError(f"{lid}: cell lane {t} element {i} is outside {lanes} x {n}")
         g = int(c.get("group", 0))
         if not 0 <= g < groups:
             raise LayoutError(f"{lid}: lane {t} element {i} is in product {g} of {groups}")
@@ -245,7 +247,7 @@ def _sparse_positions(m: OperandMap, sp: Sparsity) -> None:
     assert m.last is not None
     chunk = np.zeros_like(m.row)
     q = np.zeros_like(m.row)
-    for t in range(LANES):
+    for t in range(m.row.shape[0]):
         seen: dict[tuple[int, int, int], int] = {}
         for i in range(m.n):
             key = (int(m.row[t, i]), int(m.col[t, i]), int(m.last[t, i]))
@@ -409,7 +411,7 @@ def element_columns(m: OperandMap, sp: Sparsity, units: np.ndarray) -> np.ndarra
     per = round(sp.unit_elements) if sp.unit_elements >= 1 else 0
     slot = m.q // per if per else np.zeros_like(m.q)  # which index of its chunk names it
     flat = ((m.row * chunks + m.chunk) * 2 + slot).ravel()
-    u = np.asarray(units).reshape(t_, -1)[:, flat].reshape(t_, LANES, m.n)
+    u = np.asarray(units).reshape(t_, -1)[:, flat].reshape(t_, *m.row.shape)
     # a 4-bit index names a pair; a tf32 pair of indices names one element by its halves
     pos = u * per + m.q % per if per else u // round(1 / sp.unit_elements)
     return m.chunk * sp.chunk + pos
@@ -421,7 +423,7 @@ def compress(m: OperandMap, t: str, dense: np.ndarray, units: np.ndarray,
     d = np.asarray(dense, dtype=U64)
     t_, _, k = d.shape
     idx = (m.row * k + element_columns(m, sp, units)).reshape(t_, -1)
-    el = np.take_along_axis(d.reshape(t_, -1), idx, axis=1).reshape(t_, LANES, m.n)
+    el = np.take_along_axis(d.reshape(t_, -1), idx, axis=1).reshape(t_, *m.row.shape)
     return pack_elements(to_container(t, m.bits, el), m.bits)
 
 
@@ -444,13 +446,13 @@ def _field_order(meta: MetadataMap, selector: int) -> dict[str, np.ndarray]:
 
 
 def metadata_words(meta: MetadataMap, selector: int, units: np.ndarray,
-                   rng: np.random.Generator) -> np.ndarray:
-    """(T, 32) metadata words: the holders' fields hold ``units``; the rest is garbage."""
+                   rng: np.random.Generator, lanes: int = LANES) -> np.ndarray:
+    """(T, lanes) metadata words: the holders' fields hold ``units``; the rest is garbage."""
     f = _field_order(meta, selector)
     vals = units[:, f["row"], f["chunk"], f["slot"]].astype(U64) & f["ones"]
     # a lane's fields are disjoint bit ranges, so their sum is their OR
     acc = np.add.reduceat(vals << f["lo"], f["starts"], axis=1, dtype=U64)  # (T, holders)
-    words = rng.integers(0, 1 << 32, size=(units.shape[0], LANES), dtype=np.uint64)
+    words = rng.integers(0, 1 << 32, size=(units.shape[0], lanes), dtype=np.uint64)
     h = f["holders"]
     words[:, h] = (words[:, h] & ~f["covered"][None, :]) | acc
     return words.astype(np.uint32)
@@ -682,10 +684,10 @@ def emulate(p: Plan, inputs: np.ndarray, selector: int | None = None) -> np.ndar
         a = unpack(p.a, v.a, aw)
     b = unpack(p.b, v.b, bw)
     c = unpack(p.cd, v.c, cw)
-    return pack(p.cd, v.d, _reference_any(v, a, b, c))
+    return pack(p.cd, v.d, reference_any(v, a, b, c))
 
 
-def _reference_any(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+def reference_any(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """``reference`` that rounds instead of refusing (a device computes whatever it is
     given; a wrong layout can make the product inexact or overflow)."""
     try:

@@ -1,7 +1,8 @@
-"""Run ldmatrix / stmatrix / movmatrix and wgmma.mma_async on a CUDA device, bit exact.
+"""Run ldmatrix / stmatrix / movmatrix and wgmma.mma_async(.sp) on a CUDA device, bit exact.
 
     python -m formal.execute.gpu_matrix --layouts LAYOUTS.json [--record DIR] [--only SUBSTR]
                                         [--trials N] [--no-experiments] [--deadline SEC]
+                                        [--fake]
 
 numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants`` the device runs:
 
@@ -15,6 +16,14 @@ numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants``
   descriptor, C in the accumulator by the C/D layout; D compared bit for bit with
   ``A x B + C``.  The shared-memory layout is ``matrix.canonical`` (no swizzle, core
   matrices adjacent along K: LBO 128, SBO 256).
+- **wgmma.sp** (``check``, ``--only wgmma.sp.``): random 2:4 (``.tf32``: 1:2) sparse A --
+  random legal indices per chunk, non-zero values there -- packed by the sparse A map
+  (``.rs``) or as the compressed 64 x K/2 matrix in shared memory (``.ss``), each thread's
+  metadata word from the metadata map at the variant's selector (the other threads' and
+  bits random), B dense through its descriptor (LBO 128, SBO 512: K is twice the dense
+  one's), D compared bit for bit with the decompressed A x B + C (``matrix.sparse_trial``).
+  Experiments: the metadata map with chunks 2j and 2j + 1 swapped must mismatch; A in
+  shared memory uncompressed (64 x K, zeros included) is run and reported (``any``).
 - **wgmma probes** (``discover``): one-hot images recover which (row, k) the hardware reads
   from each element slot of B (and of A from shared memory) under a descriptor with
   deliberately odd LBO / SBO, and compare it with ``SmemLayout.offset``.
@@ -29,16 +38,20 @@ child takes the rest.  Modules are written to files named by the hash of their t
 ``cupy.RawModule(path=...)`` loads them (CuPy caches by path).
 
 **The layouts JSON** (``formal.export``'s records; fields the runner reads): ``instruction``
-(ldmatrix | stmatrix | movmatrix | wgmma), ``shape`` (m8n8 ...; wgmma m64nNk16, where an A
-record may keep the literal ``N``), ``operand`` (``r`` for ldmatrix / stmatrix; ``a`` and
-``d`` for movmatrix; ``A`` and ``C/D`` for wgmma), ``types`` (element types served:
+(ldmatrix | stmatrix | movmatrix | wgmma | wgmma.sp), ``shape`` (m8n8 ...; wgmma m64nNk16,
+where an A record may keep the literal ``N``), ``operand`` (``r`` for ldmatrix / stmatrix; ``a`` and
+``d`` for movmatrix; ``A`` and ``C/D`` for wgmma, and ``metadata`` for wgmma.sp, whose A
+cells carry ``firstcol`` / ``lastcol`` and whose metadata record has ``fields`` [{selector,
+lane, bit_lo, bit_hi, row, chunk, slot}] instead of cells), ``types`` (element types served:
 ``b16``; wgmma A's types, or the accumulator type), ``num`` (1, 2, 4) and ``trans`` (bool)
 for ldmatrix / stmatrix, ``cells`` [{lane, element, row, col} (optionally ``matrix``)],
 optional ``map_hash`` (else ``base.hashes.cell_table_hash`` of the cells) and ``id``.  Cell
 conventions: ``formal.execute.matrix``.
 
 Evidence (``--record DIR``): one JSON in the schema of ``formal.execute.gpu`` plus, per run,
-``num`` / ``trans`` / ``a_source`` / ``smem_layout`` where they apply.
+``num`` / ``trans`` / ``a_source`` / ``smem_layout`` / ``plant`` where they apply (wgmma.sp:
+``selector``, and ``meta`` among the layout hashes).  ``FakeDevice`` emulates wgmma and
+wgmma.sp with given maps as the hardware's (the tests' device).
 """
 
 from __future__ import annotations
@@ -61,8 +74,15 @@ from typing import Any
 import numpy as np
 
 from ..base.hashes import cell_table_hash
-from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, runs_on, variant
+from ..base.matrix_variants import (
+    MATRIX_VARIANTS,
+    WGMMA_SP_VARIANTS,
+    MatrixVariant,
+    runs_on,
+    variant,
+)
 from ..base.records import expand
+from ..base.variants import TYPE_BITS
 from . import matrix as mx
 from . import ptx_matrix
 from .record import dumps_evidence
@@ -86,6 +106,7 @@ class Task:
     layout: tuple[int, int, int, bool, str, str] = (0, 0, 0, False, "K", "sbo")
     operand: str = ""  # probes: "A" | "B"
     expect: str = "match"
+    plant: str = ""  # experiments: a deliberate map error (``matrix.planted``)
 
     @property
     def smem(self) -> mx.SmemLayout | None:
@@ -97,6 +118,7 @@ class Task:
     def label(self) -> str:
         extra = f" [{self.smem.name}]" if self.smem else ""
         extra += f" probe {self.operand}" if self.operand else ""
+        extra += f" planted {self.plant}" if self.plant else ""
         return f"{self.key} {self.mode}{extra}"
 
 
@@ -130,15 +152,23 @@ def probe_layout(rows: int) -> mx.SmemLayout:
     return mx.SmemLayout(0, 16 * rows + 256, 128)
 
 
+def check_layout(v: MatrixVariant) -> mx.SmemLayout:
+    """The shared-memory layout of a check: ``matrix.canonical`` for B's K bytes (32 for
+    every dense wgmma; 64 for wgmma.sp, whose K is twice the dense one's) -- the compressed
+    A of wgmma.sp (K/2 columns, 32 bytes) sits in the same layout, its K-neighbour core
+    matrices unused."""
+    return mx.canonical(v.n, v.k * TYPE_BITS[v.b] // 8 if v.sparse else 32)
+
+
 def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Task]:
     out: list[Task] = []
-    sel = [v for v in MATRIX_VARIANTS if not only or only in v.key]
+    sel = [v for v in MATRIX_VARIANTS + WGMMA_SP_VARIANTS if not only or only in v.key]
     for v in sel:
         if not runs_on(v, sm):
             out.append(Task(v.key, "compile"))
             continue
         if v.wgmma:
-            out.append(Task(v.key, "check", _lay(mx.canonical(v.n))))
+            out.append(Task(v.key, "check", _lay(check_layout(v))))
         else:
             out += [Task(v.key, "check"), Task(v.key, "discover")]
     if not experiments or sm // 10 != 9:
@@ -153,8 +183,18 @@ def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Ta
             continue
         out.append(Task(key_rs, "discover", _lay(probe_layout(n)), "B"))
         out.append(Task(key_ss, "discover", _lay(probe_layout(64)), "A"))
+    for v in sel:  # wgmma.sp: a metadata map with its chunks swapped must mismatch
+        if v.sparse and v.n == 64 and v.selector == 0 and v.a_source == "reg":
+            out.append(Task(v.key, "experiment", _lay(check_layout(v)), expect="mismatch",
+                            plant="meta-chunks-swapped"))
+        # ... and A in shared memory uncompressed (64 x K, zeros included), the other
+        # reading of "A from shared memory": reported, not judged (the check decides)
+        if v.sparse and v.n == 64 and v.selector == 0 and v.a_source == "smem" and \
+                v.a == v.b and v.c != "f16":
+            out.append(Task(v.key, "experiment", _lay(check_layout(v)), expect="any",
+                            plant="a-smem-dense"))
     for v in sel:
-        if not v.wgmma or v.n != 64 or v.c == "f16" or (v.a != v.b):
+        if not v.wgmma or v.sparse or v.n != 64 or v.c == "f16" or (v.a != v.b):
             continue
         if v.a not in ("f16", "bf16", "tf32", "e4m3", "s8", "b1"):
             continue
@@ -258,6 +298,37 @@ class Device:
         return got.reshape(count, 128, wd)
 
 
+class FakeDevice:
+    """An sm_90 device that executes wgmma and wgmma.sp by emulation
+    (``matrix.emulate_wgmma``), taking ``truth``'s maps as the hardware's: the runner's
+    packing, descriptors and comparison are tested without a GPU, and a run packed with
+    other maps than the truth's must mismatch.  Moves are not emulated here."""
+
+    sm = 90
+
+    def __init__(self, truth: Sequence[Mapping[str, Any]]) -> None:
+        self.truth = list(truth)
+        self.launches = 0
+
+    def info(self) -> dict[str, Any]:
+        return {"device": "fake device (emulated sm_90)", "sm": self.sm, "driver": "none",
+                "cuda": "emulated by formal.execute.matrix"}
+
+    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
+        raise DeviceError(f"{v.key}: the fake device emulates wgmma only")
+
+    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+              lb: mx.SmemLayout) -> np.ndarray:
+        if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
+            raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
+        try:
+            truth = mx.maps_for(v, self.truth)
+        except mx.LayoutError as exc:
+            raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
+        self.launches += 1
+        return mx.emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, la, lb)
+
+
 # ---- one task ---------------------------------------------------------------------------------
 
 
@@ -276,13 +347,15 @@ class Run:
     expect: str = "match"
     d_cells: list[list[int]] = field(default_factory=list)
     seconds: float = 0.0
+    plant: str = ""
 
     def record(self) -> dict[str, Any]:
         v = variant(self.key)
         out: dict[str, Any] = {"key": v.key, "instruction": v.instruction, "shape": v.shape,
                                "types": ({"a": v.a, "b": v.b, "c": v.c, "d": v.c} if v.wgmma
                                          else {"a": v.a}),
-                               "selector": None, "mode": self.mode,
+                               "selector": v.selector if v.sparse else None,
+                               "mode": self.mode,
                                "layout_hashes": self.layout_hashes, "trials": self.trials,
                                "seed": self.seed, "result": self.result,
                                "detail": self.detail}
@@ -290,7 +363,7 @@ class Run:
             out.update(num=v.num, trans=v.trans)
         else:
             out["a_source"] = v.a_source
-        for k in ("discovered_hashes", "smem_layout", "probe", "d_cells"):
+        for k in ("discovered_hashes", "smem_layout", "probe", "d_cells", "plant"):
             val = getattr(self, k)
             if val:
                 out[k] = val
@@ -310,7 +383,7 @@ def _short(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]],
+def run_task(dev: Device | FakeDevice | None, task: Task, records: Sequence[Mapping[str, Any]],
              trials: int) -> tuple[Run, dict[str, dict[str, Any]]]:
     v = variant(task.key)
     t0 = time.perf_counter()
@@ -324,6 +397,8 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
                    f"assembled for {v.target} with ptxas" if ok else _short(msg)), {}
     try:
         maps = mx.maps_for(v, records)
+        if task.plant:
+            maps = mx.planted(v, maps, task.plant)
     except mx.LayoutError as exc:
         return Run(v.key, task.mode, "not-executed", _short(str(exc))), {}
     assert dev is not None
@@ -333,7 +408,7 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
                if lay else None)
     kept: dict[str, dict[str, Any]] = {}
     run = Run(v.key, task.mode, "match", layout_hashes=hashes, smem_layout=lay_rec,
-              expect=task.expect, probe=task.operand)
+              expect=task.expect, probe=task.operand, plant=task.plant)
     if not v.wgmma and task.mode == "check":
         run.seed = secrets.randbits(63)
         rng = np.random.default_rng(run.seed)
@@ -380,7 +455,9 @@ def run_task(dev: Device | None, task: Task, records: Sequence[Mapping[str, Any]
         rng = np.random.default_rng(run.seed)
         # A (from shared memory) in the same kind of layout; every layout the tasks use is
         # the same for 64 rows as for B's N rows (the M/N-adjacent one is run at N = 64)
-        wt = mx.random_trial(v, maps, rng, trials, lay, lay)
+        wt = (mx.sparse_trial(v, maps, rng, trials, lay, lay, dense_a=True)
+              if task.plant == "a-smem-dense" else mx.random_trial(v, maps, rng, trials, lay,
+                                                                   lay))
         got = dev.wgmma(v, wt, lay, lay)
         cells, line = mx.wgmma_differences(v, maps, wt, got)
         run.trials = trials
@@ -413,13 +490,15 @@ def _compact(v: MatrixVariant, operand: str, kind: str, rows: Sequence[Mapping[s
 # ---- the worker and its supervisor ------------------------------------------------------------
 
 
-def worker(layouts: str, start: int, only: str | None, trials: int, experiments: bool) -> int:
-    """Run tasks from ``start`` on, one JSON line each on stdout."""
+def worker(layouts: str, start: int, only: str | None, trials: int, experiments: bool,
+           fake: bool = False) -> int:
+    """Run tasks from ``start`` on, one JSON line each on stdout (``fake``: on
+    ``FakeDevice`` with the layouts as the hardware's maps)."""
     records = load(layouts)
     try:
-        dev: Device | None = Device()
-        sm = dev.sm if dev else 0
-        print(json.dumps({"device": dev.info() if dev else {}}), flush=True)
+        dev: Device | FakeDevice = FakeDevice(records) if fake else Device()
+        sm = dev.sm
+        print(json.dumps({"device": dev.info()}), flush=True)
     except DeviceError as exc:
         print(json.dumps({"nodevice": str(exc)}), flush=True)
         return 0
@@ -441,7 +520,8 @@ def worker(layouts: str, start: int, only: str | None, trials: int, experiments:
 
 
 def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
-              timeout: float, deadline: float, log: Callable[[str], None]) \
+              timeout: float, deadline: float, log: Callable[[str], None],
+              fake: bool = False) \
         -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
     t0 = time.monotonic()
     info: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
@@ -457,6 +537,8 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
             cmd += ["--only", only]
         if not experiments:
             cmd.append("--no-experiments")
+        if fake:
+            cmd.append("--fake")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None
         current = None
@@ -502,7 +584,8 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
                 kept.update(msg.get("kept") or {})
                 r = msg["run"]
                 log(f"{r['key']} {r['mode']}{' probe ' + r['probe'] if r.get('probe') else ''}"
-                    f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}:"
+                    f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}"
+                    f"{' planted ' + r['plant'] if r.get('plant') else ''}:"
                     f" {r['result']} ({msg['seconds']:.2f} s) {_short(r['detail'], 200)}")
                 current = None
         proc.wait()
@@ -548,10 +631,25 @@ def table(runs: Sequence[Mapping[str, Any]]) -> str:
     bad = _bad(runs)
     for r in bad[:30]:
         lay = f" [{r['smem_layout']['name']}]" if r.get("smem_layout") else ""
+        lay += f" planted {r['plant']}" if r.get("plant") else ""
         out.append(f"  PROBLEM {r['key']} {r['mode']}{lay}: {r['result']}: "
                    f"{_short(r['detail'], 220)}")
     out.append(f"total: {len(runs)} runs, {len(bad)} not as expected")
     return "\n".join(out)
+
+
+def write_evidence(where: str | Path, info: Mapping[str, Any], runs: Sequence[Mapping[str, Any]],
+                   kept: Mapping[str, Any], secs: float, date: str | None = None) -> Path:
+    """One evidence JSON in ``where``, named by the device and the date (UTC)."""
+    date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ev = {"schema": SCHEMA, **info, "date": date, "seconds": round(secs, 2),
+          "runs": list(runs), "discovered": dict(kept), "maps": {}}
+    d = Path(where)
+    d.mkdir(parents=True, exist_ok=True)
+    slug = "".join(ch if ch.isalnum() else "-" for ch in str(info.get("device"))).strip("-")
+    path = d / f"{slug.lower()}-matrix-{date.replace(':', '').replace('-', '')}.json"
+    path.write_text(dumps_evidence(ev), encoding="utf-8")
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -563,11 +661,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-experiments", action="store_true")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--deadline", type=float, default=300.0)
+    ap.add_argument("--fake", action="store_true",
+                    help="emulate wgmma / wgmma.sp with the layouts as the hardware's maps "
+                         "(no GPU; moves are not emulated)")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker is not None:
         return worker(args.layouts, args.worker, args.only, args.trials,
-                      not args.no_experiments)
+                      not args.no_experiments, args.fake)
     try:
         load(args.layouts)
     except (OSError, ValueError) as exc:
@@ -575,23 +676,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     info, runs, kept, secs = supervise(args.layouts, args.only, args.trials,
                                        not args.no_experiments, args.timeout, args.deadline,
-                                       lambda s: print(s, flush=True))
+                                       lambda s: print(s, flush=True), args.fake)
     if args.record:
-        ev = {"schema": SCHEMA, **info,
-              "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "seconds": round(secs, 2), "runs": runs, "discovered": kept, "maps": {}}
-        d = Path(args.record)
-        d.mkdir(parents=True, exist_ok=True)
-        slug = "".join(ch if ch.isalnum() else "-" for ch in str(info.get("device"))).strip("-")
-        path = d / f"{slug.lower()}-matrix-{ev['date'].replace(':', '').replace('-', '')}.json"
-        path.write_text(dumps_evidence(ev), encoding="utf-8")
+        path = write_evidence(args.record, info, runs, kept, secs)
         print(f"evidence written to {path}")
     print(f"device: {info.get('device')} (sm_{info.get('sm')}), driver {info.get('driver')}; "
           f"{secs:.1f} s")
     print(table(runs))
     for r in runs:
         if r.get("expect") == "any":
-            print(f"  {r['key']} [{r['smem_layout']['name']}]: {r['result']}")
+            plant = f" planted {r['plant']}" if r.get("plant") else ""
+            print(f"  {r['key']} [{r['smem_layout']['name']}]{plant}: {r['result']}")
     return 1 if _bad(runs) else 0
 
 

@@ -26,6 +26,20 @@ core matrix (mn // 8, kbyte // 16) -- 8 rows of 16 bytes, 128 contiguous bytes -
 many bytes, atoms are ``sbo`` apart, and address bits 4.. are XORed with bits 7.. (1, 2 or 3
 bits).  Elements sit little-endian (a ``.tf32`` in the top 19 bits of its 32; ``.b1`` bit
 k % 8 of its byte, an assumption the device checks).
+
+**wgmma.sp.**  A is 2:4 sparse (1:2 for ``.tf32``): each chunk of 4 (2) elements of a row
+holds 2 (1) non-zeros, and the metadata names where, as ``formal.execute.cpu`` describes
+for ``mma.sp`` (whose packing this reuses over 128 threads).  From registers, A is packed
+by the sparse A map: a thread's elements of (row, [firstcol .. lastcol]) are that range's
+non-zeros in column order (``cpu.compress``).  From shared memory, A is the compressed
+64 x K/2 matrix -- row r's non-zeros in column order, chunk after chunk -- laid out and
+described like a dense A of K/2 columns.  Each thread supplies one metadata word: the
+holders of the variant's selector put the index of each (row, chunk, slot) in the field the
+metadata map names (``cpu.metadata_words``), every other bit of every thread is random.
+Worked example (m64nNk32 ``.f16``, selector 0): thread 37 is warp 1, lane 5 (groupID 1,
+threadID_in_group 1); its register 2 holds the two non-zeros of row 17, columns 20..23,
+and bits 2i..2i+1 of its metadata word the index of slot i & 1 of chunk ((i & 7) >> 1) + 4
+of row 17 (i < 8) or 25.  The run's maps are ``A`` (from registers), ``meta`` and ``C/D``.
 """
 
 from __future__ import annotations
@@ -39,7 +53,7 @@ import numpy as np
 from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import MatrixVariant
 from ..base.matrix_variants import serves as matrix_serves
-from ..base.variants import TYPE_BITS
+from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
 
 U64 = np.uint64
@@ -53,9 +67,11 @@ class LayoutError(ValueError):
 
 
 def operands(v: MatrixVariant) -> tuple[str, ...]:
-    """The register operands whose layouts a run of ``v`` needs."""
+    """The register operands whose layouts a run of ``v`` needs (wgmma.sp: ``meta`` too,
+    its metadata register)."""
     if v.wgmma:
-        return ("A", "C/D") if v.a_source == "reg" else ("C/D",)
+        a = ("A",) if v.a_source == "reg" else ()
+        return (*a, "meta", "C/D") if v.sparse else (*a, "C/D")
     if v.instruction == "movmatrix":
         return ("a", "d")
     return ("r",)
@@ -72,7 +88,7 @@ def records_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) \
         -> dict[str, Mapping[str, Any]]:
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands(v):
-        hits = [r for r in records if r.get("cells") and serves(v, op, r)]
+        hits = [r for r in records if (r.get("cells") or r.get("fields")) and serves(v, op, r)]
         if hits:
             out[op] = hits[0]
     return out
@@ -91,6 +107,10 @@ class FragMap:
     # (instruction, shape, operand) the record's table is hashed under: a map the hardware
     # shows is hashed under the same, so that it equals the record's when the cells do
     label: tuple[str, str, str] = ("", "", "")
+    # wgmma.sp: the sparse A map (``row``/``col`` above are its rows and first columns) and
+    # the metadata map (operand ``meta``: no cells, its fields), as ``execute.cpu`` reads them
+    sparse: cpu.OperandMap | None = None
+    meta: cpu.MetadataMap | None = None
 
     @property
     def threads(self) -> int:
@@ -145,7 +165,9 @@ def maps_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) -> dict[str
         rec = recs.get(op)
         if rec is None:
             raise LayoutError(f"{v.key}: no layout with a cell table for operand {op}")
-        if v.wgmma:
+        if v.sparse and op in ("A", "meta"):
+            out[op] = _sparse_map(v, op, rec)
+        elif v.wgmma:
             tile = (64, v.k) if op == "A" else (64, v.n)
             out[op] = frag_map(rec, 128, tile, v.elements("A" if op == "A" else "D"),
                                concrete=v.shape)
@@ -154,6 +176,52 @@ def maps_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) -> dict[str
         else:
             per = 32 // v.element_bits
             out[op] = frag_map(rec, 32, v.tile, v.registers * per, v.matrix[0])
+    return out
+
+
+def _sparse_map(v: MatrixVariant, op: str, rec: Mapping[str, Any]) -> FragMap:
+    """wgmma.sp's sparse A (``execute.cpu.operand_map`` over 128 threads: each element's
+    row, chunk and rank among its chunk's non-zeros) or its metadata fields."""
+    label = (str(rec["instruction"]), str(rec["shape"]), str(rec["operand"]))
+    try:
+        if op == "meta":
+            meta = cpu.metadata_map(rec)
+            if v.selector not in meta.fields:
+                raise LayoutError(f"{meta.layout_id}: no metadata fields for selector "
+                                  f"{v.selector}")
+            empty = np.zeros((128, 0), dtype=np.int64)
+            return FragMap("metadata", empty, empty, (64, v.k), meta.map_hash, meta.layout_id,
+                           label, meta=meta)
+        sp = sparsity_of(v.a)
+        assert sp is not None
+        m = cpu.operand_map(rec, TYPE_BITS[v.a], sp, lanes=128)
+    except cpu.LayoutError as exc:
+        raise LayoutError(str(exc)) from exc
+    if m.n != v.elements("A") or m.tile != (64, v.k):
+        raise LayoutError(f"{m.layout_id}: {m.n} elements a thread over {m.tile}, but {v.key} "
+                          f"takes {v.elements('A')} over (64, {v.k})")
+    return FragMap("A", m.row, m.col, (64, v.k), m.map_hash, m.layout_id, label, sparse=m)
+
+
+def planted(v: MatrixVariant, maps: Mapping[str, FragMap], plant: str) -> dict[str, FragMap]:
+    """The maps with a deliberate error (a negative control that must mismatch):
+    ``meta-chunks-swapped`` exchanges the metadata fields of chunks 2j and 2j + 1 of every
+    row (each chunk's indices stay a legal pattern, they only describe the wrong chunk).
+    ``a-smem-dense`` leaves the maps as they are (the trial lays A out otherwise:
+    ``sparse_trial``'s ``dense_a``)."""
+    if plant == "a-smem-dense" and v.sparse and v.a_source == "smem":
+        return dict(maps)
+    if plant != "meta-chunks-swapped" or "meta" not in maps:
+        raise LayoutError(f"{v.key}: no such planted error: {plant}")
+    old = maps["meta"].meta
+    assert old is not None
+    rows = [{**r, "chunk": int(r["chunk"]) ^ 1} for r in old.rows]
+    lab = maps["meta"].label
+    meta = cpu.metadata_map({"instruction": lab[0], "shape": lab[1], "fields": rows,
+                             "id": f"{old.layout_id} (chunks 2j, 2j+1 swapped)"})
+    out = dict(maps)
+    out["meta"] = FragMap("metadata", maps["meta"].row, maps["meta"].col, maps["meta"].tile,
+                          meta.map_hash, meta.layout_id, lab, meta=meta)
     return out
 
 
@@ -444,9 +512,10 @@ class WgmmaTrial:
     a_off: int
     b_off: int
     expected: np.ndarray  # (T, 128, WD) words
-    a: np.ndarray  # (T, 64, K) codes
+    a: np.ndarray  # (T, 64, K) codes (wgmma.sp: the dense A the metadata describes)
     b: np.ndarray  # (T, K, N)
     c: np.ndarray  # (T, 64, N)
+    units: np.ndarray | None = None  # wgmma.sp: (T, 64, chunks, 2) metadata indices
 
 
 def _round(x: int, to: int) -> int:
@@ -491,8 +560,69 @@ def wgmma_trial(v: MatrixVariant, maps: Mapping[str, FragMap], a: np.ndarray, b:
                       a, b, c)
 
 
+def sparse_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+                 count: int, layout_a: SmemLayout, layout_b: SmemLayout,
+                 dense_a: bool = False) -> WgmmaTrial:
+    """Fresh random wgmma.sp data: each chunk of A's rows gets random legal indices
+    (``execute.cpu.random_units``) and non-zero values there; A is packed from the sparse A
+    map (``cpu.compress``, from registers) or as the compressed 64 x K/2 matrix -- each
+    row's non-zeros in column order -- laid out like a dense A of K/2 columns (from shared
+    memory); every thread's metadata word from the metadata map at the variant's selector
+    (``cpu.metadata_words``: the fields of the holders, random bits everywhere else); B
+    dense through its descriptor; D = (A decompressed) x B + C, exact.  ``dense_a`` (the
+    other reading of the spec, an experiment): shared memory holds the whole 64 x K A, zeros
+    included."""
+    ar = v.arithmetic
+    sp = sparsity_of(v.a)
+    meta = maps["meta"].meta
+    assert sp is not None and meta is not None
+    chunks = v.k // sp.chunk
+    units = cpu.random_units(rng, sp, (count, 64, chunks))
+    vals = cpu.draw(rng, v.a, "A", ar, (count, 64, chunks, sp.nonzeros), nonzero=True)
+    a = cpu.dense_from_units(sp, units, vals, v.k)
+    b = cpu.draw(rng, v.b, "B", ar, (count, v.k, v.n))
+    c = cpu.draw(rng, v.c, "C", ar, (count, 64, v.n))
+    parts = []
+    if v.a_source == "reg":
+        sa = maps["A"].sparse
+        assert sa is not None
+        parts.append(cpu.compress(sa, v.a, a, units, sp))
+    parts.append(regs_of(maps["C/D"], v.c, c))
+    parts.append(cpu.metadata_words(meta, v.selector, units, rng, 128)[..., None])
+    inputs = np.concatenate([np.asarray(x, np.uint32) for x in parts], axis=-1)
+    half = v.k if dense_a else v.k // 2
+    a_size = 0 if v.a_source == "reg" else _round(layout_a.extent(64, half, TYPE_BITS[v.a]), 16)
+    b_off = _round(a_size, 1024)
+    b_size = _round(layout_b.extent(v.n, v.k, TYPE_BITS[v.b]), 16)
+    img = np.zeros((count, _round(b_off + b_size, 16)), dtype=np.uint8)
+    if v.a_source != "reg":
+        comp = a if dense_a else vals.reshape(count, 64, half)
+        img[:, :a_size] = element_bytes_image(comp, v.a, layout_a, a_size)
+    img[:, b_off:b_off + b_size] = element_bytes_image(np.swapaxes(b, 1, 2), v.b, layout_b,
+                                                       b_size)
+    d = cpu.reference(ar, a, b, c)
+    return WgmmaTrial(inputs, img.view(np.uint32), 0, b_off, regs_of(maps["C/D"], v.c, d),
+                      a, b, c, units)
+
+
+def image_codes(img: np.ndarray, t: str, layout: SmemLayout, rows: int, k: int) -> np.ndarray:
+    """(T, bytes) image -> (T, rows, k) codes: the inverse of ``element_bytes_image``."""
+    bits = TYPE_BITS[t]
+    mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
+    off = layout.element_offset(mn, kk, bits)
+    b = np.asarray(img, np.uint8)
+    if bits == 1:
+        return ((b[:, off] >> (kk % 8).astype(np.uint8)[None]) & 1).astype(U64)
+    cont = np.zeros((b.shape[0], rows, k), dtype=U64)
+    for j in range(bits // 8):
+        cont |= b[:, off + j].astype(U64) << U64(8 * j)
+    return cpu.from_container(t, bits, cont)
+
+
 def random_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
                  count: int, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
+    if v.sparse:
+        return sparse_trial(v, maps, rng, count, layout_a, layout_b)
     ar = v.arithmetic
     a = cpu.draw(rng, v.a, "A", ar, (count, 64, v.k))
     b = cpu.draw(rng, v.b, "B", ar, (count, v.k, v.n))
@@ -591,3 +721,42 @@ def expected_probe(v: MatrixVariant, layout: SmemLayout, operand: str) -> list[d
             where[int(layout.element_offset(np.array(mn), np.array(k), 8 * eb)) // eb] = (mn, k)
     return [{"slot": s, "mn": where.get(s, (-1, -1))[0], "k": where.get(s, (-1, -1))[1]}
             for s in range(size // eb)]
+
+
+# ---- wgmma: what a tensor core does with the launch data (the fake device) -------------------
+
+
+def emulate_wgmma(v: MatrixVariant, truth: Mapping[str, FragMap], inputs: np.ndarray,
+                  image: np.ndarray, a_off: int, b_off: int, layout_a: SmemLayout,
+                  layout_b: SmemLayout) -> np.ndarray:
+    """D's words a warpgroup returns if ``truth``'s maps are the hardware's: A from the
+    registers by the A map (wgmma.sp: the compressed elements put back where the metadata
+    the holders of ``v.selector`` supply says, ``cpu.read_units`` / ``cpu.decompress``) or
+    read from the image by ``layout_a`` (wgmma.sp: a 64 x K/2 compressed matrix), B by
+    ``layout_b``, C by the C/D map, and D = A x B + C (rounded, never refused: a wrong map
+    can make it inexact)."""
+    x = np.asarray(inputs, np.uint32)
+    wa = v.words("A") if v.a_source == "reg" else 0
+    wd = v.words("D")
+    img = np.asarray(image).view(np.uint8)
+    b = np.swapaxes(image_codes(img[:, b_off:], v.b, layout_b, v.n, v.k), 1, 2)
+    cd = truth["C/D"]
+    c = codes_of(cd, v.c, x[..., wa:wa + wd])
+    if v.sparse:
+        sp = sparsity_of(v.a)
+        meta = truth["meta"].meta
+        assert sp is not None and meta is not None
+        units = cpu.read_units(meta, v.selector, x[..., wa + wd], 64, v.k // sp.chunk)
+        if v.a_source == "reg":
+            sa = truth["A"].sparse
+            assert sa is not None
+            a = cpu.decompress(sa, v.a, x[..., :wa], units, sp, v.k)
+        else:
+            comp = image_codes(img[:, a_off:], v.a, layout_a, 64, v.k // 2)
+            a = cpu.dense_from_units(sp, units, comp.reshape(*units.shape[:3], sp.nonzeros),
+                                     v.k)
+    elif v.a_source == "reg":
+        a = codes_of(truth["A"], v.a, x[..., :wa])
+    else:
+        a = image_codes(img[:, a_off:], v.a, layout_a, 64, v.k)
+    return regs_of(cd, v.c, cpu.reference_any(v.arithmetic, a, b, c))

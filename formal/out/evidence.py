@@ -87,15 +87,18 @@ def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: 
         -> list[str]:
     """The same for the moves and wgmma (``formal.base.matrix_variants``): a bit-exact
     ``check`` of each variant the device runs, with the maps the executor would take from
-    the current layouts (a wgmma accumulator's at the run's N)."""
-    from ..base.matrix_variants import MATRIX_VARIANTS
+    the current layouts (a wgmma accumulator's at the run's N).  wgmma.sp
+    (``WGMMA_SP_VARIANTS``) is owed too once the evidence holds any run of it
+    (``sparse_owed``): until the first device run, no evidence of it is due."""
+    from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS, sparse_owed
     from ..base.matrix_variants import runs_on as matrix_runs_on
     from ..base.records import expand
     from ..execute import matrix as mx
 
     full = expand(records)
     out = []
-    for v in MATRIX_VARIANTS:
+    sparse = WGMMA_SP_VARIANTS if sparse_owed(r.key for r in evidence.runs) else ()
+    for v in MATRIX_VARIANTS + sparse:
         if not matrix_runs_on(v, sm):
             continue
         try:
