@@ -62,6 +62,7 @@ import numpy as np
 
 from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, runs_on, variant
+from ..base.progress import progress
 from ..base.records import expand
 from . import matrix as mx
 from . import ptx_matrix
@@ -441,7 +442,8 @@ def worker(layouts: str, start: int, only: str | None, trials: int, experiments:
 
 
 def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
-              timeout: float, deadline: float, log: Callable[[str], None]) \
+              timeout: float, deadline: float, log: Callable[[str], None],
+              progress: Callable[[int, int], None] | None = None) \
         -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
     t0 = time.monotonic()
     info: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
@@ -505,6 +507,8 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
                     f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}:"
                     f" {r['result']} ({msg['seconds']:.2f} s) {_short(r['detail'], 200)}")
                 current = None
+                if progress is not None and total:
+                    progress(len(runs), total)
         proc.wait()
         if total is None:
             break
@@ -573,9 +577,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"gpu_matrix: {exc}", file=sys.stderr)
         return 2
+    bar = progress("running", "variants")  # None unless stderr is a terminal
+
+    def log(line: str) -> None:
+        if bar is not None:
+            bar.clear()
+        print(line, flush=True)
+
     info, runs, kept, secs = supervise(args.layouts, args.only, args.trials,
                                        not args.no_experiments, args.timeout, args.deadline,
-                                       lambda s: print(s, flush=True))
+                                       log, bar)
+    if bar is not None:
+        bar.clear()
     if args.record:
         ev = {"schema": SCHEMA, **info,
               "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
