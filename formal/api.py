@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,11 +40,27 @@ def load(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES) -> list[Docume
 
 
 def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
-             use_catalog: bool = True, corrections: bool = False) -> Model:
+             use_catalog: bool = True, corrections: bool = False,
+             progress: Callable[..., None] | None = None) -> Model:
+    """The model of the documents at ``paths`` (none: the catalog's).  ``progress``, a
+    callback ``(done, total, part)``, hears how many of the documents are read, parsed and
+    modeled (``part``: how far into the next one: half once it is read)."""
     cat = list(catalog.documents(corrections)) if use_catalog else []
     if not paths:
         return build([], []) if not cat else _catalog_model(cat)
-    return build(load(paths, max_bytes), cat)
+    if progress is None:
+        return build(load(paths, max_bytes), cat)
+    tell, total = progress, len(paths)
+
+    def each() -> Iterator[Document]:  # read one at a time, so that the count moves
+        for k, p in enumerate(paths):
+            doc = read_path(p, max_bytes)
+            tell(k, total, 0.5)
+            yield doc
+
+    model = build(each(), cat, lambda k: tell(k, total, 0.0) if k < total else None)
+    tell(total, total, 0.0)
+    return model
 
 
 def _catalog_model(cat: list[Document]) -> Model:
@@ -56,12 +72,14 @@ def _catalog_model(cat: list[Document]) -> Model:
 def analyze(paths: Sequence[str | Path], options: Options | None = None,
             max_bytes: int = MAX_BYTES, use_catalog: bool = True,
             corrections: bool = False,
-            accept: Sequence[dict[str, Any]] | None = None) -> Run:
+            accept: Sequence[dict[str, Any]] | None = None,
+            reading: Callable[..., None] | None = None) -> Run:
     """Prove the documents (none: the catalog).  ``accept`` lists known errata to accept;
-    by default, proving the catalog accepts the spec's errata it keeps on purpose."""
+    by default, proving the catalog accepts the spec's errata it keeps on purpose.
+    ``reading``: a progress callback for reading the documents (``model_of``'s)."""
     from .out.ledger import mark_accepted
     t0 = time.perf_counter()
-    model = model_of(paths, max_bytes, use_catalog, corrections)
+    model = model_of(paths, max_bytes, use_catalog, corrections, reading)
     t1 = time.perf_counter()
     proof = prove(model, with_catalog_tables(options or Options()))
     if accept is None:

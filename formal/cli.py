@@ -79,7 +79,7 @@ def _write(text: str | bytes, output: str | None) -> None:
         sys.stdout.write(text)
 
 
-def _options(args: argparse.Namespace) -> Any:
+def _options(args: argparse.Namespace, bar: Any = None) -> Any:
     from .prove.verdicts import Options
     evidence = None
     where = getattr(args, "evidence", None)
@@ -93,40 +93,15 @@ def _options(args: argparse.Namespace) -> Any:
                 raise UsageError(f"--evidence: {exc}") from exc
     return Options(timeout_ms=int(args.timeout * 1000),
                    cross_check=args.cross_check != "off", evidence=evidence,
-                   disk_cache=not getattr(args, "no_cache", False), progress=_progress())
+                   disk_cache=not getattr(args, "no_cache", False),
+                   progress=bar or _progress())
 
 
-class _Progress:
-    """A one-line progress bar on stderr, shown only when stderr is a terminal and only once
-    a run has taken over a second: ``proving  57/109 layouts [##########          ]``."""
-
-    def __init__(self, what: str = "proving", unit: str = "layouts") -> None:
-        import time
-        self.clock = time.monotonic
-        self.t0 = self.clock()
-        self.what, self.unit = what, unit
-        self.shown = False
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = self.clock()
-        if now - self.t0 < 1.0 or (now - self.last < 0.1 and done < total):
-            return
-        self.last = now
-        width = 30
-        full = width * done // max(1, total)
-        line = f"{self.what} {done:>{len(str(total))}}/{total} {self.unit} " \
-               f"[{'#' * full}{' ' * (width - full)}]"
-        sys.stderr.write("\r" + line + ("\r" + " " * len(line) + "\r" if done >= total else ""))
-        sys.stderr.flush()
-        self.shown = True
-
-
-def _progress() -> _Progress | None:
-    try:
-        return _Progress() if sys.stderr.isatty() else None
-    except (AttributeError, ValueError):
-        return None
+def _progress() -> Any:
+    """The progress bar on stderr (``formal.base.progress``), or ``None`` when stderr is not a
+    terminal: a captured stderr gets nothing it did not get without it."""
+    from .base.progress import progress
+    return progress()
 
 
 def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
@@ -151,15 +126,30 @@ def _something_to_read(docs: Sequence[str], use_catalog: bool) -> None:
                          "the embedded catalog")
 
 
+def _reading(bar: Any, offset: int = 0, total: int | None = None) -> Any:
+    """``bar``'s ``reading k/n documents`` callback (``None`` without a bar); ``offset`` and
+    ``total``: a share of a larger count (``diff`` reads its two documents one by one)."""
+    if bar is None:
+        return None
+    phase = bar.phase("reading", "documents")
+    if total is None:
+        return phase
+    return lambda done, _n, part=0.0: phase(offset + done, total, part)
+
+
 def _read_model(docs: Sequence[str], max_size: int, use_catalog: bool = True,
-                corrections: bool = False, each: bool = False) -> Any:
+                corrections: bool = False, each: bool = False, bar: Any = None) -> Any:
     """The model of ``docs`` (``each``: a list, one model per document); a ``UsageError``
     naming every document that could not be read (a command that read nothing must not
-    answer as if it had)."""
+    answer as if it had).  ``bar``: the progress bar (default: a new one, when stderr is a
+    terminal)."""
     from .api import model_of
     _something_to_read(docs, use_catalog)
+    bar = bar or _progress()
     groups = [[d] for d in docs] if each else [list(docs)]
-    models = [model_of(g, max_size, use_catalog, corrections) for g in groups]
+    models = [model_of(g, max_size, use_catalog, corrections,
+                       _reading(bar, k, len(docs)) if each else _reading(bar))
+              for k, g in enumerate(groups)]
     bad = [line for m in models for line in _unread(m.findings)]
     if bad:
         raise UsageError("cannot read the input:\n  " + "\n  ".join(bad))
@@ -186,8 +176,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
             accept.extend(data)
     _something_to_read(args.docs, not args.no_catalog)
-    run = analyze(args.docs, _options(args), args.max_size, not args.no_catalog,
-                  args.corrections, accept)
+    opts = _options(args)
+    run = analyze(args.docs, opts, args.max_size, not args.no_catalog,
+                  args.corrections, accept, _reading(opts.progress))
     proof = run.proof
     grid = figure = None
     if args.format == "markdown":
@@ -295,7 +286,9 @@ def cmd_draw(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from .api import model_of
     from .out import export
-    model = _read_model(args.docs, args.max_size, not args.no_catalog, args.corrections)
+    bar = _progress()
+    model = _read_model(args.docs, args.max_size, not args.no_catalog, args.corrections,
+                        bar=bar)
     layouts = list(model.layouts)
     if args.ids:
         chosen: list[Any] = []
@@ -305,7 +298,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     errata = None
     if args.corrections and args.format == "json":
         # the spec's own layouts wherever a correction changes the map: the GPU runs them too
-        as_written = model_of(args.docs, args.max_size, not args.no_catalog, False)
+        as_written = model_of(args.docs, args.max_size, not args.no_catalog, False,
+                              _reading(bar))
         errata = list(as_written.layouts)
     text, problems = export.export(layouts, args.format, errata)
     _write(text, args.output)
@@ -321,11 +315,12 @@ READING_KINDS = ("input", "parse", "limit")
 def cmd_diff(args: argparse.Namespace) -> int:
     from .api import with_catalog_tables
     from .out.diff import diff_models, render_diff
-    old, new = _read_model([args.old, args.new], args.max_size, each=True)
+    bar = _progress()
+    old, new = _read_model([args.old, args.new], args.max_size, each=True, bar=bar)
     for f in (*old.findings, *new.findings):
         if f.kind in READING_KINDS:
             print(f.format(), file=sys.stderr)
-    result = diff_models(old, new, with_catalog_tables(_options(args)))
+    result = diff_models(old, new, with_catalog_tables(_options(args, bar)))
     _write(render_diff(result, args.format), args.output)
     return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK
 

@@ -411,12 +411,11 @@ def test_identical_formulas_are_proved_once(tmp_path: Path,
 def test_the_progress_bar_waits_a_second_and_clears_its_line(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from formal import cli
+    from formal.base.progress import Progress
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     now = [100.0]
-    bar = cli._Progress()
-    bar.clock = lambda: now[0]
-    bar.t0 = 100.0
+    bar = Progress(clock=lambda: now[0])
     bar(1, 4)  # at once: nothing
     assert err.getvalue() == ""
     now[0] = 101.5

@@ -10,6 +10,8 @@
 * ``hashes`` -- the two hashes written down: ``formula_hash`` of a layout's normalized formulas
   (changes when the text's math changes) and ``cell_table_hash`` of its (lane, element) -> cell
   table (what the GPU confirms; equal for ``i & 0x3`` and ``i % 4``).
+* ``progress`` -- the one-line progress bar on stderr (only on a terminal, only after a second)
+  that the command lines hand the stages as a ``(done, total)`` callback.
 
 Every other package may import this one; it imports none of them.
 """

@@ -552,19 +552,22 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
                    use_ptxas: bool = True, timeout: float = 120.0,
                    log: Callable[[str], None] | None = None,
                    errata: Sequence[Mapping[str, Any]] = (),
-                   deadline: float | None = None) -> Report:
+                   deadline: float | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> Report:
     """``run_all`` in child processes, with a watchdog of ``timeout`` seconds a task.
 
     A child that dies, hangs, or reports a fault that may have spoilt its CUDA context is
     replaced by a fresh one for the remaining tasks.  ``deadline`` (seconds, the whole run):
     past it the running task is an ``error`` and the rest are ``not-executed``, and the
-    report is still returned (and its evidence written)."""
+    report is still returned (and its evidence written).  ``progress`` hears
+    ``(done, total)`` tasks as they finish."""
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")
     t0 = time.perf_counter()
     end = None if deadline is None else time.monotonic() + deadline
     pending = tasks_of(select(only), errata)
+    total = len(pending)
     report = Report({"device": "unknown", "sm": 0, "driver": "unknown", "cuda": "unknown"})
     recs = [dict(r) for r in records]
     errs = [dict(e) for e in errata]
@@ -631,6 +634,8 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
                 _add(report, runs, msg[3], msg[5], msg[4], log)
                 pending = pending[pending.index(msg[1]) + 1:]
                 current = None
+            if progress is not None:
+                progress(total - len(pending), total)
             if kind in ("done", "nodevice", "restart"):
                 proc.join(10)
                 if proc.is_alive():
@@ -642,5 +647,7 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
                         f"remaining {len(pending)} tasks)")
                 break
         receiver.close()
+    if progress is not None:
+        progress(total, total)
     report.seconds = time.perf_counter() - t0
     return report

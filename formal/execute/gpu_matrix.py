@@ -81,6 +81,7 @@ from ..base.matrix_variants import (
     runs_on,
     variant,
 )
+from ..base.progress import progress
 from ..base.records import expand
 from ..base.variants import TYPE_BITS
 from . import matrix as mx
@@ -521,7 +522,8 @@ def worker(layouts: str, start: int, only: str | None, trials: int, experiments:
 
 def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
               timeout: float, deadline: float, log: Callable[[str], None],
-              fake: bool = False) \
+              fake: bool = False,
+              progress: Callable[[int, int], None] | None = None) \
         -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
     t0 = time.monotonic()
     info: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
@@ -588,6 +590,8 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
                     f"{' planted ' + r['plant'] if r.get('plant') else ''}:"
                     f" {r['result']} ({msg['seconds']:.2f} s) {_short(r['detail'], 200)}")
                 current = None
+                if progress is not None and total:
+                    progress(len(runs), total)
         proc.wait()
         if total is None:
             break
@@ -674,9 +678,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"gpu_matrix: {exc}", file=sys.stderr)
         return 2
+    bar = progress("running", "variants")  # None unless stderr is a terminal
+
+    def log(line: str) -> None:
+        if bar is not None:
+            bar.clear()
+        print(line, flush=True)
+
     info, runs, kept, secs = supervise(args.layouts, args.only, args.trials,
                                        not args.no_experiments, args.timeout, args.deadline,
-                                       lambda s: print(s, flush=True), args.fake)
+                                       log, args.fake, bar)
+    if bar is not None:
+        bar.clear()
     if args.record:
         path = write_evidence(args.record, info, runs, kept, secs)
         print(f"evidence written to {path}")

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..base.progress import progress
 from ..base.records import expand
 from .devices import device_problem
 from .gpu import Report, Run, assemble_only, no_device, run_supervised, select, short_text
@@ -193,7 +194,11 @@ def main_from_args(args: argparse.Namespace,
             return 2
     trials = max(1, int(getattr(args, "trials", 4) or 4))
 
+    bar = progress("running", "variants")  # None unless stderr is a terminal
+
     def log(line: str) -> None:
+        if bar is not None:
+            bar.clear()  # the line goes where the bar was; the next count draws it again
         print(line, flush=True)
 
     deadline = getattr(args, "deadline", None)
@@ -201,7 +206,7 @@ def main_from_args(args: argparse.Namespace,
                             bool(getattr(args, "discover", False)),
                             not getattr(args, "no_ptxas", False),
                             float(getattr(args, "timeout", 120.0) or 120.0), log, errata,
-                            float(deadline) if deadline else None)
+                            float(deadline) if deadline else None, bar)
     absent = no_device(report)
     if absent and not allow:
         print(f"ptxlayout gpu: {absent}; nothing was run (--allow-no-device for the "

@@ -8,7 +8,7 @@ back to its own section, or to nothing, is a finding.  ``build`` is the stage's 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -147,23 +147,30 @@ def layouts_of(doc: Document | ParsedDocument, provenance: str = "text",
 
 
 def build(documents: Iterable[Document | ParsedDocument],
-          catalog: Iterable[Document | ParsedDocument] = ()) -> Model:
+          catalog: Iterable[Document | ParsedDocument] = (),
+          done: Callable[[int], None] | None = None) -> Model:
     """Every layout of ``documents``; references resolve against them and the catalog.
 
-    Takes ingested documents (parsed here) or parsed ones (``formal.parse.parse_document``).
+    Takes ingested documents (parsed here) or parsed ones (``formal.parse.parse_document``),
+    one at a time: ``documents`` may be a generator that reads each when it is asked for.
+    ``done`` (a progress callback) is told how many documents are parsed and modeled so far.
     """
-    docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in documents]
-    cat_docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in catalog]
+    docs: list[ParsedDocument] = []
     findings: list[Finding] = []
     written: list[Layout] = []
     pending: list[tuple[Any, ...]] = []
-    for d in docs:
+    for one in documents:
+        d = one if isinstance(one, ParsedDocument) else parse_document(one)
+        docs.append(d)
         findings.extend(d.document.findings)
         lab = _label_for(d.document)
         lays, refs, errs = layouts_of(d, "catalog" if lab == "catalog" else "text", label=lab)
         written.extend(lays)
         pending.extend(refs)
         findings.extend(errs)
+        if done is not None:
+            done(len(docs))
+    cat_docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in catalog]
     cat_layouts: list[Layout] = []
     for d in cat_docs:
         lays, _refs, _errs = layouts_of(d, "catalog", "catalog")
