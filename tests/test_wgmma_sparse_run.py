@@ -18,7 +18,7 @@ import pytest
 from formal.api import model_of
 from formal.base.matrix_variants import WGMMA_SP_VARIANTS, sparse_owed, variant
 from formal.base.records import expand
-from formal.execute import cpu, gpu_matrix
+from formal.execute import cpu, gpu_matrix, matrix_fake, smem
 from formal.execute import matrix as mx
 from formal.out.evidence import stale
 from formal.out.export import layout_record
@@ -92,7 +92,7 @@ def test_shared_memory_a_is_the_compressed_matrix(records: list[dict[str, Any]])
         assert set(maps) == {"meta", "C/D"}
         lay = gpu_matrix.check_layout(v)
         t = mx.random_trial(v, maps, np.random.default_rng(2), 2, lay, lay)
-        comp = mx.image_codes(t.image.view(np.uint8), v.a, lay, 64, v.k // 2)
+        comp = smem.image_codes(t.image.view(np.uint8), v.a, lay, 64, v.k // 2)
         for tr in range(2):
             for r in (0, 17, 63):
                 row = t.a[tr, r]
@@ -153,7 +153,7 @@ def test_a_wrong_metadata_map_mismatches_at_its_row(records: list[dict[str, Any]
     assert truth["meta"].map_hash != bad["meta"].map_hash
     lay = gpu_matrix.check_layout(v)
     t = mx.random_trial(v, bad, np.random.default_rng(7), 4, lay, lay)
-    got = mx.emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, lay, lay)
+    got = matrix_fake.emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, lay, lay)
     cells, line = mx.wgmma_differences(v, truth, t, got)
     assert cells == [(5, c) for c in range(8)]
     assert line == ("32 D elements differ in 4 of 4 trials, 8 cells, first D[5][0] got -36.0 "

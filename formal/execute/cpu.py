@@ -71,11 +71,11 @@ from ..base.variants import (
 from .numbers import (
     INTEGERS,
     U64,
-    NotExact,
     code_width,
     container_shift,
-    decode,
     encode,
+    reference,
+    reference_any,
     representable,
 )
 
@@ -481,34 +481,6 @@ def decompress(m: OperandMap, t: str, words: np.ndarray, units: np.ndarray, sp: 
     return out.reshape(t_, m.tile[0], k)
 
 
-# ---- the reference product --------------------------------------------------------------------
-
-
-def reference(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Exact D = A x B + C as codes of ``v.d``: a, b, c are (T, ., .) codes."""
-    av, bv, cv = decode(v.a, a), decode(v.b, b), decode(v.c, c)
-    if v.a == "b1":
-        ai, bi = av.astype(np.int64), bv.astype(np.int64)
-        both = _exact_int_matmul(ai, bi)
-        if v.op.startswith(".xor"):
-            d = cv + ai.sum(axis=2)[:, :, None] + bi.sum(axis=1)[:, None, :] - 2 * both
-        else:
-            d = cv + both
-        return encode(v.d, d)
-    if v.d in INTEGERS:
-        return encode(v.d, _exact_int_matmul(av, bv) + cv.astype(np.int64))
-    d = np.matmul(av.astype(np.float64), bv.astype(np.float64)) + cv
-    return encode(v.d, d)
-
-
-def _exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Integer matmul through float64 (BLAS) when every partial sum is below 2**53."""
-    bound = float(np.abs(a).max(initial=0)) * float(np.abs(b).max(initial=0)) * a.shape[-1]
-    if bound < 2.0 ** 53:
-        return np.rint(np.matmul(a.astype(np.float64), b.astype(np.float64))).astype(np.int64)
-    return np.asarray(a, dtype=np.int64) @ np.asarray(b, dtype=np.int64)
-
-
 def values_for(t: str, role: str, v: Variant) -> np.ndarray:
     """The pool trial values are drawn from: exact in ``t`` and small enough that every
     product and sum stays exact in the accumulator (see the module docstring)."""
@@ -685,18 +657,3 @@ def emulate(p: Plan, inputs: np.ndarray, selector: int | None = None) -> np.ndar
     b = unpack(p.b, v.b, bw)
     c = unpack(p.cd, v.c, cw)
     return pack(p.cd, v.d, reference_any(v, a, b, c))
-
-
-def reference_any(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``reference`` that rounds instead of refusing (a device computes whatever it is
-    given; a wrong layout can make the product inexact or overflow)."""
-    try:
-        return reference(v, a, b, c)
-    except NotExact:
-        av, bv, cv = decode(v.a, a), decode(v.b, b), decode(v.c, c)
-        d = np.matmul(av.astype(np.float64), bv.astype(np.float64)) + cv
-        if v.d in INTEGERS:
-            return (np.asarray(d, dtype=np.int64) & 0xFFFFFFFF).astype(U64)
-        f = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[v.d]
-        raw = np.asarray(d).astype(f)
-        return raw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.itemsize]).astype(U64)

@@ -86,14 +86,11 @@ from ..base.records import expand
 from ..base.variants import TYPE_BITS
 from . import matrix as mx
 from . import ptx_matrix
+from .matrix_fake import DeviceError, FakeDevice
 from .record import dumps_evidence
 
 SCHEMA = 1
 MOVE_IMAGE = ptx_matrix.MOVE_SMEM_BYTES
-
-
-class DeviceError(RuntimeError):
-    pass
 
 
 # ---- tasks ------------------------------------------------------------------------------------
@@ -297,37 +294,6 @@ class Device:
                                          np.uint32(t.b_off), np.uint64(la.descriptor_hi()),
                                          np.uint64(lb.descriptor_hi())], count * 128 * wd)
         return got.reshape(count, 128, wd)
-
-
-class FakeDevice:
-    """An sm_90 device that executes wgmma and wgmma.sp by emulation
-    (``matrix.emulate_wgmma``), taking ``truth``'s maps as the hardware's: the runner's
-    packing, descriptors and comparison are tested without a GPU, and a run packed with
-    other maps than the truth's must mismatch.  Moves are not emulated here."""
-
-    sm = 90
-
-    def __init__(self, truth: Sequence[Mapping[str, Any]]) -> None:
-        self.truth = list(truth)
-        self.launches = 0
-
-    def info(self) -> dict[str, Any]:
-        return {"device": "fake device (emulated sm_90)", "sm": self.sm, "driver": "none",
-                "cuda": "emulated by formal.execute.matrix"}
-
-    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
-        raise DeviceError(f"{v.key}: the fake device emulates wgmma only")
-
-    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
-              lb: mx.SmemLayout) -> np.ndarray:
-        if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
-            raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
-        try:
-            truth = mx.maps_for(v, self.truth)
-        except mx.LayoutError as exc:
-            raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
-        self.launches += 1
-        return mx.emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, la, lb)
 
 
 # ---- one task ---------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ from ..base.matrix_variants import MatrixVariant
 from ..base.matrix_variants import serves as matrix_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
+from .smem import SmemLayout, element_bytes_image
+from .smem import canonical as canonical  # the layouts the checks use, for the runner
 
 U64 = np.uint64
 
@@ -392,116 +394,6 @@ def discovered(v: MatrixVariant, maps: Mapping[str, FragMap], trial: MoveTrial,
     return out
 
 
-# ---- wgmma: shared-memory layouts -------------------------------------------------------------
-
-SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}  # descriptor bits 62-63
-
-
-@dataclass(frozen=True)
-class SmemLayout:
-    """A shared-memory layout and its descriptor: ``swizzle`` 0 (none) or the row width in
-    bytes (32, 64, 128); ``lbo`` / ``sbo`` the two descriptor fields in bytes.
-
-    ``major`` "K" (K contiguous, the default of wgmma) or "MN" (M / N contiguous: the
-    ``imm-trans`` forms of .f16 / .bf16).  K-major: core matrices adjacent in K are ``lbo``
-    apart, in M/N ``sbo``.  MN-major: a core matrix is 8 K-rows of 16 bytes along M/N (a
-    swizzle atom 8 K-rows of ``swizzle`` bytes); ``mn_field`` names the field that holds the
-    stride between core matrices (atoms) adjacent in M/N, the other field the stride along K
-    (which is which is what the device decides).  ``swap_fields`` writes lbo in the SBO field
-    and sbo in the LBO field (a negative control)."""
-
-    swizzle: int = 0
-    lbo: int = 128
-    sbo: int = 256
-    swap_fields: bool = False
-    major: str = "K"
-    mn_field: str = "sbo"
-
-    @property
-    def name(self) -> str:
-        s = "none" if not self.swizzle else f"{self.swizzle}B"
-        swap = ", fields swapped" if self.swap_fields else ""
-        mn = f", M/N stride in {self.mn_field.upper()}" if self.major == "MN" else ""
-        return f"{self.major}-major, swizzle {s}, LBO {self.lbo}, SBO {self.sbo}{mn}{swap}"
-
-    def _swizzled(self, lin: np.ndarray) -> np.ndarray:
-        if not self.swizzle:
-            return lin
-        mask = self.swizzle // 16 - 1
-        return lin ^ (((lin >> 7) & mask) << 4)
-
-    def offset(self, mn: np.ndarray, kbyte: np.ndarray) -> np.ndarray:
-        """Byte offset of byte ``kbyte`` of row ``mn`` (K-major)."""
-        mn, kbyte = np.asarray(mn, np.int64), np.asarray(kbyte, np.int64)
-        if not self.swizzle:
-            return ((mn % 8) * 16 + (mn // 8) * self.sbo + (kbyte // 16) * self.lbo
-                    + kbyte % 16)
-        return self._swizzled((mn // 8) * self.sbo + (mn % 8) * self.swizzle + kbyte)
-
-    def element_offset(self, mn: np.ndarray, k: np.ndarray, bits: int) -> np.ndarray:
-        """Byte offset of element (mn, k) of ``bits``-bit elements (``.b1``: of its byte)."""
-        mn, k = np.asarray(mn, np.int64), np.asarray(k, np.int64)
-        if self.major == "K":
-            return self.offset(mn, k * bits // 8)
-        mnb = mn * bits // 8
-        s_mn, s_k = (self.sbo, self.lbo) if self.mn_field == "sbo" else (self.lbo, self.sbo)
-        width = self.swizzle or 16
-        return self._swizzled(mnb % width + (k % 8) * width + (mnb // width) * s_mn
-                              + (k // 8) * s_k)
-
-    def descriptor_hi(self) -> int:
-        """Every descriptor bit but the start address (bits 0-13)."""
-        lbo, sbo = (self.sbo, self.lbo) if self.swap_fields else (self.lbo, self.sbo)
-        return ((((lbo >> 4) & 0x3FFF) << 16) | (((sbo >> 4) & 0x3FFF) << 32)
-                | (SWIZZLE_MODE[self.swizzle] << 62))
-
-    def size(self, rows: int, kbytes: int) -> int:
-        """Bytes spanned by ``rows`` K-major rows of ``kbytes`` bytes."""
-        mn, kb = np.meshgrid(np.arange(rows), np.arange(kbytes), indexing="ij")
-        return int(self.offset(mn, kb).max()) + 1
-
-    def extent(self, rows: int, k: int, bits: int) -> int:
-        """Bytes spanned by a rows x k operand of ``bits``-bit elements."""
-        if self.major == "K":
-            return self.size(rows, max(1, k * bits // 8))
-        mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
-        return int(self.element_offset(mn, kk, bits).max()) + max(1, bits // 8)
-
-
-def canonical(rows: int, kbytes: int = 32, swizzle: int = 0, mn_inner: bool = False) \
-        -> SmemLayout:
-    """The layouts the checks use: no swizzle with core matrices adjacent along K (LBO 128,
-    SBO 128 * kbytes / 16) or, ``mn_inner``, along M/N (SBO 128, LBO 16 * rows); swizzled:
-    atoms of 8 rows x ``swizzle`` bytes one after another (SBO 8 * swizzle)."""
-    if swizzle:
-        return SmemLayout(swizzle, 16, 8 * swizzle)
-    if mn_inner:
-        return SmemLayout(0, 16 * rows, 128)
-    return SmemLayout(0, 128, 128 * (kbytes // 16))
-
-
-def element_bytes_image(codes: np.ndarray, t: str, layout: SmemLayout, size: int) -> np.ndarray:
-    """(T, MN, K) codes of a K-major operand -> (T, size) bytes by ``layout``."""
-    count, rows, k = codes.shape
-    bits = TYPE_BITS[t]
-    img = np.zeros((count, size), dtype=np.uint8)
-    mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
-    if bits == 1:
-        off = layout.element_offset(mn, kk, 1)
-        bit = (kk % 8).astype(np.uint64)
-        vals = (np.asarray(codes, np.uint64) & U64(1)) << bit[None]
-        for j in range(8):  # OR the eight bits of each byte (np.add.at on distinct bits)
-            sel = (kk % 8) == j
-            img[:, off[sel]] |= vals[:, sel].astype(np.uint8)
-        return img
-    eb = bits // 8
-    cont = cpu.to_container(t, bits, codes)
-    off = layout.element_offset(mn, kk, bits)
-    for j in range(eb):
-        img[:, off + j] = ((cont >> U64(8 * j)) & U64(0xFF)).astype(np.uint8)
-    return img
-
-
 # ---- wgmma: trials ----------------------------------------------------------------------------
 
 
@@ -603,20 +495,6 @@ def sparse_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.G
     d = cpu.reference(ar, a, b, c)
     return WgmmaTrial(inputs, img.view(np.uint32), 0, b_off, regs_of(maps["C/D"], v.c, d),
                       a, b, c, units)
-
-
-def image_codes(img: np.ndarray, t: str, layout: SmemLayout, rows: int, k: int) -> np.ndarray:
-    """(T, bytes) image -> (T, rows, k) codes: the inverse of ``element_bytes_image``."""
-    bits = TYPE_BITS[t]
-    mn, kk = np.meshgrid(np.arange(rows), np.arange(k), indexing="ij")
-    off = layout.element_offset(mn, kk, bits)
-    b = np.asarray(img, np.uint8)
-    if bits == 1:
-        return ((b[:, off] >> (kk % 8).astype(np.uint8)[None]) & 1).astype(U64)
-    cont = np.zeros((b.shape[0], rows, k), dtype=U64)
-    for j in range(bits // 8):
-        cont |= b[:, off + j].astype(U64) << U64(8 * j)
-    return cpu.from_container(t, bits, cont)
 
 
 def random_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
@@ -721,42 +599,3 @@ def expected_probe(v: MatrixVariant, layout: SmemLayout, operand: str) -> list[d
             where[int(layout.element_offset(np.array(mn), np.array(k), 8 * eb)) // eb] = (mn, k)
     return [{"slot": s, "mn": where.get(s, (-1, -1))[0], "k": where.get(s, (-1, -1))[1]}
             for s in range(size // eb)]
-
-
-# ---- wgmma: what a tensor core does with the launch data (the fake device) -------------------
-
-
-def emulate_wgmma(v: MatrixVariant, truth: Mapping[str, FragMap], inputs: np.ndarray,
-                  image: np.ndarray, a_off: int, b_off: int, layout_a: SmemLayout,
-                  layout_b: SmemLayout) -> np.ndarray:
-    """D's words a warpgroup returns if ``truth``'s maps are the hardware's: A from the
-    registers by the A map (wgmma.sp: the compressed elements put back where the metadata
-    the holders of ``v.selector`` supply says, ``cpu.read_units`` / ``cpu.decompress``) or
-    read from the image by ``layout_a`` (wgmma.sp: a 64 x K/2 compressed matrix), B by
-    ``layout_b``, C by the C/D map, and D = A x B + C (rounded, never refused: a wrong map
-    can make it inexact)."""
-    x = np.asarray(inputs, np.uint32)
-    wa = v.words("A") if v.a_source == "reg" else 0
-    wd = v.words("D")
-    img = np.asarray(image).view(np.uint8)
-    b = np.swapaxes(image_codes(img[:, b_off:], v.b, layout_b, v.n, v.k), 1, 2)
-    cd = truth["C/D"]
-    c = codes_of(cd, v.c, x[..., wa:wa + wd])
-    if v.sparse:
-        sp = sparsity_of(v.a)
-        meta = truth["meta"].meta
-        assert sp is not None and meta is not None
-        units = cpu.read_units(meta, v.selector, x[..., wa + wd], 64, v.k // sp.chunk)
-        if v.a_source == "reg":
-            sa = truth["A"].sparse
-            assert sa is not None
-            a = cpu.decompress(sa, v.a, x[..., :wa], units, sp, v.k)
-        else:
-            comp = image_codes(img[:, a_off:], v.a, layout_a, 64, v.k // 2)
-            a = cpu.dense_from_units(sp, units, comp.reshape(*units.shape[:3], sp.nonzeros),
-                                     v.k)
-    elif v.a_source == "reg":
-        a = codes_of(truth["A"], v.a, x[..., :wa])
-    else:
-        a = image_codes(img[:, a_off:], v.a, layout_a, 64, v.k)
-    return regs_of(cd, v.c, cpu.reference_any(v.arithmetic, a, b, c))

@@ -5,6 +5,8 @@
 ``encode`` refuses a value the format cannot hold exactly (``NotExact``), so a test datum can
 never be rounded behind our back.  ``.tf32`` lives in the upper 19 bits of a ``.b32`` and the
 4- and 6-bit floats of ``kind::f8f6f4`` in 8-bit containers (``container_shift``).
+``reference`` is the exact product D = A x B + C in these codes (the test data are chosen so
+that it is exact); ``reference_any`` rounds where a wrong layout made it inexact.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ..base.variants import Variant
 
 U64 = np.uint64
 
@@ -145,3 +149,46 @@ def representable(t: str, candidates: Iterable[float]) -> list[float]:
             continue
         out.append(v)
     return out
+
+
+# ---- the reference product: exact D = A x B + C --------------------------------------------------
+
+
+def reference(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Exact D = A x B + C as codes of ``v.d``: a, b, c are (T, ., .) codes."""
+    av, bv, cv = decode(v.a, a), decode(v.b, b), decode(v.c, c)
+    if v.a == "b1":
+        ai, bi = av.astype(np.int64), bv.astype(np.int64)
+        both = _exact_int_matmul(ai, bi)
+        if v.op.startswith(".xor"):
+            d = cv + ai.sum(axis=2)[:, :, None] + bi.sum(axis=1)[:, None, :] - 2 * both
+        else:
+            d = cv + both
+        return encode(v.d, d)
+    if v.d in INTEGERS:
+        return encode(v.d, _exact_int_matmul(av, bv) + cv.astype(np.int64))
+    d = np.matmul(av.astype(np.float64), bv.astype(np.float64)) + cv
+    return encode(v.d, d)
+
+
+def _exact_int_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer matmul through float64 (BLAS) when every partial sum is below 2**53."""
+    bound = float(np.abs(a).max(initial=0)) * float(np.abs(b).max(initial=0)) * a.shape[-1]
+    if bound < 2.0 ** 53:
+        return np.rint(np.matmul(a.astype(np.float64), b.astype(np.float64))).astype(np.int64)
+    return np.asarray(a, dtype=np.int64) @ np.asarray(b, dtype=np.int64)
+
+
+def reference_any(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``reference`` that rounds instead of refusing (a device computes whatever it is
+    given; a wrong layout can make the product inexact or overflow)."""
+    try:
+        return reference(v, a, b, c)
+    except NotExact:
+        av, bv, cv = decode(v.a, a), decode(v.b, b), decode(v.c, c)
+        d = np.matmul(av.astype(np.float64), bv.astype(np.float64)) + cv
+        if v.d in INTEGERS:
+            return (np.asarray(d, dtype=np.int64) & 0xFFFFFFFF).astype(U64)
+        f = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[v.d]
+        raw = np.asarray(d).astype(f)
+        return raw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.itemsize]).astype(U64)
