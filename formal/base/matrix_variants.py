@@ -27,8 +27,9 @@ thread and D in 32 ``.f32`` registers a thread (64 x 64 / 128 threads).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .variants import TARGET_PTX, TYPE_BITS, Variant, parse_arch
 
@@ -268,26 +269,32 @@ _WGMMA_TYPES: tuple[tuple[tuple[str, ...], str, tuple[str, ...], str], ...] = (
 )
 
 
-def wgmma_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...] = ()) \
-        -> list[MatrixVariant]:
-    """Every dense wgmma row for the given N (default: every legal N of each type)."""
-    out: list[MatrixVariant] = []
-    for atypes, pairing, accs, op in _WGMMA_TYPES:
+def _wgmma_rows(types: tuple[tuple[Any, ...], ...], ns: tuple[int, ...] | None,
+                a_types: tuple[str, ...]) -> Iterator[tuple[str, str, str, str, int, str]]:
+    """(a, b, accumulator, op, N, A's source) of each row of a wgmma type table."""
+    for atypes, pairing, accs, op in types:
         for a in atypes:
             if a_types and a not in a_types:
                 continue
             for b in (atypes if pairing == "any" else (a,)):
                 for c in accs:
                     for n in wgmma_ns(a):
-                        if ns is not None and n not in ns:
-                            continue
-                        mixed_int = a in ("s8", "u8") and a != b
-                        for src in ("reg", "smem"):
-                            out.append(MatrixVariant(
-                                "wgmma", f"m64n{n}k{WGMMA_K[a]}", a, 0, False, b, c, src, op,
-                                min_sm=90, ptx=(8, 4) if mixed_int else (8, 0),
-                                arch_suffix="a"))
-    return out
+                        if ns is None or n in ns:
+                            for src in ("reg", "smem"):
+                                yield a, b, c, op, n, src
+
+
+def _ptx_of(a: str, b: str, sparse: bool) -> tuple[int, int]:
+    """Mixed s8/u8 needs PTX 8.4; wgmma.sp 8.2, wgmma 8.0."""
+    return (8, 4) if a in ("s8", "u8") and a != b else ((8, 2) if sparse else (8, 0))
+
+
+def wgmma_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...] = ()) \
+        -> list[MatrixVariant]:
+    """Every dense wgmma row for the given N (default: every legal N of each type)."""
+    return [MatrixVariant("wgmma", f"m64n{n}k{WGMMA_K[a]}", a, 0, False, b, c, src, op,
+                          min_sm=90, ptx=_ptx_of(a, b, False), arch_suffix="a")
+            for a, b, c, op, n, src in _wgmma_rows(_WGMMA_TYPES, ns, a_types)]
 
 
 _WGMMA_SP_TYPES = tuple(row for row in _WGMMA_TYPES if row[0] != ("b1",))
@@ -297,24 +304,10 @@ def wgmma_sp_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...
         -> list[MatrixVariant]:
     """Every wgmma.mma_async.sp row for the given N: each A/B/D type pairing of the dense
     table but .b1, A from registers or shared memory, each legal sparsity selector."""
-    out: list[MatrixVariant] = []
-    for atypes, pairing, accs, op in _WGMMA_SP_TYPES:
-        for a in atypes:
-            if a_types and a not in a_types:
-                continue
-            for b in (atypes if pairing == "any" else (a,)):
-                for c in accs:
-                    for n in wgmma_ns(a):
-                        if ns is not None and n not in ns:
-                            continue
-                        mixed_int = a in ("s8", "u8") and a != b
-                        for src in ("reg", "smem"):
-                            for sel in WGMMA_SP_SELECTORS[a]:
-                                out.append(MatrixVariant(
-                                    "wgmma.sp", f"m64n{n}k{WGMMA_SP_K[a]}", a, 0, False, b, c,
-                                    src, op, min_sm=90, ptx=(8, 4) if mixed_int else (8, 2),
-                                    arch_suffix="a", selector=sel))
-    return out
+    return [MatrixVariant("wgmma.sp", f"m64n{n}k{WGMMA_SP_K[a]}", a, 0, False, b, c, src, op,
+                          min_sm=90, ptx=_ptx_of(a, b, True), arch_suffix="a", selector=sel)
+            for a, b, c, op, n, src in _wgmma_rows(_WGMMA_SP_TYPES, ns, a_types)
+            for sel in WGMMA_SP_SELECTORS[a]]
 
 
 def wgmma_sp_dtypes(k: int, a_types: Sequence[str]) -> tuple[str, ...]:
