@@ -45,20 +45,20 @@ def is_matrix(lay: Any) -> bool:
 
 
 @cache
-def _pool(wgmma: bool) -> tuple[MatrixVariant, ...]:
-    """The variants a layout may serve: the table's rows, and for wgmma every legal N (the
-    same for every layout of a run, so built once)."""
-    if not wgmma:
+def _pool(instruction: str) -> tuple[MatrixVariant, ...]:
+    """The variants a layout of ``instruction`` may serve: the table's rows, for wgmma every
+    legal N, for wgmma.sp every sparse row (the same for every layout of a run, so built
+    once)."""
+    if instruction == "wgmma.sp":
+        return tuple(wgmma_sp_variants())
+    if instruction != "wgmma":
         return tuple(MATRIX_VARIANTS)
     listed = {x.key for x in MATRIX_VARIANTS}
     return (*MATRIX_VARIANTS, *(v for v in wgmma_variants() if v.key not in listed))
 
 
 def _variants(lay: Any, op: str) -> list[MatrixVariant]:
-    if lay.instruction == "wgmma.sp":
-        return [v for v in wgmma_sp_variants() if serves(
-            v, op, lay.instruction, lay.shape_text, lay.operand, lay.types, lay.n_values)]
-    return [v for v in _pool(lay.instruction == "wgmma")
+    return [v for v in _pool(lay.instruction)
             if serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types,
                       lay.n_values)]
 
