@@ -120,12 +120,17 @@ def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
     """Layouts matching an id or a short form such as ``mma.m16n8k16.A.s8``.
 
     A full id matches exactly; otherwise ``instr.shape.operand[.type]`` matches every layout
-    of that instruction, shape and operand whose types include the type.
+    of that instruction, shape and operand whose types include the type.  The chapter's
+    other instructions match by the leading parts of their short ids:
+    ``wgmma.sp.m64nNk32.A`` is ``wgmma.sp.m64nNk32.A.f16-bf16``, ``ldmatrix.m8n8.x4`` both
+    ``ldmatrix.m8n8.x4.b16`` and ``ldmatrix.m8n8.x4.trans.b16``.
     """
     exact = [lay for lay in layouts if lay.id == query or lay.short_id == query]
     if exact:
         return exact
     q = query.split(":", 1)[-1]
+    if q.split(".", 1)[0] not in ("mma", ""):
+        return [lay for lay in layouts if (lay.short_id + ".").startswith(q + ".")]
     base, _, ctx = q.partition("@")
     parts = base.split(".")
     instr = "mma.sp" if len(parts) > 1 and parts[1] == "sp" else "mma"

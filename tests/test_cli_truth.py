@@ -403,3 +403,16 @@ def test_evidence_that_is_not_there_is_a_usage_error(capsys: pytest.CaptureFixtu
         code, _out, err = run(capsys, "prove", "--evidence", where)
         assert code == 2 and err.startswith("ptxlayout: --evidence: no evidence"), err
         assert "internal error" not in err
+
+
+def test_show_finds_the_chapters_layouts_by_their_leading_parts(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run(capsys, "show", "wgmma.sp.m64nNk32.A")
+    assert code == 0 and out.startswith("catalog:wgmma.sp.m64nNk32.A.f16-bf16  (")
+    # thread 1 holds row 0's second chunk of four columns, elements a0 and a1
+    assert "T1:a0,a1" in out.splitlines()[3]
+    code, _out, err = run(capsys, "show", "ldmatrix.m8n8.x4")
+    assert code == 2 and "matches 2 layouts" in err
+    assert "catalog:ldmatrix.m8n8.x4.b16" in err and "catalog:ldmatrix.m8n8.x4.trans.b16" in err
+    code, _out, err = run(capsys, "show", "ldmatrix.m8n8.x9")
+    assert code == 2 and "no layout matches 'ldmatrix.m8n8.x9'" in err
