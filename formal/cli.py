@@ -449,8 +449,8 @@ def parser() -> argparse.ArgumentParser:
     import argparse
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
-        description="Prove the PTX ISA's mma / mma.sp fragment layouts correct, from the "
-                    "spec's own text.")
+        description="Prove the PTX ISA's fragment layouts (mma, mma.sp, ldmatrix / stmatrix / "
+                    "movmatrix, wgmma) correct, from the spec's own text.")
     ap.add_argument("--version", action="version", version=f"ptxlayout {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
