@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
+from ..base.junit import testcase
 from .audit import AtomResult, Audit, Entry
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -115,15 +116,13 @@ def to_junit(audit: Audit) -> str:
             attrs = (f"classname={quoteattr(r.atom.file)} "
                      f"name={quoteattr(f'{r.atom.name}::{e.operand}::{e.against}')}")
             if e.verdict == "equal":
-                cases.append(f"    <testcase {attrs}/>")
+                cases.append(testcase(attrs))
             elif e.verdict == "differs":
                 failures += 1
-                cases.append(f"    <testcase {attrs}><failure message={quoteattr(e.message)}>"
-                             f"{escape(e.message)}</failure></testcase>")
+                cases.append(testcase(attrs, "failure", e.message))
             else:
                 skipped += 1
-                cases.append(f"    <testcase {attrs}><skipped message="
-                             f"{quoteattr(e.verdict + ': ' + e.message)}/></testcase>")
+                cases.append(testcase(attrs, "skipped", e.verdict + ": " + e.message))
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite '
             f'name="ptxlayout-audit-cute" tests="{len(cases)}" failures="{failures}" '
             f'errors="0" skipped="{skipped}">')

@@ -12,6 +12,8 @@
   table (what the GPU confirms; equal for ``i & 0x3`` and ``i % 4``).
 * ``progress`` -- the one-line progress bar on stderr (only on a terminal, only after a second)
   that the command lines hand the stages as a ``(done, total)`` callback.
+* ``junit`` -- one JUnit ``<testcase>`` line (passed, failure, error, skipped), for the prove
+  report and the audit report alike.
 
 Every other package may import this one; it imports none of them.
 """

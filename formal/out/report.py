@@ -22,8 +22,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
+from ..base.junit import testcase
 from ..base.source import Finding
 from ..model.layout import Layout
 from ..prove.verdicts import OBLIGATIONS, LayoutResult, Proof, Verdict
@@ -377,38 +378,32 @@ def to_junit(proof: Proof) -> str:
             why = accepted.get((r.layout.id, v.name))
             if why and v.status in ("refuted", "error"):
                 skipped += 1
-                cases.append(f"    <testcase {attrs}><skipped message="
-                             f"{quoteattr('accepted erratum: ' + why)}/></testcase>")
+                cases.append(testcase(attrs, "skipped", "accepted erratum: " + why))
             elif v.status == "proved":
-                cases.append(f"    <testcase {attrs}/>")
+                cases.append(testcase(attrs))
             elif v.status == "not-applicable" or v.severity == "warning":
                 skipped += 1
                 why = v.message or (f"not applicable: {v.name} has nothing to check in this "
                                     f"{r.layout.operand} layout")
-                cases.append(f"    <testcase {attrs}><skipped message={quoteattr(why)}"
-                             "/></testcase>")
+                cases.append(testcase(attrs, "skipped", why))
             elif v.status == "refuted":
                 failures += 1
                 where = f"{v.span}: " if v.span else ""
-                cases.append(f"    <testcase {attrs}><failure message={quoteattr(v.message)}>"
-                             f"{escape(where + v.message)}</failure></testcase>")
+                cases.append(testcase(attrs, "failure", v.message, where + v.message))
             else:
                 errors += 1
-                cases.append(f"    <testcase {attrs}><error message="
-                             f"{quoteattr(v.status + ': ' + (v.message or ''))}/></testcase>")
+                cases.append(testcase(attrs, "error", v.status + ": " + (v.message or "")))
     for rv in proof.relations:
         attrs = f"classname={quoteattr('relations')} " \
                 f"name={quoteattr(f'{rv.relation.producer} -> {rv.relation.consumer}::composes')}"
         if rv.status == "proved":
-            cases.append(f"    <testcase {attrs}/>")
+            cases.append(testcase(attrs))
         elif rv.status == "refuted":
             failures += 1
-            cases.append(f"    <testcase {attrs}><failure message={quoteattr(rv.message)}>"
-                         f"{escape(rv.message)}</failure></testcase>")
+            cases.append(testcase(attrs, "failure", rv.message))
         else:
             errors += 1
-            cases.append(f"    <testcase {attrs}><error message="
-                         f"{quoteattr(rv.status + ': ' + (rv.message or ''))}/></testcase>")
+            cases.append(testcase(attrs, "error", rv.status + ": " + (rv.message or "")))
     total = len(cases)
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="ptxlayout" '
             f'tests="{total}" failures="{failures}" errors="{errors}" skipped="{skipped}">')
