@@ -97,22 +97,7 @@ class ProofCache:
 
     def proved(self, key: str, obligation: str) -> bool:
         """Did Z3 answer *unsat* for this key in an earlier run (a valid entry says so)?"""
-        if self.fd is None:
-            return False
-        name = f"{key}.json"
-        entry = disk.read_json(self.fd, name, self.where)
-        if entry is None:
-            self.misses += 1
-            return False
-        want = {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
-                "obligation": obligation, "z3_answer": "unsat"}
-        if entry != want:
-            disk.warn(os.path.join(self.where, name),
-                      "not an entry of this version for this key (ignored)")
-            self.misses += 1
-            return False
-        self.hits += 1
-        return True
+        return self.answers(key, obligation, []) is not None
 
     def answers(self, key: str, obligation: str, names: list[str]) -> dict[str, str] | None:
         """Z3's answer to each of ``names`` in an earlier run: all ``proved`` for an *unsat*
@@ -125,8 +110,7 @@ class ProofCache:
         if entry is None:
             self.misses += 1
             return None
-        want = {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
-                "obligation": obligation}
+        want = _head(key, obligation)
         if entry == {**want, "z3_answer": "unsat"}:
             self.hits += 1
             return {n: "proved" for n in names}
@@ -145,16 +129,13 @@ class ProofCache:
     def store_answers(self, key: str, obligation: str, answers: dict[str, str]) -> None:
         """Z3's proved / refuted of each obligation, where the combined query was *sat*."""
         if self.fd is not None:
-            disk.write_json(self.fd, f"{key}.json",
-                            {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(),
-                             "key": key, "obligation": obligation, "z3_answer": "sat",
-                             "answers": answers})
+            disk.write_json(self.fd, f"{key}.json", {**_head(key, obligation),
+                                                     "z3_answer": "sat", "answers": answers})
 
     def store(self, key: str, obligation: str) -> None:
         if self.fd is not None:
             disk.write_json(self.fd, f"{key}.json",
-                            {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(),
-                             "key": key, "obligation": obligation, "z3_answer": "unsat"})
+                            {**_head(key, obligation), "z3_answer": "unsat"})
 
     def reject(self, key: str, why: str) -> None:
         """An entry the enumeration contradicts: warn, remove it, and never trust it again."""
@@ -162,3 +143,9 @@ class ProofCache:
         disk.warn(os.path.join(self.where, f"{key}.json"), why)
         if self.fd is not None:
             disk.remove(self.fd, f"{key}.json")
+
+
+def _head(key: str, obligation: str) -> dict[str, Any]:
+    """What every entry of this version for ``key`` starts with."""
+    return {"schema": SCHEMA, "tool": __version__, "z3": _z3_version(), "key": key,
+            "obligation": obligation}
