@@ -51,15 +51,10 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
             continue
         for sel in v.runs:
             label = v.key + ("" if sel is None else f" selector {sel}")
-            if not any(r.key == v.key and r.selector == sel and r.result == "match"
-                       and _packed_with(r, want) for r in checks):
-                old = [r for r in checks if r.key == v.key and r.selector == sel
-                       and not r.erratum]
-                why = "no run" if not old else (
-                    f"last run {old[-1].result}" if old[-1].result != "match"
-                    else "the layouts changed since " + old[-1].file.date[:10])
-                out.append(f"{label}: no hardware match for the current layouts ({why}; "
-                           + ", ".join(f"{k} {h}" for k, h in want.items()) + ")")
+            line = _missing_match(label, [r for r in checks
+                                          if r.key == v.key and r.selector == sel], want)
+            if line:
+                out.append(line)
     for e in _as_records(errata):
         op, h, lid = str(e.get("operand")), str(e.get("map_hash") or ""), str(e.get("id", ""))
         for v in VARIANTS:
@@ -105,14 +100,26 @@ def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: 
             want = mx.hashes(mx.maps_for(v, full))
         except mx.LayoutError:
             continue  # the layouts do not describe it: no evidence is due
-        runs = [r for r in evidence.runs_of([v.key]) if r.mode == "check"]
-        if not any(r.result == "match" and _packed_with(r, want) for r in runs):
-            why = "no run" if not runs else (
-                f"last run {runs[-1].result}" if runs[-1].result != "match"
-                else "the layouts changed since " + runs[-1].file.date[:10])
-            out.append(f"{v.key}: no hardware match for the current layouts ({why}; "
-                       + ", ".join(f"{k} {h}" for k, h in want.items()) + ")")
+        line = _missing_match(v.key, [r for r in evidence.runs_of([v.key])
+                                      if r.mode == "check"], want)
+        if line:
+            out.append(line)
     return out
+
+
+def _missing_match(label: str, runs: Sequence[EvidenceRun], want: Mapping[str, str]) \
+        -> str | None:
+    """The line saying that none of a variant's ``check`` runs (oldest first) matched packed
+    with the current maps ``want``, and why (no run, the last run's result, or the layouts
+    changed since it); None when one did."""
+    if any(r.result == "match" and _packed_with(r, want) for r in runs):
+        return None
+    old = [r for r in runs if not r.erratum]
+    why = "no run" if not old else (
+        f"last run {old[-1].result}" if old[-1].result != "match"
+        else "the layouts changed since " + old[-1].file.date[:10])
+    return (f"{label}: no hardware match for the current layouts ({why}; "
+            + ", ".join(f"{k} {h}" for k, h in want.items()) + ")")
 
 
 def _current(v: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, str] | None:
