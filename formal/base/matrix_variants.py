@@ -67,6 +67,14 @@ def wgmma_ns(a: str) -> tuple[int, ...]:
     return N_INT if a in ("s8", "u8", "b1") else N_ALL
 
 
+def move_tile(m: int, n: int, num: int, trans: bool) -> tuple[int, int]:
+    """The tile of a move's fragment in memory cells: ``num`` m x n matrices stacked one
+    above the other, each as it lies in memory -- with ``.trans`` as its n columns of m
+    elements (``stmatrix.m16n8.x2.trans.b8``: 2 x 8 rows of 16 bytes, a 16 x 16 tile)."""
+    rows, cols = (n, m) if trans else (m, n)
+    return rows * num, cols
+
+
 @dataclass(frozen=True)
 class MatrixVariant:
     """One variant of ldmatrix / stmatrix / movmatrix / wgmma.mma_async.
@@ -151,8 +159,7 @@ class MatrixVariant:
         its n columns of m elements: ``stmatrix.m16n8.x1.trans.b8`` is 8 rows of 16 bytes."""
         if self.wgmma:
             return (64, self.n)
-        r, c = MOVE_SHAPES[self.shape]
-        return (c, r) if self.trans else (r, c)
+        return move_tile(*MOVE_SHAPES[self.shape], 1, self.trans)
 
     @property
     def matrices(self) -> int:
@@ -161,8 +168,9 @@ class MatrixVariant:
     @property
     def tile(self) -> tuple[int, int]:
         """The register fragment's tile: a move's matrices stacked one above the other."""
-        r, c = self.matrix
-        return (r * self.matrices, c)
+        if self.wgmma:
+            return self.matrix
+        return move_tile(*MOVE_SHAPES[self.shape], self.matrices, self.trans)
 
     @property
     def threads(self) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..base.matrix_variants import move_tile
 from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import (
     ELEMENT_LETTER,
@@ -653,8 +654,8 @@ def move_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.Sect
         findings.append(error("limit", ps.section.title.strip(),
                               f"the move {variant} is not m<rows>n<cols> with a small tile"))
         return []
-    rows, cols = (base.n, base.m) if "trans" in parts[1:] else (base.m, base.n)
-    shape = Shape(rows * num, cols, cols)
+    rows, cols = move_tile(base.m, base.n, num, "trans" in parts[1:])
+    shape = Shape(rows, cols, cols)
     ctx = SectionContext(doc, doc_label, ps.section, title, title.instruction, shape, findings,
                          provenance, variant)
     elem = "-".join(types_of_title(title))
