@@ -35,10 +35,6 @@ class Run:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def load(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES) -> list[Document]:
-    return [read_path(p, max_bytes) for p in paths]
-
-
 def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
              use_catalog: bool = True, corrections: bool = False,
              progress: Callable[..., None] | None = None) -> Model:
@@ -48,9 +44,8 @@ def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
     cat = list(catalog.documents(corrections)) if use_catalog else []
     if not paths:
         return build([], []) if not cat else _catalog_model(cat)
-    if progress is None:
-        return build(load(paths, max_bytes), cat)
-    tell, total = progress, len(paths)
+    tell = progress or (lambda *_: None)
+    total = len(paths)
 
     def each() -> Iterator[Document]:  # read one at a time, so that the count moves
         for k, p in enumerate(paths):
