@@ -194,6 +194,19 @@ def test_the_runner_end_to_end_on_the_fake_device(records: list[dict[str, Any]],
                    ("wgmma.sp.m64n64k16.f32.tf32.tf32.ss.sel1", "check", "match", 1)]
 
 
+def test_the_runner_refuses_an_only_that_names_no_variant(
+        records: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nothing checked is not a success: an --only that matches no key exits 2 and says so."""
+    import json
+
+    lay = tmp_path / "layouts.json"
+    lay.write_text(json.dumps({"layouts": records}), encoding="utf-8")
+    code = gpu_matrix.main(["--layouts", str(lay), "--only", "wgmma.sp.m64n64k99", "--fake",
+                            "--record", str(tmp_path / "ev")])
+    assert code == 2 and not (tmp_path / "ev").exists()
+    assert "no variant matches 'wgmma.sp.m64n64k99'" in capsys.readouterr().err
+
+
 # ---- the evidence ---------------------------------------------------------------------------
 
 

@@ -644,6 +644,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"gpu_matrix: {exc}", file=sys.stderr)
         return 2
+    if args.only and not any(args.only in v.key for v in MATRIX_VARIANTS + WGMMA_SP_VARIANTS):
+        print(f"gpu_matrix: no variant matches {args.only!r} (--only takes part of a key such "
+              "as 'wgmma.m64n64k16.f32.f16.f16.rs')", file=sys.stderr)
+        return 2
     bar = progress("running", "variants")  # None unless stderr is a terminal
 
     def log(line: str) -> None:
@@ -656,6 +660,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        log, args.fake, bar)
     if bar is not None:
         bar.clear()
+    if not runs:  # the device runs none of the variants asked for: nothing was checked
+        print(f"gpu_matrix: nothing ran on {info.get('device')} (sm_{info.get('sm')}): no "
+              "variant asked for runs there", file=sys.stderr)
+        return 2
     if args.record:
         path = write_evidence(args.record, info, runs, kept, secs)
         print(f"evidence written to {path}")
