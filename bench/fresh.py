@@ -56,7 +56,7 @@ def _seeds() -> Path:
 
 SEEDS = _seeds()
 
-IMPORTS = ("import formal.cli, formal.api, formal.prove, formal.out.report, formal.parse, "
+IMPORTS = ("import formal.cli, formal.api, formal.prove, formal.writers.report, formal.parse, "
            "formal.model, z3, sympy, lark, numpy")
 
 
@@ -191,8 +191,8 @@ def table(repeat: int, floor_s: float | None, docs_repeat: int = 1) -> list[str]
                PYTHONPYCACHEPREFIX=str(tmp / "pycache"))
     env.pop("PTXLAYOUT_DEBUG", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed package has its bytecode
-    run_once([py, "-c", IMPORTS + ", formal.out.ledger, formal.out.figures, "
-              "formal.out.drawing"], env)  # compiles it once
+    run_once([py, "-c", IMPORTS + ", formal.writers.ledger, formal.writers.figures, "
+              "formal.writers.drawing"], env)  # compiles it once
     prove = [py, "-m", "formal", "prove", "--format", "json", "--output", os.devnull]
     rows: list[Row] = []
 

@@ -7,7 +7,7 @@ The pipeline is one package per stage, frozen values between them, every import 
     formal.parse    lines  -> syntax values (grammar/*.lark + Lark Transformers)
     formal.model    syntax -> Layout: SymPy maps (lane, i) -> (row, col); its cell table
     formal.prove    Layout -> verdicts, decided by Z3 and re-checked by enumeration
-    formal.out      verdicts and layouts -> reports, figures, exports, diff, ledger
+    formal.writers      verdicts and layouts -> reports, figures, exports, diff, ledger
 
 and beside it ``formal.execute`` (numpy and CuPy only: pack, emulate, generate PTX, run on a
 GPU), ``formal.catalog`` (the embedded chapter), ``formal.api`` (the pipeline as one call) and

@@ -20,8 +20,8 @@ from . import catalog
 from .base.records import expand
 from .model.layout import Layout, Model
 from .model.resolve import build
-from .out.diff import Change, diff_models
-from .out.export import to_json
+from .writers.diff import Change, diff_models
+from .writers.export import to_json
 from .prove.driver import prove
 from .prove.verdicts import Options, Proof
 from .text.blocks import MAX_BYTES, Document
@@ -72,7 +72,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     """Prove the documents (none: the catalog).  ``accept`` lists known errata to accept;
     by default, proving the catalog accepts the spec's errata it keeps on purpose.
     ``reading``: a progress callback for reading the documents (``model_of``'s)."""
-    from .out.ledger import mark_accepted
+    from .writers.ledger import mark_accepted
     t0 = time.perf_counter()
     model = model_of(paths, max_bytes, use_catalog, corrections, reading)
     t1 = time.perf_counter()
@@ -97,7 +97,7 @@ def with_catalog_tables(options: Options) -> Options:
 
 def diff_documents(old: str | Path, new: str | Path, options: Options | None = None,
                    max_bytes: int = MAX_BYTES) -> list[Change]:
-    """Two revisions of a document compared layout by layout (``formal.out.diff``)."""
+    """Two revisions of a document compared layout by layout (``formal.writers.diff``)."""
     return diff_models(model_of([old], max_bytes), model_of([new], max_bytes),
                        with_catalog_tables(options or Options()))
 

@@ -158,7 +158,7 @@ def _read_model(docs: Sequence[str], max_size: int, use_catalog: bool = True,
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
-    from .out.report import render
+    from .writers.report import render
     accept: list[dict[str, Any]] | None = None
     if args.accept or args.strict:
         import json
@@ -182,8 +182,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     proof = run.proof
     grid = figure = None
     if args.format == "markdown":
-        from .out.drawing import svg_for
-        from .out.figures import ascii_for
+        from .writers.drawing import svg_for
+        from .writers.figures import ascii_for
         grid, figure = ascii_for, svg_for if args.figures else None
     sources = _sources(args.docs)
     if not args.docs:
@@ -194,14 +194,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
            args.output)
     status = EXIT_OK
     if args.ledger:
-        from .out.ledger import write_ledger
+        from .writers.ledger import write_ledger
         try:
             write_ledger(args.ledger, run.model, proof)
         except OSError as exc:
             raise UsageError(f"cannot write the ledger to {args.ledger}: "
                              f"{exc.strerror or exc}") from exc
     if args.check_ledger:
-        from .out.ledger import check_ledger
+        from .writers.ledger import check_ledger
         drift = check_ledger(args.check_ledger, run.model, proof)
         for line in drift:
             print(line, file=sys.stderr)
@@ -221,7 +221,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    from .out.report import extract_json, extract_text
+    from .writers.report import extract_json, extract_text
     model = _read_model(args.docs, args.max_size, not args.no_catalog)
     text = extract_json(model.layouts) if args.format == "json" else extract_text(model.layouts)
     _write(text, args.output)
@@ -229,7 +229,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     if not args.docs and not args.no_catalog:
         # the catalog's documented errata are accepted, as 'ptxlayout prove' accepts them
         from . import catalog
-        from .out.ledger import accept_findings
+        from .writers.ledger import accept_findings
         findings = accept_findings(findings, catalog.errata())
     for f in findings:
         print(f.format(), file=sys.stderr)
@@ -255,7 +255,7 @@ def _pick(args: argparse.Namespace) -> Any:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .out.figures import ascii_grid
+    from .writers.figures import ascii_grid
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
@@ -264,7 +264,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from .out import drawing, figures
+    from .writers import drawing, figures
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
@@ -285,7 +285,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .api import model_of
-    from .out import export
+    from .writers import export
     bar = _progress()
     model = _read_model(args.docs, args.max_size, not args.no_catalog, args.corrections,
                         bar=bar)
@@ -314,7 +314,7 @@ READING_KINDS = ("input", "parse", "limit")
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .api import with_catalog_tables
-    from .out.diff import diff_models, render_diff
+    from .writers.diff import diff_models, render_diff
     bar = _progress()
     old, new = _read_model([args.old, args.new], args.max_size, each=True, bar=bar)
     for f in (*old.findings, *new.findings):
@@ -349,7 +349,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 def cmd_evidence(args: argparse.Namespace) -> int:
     import json
 
-    from .out.evidence import stale
+    from .writers.evidence import stale
     from .prove.evidence import Evidence
     try:
         ev = Evidence.load(args.evidence)

@@ -20,7 +20,7 @@ from formal.audit.project import spec_layouts
 from formal.audit.ptx import instruction_of, join_literals
 from formal.cli import main
 from formal.model.cute import CuteLayout
-from formal.out import export_cute
+from formal.writers import export_cute
 
 
 def _include() -> Path:

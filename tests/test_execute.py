@@ -31,7 +31,7 @@ HAS_PTXAS = ptx.ptxas_path() is not None
 def catalog() -> dict[str, Any]:
     from formal.api import model_of
     from formal.base.records import expand
-    from formal.out.export import to_json
+    from formal.writers.export import to_json
 
     # the catalog with the corrections of the spec's errata: what the hardware computes
     model = model_of([], corrections=True)
@@ -289,7 +289,7 @@ def test_the_spec_erratum_fails_its_own_emulation() -> None:
     data by its map and multiplying does not give A x B + C -- as on the H100."""
     from formal.api import model_of
     from formal.base.records import expand
-    from formal.out.export import to_json
+    from formal.writers.export import to_json
     records = expand(json.loads(to_json(model_of([]).layouts))["layouts"])
     p = cpu.plans(records)["mma.m16n8k256.s32.b1.b1.s32_and_popc"]
     assert isinstance(p, cpu.Plan)
@@ -607,7 +607,7 @@ def _layout(catalog: dict[str, Any], layout_id: str) -> Any:
 
 def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
                                                  tmp_path: Path) -> None:
-    from formal.out.evidence import stale
+    from formal.writers.evidence import stale
     from formal.prove.evidence import Evidence
 
     records = catalog["records"]

@@ -31,7 +31,7 @@ F16 = [v for v in M8N8K4 if v.a == "f16"]
 def records() -> list[dict[str, Any]]:
     from formal.api import model_of
     from formal.base.records import expand
-    from formal.out.export import to_json
+    from formal.writers.export import to_json
 
     return expand(json.loads(to_json(model_of([], corrections=True).layouts))["layouts"])
 

@@ -351,7 +351,7 @@ def test_sm100_moves_take_the_catalogs_maps() -> None:
     would pack with), while the H100's evidence check owes none of them a run."""
     from formal.api import model_of
     from formal.base.records import expand
-    from formal.out.export import layout_record
+    from formal.writers.export import layout_record
 
     lays = model_of([]).layouts
     by_id = {lay.id: lay for lay in lays}

@@ -7,7 +7,7 @@ import json
 import random
 from typing import Any
 
-from formal.out.jsontext import dumps_indented
+from formal.writers.jsontext import dumps_indented
 
 
 def _same(value: Any) -> None:

@@ -14,8 +14,8 @@ from formal import catalog
 from formal.api import model_of
 from formal.model import build
 from formal.model.algebra import I
-from formal.out.evidence import stale
-from formal.out.export import layout_record
+from formal.writers.evidence import stale
+from formal.writers.export import layout_record
 from formal.prove.evidence import Evidence, default_dir
 from formal.text.read import read_text
 

@@ -3,10 +3,10 @@
 The packages of ``formal/`` are stages, each on a floor (DESIGN.md):
 
     base (0) <- execute (1) ; text (1) <- catalog (2) <- parse (3) <- model (4) <- prove (5)
-    <- out, audit (6) <- api (7) <- cli (8) <- __main__ (9)
+    <- writers, audit (6) <- api (7) <- cli (8) <- __main__ (9)
 
 A module may import a module of its own package or of a lower floor, never of a higher one
-(``prove`` never imports ``out``; ``execute`` imports only ``base``), and the modules must not
+(``prove`` never imports ``writers``; ``execute`` imports only ``base``), and the modules must not
 import each other in a loop.  Imports inside functions count: a lazy import that runs back up
 is still a back edge.  The test walks every module with ``ast``; nothing is imported.
 """
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FORMAL = ROOT / "formal"
 
 FLOORS = {"base": 0, "execute": 1, "text": 1, "catalog": 2, "parse": 3, "model": 4,
-          "prove": 5, "out": 6, "audit": 6, "api": 7, "cli": 8, "__main__": 9, "__init__": 0}
+          "prove": 5, "writers": 6, "audit": 6, "api": 7, "cli": 8, "__main__": 9, "__init__": 0}
 MAX_LINES = 700
 
 
@@ -120,10 +120,10 @@ def test_every_module_is_short_and_explains_itself() -> None:
 
 
 def test_the_walk_sees_a_planted_back_edge(tmp_path: Path) -> None:
-    # the checker itself must be able to fail: prove importing out is a back edge (the file
+    # the checker itself must be able to fail: prove importing writers is a back edge (the file
     # is planted outside the tree, read as if it were formal/prove/planted.py)
     planted = tmp_path / "planted.py"
-    planted.write_text('"""planted by a test"""\nfrom ..out import report  # noqa\n')
+    planted.write_text('"""planted by a test"""\nfrom ..writers import report  # noqa\n')
     deps = _imports(planted, "formal.prove.planted")
-    assert deps == {"formal.out.report"}
-    assert FLOORS[_stage("formal.out.report")] > FLOORS[_stage("formal.prove.planted")]
+    assert deps == {"formal.writers.report"}
+    assert FLOORS[_stage("formal.writers.report")] > FLOORS[_stage("formal.prove.planted")]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from formal.api import analyze, model_of
 from formal.model import build
-from formal.out.report import render
+from formal.writers.report import render
 from formal.prove import Options, prove
 from formal.text.read import read_text
 

@@ -352,7 +352,7 @@ BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
 # wgmma.mma_async.sp: every type pairing and selector at N = 8, 64, 256, A from registers
 # and from shared memory.  The GPU runner (``formal.execute.gpu_matrix``) runs them
 # (``--only wgmma.sp.``); until the evidence holds a run of one (``sparse_owed``), the
-# evidence owes none (``formal.out.evidence``) and their layouts' ``hardware`` obligation
+# evidence owes none (``formal.writers.evidence``) and their layouts' ``hardware`` obligation
 # says they were assembled, not run (``executed``).
 WGMMA_SP_VARIANTS: tuple[MatrixVariant, ...] = tuple(wgmma_sp_variants(WGMMA_NS_EVERY_TYPE))
 

@@ -446,7 +446,7 @@ def operands_of(v: Variant) -> tuple[str, ...]:
 
 
 def record_serves(v: Variant, r: Mapping[str, Any]) -> bool:
-    """``layout_serves`` for a layout record in ``formal.out.export``'s JSON form."""
+    """``layout_serves`` for a layout record in ``formal.writers.export``'s JSON form."""
     return layout_serves(v, str(r.get("operand")), str(r.get("instruction")),
                          str(r.get("shape")), r.get("types") or (), str(r.get("id", "")),
                          record_arrangement(r))
@@ -491,7 +491,7 @@ def record_arrangement(r: Mapping[str, Any]) -> str:
 
 def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \
         -> dict[str, Mapping[str, Any]]:
-    """The first layout record (``formal.out.export`` JSON) serving each operand of ``v``;
+    """The first layout record (``formal.writers.export`` JSON) serving each operand of ``v``;
     records with a cell or field table come first."""
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands_of(v):

@@ -1,7 +1,7 @@
 """Registers from matrices and back, and the exact product a tensor core must return.
 
 Everything here is numpy only: it runs on the GPU machine, where neither SymPy nor Z3 is
-installed, and it reads layouts as the JSON cell tables of ``formal.out.export``.
+installed, and it reads layouts as the JSON cell tables of ``formal.writers.export``.
 
 **A worked example.**  Take a toy operand of 2 x 4 ``.u8`` cells held by 2 lanes, four
 elements each, with the map ``row = lane, col = i``.  Lane 1's four elements are cells
@@ -143,7 +143,7 @@ class OperandMap:
         return f"{letter}[{r}][{c}] of product {g}"
 
     def cells(self) -> list[dict[str, int]]:
-        """The cell table in ``formal.out.export``'s form (local cells and ``group``)."""
+        """The cell table in ``formal.writers.export``'s form (local cells and ``group``)."""
         return cell_records(self, [(t, i, int(self.row[t, i]), int(self.col[t, i]))
                                    for t in range(self.row.shape[0]) for i in range(self.n)
                                    if self.held is None or self.held[t, i]])
@@ -181,7 +181,7 @@ def _groups_of(rec: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> in
 def operand_map(rec: Mapping[str, Any], bits: int | None = None,
                 sparsity: Sparsity | None = None, partial: bool = False,
                 lanes: int = LANES) -> OperandMap:
-    """Index arrays of one layout record (``formal.out.export`` format).  A replicated record
+    """Index arrays of one layout record (``formal.writers.export`` format).  A replicated record
     becomes its block-diagonal view (module docstring); ``partial`` lets elements without a
     cell through (loaded as zero; for running the spec's erratum layouts of A and B).
     ``lanes``: the threads the fragment spans (128 for a wgmma warpgroup)."""

@@ -3,7 +3,7 @@
 ``table(report)`` prints one line per instruction and shape (``mma.m16n8k16  36 match``), last;
 ``write_evidence(report, DIR)`` writes one JSON file per run (device, driver, date, the map hash
 of every layout each run packed with, trials, seeds and results) that ``formal.prove.evidence``
-reads and ``formal.out.evidence`` judges for staleness; ``main_from_args`` is what the command
+reads and ``formal.writers.evidence`` judges for staleness; ``main_from_args`` is what the command
 line's ``gpu`` subcommand runs.
 """
 

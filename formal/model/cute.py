@@ -10,7 +10,7 @@ the shape, first mode fastest (colexicographic); each digit is weighted by its s
 ``evaluate(shape, stride, (5, 3)) == 57``; with M = 16 the index is row 57 % 16 = 9, column
 57 // 16 = 3.  ``parse_text("((4,8),(2,2)):((32,1),(16,8))")`` reads the printed form with
 the grammar's ``cute_text`` start symbol (``grammar/cute.lark``), so that the CuTe export
-(``formal.out.export_cute``) and the CuTe header audit (``formal.audit``) share one syntax
+(``formal.writers.export_cute``) and the CuTe header audit (``formal.audit``) share one syntax
 and one evaluator.
 """
 

@@ -45,7 +45,7 @@ table comes from ``table(hash)``: kept in the evidence, or any layout with that 
 catalog, a lazy ``add_source`` of ``formal.api``).  Runs are indexed by variant key and kept
 tables by hash once, at load (``runs_of``), so a verdict never scans the whole evidence.
 
-Whether the evidence still covers the current layouts (for CI) is ``formal.out.evidence.stale``,
+Whether the evidence still covers the current layouts (for CI) is ``formal.writers.evidence.stale``,
 run as ``ptxlayout evidence proofs/evidence``.
 
 This module imports neither numpy nor the prover at import time.

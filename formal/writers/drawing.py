@@ -1,6 +1,6 @@
 """A figure as a picture: a scene of rectangles and text, written as SVG or painted by Pillow.
 
-``svg(layout)`` lays the ``Figure`` of ``formal.out.figures`` out on a grid (one cell per tile
+``svg(layout)`` lays the ``Figure`` of ``formal.writers.figures`` out on a grid (one cell per tile
 cell, ``T5:a3`` in the lane's colour, a black-and-gold border where two elements collide, a
 dashed grey box where nobody holds the cell) and writes it as SVG text; ``png`` paints the same
 scene with Pillow (``pip install 'ptxlayout[png]'``).  For m16n8k16 ``.f16`` A the picture is a

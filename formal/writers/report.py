@@ -193,8 +193,8 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
                 grid: Any = None, figure: Any = None) -> str:
     """An erratum-ready report: per finding, the quote, the counterexample and a grid.
 
-    ``grid(layout, finding) -> str | None`` draws the lane grid (formal.out.figures.ascii_for)
-    and ``figure(layout, finding) -> str | None`` the SVG figure (formal.out.drawing.svg_for),
+    ``grid(layout, finding) -> str | None`` draws the lane grid (formal.writers.figures.ascii_for)
+    and ``figure(layout, finding) -> str | None`` the SVG figure (formal.writers.drawing.svg_for),
     passed in so this module does not depend on the figure module.  With ``figure`` the SVG
     is inlined once per failing layout, at its first finding, inside a ``<details>`` block;
     without it (the default of ``prove --format markdown``: one SVG can run to thousands of
