@@ -20,12 +20,12 @@ from . import catalog
 from .base.records import expand
 from .model.layout import Layout, Model
 from .model.resolve import build
-from .writers.diff import Change, diff_models
-from .writers.export import to_json
 from .prove.driver import prove
 from .prove.verdicts import Options, Proof
 from .text.blocks import MAX_BYTES, Document
 from .text.read import read_path
+from .writers.diff import Change, diff_models
+from .writers.export import to_json
 
 
 @dataclass(frozen=True)

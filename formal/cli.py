@@ -349,8 +349,8 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 def cmd_evidence(args: argparse.Namespace) -> int:
     import json
 
-    from .writers.evidence import stale
     from .prove.evidence import Evidence
+    from .writers.evidence import stale
     try:
         ev = Evidence.load(args.evidence)
     except (OSError, ValueError) as exc:

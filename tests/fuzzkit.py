@@ -36,10 +36,10 @@ from hypothesis import strategies as st
 from formal import catalog
 from formal.cli import main
 from formal.model.resolve import build
-from formal.writers.report import render
 from formal.prove.driver import prove
 from formal.prove.verdicts import OBLIGATIONS, Options
 from formal.text.read import read_bytes
+from formal.writers.report import render
 
 from .conftest import seed_path
 from .sphinx import markdown_to_sphinx_html

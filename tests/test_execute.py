@@ -607,8 +607,8 @@ def _layout(catalog: dict[str, Any], layout_id: str) -> Any:
 
 def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
                                                  tmp_path: Path) -> None:
-    from formal.writers.evidence import stale
     from formal.prove.evidence import Evidence
+    from formal.writers.evidence import stale
 
     records = catalog["records"]
     ev_dir = tmp_path / "evidence"

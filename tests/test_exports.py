@@ -18,8 +18,8 @@ from formal.cli import main
 from formal.model.cells import cells_and_names
 from formal.model.layout import Layout
 from formal.model.resolve import build
-from formal.writers import export, export_cute, export_f2
 from formal.text.read import read_text
+from formal.writers import export, export_cute, export_f2
 
 from .sections import M8N8K4, a_section
 

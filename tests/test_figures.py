@@ -19,10 +19,10 @@ from formal.cli import main
 from formal.model.cells import cells_and_names
 from formal.model.layout import Layout, Model
 from formal.model.resolve import build
-from formal.writers import drawing, figures
-from formal.writers.report import to_markdown
 from formal.prove.driver import prove
 from formal.text.read import read_text
+from formal.writers import drawing, figures
+from formal.writers.report import to_markdown
 
 from .sections import COL, M8N8K4, ROW, a_section
 

@@ -14,10 +14,10 @@ from formal import catalog
 from formal.api import model_of
 from formal.model import build
 from formal.model.algebra import I
-from formal.writers.evidence import stale
-from formal.writers.export import layout_record
 from formal.prove.evidence import Evidence, default_dir
 from formal.text.read import read_text
+from formal.writers.evidence import stale
+from formal.writers.export import layout_record
 
 
 @pytest.fixture(scope="module")

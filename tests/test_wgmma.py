@@ -12,9 +12,9 @@ from pathlib import Path
 
 from formal.api import analyze, model_of
 from formal.model import build
-from formal.writers.report import render
 from formal.prove import Options, prove
 from formal.text.read import read_text
+from formal.writers.report import render
 
 D_LIST = ("d0, d1, d2, d3, …, dX, dY, dZ, dW<br>where X = N/2 - 4<br>Y = N/2 - 3<br>"
           "Z = N/2 - 2<br>W = N/2 - 1<br>")

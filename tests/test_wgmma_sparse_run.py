@@ -20,9 +20,9 @@ from formal.base.matrix_variants import WGMMA_SP_VARIANTS, sparse_owed, variant
 from formal.base.records import expand
 from formal.execute import cpu, gpu_matrix, matrix_fake, smem
 from formal.execute import matrix as mx
+from formal.prove.evidence import Evidence, default_dir
 from formal.writers.evidence import stale
 from formal.writers.export import layout_record
-from formal.prove.evidence import Evidence, default_dir
 
 
 @pytest.fixture(scope="module")
