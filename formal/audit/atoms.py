@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show
-from .header import Alias, BinOp, Header, Neg, Opaque, Pack, Struct, Type, read_header
+from .header import Alias, CppBinOp, CppHeader, CppNeg, Opaque, Pack, Struct, Type, read_header
 from .project import Finding, Span, warning
 from .ptx import Instruction, instruction_of
 
@@ -63,11 +63,11 @@ class _Unreadable(Exception):
 
 
 @lru_cache(maxsize=64)
-def _read_cached(path: str, mtime: float) -> Header:
+def _read_cached(path: str, mtime: float) -> CppHeader:
     return read_header(path)
 
 
-def _read(path: Path) -> Header:
+def _read(path: Path) -> CppHeader:
     try:
         return _read_cached(str(path), path.stat().st_mtime)
     except OSError:
@@ -92,7 +92,7 @@ class Env:
     """Every alias, trait and arch struct of a set of headers and what they include."""
 
     def __init__(self, headers: Sequence[Path], include_dirs: Sequence[Path] = ()) -> None:
-        self.headers: list[Header] = []
+        self.headers: list[CppHeader] = []
         self.findings: list[Finding] = []
         self.aliases: dict[str, Alias] = {}
         self.traits: dict[tuple[str, str], tuple[Struct, str]] = {}
@@ -134,9 +134,9 @@ class Env:
             raise _Unreadable("aliases nest too deeply")
         if isinstance(e, int):
             return e
-        if isinstance(e, Neg):
+        if isinstance(e, CppNeg):
             return -self.scalar(e.a, env, depth)
-        if isinstance(e, BinOp):
+        if isinstance(e, CppBinOp):
             a, b = self.scalar(e.a, env, depth), self.scalar(e.b, env, depth)
             if e.op == "+":
                 return a + b
@@ -253,14 +253,14 @@ def _names(e: Any) -> set[str]:
             out.add(p.name)
             for a in p.args or ():
                 out |= _names(a)
-    elif isinstance(e, BinOp):
+    elif isinstance(e, CppBinOp):
         out |= _names(e.a) | _names(e.b)
-    elif isinstance(e, (Neg, Pack)):
+    elif isinstance(e, (CppNeg, Pack)):
         out |= _names(e.a)
     return out
 
 
-def atoms_of(env: Env, header: Header) -> list[Atom]:
+def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
     """The atoms a header defines, evaluated in ``env``."""
     out: list[Atom] = []
     for s in header.structs:

@@ -23,13 +23,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..model.cute import CuteLayout, flat_modes, size
-from .project import Layout, tv_view
+from .project import InternalError, Layout, tv_view
 
 Cell = tuple[int, int]
-
-
-class InternalError(Exception):
-    """Z3 and enumeration disagree: a bug in the audit, never a verdict."""
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ statement inside them) and ``#include`` lines, and passes over everything else. 
     template <> struct MMA_Traits<SM80_8x8x4_F64F64F64F64_TN> { using ALayout = SM80_8x4; };
     }
 
-``read_header`` gives one ``Alias`` (``SM80_8x4``, params ``()``) and one ``Struct`` whose
-``type`` is ``MMA_Traits<SM80_8x8x4_F64F64F64F64_TN>`` and whose ``members`` hold
-``ALayout -> SM80_8x4``.  Types stay unevaluated here (``Type`` chains of ``TName``);
-``formal.audit.atoms`` evaluates them.  A token the grammar cannot place becomes a warning
-``Finding`` at its line and the parse resumes after it: never a crash, never silence.
+``read_header`` gives a ``CppHeader`` with one ``Alias`` (``SM80_8x4``, params ``()``) and
+one ``Struct`` whose ``type`` is ``MMA_Traits<SM80_8x8x4_F64F64F64F64_TN>`` and whose
+``members`` hold ``ALayout -> SM80_8x4``.  Types stay unevaluated here (``Type`` chains of
+``TName``); ``formal.audit.atoms`` evaluates them.  A token the grammar cannot place becomes a
+warning ``Finding`` at its line and the parse resumes after it: never a crash, never silence.
 """
 
 from __future__ import annotations
@@ -69,14 +69,18 @@ class Opaque:
 
 
 @dataclass(frozen=True)
-class BinOp:
+class CppBinOp:
+    """A binary C++ expression ``a op b`` (``+ - * / % < ==`` ...) inside a template argument."""
+
     op: str
     a: Any
     b: Any
 
 
 @dataclass(frozen=True)
-class Neg:
+class CppNeg:
+    """A negated C++ expression ``-a``."""
+
     a: Any
 
 
@@ -86,9 +90,9 @@ class Pack:
 
 
 def show_expr(e: Any) -> str:
-    if isinstance(e, BinOp):
+    if isinstance(e, CppBinOp):
         return f"{show_expr(e.a)}{e.op}{show_expr(e.b)}"
-    if isinstance(e, Neg):
+    if isinstance(e, CppNeg):
         return f"-{show_expr(e.a)}"
     if isinstance(e, Pack):
         return f"{show_expr(e.a)}..."
@@ -127,7 +131,9 @@ class Struct:
 
 
 @dataclass(frozen=True)
-class Header:
+class CppHeader:
+    """One C++ header file as the CuTe reader saw it (not a fragment table's header row)."""
+
     path: str
     aliases: tuple[Alias, ...] = ()
     structs: tuple[Struct, ...] = ()
@@ -198,7 +204,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         return next(x for x in c if not isinstance(x, Token))
 
     def neg(self, meta: Any, c: list[Any]) -> Any:
-        return Neg(c[1]) if str(c[0]) == "-" else c[1]
+        return CppNeg(c[1]) if str(c[0]) == "-" else c[1]
 
     def pack(self, meta: Any, c: list[Any]) -> Pack:
         return Pack(c[0])
@@ -206,7 +212,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
     def _binary(self, c: list[Any]) -> Any:
         out = c[0]
         for i in range(1, len(c), 2):
-            out = BinOp(str(c[i]), out, c[i + 1])
+            out = CppBinOp(str(c[i]), out, c[i + 1])
         return out
 
     def sum(self, meta: Any, c: list[Any]) -> Any:
@@ -319,14 +325,14 @@ def _walk(items: Any, aliases: list[Alias], structs: list[Struct], includes: lis
             _walk(x, aliases, structs, includes)
 
 
-def read_header(path: str | Path, text: str | None = None) -> Header:
+def read_header(path: str | Path, text: str | None = None) -> CppHeader:
     """Parse one header; unreadable constructs become warnings with file:line."""
     name = str(path)
     if text is None:
         try:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError as e:
-            return Header(name, findings=(warning("header", Span(name, 0, 0),
+            return CppHeader(name, findings=(warning("header", Span(name, 0, 0),
                                                   f"cannot read: {e.strerror}"),))
     findings: list[Finding] = []
 
@@ -356,10 +362,10 @@ def read_header(path: str | Path, text: str | None = None) -> Header:
         line = int(getattr(e, "line", 0) or 0)
         findings.append(warning("cute-syntax", Span(name, line, 0),
                                 "the header's braces do not balance; read nothing from it"))
-        return Header(name, findings=tuple(findings))
+        return CppHeader(name, findings=tuple(findings))
     items = _Syntax().transform(tree)
     aliases: list[Alias] = []
     structs: list[Struct] = []
     includes: list[str] = []
     _walk(list(items.children), aliases, structs, includes)
-    return Header(name, tuple(aliases), tuple(structs), tuple(includes), tuple(findings))
+    return CppHeader(name, tuple(aliases), tuple(structs), tuple(includes), tuple(findings))

@@ -2,7 +2,8 @@
 
 Everything the audit needs from the pipeline -- findings and spans, the grammar directory,
 the catalog's layouts (as written and corrected), the (thread, value) view of a layout, the
-variants table -- is imported here and nowhere else in ``formal.audit`` (besides the
+variants table, the prover's ``InternalError`` (Z3 and enumeration disagree: a bug, never a
+verdict) -- is imported here and nowhere else in ``formal.audit`` (besides the
 shape:stride algebra ``formal.model.cute``, which the CuTe export shares).  For example
 ``spec_layouts(False)`` is the catalog's layouts with the spec's formulas as written, and
 ``tv_view(lay)`` the table ``cells[lane][value] = (row, col)`` of one of them.
@@ -17,9 +18,10 @@ from ..base.source import Finding, Span, error, warning
 from ..base.variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
 from ..model import Layout, cells_and_names
 from ..model.tv import TV, tv_view
+from ..prove.verdicts import InternalError
 
-__all__ = ["Finding", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS", "Variant",
-           "cells_and_names", "error", "grammar_dir", "layout_serves", "spec_layouts",
+__all__ = ["Finding", "InternalError", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS",
+           "Variant", "cells_and_names", "error", "grammar_dir", "layout_serves", "spec_layouts",
            "tv_view", "warning"]
 
 

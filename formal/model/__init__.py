@@ -7,7 +7,7 @@ from (lane, element) to a tile cell.  For a toy 4-lane, 2-element layout of a 2 
     (lane 0, i 0) -> (0, 0)   (lane 1, i 0) -> (0, 1)   ...   (lane 3, i 1) -> (1, 3)
 
 ``algebra`` is the symbolic vocabulary (bitwise SymPy functions, bounds, compilers to Python
-and numpy), ``build`` turns a section into layouts, ``resolve`` joins every document's layouts
+and numpy), ``sections`` turns a section into layouts, ``resolve`` joins every document's layouts
 and resolves "the same as" references, ``cells`` is the one place a layout becomes cells, and
 ``tv`` the (thread, value) view CuTe and Triton use.
 """

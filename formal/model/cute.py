@@ -57,6 +57,17 @@ class CuteLayout:
     def rank(self) -> int:
         return 1 if isinstance(self.shape, int) else len(self.shape)
 
+    def cpp(self) -> str:
+        """The same layout as a CuTe C++ type: ``(4,2):(2,1)`` is
+        ``Layout<Shape<_4,_2>, Stride<_2,_1>>``."""
+        return f"Layout<{_cpp(self.shape, 'Shape')}, {_cpp(self.stride, 'Stride')}>"
+
+
+def _cpp(t: IntTuple, kind: str) -> str:
+    if isinstance(t, int):
+        return f"_{t}"
+    return f"{kind}<" + ",".join(_cpp(x, kind) for x in t) + ">"
+
 
 def show(t: IntTuple) -> str:
     if isinstance(t, int):
@@ -129,7 +140,7 @@ def _as_int(text: str) -> int:
     return int(text, 0)
 
 
-class _Text(Transformer):  # type: ignore[type-arg]
+class _PrintedLayout(Transformer):  # type: ignore[type-arg]
     def int(self, c: list[Token]) -> Any:
         return _as_int(str(c[0]))
 
@@ -156,7 +167,7 @@ def parse_text(text: str) -> CuteLayout:
         tree = _text_parser().parse(text)
     except LarkError as e:
         raise ValueError(f"not a CuTe layout: {text!r}") from e
-    out = _Text().transform(tree)
+    out = _PrintedLayout().transform(tree)
     assert isinstance(out, CuteLayout)
     if not congruent(out.shape, out.stride):
         raise ValueError(f"shape and stride of {text!r} are not congruent")

@@ -22,7 +22,9 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..parse.document import ParsedDocument, parse_document
 from ..text.blocks import Document
-from .build import (
+from .layout import Layout, Model
+from .moves import move_layouts
+from .sections import (
     SectionContext,
     layout_id,
     section_a_types,
@@ -30,8 +32,6 @@ from .build import (
     types_of_title,
     with_section_context,
 )
-from .layout import Layout, Model
-from .moves import move_layouts
 
 # ---- references ----------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ The grammar files are the specification of the language; this package only turns
 into frozen values (``formal.parse.syntax``) and Lark's errors into findings.  Nothing is
 evaluated: ``row = groupID + 8 for ai where i >= 4`` becomes
 
-    Definition("row", [Case(BinOp("+", Name("groupID"), Num(8)),
+    Definition("row", [WrittenCase(BinOp("+", Name("groupID"), Num(8)),
                             Guard(Compare([">="], [Name("i"), Num(4)])))])
 
 and a fragment sentence its facts (register count and kind, elements per register, element

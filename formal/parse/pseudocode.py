@@ -263,7 +263,7 @@ def assemble(lines: Sequence[S.PseudoLine | SourceText],
     defs: list[S.Definition] = []
     findings: list[Finding] = []
     unparsed: list[SourceText] = []
-    current: list[S.Case] | None = None
+    current: list[S.WrittenCase] | None = None
     name = kind = ""
     head: SourceText | None = None
     orphaned = False  # the definition line above did not parse
@@ -294,23 +294,23 @@ def assemble(lines: Sequence[S.PseudoLine | SourceText],
                 findings.append(error(
                     "cases", ln.source.strip(),
                     f"'{name}' has a case without a condition followed by a further case"))
-            current.append(S.Case(ln.source, expr=ln.expr, guard=ln.guard))
+            current.append(S.WrittenCase(ln.source, expr=ln.expr, guard=ln.guard))
             continue
         close()
         orphaned = False
         name, head = ln.name, ln.source
         if ln.kind == "assign":
             kind = "expr"
-            current = [S.Case(ln.source, expr=ln.expr, guard=ln.guard)]
+            current = [S.WrittenCase(ln.source, expr=ln.expr, guard=ln.guard)]
         elif ln.kind == "predicate":
             kind = "predicate"
-            current = [S.Case(ln.source, cond=ln.cond)]
+            current = [S.WrittenCase(ln.source, cond=ln.cond)]
         elif ln.kind == "range":
             kind = "range"
-            current = [S.Case(ln.source, low=ln.low, high=ln.high)]
+            current = [S.WrittenCase(ln.source, low=ln.low, high=ln.high)]
         elif ln.kind == "set":
             kind = "set"
-            current = [S.Case(ln.source, items=ln.items)]
+            current = [S.WrittenCase(ln.source, items=ln.items)]
     close()
     return S.Program(tuple(defs), tuple(unparsed)), findings
 

@@ -135,7 +135,7 @@ class PseudoLine:
 
 
 @dataclass(frozen=True)
-class Case:
+class WrittenCase:
     """One case of a definition, with the line it was written on."""
 
     source: SourceText
@@ -151,7 +151,7 @@ class Case:
 class Definition:
     name: str
     kind: str  # "expr" | "predicate" | "range" | "set"
-    cases: tuple[Case, ...]
+    cases: tuple[WrittenCase, ...]
     source: SourceText
 
 

@@ -73,7 +73,8 @@ class Proof:
 
 
 class InternalError(Exception):
-    """Z3 and enumeration disagree, or a Z3 witness does not replay."""
+    """Z3 and enumeration disagree, or a Z3 witness does not replay: a bug of ptxlayout (in the
+    prover, the diff or the audit), never a verdict."""
 
 
 

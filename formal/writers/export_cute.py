@@ -36,41 +36,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import cute as _cute
+from ..model.cute import CuteLayout
 from ..model.layout import Layout
 from ..model.tv import TV, cute_dims, cute_swapped, tv_view
 
 Shape = Any  # int | tuple[Shape, ...]
 
 
-@dataclass(frozen=True)
-class CuteLayout:
-    """A (thread, value) CuTe layout: each mode is a tuple of (size, stride) sub-modes."""
+def _tv_layout(thread: tuple[tuple[int, int], ...],
+               value: tuple[tuple[int, int], ...]) -> CuteLayout:
+    """The (thread, value) layout of two lists of (size, stride) digits: a mode of one digit
+    is an int, ``((4,32),(2,1))`` and ``((2,16),)`` give ``((4,2),2):((32,1),16)``."""
+    def part(m: tuple[tuple[int, int], ...], k: int) -> Any:
+        return m[0][k] if len(m) == 1 else tuple(x[k] for x in m)
 
-    thread: tuple[tuple[int, int], ...]
-    value: tuple[tuple[int, int], ...]
-
-    def __str__(self) -> str:
-        def shape(m: tuple[tuple[int, int], ...]) -> str:
-            return str(m[0][0]) if len(m) == 1 else "(" + ",".join(str(s) for s, _ in m) + ")"
-
-        def stride(m: tuple[tuple[int, int], ...]) -> str:
-            return str(m[0][1]) if len(m) == 1 else "(" + ",".join(str(d) for _, d in m) + ")"
-
-        return f"({shape(self.thread)},{shape(self.value)}):" \
-               f"({stride(self.thread)},{stride(self.value)})"
-
-    def cpp(self) -> str:
-        """The same layout as a CuTe C++ type."""
-        def shape(m: tuple[tuple[int, int], ...]) -> str:
-            return f"_{m[0][0]}" if len(m) == 1 else \
-                "Shape<" + ",".join(f"_{s}" for s, _ in m) + ">"
-
-        def stride(m: tuple[tuple[int, int], ...]) -> str:
-            return f"_{m[0][1]}" if len(m) == 1 else \
-                "Stride<" + ",".join(f"_{d}" for _, d in m) + ">"
-
-        return f"Layout<Shape<{shape(self.thread)},{shape(self.value)}>, " \
-               f"Stride<{stride(self.thread)},{stride(self.value)}>>"
+    return CuteLayout((part(thread, 0), part(value, 0)), (part(thread, 1), part(value, 1)))
 
 
 @dataclass(frozen=True)
@@ -196,7 +176,7 @@ def to_cute(lay: Layout) -> CuteResult:
             v_strides = [idx[0][p] for p in _digit_points(v_radix)]
             bad = _first_mismatch(idx, t_radix, t_strides, v_radix, v_strides)
             if bad is None:
-                cute = CuteLayout(_coalesce(list(zip(t_radix, t_strides, strict=True))),
+                cute = _tv_layout(_coalesce(list(zip(t_radix, t_strides, strict=True))),
                                   _coalesce(list(zip(v_radix, v_strides, strict=True))))
                 problem = verify(cute, lay, tv)
                 if problem:  # pragma: no cover - the search only returns what it checked

@@ -515,7 +515,7 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
     if title.instruction == "wgmma":
         return wgmma_layouts(doc, doc_label, ps, title, provenance, findings)
     if title.instruction in MOVES:
-        return move_layouts(doc, doc_label, ps, title, provenance, findings), []
+        return move_section_layouts(doc, doc_label, ps, title, provenance, findings), []
     shape = Shape.parse(title.shape)
     if shape is None:  # pragma: no cover - the grammar only admits mNnNkN
         return [], []
@@ -637,8 +637,9 @@ def wgmma_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.Sec
 # ---- ldmatrix / stmatrix / movmatrix -----------------------------------------------------------
 
 
-def move_layouts(doc: Document, doc_label: str, ps: ParsedSection, title: S.SectionTitle,
-                 provenance: str, findings: list[Finding]) -> list[Layout]:
+def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
+                         title: S.SectionTitle, provenance: str,
+                         findings: list[Finding]) -> list[Layout]:
     """A matrix move's fragment, ``ldmatrix.m8n8.x4.b16``: the ``.num`` matrices (here 4 of
     8 x 8) stacked one above the other make the tile (32 x 8); a cell is (the index of the
     row address the element comes from, its place in that row).  Source registers are
