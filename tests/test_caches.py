@@ -9,6 +9,10 @@
     into a proof: the enumeration refutes it, the entry is dropped with a warning, Z3 runs.
 (d) A corrupt or foreign entry is ignored with a warning; a warm cache changes no report, and
     ``--no-cache`` writes nothing.
+(e) Grammar tables edited in the user's own folder (the pseudocode's COMMENT pattern made to
+    swallow ``>> 1``, which would turn ``row = groupID >> 1`` into a correct ``row = groupID``)
+    fail their content hash: the formula is still refuted, a warning names the file, and the
+    tables are rebuilt.
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ import pytest
 from formal import prove
 from formal.api import model_of
 from formal.base import cache as disk
-from formal.base.grammar_files import _tables_key, grammar_dir
+from formal.base.grammar_files import _tables_key, build_parser, grammar_dir
 from formal.cli import main
+from formal.parse import grammars
 from formal.parse.grammars import FRAGMENT_STARTS
 from formal.prove.cache import SCHEMA, entry_key
 
-from .test_never_lie import document
+from .test_never_lie import F32, HEAD, LAYOUTS, document
 
 ROOT = Path(__file__).resolve().parents[1]
 POSIX = hasattr(os, "geteuid")
@@ -440,3 +445,65 @@ def test_a_new_cache_folder_is_private_whatever_the_umask(
         os.umask(old)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE((folder / "tables").stat().st_mode) == 0o700
+
+
+# ---- (e) edited grammar tables -------------------------------------------------------------
+
+_COMMENT = '["value","//[^\\n]*"],["flags",[]],["raw",null],["_width",[2,18446744073709551616]],' \
+           '["__type__","PatternRE"]]}],["priority",0]'
+_SWALLOW = _COMMENT.replace('//[^\\n]*', '//[^\\n]*|>> 1').replace('["priority",0]',
+                                                                   '["priority",9]')
+
+
+def _prove_fresh_parser(doc: str) -> tuple[int, dict[str, Any], str]:
+    """A run as a new process would make it: the pseudocode parser loaded from the folder."""
+    grammars.pseudo_parser.cache_clear()
+    grammars.clear_memo()
+    return _prove_in_process(doc, "--no-catalog")
+
+
+def test_edited_grammar_tables_are_rebuilt_not_believed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
+    doc = tmp_path / "shift.txt"
+    formulas = LAYOUTS["correct"][0].replace("row = groupID for", "row = groupID >> 1 for")
+    doc.write_text(HEAD.format(row=F32) + formulas + "\n", encoding="utf-8")
+    code, honest, err = _prove_fresh_parser(str(doc))
+    assert (code, _status(honest, "injective"), err) == (1, "refuted", "")
+    [table] = (folder / "tables").glob("pseudocode-*.json")
+    built = table.read_bytes()
+    assert built.count(_COMMENT.encode()) == 1
+    table.write_bytes(built.replace(_COMMENT.encode(), _SWALLOW.encode()))
+    # the plant is a real attack: Lark itself, given the edited tables, drops the shift
+    from lark import Lark
+    edited = json.loads(table.read_text())["tables"]
+    from formal.base.grammar_files import _decode
+    lark = Lark._load_from_dict(**_decode(edited))
+    assert [str(tok) for tok in lark.lex("groupID >> 1")] == ["groupID"]
+    code, report, err = _prove_fresh_parser(str(doc))
+    assert (code, report) == (1, honest)
+    assert err == f"ptxlayout: warning: cache ignored: {table}: not usable tables (the tables " \
+                  "do not match their hash (edited or damaged)); rebuilt\n", err
+    rebuilt = table.read_bytes()  # rebuilt (Lark numbers its states afresh each build)
+    assert rebuilt.count(_COMMENT.encode()) == 1 and _SWALLOW.encode() not in rebuilt
+    code, report, err = _prove_fresh_parser(str(doc))
+    assert (code, report, err) == (1, honest, "")
+
+
+def test_tables_said_to_come_from_another_grammar_are_rebuilt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path))
+    build_parser("ptx_asm", "start", positions=False)
+    [table] = (tmp_path / "tables").glob("ptx_asm-*.json")
+    entry = json.loads(table.read_text())
+    table.write_text(json.dumps({**entry, "grammar": "0" * 64}))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        parser = build_parser("ptx_asm", "start", positions=False)
+    assert err.getvalue() == f"ptxlayout: warning: cache ignored: {table}: not usable tables " \
+                             "(built from another grammar text); rebuilt\n"
+    again = json.loads(table.read_text())  # rebuilt, with the grammar's own hash
+    assert again["grammar"] == entry["grammar"] and again["key"] == entry["key"]
+    assert [str(t) for t in parser.lex("mma.sync.aligned.m8n8k4 ;")] == \
+        ["mma.sync.aligned.m8n8k4", ";"]

@@ -26,7 +26,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
-from .project import Finding, Span, grammar_dir, warning
+from .project import Finding, Span, build_parser, warning
 
 # ---- syntax -------------------------------------------------------------------------------
 
@@ -144,14 +144,9 @@ class CppHeader:
 # ---- the parser ---------------------------------------------------------------------------
 
 
-def grammar_text() -> str:
-    return (grammar_dir() / "cute.lark").read_text(encoding="utf-8")
-
-
 @cache
 def _parser() -> Lark:
-    return Lark(grammar_text(), parser="lalr", start="start", propagate_positions=True,
-                maybe_placeholders=False)
+    return build_parser("cute", "start")
 
 
 @dataclass(frozen=True)

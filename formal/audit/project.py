@@ -1,6 +1,6 @@
 """The audit's one door into the rest of ptxlayout (so a move of those modules is one edit).
 
-Everything the audit needs from the pipeline -- findings and spans, the grammar directory,
+Everything the audit needs from the pipeline -- findings and spans, the one Lark parser builder,
 the catalog's layouts (as written and corrected), the (thread, value) view of a layout, the
 variants table, the prover's ``InternalError`` (Z3 and enumeration disagree: a bug, never a
 verdict) -- is imported here and nowhere else in ``formal.audit`` (besides the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..base.grammar_files import grammar_dir
+from ..base.grammar_files import build_parser
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import PTX_TYPES, VARIANTS, Shape, Variant, layout_serves
 from ..model import Layout, cells_and_names
@@ -21,7 +21,7 @@ from ..model.tv import TV, tv_view
 from ..prove.verdicts import InternalError
 
 __all__ = ["Finding", "InternalError", "Layout", "PTX_TYPES", "Shape", "Span", "TV", "VARIANTS",
-           "Variant", "cells_and_names", "error", "grammar_dir", "layout_serves", "spec_layouts",
+           "Variant", "build_parser", "cells_and_names", "error", "layout_serves", "spec_layouts",
            "tv_view", "warning"]
 
 

@@ -21,7 +21,7 @@ from functools import cache
 from lark import Lark, Token
 from lark.exceptions import LarkError
 
-from .project import PTX_TYPES, VARIANTS, Shape, Variant, grammar_dir
+from .project import PTX_TYPES, VARIANTS, Shape, Variant, build_parser
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,7 @@ class Instruction:
 
 @cache
 def _parser() -> Lark:
-    text = (grammar_dir() / "ptx_asm.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", start="start", maybe_placeholders=False)
+    return build_parser("ptx_asm", "start", positions=False)
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "\r", "0": "\0"}

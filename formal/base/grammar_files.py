@@ -28,7 +28,7 @@ def grammar_dir() -> Path:
     raise FileNotFoundError("grammar/pseudocode.lark not found next to the formal package")
 
 
-TABLES_SCHEMA = "ptxlayout-lark-tables/1"
+TABLES_SCHEMA = "ptxlayout-lark-tables/2"
 
 
 def _encode(x: Any) -> Any:
@@ -43,10 +43,26 @@ def _encode(x: Any) -> Any:
     raise TypeError(f"cannot write {type(x).__name__} into the table cache")
 
 
-def _decode_object(o: dict[str, Any]) -> Any:
-    if set(o) != {"d"} or not isinstance(o["d"], list):
-        return o  # the entry's own wrapper
-    return {(tuple(k) if isinstance(k, list) else k): v for k, v in o["d"]}
+def _decode(x: Any) -> Any:
+    """``_encode`` undone: each ``{"d": pairs}`` a dict again (list keys as tuples)."""
+    if isinstance(x, list):
+        return [_decode(v) for v in x]
+    if not isinstance(x, dict):
+        return x
+    if set(x) != {"d"} or not isinstance(x["d"], list):
+        return {k: _decode(v) for k, v in x.items()}
+    out = {}
+    for k, v in x["d"]:
+        k = _decode(k)
+        out[tuple(k) if isinstance(k, list) else k] = _decode(v)
+    return out
+
+
+def _digest(value: Any) -> str:
+    """The sha256 of a JSON value written the one way (sorted keys, no spaces)."""
+    import hashlib
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _tables_key(text: str, start: Any) -> str:
@@ -61,14 +77,32 @@ def _tables_key(text: str, start: Any) -> str:
     return hashlib.sha256(what.encode("utf-8")).hexdigest()
 
 
-def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
-    """The LALR parser of ``grammar/<name>.lark``, its tables loaded from the cache folder when
-    they are there and safe (``base.cache``), else built (about 0.1-0.2 s each) and stored.
+def _check_entry(entry: Any, key: str, grammar: str) -> Any:
+    """The encoded tables of a cached entry, or ValueError naming what is wrong with it: another
+    key (grammar, start symbols, versions), another grammar text, or tables whose hash is not
+    the one stored beside them (an edited or damaged file)."""
+    if not isinstance(entry, dict) or entry.get("schema") != TABLES_SCHEMA \
+            or entry.get("key") != key:
+        raise ValueError("another grammar's or another version's tables")
+    if entry.get("grammar") != grammar:
+        raise ValueError("built from another grammar text")
+    tables = entry.get("tables")
+    if entry.get("content") != _digest(tables):
+        raise ValueError("the tables do not match their hash (edited or damaged)")
+    return tables
 
-    The tables are stored as JSON, never pickle: the file names a key (a hash of the grammar,
-    the start symbols, this tool's, Lark's and Python's versions) and is used only when the
-    key inside it matches; a file that does not parse, or that Lark cannot load, is ignored
-    with a warning and rebuilt."""
+
+def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
+    """The LALR parser of ``grammar/<name>.lark`` -- the one place ptxlayout builds a Lark
+    parser -- its tables loaded from the cache folder when they are there and sound
+    (``base.cache``), else built (about 0.1-0.2 s each) and stored.
+
+    The tables are stored as JSON, never pickle, with three hashes checked on every load:
+    the key the file is named after (the grammar, the start symbols, this tool's, Lark's and
+    Python's versions), the hash of the grammar text they were built from, and the hash of
+    the tables themselves.  A file that does not parse, fails a hash (its COMMENT pattern
+    edited to swallow ``>> 1``, say) or that Lark cannot load is ignored with a warning and
+    rebuilt."""
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
 
@@ -78,24 +112,24 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
     options = {"parser": "lalr", "start": start, "propagate_positions": positions,
                "maybe_placeholders": False}
     key = _tables_key(text, [start, positions])
+    grammar = _digest(text)
     fname = f"{name}-{key[:16]}.json"
     with disk.folder("tables") as fd:
         if fd is None:
             return Lark(text, **options)
         where = os.path.join(disk.root() or "", "tables")
-        entry = disk.read_json(fd, fname, where, _decode_object)
+        entry = disk.read_json(fd, fname, where)
         if entry is not None:
             try:
-                if not isinstance(entry, dict) or entry.get("schema") != TABLES_SCHEMA \
-                        or entry.get("key") != key:
-                    raise ValueError("another grammar's or another version's tables")
-                tables = entry["tables"]
+                tables = _decode(_check_entry(entry, key, grammar))
                 return Lark._load_from_dict(tables["data"], tables["memo"])  # type: ignore
             except Exception as exc:  # noqa: BLE001 - any defect of a cached file: rebuild
                 disk.warn(os.path.join(where, fname),
-                           f"not usable tables ({str(exc)[:80] or type(exc).__name__})")
+                          f"not usable tables ({str(exc)[:80] or type(exc).__name__}); "
+                          "rebuilt")
         parser = Lark(text, **options)
         data, memo = parser.memo_serialize([TerminalDef, Rule])
-        disk.write_json(fd, fname, {"schema": TABLES_SCHEMA, "key": key,
-                                     "tables": _encode({"data": data, "memo": memo})})
+        tables = _encode({"data": data, "memo": memo})
+        disk.write_json(fd, fname, {"schema": TABLES_SCHEMA, "key": key, "grammar": grammar,
+                                     "content": _digest(tables), "tables": tables})
         return parser

@@ -23,7 +23,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
-from ..base.grammar_files import grammar_dir
+from ..base.grammar_files import build_parser
 
 IntTuple = Any  # int | tuple[IntTuple, ...]
 
@@ -157,8 +157,7 @@ class _PrintedLayout(Transformer):  # type: ignore[type-arg]
 
 @cache
 def _text_parser() -> Lark:
-    text = (grammar_dir() / "cute.lark").read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", start="cute_text", maybe_placeholders=False)
+    return build_parser("cute", "cute_text", positions=False)
 
 
 def parse_text(text: str) -> CuteLayout:
