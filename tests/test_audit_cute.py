@@ -213,7 +213,8 @@ def test_asm_text_is_read_with_its_predicate_block() -> None:
     assert join_literals(lits[:2]) == "{\n.reg .pred p;\n"
     got = instruction_of((lits,))
     assert not isinstance(got, str)
-    assert got.opcode == "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16"
+    assert str(got.opcode) == "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16"
+    assert got.opcode.name == "wgmma" and got.opcode.words[:2] == ("mma_async", "sync")
     assert got.variant is None and got.head == "wgmma"
 
 

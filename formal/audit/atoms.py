@@ -243,7 +243,7 @@ class Env:
             return next(iter(ok.values()))
         if not ok:
             return f"{atom} has no asm statement and calls no atom that has one"
-        return f"{atom} calls several instructions: {', '.join(sorted(ok))}"
+        return f"{atom} calls several instructions: {', '.join(sorted(map(str, ok)))}"
 
 
 def _names(e: Any) -> set[str]:

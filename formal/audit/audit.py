@@ -56,7 +56,7 @@ class AtomResult:
 
     @property
     def instruction(self) -> str:
-        return self.atom.instruction.opcode if self.atom.instruction is not None else ""
+        return str(self.atom.instruction.opcode) if self.atom.instruction is not None else ""
 
     def as_json(self) -> dict[str, Any]:
         return {"atom": self.atom.name, "file": self.atom.file, "line": self.atom.line,
@@ -135,7 +135,7 @@ def audit_atom(atom: Atom) -> AtomResult:
             continue
         lay = _spec_for(spec, atom, op.operand)
         if lay is None:
-            what = atom.instruction.opcode
+            what = str(atom.instruction.opcode)
             if atom.instruction.variant is None:
                 msg = f"the catalog has no layouts for {what}"
             else:

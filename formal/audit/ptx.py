@@ -3,8 +3,9 @@
 A CuTe atom's ``fma`` / ``copy`` holds ``asm volatile("mma.sync.aligned.m16n8k8.row.col"
 ".f32.f16.f16.f32 " "{%0, %1, %2, %3}," ...)``.  The C string literals are joined and
 unescaped, the PTX is parsed with ``grammar/ptx_asm.lark`` and the last instruction is the
-atom's (a wgmma asm sets a predicate first).  ``instruction_of`` then reads its dotted
-modifiers against the variants table:
+atom's (a wgmma asm sets a predicate first).  The grammar reads an opcode into its name and
+its modifiers (``Opcode``); ``instruction_of`` then matches the modifiers against the variants
+table:
 
     mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32
       -> head "mma", shape m16n8k8, types d=f32 a=f16 b=f16 c=f32, .row.col
@@ -17,25 +18,81 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
-from lark import Lark, Token
+from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
 from .project import PTX_TYPES, VARIANTS, Shape, Variant, build_parser
 
 
 @dataclass(frozen=True)
+class Modifier:
+    """One dotted modifier of an opcode: ``sp::ordered_metadata`` is Modifier("sp",
+    ("ordered_metadata",))."""
+
+    name: str
+    qualifiers: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "::".join((self.name, *self.qualifiers))
+
+
+@dataclass(frozen=True)
+class Opcode:
+    """An opcode as the grammar reads it: ``mma.sync.aligned.m8n8k4`` is the name ``mma`` and
+    the modifiers sync, aligned, m8n8k4; it prints itself back."""
+
+    name: str
+    modifiers: tuple[Modifier, ...]
+
+    def __str__(self) -> str:
+        return ".".join((self.name, *(str(m) for m in self.modifiers)))
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The modifiers' names, in order (``kind::f8f6f4`` is ``kind``)."""
+        return tuple(m.name for m in self.modifiers)
+
+    def qualifier(self, name: str) -> str:
+        """The first qualifier of modifier ``name`` (``kind`` -> ``f8f6f4``), else ''."""
+        return next((m.qualifiers[0] for m in self.modifiers
+                     if m.name == name and m.qualifiers), "")
+
+
+@dataclass(frozen=True)
 class Instruction:
-    opcode: str  # the full dotted opcode
+    opcode: Opcode
     variant: Variant | None = None
 
     @property
     def head(self) -> str:
         """``mma``, ``mma.sp``, ``wgmma``, ``ldmatrix``, ..."""
-        parts = self.opcode.split(".")
-        if parts[0] == "mma" and any(p == "sp" or p.startswith("sp::") for p in parts[1:]):
+        if self.opcode.name == "mma" and "sp" in self.opcode.words:
             return "mma.sp"
-        return parts[0]
+        return self.opcode.name
+
+
+class _Opcodes(Transformer):  # type: ignore[type-arg]
+    """The tree of ``grammar/ptx_asm.lark`` -> the opcodes of its instructions, in order."""
+
+    def modifier(self, c: list[Token]) -> Modifier:
+        # each token carries its punctuation: ".sp", "::ordered_metadata"
+        return Modifier(str(c[0])[1:], tuple(str(q)[2:] for q in c[1:]))
+
+    def opcode(self, c: list[Any]) -> Opcode:
+        return Opcode(str(c[0]), tuple(c[1:]))
+
+    def instr(self, c: list[Any]) -> list[Opcode]:
+        return [next(x for x in c if isinstance(x, Opcode))]  # a guard comes first
+
+    def directive(self, c: list[Any]) -> list[Opcode]:
+        return []
+
+    def block(self, c: list[Any]) -> list[Opcode]:
+        return [op for x in c if isinstance(x, list) for op in x]
+
+    start = block
 
 
 @cache
@@ -67,21 +124,21 @@ def join_literals(literals: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-def opcodes(literals: tuple[str, ...]) -> list[str] | str:
+def opcodes(literals: tuple[str, ...]) -> list[Opcode] | str:
     """The opcodes of the instructions in one asm statement, or why they cannot be read."""
     text = join_literals(literals)
     try:
-        tree = _parser().parse(text)
+        got = _Opcodes().transform(_parser().parse(text))
     except LarkError as e:
         first = text.strip().splitlines()[0] if text.strip() else ""
         return f"the asm text {first[:60]!r} is not PTX the reader knows ({type(e).__name__})"
-    return [str(t) for node in tree.iter_subtrees_topdown() if node.data == "instr"
-            for t in node.children if isinstance(t, Token) and t.type == "OPCODE"]
+    assert isinstance(got, list)
+    return got
 
 
 def instruction_of(asms: tuple[tuple[str, ...], ...]) -> Instruction | str:
     """The atom's instruction: the last opcode of its asm statements."""
-    found: list[str] = []
+    found: list[Opcode] = []
     for lits in asms:
         got = opcodes(lits)
         if isinstance(got, str):
@@ -92,19 +149,19 @@ def instruction_of(asms: tuple[tuple[str, ...], ...]) -> Instruction | str:
     return Instruction(found[-1], match_variant(found[-1]))
 
 
-def match_variant(opcode: str) -> Variant | None:
+def match_variant(opcode: Opcode) -> Variant | None:
     """The variants-table row an ``mma`` / ``mma.sp`` opcode names, else None."""
-    parts = opcode.split(".")
+    words = opcode.words
     head = Instruction(opcode).head
     if head not in ("mma", "mma.sp"):
         return None
-    shape = next((p for p in parts if Shape.parse(p) is not None), None)
+    shape = next((p for p in words if Shape.parse(p) is not None), None)
     if shape is None:
         return None
-    after = parts[parts.index(shape) + 1:]
+    after = words[words.index(shape) + 1:]
     types = [p for p in after if p in PTX_TYPES]
     arrangement = [p for p in after if p in ("row", "col")]
-    kind = next((p.split("::", 1)[1] for p in parts if p.startswith("kind::")), "")
+    kind = opcode.qualifier("kind")
     op = ""
     for a, b in zip(after, after[1:]):
         if b == "popc":
@@ -121,7 +178,7 @@ def match_variant(opcode: str) -> Variant | None:
         if (v.alayout or v.blayout) and arrangement and \
                 (v.alayout, v.blayout) != tuple(arrangement[:2]):
             continue
-        if v.scale and "block_scale" not in parts:
+        if v.scale and "block_scale" not in words:
             continue
         return v
     return None

@@ -5,8 +5,10 @@
 loaded from the checked cache folder (``formal.base.cache``) as JSON -- never pickle -- when a
 file there carries the right key (a hash of the grammar, its start symbols and the versions of
 ptxlayout, Lark and Python), else built and stored, e.g. ``~/.cache/ptxlayout/tables/
-fragment-3f2a....json``.  The text stage (``grammar/lines.lark``) and the parse stage
-(``pseudocode.lark``, ``fragment.lark``) both load their grammars through here.
+fragment-3f2a....json``.  It is the one place that builds a Lark parser: the text stage
+(``grammar/lines.lark``), the parse stage (``pseudocode.lark``, ``fragment.lark``), CuTe's
+printed layouts and headers (``cute.lark``) and the audit's PTX (``ptx_asm.lark``) all load
+their grammars through here, so every cached table passes the same checks.
 """
 
 from __future__ import annotations
