@@ -424,7 +424,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .audit import audit_cute, installed_include
-    from .audit.report import render
+    from .audit.report import render_audit
     paths = list(args.paths)
     include = installed_include()
     if not paths:
@@ -441,7 +441,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print("ptxlayout: audit cute: no MMA_Traits or Copy_Traits atom in "
               + " ".join(args.paths or paths[:1]), file=sys.stderr)
         return EXIT_USAGE
-    _write(render(audit, args.format, args.verbose, __version__), args.output)
+    _write(render_audit(audit, args.format, args.verbose, __version__), args.output)
     return EXIT_FINDINGS if audit.differs else EXIT_OK
 
 

@@ -14,7 +14,7 @@ import pytest
 from formal.audit import audit_cute, installed_include, parse_text
 from formal.audit.atoms import Env
 from formal.audit.audit import AtomResult, Audit
-from formal.audit.compare import Counterexample, compare, spec_table
+from formal.audit.compare import Counterexample, compare_with_spec, spec_table
 from formal.audit.header import read_header
 from formal.audit.project import spec_layouts
 from formal.audit.ptx import instruction_of, join_literals
@@ -273,7 +273,7 @@ def test_cute_export_round_trips_through_the_reader() -> None:
         assert got == parse_text(str(r.cute))
         table = spec_table(lay)
         assert not isinstance(table, str)
-        verdict = compare(got, None, table)
+        verdict = compare_with_spec(got, None, table)
         assert verdict.verdict == "equal", (lay.id, verdict.message)
         checked += 1
     assert checked >= 80

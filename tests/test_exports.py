@@ -178,7 +178,7 @@ def test_cute_over_the_whole_catalog() -> None:
             a, b = k % e0, k // e0
             got = (b, a) if lay.operand == "B" else (a, b)
             assert got == (row, col), (lay.id, t, v, k)
-        assert export_cute.verify(str(r.cute), lay) == ""
+        assert export_cute.verify_cute(str(r.cute), lay) == ""
     assert {i for i in not_expressible if ":mma" in i} == NOT_EXPRESSIBLE
 
 

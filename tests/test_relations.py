@@ -10,7 +10,7 @@ import pytest
 from formal import catalog
 from formal.model import Formula, Layout, build
 from formal.prove.composes import output_names, prove_relation
-from formal.prove.relations import table
+from formal.prove.relations import relation_table
 from formal.text.read import read_text
 
 # The moves' layouts as the catalog states them (cells: row address index, position in the
@@ -68,7 +68,7 @@ def by_id() -> dict[str, Layout]:
     return out
 
 
-@pytest.mark.parametrize("rel", table(), ids=lambda r: f"{r.producer}->{r.consumer}")
+@pytest.mark.parametrize("rel", relation_table(), ids=lambda r: f"{r.producer}->{r.consumer}")
 def test_every_relation_is_proved(rel, by_id) -> None:  # type: ignore[no-untyped-def]
     v = prove_relation(rel, by_id)
     assert v.status == "proved", v.message
@@ -124,7 +124,7 @@ MUTATIONS = [
                          ids=[f"{m[0]}->{m[1]}" for m in MUTATIONS])
 def test_an_edit_gives_a_counterexample(producer, consumer, side, edit, want,  # type: ignore[no-untyped-def]
                                         by_id) -> None:
-    rel = next(r for r in table() if r.producer == producer and r.consumer == consumer)
+    rel = next(r for r in relation_table() if r.producer == producer and r.consumer == consumer)
     name = producer if side == "producer" else consumer
     shape, operand, _row, _col, n = STANDINS.get(name, ("", "", "", "", 0))
     if not shape:  # a catalog layout: edit through a stand-in of the same tile
@@ -158,7 +158,7 @@ def _shifted(lay: Layout) -> Layout:
 
 
 @pytest.mark.parametrize("side", ["producer", "consumer"])
-@pytest.mark.parametrize("rel", table(), ids=lambda r: f"{r.producer}->{r.consumer}")
+@pytest.mark.parametrize("rel", relation_table(), ids=lambda r: f"{r.producer}->{r.consumer}")
 def test_every_relation_refuted_when_either_side_moves(rel, side, by_id) -> None:  # type: ignore[no-untyped-def]
     """Each side's columns moved by one: the relation fails at once, at lane 0 element 0,
     where the consumer's cell and the producer's arranged cell come one apart."""

@@ -9,11 +9,18 @@ A module may import a module of its own package or of a lower floor, never of a 
 (``prove`` never imports ``writers``; ``execute`` imports only ``base``), and the modules must not
 import each other in a loop.  Imports inside functions count: a lazy import that runs back up
 is still a back edge.  The test walks every module with ``ast``; nothing is imported.
+
+One vocabulary: a class name (``Case``) or a public top-level function name (``to_text``) is
+defined in one module of ``formal/`` only, so a name means one thing; ``formal/cli.py`` is the
+only command line (the one ``argparse.ArgumentParser``), and ``formal/base/grammar_files.py``
+the only place that builds a Lark parser (so every cached table passes its checks).  Each
+checker is shown to fail on a planted violation.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,3 +134,104 @@ def test_the_walk_sees_a_planted_back_edge(tmp_path: Path) -> None:
     deps = _imports(planted, "formal.prove.planted")
     assert deps == {"formal.writers.report"}
     assert FLOORS[_stage("formal.writers.report")] > FLOORS[_stage("formal.prove.planted")]
+
+
+# ---- one vocabulary ------------------------------------------------------------------------
+
+# TEMPORARY: names the executor's unification (branch exec) is removing, each still defined
+# twice today.  The coordinator empties this set after merging that branch; a name here that
+# is no longer defined twice fails test_pending_names_are_still_pending, so the set only shrinks.
+PENDING = {
+    "Run", "Variant", "Task", "DeviceError", "FakeDevice", "LayoutError",  # classes
+    "runs_on", "assembles_for", "ptx_version", "serves", "main", "run_task", "table",
+    "write_evidence", "module", "check", "write", "main_from_args",  # functions
+}
+# TEMPORARY, the same way: the second command line (python -m formal.execute.gpu_matrix).
+PENDING_PARSERS = {"formal/execute/gpu_matrix.py"}
+THE_COMMAND_LINE = "formal/cli.py"
+THE_GRAMMAR_LOADER = "formal/base/grammar_files.py"
+
+
+def _sources() -> list[tuple[str, Path]]:
+    return [(str(p.relative_to(ROOT)), p) for p in sorted(FORMAL.rglob("*.py"))]
+
+
+def _definitions(files: Iterable[tuple[str, Path]]) -> dict[str, list[str]]:
+    """Every top-level class name and public top-level function name -> the files that
+    define it."""
+    out: dict[str, list[str]] = {}
+    for name, path in files:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) or (
+                    isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and not node.name.startswith("_")):
+                out.setdefault(node.name, []).append(name)
+    return out
+
+
+def _defined_twice(files: Iterable[tuple[str, Path]]) -> dict[str, list[str]]:
+    return {k: v for k, v in _definitions(files).items() if len(v) > 1}
+
+
+def _names(e: ast.expr, wanted: str) -> bool:
+    """``e`` is ``wanted`` or ``something.wanted``."""
+    return (isinstance(e, ast.Name) and e.id == wanted) or \
+        (isinstance(e, ast.Attribute) and e.attr == wanted)
+
+
+def _calls(files: Iterable[tuple[str, Path]], wanted: str) -> list[str]:
+    """``file:line`` of every call of ``wanted`` (``wanted(...)``, ``x.wanted(...)``) or of
+    a method on it (``wanted.open(...)``)."""
+    out = []
+    for name, path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if _names(f, wanted) or (isinstance(f, ast.Attribute) and _names(f.value, wanted)):
+                out.append(f"{name}:{node.lineno}")
+    return out
+
+
+def test_no_name_is_defined_twice() -> None:
+    twice = {k: v for k, v in _defined_twice(_sources()).items() if k not in PENDING}
+    assert not twice, "names defined in more than one module of formal/:\n" + "\n".join(
+        f"{k}: {', '.join(v)}" for k, v in sorted(twice.items()))
+
+
+def test_pending_names_are_still_pending() -> None:
+    twice = _defined_twice(_sources())
+    done = sorted(PENDING - set(twice))
+    assert not done, f"defined once now, remove from PENDING: {', '.join(done)}"
+
+
+def test_one_command_line() -> None:
+    found = [c for c in _calls(_sources(), "ArgumentParser")
+             if c.rpartition(":")[0] not in {THE_COMMAND_LINE, *PENDING_PARSERS}]
+    assert not found, "argument parsers outside formal/cli.py:\n" + "\n".join(found)
+    assert _calls([(THE_COMMAND_LINE, ROOT / THE_COMMAND_LINE)], "ArgumentParser")
+
+
+def test_one_place_builds_lark_parsers() -> None:
+    found = [c for c in _calls(_sources(), "Lark") if not c.startswith(THE_GRAMMAR_LOADER + ":")]
+    assert not found, "Lark parsers built outside formal/base/grammar_files.py:\n" + \
+        "\n".join(found)
+    assert _calls([(THE_GRAMMAR_LOADER, ROOT / THE_GRAMMAR_LOADER)], "Lark")
+
+
+def test_the_checkers_see_planted_violations(tmp_path: Path) -> None:
+    # a second Case, a second to_text, a parser and a Lark built beside the one places
+    planted = tmp_path / "planted.py"
+    planted.write_text('"""planted by a test"""\nimport argparse\n\nimport lark\n\n\n'
+                       "class Case:\n    pass\n\n\ndef to_text() -> None:\n"
+                       "    argparse.ArgumentParser(prog='x')\n    lark.Lark('start: \"a\"')\n"
+                       "    lark.Lark.open('x.lark')\n\n\ndef _private() -> None:\n    pass\n")
+    other = tmp_path / "other.py"
+    other.write_text('"""planted"""\n\n\nclass Case:\n    pass\n\n\ndef to_text() -> None:\n'
+                     "    pass\n\n\ndef _private() -> None:\n    pass\n")
+    files = [("formal/parse/planted.py", planted), ("formal/model/other.py", other)]
+    assert _defined_twice(files) == {
+        "Case": ["formal/parse/planted.py", "formal/model/other.py"],
+        "to_text": ["formal/parse/planted.py", "formal/model/other.py"]}  # _private is free
+    assert _calls(files, "ArgumentParser") == ["formal/parse/planted.py:12"]
+    assert _calls(files, "Lark") == ["formal/parse/planted.py:13", "formal/parse/planted.py:14"]

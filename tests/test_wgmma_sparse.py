@@ -26,7 +26,7 @@ from formal.execute.ptx import ptxas_path
 from formal.model import Layout, build
 from formal.model.cells import map_of
 from formal.prove.composes import prove_relation
-from formal.prove.relations import WGMMA_SP_A, WGMMA_SP_D, table
+from formal.prove.relations import WGMMA_SP_A, WGMMA_SP_D, relation_table
 from formal.text.read import read_text
 
 from . import renderings
@@ -204,7 +204,7 @@ def test_metadata_cells_and_holders(cat: dict[str, Layout]) -> None:
 
 
 def test_the_sparse_relations_are_in_the_table_and_proved(cat: dict[str, Layout]) -> None:
-    rows = [r for r in table() if ".sp." in r.consumer and r.consumer.startswith("wgmma")]
+    rows = [r for r in relation_table() if ".sp." in r.consumer and r.consumer.startswith("wgmma")]
     assert len(rows) == len(WGMMA_SP_A) + len(WGMMA_SP_D) == 13
     for r in rows:
         v = prove_relation(r, cat)
@@ -292,7 +292,7 @@ EDITS = [
                          ids=[f"{e[0]}" for e in EDITS])
 def test_an_edit_of_the_consumer_gives_a_counterexample(consumer, doc, old, new, nth, want,  # type: ignore[no-untyped-def]
                                                         cat) -> None:
-    rel = next(r for r in table() if r.consumer == consumer)
+    rel = next(r for r in relation_table() if r.consumer == consumer)
     edited = _edited(doc, old, new, nth)
     assert prove_relation(rel, cat).status == "proved"
     v = prove_relation(rel, edited, letters={**LETTERS, rel.consumer: LETTERS.get(
@@ -317,7 +317,7 @@ def test_an_edit_of_the_consumer_gives_a_counterexample(consumer, doc, old, new,
 ])
 def test_an_edit_of_the_producer_gives_a_counterexample(producer, doc, old, new, want,  # type: ignore[no-untyped-def]
                                                         cat) -> None:
-    rel = next(r for r in table() if r.producer == producer)
+    rel = next(r for r in relation_table() if r.producer == producer)
     v = prove_relation(rel, _edited(doc, old, new), letters=LETTERS)
     assert v.status == "refuted", v.message
     assert v.counterexample is not None

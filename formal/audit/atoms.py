@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show
+from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show_tuple
 from .header import Alias, CppBinOp, CppHeader, CppNeg, Opaque, Pack, Struct, Type, read_header
 from .project import Finding, Span, warning
 from .ptx import Instruction, instruction_of
@@ -170,7 +170,7 @@ class Env:
     def scalar(self, e: Any, env: dict[str, int], depth: int = 0) -> int:
         v = self.int_tuple(e, env, depth + 1)
         if not isinstance(v, int):
-            raise _Unreadable(f"'{show(v)}' where a number is needed")
+            raise _Unreadable(f"'{show_tuple(v)}' where a number is needed")
         return v
 
     def _alias(self, e: Type, env: dict[str, int], depth: int) -> tuple[Alias, dict[str, int]]:
@@ -200,8 +200,8 @@ class Env:
             else:
                 stride = compact_left(shape)
             if not congruent(shape, stride):
-                raise _Unreadable(f"shape {show(shape)} and stride {show(stride)} are not "
-                                  "congruent (CuTe's crd2idx rejects such a layout)")
+                raise _Unreadable(f"shape {show_tuple(shape)} and stride {show_tuple(stride)} "
+                                  "are not congruent (CuTe's crd2idx rejects such a layout)")
             return CuteLayout(shape, stride)
         if len(e.parts) >= 2 and e.parts[-2].name in TRAITS and e.parts[-2].args:
             atom = e.parts[-2].args[0]

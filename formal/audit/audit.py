@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from .atoms import Atom, Operand, read_atoms
-from .compare import Comparison, Counterexample, SpecTable, compare, same_table, spec_table
+from .compare import (
+    Comparison,
+    Counterexample,
+    SpecTable,
+    compare_with_spec,
+    same_table,
+    spec_table,
+)
 from .project import Finding, Layout, layout_serves, spec_layouts
 
 SPEC_OPERAND = {"A": "A", "B": "B", "C": "C/D", "metadata": "metadata"}
@@ -115,7 +122,7 @@ def _entry(op: Operand, against: str, lay: Layout, table: SpecTable | str,
                      f"the {against}'s layout {lay.short_id} has no (thread, value) map: "
                      f"{table}", lay.short_id, cute, op.line)
     assert op.layout is not None
-    got: Comparison = compare(op.layout, atom.thr_id, table)
+    got: Comparison = compare_with_spec(op.layout, atom.thr_id, table)
     return Entry(op.operand, got.verdict, against, got.counterexample, got.message,
                  lay.short_id, cute, op.line)
 

@@ -104,7 +104,7 @@ def _lanes(thr: CuteLayout | None, threads: int) -> list[int]:
     return [thr(t) for t in range(thr.size)]
 
 
-def compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
+def compare_with_spec(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
             timeout_ms: int = 10000) -> Comparison:
     """Is CuTe's (thread, value) layout the spec's map?"""
     return _compare(cute, thr, spec, timeout_ms)

@@ -41,7 +41,7 @@ class TName:
     def __str__(self) -> str:
         if self.args is None:
             return self.name
-        return f"{self.name}<{','.join(show_expr(a) for a in self.args)}>"
+        return f"{self.name}<{','.join(show_cpp(a) for a in self.args)}>"
 
 
 @dataclass(frozen=True)
@@ -89,13 +89,13 @@ class Pack:
     a: Any
 
 
-def show_expr(e: Any) -> str:
+def show_cpp(e: Any) -> str:
     if isinstance(e, CppBinOp):
-        return f"{show_expr(e.a)}{e.op}{show_expr(e.b)}"
+        return f"{show_cpp(e.a)}{e.op}{show_cpp(e.b)}"
     if isinstance(e, CppNeg):
-        return f"-{show_expr(e.a)}"
+        return f"-{show_cpp(e.a)}"
     if isinstance(e, Pack):
-        return f"{show_expr(e.a)}..."
+        return f"{show_cpp(e.a)}..."
     return str(e)
 
 

@@ -33,7 +33,7 @@ def _line(r: AtomResult, e: Entry) -> str:
     return f"  {what}" + (f": {e.message}" if e.message else "")
 
 
-def to_text(audit: Audit, verbose: bool = False) -> str:
+def audit_text(audit: Audit, verbose: bool = False) -> str:
     out: list[str] = []
     absent: dict[str, int] = {}
     for r in audit.results:
@@ -65,7 +65,7 @@ def to_text(audit: Audit, verbose: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def to_json(audit: Audit) -> str:
+def audit_json(audit: Audit) -> str:
     doc: dict[str, Any] = {
         "atoms": [r.as_json() for r in audit.results],
         "summary": audit.summary(),
@@ -78,7 +78,7 @@ def to_json(audit: Audit) -> str:
 _LEVEL = {"differs": "error", "unreadable": "warning", "not-in-spec": "note"}
 
 
-def to_sarif(audit: Audit, version: str = "0") -> str:
+def audit_sarif(audit: Audit, version: str = "0") -> str:
     results = []
     for r in audit.results:
         for e in r.entries:
@@ -108,7 +108,7 @@ def to_sarif(audit: Audit, version: str = "0") -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
-def to_junit(audit: Audit) -> str:
+def audit_junit(audit: Audit) -> str:
     cases = []
     failures = skipped = 0
     for r in audit.results:
@@ -129,11 +129,11 @@ def to_junit(audit: Audit) -> str:
     return "\n".join([head, *cases, "  </testsuite>", "</testsuites>"]) + "\n"
 
 
-def render(audit: Audit, fmt: str, verbose: bool = False, version: str = "0") -> str:
+def render_audit(audit: Audit, fmt: str, verbose: bool = False, version: str = "0") -> str:
     if fmt == "json":
-        return to_json(audit)
+        return audit_json(audit)
     if fmt == "sarif":
-        return to_sarif(audit, version)
+        return audit_sarif(audit, version)
     if fmt == "junit":
-        return to_junit(audit)
-    return to_text(audit, verbose)
+        return audit_junit(audit)
+    return audit_text(audit, verbose)

@@ -277,7 +277,7 @@ def width_for(lo: int, hi: int) -> int:
     return m.bit_length() + 2
 
 
-def show(e: Any) -> str:
+def show_expr(e: Any) -> str:
     """Print an expression in the spec's operator syntax (for reports and exports)."""
     return _show(e, 0)
 

@@ -36,7 +36,7 @@ class CuteLayout:
     stride: IntTuple
 
     def __str__(self) -> str:
-        return f"{show(self.shape)}:{show(self.stride)}"
+        return f"{show_tuple(self.shape)}:{show_tuple(self.stride)}"
 
     def __call__(self, coord: Any) -> int:
         return evaluate(self.shape, self.stride, coord)
@@ -69,10 +69,10 @@ def _cpp(t: IntTuple, kind: str) -> str:
     return f"{kind}<" + ",".join(_cpp(x, kind) for x in t) + ">"
 
 
-def show(t: IntTuple) -> str:
+def show_tuple(t: IntTuple) -> str:
     if isinstance(t, int):
         return str(t)
-    return "(" + ",".join(show(x) for x in t) + ")"
+    return "(" + ",".join(show_tuple(x) for x in t) + ")"
 
 
 def size(shape: IntTuple) -> int:

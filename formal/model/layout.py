@@ -30,7 +30,7 @@ from ..base.variants import (
 )
 from ..parse import syntax as S
 from ..text.blocks import Document
-from .algebra import LANE, compile_expr, show, show_cond
+from .algebra import LANE, compile_expr, show_cond, show_expr
 
 LANES = 32
 WARPGROUP = 4  # warps of a warpgroup: a block that names %warpid spans 4 x 32 threads
@@ -86,11 +86,11 @@ class Formula:
 
     def text(self) -> str:
         if len(self.cases) == 1 and self.cases[0].cond is sp.true:
-            return f"{self.name} = {show(self.cases[0].value)}"
+            return f"{self.name} = {show_expr(self.cases[0].value)}"
         parts = []
         for c in self.cases:
             cond = "otherwise" if c.otherwise else show_cond(c.cond)
-            parts.append(f"{show(c.value)} if {cond}")
+            parts.append(f"{show_expr(c.value)} if {cond}")
         return f"{self.name} = " + "; ".join(parts)
 
 

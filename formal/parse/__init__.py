@@ -14,8 +14,8 @@ type).  Every entry point takes a ``SourceText`` and returns ``(value, findings)
 from .document import ParsedBlock, ParsedDocument, ParsedPart, ParsedSection, parse_document
 from .grammars import FRAGMENT_STARTS, clear_memo
 from .prose import parse_prose, try_prose
-from .pseudocode import assemble, parse_program, parse_pseudo_line
+from .pseudocode import assemble_program, parse_program, parse_pseudo_line
 
 __all__ = ["FRAGMENT_STARTS", "ParsedBlock", "ParsedDocument", "ParsedPart", "ParsedSection",
-           "assemble", "clear_memo", "parse_document", "parse_program", "parse_prose",
+           "assemble_program", "clear_memo", "parse_document", "parse_program", "parse_prose",
            "parse_pseudo_line", "try_prose"]

@@ -252,7 +252,7 @@ def _parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findi
     return value, []
 
 
-def assemble(lines: Sequence[S.PseudoLine | SourceText],
+def assemble_program(lines: Sequence[S.PseudoLine | SourceText],
              ) -> tuple[S.Program, list[Finding]]:
     """Join continuation lines to their assignment; report stray or conflicting lines.
 
@@ -328,5 +328,5 @@ def parse_program(lines: Sequence[SourceText]) -> tuple[S.Program, list[Finding]
         value, errs = parse_pseudo_line(src)
         findings.extend(errs)
         parsed.append(value if value is not None else src)
-    program, more = assemble(parsed)
+    program, more = assemble_program(parsed)
     return program, findings + more

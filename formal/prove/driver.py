@@ -30,7 +30,7 @@ from .formula import (
     obligation_names,
     surjective_core,
 )
-from .relations import table as relation_table
+from .relations import relation_table
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
 from .verdicts import (

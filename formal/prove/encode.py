@@ -228,7 +228,7 @@ class Sym:
                 z3_int(model, self.i, self.w))
 
 
-def check(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
+def solve(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
            ) -> tuple[str, Any]:
     """('sat', model) | ('unsat', None) | ('unknown', reason)."""
     hook = TEST_HOOKS.get("encoding")

@@ -18,7 +18,7 @@ import z3
 
 from ..model.cells import CellMap
 from ..model.layout import Formula, Layout
-from .encode import Sym, check, z3_int
+from .encode import Sym, solve, z3_int
 from .verdicts import Core, InternalError, Options
 from .witness import (
     output_ranges,
@@ -171,14 +171,14 @@ def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None,
         sym = Sym(m)
         viol = _violations(sym, chunks)
         second = viol.pop("_second")
-        r, _model = check("combined", z3.Or(*viol.values()), opts.timeout_ms)
+        r, _model = solve("combined", z3.Or(*viol.values()), opts.timeout_ms)
         if r == "unsat":
             z3_status = {name: "proved" for name in viol}
             method = ONE_QUERY
         else:
             method = "z3+enumeration"
             for name, formula in viol.items():
-                rr, model = check(name, formula, opts.timeout_ms)
+                rr, model = solve(name, formula, opts.timeout_ms)
                 z3_status[name] = {"unsat": "proved", "sat": "refuted"}.get(rr, "unknown")
                 z3_models[name] = model
     cores: dict[str, Core] = {}
@@ -431,7 +431,7 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
         dom = z3.And(sym.dom, sym.defined, sym.s == sym.val(s_))
         if sym.group is not None:
             dom = z3.And(dom, sym.group == sym.val(g))
-        r, _model = check("surjective", z3.And(dom, hit), opts.timeout_ms)
+        r, _model = solve("surjective", z3.And(dom, hit), opts.timeout_ms)
         if r == "sat":
             raise InternalError(f"surjective: enumeration finds {cell} uncovered, Z3 finds a "
                                 "pre-image")
@@ -458,7 +458,7 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
     body = z3.ForAll([sym.s, sym.t, sym.i], z3.Implies(z3.And(*scope), z3.Not(hit)))
     sel_ok = z3.Or(*[sq == sym.val(x) for x in m.selectors])
     g_ok = z3.And(gq >= 0, gq < sym.val(ngroups))
-    r, model = check("surjective", z3.And(sel_ok, g_ok, in_tile, body), opts.timeout_ms,
+    r, model = solve("surjective", z3.And(sel_ok, g_ok, in_tile, body), opts.timeout_ms,
                       quantified=True)
     if r == "unknown":
         return Core("unknown", "Z3 gave up on surjectivity")

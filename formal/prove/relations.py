@@ -121,7 +121,7 @@ WGMMA_SP_D = (
 )
 
 
-def table() -> list[Relation]:
+def relation_table() -> list[Relation]:
     """Every relation; a wgmma accumulator is stated for every N at once (its map at the
     largest N, of which each N's is the first elements of every thread)."""
     rels = [

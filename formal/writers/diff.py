@@ -32,7 +32,7 @@ import z3
 from ..model.cells import map_of
 from ..model.layout import Layout, Model
 from ..prove.confirm import stated_in
-from ..prove.encode import Sym, check, width_of
+from ..prove.encode import Sym, solve, width_of
 from ..prove.verdicts import InternalError, Options
 
 
@@ -79,7 +79,7 @@ def pair(old: Sequence[Layout], new: Sequence[Layout]) -> list[tuple[Layout | No
     return out
 
 
-def compare(a: Layout, b: Layout, opts: Options) -> Change:
+def compare_layouts(a: Layout, b: Layout, opts: Options) -> Change:
     key = _label(b)
     if a.formula_hash() == b.formula_hash():
         return Change("same-text", key, a.id, b.id)
@@ -95,7 +95,7 @@ def compare(a: Layout, b: Layout, opts: Options) -> Change:
     sa, sb = Sym(ma, w), Sym(mb, w)  # same variable names and width: the same point
     differ = z3.Or(sa.defined != sb.defined,
                    z3.Or(*[x != y for x, y in zip(sa.vals, sb.vals)]))
-    r, model = check("diff", z3.And(sa.dom, sb.dom, differ), opts.timeout_ms)
+    r, model = solve("diff", z3.And(sa.dom, sb.dom, differ), opts.timeout_ms)
     ta, tb = ma.table(), mb.table()
     enum_diff = next((p for p in ta if ta[p] != tb.get(p)), None)
     if r == "unsat":
@@ -135,7 +135,7 @@ def diff_models(mo: Model, mn: Model, opts: Options | None = None) -> list[Chang
         elif b is None:
             c = Change("removed", _label(a), a.id, "")
         else:
-            c = compare(a, b, opts)
+            c = compare_layouts(a, b, opts)
         if ev is not None and b is not None and c.kind in ("different-map", "added"):
             v = ev.verdict(b, stated)
             word = HARDWARE_WORDS.get(v.status, "")

@@ -353,11 +353,11 @@ def export(layouts: Iterable[Layout], fmt: str, errata: Sequence[Layout] | None 
     if fmt == "cute":
         from . import export_cute
         cres = [export_cute.to_cute(lay) for lay in lays]
-        return export_cute.to_text(cres), [f"{r.layout_id}: not expressible in CuTe, because "
+        return export_cute.cute_text(cres), [f"{r.layout_id}: not expressible in CuTe, because "
                                            f"{r.reason}" for r in cres if not r.ok]
     if fmt == "f2":
         from . import export_f2
         fres = [export_f2.to_f2(lay) for lay in lays]
-        return export_f2.to_text(fres), [f"{r.layout_id}: not F2-linear, because {r.reason}"
+        return export_f2.f2_text(fres), [f"{r.layout_id}: not F2-linear, because {r.reason}"
                                          for r in fres if not r.ok]
     raise ValueError(f"unknown export format {fmt!r} (one of {', '.join(FORMATS)})")

@@ -178,7 +178,7 @@ def to_cute(lay: Layout) -> CuteResult:
             if bad is None:
                 cute = _tv_layout(_coalesce(list(zip(t_radix, t_strides, strict=True))),
                                   _coalesce(list(zip(v_radix, v_strides, strict=True))))
-                problem = verify(cute, lay, tv)
+                problem = verify_cute(cute, lay, tv)
                 if problem:  # pragma: no cover - the search only returns what it checked
                     raise AssertionError(f"unverified CuTe layout {cute}: {problem}")
                 return _replace(base, cute=cute)
@@ -222,7 +222,7 @@ def _describe(tv: TV, idx: list[list[int]], bad: tuple[int, int], t_radix: tuple
             f"{idx[t][v]}, but the strides of " + " + ".join(parts) + f" sum to {want}")
 
 
-def verify(cute: CuteLayout | str, lay: Layout, tv: TV | None = None) -> str:
+def verify_cute(cute: CuteLayout | str, lay: Layout, tv: TV | None = None) -> str:
     """'' when the CuTe layout (or its printed text) reproduces every cell, else the first
     difference."""
     view = tv if tv is not None else tv_view(lay)
@@ -244,7 +244,7 @@ def verify(cute: CuteLayout | str, lay: Layout, tv: TV | None = None) -> str:
     return ""
 
 
-def to_text(results: list[CuteResult]) -> str:
+def cute_text(results: list[CuteResult]) -> str:
     out = ["# ptxlayout CuTe export: (thread, value) -> index, as in cute/atom/mma_traits_sm80.hpp",
            "# A is (M,K) with index row + M*col; B is (N,K) with index col + N*row; C/D is (M,N)",
            "# with index row + M*col; sparse A is the compressed M x K/2 tile.  Every layout below",

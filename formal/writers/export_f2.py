@@ -99,13 +99,13 @@ def to_f2(lay: Layout) -> F2Result:
         register=tuple(tv(0, 1 << k) for k in range(_log2(tv.values) or 0)),
         lane=tuple(tv(1 << k, 0) for k in range(_log2(tv.threads) or 0)),
         out_dims=tv.dims)
-    bad = verify(f2, tv)
+    bad = verify_f2(f2, tv)
     if bad:
         return F2Result(lay.id, None, bad, tv.note)
     return F2Result(lay.id, f2, "", tv.note)
 
 
-def verify(f2: F2Layout, tv: TV | Layout) -> str:
+def verify_f2(f2: F2Layout, tv: TV | Layout) -> str:
     """'' when the XOR of the bases reproduces every (lane, element), else a witness."""
     view = tv_view(tv) if isinstance(tv, Layout) else tv
     if isinstance(view, str):
@@ -139,7 +139,7 @@ def _witness(tv: TV, f2: F2Layout, t: int, v: int, want: tuple[int, int],
             f"{b_desc} -> {b_img} gives {x}")
 
 
-def to_text(results: list[F2Result]) -> str:
+def f2_text(results: list[F2Result]) -> str:
     out = ["# ptxlayout F2 export: (register, lane) bits -> (row, col) bits, XOR-linear, as",
            "# Triton's LinearLayout prints it.  Every layout below was checked by evaluating",
            "# the XOR of its bases at every (lane, element) against the formulas' cells.",

@@ -105,7 +105,7 @@ def summary(proof: Proof) -> dict[str, Any]:
     }
 
 
-def to_json(proof: Proof, verbose: bool = False) -> str:
+def report_json(proof: Proof, verbose: bool = False) -> str:
     data = {
         "layouts": [layout_json(r, verbose) for r in proof.results],
         "relations": [v.to_json() for v in proof.relations],
@@ -123,7 +123,7 @@ def _failed(r: LayoutResult) -> list[Verdict]:
     return [v for v in r.verdicts if v.status not in ("proved", "not-applicable")]
 
 
-def to_text(proof: Proof, verbose: bool = False) -> str:
+def report_text(proof: Proof, verbose: bool = False) -> str:
     out: list[str] = []
     by_section: dict[tuple[str, str, str], list[LayoutResult]] = {}
     for r in proof.results:
@@ -299,7 +299,7 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
 # ---- SARIF ---------------------------------------------------------------------------------------
 
 
-def to_sarif(proof: Proof, version: str = "0") -> str:
+def report_sarif(proof: Proof, version: str = "0") -> str:
     rules = sorted({f.kind for f in proof.findings})
     results = []
     for f in proof.findings:
@@ -367,7 +367,7 @@ _RULE_TEXT = {
 # ---- JUnit ---------------------------------------------------------------------------------------
 
 
-def to_junit(proof: Proof) -> str:
+def report_junit(proof: Proof) -> str:
     cases = []
     failures = errors = skipped = 0
     accepted = {(f.layout, f.kind): f.accepted for f in proof.findings if f.accepted}
@@ -414,14 +414,14 @@ def render(proof: Proof, fmt: str, sources: dict[str, list[str]] | None = None,
            grid: Any = None, version: str = "0", verbose: bool = False,
            figure: Any = None) -> str:
     if fmt == "json":
-        return to_json(proof, verbose)
+        return report_json(proof, verbose)
     if fmt == "markdown":
         return to_markdown(proof, sources, grid, figure)
     if fmt == "sarif":
-        return to_sarif(proof, version)
+        return report_sarif(proof, version)
     if fmt == "junit":
-        return to_junit(proof)
-    return to_text(proof, verbose)
+        return report_junit(proof)
+    return report_text(proof, verbose)
 
 
 def extract_json(layouts: Iterable[Layout]) -> str:
