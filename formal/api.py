@@ -9,7 +9,6 @@ the documents themselves and then the catalog.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -19,13 +18,13 @@ from typing import Any
 from . import catalog
 from .base.records import expand
 from .model.layout import Layout, Model
-from .model.resolve import build
+from .model.resolve import build, catalog_model
 from .prove.driver import prove
 from .prove.verdicts import Options, Proof
 from .text.blocks import MAX_BYTES, Document
 from .text.read import read_path
 from .writers.diff import Change, diff_models
-from .writers.export import to_json
+from .writers.export import export_records
 
 
 @dataclass(frozen=True)
@@ -41,9 +40,9 @@ def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
     """The model of the documents at ``paths`` (none: the catalog's).  ``progress``, a
     callback ``(done, total, part)``, hears how many of the documents are read, parsed and
     modeled (``part``: how far into the next one: half once it is read)."""
-    cat = list(catalog.documents(corrections)) if use_catalog else []
     if not paths:
-        return build([], []) if not cat else _catalog_model(cat)
+        return catalog_model(corrections) if use_catalog else build([], [])
+    cat = list(catalog.documents(corrections)) if use_catalog else []
     tell = progress or (lambda *_: None)
     total = len(paths)
 
@@ -56,12 +55,6 @@ def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
     model = build(each(), cat, lambda k: tell(k, total, 0.0) if k < total else None)
     tell(total, total, 0.0)
     return model
-
-
-def _catalog_model(cat: list[Document]) -> Model:
-    """The catalog proven on its own: its documents are the documents."""
-    m = build(cat, [])
-    return m
 
 
 def analyze(paths: Sequence[str | Path], options: Options | None = None,
@@ -106,8 +99,7 @@ def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(layouts, errata) as exported JSON records: the catalog as ``corrections.md`` fixes it
     (the maps the hardware must confirm), and the spec's layouts those corrections replace.
     The GPU runner and the evidence check take these as data."""
-    fixed = model_of([], corrections=True).layouts
-    doc = json.loads(to_json(fixed, model_of([]).layouts))
+    doc = export_records(catalog_model(True).layouts, catalog_model(False).layouts)
     return expand(doc["layouts"]), list(doc["errata"])
 
 

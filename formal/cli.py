@@ -104,17 +104,6 @@ def _progress() -> Any:
     return progress()
 
 
-def _sources(docs: Sequence[str]) -> dict[str, list[str]]:
-    out = {}
-    for d in docs:
-        try:
-            with open(d, encoding="utf-8", errors="replace") as fd:
-                out[d] = fd.read().split("\n")
-        except OSError:
-            continue
-    return out
-
-
 def _unread(findings: Sequence[Any]) -> list[str]:
     """The findings that say a document could not be read (missing, empty, binary, too big)."""
     return [f.format() for f in findings if f.kind == "input" and f.severity == "error"]
@@ -185,11 +174,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         from .writers.drawing import svg_for
         from .writers.figures import ascii_for
         grid, figure = ascii_for, svg_for if args.figures else None
-    sources = _sources(args.docs)
-    if not args.docs:
-        from . import catalog
-        for p in catalog.paths():
-            sources[f"catalog/{p.name}"] = p.read_text(encoding="utf-8").split("\n")
+    # the lines the pipeline read (the catalog's, with no documents), quoted as they were read
+    sources = {d.name: list(d.lines) for d in run.model.documents}
     _write(render(proof, args.format, sources, grid, __version__, args.verbose, figure),
            args.output)
     status = EXIT_OK

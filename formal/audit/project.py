@@ -28,6 +28,5 @@ __all__ = ["Finding", "InternalError", "Layout", "PTX_TYPES", "Shape", "Span", "
 @cache
 def spec_layouts(corrections: bool) -> tuple[Layout, ...]:
     """The embedded catalog's layouts; ``corrections`` applies corrections.md."""
-    from .. import catalog
-    from ..model import build
-    return tuple(build(list(catalog.documents(corrections)), []).layouts)
+    from ..model import catalog_model
+    return catalog_model(corrections).layouts

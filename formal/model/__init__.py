@@ -14,8 +14,8 @@ and resolves "the same as" references, ``cells`` is the one place a layout becom
 
 from .cells import CellMap, cells, cells_and_names, map_of
 from .layout import LANES, MAX_TILE_CELLS, Case, Formula, Layout, MetadataFacts, Model
-from .resolve import build, document_label, layouts_of
+from .resolve import build, catalog_model, document_label, layouts_of
 
 __all__ = ["LANES", "MAX_TILE_CELLS", "Case", "CellMap", "Formula", "Layout", "MetadataFacts",
-           "Model", "build", "cells", "cells_and_names", "document_label", "layouts_of",
-           "map_of"]
+           "Model", "build", "catalog_model", "cells", "cells_and_names", "document_label",
+           "layouts_of", "map_of"]

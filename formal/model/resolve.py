@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from ..base.matrix_variants import wgmma_sp_dtypes
@@ -144,6 +145,15 @@ def layouts_of(doc: Document | ParsedDocument, provenance: str = "text",
         layouts.extend(lays)
         refs.extend(rs)
     return layouts, refs, findings
+
+
+@cache
+def catalog_model(corrections: bool = False) -> Model:
+    """The embedded catalog proven on its own (its documents are the documents), built once a
+    process: ``corrections`` applies ``corrections.md``.  The prover, the evidence check, the
+    GPU export and the audit all ask here, so a run builds each model once."""
+    from .. import catalog
+    return build(list(catalog.documents(corrections)), [])
 
 
 def build(documents: Iterable[Document | ParsedDocument],

@@ -13,7 +13,7 @@ Each text is a ``SourceText``: the characters a reader sees, each with its (line
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..base.source import Finding, SourceText
 
@@ -84,6 +84,9 @@ class Document:
     sections: tuple[Section, ...] = ()
     findings: tuple[Finding, ...] = ()
     digest: str = ""
+    # the text as read, one entry a line (the lines a finding's line number counts): reports
+    # quote from here, never from a second read of the file
+    lines: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
 
 # ---- helpers ----------------------------------------------------------------------------------

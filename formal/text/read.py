@@ -80,10 +80,10 @@ def read_bytes(data: bytes, name: str, max_bytes: int = MAX_BYTES) -> Document:
 def read_text(text: str, name: str, digest: str = "") -> Document:
     fmt = detect_format(text, name)
     findings: list[Finding] = []
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if fmt == "html":
         blocks = html_blocks(text, name)
     else:
-        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         blocks = list(markdown_blocks(lines, name) if fmt == "markdown"
                       else text_blocks(lines, name))
     sections = structure(blocks, name)
@@ -93,7 +93,7 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
                               f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) and "
                               f"no matrix move section (ldmatrix, stmatrix, movmatrix) "
                               f"found in this {fmt} document: nothing in it was checked"))
-    return Document(name, fmt, tuple(sections), tuple(findings), digest)
+    return Document(name, fmt, tuple(sections), tuple(findings), digest, tuple(lines))
 
 
 def read_path(path: str | Path, max_bytes: int = MAX_BYTES, name: str | None = None) -> Document:

@@ -128,10 +128,11 @@ def erratum_records(as_written: Sequence[Layout], corrected: Sequence[Layout]) \
     return out
 
 
-def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None) -> str:
-    """The layouts as JSON, each table stated once (``cells_from``); with ``errata`` (the
-    spec's layouts that ``layouts`` correct), also the ``errata`` list of
-    ``erratum_records`` (whole tables)."""
+def export_records(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None,
+                   ) -> dict[str, Any]:
+    """The layouts as the JSON export's values (plain dicts, lists, strings and numbers), each
+    table stated once (``cells_from``); with ``errata`` (the spec's layouts that ``layouts``
+    correct), also the ``errata`` list of ``erratum_records`` (whole tables)."""
     by_id = {lay.id: lay for lay in layouts}
     tables = [(lay, cell_rows(lay)) for lay in layouts]
     refs = prefix_sources(tables)
@@ -139,7 +140,12 @@ def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None) -
                                        for lay, t in tables]}
     if errata is not None:
         doc["errata"] = erratum_records(errata, layouts)
-    return _dump(doc) + "\n"
+    return doc
+
+
+def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None) -> str:
+    """``export_records`` as JSON text."""
+    return _dump(export_records(layouts, errata)) + "\n"
 
 
 def _dump(value: Any, indent: str = "") -> str:
