@@ -77,7 +77,7 @@ from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import (
     MATRIX_VARIANTS,
     WGMMA_SP_VARIANTS,
-    MatrixVariant,
+    Variant,
     runs_on,
     variant,
 )
@@ -150,7 +150,7 @@ def probe_layout(rows: int) -> mx.SmemLayout:
     return mx.SmemLayout(0, 16 * rows + 256, 128)
 
 
-def check_layout(v: MatrixVariant) -> mx.SmemLayout:
+def check_layout(v: Variant) -> mx.SmemLayout:
     """The shared-memory layout of a check: ``matrix.canonical`` for B's K bytes (32 for
     every dense wgmma; 64 for wgmma.sp, whose K is twice the dense one's) -- the compressed
     A of wgmma.sp (K/2 columns, 32 bytes) sits in the same layout, its K-neighbour core
@@ -239,7 +239,7 @@ class Device:
     def info(self) -> dict[str, Any]:
         return {"device": self.name, "sm": self.sm, "driver": self.driver, "cuda": self.cuda}
 
-    def function(self, v: MatrixVariant, trans: bool = False) -> Any:
+    def function(self, v: Variant, trans: bool = False) -> Any:
         arch = f"sm_{self.sm}a" if v.arch_suffix else None
         m = ptx_matrix.module(v, arch, trans)
         if m.filename not in self.cache:
@@ -265,7 +265,7 @@ class Device:
         except Exception as exc:  # noqa: BLE001
             raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
 
-    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
+    def move(self, v: Variant, t: mx.MoveTrial) -> np.ndarray:
         count = t.addr.shape[0]
         fn = self.function(v)
         words = t.image.shape[1]
@@ -281,7 +281,7 @@ class Device:
             return got.reshape(count, words)
         return got.reshape(count, 32, r)
 
-    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+    def wgmma(self, v: Variant, t: mx.WgmmaTrial, la: mx.SmemLayout,
               lb: mx.SmemLayout) -> np.ndarray:
         count = t.inputs.shape[0]
         wd = v.words("D")
@@ -447,7 +447,7 @@ def _first_diff(table: Sequence[Mapping[str, int]], m: mx.FragMap) -> str:
     return "; ".join(out)
 
 
-def _compact(v: MatrixVariant, operand: str, kind: str, rows: Sequence[Mapping[str, int]]) \
+def _compact(v: Variant, operand: str, kind: str, rows: Sequence[Mapping[str, int]]) \
         -> dict[str, Any]:
     cols = list(rows[0].keys()) if rows else []
     return {"instruction": v.instruction, "shape": v.shape, "operand": operand, "kind": kind,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.matrix_variants import MatrixVariant
+from ..base.matrix_variants import Variant
 from ..base.variants import sparsity_of
 from . import cpu, ptx_matrix
 from . import matrix as mx
@@ -29,7 +29,7 @@ class DeviceError(RuntimeError):
     failure, an image larger than shared memory)."""
 
 
-def emulate_wgmma(v: MatrixVariant, truth: Mapping[str, FragMap], inputs: np.ndarray,
+def emulate_wgmma(v: Variant, truth: Mapping[str, FragMap], inputs: np.ndarray,
                   image: np.ndarray, a_off: int, b_off: int, layout_a: SmemLayout,
                   layout_b: SmemLayout) -> np.ndarray:
     """D's words a warpgroup returns if ``truth``'s maps are the hardware's: A from the
@@ -62,7 +62,7 @@ def emulate_wgmma(v: MatrixVariant, truth: Mapping[str, FragMap], inputs: np.nda
         a = codes_of(truth["A"], v.a, x[..., :wa])
     else:
         a = image_codes(img[:, a_off:], v.a, layout_a, 64, v.k)
-    return regs_of(cd, v.c, reference_any(v.arithmetic, a, b, c))
+    return regs_of(cd, v.c, reference_any(v, a, b, c))
 
 
 class FakeDevice:
@@ -81,10 +81,10 @@ class FakeDevice:
         return {"device": "fake device (emulated sm_90)", "sm": self.sm, "driver": "none",
                 "cuda": "emulated by formal.execute.matrix"}
 
-    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
+    def move(self, v: Variant, t: mx.MoveTrial) -> np.ndarray:
         raise DeviceError(f"{v.key}: the fake device emulates wgmma only")
 
-    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+    def wgmma(self, v: Variant, t: mx.WgmmaTrial, la: mx.SmemLayout,
               lb: mx.SmemLayout) -> np.ndarray:
         if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
             raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
