@@ -18,7 +18,7 @@ from formal.base.matrix_variants import (
     variant,
     wgmma_ns,
 )
-from formal.execute import cpu, gpu_matrix, ptx_matrix
+from formal.execute import cpu, devices, gpu_matrix, ptx_matrix
 from formal.execute import matrix as mx
 from formal.execute.ptx import ptxas_path
 
@@ -292,7 +292,7 @@ def _cuda() -> bool:
 @pytest.mark.gpu
 @pytest.mark.skipif(not _cuda(), reason="needs CuPy and a CUDA device")
 def test_on_the_device() -> None:
-    dev = gpu_matrix.Device()
+    dev = devices.CupyDevice()
     for key in ("ldmatrix.m8n8.x4.trans.b16", "stmatrix.m8n8.x2.b16", "movmatrix.m8n8.trans.b16"):
         run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(key, "check"), RECORDS, 4)
         assert run.result == "match", run.detail

@@ -205,6 +205,12 @@ def ptx_version(v: Variant, arch: str | None = None) -> tuple[int, int]:
     return max([v.ptx, *known[-1:]])
 
 
+def selects(only: str | None, key: str) -> bool:
+    """Does ``--only`` pick the row ``key``?  ``only`` is a comma-separated list of parts of
+    keys (``mma.m16n8k8.f32.tf32,wgmma.m64n8k8,ldmatrix.m8n8.x4``); None or "" picks all."""
+    return not only or any(part and part in key for part in only.split(","))
+
+
 # The instruction families, each a row family of the one table (``formal.base.variants`` holds
 # mma / mma.sp, ``formal.base.matrix_variants`` the moves and wgmma / wgmma.sp).
 MMA_FAMILIES = ("mma", "mma.sp")

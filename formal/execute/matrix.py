@@ -55,14 +55,11 @@ from ..base.matrix_variants import Variant
 from ..base.matrix_variants import serves as matrix_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
+from .cpu import LayoutError  # the one error of a record the executor cannot use
 from .smem import SmemLayout, element_bytes_image
 from .smem import canonical as canonical  # the layouts the checks use, for the runner
 
 U64 = np.uint64
-
-
-class LayoutError(ValueError):
-    """A record the executor cannot use."""
 
 
 # ---- records ----------------------------------------------------------------------------------
@@ -185,20 +182,17 @@ def _sparse_map(v: Variant, op: str, rec: Mapping[str, Any]) -> FragMap:
     """wgmma.sp's sparse A (``execute.cpu.operand_map`` over 128 threads: each element's
     row, chunk and rank among its chunk's non-zeros) or its metadata fields."""
     label = (str(rec["instruction"]), str(rec["shape"]), str(rec["operand"]))
-    try:
-        if op == "meta":
-            meta = cpu.metadata_map(rec)
-            if v.selector not in meta.fields:
-                raise LayoutError(f"{meta.layout_id}: no metadata fields for selector "
-                                  f"{v.selector}")
-            empty = np.zeros((128, 0), dtype=np.int64)
-            return FragMap("metadata", empty, empty, (64, v.k), meta.map_hash, meta.layout_id,
-                           label, meta=meta)
-        sp = sparsity_of(v.a)
-        assert sp is not None
-        m = cpu.operand_map(rec, TYPE_BITS[v.a], sp, lanes=128)
-    except cpu.LayoutError as exc:
-        raise LayoutError(str(exc)) from exc
+    if op == "meta":
+        meta = cpu.metadata_map(rec)
+        if v.selector not in meta.fields:
+            raise LayoutError(f"{meta.layout_id}: no metadata fields for selector "
+                              f"{v.selector}")
+        empty = np.zeros((128, 0), dtype=np.int64)
+        return FragMap("metadata", empty, empty, (64, v.k), meta.map_hash, meta.layout_id,
+                       label, meta=meta)
+    sp = sparsity_of(v.a)
+    assert sp is not None
+    m = cpu.operand_map(rec, TYPE_BITS[v.a], sp, lanes=128)
     if m.n != v.elements("A") or m.tile != (64, v.k):
         raise LayoutError(f"{m.layout_id}: {m.n} elements a thread over {m.tile}, but {v.key} "
                           f"takes {v.elements('A')} over (64, {v.k})")
