@@ -350,11 +350,16 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     import json
 
     from .prove.evidence import Evidence
-    from .writers.evidence import stale
+    from .writers.evidence import owed, stale
     try:
         ev = Evidence.load(args.evidence)
     except (OSError, ValueError) as exc:
         print(f"ptxlayout: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    target = args.sm or ev.sm or 90
+    if not owed(target):
+        print(f"ptxlayout evidence: no variant of the table runs on sm_{target}: nothing would "
+              "be checked", file=sys.stderr)
         return EXIT_USAGE
     if args.layouts:
         try:

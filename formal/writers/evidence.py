@@ -78,6 +78,14 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
     return out + _stale_matrix(evidence, records, target)
 
 
+def owed(sm: int) -> int:
+    """How many variants of the table (every family) a device of ``sm`` runs: 0 means the
+    staleness check of that device would check nothing (``ptxlayout evidence --sm 5``)."""
+    from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS
+
+    return sum(runs_on(v, sm) for v in (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS))
+
+
 def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: int) \
         -> list[str]:
     """The same for the moves and wgmma (``formal.base.matrix_variants``): a bit-exact
