@@ -336,11 +336,16 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     import json
 
     from .prove.evidence import Evidence
-    from .writers.evidence import stale
+    from .writers.evidence import owed, stale
     try:
         ev = Evidence.load(args.evidence)
     except (OSError, ValueError) as exc:
         print(f"ptxlayout: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    target = args.sm or ev.sm or 90
+    if not owed(target):
+        print(f"ptxlayout evidence: no variant of the table runs on sm_{target}: nothing would "
+              "be checked", file=sys.stderr)
         return EXIT_USAGE
     if args.layouts:
         try:
@@ -523,8 +528,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="assemble each kernel with ptxas")
     p.set_defaults(func=cmd_ptx)
 
-    p = sub.add_parser("gpu", help="run every variant on a CUDA device (needs numpy and CuPy "
-                                   "only, given --layouts)")
+    p = sub.add_parser("gpu", help="run every variant of every family (mma, mma.sp, ldmatrix, "
+                                   "stmatrix, movmatrix, wgmma, wgmma.sp) on a CUDA device "
+                                   "(needs numpy and CuPy only, given --layouts)")
     p.add_argument("--layouts", metavar="JSON",
                    help="layouts exported by 'ptxlayout export --format json --corrections' "
                         "(or a folder holding layouts.json); its 'errata' are run too "
@@ -534,7 +540,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--discover", action="store_true",
                    help="recover every operand's map and the metadata layouts from the "
                         "hardware alone")
-    p.add_argument("--only", metavar="SUBSTR", help="only variants whose key contains this")
+    p.add_argument("--only", metavar="SUBSTR",
+                   help="only variants whose key contains this (a comma-separated list: any "
+                        "of them), e.g. 'mma.m16n8k16,ldmatrix,wgmma.sp.'")
     p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
     p.add_argument("--timeout", type=_positive(float), default=120.0,
                    help="watchdog: seconds one variant may take (default 120)")
@@ -548,6 +556,10 @@ def parser() -> argparse.ArgumentParser:
                    help="do not assemble the variants the device cannot run")
     p.add_argument("--no-errata", action="store_true",
                    help="do not run the spec's erratum layouts the export lists")
+    p.add_argument("--no-experiments", action="store_true",
+                   help="do not run the wgmma descriptor probes' companions: the other "
+                        "shared-memory layouts, the negative controls and the planted "
+                        "metadata errors")
     p.add_argument("--full-table", action="store_true",
                    help="one line per variant (default: one per instruction and shape)")
     p.set_defaults(func=cmd_gpu)

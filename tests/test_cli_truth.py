@@ -405,6 +405,15 @@ def test_evidence_that_is_not_there_is_a_usage_error(capsys: pytest.CaptureFixtu
         assert "internal error" not in err
 
 
+def test_evidence_for_a_device_no_variant_runs_on_is_a_usage_error(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--sm 5`` selects no run of any family: nothing would be checked, so not 0."""
+    code, out, err = run(capsys, "evidence", str(ROOT / "proofs" / "evidence"), "--sm", "5")
+    assert (code, out) == (2, "")
+    assert err == "ptxlayout evidence: no variant of the table runs on sm_5: nothing would be " \
+        "checked\n"
+
+
 def test_show_finds_the_chapters_layouts_by_their_leading_parts(
         capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "show", "wgmma.sp.m64nNk32.A")

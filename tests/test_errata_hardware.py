@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from formal.base.matrix_variants import MATRIX_VARIANTS
-from formal.base.matrix_variants import runs_on as runs_on_matrix
 from formal.base.records import expand
 from formal.base.variants import (
     VARIANTS,
@@ -232,7 +231,7 @@ def _synthetic_evidence(records: list[dict[str, Any]], errata: list[dict[str, An
                                  "layout_hashes": {**hashes, e["operand"]: e["map_hash"]}})
     full = expand(records)
     for mv in MATRIX_VARIANTS:  # the moves and wgmma, with the maps the executor takes
-        if runs_on_matrix(mv, 90):
+        if runs_on(mv, 90):
             runs.append({"key": mv.key, "selector": None, "mode": "check", "result": "match",
                          "layout_hashes": matrix.hashes(matrix.maps_for(mv, full)),
                          "trials": 8})

@@ -13,12 +13,12 @@ import pytest
 from formal.base.matrix_variants import (
     BY_KEY,
     MATRIX_VARIANTS,
-    MatrixVariant,
+    Variant,
     runs_on,
     variant,
     wgmma_ns,
 )
-from formal.execute import cpu, gpu_matrix, ptx_matrix
+from formal.execute import cpu, devices, gpu_matrix, ptx_matrix
 from formal.execute import matrix as mx
 from formal.execute.ptx import ptxas_path
 
@@ -44,7 +44,7 @@ def _mov_records() -> list[dict[str, Any]]:
              "cells": cells} for op in ("A", "C/D")]
 
 
-def _wgmma_records(v: MatrixVariant) -> list[dict[str, Any]]:
+def _wgmma_records(v: Variant) -> list[dict[str, Any]]:
     a_cells, d_cells = [], []
     for t in range(128):
         w, lane = divmod(t, 32)
@@ -126,7 +126,7 @@ class SpecDevice:
 
     sm = 90
 
-    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
+    def move(self, v: Variant, t: mx.MoveTrial) -> np.ndarray:
         count = t.addr.shape[0]
         if v.instruction == "movmatrix":
             el = cpu.unpack_elements(t.inputs, 16, 2)  # (T, 32, 2) of M's fragment
@@ -157,13 +157,13 @@ class SpecDevice:
             return halves.view(np.uint32).reshape(count, -1)
         return cpu.pack_elements(out, 16)
 
-    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+    def wgmma(self, v: Variant, t: mx.WgmmaTrial, la: mx.SmemLayout,
               lb: mx.SmemLayout) -> np.ndarray:
         # not independent of the layouts: this checks packing and unpacking agree
         img = t.image.view(np.uint8)
         b = _read_k_major(img[:, t.b_off:], v.b, lb, v.n, v.k)
         a = t.a if v.a_source == "reg" else _read_k_major(img, v.a, la, 64, v.k)
-        d = cpu.reference(v.arithmetic, a, np.swapaxes(b, 1, 2), t.c)
+        d = cpu.reference(v, a, np.swapaxes(b, 1, 2), t.c)
         recs = _wgmma_records(v)
         dm = mx.frag_map(recs[1], 128, (64, v.n), v.elements("D"))
         return mx.regs_of(dm, v.c, d)
@@ -292,7 +292,7 @@ def _cuda() -> bool:
 @pytest.mark.gpu
 @pytest.mark.skipif(not _cuda(), reason="needs CuPy and a CUDA device")
 def test_on_the_device() -> None:
-    dev = gpu_matrix.Device()
+    dev = devices.CupyDevice()
     for key in ("ldmatrix.m8n8.x4.trans.b16", "stmatrix.m8n8.x2.b16", "movmatrix.m8n8.trans.b16"):
         run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(key, "check"), RECORDS, 4)
         assert run.result == "match", run.detail

@@ -18,8 +18,10 @@ import pytest
 from formal.api import model_of
 from formal.base.matrix_variants import WGMMA_SP_VARIANTS, sparse_owed, variant
 from formal.base.records import expand
-from formal.execute import cpu, gpu_matrix, matrix_fake, smem
+from formal.cli import main
+from formal.execute import cpu, devices, gpu_matrix, matrix_fake, record, smem
 from formal.execute import matrix as mx
+from formal.execute.gpu import Report
 from formal.prove.evidence import Evidence, default_dir
 from formal.writers.evidence import stale
 from formal.writers.export import layout_record
@@ -111,7 +113,7 @@ RUNS = ["wgmma.sp.m64n8k32.f32.f16.f16.rs.sel1", "wgmma.sp.m64n64k32.f16.f16.f16
 @pytest.mark.parametrize("key", RUNS)
 def test_fake_device_runs_match(records: list[dict[str, Any]], key: str) -> None:
     v = variant(key)
-    dev = gpu_matrix.FakeDevice(records)
+    dev = devices.FakeDevice(records)
     run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(key, "check",
                                                       gpu_matrix._lay(gpu_matrix.check_layout(v))),
                                  records, 3)
@@ -129,7 +131,7 @@ def test_the_planted_experiment_mismatches(records: list[dict[str, Any]]) -> Non
              if t.mode == "experiment"]
     assert [(t.plant, t.expect) for t in tasks] == [("meta-chunks-swapped", "mismatch")]
     v = variant(key)
-    run, _ = gpu_matrix.run_task(gpu_matrix.FakeDevice(records), gpu_matrix.Task(
+    run, _ = gpu_matrix.run_task(devices.FakeDevice(records), gpu_matrix.Task(
         key, "experiment", gpu_matrix._lay(gpu_matrix.check_layout(v)), expect="mismatch",
         plant="meta-chunks-swapped"), records, 2)
     assert run.result == "mismatch" and run.ok
@@ -167,20 +169,20 @@ def test_a_wrong_metadata_map_mismatches_at_its_row(records: list[dict[str, Any]
         a[tr, 5, :8] = 0
         a[tr, 5, q] = v0
         a[tr, 5, 4 + p] = v1
-    d = cpu.reference(v.arithmetic, a, t.b, t.c)
+    d = cpu.reference(v, a, t.b, t.c)
     assert (mx.codes_of(truth["C/D"], v.c, got) == d).all()
 
 
 def test_the_runner_end_to_end_on_the_fake_device(records: list[dict[str, Any]],
                                                   tmp_path: Path) -> None:
-    """``python -m formal.execute.gpu_matrix --fake``: the supervisor, its worker process and
-    the evidence file, for the four .tf32 rows at N = 64 and their two experiments."""
+    """``ptxlayout gpu --device fake``: the supervisor, its worker process and the evidence
+    file, for the four .tf32 rows at N = 64 and their two experiments."""
     import json
 
     lay = tmp_path / "layouts.json"
     lay.write_text(json.dumps({"layouts": records}), encoding="utf-8")
-    code = gpu_matrix.main(["--layouts", str(lay), "--only", "wgmma.sp.m64n64k16", "--fake",
-                            "--trials", "2", "--record", str(tmp_path / "ev")])
+    code = main(["gpu", "--layouts", str(lay), "--only", "wgmma.sp.m64n64k16", "--device",
+                 "fake", "--trials", "2", "--record", str(tmp_path / "ev")])
     assert code == 0
     (path,) = (tmp_path / "ev").glob("*.json")
     ev = json.loads(path.read_text(encoding="utf-8"))
@@ -201,8 +203,8 @@ def test_the_runner_refuses_an_only_that_names_no_variant(
 
     lay = tmp_path / "layouts.json"
     lay.write_text(json.dumps({"layouts": records}), encoding="utf-8")
-    code = gpu_matrix.main(["--layouts", str(lay), "--only", "wgmma.sp.m64n64k99", "--fake",
-                            "--record", str(tmp_path / "ev")])
+    code = main(["gpu", "--layouts", str(lay), "--only", "wgmma.sp.m64n64k99", "--device",
+                 "fake", "--record", str(tmp_path / "ev")])
     assert code == 2 and not (tmp_path / "ev").exists()
     assert "no variant matches 'wgmma.sp.m64n64k99'" in capsys.readouterr().err
 
@@ -218,14 +220,14 @@ def test_sparse_runs_confirm_the_layouts_and_are_then_owed(
     keys = ["wgmma.sp.m64n8k32.f16.f16.f16.rs.sel0", "wgmma.sp.m64n8k32.f32.f16.f16.rs.sel0",
             "wgmma.sp.m64n8k16.f32.tf32.tf32.rs.sel0", "wgmma.sp.m64n8k64.f16.e4m3.e4m3.rs.sel0",
             "wgmma.sp.m64n8k64.f32.e4m3.e4m3.rs.sel0", "wgmma.sp.m64n8k64.s32.s8.s8.rs.sel0"]
-    dev = gpu_matrix.FakeDevice(records)
+    dev = devices.FakeDevice(records)
     runs = []
     for k in keys:
         run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(
             k, "check", gpu_matrix._lay(gpu_matrix.check_layout(variant(k)))), records, 2)
         assert run.result == "match"
         runs.append(run.record())
-    gpu_matrix.write_evidence(tmp_path, dev.info(), runs, {}, 1.0, "2026-11-25T13:00:00Z")
+    record.write_evidence(Report(dev.info(), family_runs=runs), tmp_path)
     ev = Evidence.load(tmp_path)
     sparse = [x for x in layouts if x.instruction == "wgmma.sp"]
     assert len(sparse) == 13

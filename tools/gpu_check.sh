@@ -11,18 +11,21 @@
 # and, under "errata", the spec's layouts as written wherever a correction changes the map.
 # build/ is git-ignored: carry it to the GPU machine.
 #
-# In one run it checks every variant the device runs (every sparsity selector, fresh random
-# data, TRIALS trials a selector, D compared bit for bit), recovers every map and every sparse
-# metadata layout from the hardware alone (discovery), runs each erratum layout on the
-# variants it serves (the hardware must disagree), assembles with ptxas the variants the
-# device cannot run, and writes ONE evidence JSON to EVIDENCE_DIR (default proofs/evidence).
-# A variant that faults or hangs is an error of its own and a fresh process takes the rest;
-# past DEADLINE seconds (default 240) nothing new starts and the evidence is still written.
-# The short table comes last.
-# Exit status: 0 every executed check matches, every discovery agrees and every erratum is
-# refuted; 1 otherwise; 2 usage.
-# Environment: TRIALS (8), DEADLINE (240 s), TIMEOUT (60 s a variant), ONLY (a substring of
-# the variant keys to run), DEVICE (cuda; "fake" emulates one, for the tests), PYTHON.
+# In one run it checks every variant of every family the device runs -- mma and mma.sp
+# (every sparsity selector), ldmatrix / stmatrix / movmatrix, wgmma and wgmma.sp -- with
+# fresh random data, TRIALS trials a selector, D (or the moved registers and images)
+# compared bit for bit; recovers every mma map and sparse metadata layout and every move map
+# from the hardware alone (discovery); probes the wgmma descriptor layouts and runs the
+# layout experiments; runs each erratum layout on the variants it serves (the hardware must
+# disagree); assembles with ptxas the variants the device cannot run; and writes ONE evidence
+# JSON to EVIDENCE_DIR (default proofs/evidence).  A variant that faults or hangs is an error
+# of its own and a fresh process takes the rest; past DEADLINE seconds (default 480) nothing
+# new starts and the evidence is still written.  The short table comes last.
+# Exit status: 0 every executed check matches, every discovery agrees, every erratum is
+# refuted and every experiment is as expected; 1 otherwise; 2 usage.
+# Environment: TRIALS (8), DEADLINE (480 s), TIMEOUT (60 s a variant), ONLY (a substring of
+# the variant keys to run: 'wgmma.sp.', 'ldmatrix', 'mma.m16n8k16'), DEVICE (cuda; "fake"
+# emulates mma and wgmma, for the tests), PYTHON.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 layouts="${1:-build}"
@@ -44,7 +47,7 @@ case "$device" in
         "'.[gpu-cuda13]' (CUDA 13) or '.[gpu-cuda12]' (CUDA 12) from the repository root" >&2
         exit 2; } ;;
 esac
-deadline="${DEADLINE:-240}"
+deadline="${DEADLINE:-480}"
 only=()
 if [ -n "${ONLY:-}" ]; then
     only=(--only "$ONLY")

@@ -1,7 +1,9 @@
-"""The variant table of the matrix-movement instructions and of ``wgmma.mma_async``.
+"""The rows of the move families and of ``wgmma.mma_async`` (dense and sparse) in the one table.
 
-The sibling of ``formal.base.variants`` (same style: every variant is a row built from data
-tables, nothing hand-written per variant).  It lists what the executor runs or assembles:
+``formal.base.variants`` holds the vocabulary (the one ``Variant`` class, one predicate per
+support rule -- ``runs_on``, ``assembles_for``, ``ptx_version`` -- and the mma / mma.sp rows);
+this module adds the other families' rows from data tables and generator functions, nothing
+hand-written per variant.  It lists what the executor runs or assembles:
 
 - ``ldmatrix``  ``.m8n8 .x1/.x2/.x4 [.trans] .b16`` (sm_75), ``.m16n16 .x1/.x2 .trans`` with
   ``.b8`` or ``.b8x16.b6x16_p32`` / ``.b8x16.b4x16_p64``, ``.m8n16 .x1/.x2/.x4`` with the two
@@ -16,11 +18,11 @@ tables, nothing hand-written per variant).  It lists what the executor runs or a
   (``.and.popc``, ``.s32``); A from registers (``a_source="reg"``) or from shared memory
   (``"smem"``), B always from shared memory through a matrix descriptor.
 
-A worked example: ``MatrixVariant("ldmatrix", "m8n8", "b16", num=4, trans=True)`` is
+A worked example: ``Variant("ldmatrix", "m8n8", "b16", num=4, trans=True)`` is
 ``ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16``: four 8 x 8 matrices of 16-bit elements,
 each lane receiving one ``.b32`` register (two elements) of each -- 8 elements a lane, the
 ``tile`` (32, 8) when the four matrices are stacked one above the other.
-``MatrixVariant("wgmma", "m64n64k16", "f16", c="f32", a_source="reg")`` is
+``Variant("wgmma", "m64n64k16", "f16", "f16", "f32", "f32", a_source="reg")`` is
 ``wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`` with A in four ``.b32`` registers a
 thread and D in 32 ``.f32`` registers a thread (64 x 64 / 128 threads).
 """
@@ -28,21 +30,18 @@ thread and D in 32 ``.f32`` registers a thread (64 x 64 / 128 threads).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .variants import TARGET_PTX, TYPE_BITS, Variant, parse_arch
-
-MOVES = ("ldmatrix", "stmatrix", "movmatrix")
-
-# The packed source formats of ldmatrix .m16n16 / .m8n16: (payload bits, padding bits) of
-# one 16-element row; the destination holds each element in the low bits of a byte.
-PACKED_FORMATS: dict[str, tuple[int, int]] = {"b6x16_p32": (6, 32), "b4x16_p64": (4, 64)}
-
-# Rows x columns (in elements) of one matrix of each move shape.
-MOVE_SHAPES: dict[str, tuple[int, int]] = {
-    "m8n8": (8, 8), "m16n16": (16, 16), "m8n16": (8, 16), "m16n8": (16, 8),
-}
+from .variants import (
+    MOVE_SHAPES,
+    MOVES,
+    PACKED_FORMATS,
+    Variant,
+    assembles_for,
+    move_tile,
+    ptx_version,
+    runs_on,
+)
 
 # wgmma: K of each A type, and the legal N (PTX ISA: multiples of 8 up to 256; the integer
 # and .b1 forms skip the odd multiples of 8 above 32).
@@ -67,202 +66,33 @@ def wgmma_ns(a: str) -> tuple[int, ...]:
     return N_INT if a in ("s8", "u8", "b1") else N_ALL
 
 
-def move_tile(m: int, n: int, num: int, trans: bool) -> tuple[int, int]:
-    """The tile of a move's fragment in memory cells: ``num`` m x n matrices stacked one
-    above the other, each as it lies in memory -- with ``.trans`` as its n columns of m
-    elements (``stmatrix.m16n8.x2.trans.b8``: 2 x 8 rows of 16 bytes, a 16 x 16 tile)."""
-    rows, cols = (n, m) if trans else (m, n)
-    return rows * num, cols
-
-
-@dataclass(frozen=True)
-class MatrixVariant:
-    """One variant of ldmatrix / stmatrix / movmatrix / wgmma.mma_async.
-
-    Moves: ``a`` is the element type (``b16``, ``b8``, or ``b8x16.b6x16_p32`` /
-    ``b8x16.b4x16_p64``), ``num`` 1, 2 or 4, ``trans``.  wgmma: ``a``, ``b``, ``c`` (= d)
-    element types, ``a_source`` "reg" | "smem", ``op`` ".and.popc" for ``.b1``."""
-
-    instruction: str
-    shape: str
-    a: str
-    num: int = 0
-    trans: bool = False
-    b: str = ""
-    c: str = ""
-    a_source: str = ""
-    op: str = ""
-    min_sm: int = 75
-    ptx: tuple[int, int] = (6, 5)
-    arch_suffix: str = ""
-    # further families an ``a`` target also runs on (the sm_100a moves: sm_120a too)
-    families: tuple[int, ...] = ()
-    selector: int = 0  # wgmma.sp: the sparsity selector (an immediate)
-
-    @property
-    def d(self) -> str:
-        return self.c
-
-    @property
-    def wgmma(self) -> bool:
-        return self.instruction in ("wgmma", "wgmma.sp")
-
-    @property
-    def sparse(self) -> bool:
-        return self.instruction == "wgmma.sp"
-
-    @property
-    def target(self) -> str:
-        return f"sm_{self.min_sm}{self.arch_suffix}"
-
-    @property
-    def key(self) -> str:
-        """``ldmatrix.m8n8.x4.trans.b16``, ``movmatrix.m8n8.trans.b16``,
-        ``wgmma.m64n64k16.f32.f16.f16.rs`` (``.rs``: A from registers, ``.ss``: smem)."""
-        if self.wgmma:
-            src = "rs" if self.a_source == "reg" else "ss"
-            op = self.op.replace(".", "_") if self.op else ""
-            sel = f".sel{self.selector}" if self.sparse else ""
-            return f"{self.instruction}.{self.shape}.{self.c}.{self.a}.{self.b}{op}.{src}{sel}"
-        num = f".x{self.num}" if self.num else ""
-        trans = ".trans" if self.trans else ""
-        return f"{self.instruction}.{self.shape}{num}{trans}.{self.a}"
-
-    @property
-    def opcode(self) -> str:
-        if self.wgmma:
-            sp = ".sp" if self.sparse else ""
-            return (f"wgmma.mma_async{sp}.sync.aligned.{self.shape}.{self.c}.{self.a}.{self.b}"
-                    f"{self.op}")
-        trans = ".trans" if self.trans else ""
-        if self.instruction == "movmatrix":
-            return f"movmatrix.sync.aligned.{self.shape}{trans}.{self.a}"
-        return (f"{self.instruction}.sync.aligned.{self.shape}.x{self.num}{trans}.shared."
-                f"{self.a}")
-
-    @property
-    def packed(self) -> tuple[int, int] | None:
-        """(payload bits, padding bits) of a packed ldmatrix source format, else None."""
-        return PACKED_FORMATS.get(self.a.partition(".")[2])
-
-    @property
-    def element_bits(self) -> int:
-        """Bits of one element in its register (a packed 6/4-bit one sits in a byte)."""
-        if self.wgmma:
-            return TYPE_BITS[self.a]
-        return 8 if self.a.startswith("b8") else 16
-
-    @property
-    def matrix(self) -> tuple[int, int]:
-        """One moved matrix as it lies in memory: rows (one address each) x elements a row
-        (moves) -- or D's rows x columns (wgmma).  With ``.trans`` an m x n matrix lies as
-        its n columns of m elements: ``stmatrix.m16n8.x1.trans.b8`` is 8 rows of 16 bytes."""
-        if self.wgmma:
-            return (64, self.n)
-        return move_tile(*MOVE_SHAPES[self.shape], 1, self.trans)
-
-    @property
-    def matrices(self) -> int:
-        return self.num or 1
-
-    @property
-    def tile(self) -> tuple[int, int]:
-        """The register fragment's tile: a move's matrices stacked one above the other."""
-        if self.wgmma:
-            return self.matrix
-        return move_tile(*MOVE_SHAPES[self.shape], self.matrices, self.trans)
-
-    @property
-    def threads(self) -> int:
-        return 128 if self.wgmma else 32
-
-    @property
-    def registers(self) -> int:
-        """``.b32`` registers of the moved fragment a lane holds (moves)."""
-        r, c = self.tile
-        return r * c * self.element_bits // (32 * 32)
-
-    # ---- wgmma ---------------------------------------------------------------------------
-
-    @property
-    def n(self) -> int:
-        return int(self.shape.split("n")[1].split("k")[0])
-
-    @property
-    def k(self) -> int:
-        return int(self.shape.split("k")[1])
-
-    def words(self, operand: str) -> int:
-        """32-bit words a thread holds of wgmma's A ("A") or accumulator ("D")."""
-        if operand == "A":  # sparse A: half of the 64 x K elements are stored
-            return 64 * self.k * TYPE_BITS[self.a] // (128 * 32 * (2 if self.sparse else 1))
-        return 64 * self.n * TYPE_BITS[self.c] // (128 * 32)
-
-    def elements(self, operand: str) -> int:
-        if operand == "A":
-            return 64 * self.k // (128 * (2 if self.sparse else 1))
-        return 64 * self.n // 128
-
-    @property
-    def arithmetic(self) -> Variant:
-        """The same product as a ``formal.base.variants.Variant`` row (what ``execute.cpu``'s
-        exact reference and number pools take)."""
-        return Variant(self.instruction, self.shape, self.a, self.b, self.c, self.c,
-                       self.min_sm, self.ptx, op=self.op, arch_suffix=self.arch_suffix)
-
-    @property
-    def runnable_on_sm90(self) -> bool:
-        return runs_on(self, 90, "a")
-
-
-def runs_on(v: MatrixVariant, sm: int, suffix: str = "a") -> bool:
-    """As ``formal.base.variants.runs_on``: an ``a`` target runs only on its own family (and
-    on the ``families`` its row names)."""
-    if sm < v.min_sm:
-        return False
-    if v.arch_suffix:
-        return sm // 10 in (v.min_sm // 10, *v.families) and suffix == "a"
-    return True
-
-
-def assembles_for(v: MatrixVariant, arch: str) -> bool:
-    sm, suffix = parse_arch(arch)
-    return runs_on(v, sm, suffix)
-
-
-def ptx_version(v: MatrixVariant, arch: str | None = None) -> tuple[int, int]:
-    sm, _ = parse_arch(arch or v.target)
-    known = [ver for s, ver in TARGET_PTX.items() if s <= sm]
-    return max([v.ptx, *known[-1:]])
-
-
 # ---- the table --------------------------------------------------------------------------------
 
 _PACKED = ("b8x16.b6x16_p32", "b8x16.b4x16_p64")
 
 
-def _moves() -> list[MatrixVariant]:
-    out: list[MatrixVariant] = []
+def _moves() -> list[Variant]:
+    out: list[Variant] = []
     for num in (1, 2, 4):
         for trans in (False, True):
-            out.append(MatrixVariant("ldmatrix", "m8n8", "b16", num, trans, min_sm=75,
-                                     ptx=(6, 5)))
+            out.append(Variant("ldmatrix", "m8n8", "b16", num=num, trans=trans, min_sm=75,
+                               ptx=(6, 5)))
     for num in (1, 2):
         for t in ("b8", *_PACKED):
-            out.append(MatrixVariant("ldmatrix", "m16n16", t, num, True, min_sm=100,
-                                     ptx=(8, 6), arch_suffix="a", families=(12,)))
+            out.append(Variant("ldmatrix", "m16n16", t, num=num, trans=True, min_sm=100,
+                               ptx=(8, 6), arch_suffix="a", families=(12,)))
     for num in (1, 2, 4):
         for t in _PACKED:
-            out.append(MatrixVariant("ldmatrix", "m8n16", t, num, False, min_sm=100,
-                                     ptx=(8, 6), arch_suffix="a", families=(12,)))
+            out.append(Variant("ldmatrix", "m8n16", t, num=num, min_sm=100,
+                               ptx=(8, 6), arch_suffix="a", families=(12,)))
     for num in (1, 2, 4):
         for trans in (False, True):
-            out.append(MatrixVariant("stmatrix", "m8n8", "b16", num, trans, min_sm=90,
-                                     ptx=(7, 8)))
+            out.append(Variant("stmatrix", "m8n8", "b16", num=num, trans=trans, min_sm=90,
+                               ptx=(7, 8)))
     for num in (1, 2, 4):
-        out.append(MatrixVariant("stmatrix", "m16n8", "b8", num, True, min_sm=100,
-                                 ptx=(8, 6), arch_suffix="a", families=(12,)))
-    out.append(MatrixVariant("movmatrix", "m8n8", "b16", 0, True, min_sm=75, ptx=(7, 8)))
+        out.append(Variant("stmatrix", "m16n8", "b8", num=num, trans=True, min_sm=100,
+                           ptx=(8, 6), arch_suffix="a", families=(12,)))
+    out.append(Variant("movmatrix", "m8n8", "b16", trans=True, min_sm=75, ptx=(7, 8)))
     return out
 
 
@@ -298,10 +128,10 @@ def _ptx_of(a: str, b: str, sparse: bool) -> tuple[int, int]:
 
 
 def wgmma_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...] = ()) \
-        -> list[MatrixVariant]:
+        -> list[Variant]:
     """Every dense wgmma row for the given N (default: every legal N of each type)."""
-    return [MatrixVariant("wgmma", f"m64n{n}k{WGMMA_K[a]}", a, 0, False, b, c, src, op,
-                          min_sm=90, ptx=_ptx_of(a, b, False), arch_suffix="a")
+    return [Variant("wgmma", f"m64n{n}k{WGMMA_K[a]}", a, b, c, c, op=op, a_source=src,
+                    min_sm=90, ptx=_ptx_of(a, b, False), arch_suffix="a")
             for a, b, c, op, n, src in _wgmma_rows(_WGMMA_TYPES, ns, a_types)]
 
 
@@ -309,11 +139,12 @@ _WGMMA_SP_TYPES = tuple(row for row in _WGMMA_TYPES if row[0] != ("b1",))
 
 
 def wgmma_sp_variants(ns: tuple[int, ...] | None = None, a_types: tuple[str, ...] = ()) \
-        -> list[MatrixVariant]:
+        -> list[Variant]:
     """Every wgmma.mma_async.sp row for the given N: each A/B/D type pairing of the dense
     table but .b1, A from registers or shared memory, each legal sparsity selector."""
-    return [MatrixVariant("wgmma.sp", f"m64n{n}k{WGMMA_SP_K[a]}", a, 0, False, b, c, src, op,
-                          min_sm=90, ptx=_ptx_of(a, b, True), arch_suffix="a", selector=sel)
+    return [Variant("wgmma.sp", f"m64n{n}k{WGMMA_SP_K[a]}", a, b, c, c, op=op,
+                    a_source=src, min_sm=90, ptx=_ptx_of(a, b, True), arch_suffix="a",
+                    selector=sel)
             for a, b, c, op, n, src in _wgmma_rows(_WGMMA_SP_TYPES, ns, a_types)
             for sel in WGMMA_SP_SELECTORS[a]]
 
@@ -338,23 +169,23 @@ def wgmma_sp_atypes(k: int) -> tuple[str, ...]:
 WGMMA_NS_EVERY_TYPE = (8, 64, 256)
 
 
-def _wgmma_selected() -> list[MatrixVariant]:
-    seen: dict[str, MatrixVariant] = {}
+def _wgmma_selected() -> list[Variant]:
+    seen: dict[str, Variant] = {}
     for v in wgmma_variants(WGMMA_NS_EVERY_TYPE) + [
             v for v in wgmma_variants(None, ("f16",)) if v.c == "f32"]:
         seen.setdefault(v.key, v)
     return sorted(seen.values(), key=lambda v: (v.a, v.b, v.c, v.n, v.a_source))
 
 
-MATRIX_VARIANTS: tuple[MatrixVariant, ...] = tuple(_moves() + _wgmma_selected())
-BY_KEY: dict[str, MatrixVariant] = {v.key: v for v in MATRIX_VARIANTS}
+MATRIX_VARIANTS: tuple[Variant, ...] = tuple(_moves() + _wgmma_selected())
+BY_KEY: dict[str, Variant] = {v.key: v for v in MATRIX_VARIANTS}
 
 # wgmma.mma_async.sp: every type pairing and selector at N = 8, 64, 256, A from registers
 # and from shared memory.  The GPU runner (``formal.execute.gpu_matrix``) runs them
 # (``--only wgmma.sp.``); until the evidence holds a run of one (``sparse_owed``), the
 # evidence owes none (``formal.writers.evidence``) and their layouts' ``hardware`` obligation
 # says they were assembled, not run (``executed``).
-WGMMA_SP_VARIANTS: tuple[MatrixVariant, ...] = tuple(wgmma_sp_variants(WGMMA_NS_EVERY_TYPE))
+WGMMA_SP_VARIANTS: tuple[Variant, ...] = tuple(wgmma_sp_variants(WGMMA_NS_EVERY_TYPE))
 
 
 def sparse_owed(run_keys: Iterable[str]) -> bool:
@@ -363,7 +194,7 @@ def sparse_owed(run_keys: Iterable[str]) -> bool:
     return any(k.startswith("wgmma.sp.") for k in run_keys)
 
 
-def executed(v: MatrixVariant) -> bool:
+def executed(v: Variant) -> bool:
     """Whether the recorded evidence has always been owed runs of ``v`` (the moves and dense
     wgmma); wgmma.sp only once it holds one (``sparse_owed``)."""
     return not v.sparse
@@ -388,7 +219,7 @@ def run_operand(instruction: str, operand: str) -> str | None:
     return None
 
 
-def serves(v: MatrixVariant, op: str, instruction: str, shape: str, operand: str,
+def serves(v: Variant, op: str, instruction: str, shape: str, operand: str,
            types: Sequence[str], n_values: Sequence[int] = ()) -> bool:
     """Does a layout (its instruction, shape as spelled -- ``m8n8.x4.trans``,
     ``m64nNk16`` --, operand, types, and the N it is stated for) give operand ``op`` of a
@@ -411,7 +242,7 @@ def serves(v: MatrixVariant, op: str, instruction: str, shape: str, operand: str
     return num == v.num and ("trans" in parts[1:]) == v.trans
 
 
-def variant(key: str) -> MatrixVariant:
+def variant(key: str) -> Variant:
     """The row of ``key``, also for a wgmma N outside the evidence selection."""
     if key in BY_KEY:
         return BY_KEY[key]
@@ -421,7 +252,8 @@ def variant(key: str) -> MatrixVariant:
     raise KeyError(key)
 
 
-__all__ = ["MatrixVariant", "MATRIX_VARIANTS", "BY_KEY", "variant", "wgmma_variants",
+__all__ = ["Variant", "move_tile", "MOVE_SHAPES", "PACKED_FORMATS", "MATRIX_VARIANTS", "BY_KEY",
+           "variant", "wgmma_variants",
            "CATALOG_OPERAND", "run_operand", "serves",
            "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES",
            "WGMMA_SP_K", "WGMMA_SP_SELECTORS", "wgmma_sp_variants", "wgmma_sp_dtypes",

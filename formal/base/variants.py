@@ -174,17 +174,21 @@ def _family(sm: int) -> int:
     return sm // 10
 
 
+# ---- the support rules: one predicate each, for every family ---------------------------------
+
+
 def runs_on(v: Variant, sm: int, suffix: str = "a") -> bool:
     """Can a device of compute capability ``sm`` (90 for an H100) execute ``v``?
 
     A variant of a plain target runs on every later architecture; an arch-specific one
-    (``sm_120a``) only on its own family, and only when the code is built for the
-    ``a`` target (a device always offers its own ``a`` features).
+    (``sm_120a``) only on its own family (and on the further ``families`` its row names: the
+    sm_100a moves also run on sm_120a), and only when the code is built for the ``a`` target
+    (a device always offers its own ``a`` features).
     """
     if sm < v.min_sm:
         return False
     if v.arch_suffix:
-        return _family(sm) == _family(v.min_sm) and suffix == "a"
+        return _family(sm) in (_family(v.min_sm), *v.families) and suffix == "a"
     return True
 
 
@@ -201,18 +205,58 @@ def ptx_version(v: Variant, arch: str | None = None) -> tuple[int, int]:
     return max([v.ptx, *known[-1:]])
 
 
+def selects(only: str | None, key: str) -> bool:
+    """Does ``--only`` pick the row ``key``?  ``only`` is a comma-separated list of parts of
+    keys (``mma.m16n8k8.f32.tf32,wgmma.m64n8k8,ldmatrix.m8n8.x4``); None or "" picks all."""
+    return not only or any(part and part in key for part in only.split(","))
+
+
+# The instruction families, each a row family of the one table (``formal.base.variants`` holds
+# mma / mma.sp, ``formal.base.matrix_variants`` the moves and wgmma / wgmma.sp).
+MMA_FAMILIES = ("mma", "mma.sp")
+WGMMA_FAMILIES = ("wgmma", "wgmma.sp")
+FAMILIES = (*MMA_FAMILIES, *MOVES, *WGMMA_FAMILIES)
+
+# Rows x columns (in elements) of one matrix of each move shape.
+MOVE_SHAPES: dict[str, tuple[int, int]] = {
+    "m8n8": (8, 8), "m16n16": (16, 16), "m8n16": (8, 16), "m16n8": (16, 8),
+}
+
+# The packed source formats of ldmatrix .m16n16 / .m8n16: (payload bits, padding bits) of
+# one 16-element row; the destination holds each element in the low bits of a byte.
+PACKED_FORMATS: dict[str, tuple[int, int]] = {"b6x16_p32": (6, 32), "b4x16_p64": (4, 64)}
+
+
+def move_tile(m: int, n: int, num: int, trans: bool) -> tuple[int, int]:
+    """The tile of a move's fragment in memory cells: ``num`` m x n matrices stacked one
+    above the other, each as it lies in memory -- with ``.trans`` as its n columns of m
+    elements (``stmatrix.m16n8.x2.trans.b8``: 2 x 8 rows of 16 bytes, a 16 x 16 tile)."""
+    rows, cols = (n, m) if trans else (m, n)
+    return rows * num, cols
+
+
 @dataclass(frozen=True)
 class Variant:
-    """One instruction variant: the unit of PTX generation and of GPU evidence."""
+    """One instruction variant of any family: the unit of PTX generation and of GPU evidence.
 
-    instruction: str  # "mma" | "mma.sp"
+    mma / mma.sp: ``a``, ``b``, ``c``, ``d`` types, ``kind``, ``op`` (``.and.popc`` for
+    ``.b1``), ``scale``, ``alayout`` / ``blayout``; the sparsity selectors are runs of one
+    row.  Moves (ldmatrix, stmatrix, movmatrix): ``a`` is the element type (``b16``, ``b8``,
+    ``b8x16.b6x16_p32``), ``num`` 1, 2 or 4 (0 for movmatrix), ``trans``.  wgmma / wgmma.sp:
+    ``a``, ``b``, ``c`` (= ``d``), ``a_source`` "reg" | "smem", and (sparse) one row per
+    ``selector``.  The key names the row in evidence files: ``mma.m16n8k16.f32.f16.f16.f32``,
+    ``ldmatrix.m8n8.x4.trans.b16``, ``wgmma.m64n64k16.f32.f16.f16.rs``,
+    ``wgmma.sp.m64n64k32.f32.f16.f16.ss.sel1``.
+    """
+
+    instruction: str  # the family: one of FAMILIES
     shape: str
     a: str
-    b: str
-    c: str
-    d: str
-    min_sm: int
-    ptx: tuple[int, int]
+    b: str = ""
+    c: str = ""
+    d: str = ""
+    min_sm: int = 75
+    ptx: tuple[int, int] = (6, 5)
     kind: str = ""  # "" | "f8f6f4"
     op: str = ""  # ".and.popc" | ".xor.popc" for .b1
     arch_suffix: str = ""  # "a" for sm_120a-only variants
@@ -221,21 +265,61 @@ class Variant:
     # "" is the only form every other shape takes, .row.col.
     alayout: str = ""
     blayout: str = ""
+    num: int = 0  # moves: matrices moved (.x1 / .x2 / .x4)
+    trans: bool = False  # moves: .trans
+    a_source: str = ""  # wgmma: "reg" | "smem"
+    # further families an ``a`` target also runs on (the sm_100a moves: sm_120a too)
+    families: tuple[int, ...] = ()
+    selector: int = 0  # wgmma.sp: the sparsity selector (an immediate)
 
     @property
     def sparse(self) -> bool:
-        return self.instruction == "mma.sp"
+        return self.instruction in ("mma.sp", "wgmma.sp")
+
+    @property
+    def wgmma(self) -> bool:
+        return self.instruction in WGMMA_FAMILIES
+
+    @property
+    def move(self) -> bool:
+        return self.instruction in MOVES
 
     @property
     def key(self) -> str:
-        """``mma.m16n8k16.f32.f16.f16.f32``; rows with a choice of layouts name it after the
-        shape, as the opcode does: ``mma.m8n8k4.col.row.f32.f16.f16.f32``."""
+        """The row's name in evidence files (see the class): rows with a choice of layouts
+        name it after the shape, as the opcode does: ``mma.m8n8k4.col.row.f32.f16.f16.f32``."""
+        if self.wgmma:
+            src = "rs" if self.a_source == "reg" else "ss"
+            op = self.op.replace(".", "_") if self.op else ""
+            sel = f".sel{self.selector}" if self.sparse else ""
+            return f"{self.instruction}.{self.shape}.{self.c}.{self.a}.{self.b}{op}.{src}{sel}"
+        if self.move:
+            return f"{self.instruction}.{self.spelled_shape}.{self.a}"
         kind = f".kind::{self.kind}" if self.kind else ""
         kind += ".block_scale" if self.scale else ""
         op = self.op.replace(".", "_") if self.op else ""
         arr = f".{self.alayout}.{self.blayout}" if self.alayout or self.blayout else ""
         return (f"{self.instruction}{kind}.{self.shape}{arr}.{self.d}.{self.a}.{self.b}."
                 f"{self.c}{op}")
+
+    @property
+    def spelled_shape(self) -> str:
+        """A move's shape as the catalog's titles spell it: ``m8n8.x4.trans``."""
+        num = f".x{self.num}" if self.num else ""
+        return f"{self.shape}{num}{'.trans' if self.trans else ''}"
+
+    @property
+    def opcode(self) -> str:
+        """The moves' and wgmma's PTX opcode (mma's is written by ``formal.execute.ptx``)."""
+        if self.wgmma:
+            sp = ".sp" if self.sparse else ""
+            return (f"wgmma.mma_async{sp}.sync.aligned.{self.shape}.{self.c}.{self.a}.{self.b}"
+                    f"{self.op}")
+        trans = ".trans" if self.trans else ""
+        if self.instruction == "movmatrix":
+            return f"movmatrix.sync.aligned.{self.shape}{trans}.{self.a}"
+        return (f"{self.instruction}.sync.aligned.{self.shape}.x{self.num}{trans}.shared."
+                f"{self.a}")
 
     @property
     def layouts(self) -> tuple[str, str]:
@@ -258,6 +342,10 @@ class Variant:
 
     @property
     def selectors(self) -> tuple[int, ...]:
+        """The sparsity selectors of the row: every legal one for mma.sp (one run each), the
+        row's own for wgmma.sp."""
+        if self.instruction == "wgmma.sp":
+            return (self.selector,)
         if not self.sparse:
             return ()
         return tuple(range(selector_count(self.shape, self.a, self.kind)))
@@ -272,6 +360,14 @@ class Variant:
         s = Shape.parse(self.shape)
         assert s is not None, self.shape
         return s
+
+    @property
+    def n(self) -> int:
+        return self.dims.n
+
+    @property
+    def k(self) -> int:
+        return self.dims.k
 
     @property
     def types(self) -> dict[str, str]:
@@ -290,13 +386,64 @@ class Variant:
         """Independent products one warp computes (4 for m8n8k4 with .f16, else 1)."""
         return REPLICATED.get((self.instruction, self.shape, self.a), 1)
 
-    def element_bits(self, operand: str) -> int:
-        """Bits one element of ``operand`` occupies in its register ("A", "B", "C", "D")."""
+    @property
+    def threads(self) -> int:
+        return 128 if self.wgmma else 32
+
+    def element_bits(self, operand: str = "A") -> int:
+        """Bits one element of ``operand`` occupies in its register ("A", "B", "C", "D"); a
+        move's element (a packed 6/4-bit one sits in a byte) whatever the operand."""
+        if self.move:
+            return 8 if self.a.startswith("b8") else 16
         t = {"A": self.a, "B": self.b, "C": self.c, "D": self.d, "C/D": self.c}[operand]
         return container_bits(t, self.kind)
 
+    @property
+    def source_bits(self) -> int:
+        """A move's element as it lies in memory: 16 for .b16, 8 for .b8, 6 for
+        .b8x16.b6x16_p32 (the data of its 8-bit container)."""
+        packed = self.packed
+        return packed[0] if packed else self.element_bits()
+
+    @property
+    def packed(self) -> tuple[int, int] | None:
+        """(payload bits, padding bits) of a packed ldmatrix source format, else None."""
+        return PACKED_FORMATS.get(self.a.partition(".")[2])
+
+    @property
+    def matrix(self) -> tuple[int, int]:
+        """One moved matrix as it lies in memory: rows (one address each) x elements a row
+        (moves) -- or D's rows x columns (wgmma).  With ``.trans`` an m x n matrix lies as
+        its n columns of m elements: ``stmatrix.m16n8.x1.trans.b8`` is 8 rows of 16 bytes."""
+        if self.wgmma:
+            return (64, self.n)
+        return move_tile(*MOVE_SHAPES[self.shape], 1, self.trans)
+
+    @property
+    def matrices(self) -> int:
+        return self.num or 1
+
+    @property
+    def tile(self) -> tuple[int, int]:
+        """The register fragment's tile of a move (its matrices stacked one above the other)
+        or of wgmma's D."""
+        if self.wgmma:
+            return self.matrix
+        return move_tile(*MOVE_SHAPES[self.shape], self.matrices, self.trans)
+
+    @property
+    def registers(self) -> int:
+        """``.b32`` registers of the moved fragment a lane holds (moves)."""
+        r, c = self.tile
+        return r * c * self.element_bits() // (32 * 32)
+
     def elements(self, operand: str) -> int:
-        """Elements of ``operand`` each lane holds (sparse A: the non-zeros)."""
+        """Elements of ``operand`` each lane holds (sparse A: the non-zeros); wgmma: of A
+        ("A") or of the accumulator (any other operand)."""
+        if self.wgmma:
+            if operand == "A":
+                return 64 * self.k // (128 * (2 if self.sparse else 1))
+            return 64 * self.n // 128
         s = self.dims
         rows, cols = s.tile("C/D" if operand in ("C", "D") else operand)
         cells = rows * cols * self.replication
@@ -305,7 +452,12 @@ class Variant:
         return cells // 32
 
     def words(self, operand: str) -> int:
-        """32-bit words each lane holds for ``operand`` ("A", "B", "C", "D", "E" metadata)."""
+        """32-bit words each lane holds for ``operand`` ("A", "B", "C", "D", "E" metadata);
+        wgmma: of A ("A") or of the accumulator."""
+        if self.wgmma:
+            if operand == "A":  # sparse A: half of the 64 x K elements are stored
+                return 64 * self.k * TYPE_BITS[self.a] // (128 * 32 * (2 if self.sparse else 1))
+            return 64 * self.n * TYPE_BITS[self.c] // (128 * 32)
         if operand == "E":
             return 1 if self.sparse else 0
         return max(1, self.elements(operand) * self.element_bits(operand) // 32)

@@ -1,10 +1,17 @@
-"""Devices that run one variant's kernel on a batch of trials: a CUDA GPU through CuPy, or a fake.
+"""The one device of every family: a CUDA GPU through CuPy, or a fake that emulates it.
 
-``CupyDevice("cuda:0").run(variant, words)`` loads the variant's PTX module (written to a file
-named by the hash of its text, because CuPy caches modules by path: reusing a path would
-silently run the previous kernel), launches one warp per trial and returns D's words.
-``FakeDevice`` computes the same words with ``formal.execute.cpu.emulate`` -- optionally with
-planted faults (``fake:fault=KEY,sticky=1``) -- so the supervisor can be tested without a GPU.
+``CupyDevice(0)`` runs a batch of trials of one variant: ``load`` / ``launch`` an mma module
+(one warp per trial, D's words back), ``move`` a move's trials (one warp per trial, the
+registers or -- stmatrix -- the shared-memory image back), ``wgmma`` a warpgroup's (128 threads
+per trial, D's words back).  Every module is written to a file named by the hash of its text,
+because CuPy caches modules by path: reusing a path would silently run the previous kernel.
+``FakeDevice`` computes the same words by emulation, taking the given layouts as the
+hardware's truth (mma: ``formal.execute.cpu.emulate``; the moves and wgmma / wgmma.sp:
+``formal.execute.matrix_fake``) -- optionally with planted faults (``fake:fault=KEY,sticky=1``)
+-- so the supervisor can be tested without a GPU.  A worked
+example: ``FakeDevice(records).wgmma(v, trial, la, lb)`` of ``wgmma.m64n8k16.f32.f16.f16.rs``
+unpacks A and C by the records' maps, reads B from the image by ``lb`` and returns A x B + C
+packed by the C/D map: 128 threads x 2 words a trial.  ``DeviceError`` is every refusal.
 """
 
 from __future__ import annotations
@@ -20,14 +27,17 @@ from typing import Any
 
 import numpy as np
 
-from ..base.variants import runs_on
-from . import cpu, ptx
+from ..base.variants import Variant, runs_on
+from . import cpu, ptx, ptx_matrix
+from . import matrix as mx
+from .matrix_fake import emulate_move, emulate_wgmma
 
 THREADS = 128  # four warps a block
 POISON = 0xDEADBEEF  # D words no kernel wrote
 
 class DeviceError(RuntimeError):
-    """The device could not load or run a kernel (JIT failure, fault, wrong architecture)."""
+    """The device could not load or run a kernel (no CuPy or CUDA device, a JIT, load or
+    launch failure, a fault, the wrong architecture, an image larger than shared memory)."""
 
 
 # what to install for a CUDA device: CuPy's wheels are built per CUDA major version
@@ -87,6 +97,7 @@ class CupyDevice:
         # a failed launch may leave a sticky error in the context: the supervisor then gives
         # the remaining variants to a fresh process
         self.broken = False
+        self.functions: dict[str, Any] = {}  # the moves' and wgmma's, by module file
 
     def load(self, module: ptx.Module) -> dict[str, Any]:
         path = self.tmp / module.filename  # unique per text: CuPy caches modules by path
@@ -114,6 +125,69 @@ class CupyDevice:
 
     def info(self) -> dict[str, Any]:
         return {"device": self.name, "sm": self.sm, "driver": self.driver, "cuda": self.cuda}
+
+    # ---- the moves and wgmma: one kernel a trial (a warp, or a warpgroup) ------------------
+
+    def function(self, v: Variant, trans: bool = False) -> Any:
+        arch = f"sm_{self.sm}a" if v.arch_suffix else None
+        m = ptx_matrix.module(v, arch, trans)
+        if m.filename not in self.functions:
+            path = self.tmp / m.filename  # unique per text: CuPy caches modules by path
+            path.write_text(m.text, encoding="utf-8")
+            try:
+                mod = self.cp.RawModule(path=str(path))
+                self.functions[m.filename] = mod.get_function(m.entry)
+            except Exception as exc:  # noqa: BLE001 - CUDA driver / JIT errors
+                raise DeviceError(f"JIT/load failed: {type(exc).__name__}: {exc}") from exc
+        return self.functions[m.filename]
+
+    def _run(self, fn: Any, blocks: int, threads: int, args: Sequence[Any], out_words: int) \
+            -> np.ndarray:
+        cp = self.cp
+        try:
+            d_out = cp.full(max(1, out_words), POISON, dtype=cp.uint32)
+            dev = [cp.asarray(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
+                   for a in args]
+            fn((blocks,), (threads,), (dev[0], d_out, *dev[1:]))
+            cp.cuda.get_current_stream().synchronize()
+            return cp.asnumpy(d_out)
+        except Exception as exc:  # noqa: BLE001
+            self.broken = True
+            raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
+
+    def move(self, v: Variant, t: mx.MoveTrial) -> np.ndarray:
+        count = t.addr.shape[0]
+        fn = self.function(v)
+        words = t.image.shape[1]
+        r = max(1, v.registers)
+        ins = t.inputs if t.inputs.size else np.zeros((count, 32, r), np.uint32)
+        img = t.image if t.image.size else np.zeros((count, 1), np.uint32)
+        out_words = count * words if v.instruction == "stmatrix" else count * 32 * r
+        got = self._run(fn, count, 32, [ins.astype(np.uint32).ravel(),
+                                        img.astype(np.uint32).ravel(),
+                                        t.addr.astype(np.uint32).ravel(), np.uint32(words)],
+                        out_words)
+        if v.instruction == "stmatrix":
+            return got.reshape(count, words)
+        return got.reshape(count, 32, r)
+
+    def wgmma(self, v: Variant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+              lb: mx.SmemLayout) -> np.ndarray:
+        count = t.inputs.shape[0]
+        wd = v.words("D")
+        _fits(t)
+        fn = self.function(v, lb.major == "MN")
+        got = self._run(fn, count, 128, [t.inputs.astype(np.uint32).ravel(),
+                                         t.image.astype(np.uint32).ravel(),
+                                         np.uint32(t.image.shape[1]), np.uint32(t.a_off),
+                                         np.uint32(t.b_off), np.uint64(la.descriptor_hi()),
+                                         np.uint64(lb.descriptor_hi())], count * 128 * wd)
+        return got.reshape(count, 128, wd)
+
+
+def _fits(t: mx.WgmmaTrial) -> None:
+    if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
+        raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
 
 
 def _nvidia_smi_driver() -> str | None:
@@ -181,3 +255,28 @@ class FakeDevice:
 
     def info(self) -> dict[str, Any]:
         return {"device": self.name, "sm": self.sm, "driver": self.driver, "cuda": self.cuda}
+
+    def move(self, v: Variant, t: mx.MoveTrial) -> np.ndarray:
+        """The registers (or stmatrix's image) of a move with the truth's maps as the
+        hardware's."""
+        if v.key in self.fault:
+            raise DeviceError("launch failed: CUDARuntimeError: cudaErrorIllegalInstruction")
+        try:
+            truth = mx.maps_for(v, self.truth)
+        except cpu.LayoutError as exc:
+            raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
+        self.launches += 1
+        return emulate_move(v, truth, t)
+
+    def wgmma(self, v: Variant, t: mx.WgmmaTrial, la: mx.SmemLayout,
+              lb: mx.SmemLayout) -> np.ndarray:
+        """D's words of a wgmma / wgmma.sp launch with the truth's maps as the hardware's."""
+        _fits(t)
+        if v.key in self.fault:
+            raise DeviceError("launch failed: CUDARuntimeError: cudaErrorIllegalInstruction")
+        try:
+            truth = mx.maps_for(v, self.truth)
+        except cpu.LayoutError as exc:
+            raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
+        self.launches += 1
+        return emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, la, lb)

@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.variants import VARIANTS, Variant, record_serves, runs_on
+from ..base.variants import VARIANTS, Variant, record_serves, runs_on, selects
 from . import compare, cpu, discover, ptx
 from .devices import POISON, CupyDevice, DeviceError, FakeDevice
 
@@ -275,6 +275,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     # cell tables the evidence keeps by hash: the corrected maps the errata runs replaced
     maps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the runs of the move and wgmma families (``formal.execute.gpu_matrix``), as recorded
+    family_runs: list[dict[str, Any]] = field(default_factory=list)
 
     def evidence(self) -> dict[str, Any]:
         return {
@@ -282,14 +284,14 @@ class Report:
             **self.info,
             "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "seconds": round(self.seconds, 2),
-            "runs": [r.record() for r in self.runs],
+            "runs": [r.record() for r in self.runs] + self.family_runs,
             "discovered": self.discovered,
             "maps": self.maps,
         }
 
 
 def select(only: str | None) -> list[Variant]:
-    return [v for v in VARIANTS if not only or only in v.key]
+    return [v for v in VARIANTS if selects(only, v.key)]
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,8 @@
-"""Run ldmatrix / stmatrix / movmatrix and wgmma.mma_async(.sp) on a CUDA device, bit exact.
+"""The move and wgmma families' tasks of ``ptxlayout gpu``, run on the device bit exact.
 
-    python -m formal.execute.gpu_matrix --layouts LAYOUTS.json [--record DIR] [--only SUBSTR]
-                                        [--trials N] [--no-experiments] [--deadline SEC]
-                                        [--fake]
-
-numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants`` the device runs:
+``ptxlayout gpu --layouts LAYOUTS.json [--only SUBSTR] [--no-experiments]`` runs them after
+the mma families (``formal.execute.record``), numpy + CuPy only (no prover).  For every row of
+``formal.base.matrix_variants`` the device runs:
 
 - **moves** (``check``): fresh random shared-memory images and registers each trial; rows at
   random 16-byte slots, the lanes whose addresses the instruction must ignore pointing at
@@ -16,7 +14,7 @@ numpy + CuPy only (no prover).  For every row of ``formal.base.matrix_variants``
   descriptor, C in the accumulator by the C/D layout; D compared bit for bit with
   ``A x B + C``.  The shared-memory layout is ``matrix.canonical`` (no swizzle, core
   matrices adjacent along K: LBO 128, SBO 256).
-- **wgmma.sp** (``check``, ``--only wgmma.sp.``): random 2:4 (``.tf32``: 1:2) sparse A --
+- **wgmma.sp** (``check``): random 2:4 (``.tf32``: 1:2) sparse A --
   random legal indices per chunk, non-zero values there -- packed by the sparse A map
   (``.rs``) or as the compressed 64 x K/2 matrix in shared memory (``.ss``), each thread's
   metadata word from the metadata map at the variant's selector (the other threads' and
@@ -48,27 +46,20 @@ for ldmatrix / stmatrix, ``cells`` [{lane, element, row, col} (optionally ``matr
 optional ``map_hash`` (else ``base.hashes.cell_table_hash`` of the cells) and ``id``.  Cell
 conventions: ``formal.execute.matrix``.
 
-Evidence (``--record DIR``): one JSON in the schema of ``formal.execute.gpu`` plus, per run,
-``num`` / ``trans`` / ``a_source`` / ``smem_layout`` / ``plant`` where they apply (wgmma.sp:
-``selector``, and ``meta`` among the layout hashes).  ``FakeDevice`` emulates wgmma and
-wgmma.sp with given maps as the hardware's (the tests' device).
+Evidence (``--record DIR``): the runs go into the one evidence file of the invocation, in the
+schema of ``formal.execute.gpu`` plus, per run, ``num`` / ``trans`` / ``a_source`` /
+``smem_layout`` / ``plant`` where they apply (wgmma.sp: ``selector``, and ``meta`` among the
+layout hashes).  ``formal.execute.devices.FakeDevice`` emulates wgmma and wgmma.sp with given
+maps as the hardware's (the tests' device, ``--device fake``).
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime as _dt
-import json
 import secrets
-import select
-import subprocess
-import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -77,17 +68,14 @@ from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import (
     MATRIX_VARIANTS,
     WGMMA_SP_VARIANTS,
-    MatrixVariant,
+    Variant,
     runs_on,
     variant,
 )
-from ..base.progress import progress
-from ..base.records import expand
-from ..base.variants import TYPE_BITS
+from ..base.variants import TYPE_BITS, selects
 from . import matrix as mx
 from . import ptx_matrix
-from .matrix_fake import DeviceError, FakeDevice
-from .record import dumps_evidence
+from .devices import CupyDevice, DeviceError, FakeDevice
 
 SCHEMA = 1
 MOVE_IMAGE = ptx_matrix.MOVE_SMEM_BYTES
@@ -150,7 +138,7 @@ def probe_layout(rows: int) -> mx.SmemLayout:
     return mx.SmemLayout(0, 16 * rows + 256, 128)
 
 
-def check_layout(v: MatrixVariant) -> mx.SmemLayout:
+def check_layout(v: Variant) -> mx.SmemLayout:
     """The shared-memory layout of a check: ``matrix.canonical`` for B's K bytes (32 for
     every dense wgmma; 64 for wgmma.sp, whose K is twice the dense one's) -- the compressed
     A of wgmma.sp (K/2 columns, 32 bytes) sits in the same layout, its K-neighbour core
@@ -158,9 +146,14 @@ def check_layout(v: MatrixVariant) -> mx.SmemLayout:
     return mx.canonical(v.n, v.k * TYPE_BITS[v.b] // 8 if v.sparse else 32)
 
 
+def selected(only: str | None) -> list[Variant]:
+    """The rows of the move and wgmma families whose key contains ``only`` (all: None)."""
+    return [v for v in MATRIX_VARIANTS + WGMMA_SP_VARIANTS if selects(only, v.key)]
+
+
 def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Task]:
     out: list[Task] = []
-    sel = [v for v in MATRIX_VARIANTS + WGMMA_SP_VARIANTS if not only or only in v.key]
+    sel = selected(only)
     for v in sel:
         if not runs_on(v, sm):
             out.append(Task(v.key, "compile"))
@@ -177,7 +170,7 @@ def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Ta
         k = {"f16": 16, "bf16": 16, "s8": 32, "tf32": 8}[a]
         key_rs = f"wgmma.m64n{n}k{k}.{c}.{a}.{b}{op}.rs"
         key_ss = f"wgmma.m64n{n}k{k}.{c}.{a}.{b}{op}.ss"
-        if only and only not in key_rs:
+        if not selects(only, key_rs):
             continue
         out.append(Task(key_rs, "discover", _lay(probe_layout(n)), "B"))
         out.append(Task(key_ss, "discover", _lay(probe_layout(64)), "A"))
@@ -207,96 +200,6 @@ def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Ta
             out += [Task(v.key, "experiment", _lay(s), expect="any")
                     for s in mn_major_hypotheses(64)]
     return out
-
-
-# ---- the device -------------------------------------------------------------------------------
-
-
-class Device:
-    def __init__(self) -> None:
-        try:
-            import cupy as cp
-        except Exception as exc:  # noqa: BLE001
-            raise DeviceError(f"CuPy is not usable: {exc}") from exc
-        self.cp = cp
-        try:
-            props = cp.cuda.runtime.getDeviceProperties(0)
-        except Exception as exc:  # noqa: BLE001
-            raise DeviceError(f"no CUDA device: {exc}") from exc
-        name = props.get("name", b"")
-        self.name = name.decode() if isinstance(name, bytes) else str(name)
-        self.sm = 10 * int(props["major"]) + int(props["minor"])
-        drv = cp.cuda.runtime.driverGetVersion()
-        rt = cp.cuda.runtime.runtimeGetVersion()
-        self.cuda = (f"driver API {drv // 1000}.{drv % 1000 // 10}, runtime {rt // 1000}."
-                     f"{rt % 1000 // 10}, CuPy {cp.__version__}")
-        from .devices import _nvidia_smi_driver
-
-        self.driver = _nvidia_smi_driver() or f"CUDA driver API {drv}"
-        self.tmp = Path(tempfile.mkdtemp(prefix="ptxlayout-matrix-"))
-        self.cache: dict[str, Any] = {}
-
-    def info(self) -> dict[str, Any]:
-        return {"device": self.name, "sm": self.sm, "driver": self.driver, "cuda": self.cuda}
-
-    def function(self, v: MatrixVariant, trans: bool = False) -> Any:
-        arch = f"sm_{self.sm}a" if v.arch_suffix else None
-        m = ptx_matrix.module(v, arch, trans)
-        if m.filename not in self.cache:
-            path = self.tmp / m.filename
-            path.write_text(m.text, encoding="utf-8")
-            try:
-                mod = self.cp.RawModule(path=str(path))
-                self.cache[m.filename] = mod.get_function(m.entry)
-            except Exception as exc:  # noqa: BLE001
-                raise DeviceError(f"JIT/load failed: {type(exc).__name__}: {exc}") from exc
-        return self.cache[m.filename]
-
-    def _run(self, fn: Any, blocks: int, threads: int, args: Sequence[Any], out_words: int) \
-            -> np.ndarray:
-        cp = self.cp
-        try:
-            d_out = cp.full(max(1, out_words), 0xDEADBEEF, dtype=cp.uint32)
-            dev = [cp.asarray(np.ascontiguousarray(a)) if isinstance(a, np.ndarray) else a
-                   for a in args]
-            fn((blocks,), (threads,), (dev[0], d_out, *dev[1:]))
-            cp.cuda.get_current_stream().synchronize()
-            return cp.asnumpy(d_out)
-        except Exception as exc:  # noqa: BLE001
-            raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
-
-    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
-        count = t.addr.shape[0]
-        fn = self.function(v)
-        words = t.image.shape[1]
-        r = max(1, v.registers)
-        ins = t.inputs if t.inputs.size else np.zeros((count, 32, r), np.uint32)
-        img = t.image if t.image.size else np.zeros((count, 1), np.uint32)
-        out_words = count * words if v.instruction == "stmatrix" else count * 32 * r
-        got = self._run(fn, count, 32, [ins.astype(np.uint32).ravel(),
-                                        img.astype(np.uint32).ravel(),
-                                        t.addr.astype(np.uint32).ravel(), np.uint32(words)],
-                        out_words)
-        if v.instruction == "stmatrix":
-            return got.reshape(count, words)
-        return got.reshape(count, 32, r)
-
-    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
-              lb: mx.SmemLayout) -> np.ndarray:
-        count = t.inputs.shape[0]
-        wd = v.words("D")
-        if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
-            raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
-        fn = self.function(v, lb.major == "MN")
-        got = self._run(fn, count, 128, [t.inputs.astype(np.uint32).ravel(),
-                                         t.image.astype(np.uint32).ravel(),
-                                         np.uint32(t.image.shape[1]), np.uint32(t.a_off),
-                                         np.uint32(t.b_off), np.uint64(la.descriptor_hi()),
-                                         np.uint64(lb.descriptor_hi())], count * 128 * wd)
-        return got.reshape(count, 128, wd)
-
-
-# ---- one task ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -350,7 +253,7 @@ def _short(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def run_task(dev: Device | FakeDevice | None, task: Task, records: Sequence[Mapping[str, Any]],
+def run_task(dev: CupyDevice | FakeDevice | None, task: Task, records: Sequence[Mapping[str, Any]],
              trials: int) -> tuple[Run, dict[str, dict[str, Any]]]:
     v = variant(task.key)
     t0 = time.perf_counter()
@@ -447,7 +350,7 @@ def _first_diff(table: Sequence[Mapping[str, int]], m: mx.FragMap) -> str:
     return "; ".join(out)
 
 
-def _compact(v: MatrixVariant, operand: str, kind: str, rows: Sequence[Mapping[str, int]]) \
+def _compact(v: Variant, operand: str, kind: str, rows: Sequence[Mapping[str, int]]) \
         -> dict[str, Any]:
     cols = list(rows[0].keys()) if rows else []
     return {"instruction": v.instruction, "shape": v.shape, "operand": operand, "kind": kind,
@@ -457,21 +360,22 @@ def _compact(v: MatrixVariant, operand: str, kind: str, rows: Sequence[Mapping[s
 # ---- the worker and its supervisor ------------------------------------------------------------
 
 
-def worker(layouts: str, start: int, only: str | None, trials: int, experiments: bool,
-           fake: bool = False) -> int:
-    """Run tasks from ``start`` on, one JSON line each on stdout (``fake``: on
-    ``FakeDevice`` with the layouts as the hardware's maps)."""
-    records = load(layouts)
+def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | None, trials: int,
+           experiments: bool, conn: Any) -> None:
+    """Run tasks from ``start`` on, one message each through ``conn`` (``spec``: the device,
+    ``formal.execute.gpu.make_device``'s; ``fake``: the layouts as the hardware's maps)."""
+    from .gpu import make_device
+
     try:
-        dev: Device | FakeDevice = FakeDevice(records) if fake else Device()
+        dev = make_device(spec, records)
         sm = dev.sm
-        print(json.dumps({"device": dev.info()}), flush=True)
+        conn.send({"device": dev.info()})
     except DeviceError as exc:
-        print(json.dumps({"nodevice": str(exc)}), flush=True)
-        return 0
+        conn.send({"nodevice": str(exc)})
+        return
     todo = tasks(sm, only, experiments)
     for i in range(start, len(todo)):
-        print(json.dumps({"start": i}), flush=True)
+        conn.send({"start": i})
         try:
             run, kept = run_task(dev, todo[i], records, trials)
         except Exception as exc:  # noqa: BLE001 - one task's failure, reported
@@ -479,39 +383,47 @@ def worker(layouts: str, start: int, only: str | None, trials: int, experiments:
                             _short(f"{type(exc).__name__}: {exc}; "
                                    + traceback.format_exc(limit=2)),
                             smem_layout=None, expect=todo[i].expect), {}
-        print(json.dumps({"done": i, "run": run.record(), "seconds": run.seconds,
-                          "kept": kept}), flush=True)
+        conn.send({"done": i, "run": run.record(), "seconds": run.seconds, "kept": kept})
         if run.result == "error" and "launch failed" in run.detail:
-            return 3  # the context may be spoilt: a fresh process takes the rest
-    return 0
+            return  # the context may be spoilt: a fresh process takes the rest
 
 
-def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
-              timeout: float, deadline: float, log: Callable[[str], None],
-              fake: bool = False,
-              progress: Callable[[int, int], None] | None = None) \
+def _next(conn: Any, proc: Any) -> dict[str, Any] | None:
+    """The worker's next message within half a second (None: none yet, or its end closed)."""
+    if conn.poll(0.5):
+        try:
+            return conn.recv()  # type: ignore[no-any-return]
+        except (EOFError, OSError):
+            proc.join(0.1)
+    return None
+
+
+def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: int,
+              experiments: bool, timeout: float, deadline: float, log: Callable[[str], None],
+              spec: str = "cuda", progress: Callable[[int, int], None] | None = None) \
         -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
+    """The tasks in child processes (spawned, a pipe each), with a watchdog of ``timeout``
+    seconds a task and ``deadline`` for the whole: a child that dies, hangs or faults is
+    replaced by a fresh one for the rest."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
     t0 = time.monotonic()
     info: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
                             "cuda": "unknown"}
     runs: dict[int, dict[str, Any]] = {}
     kept: dict[str, dict[str, Any]] = {}
+    recs = [dict(r) for r in records]
     start = 0
     total: int | None = None
     while True:
-        cmd = [sys.executable, "-m", "formal.execute.gpu_matrix", "--worker", str(start),
-               "--layouts", layouts, "--trials", str(trials)]
-        if only:
-            cmd += ["--only", only]
-        if not experiments:
-            cmd.append("--no-experiments")
-        if fake:
-            cmd.append("--fake")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-        assert proc.stdout is not None
+        receiver, sender = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=worker, args=(spec, recs, start, only, trials, experiments,
+                                                sender), daemon=True)
+        proc.start()
+        sender.close()  # the child holds the only writing end: its exit closes the pipe
         current = None
         limit = time.monotonic() + timeout + 60
-        buf = ""
         stop = ""
         while True:
             now = time.monotonic()
@@ -522,19 +434,11 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
             if stop:
                 proc.kill()
                 break
-            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
-            if not ready:
-                if proc.poll() is not None:
+            msg = _next(receiver, proc)
+            if msg is None:
+                if not proc.is_alive() and not receiver.poll(0):
                     break
                 continue
-            line = proc.stdout.readline()
-            if not line:
-                proc.wait()
-                break
-            buf = line.strip()
-            if not buf:
-                continue
-            msg = json.loads(buf)
             if "device" in msg:
                 info = msg["device"]
                 total = len(tasks(int(info.get("sm", 0)), only, experiments))
@@ -558,14 +462,17 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
                 current = None
                 if progress is not None and total:
                     progress(len(runs), total)
-        proc.wait()
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+        receiver.close()
         if total is None:
             break
         todo = tasks(int(info.get("sm", 0)), only, experiments)
         if current is not None and current not in runs:
             t = todo[current]
             runs[current] = Run(t.key, t.mode, "error", stop or f"the worker died "
-                                f"(exit {proc.returncode}) while running this task",
+                                f"(exit {proc.exitcode}) while running this task",
                                 expect=t.expect).record()
         nxt = max(runs, default=-1) + 1
         if stop == "the overall time limit ran out" or nxt >= total:
@@ -575,112 +482,3 @@ def supervise(layouts: str, only: str | None, trials: int, experiments: bool,
             break
         start = nxt
     return info, [runs[i] for i in sorted(runs)], kept, time.monotonic() - t0
-
-
-def load(path: str) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as fh:
-        doc = json.load(fh)
-    recs = doc.get("layouts") if isinstance(doc, dict) else None
-    if not isinstance(recs, list):
-        raise ValueError(f"{path}: not a layouts export (no 'layouts' list)")
-    return expand(recs)
-
-
-def table(runs: Sequence[Mapping[str, Any]]) -> str:
-    """One line per instruction / mode, the problems, and the totals last."""
-    rows: dict[str, dict[str, int]] = {}
-    for r in runs:
-        label = f"{r['instruction']:<9} {r['mode']:<10}"
-        by = rows.setdefault(label, {})
-        ok = r.get("expect", "match") in ("any", r["result"])
-        res = r["result"] + ("" if ok or r["result"] in ("compiled-only", "not-executed")
-                             else " (UNEXPECTED)")
-        by[res] = by.get(res, 0) + 1
-    out = [f"{k}  " + ", ".join(f"{n} {res}" for res, n in sorted(v.items()))
-           for k, v in rows.items()]
-    bad = _bad(runs)
-    for r in bad[:30]:
-        lay = f" [{r['smem_layout']['name']}]" if r.get("smem_layout") else ""
-        lay += f" planted {r['plant']}" if r.get("plant") else ""
-        out.append(f"  PROBLEM {r['key']} {r['mode']}{lay}: {r['result']}: "
-                   f"{_short(r['detail'], 220)}")
-    out.append(f"total: {len(runs)} runs, {len(bad)} not as expected")
-    return "\n".join(out)
-
-
-def write_evidence(where: str | Path, info: Mapping[str, Any], runs: Sequence[Mapping[str, Any]],
-                   kept: Mapping[str, Any], secs: float, date: str | None = None) -> Path:
-    """One evidence JSON in ``where``, named by the device and the date (UTC)."""
-    date = date or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    ev = {"schema": SCHEMA, **info, "date": date, "seconds": round(secs, 2),
-          "runs": list(runs), "discovered": dict(kept), "maps": {}}
-    d = Path(where)
-    d.mkdir(parents=True, exist_ok=True)
-    slug = "".join(ch if ch.isalnum() else "-" for ch in str(info.get("device"))).strip("-")
-    path = d / f"{slug.lower()}-matrix-{date.replace(':', '').replace('-', '')}.json"
-    path.write_text(dumps_evidence(ev), encoding="utf-8")
-    return path
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m formal.execute.gpu_matrix")
-    ap.add_argument("--layouts", required=True)
-    ap.add_argument("--record")
-    ap.add_argument("--only")
-    ap.add_argument("--trials", type=int, default=8)
-    ap.add_argument("--no-experiments", action="store_true")
-    ap.add_argument("--timeout", type=float, default=60.0)
-    ap.add_argument("--deadline", type=float, default=300.0)
-    ap.add_argument("--fake", action="store_true",
-                    help="emulate wgmma / wgmma.sp with the layouts as the hardware's maps "
-                         "(no GPU; moves are not emulated)")
-    ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.worker is not None:
-        return worker(args.layouts, args.worker, args.only, args.trials,
-                      not args.no_experiments, args.fake)
-    try:
-        load(args.layouts)
-    except (OSError, ValueError) as exc:
-        print(f"gpu_matrix: {exc}", file=sys.stderr)
-        return 2
-    if args.only and not any(args.only in v.key for v in MATRIX_VARIANTS + WGMMA_SP_VARIANTS):
-        print(f"gpu_matrix: no variant matches {args.only!r} (--only takes part of a key such "
-              "as 'wgmma.m64n64k16.f32.f16.f16.rs')", file=sys.stderr)
-        return 2
-    bar = progress("running", "variants")  # None unless stderr is a terminal
-
-    def log(line: str) -> None:
-        if bar is not None:
-            bar.clear()
-        print(line, flush=True)
-
-    info, runs, kept, secs = supervise(args.layouts, args.only, args.trials,
-                                       not args.no_experiments, args.timeout, args.deadline,
-                                       log, args.fake, bar)
-    if bar is not None:
-        bar.clear()
-    if not runs:  # the device runs none of the variants asked for: nothing was checked
-        print(f"gpu_matrix: nothing ran on {info.get('device')} (sm_{info.get('sm')}): no "
-              "variant asked for runs there", file=sys.stderr)
-        return 2
-    if args.record:
-        path = write_evidence(args.record, info, runs, kept, secs)
-        print(f"evidence written to {path}")
-    print(f"device: {info.get('device')} (sm_{info.get('sm')}), driver {info.get('driver')}; "
-          f"{secs:.1f} s")
-    print(table(runs))
-    for r in runs:
-        if r.get("expect") == "any":
-            plant = f" planted {r['plant']}" if r.get("plant") else ""
-            print(f"  {r['key']} [{r['smem_layout']['name']}]{plant}: {r['result']}")
-    return 1 if _bad(runs) else 0
-
-
-def _bad(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [r for r in runs if r["result"] not in ("compiled-only", "not-executed")
-            and r.get("expect", "match") not in ("any", r["result"])]
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -51,24 +51,21 @@ from typing import Any
 import numpy as np
 
 from ..base.hashes import cell_table_hash
-from ..base.matrix_variants import MatrixVariant
+from ..base.matrix_variants import Variant
 from ..base.matrix_variants import serves as matrix_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
+from .cpu import LayoutError  # the one error of a record the executor cannot use
 from .smem import SmemLayout, element_bytes_image
 from .smem import canonical as canonical  # the layouts the checks use, for the runner
 
 U64 = np.uint64
 
 
-class LayoutError(ValueError):
-    """A record the executor cannot use."""
-
-
 # ---- records ----------------------------------------------------------------------------------
 
 
-def operands(v: MatrixVariant) -> tuple[str, ...]:
+def operands(v: Variant) -> tuple[str, ...]:
     """The register operands whose layouts a run of ``v`` needs (wgmma.sp: ``meta`` too,
     its metadata register)."""
     if v.wgmma:
@@ -79,14 +76,14 @@ def operands(v: MatrixVariant) -> tuple[str, ...]:
     return ("r",)
 
 
-def serves(v: MatrixVariant, operand: str, rec: Mapping[str, Any]) -> bool:
+def serves(v: Variant, operand: str, rec: Mapping[str, Any]) -> bool:
     """Does the exported record describe ``operand`` (the executor's name) of ``v``?"""
     return matrix_serves(v, operand, str(rec.get("instruction")), str(rec.get("shape")),
                          str(rec.get("operand")), tuple(rec.get("types") or ()),
                          tuple(int(n) for n in rec.get("n") or ()))
 
 
-def records_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) \
+def records_for(v: Variant, records: Sequence[Mapping[str, Any]]) \
         -> dict[str, Mapping[str, Any]]:
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands(v):
@@ -159,7 +156,7 @@ def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int
     return FragMap(str(rec["operand"]), row, col, tile, h, lid, label)
 
 
-def maps_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) -> dict[str, FragMap]:
+def maps_for(v: Variant, records: Sequence[Mapping[str, Any]]) -> dict[str, FragMap]:
     """Every register map a run of ``v`` needs, or ``LayoutError``."""
     recs = records_for(v, records)
     out: dict[str, FragMap] = {}
@@ -176,36 +173,33 @@ def maps_for(v: MatrixVariant, records: Sequence[Mapping[str, Any]]) -> dict[str
         elif v.instruction == "movmatrix":
             out[op] = frag_map(rec, 32, (8, 8), 2)
         else:
-            per = 32 // v.element_bits
+            per = 32 // v.element_bits()
             out[op] = frag_map(rec, 32, v.tile, v.registers * per, v.matrix[0])
     return out
 
 
-def _sparse_map(v: MatrixVariant, op: str, rec: Mapping[str, Any]) -> FragMap:
+def _sparse_map(v: Variant, op: str, rec: Mapping[str, Any]) -> FragMap:
     """wgmma.sp's sparse A (``execute.cpu.operand_map`` over 128 threads: each element's
     row, chunk and rank among its chunk's non-zeros) or its metadata fields."""
     label = (str(rec["instruction"]), str(rec["shape"]), str(rec["operand"]))
-    try:
-        if op == "meta":
-            meta = cpu.metadata_map(rec)
-            if v.selector not in meta.fields:
-                raise LayoutError(f"{meta.layout_id}: no metadata fields for selector "
-                                  f"{v.selector}")
-            empty = np.zeros((128, 0), dtype=np.int64)
-            return FragMap("metadata", empty, empty, (64, v.k), meta.map_hash, meta.layout_id,
-                           label, meta=meta)
-        sp = sparsity_of(v.a)
-        assert sp is not None
-        m = cpu.operand_map(rec, TYPE_BITS[v.a], sp, lanes=128)
-    except cpu.LayoutError as exc:
-        raise LayoutError(str(exc)) from exc
+    if op == "meta":
+        meta = cpu.metadata_map(rec)
+        if v.selector not in meta.fields:
+            raise LayoutError(f"{meta.layout_id}: no metadata fields for selector "
+                              f"{v.selector}")
+        empty = np.zeros((128, 0), dtype=np.int64)
+        return FragMap("metadata", empty, empty, (64, v.k), meta.map_hash, meta.layout_id,
+                       label, meta=meta)
+    sp = sparsity_of(v.a)
+    assert sp is not None
+    m = cpu.operand_map(rec, TYPE_BITS[v.a], sp, lanes=128)
     if m.n != v.elements("A") or m.tile != (64, v.k):
         raise LayoutError(f"{m.layout_id}: {m.n} elements a thread over {m.tile}, but {v.key} "
                           f"takes {v.elements('A')} over (64, {v.k})")
     return FragMap("A", m.row, m.col, (64, v.k), m.map_hash, m.layout_id, label, sparse=m)
 
 
-def planted(v: MatrixVariant, maps: Mapping[str, FragMap], plant: str) -> dict[str, FragMap]:
+def planted(v: Variant, maps: Mapping[str, FragMap], plant: str) -> dict[str, FragMap]:
     """The maps with a deliberate error (a negative control that must mismatch):
     ``meta-chunks-swapped`` exchanges the metadata fields of chunks 2j and 2j + 1 of every
     row (each chunk's indices stay a legal pattern, they only describe the wrong chunk).
@@ -245,12 +239,12 @@ class MoveTrial:
     slots: np.ndarray  # (T, rows) the slot each tile row sits in
 
 
-def address_lanes(v: MatrixVariant) -> int:
+def address_lanes(v: Variant) -> int:
     """Lanes whose addresses the instruction uses: 8 a matrix (16 for 16-row matrices)."""
     return v.matrix[0] * v.matrices
 
 
-def _layout_rows(rng: np.random.Generator, v: MatrixVariant, count: int, slots_total: int) \
+def _layout_rows(rng: np.random.Generator, v: Variant, count: int, slots_total: int) \
         -> tuple[np.ndarray, np.ndarray]:
     """Each trial's tile rows at random distinct 16-byte slots; the lanes that supply no
     address point at other random slots (decoys the hardware must ignore)."""
@@ -269,10 +263,10 @@ def _halves(image_words: np.ndarray) -> np.ndarray:
     return image_words.view(np.uint16).reshape(image_words.shape[0], -1)
 
 
-def move_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+def move_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generator,
                count: int, image_bytes: int) -> MoveTrial:
     """Fresh random data for ``count`` trials of a 16-bit move, with the expected result."""
-    if v.element_bits != 16:
+    if v.element_bits() != 16:
         raise LayoutError(f"{v.key}: only 16-bit moves run here")
     words = image_bytes // 4
     image = rng.integers(0, 1 << 32, size=(count, words), dtype=np.uint64).astype(np.uint32)
@@ -301,7 +295,7 @@ def move_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Gen
                      want.view(np.uint32).reshape(count, -1), slots)
 
 
-def move_differences(v: MatrixVariant, maps: Mapping[str, FragMap], trial: MoveTrial,
+def move_differences(v: Variant, maps: Mapping[str, FragMap], trial: MoveTrial,
                      got: np.ndarray) -> list[str]:
     """Lines naming the first differing (lane, element)s or image halfwords."""
     out: list[str] = []
@@ -331,7 +325,7 @@ def move_differences(v: MatrixVariant, maps: Mapping[str, FragMap], trial: MoveT
 # ---- discovery of a move's map ----------------------------------------------------------------
 
 
-def discovery_trial(v: MatrixVariant, maps: Mapping[str, FragMap], image_bytes: int) \
+def discovery_trial(v: Variant, maps: Mapping[str, FragMap], image_bytes: int) \
         -> MoveTrial:
     """One trial whose data name themselves: ldmatrix reads halfword ``tile_row * C + col
     + 1`` from each cell; stmatrix stores ``lane * n + element + 1``; movmatrix sends
@@ -357,7 +351,7 @@ def discovery_trial(v: MatrixVariant, maps: Mapping[str, FragMap], image_bytes: 
     return base
 
 
-def discovered(v: MatrixVariant, maps: Mapping[str, FragMap], trial: MoveTrial,
+def discovered(v: Variant, maps: Mapping[str, FragMap], trial: MoveTrial,
                got: np.ndarray) -> list[dict[str, int]]:
     """The cell table the hardware showed (-1 where nothing identifiable arrived)."""
     rows, cols = v.tile
@@ -429,10 +423,9 @@ def codes_of(m: FragMap, t: str, words: np.ndarray) -> np.ndarray:
     return out
 
 
-def wgmma_trial(v: MatrixVariant, maps: Mapping[str, FragMap], a: np.ndarray, b: np.ndarray,
+def wgmma_trial(v: Variant, maps: Mapping[str, FragMap], a: np.ndarray, b: np.ndarray,
                 c: np.ndarray, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
     """Pack given codes (A (T, 64, K), B (T, K, N), C (T, 64, N)) and the exact D."""
-    ar = v.arithmetic
     parts = []
     if v.a_source == "reg":
         parts.append(regs_of(maps["A"], v.a, a))
@@ -447,12 +440,12 @@ def wgmma_trial(v: MatrixVariant, maps: Mapping[str, FragMap], a: np.ndarray, b:
         img[:, :a_size] = element_bytes_image(a, v.a, layout_a, a_size)
     img[:, b_off:b_off + b_size] = element_bytes_image(np.swapaxes(b, 1, 2), v.b, layout_b,
                                                        b_size)
-    d = cpu.reference(ar, a, b, c)
+    d = cpu.reference(v, a, b, c)
     return WgmmaTrial(inputs, img.view(np.uint32), 0, b_off, regs_of(maps["C/D"], v.c, d),
                       a, b, c)
 
 
-def sparse_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+def sparse_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generator,
                  count: int, layout_a: SmemLayout, layout_b: SmemLayout,
                  dense_a: bool = False) -> WgmmaTrial:
     """Fresh random wgmma.sp data: each chunk of A's rows gets random legal indices
@@ -464,16 +457,15 @@ def sparse_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.G
     dense through its descriptor; D = (A decompressed) x B + C, exact.  ``dense_a`` (the
     other reading of the spec, an experiment): shared memory holds the whole 64 x K A, zeros
     included."""
-    ar = v.arithmetic
     sp = sparsity_of(v.a)
     meta = maps["meta"].meta
     assert sp is not None and meta is not None
     chunks = v.k // sp.chunk
     units = cpu.random_units(rng, sp, (count, 64, chunks))
-    vals = cpu.draw(rng, v.a, "A", ar, (count, 64, chunks, sp.nonzeros), nonzero=True)
+    vals = cpu.draw(rng, v.a, "A", v, (count, 64, chunks, sp.nonzeros), nonzero=True)
     a = cpu.dense_from_units(sp, units, vals, v.k)
-    b = cpu.draw(rng, v.b, "B", ar, (count, v.k, v.n))
-    c = cpu.draw(rng, v.c, "C", ar, (count, 64, v.n))
+    b = cpu.draw(rng, v.b, "B", v, (count, v.k, v.n))
+    c = cpu.draw(rng, v.c, "C", v, (count, 64, v.n))
     parts = []
     if v.a_source == "reg":
         sa = maps["A"].sparse
@@ -492,23 +484,22 @@ def sparse_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.G
         img[:, :a_size] = element_bytes_image(comp, v.a, layout_a, a_size)
     img[:, b_off:b_off + b_size] = element_bytes_image(np.swapaxes(b, 1, 2), v.b, layout_b,
                                                        b_size)
-    d = cpu.reference(ar, a, b, c)
+    d = cpu.reference(v, a, b, c)
     return WgmmaTrial(inputs, img.view(np.uint32), 0, b_off, regs_of(maps["C/D"], v.c, d),
                       a, b, c, units)
 
 
-def random_trial(v: MatrixVariant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+def random_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generator,
                  count: int, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
     if v.sparse:
         return sparse_trial(v, maps, rng, count, layout_a, layout_b)
-    ar = v.arithmetic
-    a = cpu.draw(rng, v.a, "A", ar, (count, 64, v.k))
-    b = cpu.draw(rng, v.b, "B", ar, (count, v.k, v.n))
-    c = cpu.draw(rng, v.c, "C", ar, (count, 64, v.n))
+    a = cpu.draw(rng, v.a, "A", v, (count, 64, v.k))
+    b = cpu.draw(rng, v.b, "B", v, (count, v.k, v.n))
+    c = cpu.draw(rng, v.c, "C", v, (count, 64, v.n))
     return wgmma_trial(v, maps, a, b, c, layout_a, layout_b)
 
 
-def wgmma_differences(v: MatrixVariant, maps: Mapping[str, FragMap], trial: WgmmaTrial,
+def wgmma_differences(v: Variant, maps: Mapping[str, FragMap], trial: WgmmaTrial,
                       got: np.ndarray) -> tuple[list[tuple[int, int]], str]:
     """(differing D cells, a line describing the first ones)."""
     m = maps["C/D"]
@@ -530,7 +521,7 @@ def wgmma_differences(v: MatrixVariant, maps: Mapping[str, FragMap], trial: Wgmm
 # ---- wgmma: discovering a shared-memory layout ------------------------------------------------
 
 
-def probe_trial(v: MatrixVariant, maps: Mapping[str, FragMap], layout: SmemLayout,
+def probe_trial(v: Variant, maps: Mapping[str, FragMap], layout: SmemLayout,
                 operand: str) -> tuple[WgmmaTrial, int]:
     """One trial per element slot of ``operand``'s image ("B", or "A" from shared memory):
     that slot holds 1, every other 0; the other operand holds k + 1 in every element of
@@ -541,7 +532,6 @@ def probe_trial(v: MatrixVariant, maps: Mapping[str, FragMap], layout: SmemLayou
     size = layout.extent(rows, v.k, TYPE_BITS[v.a])
     eb = TYPE_BITS[v.a] // 8
     slots = size // eb
-    ar = v.arithmetic
     one = numbers.encode(v.a, [1])[0]
     ks = numbers.encode(v.a, np.arange(v.k) + 1)
     zero_c = np.zeros((slots, 64, v.n), dtype=np.uint64)
@@ -562,11 +552,10 @@ def probe_trial(v: MatrixVariant, maps: Mapping[str, FragMap], layout: SmemLayou
     for j in range(eb):
         region[np.arange(slots), np.arange(slots) * eb + j] = (cont >> (8 * j)) & 0xFF
     base.expected = np.zeros_like(base.expected)
-    del ar
     return base, slots
 
 
-def probe_map(v: MatrixVariant, maps: Mapping[str, FragMap], operand: str,
+def probe_map(v: Variant, maps: Mapping[str, FragMap], operand: str,
               got: np.ndarray) -> list[dict[str, int]]:
     """Per slot: the (mn, k) the hardware read it as, or -1s where D stayed zero."""
     d = numbers.decode(v.c, codes_of(maps["C/D"], v.c, got))
@@ -588,7 +577,7 @@ def probe_map(v: MatrixVariant, maps: Mapping[str, FragMap], operand: str,
     return out
 
 
-def expected_probe(v: MatrixVariant, layout: SmemLayout, operand: str) -> list[dict[str, int]]:
+def expected_probe(v: Variant, layout: SmemLayout, operand: str) -> list[dict[str, int]]:
     """What ``probe_map`` must show if the hardware reads ``layout`` as we do."""
     eb = TYPE_BITS[v.a] // 8
     rows = v.n if operand == "B" else 64

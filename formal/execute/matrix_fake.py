@@ -2,34 +2,28 @@
 wgmma or wgmma.sp launch's data when ``truth``'s maps are the hardware's -- it unpacks the
 registers by those maps, reads B (and A from shared memory) from the image by the
 descriptor's layout, decompresses a sparse A by its metadata and returns D's registers
-packed by the truth's accumulator map -- and ``FakeDevice`` runs it behind the same
-interface as the CUDA ``Device`` of ``formal.execute.gpu_matrix``.  A run packed with other
-maps than the truth's must mismatch, which is how the runner's packing, descriptors and
-comparison are tested without a GPU.  numpy only.
+packed by the truth's accumulator map -- and ``formal.execute.devices.FakeDevice`` runs it
+behind the same interface as the CUDA device.  A run packed with other maps than the
+truth's must mismatch, which is how the runner's packing, descriptors and comparison are
+tested without a GPU.  numpy only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
-from ..base.matrix_variants import MatrixVariant
+from ..base.matrix_variants import Variant
 from ..base.variants import sparsity_of
-from . import cpu, ptx_matrix
+from . import cpu
 from . import matrix as mx
 from .matrix import FragMap, codes_of, regs_of
 from .numbers import reference_any
 from .smem import SmemLayout, image_codes
 
 
-class DeviceError(RuntimeError):
-    """The device could not run a kernel (no CuPy or CUDA device, a JIT, load or launch
-    failure, an image larger than shared memory)."""
-
-
-def emulate_wgmma(v: MatrixVariant, truth: Mapping[str, FragMap], inputs: np.ndarray,
+def emulate_wgmma(v: Variant, truth: Mapping[str, FragMap], inputs: np.ndarray,
                   image: np.ndarray, a_off: int, b_off: int, layout_a: SmemLayout,
                   layout_b: SmemLayout) -> np.ndarray:
     """D's words a warpgroup returns if ``truth``'s maps are the hardware's: A from the
@@ -62,35 +56,28 @@ def emulate_wgmma(v: MatrixVariant, truth: Mapping[str, FragMap], inputs: np.nda
         a = codes_of(truth["A"], v.a, x[..., :wa])
     else:
         a = image_codes(img[:, a_off:], v.a, layout_a, 64, v.k)
-    return regs_of(cd, v.c, reference_any(v.arithmetic, a, b, c))
+    return regs_of(cd, v.c, reference_any(v, a, b, c))
 
 
-class FakeDevice:
-    """An sm_90 device that executes wgmma and wgmma.sp by emulation
-    (``emulate_wgmma``), taking ``truth``'s maps as the hardware's: the runner's
-    packing, descriptors and comparison are tested without a GPU, and a run packed with
-    other maps than the truth's must mismatch.  Moves are not emulated here."""
-
-    sm = 90
-
-    def __init__(self, truth: Sequence[Mapping[str, Any]]) -> None:
-        self.truth = list(truth)
-        self.launches = 0
-
-    def info(self) -> dict[str, Any]:
-        return {"device": "fake device (emulated sm_90)", "sm": self.sm, "driver": "none",
-                "cuda": "emulated by formal.execute.matrix"}
-
-    def move(self, v: MatrixVariant, t: mx.MoveTrial) -> np.ndarray:
-        raise DeviceError(f"{v.key}: the fake device emulates wgmma only")
-
-    def wgmma(self, v: MatrixVariant, t: mx.WgmmaTrial, la: mx.SmemLayout,
-              lb: mx.SmemLayout) -> np.ndarray:
-        if t.image.shape[1] * 4 > ptx_matrix.SMEM_BYTES:
-            raise DeviceError(f"image of {t.image.shape[1] * 4} bytes exceeds shared memory")
-        try:
-            truth = mx.maps_for(v, self.truth)
-        except mx.LayoutError as exc:
-            raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
-        self.launches += 1
-        return emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, la, lb)
+def emulate_move(v: Variant, truth: Mapping[str, FragMap], t: mx.MoveTrial) -> np.ndarray:
+    """What a warp's 16-bit move returns if ``truth``'s maps are the hardware's: tile row k
+    lies at the address lane k supplies (the other lanes' addresses are never used), lane l's
+    element i is the cell ``(row, col)`` of the map.  ldmatrix: the registers (T, 32, R) read
+    from the image; stmatrix: the image (T, W) with the registers written into it;
+    movmatrix: the registers of the transpose (element i of lane l is the source's cell
+    ``(col, row)`` of d's map)."""
+    count = t.addr.shape[0]
+    tr = np.arange(count)[:, None, None]
+    if v.instruction == "movmatrix":
+        a, d = truth["a"], truth["d"]
+        m = np.zeros((count, 8, 8), np.uint64)
+        m[tr, a.row[None], a.col[None]] = cpu.unpack_elements(t.inputs, 16, a.n)
+        return cpu.pack_elements(m[tr, d.col[None], d.row[None]], 16)
+    r = truth["r"]
+    halves = np.ascontiguousarray(t.image, np.uint32).view(np.uint16).reshape(count, -1)
+    where = t.addr[tr, r.row[None]] // 2 + r.col[None]
+    if v.instruction == "ldmatrix":
+        return cpu.pack_elements(halves[tr, where].astype(np.uint64), 16)
+    out = halves.copy()
+    out[tr, where] = cpu.unpack_elements(t.inputs, 16, r.n).astype(np.uint16)
+    return out.view(np.uint32).reshape(count, -1)

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.matrix_variants import MATRIX_VARIANTS, MatrixVariant, assembles_for, ptx_version
+from ..base.matrix_variants import MATRIX_VARIANTS, Variant, assembles_for, ptx_version
 from .ptx import assemble, module_filename, ptxas_path
 
 SMEM_BYTES = 40960  # wgmma: A (<= 8 KB with the 128-byte swizzle) + B (<= 32 KB)
@@ -44,7 +44,7 @@ MOVE_SMEM_BYTES = 2048
 
 @dataclass(frozen=True)
 class MatrixModule:
-    variant: MatrixVariant
+    variant: Variant
     text: str
     entry: str = "k"
 
@@ -87,14 +87,14 @@ _COMMON_REGS = [
 ]
 
 
-def _head(v: MatrixVariant, arch: str | None) -> list[str]:
+def _head(v: Variant, arch: str | None) -> list[str]:
     target = arch or v.target
     major, minor = ptx_version(v, target)
     return [f"// ptxlayout kernel for {v.key} (formal/execute/ptx_matrix.py; generated)",
             f".version {major}.{minor}", f".target {target}", ".address_size 64", ""]
 
 
-def _move_module(v: MatrixVariant, arch: str | None) -> str:
+def _move_module(v: Variant, arch: str | None) -> str:
     r = v.registers
     regs = [f"%q{j}" for j in range(r)]
     body: list[str] = [
@@ -163,7 +163,7 @@ def _move_module(v: MatrixVariant, arch: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _wgmma_module(v: MatrixVariant, arch: str | None, trans: bool = False) -> str:
+def _wgmma_module(v: Variant, arch: str | None, trans: bool = False) -> str:
     wa = v.words("A") if v.a_source == "reg" else 0
     wd = v.words("D")
     wm = 1 if v.sparse else 0  # wgmma.sp: the thread's metadata word, after A's and C's
@@ -252,7 +252,7 @@ def _wgmma_module(v: MatrixVariant, arch: str | None, trans: bool = False) -> st
     return "\n".join(lines) + "\n"
 
 
-def module(v: MatrixVariant, arch: str | None = None, trans: bool = False) -> MatrixModule:
+def module(v: Variant, arch: str | None = None, trans: bool = False) -> MatrixModule:
     """The PTX module of ``v`` (``.target`` ``arch``, default the variant's own);
     ``trans``: wgmma .f16 / .bf16 with its shared-memory operands M/N-major."""
     text = _wgmma_module(v, arch, trans) if v.wgmma else _move_module(v, arch)
@@ -261,20 +261,20 @@ def module(v: MatrixVariant, arch: str | None = None, trans: bool = False) -> Ma
 
 @dataclass(frozen=True)
 class Assembled:
-    variant: MatrixVariant
+    variant: Variant
     arch: str
     status: str  # ok | failed | skipped | no-ptxas
     detail: str = ""
 
 
-def check(variants: Iterable[MatrixVariant], archs: Sequence[str], jobs: int = 2) \
+def check(variants: Iterable[Variant], archs: Sequence[str], jobs: int = 2) \
         -> list[Assembled]:
     """Assemble every variant for every architecture it supports."""
     from concurrent.futures import ThreadPoolExecutor
 
     exe = ptxas_path()
     out: list[Assembled] = []
-    tasks: list[tuple[MatrixVariant, str]] = []
+    tasks: list[tuple[Variant, str]] = []
     for v in variants:
         for arch in archs:
             if not assembles_for(v, arch):
@@ -284,7 +284,7 @@ def check(variants: Iterable[MatrixVariant], archs: Sequence[str], jobs: int = 2
             else:
                 tasks.append((v, arch))
 
-    def one(t: tuple[MatrixVariant, str]) -> Assembled:
+    def one(t: tuple[Variant, str]) -> Assembled:
         v, arch = t
         ok, msg = assemble(module(v, arch if v.arch_suffix else None).text, arch, exe)
         return Assembled(v, arch, "ok" if ok else "failed", msg)
@@ -294,7 +294,7 @@ def check(variants: Iterable[MatrixVariant], archs: Sequence[str], jobs: int = 2
     return out
 
 
-def write(variants: Iterable[MatrixVariant], out_dir: str | Path) -> list[Path]:
+def write(variants: Iterable[Variant], out_dir: str | Path) -> list[Path]:
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -1,10 +1,16 @@
 """The end of a GPU run: the short table, the evidence file, and ``ptxlayout gpu``'s work.
 
-``table(report)`` prints one line per instruction and shape (``mma.m16n8k16  36 match``), last;
-``write_evidence(report, DIR)`` writes one JSON file per run (device, driver, date, the map hash
-of every layout each run packed with, trials, seeds and results) that ``formal.prove.evidence``
-reads and ``formal.writers.evidence`` judges for staleness; ``main_from_args`` is what the command
-line's ``gpu`` subcommand runs.
+``ptxlayout gpu`` runs every family in one invocation: mma / mma.sp (``formal.execute.gpu``,
+its checks, discoveries and erratum runs), then the moves and wgmma / wgmma.sp
+(``formal.execute.gpu_matrix``: checks, discoveries, descriptor probes and experiments), each
+in supervised child processes, within one ``--deadline``.  ``table(report)`` prints one line
+per instruction and shape (``mma m16n8k16  36 match``), then one per move / wgmma family and
+mode (``wgmma     check       160 match``), and the totals last (``checks: 118 match; ...;
+moves and wgmma: 313 runs, 0 not as expected``); ``write_evidence(report, DIR)`` writes ONE
+JSON file per invocation (device, driver, date, the map hash of every layout each run packed
+with, trials, seeds and results) that ``formal.prove.evidence`` reads and
+``formal.writers.evidence`` judges for staleness; ``main_from_args`` is what the command line's
+``gpu`` subcommand runs.
 """
 
 from __future__ import annotations
@@ -12,12 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..base.progress import progress
 from ..base.records import expand
+from . import gpu_matrix
 from .devices import device_problem
 from .gpu import Report, Run, assemble_only, no_device, run_supervised, select, short_text
 
@@ -68,6 +75,8 @@ def table(report: Report, full: bool = False) -> str:
                 if not r.ok else "not run"
             out.append(f"  {r.erratum} on {r.variant.key}{sel}: {r.result} ({verdict}); "
                        f"{short_text(r.detail.partition(': ')[2] or r.detail, 110)}")
+    if report.family_runs:
+        out += family_lines(report.family_runs)
     info = report.info
     if info.get("device") == "unknown":
         out.append(f"device: none; {report.seconds:.1f} s")
@@ -81,8 +90,44 @@ def table(report: Report, full: bool = False) -> str:
     out.append(f"checks: {total or 'none'}"
                + (f"; discoveries: {dcount - dbad} agree, {dbad} differ" if dcount else "")
                + (f"; errata: {sum(r.result == 'mismatch' for r in shown)} of {len(shown)} "
-                  "refuted by the hardware" if errata else ""))
+                  "refuted by the hardware" if errata else "")
+               + (f"; moves and wgmma: {len(report.family_runs)} runs, "
+                  f"{len(unexpected(report.family_runs))} not as expected"
+                  if report.family_runs else ""))
     return "\n".join(out)
+
+
+def family_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The move and wgmma runs (evidence records): one line per instruction and mode, then
+    every run that is not as expected."""
+    rows: dict[str, dict[str, int]] = {}
+    for r in runs:
+        label = f"{r['instruction']:<9} {r['mode']:<10}"
+        by = rows.setdefault(label, {})
+        ok = r.get("expect", "match") in ("any", r["result"])
+        res = r["result"] + ("" if ok or r["result"] in ("compiled-only", "not-executed")
+                             else " (UNEXPECTED)")
+        by[res] = by.get(res, 0) + 1
+    out = [f"{k}  " + ", ".join(f"{n} {res}" for res, n in sorted(v.items()))
+           for k, v in rows.items()]
+    for r in unexpected(runs)[:30]:
+        lay = f" [{r['smem_layout']['name']}]" if r.get("smem_layout") else ""
+        lay += f" planted {r['plant']}" if r.get("plant") else ""
+        out.append(f"  PROBLEM {r['key']} {r['mode']}{lay}: {r['result']}: "
+                   f"{short_text(r['detail'], 220)}")
+    for r in runs:
+        if r.get("expect") == "any":  # reported, not judged
+            plant = f" planted {r['plant']}" if r.get("plant") else ""
+            lay = f" [{r['smem_layout']['name']}]" if r.get("smem_layout") else ""
+            out.append(f"  {r['key']}{lay}{plant}: {r['result']} (reported, not judged)")
+    return out
+
+
+def unexpected(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The move and wgmma runs that are not as they should be (an experiment expected to
+    mismatch that matched, a check that did not match, an error)."""
+    return [r for r in runs if r["result"] not in ("compiled-only", "not-executed")
+            and r.get("expect", "match") not in ("any", r["result"])]
 
 
 def _tally(xs: Iterable[str]) -> dict[str, int]:
@@ -173,9 +218,11 @@ def main_from_args(args: argparse.Namespace,
     if getattr(args, "no_errata", False):
         errata = []
     only = getattr(args, "only", None)
-    if only and not select(only):
+    mma, families = select(only), gpu_matrix.selected(only)
+    if only and not mma and not families:
         print(f"ptxlayout gpu: no variant matches '{only}' (--only takes part of a key such "
-              "as 'mma.m16n8k16.f32.bf16')", file=sys.stderr)
+              "as 'mma.m16n8k16.f32.bf16', 'ldmatrix.m8n8.x4' or "
+              "'wgmma.m64n64k16.f32.f16.f16.rs')", file=sys.stderr)
         return 2
     spec = getattr(args, "device", None) or "cuda"
     allow = bool(getattr(args, "allow_no_device", False))
@@ -202,11 +249,27 @@ def main_from_args(args: argparse.Namespace,
         print(line, flush=True)
 
     deadline = getattr(args, "deadline", None)
-    report = run_supervised(spec, records, trials, getattr(args, "only", None),
-                            bool(getattr(args, "discover", False)),
-                            not getattr(args, "no_ptxas", False),
-                            float(getattr(args, "timeout", 120.0) or 120.0), log, errata,
-                            float(deadline) if deadline else None, bar)
+    timeout = float(getattr(args, "timeout", 120.0) or 120.0)
+    if mma:
+        report = run_supervised(spec, records, trials, only,
+                                bool(getattr(args, "discover", False)),
+                                not getattr(args, "no_ptxas", False), timeout, log, errata,
+                                float(deadline) if deadline else None, bar)
+    else:
+        report = Report({"device": "unknown", "sm": 0, "driver": "unknown",
+                         "cuda": "unknown"})
+    if families and not (mma and no_device(report)):
+        left = float(deadline) - report.seconds if deadline else 1e9
+        info, runs, kept, secs = gpu_matrix.supervise(
+            records, only, trials, not getattr(args, "no_experiments", False), timeout,
+            max(1.0, left), log, spec, bar)
+        if info.get("device") == "unknown" and not runs:
+            report.notes.append("no device ran the moves or wgmma")
+        if report.info.get("device") == "unknown":
+            report.info = info
+        report.family_runs = runs
+        report.discovered.update(kept)
+        report.seconds += secs
     absent = no_device(report)
     if absent and not allow:
         print(f"ptxlayout gpu: {absent}; nothing was run (--allow-no-device for the "
@@ -225,4 +288,4 @@ def main_from_args(args: argparse.Namespace,
     if absent:
         print("compile-only run: no device (--allow-no-device); nothing was checked")
     print(table(report, bool(getattr(args, "full_table", False))))
-    return 1 if failed(report) else 0
+    return 1 if failed(report) or unexpected(report.family_runs) else 0

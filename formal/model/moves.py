@@ -18,10 +18,11 @@ exactly the eight cells of row g (in the catalog, thread 5 holds (1, 2) and (1, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..base.source import Finding, SourceText, error, warning
+from ..base.variants import Variant
 from ..parse.moves import MoveFact, MoveForm, ParsedMoves
 from ..text.blocks import Document
 from .cells import cells
@@ -30,51 +31,20 @@ from .layout import Layout
 _BITS = {"b16": 16, "b8": 8}
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One variant a section admits: ``ldmatrix.m16n16.x2.trans.b8``."""
+def _type_names(v: Variant) -> tuple[str, ...]:
+    """The catalog names to look for: the type, then its container (``b8`` for a 6- or 4-bit
+    format loaded into 8-bit elements)."""
+    return (v.a,) if v.a in _BITS else (v.a, "b8")
 
-    instruction: str
-    shape: str  # m8n8
-    num: str  # x2 ("" for movmatrix)
-    trans: bool
-    type: str  # b16 | b8 | b8x16.b6x16_p32
 
-    @property
-    def name(self) -> str:
-        tail = ".trans" if self.trans else ""
-        num = f".{self.num}" if self.num else ""
-        return f"{self.instruction}.{self.shape}{num}{tail}.{self.type}"
+def _num(v: Variant) -> str:
+    """The ``.num`` qualifier as the prose spells it (``x2``; "" for movmatrix)."""
+    return f"x{v.num}" if v.num else ""
 
-    @property
-    def variant(self) -> str:
-        return self.name.split(".", 1)[1].rsplit("." + self.type, 1)[0]
 
-    @property
-    def matrices(self) -> int:
-        return int(self.num[1:]) if self.num else 1
-
-    @property
-    def dims(self) -> tuple[int, int]:
-        m, n = self.shape[1:].split("n")
-        return int(m), int(n)
-
-    @property
-    def source_bits(self) -> int:
-        """16 for .b16, 8 for .b8, 6 for .b8x16.b6x16_p32 (the data in its 8-bit container)."""
-        if self.type in _BITS:
-            return _BITS[self.type]
-        src = self.type.split(".")[-1]
-        return int(src[1:].split("x")[0])
-
-    @property
-    def element_bits(self) -> int:
-        return _BITS.get(self.type, 8)
-
-    def type_names(self) -> tuple[str, ...]:
-        """The catalog names to look for: the type, then its container (``b8`` for a
-        6- or 4-bit format loaded into 8-bit elements)."""
-        return (self.type,) if self.type in _BITS else (self.type, "b8")
+def _variant(instruction: str, shape: str, num: str, trans: bool, typ: str) -> Variant:
+    """A variant the section admits, as a row of the one table (``x2`` -> num 2)."""
+    return Variant(instruction, shape, typ, num=int(num[1:]) if num else 0, trans=trans)
 
 
 # ---- the variants a section admits ----------------------------------------------------------
@@ -122,7 +92,7 @@ def admitted(pm: ParsedMoves) -> dict[Variant, MoveForm]:
                     if shape in mandatory and not trans:
                         continue
                     for typ in types:
-                        v = Variant(pm.instruction, shape, num, trans, typ)
+                        v = _variant(pm.instruction, shape, num, trans, typ)
                         if shape in type_only and typ != type_only[shape]:
                             continue
                         if shape in sizes and v.source_bits not in sizes[shape]:
@@ -140,10 +110,10 @@ def _why_not(pm: ParsedMoves, v: Variant) -> str:
         if _shape_of(f.get("size", "0x0")) == v.shape and not v.trans:
             return f"'.trans is mandatory' for {f.get('size')} matrices (line {f.src.span(0).line})"
     for f in pm.facts_of("num_only"):
-        if f.get("shape_v", "")[1:] == v.shape and v.num not in f.get("nums", ()):
+        if f.get("shape_v", "")[1:] == v.shape and _num(v) not in f.get("nums", ()):
             return f"only {', '.join('.' + n for n in f.get('nums'))} are valid for {v.shape}"
     for f in pm.facts_of("shape_type_only"):
-        if f.get("shape_v", "")[1:] == v.shape and v.type != f.get("type_v", "")[1:]:
+        if f.get("shape_v", "")[1:] == v.shape and v.a != f.get("type_v", "")[1:]:
             return f"{f.get('shape_v')} is valid only for {f.get('type_v')}"
     return "no syntax form and shape of the section admits it"
 
@@ -155,7 +125,7 @@ def _example(form: MoveForm) -> Variant | None:
     types = [p for p in names if p.startswith("b") and p[1:2].isdigit()]
     if not shape or not types:
         return None
-    return Variant(form.instruction, shape, num, "trans" in names, ".".join(types))
+    return _variant(form.instruction, shape, num, "trans" in names, ".".join(types))
 
 
 # ---- layouts, resolved by name --------------------------------------------------------------
@@ -172,9 +142,9 @@ def _operands(instruction: str) -> tuple[tuple[str, str], ...]:
 
 
 def _catalog_match(v: Variant, operand: str, catalog: Sequence[Layout]) -> Layout | None:
-    for name in v.type_names():
+    for name in _type_names(v):
         for c in catalog:
-            if c.instruction == v.instruction and c.shape_text == v.variant and \
+            if c.instruction == v.instruction and c.shape_text == v.spelled_shape and \
                     c.operand == operand and name in c.types and c.formulas:
                 return c
     return None
@@ -194,12 +164,12 @@ def move_layouts(doc: Document, label: str, pm: ParsedMoves, catalog: Sequence[L
         for operand, tail in _operands(v.instruction):
             c = _catalog_match(v, operand, catalog)
             if c is None:
-                missing.append(f"'Matrix Fragments for {v.name}'"
+                missing.append(f"'Matrix Fragments for {v.key}'"
                                + (f" ({'source' if operand == 'A' else 'destination'})"
                                   if tail else ""))
                 continue
             out.append((v, replace(
-                c, id=f"{label}:{v.name}{tail}", document=doc.name, section=number,
+                c, id=f"{label}:{v.key}{tail}", document=doc.name, section=number,
                 title=section.text, span=section.span(0), source="catalog", reference_of=c.id,
                 notes=c.notes + (f"the section gives this layout only as a figure; its cells "
                                  f"are {c.id}'s",))))
@@ -347,7 +317,7 @@ def _check_one(pm: ParsedMoves, f: MoveFact, v: Variant, lay: Layout,
     cm = _cells_by(lay)
     lanes = sorted({t for t, _ in cm})
     mem_rows = lay.tile[0] // max(1, v.matrices)  # one matrix's rows in memory
-    per_reg = 32 // v.element_bits
+    per_reg = 32 // v.element_bits()
     n_elems = len({i for _, i in cm})
     swap = _swap(v)
     # one matrix as the prose speaks of it: (rows, columns), a row holding ``line_len["row"]``
@@ -366,7 +336,7 @@ def _check_one(pm: ParsedMoves, f: MoveFact, v: Variant, lay: Layout,
     def matrix_of(rc: tuple[int, int]) -> int:
         return rc[0] // mem_rows
 
-    name = v.name
+    name = v.key
     note = ""
     if v.instruction == "movmatrix":
         name += " (source)" if lay.operand == "A" else " (destination)"
@@ -430,15 +400,15 @@ def _check_one(pm: ParsedMoves, f: MoveFact, v: Variant, lay: Layout,
         size, nbytes = f.get("count", 4), int(f.get("int", "0"))
         quad = {cm[(t, i)] for t in range(size) for i in range(n_elems)
                  if matrix_of(cm[(t, i)]) == 0}
-        got = len(quad) * v.element_bits // 8
+        got = len(quad) * v.element_bits() // 8
         if got != nbytes:
             return f.at("int"), (f"a group of {size} consecutive threads is said to move "
                                  f"{nbytes} bytes, but in {name} threads 0–{size - 1} hold "
-                                 f"{len(quad)} {v.element_bits}-bit elements of a matrix "
+                                 f"{len(quad)} {v.element_bits()}-bit elements of a matrix "
                                  f"({got} bytes)")
         return None
     if kind == "next_register":
-        if f.get("num_v", "")[1:] != v.num:
+        if f.get("num_v", "")[1:] != _num(v):
             return None
         for q in f.get("ordinals", ()):
             reg = q - 1
@@ -455,24 +425,24 @@ def _check_one(pm: ParsedMoves, f: MoveFact, v: Variant, lay: Layout,
             regs, per, bits = f.get("count", 0), f.get("count2", 0), _bits_of(f.get("bits"))
             said = regs * per
         else:
-            said, bits, regs = f.get("count", 0), v.element_bits, 0
+            said, bits, regs = f.get("count", 0), v.element_bits(), 0
         each = n_elems // max(1, v.matrices)
-        if said != each or (bits and bits != v.element_bits):
+        if said != each or (bits and bits != v.element_bits()):
             return f.at("count"), (
                 f"each thread is said to hold {said} {bits}-bit elements of each matrix"
                 f"{f' ({regs} registers)' if regs else ''}, but {name} gives each thread "
-                f"{each} {v.element_bits}-bit elements of each of its {v.matrices} matrices")
+                f"{each} {v.element_bits()}-bit elements of each of its {v.matrices} matrices")
         return None
     if kind == "operand_registers":
         if v.shape in regs_by_shape:
             return None  # the shape's own sentence says its count (m16n16: two per matrix)
         counts = dict(zip(pm.values_of("num"), f.get("ints", ())))
-        want = counts.get(v.num)
+        want = counts.get(_num(v))
         have = n_elems // per_reg
         if want is not None and want != have:
             return f.at("ints"), (f"the operand is said to be {want} 32-bit register(s) for "
-                                  f".{v.num}, but {name} gives each thread {n_elems} "
-                                  f"{v.element_bits}-bit elements ({have} registers)")
+                                  f".{_num(v)}, but {name} gives each thread {n_elems} "
+                                  f"{v.element_bits()}-bit elements ({have} registers)")
         return None
     return None
 
@@ -502,14 +472,14 @@ def _check_examples(pm: ParsedMoves, layouts: Sequence[tuple[Variant, Layout]],
     registers: dict[Variant, int] = {}
     for v, lay in layouts:
         n = len({i for (_s, _lane, i) in cells(lay)})
-        registers[v] = n * v.element_bits // 32
+        registers[v] = n * v.element_bits() // 32
     for form in pm.forms:
         ex = _example(form) if not form.template else None
         if ex is None:
             continue
         v = ex
         if v not in ok:
-            out.append(error("move-prose", form.src, f"the example {v.name} is not a variant "
+            out.append(error("move-prose", form.src, f"the example {v.key} is not a variant "
                              f"this section admits: {_why_not(pm, v)}"))
             continue
         want = registers.get(v, per_matrix.get(v.shape, 1) * v.matrices)
@@ -518,5 +488,5 @@ def _check_examples(pm: ParsedMoves, layouts: Sequence[tuple[Variant, Layout]],
             whose = "its layout fills" if v in registers else \
                 f"its {v.matrices} matri{'x' if v.matrices == 1 else 'ces'} need"
             out.append(error("move-prose", form.src,
-                             f"the example {v.name} names {vec} register(s); {whose} {want}"))
+                             f"the example {v.key} names {vec} register(s); {whose} {want}"))
     return out

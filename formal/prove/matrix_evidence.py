@@ -29,7 +29,7 @@ from ..base.hashes import cell_table_hash_of_texts
 from ..base.matrix_variants import (
     MATRIX_VARIANTS,
     MOVES,
-    MatrixVariant,
+    Variant,
     executed,
     run_operand,
     runs_on,
@@ -45,7 +45,7 @@ def is_matrix(lay: Any) -> bool:
 
 
 @cache
-def _pool(instruction: str) -> tuple[MatrixVariant, ...]:
+def _pool(instruction: str) -> tuple[Variant, ...]:
     """The variants a layout of ``instruction`` may serve: the table's rows, for wgmma every
     legal N, for wgmma.sp every sparse row (the same for every layout of a run, so built
     once)."""
@@ -57,7 +57,7 @@ def _pool(instruction: str) -> tuple[MatrixVariant, ...]:
     return (*MATRIX_VARIANTS, *(v for v in wgmma_variants() if v.key not in listed))
 
 
-def _variants(lay: Any, op: str) -> list[MatrixVariant]:
+def _variants(lay: Any, op: str) -> list[Variant]:
     return [v for v in _pool(lay.instruction)
             if serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types,
                       lay.n_values)]
@@ -72,7 +72,7 @@ class _Hashes:
         self.ev, self.lay, self.own = ev, lay, own
         self.by_n: dict[int, str] = {}
 
-    def of(self, v: MatrixVariant) -> str:
+    def of(self, v: Variant) -> str:
         lay = self.lay
         if not lay.n_values:
             return self.own

@@ -78,6 +78,14 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
     return out + _stale_matrix(evidence, records, target)
 
 
+def owed(sm: int) -> int:
+    """How many variants of the table (every family) a device of ``sm`` runs: 0 means the
+    staleness check of that device would check nothing (``ptxlayout evidence --sm 5``)."""
+    from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS
+
+    return sum(runs_on(v, sm) for v in (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS))
+
+
 def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: int) \
         -> list[str]:
     """The same for the moves and wgmma (``formal.base.matrix_variants``): a bit-exact
@@ -86,7 +94,6 @@ def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: 
     (``WGMMA_SP_VARIANTS``) is owed too once the evidence holds any run of it
     (``sparse_owed``): until the first device run, no evidence of it is due."""
     from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS, sparse_owed
-    from ..base.matrix_variants import runs_on as matrix_runs_on
     from ..base.records import expand
     from ..execute import matrix as mx
 
@@ -94,7 +101,7 @@ def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: 
     out = []
     sparse = WGMMA_SP_VARIANTS if sparse_owed(r.key for r in evidence.runs) else ()
     for v in MATRIX_VARIANTS + sparse:
-        if not matrix_runs_on(v, sm):
+        if not runs_on(v, sm):
             continue
         try:
             want = mx.hashes(mx.maps_for(v, full))

@@ -1,0 +1,106 @@
+"""One ``ptxlayout gpu`` for every family, end to end on the fake device.
+
+The command the GPU machine runs (numpy only here: the fake device emulates mma, the moves and
+wgmma with the exported maps as the hardware's) checks mma, ldmatrix, stmatrix, movmatrix,
+wgmma and wgmma.sp in ONE invocation and writes ONE evidence file, which the prover's
+evidence reader then takes as it took the two files of the two runners before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from formal.base.matrix_variants import variant
+from formal.execute import devices, gpu_matrix, record
+from formal.execute import matrix as mx
+from formal.execute.matrix_fake import emulate_move
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ONLY = ("mma.m16n8k8.f32.tf32,ldmatrix.m8n8.x4.b16,stmatrix.m8n8.x1.trans,movmatrix,"
+        "wgmma.m64n8k8.f32.tf32.tf32.rs,wgmma.sp.m64n8k16.f32.tf32.tf32.ss.sel1")
+
+# the GPU machine has neither the prover nor the parser: the command must not import them
+BLOCKER = """
+import sys
+from formal.cli import main
+code = main(['gpu', '--layouts', sys.argv[1], '--device', 'fake', '--only', sys.argv[3],
+             '--record', sys.argv[2], '--no-ptxas', '--trials', '2', '--discover'])
+assert not [m for m in sys.modules if m.split('.')[0] in ('z3', 'lark', 'sympy')]
+sys.exit(code)
+"""
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from formal.cli import main
+
+    out = tmp_path_factory.mktemp("export") / "layouts.json"
+    assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def records(export: Path) -> list[dict[str, Any]]:
+    return record.load_export(str(export))[0]
+
+
+def test_every_family_in_one_invocation_and_one_evidence_file(export: Path,
+                                                              tmp_path: Path) -> None:
+    ev_dir = tmp_path / "ev"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", BLOCKER, str(export), str(ev_dir), ONLY],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (path,) = ev_dir.glob("*.json")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["device"] == "fake device (emulated sm_90)" and doc["sm"] == 90
+    got = {(r["instruction"], r["mode"], r["result"]) for r in doc["runs"]}
+    assert got == {("mma", "check", "match"), ("mma", "discover", "match"),
+                   ("ldmatrix", "check", "match"), ("ldmatrix", "discover", "match"),
+                   ("stmatrix", "check", "match"), ("stmatrix", "discover", "match"),
+                   ("movmatrix", "check", "match"), ("movmatrix", "discover", "match"),
+                   ("wgmma", "check", "match"), ("wgmma.sp", "check", "match")}
+    keys = {r["key"] for r in doc["runs"]}
+    assert {"mma.m16n8k8.f32.tf32.tf32.f32", "ldmatrix.m8n8.x4.b16", "stmatrix.m8n8.x1.trans.b16",
+            "movmatrix.m8n8.trans.b16", "wgmma.m64n8k8.f32.tf32.tf32.rs",
+            "wgmma.sp.m64n8k16.f32.tf32.tf32.ss.sel1"} == keys
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-2].startswith("device: fake device (emulated sm_90)")
+    assert lines[-1].startswith("checks: 1 match; discoveries: 1 agree, 0 differ")
+    assert lines[-1].endswith("moves and wgmma: 8 runs, 0 not as expected")
+    assert any(x.startswith("ldmatrix  discover    1 match") for x in lines)
+    # the prover's reader takes the one file: each family's runs, by key
+    from formal.prove.evidence import Evidence
+
+    ev = Evidence.load(path)
+    assert {r.key for r in ev.runs} == keys and len(ev.files) == 1
+
+
+def test_the_fake_move_follows_its_truth(records: list[dict[str, Any]]) -> None:
+    """A move packed with a map that is not the fake device's truth mismatches: the emulation
+    reads the truth, not the map the runner packed with."""
+    v = variant("ldmatrix.m8n8.x2.b16")
+    maps = mx.maps_for(v, records)
+    r = maps["r"]
+    swapped = {"r": mx.FragMap(r.operand, r.row[:, ::-1].copy(), r.col[:, ::-1].copy(), r.tile,
+                               "other", r.layout_id, r.label)}
+    t = mx.move_trial(v, swapped, np.random.default_rng(3), 2, gpu_matrix.MOVE_IMAGE)
+    got = emulate_move(v, maps, t)
+    diffs = mx.move_differences(v, swapped, t, got)
+    assert diffs and diffs[0].startswith("trial 0: lane 0 element 0 (cell 8, 1): got 0x")
+    assert not mx.move_differences(v, maps, mx.move_trial(
+        v, maps, np.random.default_rng(3), 2, gpu_matrix.MOVE_IMAGE),
+        emulate_move(v, maps, mx.move_trial(v, maps, np.random.default_rng(3), 2,
+                                            gpu_matrix.MOVE_IMAGE)))
+    dev = devices.FakeDevice(records, fault=[v.key])
+    with pytest.raises(devices.DeviceError, match="launch failed"):
+        dev.move(v, t)
