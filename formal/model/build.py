@@ -355,7 +355,9 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
             title_types=title_types, arrangement=arrangement, lanes=lanes,
             shape_name=ctx.shape_text,
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
-            incomplete=bool(program.unparsed)))
+            # a formula that did not become a map (its error is the finding) leaves the map
+            # partial: nothing that reads it is decided, and the layout is never proved
+            incomplete=bool(program.unparsed) or (has_code and len(formulas) < len(targets))))
     return out
 
 
@@ -496,6 +498,7 @@ def _metadata_layouts(ctx: SectionContext, pb: ParsedBlock,
         instruction=ctx.instruction, shape=ctx.shape, operand="metadata", types=types,
         source=source, formulas=tuple(formulas), metadata=md, lanes=lanes,
         shape_name=ctx.shape_text,
+        incomplete=bool(program.definitions) and len(formulas) < 3,
         helpers=tuple(h for n, h in builder.helpers.items()
                       if n not in ("row", "chunk", "slot")),
         figures=tuple(f.text for p in block.parts for f in p.figures),

@@ -1,0 +1,129 @@
+"""Never a false green (issue 23): what was not read is never "proved", and a run in which text
+that looks like a fragment section was not checked never exits 0.
+
+Every case starts from the same small document: the first 49 lines of seed 000 (one
+m16n8k16 integer section, A and B) with ``row = groupID`` made ``row = groupID >> 1``, which
+is refuted as it is (two lanes share a cell; exit 1).  Each damage below must keep that
+verdict, or end in a finding that names what was not checked -- never exit 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from formal.cli import main
+
+from .conftest import seed_path
+
+WRONG = "row =      groupID >> 1 "
+
+
+@pytest.fixture(scope="module")
+def base() -> list[str]:
+    lines = seed_path("000").read_text().split("\n")[:49]
+    k = next(n for n, ln in enumerate(lines) if ln.startswith("row =      groupID  "))
+    lines[k] = lines[k].replace("row =      groupID  ", WRONG, 1)
+    return lines
+
+
+def prove(tmp_path: Path, lines: list[str], *args: str,
+          name: str = "doc.txt") -> tuple[int, dict[str, Any]]:
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["prove", str(p), "--format", "json", *args])
+    return code, json.loads(out.getvalue())
+
+
+def errors(result: dict[str, Any]) -> list[tuple[int, str, str]]:
+    return [(f["line"], f["kind"], f["message"]) for f in result["findings"]
+            if f["severity"] == "error"]
+
+
+def statuses(result: dict[str, Any]) -> dict[str, dict[str, str]]:
+    return {lay["id"]: {ob["name"]: ob["status"] for ob in lay["obligations"]}
+            for lay in result["layouts"]}
+
+
+def refuted_a(result: dict[str, Any]) -> None:
+    """The A layouts are refuted (two lanes in one cell), the B ones proved."""
+    st = statuses(result)
+    a = [k for k in st if ".A." in k]
+    b = [k for k in st if ".B." in k]
+    assert len(a) == 2 and len(b) == 2, sorted(st)
+    assert all(st[k]["injective"] == "refuted" for k in a)
+    assert all(st[k]["injective"] == "proved" for k in b)
+    kinds = [k for _line, k, _m in errors(result)]
+    assert kinds.count("injective") == 1 and kinds.count("surjective") == 1
+
+
+def test_the_small_document_is_refuted(tmp_path: Path, base: list[str]) -> None:
+    code, res = prove(tmp_path, base)
+    assert code == 1
+    refuted_a(res)
+
+
+# ---- the reader: how a document looks never changes what is read --------------------------------
+
+
+@pytest.mark.parametrize("damage", ["bullets", "notes", "quoted"])
+def test_markup_around_the_text_changes_nothing_read(tmp_path: Path, base: list[str],
+                                                     damage: str) -> None:
+    if damage == "bullets":  # four Markdown bullets at the top of a .txt
+        lines = ["* a", "* b", "* c", "* d", *base]
+    elif damage == "notes":  # a Markdown heading and one list item at the top
+        lines = ["# Notes", "", "* item", "", *base]
+    else:  # every line quoted
+        lines = [f"> {ln}" if ln.strip() else ln for ln in base]
+    code, res = prove(tmp_path, lines)
+    assert code == 1
+    refuted_a(res)
+    assert not any(lay["source"] == "figure-only" for lay in res["layouts"])
+
+
+@pytest.mark.parametrize("prefix", ["000", "001", "002", "003", "004"])
+def test_a_seed_with_bullets_or_quotes_reads_as_the_seed(tmp_path: Path, prefix: str) -> None:
+    lines = seed_path(prefix).read_text().split("\n")
+    _, plain = prove(tmp_path, lines)
+    want = sorted((lay["id"], lay["source"]) for lay in plain["layouts"])
+    for damaged in (["* a", "* b", "* c", "* d", *lines],
+                    [f"> {ln}" if ln.strip() else ln for ln in lines]):
+        _, res = prove(tmp_path, damaged)
+        assert sorted((lay["id"], lay["source"]) for lay in res["layouts"]) == want
+        assert sorted((k, m) for _, k, m in errors(res)) == \
+            sorted((k, m) for _, k, m in errors(plain))
+
+
+# ---- a formula that did not become a map is never proved ---------------------------------------
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("row =      groupID / 0 ", r"division by zero"),
+    ("row =      groupID >> 70 ", r"a shift by 70 bits"),
+    ("", r"no formula for 'col'"),
+])
+def test_a_formula_that_is_no_map_is_never_proved(tmp_path: Path, base: list[str], damage: str,
+                                                  message: str) -> None:
+    if damage:
+        lines = [ln.replace(WRONG, damage) for ln in base]
+    else:  # A's col line removed
+        k = next(n for n, ln in enumerate(base) if ln.startswith("col =  (threadID_in_group"))
+        lines = base[:k] + base[k + 1:]
+    code, res = prove(tmp_path, lines)
+    assert code == 1
+    assert [k for _, k, m in errors(res) if re.search(message, m)] == ["model"]
+    st = statuses(res)
+    a = [k for k in st if ".A." in k]
+    assert len(a) == 2
+    for k in a:
+        assert st[k]["injective"] == "error" and st[k]["surjective"] == "error"
+    assert res["summary"]["layouts_proved"] == 2  # the two B layouts only
+    assert not any(lay["source"] == "figure-only" for lay in res["layouts"])
