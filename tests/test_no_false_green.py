@@ -127,3 +127,76 @@ def test_a_formula_that_is_no_map_is_never_proved(tmp_path: Path, base: list[str
         assert st[k]["injective"] == "error" and st[k]["surjective"] == "error"
     assert res["summary"]["layouts_proved"] == 2  # the two B layouts only
     assert not any(lay["source"] == "figure-only" for lay in res["layouts"])
+
+
+# ---- text that looks like a fragment section is checked or named: never exit 0 -----------------
+
+
+def _without_title(base: list[str]) -> list[str]:
+    return base[1:]
+
+
+def _title_without_number(base: list[str]) -> list[str]:
+    return [base[0].split(". ", 1)[1], *base[1:]]
+
+
+def _without_headings(base: list[str]) -> list[str]:
+    return [ln for ln in base if not ln.startswith(("9.7", "Multiplicand"))]
+
+
+def _lone_formula(base: list[str]) -> list[str]:
+    return ["Multiplicand A:", "", "row = %laneid >> 2"]
+
+
+@pytest.mark.parametrize("damage, first", [
+    (_without_title, "Multiplicand A:"),
+    (_title_without_number, "Multiplicand A:"),
+    (_without_headings, ".u8 / .s8 A vector expression"),
+    (_lone_formula, "Multiplicand A:"),
+])
+def test_a_section_that_opens_nowhere_is_named_not_passed(tmp_path: Path, base: list[str],
+                                                          damage: Any, first: str) -> None:
+    lines = damage(base)
+    code, res = prove(tmp_path, lines)
+    assert code == 1
+    assert res["layouts"] == []
+    unchecked = [f for f in res["findings"] if f["kind"] == "unchecked"]
+    assert len(unchecked) == 1
+    f = unchecked[0]
+    assert f["severity"] == "error"
+    assert lines[f["line"] - 1].startswith(first)
+    assert "no title that names an instruction and a shape" in f["message"]
+    # the one finding counts every line that looks like a fragment section: the operand
+    # headings, the table rows and the row/col formulas
+    looks = [ln for ln in lines if ln.startswith(("Multiplicand", "row =", "col =", "."))
+             and ("vector expression" in ln or not ln.startswith("."))]
+    assert f["message"].startswith(f"{len(looks)} lines that look like part of a fragment "
+                                   "section were not checked: ")
+
+
+def test_an_empty_operand_block_is_an_error(tmp_path: Path, base: list[str]) -> None:
+    a = base.index("Multiplicand A:")
+    b = base.index("Multiplicand B:")
+    lines = base[:a + 1] + base[b:]
+    code, res = prove(tmp_path, lines)
+    assert code == 1
+    assert errors(res) == [(a + 1, "model", "the A block has no table and no formulas: "
+                            "nothing of it was checked")]
+    assert sorted(lay["operand"] for lay in res["layouts"]) == ["B", "B"]
+
+
+def test_a_formula_outside_every_block_is_named(tmp_path: Path, base: list[str]) -> None:
+    a = base.index("Multiplicand A:")
+    lines = base[:a] + ["col = groupID", ""] + base[a:]
+    code, res = prove(tmp_path, lines)
+    assert code == 1
+    refuted_a(res)
+    unchecked = [(line, m) for line, k, m in errors(res) if k == "unchecked"]
+    assert len(unchecked) == 1 and unchecked[0][0] == a + 1
+    assert "a row/col formula was not checked" in unchecked[0][1]
+
+
+@pytest.mark.parametrize("prefix", ["000", "001", "002", "003", "004"])
+def test_the_seeds_leave_nothing_unchecked(prefix: str, tmp_path: Path) -> None:
+    _, res = prove(tmp_path, seed_path(prefix).read_text().split("\n"))
+    assert [f for f in res["findings"] if f["kind"] == "unchecked"] == []

@@ -355,8 +355,7 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
             title_types=title_types, arrangement=arrangement, lanes=lanes,
             shape_name=ctx.shape_text,
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
-            # a formula that did not become a map (its error is the finding) leaves the map
-            # partial: nothing that reads it is decided, and the layout is never proved
+            # a formula that is no map (its error is the finding): never proved
             incomplete=bool(program.unparsed) or (has_code and len(formulas) < len(targets))))
     return out
 
@@ -543,8 +542,8 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
             out.extend(_metadata_layouts(ctx, pb))
             continue
         if not pb.parts:
-            findings.append(warning("model", block.heading,
-                                    f"the {block.operand} block has no table and no formulas"))
+            findings.append(error("model", block.heading, f"the {block.operand} block has no "
+                                  "table and no formulas: nothing of it was checked"))
             continue
         for pp in pb.parts:
             out.extend(_layouts_of_part(ctx, pb, pp))

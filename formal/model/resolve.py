@@ -30,6 +30,7 @@ from .build import (
     types_of_title,
     with_section_context,
 )
+from .coverage import unchecked
 from .layout import Layout, Model
 from .moves import move_layouts
 
@@ -200,6 +201,7 @@ def build(documents: Iterable[Document | ParsedDocument],
             resolved.extend(with_section_context(
                 _resolve(ctx, src, one, own, pool, findings, circular, ref), own))
     layouts = _fill_from_catalog(written + resolved, cat_layouts)
+    findings.extend(unchecked(docs, layouts, findings))
     return Model(tuple(_unique_ids(layouts)), tuple(findings),
                  tuple(d.document for d in docs))
 

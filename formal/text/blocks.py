@@ -84,6 +84,10 @@ class Document:
     sections: tuple[Section, ...] = ()
     findings: tuple[Finding, ...] = ()
     digest: str = ""
+    # every line that looks like part of a fragment section, whatever the structure made of
+    # it: (what it looks like -- "operand" | "table" | "formula" --, the line), each of which
+    # the model stage must find in a checked layout or name in a finding
+    looks: tuple[tuple[str, SourceText], ...] = ()
 
 
 # ---- helpers ----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..base.source import Finding, SourceText, error
 from .blocks import MAX_BYTES, Document
 from .html import html_blocks
+from .looks import looks_of_blocks, looks_of_lines
 from .markdown import markdown_blocks, unquote
 from .plain import text_blocks
 from .structure import structure
@@ -85,6 +86,7 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
     findings: list[Finding] = []
     if fmt == "html":
         blocks = html_blocks(text, name)
+        looks = list(looks_of_blocks(blocks))
     else:
         lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         starts = _quoted(lines)
@@ -97,6 +99,7 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
         else:
             blocks = list(markdown_blocks(lines, name) if fmt == "markdown"
                           else text_blocks(lines, name))
+        looks = list(looks_of_lines(lines, name))
     sections = structure(blocks, name)
     if not any(s.operands or s.references or s.move for s in sections):
         # nothing to check is not a pass: the document is named as one that was not read
@@ -104,7 +107,7 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
                               f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) and "
                               f"no matrix move section (ldmatrix, stmatrix, movmatrix) "
                               f"found in this {fmt} document: nothing in it was checked"))
-    return Document(name, fmt, tuple(sections), tuple(findings), digest)
+    return Document(name, fmt, tuple(sections), tuple(findings), digest, tuple(looks))
 
 
 def _quoted(lines: list[str]) -> list[int] | None:
