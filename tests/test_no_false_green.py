@@ -200,3 +200,42 @@ def test_a_formula_outside_every_block_is_named(tmp_path: Path, base: list[str])
 def test_the_seeds_leave_nothing_unchecked(prefix: str, tmp_path: Path) -> None:
     _, res = prove(tmp_path, seed_path(prefix).read_text().split("\n"))
     assert [f for f in res["findings"] if f["kind"] == "unchecked"] == []
+
+
+# ---- the pseudocode's / and % are C's ------------------------------------------------------------
+
+
+def c_div(a: int, m: int) -> int:
+    q = abs(a) // abs(m)
+    return q if (a >= 0) == (m > 0) else -q
+
+
+def c_rem(a: int, m: int) -> int:
+    return a - m * c_div(a, m)
+
+
+def test_division_and_remainder_follow_c() -> None:
+    import sympy as sp
+
+    from formal.model.algebra import I, LANE, SEL, c_divide, compile_expr
+    for m in (-8, -3, -1, 1, 2, 3, 8):
+        for op, ref in (("/", c_div), ("%", c_rem)):
+            e = c_divide(op, I - 8, m)
+            fn = compile_expr(e)
+            for i in range(0, 20):
+                want = ref(i - 8, m)
+                assert fn(0, i, 0) == want, (op, m, i)
+                assert int(e.subs({I: i, LANE: 0, SEL: 0})) == want, (op, m, i)
+    # a dividend that is never negative keeps its floor form (formulas and their hashes)
+    assert c_divide("%", LANE, 4) == sp.Mod(LANE, 4)
+    assert c_divide("/", LANE, 4) == sp.floor(LANE / 4)
+
+
+def test_a_negative_remainder_is_a_negative_row(tmp_path: Path, base: list[str]) -> None:
+    """``row = (groupID - 8) % 8``: floor modulo would make it groupID (a correct layout);
+    in C, lane 4 (groupID 1) has row -7.  Z3 and the enumeration agree (else exit 2)."""
+    lines = [ln.replace(WRONG, "row =      (groupID - 8) % 8 ") for ln in base]
+    code, res = prove(tmp_path, lines)
+    assert code == 1
+    msgs = [m for _, k, m in errors(res) if k == "in-range"]
+    assert msgs == ["lane 4, a0 maps to row -7, col 0, outside the 16 x 16 tile"]

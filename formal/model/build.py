@@ -25,7 +25,7 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..parse.document import ParsedBlock, ParsedPart, ParsedSection
 from ..text.blocks import Document, Section
-from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I
+from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I, c_divide
 from .layout import LANES, MAX_TILE_CELLS, WARPGROUP, Case, Formula, Layout, MetadataFacts
 
 
@@ -110,9 +110,7 @@ class _Builder:
                 raise _Bad(_pos(e.right), f"'{op}' needs a constant right operand")
             if int(b) == 0:
                 raise _Bad(_pos(e.right), f"'{op} 0': division by zero")
-            if op == "%":
-                return sp.Mod(a, b) if int(b) > 0 else -sp.Mod(-a, -b)
-            return sp.floor(a / b)
+            return c_divide(op, a, int(b))  # C's: truncated, the dividend's sign
         if op in (">>", "<<"):
             if not b.is_Integer:
                 raise _Bad(_pos(e.right), f"'{op}' needs a constant shift amount")
