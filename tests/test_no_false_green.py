@@ -217,7 +217,7 @@ def c_rem(a: int, m: int) -> int:
 def test_division_and_remainder_follow_c() -> None:
     import sympy as sp
 
-    from formal.model.algebra import I, LANE, SEL, c_divide, compile_expr
+    from formal.model.algebra import LANE, SEL, I, c_divide, compile_expr
     for m in (-8, -3, -1, 1, 2, 3, 8):
         for op, ref in (("/", c_div), ("%", c_rem)):
             e = c_divide(op, I - 8, m)
@@ -239,3 +239,46 @@ def test_a_negative_remainder_is_a_negative_row(tmp_path: Path, base: list[str])
     assert code == 1
     msgs = [m for _, k, m in errors(res) if k == "in-range"]
     assert msgs == ["lane 4, a0 maps to row -7, col 0, outside the 16 x 16 tile"]
+
+
+# ---- accept files are validated; --strict accepts nothing ----------------------------------------
+
+
+def prove_cli(tmp_path: Path, lines: list[str], *args: str) -> tuple[int, str, dict[str, Any]]:
+    p = tmp_path / "doc.txt"
+    p.write_text("\n".join(lines) + "\n")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["prove", str(p), "--format", "json", *args])
+    return code, err.getvalue(), (json.loads(out.getvalue()) if out.getvalue() else {})
+
+
+@pytest.mark.parametrize("entries, says", [
+    ([{"reason": "oops"}], "names none of kind, layout"),
+    ([{"knid": "injective", "reason": "typo"}], "has unknown key(s) 'knid'"),
+    ([{"kind": "injectiv", "reason": "typo"}], "accepts no error finding of this run"),
+    ([{"kind": "injective", "line": "27", "reason": "x"}], "has 'line' of the wrong type"),
+    (["injective"], "is not a JSON object"),
+])
+def test_an_accept_entry_that_selects_nothing_is_a_usage_error(
+        tmp_path: Path, base: list[str], entries: list[Any], says: str) -> None:
+    acc = tmp_path / "accept.json"
+    acc.write_text(json.dumps([{"kind": "surjective", "reason": "fine"}, *entries]))
+    code, err, _ = prove_cli(tmp_path, base, "--accept", str(acc))
+    assert code == 2
+    assert err.startswith(f"ptxlayout: {acc}: entry 2 {json.dumps(entries[0])} ")
+    assert says in err
+
+
+def test_strict_accepts_nothing_whatever_accept_names(tmp_path: Path, base: list[str]) -> None:
+    acc = tmp_path / "accept.json"
+    acc.write_text(json.dumps([{"kind": "injective", "reason": "x"},
+                               {"kind": "surjective", "reason": "y"}]))
+    code, _err, res = prove_cli(tmp_path, base, "--accept", str(acc), "--evidence", "none")
+    assert code == 0
+    assert res["summary"]["accepted"] == 2
+    code, err, res = prove_cli(tmp_path, base, "--accept", str(acc), "--evidence", "none",
+                               "--strict")
+    assert code == 1
+    assert "--strict: the entries of --accept are not applied" in err
+    assert res["summary"]["accepted"] == 0
