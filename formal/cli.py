@@ -147,8 +147,10 @@ def _read_model(docs: Sequence[str], max_size: int, use_catalog: bool = True,
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
+    from .writers.ledger import accept_entry_problem, accepts_any
     from .writers.report import render
     accept: list[dict[str, Any]] | None = None
+    named: list[tuple[str, int, dict[str, Any]]] = []  # (file, entry number, entry)
     if args.accept or args.strict:
         import json
         accept = []
@@ -163,12 +165,31 @@ def cmd_prove(args: argparse.Namespace) -> int:
                 print(f"ptxlayout: {path}: expected a JSON list of accepted findings",
                       file=sys.stderr)
                 return EXIT_USAGE
-            accept.extend(data)
+            for k, entry in enumerate(data, 1):
+                why = accept_entry_problem(entry)
+                if why:
+                    print(f"ptxlayout: {path}: entry {k} {json.dumps(entry)} {why}",
+                          file=sys.stderr)
+                    return EXIT_USAGE
+                named.append((str(path), k, entry))
+        if args.strict:  # accepts nothing, whatever --accept names
+            if named:
+                print("ptxlayout: --strict: the entries of --accept are not applied",
+                      file=sys.stderr)
+            named = []
+        accept = [e for _p, _k, e in named]
     _something_to_read(args.docs, not args.no_catalog)
     opts = _options(args)
     run = analyze(args.docs, opts, args.max_size, not args.no_catalog,
                   args.corrections, accept, _reading(opts.progress))
     proof = run.proof
+    for path, k, entry in named:
+        if not accepts_any(entry, proof.findings):
+            import json
+            print(f"ptxlayout: {path}: entry {k} {json.dumps(entry)} accepts no error "
+                  "finding of this run (a value misspelled, or an erratum since fixed)",
+                  file=sys.stderr)
+            return EXIT_USAGE
     grid = figure = None
     if args.format == "markdown":
         from .writers.drawing import svg_for

@@ -46,6 +46,14 @@ def documents(include_corrections: bool = False) -> tuple[Document, ...]:
     docs = [read_path(p, name=f"catalog/{p.name}") for p in paths(include_corrections)]
     fixes = [d for d in docs if d.name == f"catalog/{CORRECTIONS}"]
     fixed = {s.number for d in fixes for s in d.sections if s.number}
-    return tuple(d if d in fixes or not fixed else
-                 replace(d, sections=tuple(s for s in d.sections if s.number not in fixed))
-                 for d in docs)
+    return tuple(d if d in fixes or not fixed else _without(d, fixed) for d in docs)
+
+
+def _without(doc: Document, numbers: set[str]) -> Document:
+    """The document without the sections numbered ``numbers`` (their lines included)."""
+    starts = [s.title.span(0).line for s in doc.sections]
+    gone = [(lo, hi) for s, lo, hi in zip(doc.sections, starts, [*starts[1:], 1 << 62])
+            if s.number in numbers]
+    return replace(doc, sections=tuple(s for s in doc.sections if s.number not in numbers),
+                   looks=tuple((w, src) for w, src in doc.looks
+                               if not any(lo <= src.span(0).line < hi for lo, hi in gone)))

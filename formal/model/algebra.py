@@ -3,13 +3,18 @@
 A layout maps a hardware location -- lane ``t`` of the warp and element index ``i`` of that
 lane's fragment -- to a cell of a tile.  The spec's integer operators are modelled exactly:
 
-    x % m     -> Mod(x, m)            floor modulo, m a non-zero constant
+    x / m     -> floor(x / m)         m a positive constant, x never negative
+    x % m     -> Mod(x, m)            the same
     x >> k    -> floor(x / 2**k)      k a constant >= 0
     x << k    -> x * 2**k
     x & y     -> BitAnd(x, y)         two's complement, as in C on non-negative values
     x | y, x ^ y -> BitOr, BitXor
 
 so that, e.g., ``groupID = %laneid >> 2`` is ``floor(lane/4)``, and lane 13 has groupID 3.
+Integer ``/`` and ``%`` are C's (and PTX's ``div``/``rem``): the quotient truncates toward
+zero and the remainder takes the dividend's sign, so ``(groupID - 8) % 8`` is -8 + groupID for
+groupID 0..7 (-1 at groupID 7), not floor modulo's groupID.  Where the dividend may be
+negative, the two readings are a Piecewise on its sign (``c_divide``).
 
 This module also *compiles* an expression into a Python closure over ints, which the
 enumeration cross-check, the exporters and the CPU executor use; the compiler walks the
@@ -57,6 +62,26 @@ class BitOr(_Bitwise):
 
 class BitXor(_Bitwise):
     _op = staticmethod(lambda a, b: a ^ b)
+
+
+def c_divide(op: str, a: Any, m: int) -> Any:
+    """C's ``a / m`` (``op`` ``/``: truncated) or ``a % m`` (``%``: the dividend's sign),
+    ``m`` a non-zero constant: floor and Mod where ``a`` is never negative (every lane,
+    element and selector is not), a Piecewise on the sign of ``a`` elsewhere.
+
+        c_divide("%", i - 8, 8)  -> -Mod(8 - i, 8) where i < 8: i = 7 gives -1
+        c_divide("/", i, -2)     -> -floor(i / 2): i = 3 gives -1 (C: 3 / -2 == -1)
+    """
+    d = abs(m)
+    lo, _hi = bounds(a, _NONNEGATIVE)
+    if lo >= 0:
+        q, r = sp.floor(a / d), sp.Mod(a, d)
+    else:
+        q = sp.Piecewise((sp.floor(a / d), a >= 0), (-sp.floor(-a / d), True))
+        r = sp.Piecewise((sp.Mod(a, d), a >= 0), (-sp.Mod(-a, d), True))
+    if op == "%":
+        return r
+    return q if m > 0 else -q
 
 
 Env = dict[sp.Symbol, int]
@@ -203,6 +228,8 @@ def definedness(e: Any) -> Any:
 # ---- intervals --------------------------------------------------------------------------------
 
 Box = dict[sp.Symbol, tuple[int, int]]
+# every lane, element index and selector, whatever the layout: none is negative
+_NONNEGATIVE: Box = {LANE: (0, 1 << 20), I: (0, 1 << 20), SEL: (0, 1 << 20)}
 
 
 def bounds(e: Any, box: Box) -> tuple[int, int]:

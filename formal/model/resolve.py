@@ -23,6 +23,7 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..parse.document import ParsedDocument, parse_document
 from ..text.blocks import Document
+from .coverage import unchecked
 from .layout import Layout, Model
 from .moves import move_layouts
 from .sections import (
@@ -210,6 +211,7 @@ def build(documents: Iterable[Document | ParsedDocument],
             resolved.extend(with_section_context(
                 _resolve(ctx, src, one, own, pool, findings, circular, ref), own))
     layouts = _fill_from_catalog(written + resolved, cat_layouts)
+    findings.extend(unchecked(docs, layouts, findings))
     return Model(tuple(_unique_ids(layouts)), tuple(findings),
                  tuple(d.document for d in docs))
 

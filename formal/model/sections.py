@@ -25,7 +25,7 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..parse.document import ParsedBlock, ParsedPart, ParsedSection
 from ..text.blocks import Document, Section
-from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I
+from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I, c_divide
 from .layout import LANES, MAX_TILE_CELLS, WARPGROUP, Case, Formula, Layout, MetadataFacts
 
 
@@ -110,9 +110,7 @@ class _Builder:
                 raise _Bad(_pos(e.right), f"'{op}' needs a constant right operand")
             if int(b) == 0:
                 raise _Bad(_pos(e.right), f"'{op} 0': division by zero")
-            if op == "%":
-                return sp.Mod(a, b) if int(b) > 0 else -sp.Mod(-a, -b)
-            return sp.floor(a / b)
+            return c_divide(op, a, int(b))  # C's: truncated, the dividend's sign
         if op in (">>", "<<"):
             if not b.is_Integer:
                 raise _Bad(_pos(e.right), f"'{op}' needs a constant shift amount")
@@ -355,7 +353,8 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
             title_types=title_types, arrangement=arrangement, lanes=lanes,
             shape_name=ctx.shape_text,
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
-            incomplete=bool(program.unparsed)))
+            # a formula that is no map (its error is the finding): never proved
+            incomplete=bool(program.unparsed) or (has_code and len(formulas) < len(targets))))
     return out
 
 
@@ -496,6 +495,7 @@ def _metadata_layouts(ctx: SectionContext, pb: ParsedBlock,
         instruction=ctx.instruction, shape=ctx.shape, operand="metadata", types=types,
         source=source, formulas=tuple(formulas), metadata=md, lanes=lanes,
         shape_name=ctx.shape_text,
+        incomplete=bool(program.definitions) and len(formulas) < 3,
         helpers=tuple(h for n, h in builder.helpers.items()
                       if n not in ("row", "chunk", "slot")),
         figures=tuple(f.text for p in block.parts for f in p.figures),
@@ -540,8 +540,8 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
             out.extend(_metadata_layouts(ctx, pb))
             continue
         if not pb.parts:
-            findings.append(warning("model", block.heading,
-                                    f"the {block.operand} block has no table and no formulas"))
+            findings.append(error("model", block.heading, f"the {block.operand} block has no "
+                                  "table and no formulas: nothing of it was checked"))
             continue
         for pp in pb.parts:
             out.extend(_layouts_of_part(ctx, pb, pp))

@@ -295,6 +295,16 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
         key = relation_key(rel, prod, cons, timeout_ms)
         cached = store.proved(key, "composes")
     zs, point = ("proved", None) if cached else _z3_decide(st, timeout_ms)
+    if zs == "unknown":
+        # the relation is over finite maps: the enumeration visits every (selector, lane,
+        # element), so its answer is a proof where Z3 gave none
+        note = f"decided by enumeration; Z3 timed out after {timeout_ms / 1000:g} s"
+        bad, vals = _enumerate(st)
+        if not bad.any():
+            return RelationVerdict(rel, "proved", note, None, "enumeration")
+        cex = _witness(st, vals, int(np.argmax(bad)))
+        return RelationVerdict(rel, "refuted", f"{_say(st, cex)} ({note})", cex,
+                               "enumeration")
     if not cross_check:
         if zs == "refuted" and point is not None:
             bad, vals = _enumerate(st)
@@ -311,9 +321,8 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
                      "the enumeration finds otherwise; removed")
         cached = False
         zs, point = _z3_decide(st, timeout_ms)
-    if zs == "unknown":
-        return RelationVerdict(rel, "unknown", "Z3 timed out; enumeration says " + es,
-                               None, "z3+enumeration")
+    if zs == "unknown":  # the cache entry was dropped and Z3 asked again gave no answer
+        return prove_relation(rel, by_id, timeout_ms, cross_check, healthy, letters, None)
     if zs != es:
         raise InternalError(f"composes {rel.producer} -> {rel.consumer}: Z3 says {zs}, "
                             f"enumeration says {es}")

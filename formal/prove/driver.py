@@ -75,7 +75,7 @@ def _verdict(name: str, core: Core, lay: Layout) -> Verdict:
         if f is not None and max(core.cases) < len(f.cases):
             lines = ", ".join(str(f.cases[j].source.line) for j in core.cases)
             message += f" (lines {lines})"
-    return Verdict(name, core.status, message, core.cex, span, "error", core.method)
+    return Verdict(name, core.status, message, core.cex, span, "error", core.method, core.note)
 
 
 _CACHE: dict[tuple[Any, ...], Any] = {}
@@ -142,6 +142,8 @@ def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
             store.reject(key, f"says Z3 {said} {obligation}, but the enumeration finds "
                          f"otherwise ({exc}); removed")
     cores = formula_cores(m, opts, spec)
+    if any(c.note for c in cores.values()):
+        return cores  # Z3 gave no answer to keep: the enumeration decided
     if all(c.status == "proved" for c in cores.values()) and \
             any(c.method == ONE_QUERY for c in cores.values()):
         store.store(key, obligation)  # Z3 answered unsat to the combined query

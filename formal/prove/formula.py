@@ -10,7 +10,7 @@ Z3 finds two points on one cell, the enumeration finds the smallest, (lane 0, i 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy as sp
@@ -75,10 +75,30 @@ def _settle(name: str, zs: str, replays: Callable[[], bool], find: Callable[[], 
     smallest witness enumeration finds (None when it finds none or was not asked)."""
     if zs == "refuted" and not replays():
         raise InternalError(f"{name}: the Z3 witness does not replay")
-    witness = find() if opts.cross_check or zs == "refuted" else None
+    witness = find() if opts.cross_check or zs in ("refuted", "unknown") else None
     if opts.cross_check:
         _agree(name, zs, "refuted" if witness is not None else "proved")
     return witness
+
+
+def by_enumeration(zs: str, witness: Any, opts: Options, why: Any = None) -> tuple[str, str]:
+    """(status, note): Z3's answer as it is, or where Z3 gave none (``unknown``) the
+    enumeration's -- every map here is finite and the enumeration visits all of it, so its
+    answer is a proof -- with a note that says so.  ``why``: Z3's reason, if known."""
+    if zs != "unknown":
+        return zs, ""
+    return ("refuted" if witness is not None else "proved"), enumeration_note(opts, why)
+
+
+def enumeration_note(opts: Options, why: Any = None) -> str:
+    reason = str(why or "timeout")
+    if "timeout" in reason or "canceled" in reason:
+        return f"decided by enumeration; Z3 timed out after {opts.timeout_ms / 1000:g} s"
+    return f"decided by enumeration; Z3 gave no answer ({reason})"
+
+
+def _noted(core: Core, note: str) -> Core:
+    return replace(core, note=note, method="enumeration") if note else core
 
 
 @dataclass(frozen=True)
@@ -207,8 +227,12 @@ def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym:
         return p is not None and len(m.matches(k, p)) != 1
 
     witness = _settle(f"cases of '{f.name}'", zs, replays, lambda: witness_cases(m, k), opts)
-    if zs == "unknown":
-        return Core("unknown", f"Z3 gave up on the cases of '{f.name}'")
+    zs, note = by_enumeration(zs, witness, opts, model)
+    return _noted(_cases_verdict(m, k, f, zs, witness, method), note)
+
+
+def _cases_verdict(m: CellMap, k: int, f: Formula, zs: str, witness: Any,
+                   method: str) -> Core:
     if zs == "proved":
         return Core("proved", method=method)
     assert witness is not None
@@ -233,8 +257,13 @@ def _range_core(m: CellMap, zs: str, model: Any, sym: Sym | None, opts: Options,
         return p is not None and _w_range_at(m, p)
 
     witness = _settle("in-range", zs, replays, lambda: witness_range(m), opts)
+    zs, note = by_enumeration(zs, witness, opts, model)
+    return _noted(_range_verdict(m, zs, witness, method), note)
+
+
+def _range_verdict(m: CellMap, zs: str, witness: Any, method: str) -> Core:
     if zs != "refuted":
-        return Core(zs, "" if zs == "proved" else "Z3 gave up on in-range", method=method)
+        return Core(zs, method=method)
     assert witness is not None
     out = m.values(witness)
     ranges = output_ranges(m)
@@ -285,8 +314,13 @@ def _injective_core(m: CellMap, zs: str, model: Any, sym: Sym | None,
         return pa is not None and pb is not None and _collide_at(m, pa, pb)
 
     witness = _settle("injective", zs, replays, lambda: witness_collision(m), opts)
+    zs, note = by_enumeration(zs, witness, opts, model)
+    return _noted(_injective_verdict(m, zs, witness, method), note)
+
+
+def _injective_verdict(m: CellMap, zs: str, witness: Any, method: str) -> Core:
     if zs != "refuted":
-        return Core(zs, "" if zs == "proved" else "Z3 gave up on injectivity", method=method)
+        return Core(zs, method=method)
     assert witness is not None
     pa, pb = witness
     a, b = m.values(pa), m.values(pb)
@@ -328,15 +362,16 @@ def _chunks_core(m: CellMap, spec: _ChunkSpec, zs: str, model: Any, sym: Sym | N
 
     witness = _settle("sparse-chunks", zs, replays,
                       lambda: witness_chunks(m, spec.width, spec.chunk, spec.nonzeros), opts)
+    zs, note = by_enumeration(zs, witness, opts, model)
     if zs != "refuted":
-        return Core(zs, "" if zs == "proved" else "Z3 gave up on the chunks", method=method)
+        return _noted(Core(zs, method=method), note)
     assert witness is not None
     p, why = witness
     out = m.values(p)
     s_, t_, i_ = m.point(p)
-    return Core("refuted", f"lane {t_}, {_elem(m, i_)}: {why}",
-                 {**_pt(m, s_, t_, i_), "row": out[0], "firstcol": out[1], "lastcol": out[2]},
-                 ("firstcol", 0), method)
+    return _noted(Core("refuted", f"lane {t_}, {_elem(m, i_)}: {why}",
+                       {**_pt(m, s_, t_, i_), "row": out[0], "firstcol": out[1],
+                        "lastcol": out[2]}, ("firstcol", 0), method), note)
 
 
 def _w_chunks_at(m: CellMap, spec: _ChunkSpec, p: int) -> str | None:
@@ -435,8 +470,8 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
         if r == "sat":
             raise InternalError(f"surjective: enumeration finds {cell} uncovered, Z3 finds a "
                                 "pre-image")
-        if r == "unknown":
-            return Core("unknown", "Z3 gave up confirming the uncovered cell")
+        if r == "unknown":  # the enumeration found the hole: a proof that it is one
+            return _noted(_hole_core(m, hole), enumeration_note(opts, _model))
         return _hole_core(m, hole)
     # neither counting nor a hole: the quantified statement, for Z3 to decide
     cell_vars = [z3.BitVec(f"cell{k}", sym.w) for k in range(len(ranges))]
@@ -460,8 +495,8 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
     g_ok = z3.And(gq >= 0, gq < sym.val(ngroups))
     r, model = solve("surjective", z3.And(sel_ok, g_ok, in_tile, body), opts.timeout_ms,
                       quantified=True)
-    if r == "unknown":
-        return Core("unknown", "Z3 gave up on surjectivity")
+    if r == "unknown":  # the enumeration found no hole: every cell is held
+        return Core("proved", method="enumeration", note=enumeration_note(opts, model))
     if r == "sat":
         raise InternalError("surjective: Z3 finds an uncovered cell that enumeration covers")
     return Core("proved", method=SURJECTIVE_Z3[1])

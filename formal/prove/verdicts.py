@@ -41,6 +41,7 @@ class Verdict:
     span: Span | None = None
     severity: str = "error"
     method: str = ""
+    note: str = ""  # the Core's note: decided by enumeration where Z3 timed out
 
 
 @dataclass(frozen=True)
@@ -89,3 +90,6 @@ class Core:
     where: tuple[str, int] | None = None  # (formula name, case index) the fault is in
     method: str = "z3+enumeration"
     cases: tuple[int, ...] = ()  # cases of where's formula to name by their source lines
+    # "decided by enumeration; Z3 timed out after 0.001 s": Z3 gave no answer, and the
+    # exhaustive enumeration of the finite map, a proof on its own, decided
+    note: str = ""

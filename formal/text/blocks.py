@@ -87,6 +87,10 @@ class Document:
     # the text as read, one entry a line (the lines a finding's line number counts): reports
     # quote from here, never from a second read of the file
     lines: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    # every line that looks like part of a fragment section, whatever the structure made of
+    # it: (what it looks like -- "operand" | "table" | "formula" --, the line), each of which
+    # the model stage must find in a checked layout or name in a finding
+    looks: tuple[tuple[str, SourceText], ...] = ()
 
 
 # ---- helpers ----------------------------------------------------------------------------------

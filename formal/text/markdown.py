@@ -13,12 +13,12 @@ from dataclasses import replace
 from ..base.source import SourceText
 from .blocks import Block, clean_text, line_text, strip_markup
 from .lines import kind_of
-from .plain import cells_of, text_prose
+from .plain import cells_of, split_glued, text_prose
 
 # ---- Markdown -----------------------------------------------------------------------------------
 
 
-def _unquote(raw: str) -> tuple[int, int]:
+def unquote(raw: str) -> tuple[int, int]:
     """(offset where content starts, quote depth) for ``  > > text``."""
     k = 0
     depth = 0
@@ -40,6 +40,7 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
     in_fence = False
     para: list[SourceText] = []  # the lines of the open paragraph (joined when it closes)
     table_rows: list[SourceText] = []
+    in_pseudo = False  # the line above was a formula line outside a fence
 
     def flush_para() -> Iterator[Block]:
         nonlocal para
@@ -56,7 +57,7 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
 
     for lineno, raw in enumerate(raw_lines, 1):
         raw = raw.rstrip("\n").rstrip()
-        start, _depth = _unquote(raw)
+        start, _depth = unquote(raw)
         body = raw[start:]
         src = line_text(raw, doc, lineno, start)
         stripped = body.strip()
@@ -103,9 +104,38 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
             yield from flush_para()
             continue
         piece = src.slice(lead).strip()
+        line_kind = _plain_kind(piece, in_pseudo)
+        in_pseudo = line_kind == "pseudo"
+        if line_kind:
+            # a formula or a flattened table row written as plain text (no fence, no '|'):
+            # read as the plain-text reader reads it, never joined into a paragraph
+            yield from flush_para()
+            if in_pseudo:
+                pieces = split_glued(piece)
+                yield Block("pseudo", pieces[0])
+                if len(pieces) > 1:
+                    in_pseudo = False
+                    yield from text_prose(pieces[1])
+            else:
+                yield from text_prose(piece)
+            continue
         para.append(piece)
     yield from flush_para()
     yield from flush_table()
+
+
+def _plain_kind(piece: SourceText, in_pseudo: bool) -> str:
+    """``pseudo`` for a formula line (``row = groupID``, or a case line such as
+    ``groupID + 8  for ai where i >= 4`` below one), ``row`` for a flattened fragment-table
+    row (``.f16 A vector expression containing ...``), else "": the lines whose reading must
+    not depend on whether the document was taken for Markdown or for plain text."""
+    k = kind_of(piece.text)
+    if k.assignment or k.head in ("where", "comment") or \
+            (in_pseudo and not k.prose_opener and (k.case or k.continues_expression)):
+        return "pseudo"
+    if k.flat_row:
+        return "row"
+    return ""
 
 
 def _joined(pieces: list[SourceText]) -> SourceText:

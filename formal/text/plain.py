@@ -22,7 +22,9 @@ from .lines import kind_of
 # ---- plain text (scraped from the HTML page) ---------------------------------------------------
 
 
-def text_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
+def text_blocks(raw_lines: list[str], doc: str,
+                starts: list[int] | None = None) -> Iterator[Block]:
+    """``starts``: where each line's text begins (a quoted document's ``> `` left out)."""
     in_pseudo = False
     table: list[SourceText] = []  # pending "cell |" lines of a split table
 
@@ -32,8 +34,8 @@ def text_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
 
     for lineno, raw in enumerate(raw_lines, 1):
         line = raw.rstrip()
-        stripped = line.strip()
-        src = line_text(line, doc, lineno)
+        stripped = line[starts[lineno - 1]:].strip() if starts else line.strip()
+        src = line_text(line, doc, lineno, starts[lineno - 1] if starts else 0)
         kind = kind_of(stripped)
         # split-cell tables: every cell line ends with "|"
         if kind.table_cell:

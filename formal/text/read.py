@@ -12,7 +12,8 @@ from pathlib import Path
 from ..base.source import Finding, SourceText, error
 from .blocks import MAX_BYTES, Document
 from .html import html_blocks
-from .markdown import markdown_blocks
+from .looks import looks_of_blocks, looks_of_lines
+from .markdown import markdown_blocks, unquote
 from .plain import text_blocks
 from .structure import structure
 
@@ -20,7 +21,12 @@ from .structure import structure
 
 
 def detect_format(text: str, name: str = "") -> str:
-    """``html`` | ``markdown`` | ``text``, from the content (the name only breaks ties)."""
+    """``html`` | ``markdown`` | ``text``, from the content (the name only breaks ties).
+
+    Bullet lines (``* a``) count for nothing: plain text has them as often as Markdown, and
+    a scraped ``.txt`` with a few bullets is still the spec.  Either reader reads formula
+    lines and flattened table rows the same way, so the choice never changes what is read.
+    """
     head = text[:20000].lstrip().lower()
     if head.startswith(("<!doctype html", "<html")) or ("<section" in head and "</" in head) \
             or ("<h1" in head and "</h1>" in head):
@@ -36,8 +42,6 @@ def detect_format(text: str, name: str = "") -> str:
         elif s.startswith("> "):
             md += 1
         elif s.startswith("| ---") or s.startswith("|---") and "| " in s:
-            md += 1
-        elif s.startswith(("* ", "+ ")):
             md += 1
         if "](" in s and "[" in s:
             md += 1
@@ -83,9 +87,19 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if fmt == "html":
         blocks = html_blocks(text, name)
+        looks = list(looks_of_blocks(blocks))
     else:
-        blocks = list(markdown_blocks(lines, name) if fmt == "markdown"
-                      else text_blocks(lines, name))
+        starts = _quoted(lines)
+        if starts is not None and detect_format(
+                "\n".join(ln[k:] for ln, k in zip(lines, starts)), name) == "text":
+            # a plain-text document quoted whole (every line '> ...'): read as the text it
+            # quotes, each position still the file's own
+            fmt = "text"
+            blocks = list(text_blocks(lines, name, starts))
+        else:
+            blocks = list(markdown_blocks(lines, name) if fmt == "markdown"
+                          else text_blocks(lines, name))
+        looks = list(looks_of_lines(lines, name))
     sections = structure(blocks, name)
     if not any(s.operands or s.references or s.move for s in sections):
         # nothing to check is not a pass: the document is named as one that was not read
@@ -93,7 +107,20 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
                               f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) and "
                               f"no matrix move section (ldmatrix, stmatrix, movmatrix) "
                               f"found in this {fmt} document: nothing in it was checked"))
-    return Document(name, fmt, tuple(sections), tuple(findings), digest, tuple(lines))
+    return Document(name, fmt, tuple(sections), tuple(findings), digest, tuple(lines),
+                    tuple(looks))
+
+
+def _quoted(lines: list[str]) -> list[int] | None:
+    """Where each line's text starts when every line that is not blank is quoted
+    (``> ...``), else None."""
+    starts = []
+    for ln in lines:
+        k, depth = unquote(ln)
+        if depth == 0 and ln.strip():
+            return None
+        starts.append(k if ln.strip() else 0)
+    return starts if any(starts) else None
 
 
 def read_path(path: str | Path, max_bytes: int = MAX_BYTES, name: str | None = None) -> Document:

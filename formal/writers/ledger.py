@@ -85,6 +85,36 @@ def load_accepted(directory: str | Path) -> list[dict[str, Any]]:
     return data
 
 
+# the keys an accepted entry may select a finding by, with their types; and the others it may
+# carry
+SELECTORS: dict[str, type] = {"kind": str, "layout": str, "document": str, "line": int,
+                              "column": int, "message": str}
+NOTES = ("reason", "severity")
+
+
+def accept_entry_problem(entry: Any) -> str:
+    """Why an entry of an accept file cannot be used ("" when it can): not an object, a key
+    no finding has (a misspelling would otherwise accept every error), a value of the wrong
+    type, or no key to select by at all (``{"reason": "oops"}`` would accept every error)."""
+    if not isinstance(entry, dict):
+        return "is not a JSON object"
+    unknown = sorted(k for k in entry if k not in SELECTORS and k not in NOTES)
+    if unknown:
+        return f"has unknown key(s) {', '.join(map(repr, unknown))} (known: " \
+               f"{', '.join(sorted([*SELECTORS, *NOTES]))})"
+    for k, t in SELECTORS.items():
+        if k in entry and (not isinstance(entry[k], t) or isinstance(entry[k], bool)):
+            return f"has {k!r} of the wrong type (a {t.__name__} is meant)"
+    if not any(k in entry for k in SELECTORS):
+        return f"names none of {', '.join(SELECTORS)}, so it would accept every error"
+    return ""
+
+
+def accepts_any(entry: dict[str, Any], findings: Sequence[Finding]) -> bool:
+    """Does the entry accept at least one error finding of ``findings``?"""
+    return any(accepts(entry, _finding_key(f)) for f in findings if f.severity == "error")
+
+
 def accepts(entry: dict[str, Any], f: dict[str, Any]) -> bool:
     """Does an accepted entry match a finding?  Every key it names must agree."""
     for key in ("kind", "layout", "document", "line", "column", "message"):

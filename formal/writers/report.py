@@ -55,8 +55,8 @@ def layout_json(r: LayoutResult, verbose: bool = False) -> dict[str, Any]:
         "tile": list(lay.tile),
         "elements_per_thread": lay.elements,
         "source": lay.source,
-        "obligations": [{"name": v.name, "status": v.status,
-                         "counterexample": v.counterexample} for v in r.verdicts],
+        "obligations": [{"name": v.name, "status": v.status, "counterexample": v.counterexample,
+                         **({"note": v.note} if v.note else {})} for v in r.verdicts],
     }
     if verbose:
         out["formulas"] = [f.text() for f in lay.formulas]
@@ -164,6 +164,10 @@ def report_text(proof: Proof, verbose: bool = False) -> str:
                f"{s['warnings']} warnings")
     if proof.relations:
         out.append(_relations_line(s))
+    decided = [v.note for r in proof.results for v in r.verdicts if v.note] + \
+        ["decided by enumeration" for v in proof.relations if v.method == "enumeration"]
+    if decided:  # Z3 timed out; the enumeration, a proof on a finite map, decided
+        out.append(f"{len(decided)} obligations {max(decided, key=len)}")
     return "\n".join(out) + "\n"
 
 

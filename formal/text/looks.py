@@ -1,0 +1,61 @@
+"""The lines of a document that look like part of a fragment section, found line by line and
+whatever the structure makes of them, so that none can be dropped without a word.
+
+    > * Multiplicand A:                                   -> ("operand", "Multiplicand A:")
+    | .s8 | A vector expression containing two .b32 registers ... |
+                                                          -> ("table", ...)
+    ## row =      groupID >> 1      for ai where i < 4    -> ("formula", "row = ...")
+
+Quote marks, bullets, heading marks, table bars and back ticks are taken off first, so the
+same line is found in plain text, in Markdown and quoted.  Three shapes count: an operand
+heading (``Multiplicand A:``, ``Accumulators (C or D):``: the opener alone, ending in a
+colon), a fragment-table row (a type and "vector expression"; or a cell
+that opens with "A vector expression"), and a formula for
+a fragment's ``row`` or ``col``.  The model stage (``formal.model.coverage``) checks that each
+one is part of a layout or named by an error finding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from ..base.source import SourceText
+from .blocks import Block, line_text
+from .lines import kind_of
+from .markdown import unquote
+
+_MARKS = "*+-#|`"
+
+
+def looks_of_lines(lines: list[str], doc: str) -> Iterator[tuple[str, SourceText]]:
+    for lineno, raw in enumerate(lines, 1):
+        start, _depth = unquote(raw)
+        k = start
+        while k < len(raw) and (raw[k] in _MARKS or raw[k].isspace()):
+            k += 1
+        text = raw[k:].rstrip().rstrip("|`").rstrip()
+        what = look(text)
+        if what:
+            yield what, line_text(raw[:k + len(text)], doc, lineno, k)
+
+
+def looks_of_blocks(blocks: Iterable[Block]) -> Iterator[tuple[str, SourceText]]:
+    """The same, for a document whose lines are not its text (HTML): one per block."""
+    for b in blocks:
+        what = look(b.text.text.strip())
+        if what:
+            yield what, b.text.strip()
+
+
+def look(text: str) -> str:
+    """``operand`` | ``table`` | ``formula`` | "" for one line with its markup taken off."""
+    if not text:
+        return ""
+    kind = kind_of(text)
+    if kind.assignment and text.split("=", 1)[0].strip() in ("row", "col"):
+        return "formula"
+    if kind.operand in ("A", "B", "C/D") and text.endswith(":") and len(text) < 60:
+        return "operand"
+    if kind.flat_row or text.lower().startswith("a vector expression"):
+        return "table"
+    return ""
