@@ -1,9 +1,14 @@
 """Benchmark: prove the embedded catalog several times and report the median of each phase.
 
-    python bench/run.py [--repeat 7] [--plot bench/scaling.png] [DOC ...]
+    python bench/run.py [--repeat 7] [--plot bench/scaling.png] [--write-docs] [DOC ...]
+
+``--write-docs`` also writes the output, dated and with the machine, into the ``bench`` block
+of docs/benchmarks.md (``tools/docs_numbers.write_measured``): the page's timings are never
+typed by hand.
 
 Phases: ingest (documents -> sections), parse (grammar), model (SymPy layouts), prove (Z3 with
-the cross-check off), cross-check (the enumeration re-check: full proof minus Z3-only).  Beside
+the cross-check off), cross-check (the enumeration re-check: full proof minus Z3-only), each
+in this process's CPU time (the wall clock of a shared machine adds the waits for a core).  Beside
 them, in the same run, the *floor*: a plain enumeration checker of the same obligations on the
 same layouts (no Z3), and the ratio of the full proof to it.  Then the fresh-process table of
 ``bench/fresh.py`` (what a user feels: ``--version``, the catalog cold / with the table cache /
@@ -41,6 +46,9 @@ from formal.prove import formula, table, witness  # noqa: E402
 from formal.text import read_path, read_text  # noqa: E402
 
 T_IMPORT = time.perf_counter() - T_IMPORT
+# The phases and the scaling run are timed in this process's CPU time (Z3 solves in this
+# thread): on a shared machine the wall clock adds however long the process waited for a core.
+CLOCK = time.process_time
 
 
 def floor(model: Model) -> int:
@@ -80,28 +88,28 @@ def cold() -> None:
 def one_round(paths: list[Path]) -> dict[str, float]:
     cold()
     t = {}
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     if paths:
         docs = [read_path(p) for p in paths]
         cat = list(catalog.documents())
     else:
         docs = list(catalog.documents())
         cat = []
-    t1 = time.perf_counter()
+    t1 = CLOCK()
     parsed = [parse_document(d) for d in docs]
     parsed_cat = [parse_document(d) for d in cat]
-    t2 = time.perf_counter()
+    t2 = CLOCK()
     model = build(parsed, parsed_cat)
-    t3 = time.perf_counter()
+    t3 = CLOCK()
     pv.prove(model, pv.Options(cross_check=False))
-    t4 = time.perf_counter()
+    t4 = CLOCK()
     pv.clear_cache()
     model = build(parsed, parsed_cat)  # fresh layouts: their enumerated maps are not kept
-    t5 = time.perf_counter()
+    t5 = CLOCK()
     proof = pv.prove(model, pv.Options())
-    t6 = time.perf_counter()
+    t6 = CLOCK()
     floor(model)
-    t7 = time.perf_counter()
+    t7 = CLOCK()
     assert proof.internal_errors == 0
     t["ingest"] = t1 - t0
     t["parse"] = t2 - t1
@@ -137,12 +145,12 @@ def scaling(sizes: list[int], repeat: int) -> list[tuple[int, int, float, float]
         times, floors = [], []
         for _ in range(repeat):
             pv.clear_cache()
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             model = build([read_text(synthetic(n), f"wg{n}.txt")], [])
             proof = pv.prove(model, pv.Options())
-            t1 = time.perf_counter()
+            t1 = CLOCK()
             floor(model)
-            t2 = time.perf_counter()
+            t2 = CLOCK()
             r = proof.results[0]
             assert all(v.status in ("proved", "not-applicable") for v in r.verdicts), \
                 [(v.name, v.status, v.message) for v in r.verdicts]
@@ -199,38 +207,54 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-scaling", action="store_true")
     ap.add_argument("--docs-repeat", type=int, default=1,
                     help="fresh runs of each big document (seconds each)")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="also write this output, dated, into docs/benchmarks.md's bench block")
     args = ap.parse_args(argv)
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
     one_round(args.docs)  # warm: Lark grammars built, SymPy and Z3 caches touched
     rounds = [one_round(args.docs) for _ in range(args.repeat)]
     med: dict[str, Any] = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
     what = ", ".join(str(p) for p in args.docs) or "the embedded catalog"
-    print(f"proving {what}: {int(med['layouts'])} layouts and {int(med['relation_count'])} "
-          f"relations, median of {args.repeat} cold runs")
-    print(f"  imports (once)      {T_IMPORT * 1000:8.0f} ms")
+    say(f"proving {what}: {int(med['layouts'])} layouts and {int(med['relation_count'])} "
+        f"relations, median of {args.repeat} cold runs, cpu time")
+    say(f"  imports (once)      {T_IMPORT * 1000:8.0f} ms")
     for k in ("ingest", "parse", "model", "prove", "cross-check"):
-        print(f"  {k:<19} {med[k] * 1000:8.0f} ms")
-    print(f"  of which relations  {med['relations'] * 1000:8.0f} ms")
-    print(f"  total beyond imports {med['total'] * 1000:7.0f} ms")
-    print(f"  enumeration floor   {med['floor'] * 1000:8.0f} ms")
+        say(f"  {k:<19} {med[k] * 1000:8.0f} ms")
+    say(f"  of which relations  {med['relations'] * 1000:8.0f} ms")
+    say(f"  total beyond imports {med['total'] * 1000:7.0f} ms")
+    say(f"  enumeration floor   {med['floor'] * 1000:8.0f} ms")
     front = med["ingest"] + med["parse"] + med["model"]
-    print(f"  ratio prove+cross-check / floor            "
-          f"{(med['prove'] + med['cross-check']) / med['floor']:6.1f}x")
-    print(f"  ratio end to end / (front stages + floor)  "
-          f"{med['total'] / (front + med['floor']):6.1f}x")
-    print(f"fresh processes (bench/fresh.py), median of {max(3, args.repeat // 2)}:")
-    sys.stdout.flush()
+    say(f"  ratio prove+cross-check / floor            "
+        f"{(med['prove'] + med['cross-check']) / med['floor']:6.1f}x")
+    say(f"  ratio end to end / (front stages + floor)  "
+        f"{med['total'] / (front + med['floor']):6.1f}x")
+    say(f"fresh processes (bench/fresh.py), median of {max(3, args.repeat // 2)}:")
     import subprocess  # a small process of its own: a child's peak RSS counts its parent's
-    subprocess.run([sys.executable, str(ROOT / "bench" / "fresh.py"), "--repeat",
-                    str(max(3, args.repeat // 2)), "--docs-repeat", str(args.docs_repeat),
-                    "--floor", str(med["floor"])], check=False)
+    fresh = subprocess.run([sys.executable, str(ROOT / "bench" / "fresh.py"), "--repeat",
+                            str(max(3, args.repeat // 2)), "--docs-repeat",
+                            str(args.docs_repeat), "--floor", str(med["floor"])],
+                           check=False, capture_output=True, text=True)
+    sys.stderr.write(fresh.stderr)
+    for line in fresh.stdout.splitlines():
+        say(line)
     if not args.no_scaling:
         rows = scaling([8, 16, 32, 64, 128, 256], max(3, args.repeat // 2))
-        print("warpgroup accumulators (128 threads, %warpid), cold, median:")
-        print("     N   cells   prove    floor")
+        say("warpgroup accumulators (128 threads, %warpid), cold, median:")
+        say("     N   cells   prove    floor")
         for n, cells, t, f in rows:
-            print(f"  {n:4d} {cells:7d} {t * 1000:6.0f} ms {f * 1000:5.0f} ms")
+            say(f"  {n:4d} {cells:7d} {t * 1000:6.0f} ms {f * 1000:5.0f} ms")
         plot(rows, args.plot)
-        print(f"plot: {args.plot}")
+        say(f"plot: {args.plot.relative_to(ROOT) if args.plot.is_relative_to(ROOT) else args.plot}")
+    if args.write_docs:
+        sys.path.insert(0, str(ROOT / "tools"))
+        import docs_numbers
+        command = "python bench/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        print(f"written: {docs_numbers.write_measured('bench', command.strip(), lines)}")
     return 0
 
 

@@ -89,19 +89,6 @@ def test_an_ambiguous_short_id_lists_the_candidates(
     assert [line.strip() for line in err.splitlines()[1:]] == candidates
 
 
-def test_the_readme_examples_name_one_layout_each(capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    examples = [line.split("#")[0].split()[1:] for line in readme.splitlines()
-                if line.startswith(("ptxlayout show ", "ptxlayout draw ", "ptxlayout export "))]
-    ids = [(argv[0], a) for argv in examples for a in argv[1:]
-           if a.startswith("mma") and argv[0] in ("show", "draw", "export")]
-    assert ("draw", "mma.sp.m16n8k16.meta.tf32") in ids and len(ids) >= 3
-    for command, query in ids:
-        code, out, err = run(capsys, command, query, *(["--ascii"] if command == "draw" else []))
-        assert code == 0, (command, query, err)
-        assert "matches" not in err
-
-
 def test_the_tf32_metadata_is_drawn_not_the_f16_one(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(capsys, "show", "mma.sp.m16n8k16.meta.tf32")
     assert code == 0
@@ -343,28 +330,7 @@ def test_the_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 
-# ---- the README's commands ----------------------------------------------------------------------
-
-
-def test_ci_runs_the_readme_test_command() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    line = next(x for x in readme.splitlines() if x.startswith("pip install -e '.[test]'"))
-    command = line.split("#")[0].strip()
-    assert "-n " in command  # pytest-xdist: the suite runs on every core
-    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-
-
-def test_the_readme_names_only_files_in_the_repository() -> None:
-    import re
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    named = set(re.findall(r"(?<![\w./])((?:formal|tests|tools|bench|proofs|grammar|\.ci)"
-                           r"/[\w./*-]*[\w*])", readme))
-    assert {"tools/gpu_check.sh", "formal/catalog/errata.json", "bench/scaling.png"} <= named
-    for name in sorted(named):
-        assert list(ROOT.glob(name)), f"README names {name}, which is not in the repository"
-    assert "DESIGN.md" not in readme  # the design notes live outside the repository
-    assert "pip install ptxlayout\n" not in readme  # no index has it
-    assert (ROOT / "LICENSE").exists() and (ROOT / "formal" / "py.typed").exists()
+# README's and docs/' commands and the files they name: tests/test_docs.py
 
 
 def test_a_cell_the_layout_leaves_out_is_at_no_cell() -> None:

@@ -4,7 +4,7 @@ found on its line (tests/renderings.py makes the documents from ../shared/seeds 
 The expectation is the seed itself: its errors, by kind and line, are what each rendering must
 report -- no more (a false alarm) and no fewer (a missed erratum) -- with the lines traced back
 through the rendering's ``origin``.  The seeds' own findings are pinned by test_read_spec and
-README; here only their invariance is asserted."""
+README.md (tests/test_docs.py); here only their invariance is asserted."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Each ``*.md`` file here is a document in the same form as the spec's Markdown re
 words: the formulas are the spec's facts, the prose is ours, and table cells use the terse
 form ``two .b32 registers of four .s8 / .u8 elements each``.  Where the spec shows a layout
 only as a figure (sparse metadata, some sparse B operands), the catalog states it as formulas
-in the grammar's metadata extension (README, "Metadata layouts"); those formulas are
+in the grammar's metadata extension (docs/pseudocode.md, "Metadata layouts"); those formulas are
 confirmed on the GPU (proofs/evidence).
 
 ``corrections.md`` holds the fixes of the spec's known errata, proven like the rest.  It is
