@@ -104,8 +104,8 @@ def test_descriptor_fields_pack_as_named() -> None:
 
 
 def test_catalog_params_are_dense_tiles() -> None:
-    assert tile_params("K", "128B", 16) == {"T": 8, "m": 8, "k": 1, "SBO": 512, "LBO": 1}
-    assert tile_params("MN", "none", 16) == {"T": 8, "m": 8, "k": 2, "SBO": 64, "LBO": 512}
+    assert tile_params("K", "128B", 16) == {"T": 8, "m": 2, "k": 1, "SBO": 512, "LBO": 1}
+    assert tile_params("MN", "none", 16) == {"T": 8, "m": 2, "k": 2, "SBO": 64, "LBO": 128}
 
 
 # ---- the catalog -----------------------------------------------------------------------------

@@ -249,24 +249,24 @@ class SmemInstance:
         return f"{self.family}.smem.{self.major}-major.{self.mode}.b{self.bits}"
 
 
-def tile_params(major: str, mode: str, bits: int, mn: int = 64) -> dict[str, int]:
-    """T, m, k, LBO, SBO (elements) of an ``mn`` x (one instruction's K slice) tile packed
-    densely: atoms (or, without swizzle, 8 x 16-byte core matrices) one after the other."""
+def tile_params(major: str, mode: str, bits: int, m: int = 2) -> dict[str, int]:
+    """T, m, k, LBO, SBO (elements) of a tile of ``m`` atoms (core matrices without swizzle)
+    along M or N and one instruction's K slice, packed densely: atoms one after the other."""
     t = 128 // bits
     c = CHUNKS[mode]
     k_elems = K_SLICE_BYTES * 8 // bits  # = 2T
     if major == "K":
-        p = {"T": t, "m": mn // 8, "k": k_elems // (2 * t)}
+        p = {"T": t, "m": m, "k": k_elems // (2 * t)}
         if mode == "none":
             p.update(LBO=8 * t, SBO=16 * t)
         else:
             p.update(SBO=8 * c * t, LBO=1)
         return p
-    p = {"T": t, "m": max(1, mn // (c * t)), "k": max(1, k_elems // 8)}
+    p = {"T": t, "m": m, "k": max(1, k_elems // 8)}
     if mode == "none":
-        p.update(SBO=8 * t, LBO=8 * t * p["m"])
+        p.update(SBO=8 * t, LBO=8 * t * m)
     else:
-        p.update(LBO=8 * c * t, SBO=8 * c * t * p["m"])
+        p.update(LBO=8 * c * t, SBO=8 * c * t * m)
     return p
 
 

@@ -305,6 +305,7 @@ class _Reader:
         self.mode = ""
         self.major = ""
         self.table = ""  # atoms | canonical | params | fields
+        self.in_example = False  # the lines after an example's title, up to the next heading
 
     def span(self, line: int, col: int) -> Span:
         return Span(self.document, line, col + 1)
@@ -315,6 +316,10 @@ class _Reader:
             return
         text = " ".join(c for _, c in cells)
         low = text.lower()
+        first = cells[0][1].split()[0]
+        if raw.lstrip().startswith("#") or (first.endswith(".") and "." in first[:-1]
+                                             and first.replace(".", "").isdigit()):
+            self.table, self.in_example = "", False  # a numbered heading ends every table
         if self._heading(n, low):
             return
         if "exact layout" in low or "canonical layout" in low and ":" in text \
@@ -327,7 +332,7 @@ class _Reader:
             return
         if self._atom(n, cells) or self._canonical(n, cells) or self._example_head(n, cells):
             return
-        if self.examples:
+        if self.in_example:
             self._param(n, raw, cells)
 
     def _heading(self, n: int, low: str) -> bool:
@@ -425,12 +430,12 @@ class _Reader:
         major = "K" if "k-major" in low else "MN"
         mode = _mode_of(low.split(",", 1)[1]) or ""
         self.examples.append(Example(major, mode, typ.strip("`"), self.span(n, cells[0][0])))
-        self.table = "params"
+        self.table, self.in_example = "params", True
         return True
 
     def _layout_line(self, n: int, raw: str, cells: list[tuple[int, str]], which: str) -> None:
         colon = raw.find(":")
-        if not self.examples or colon < 0:
+        if not self.in_example or colon < 0:
             return
         body = raw[colon + 1:]
         col = colon + 1 + len(body) - len(body.lstrip())
