@@ -56,12 +56,20 @@ FIELD_BITS = 14  # LBO, SBO and start address fields hold 14 bits
 
 @dataclass(frozen=True)
 class SmemResult:
-    """One checked thing (an example, a catalog layout, a table) and its verdicts."""
+    """One checked thing (an example, a catalog layout, a table) and its verdicts; ``shape``
+    says which (``K-major 128B``, ``descriptor``), ``tile`` is MN x K elements of a layout."""
 
     id: str
     instruction: str  # wgmma.smem | tcgen05.smem
     span: Span
     verdicts: tuple[Verdict, ...]
+    shape: str = ""
+    types: tuple[str, ...] = ()
+    tile: tuple[int, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(v.status in ("proved", "not-applicable") for v in self.verdicts)
 
 
 @dataclass(frozen=True)
@@ -308,11 +316,12 @@ def encoding_core(ex: Example, name: str, kind: str, shift: int, stated: int) ->
 
 def prove_example(ex: Example, rows: tuple[CanonicalRow, ...], family: str) -> SmemResult:
     rid = f"{family}.smem.example.{ex.major}-major.{ex.mode}.{ex.type}"
+    shape = f"{ex.major}-major {ex.mode}"
     vs: list[Verdict] = []
     if ex.exact is None or ex.canonical is None:
         vs.append(Verdict("exact-layout", "error", "not checked: the example states no "
                           f"{'exact' if ex.exact is None else 'canonical'} layout", None, ex.span))
-        return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs))
+        return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs), shape, (ex.type,))
     _, where, _ = _params(ex)
     core, who = exact_core(ex, _row_for(ex, rows))
     span = ex.exact.span
@@ -339,7 +348,10 @@ def prove_example(ex: Example, rows: tuple[CanonicalRow, ...], family: str) -> S
     for e in ex.encodings:
         vs.append(_verdict("encoding", encoding_core(ex, e.name, e.kind, e.shift, e.stated),
                            e.span))
-    return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs))
+    tile: tuple[int, ...] = ()
+    if bits:
+        tile = at_params(ex.exact, params, bits).extent
+    return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs), shape, (ex.type,), tile)
 
 
 # ---- tables ----------------------------------------------------------------------------------
@@ -367,11 +379,12 @@ def prove_tables(text: SmemText, family: str) -> list[SmemResult]:
             vs.append(Verdict("atom-shape", "proved", f"{derived[0]}x{derived[1]}", None,
                               row.layout.span, "error", "arithmetic"))
         out.append(SmemResult(f"{family}.smem.canonical.{row.major}-major.{row.mode}",
-                              f"{family}.smem", row.layout.span, tuple(vs)))
+                              f"{family}.smem", row.layout.span, tuple(vs),
+                              f"{row.major}-major {row.mode}"))
     for fam in sorted({f.family for f in text.fields}):
         rows = [f for f in text.fields if f.family == fam]
         out.append(SmemResult(f"{fam}.smem.descriptor", f"{fam}.smem", rows[0].span,
-                              (_fields_verdict(fam, rows),)))
+                              (_fields_verdict(fam, rows),), "descriptor"))
     return out
 
 
@@ -425,7 +438,8 @@ def prove_instance(inst: SmemInstance) -> SmemResult:
         vs.append(_skipped("in-atom", "the layout is not injective", span))
     else:
         vs.append(_verdict("in-atom", in_atom_core(inst.layout, inst.major, inst.mode), span))
-    return SmemResult(inst.id, f"{inst.family}.smem", span, tuple(vs))
+    return SmemResult(inst.id, f"{inst.family}.smem", span, tuple(vs),
+                      f"{inst.major}-major {inst.mode}", (f"b{inst.bits}",), inst.layout.extent)
 
 
 def family_of(text: SmemText) -> str:
