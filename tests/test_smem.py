@@ -19,6 +19,7 @@ from formal.model.smem import (
 from formal.parse.smem import SymEntry, read_cell, read_layout, read_smem
 from formal.prove.smem import SmemProof, injective_core, prove_smem, swizzle_core
 from tests import smem_sections as S
+from tests.sphinx import markdown_to_sphinx_html
 
 
 def _proof(text: str, doc: str = "s.md", families: tuple[str, ...] = ()) -> SmemProof:
@@ -148,28 +149,35 @@ def test_a_k_slice_wider_than_its_atom_is_not_a_layout() -> None:
 # ---- the sections ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("render", [lambda s: s, S.plain], ids=["markdown", "plain"])
+RENDERINGS = [lambda s: s, S.plain, markdown_to_sphinx_html]
+
+
+@pytest.mark.parametrize("render", RENDERINGS, ids=["markdown", "plain", "html"])
 def test_sections_read_to_the_same_findings(render) -> None:  # type: ignore[no-untyped-def]
     text = render(S.WGMMA)
     sm = read_smem(text, "w")
     assert (len(sm.atoms), len(sm.canonical), len(sm.examples), len(sm.fields)) == (8, 8, 3, 5)
     assert sm.findings == ()
-    # one error, on the K-major 32B example's k row: k = 2 makes its K mode 16 tf32 wide, and
+    # one error, on the K-major 32B example's k cell: k = 2 makes its K mode 16 tf32 wide, and
     # a row of the 32-byte atom holds 8
-    k_lines = [n for n, line in enumerate(text.splitlines(), 1)
-               if line.replace("|", " ").split()[:2] == ["k", "2"]]
-    assert _errors(text) == [(k_lines[1], "smem-injective")]
-    f = [f for f in _proof(text).findings if f.kind == "smem-injective"][0]
-    assert f.counterexample["byte"] == 32
+    (f,) = [f for f in _proof(text).findings if f.severity == "error"]
+    assert f.kind == "smem-injective" and f.counterexample["byte"] == 32
     assert "k <= 1" in f.message
+    line = text.splitlines()[f.span.line - 1]
+    assert line[f.span.column - 1] == "2"
+    k_rows = [n for n, ln in enumerate(text.splitlines(), 1) if ln.replace("|", " ").split()[:2]
+              == ["k", "2"] or "<p>k</p>" in ln]
+    assert f.span.line == k_rows[1]  # the second example's k row
 
 
-def test_tcgen05_fixed_constant_that_does_not_fit() -> None:
-    for text in (S.TCGEN05_DESCRIPTOR, S.plain(S.TCGEN05_DESCRIPTOR)):
-        errors = _errors(text)
-        assert errors == [(S.line_of(text, "0xb00000000"), "smem-field-fit")]
-    fixed = S.TCGEN05_DESCRIPTOR.replace("0xb00000000", "0b00000000")
-    assert _errors(fixed) == []
+@pytest.mark.parametrize("render", RENDERINGS, ids=["markdown", "plain", "html"])
+def test_tcgen05_fixed_constant_that_does_not_fit(render) -> None:  # type: ignore[no-untyped-def]
+    text = render(S.TCGEN05_DESCRIPTOR)
+    (f,) = _proof(text).findings
+    assert f.kind == "smem-field-fit" and "0xb00000000" in text.splitlines()[f.span.line - 1]
+    assert f.counterexample == {"constant": "0xb00000000", "bits": 8}
+    fixed = render(S.TCGEN05_DESCRIPTOR.replace("0xb00000000", "0b00000000"))
+    assert _proof(fixed).findings == ()
 
 
 # ---- mutations: each edit refuted near its line, each re-spelling still proved ---------------
@@ -225,3 +233,44 @@ def test_example_canonical_stride_edited() -> None:
                                       "((T,SBO),(1,LBO)) | Swizzle<0")])
 def test_equivalent_respellings_still_proved(old: str, new: str) -> None:
     assert _new_errors(_edit(old, new)) == []
+
+
+# ---- the command line ------------------------------------------------------------------------
+
+
+def _cli(tmp_path, text: str, name: str) -> tuple[int, dict]:  # type: ignore[no-untyped-def,type-arg]
+    import contextlib
+    import io
+    import json
+
+    from formal.cli import main
+    doc = tmp_path / name
+    doc.write_text(text, encoding="utf-8")
+    out = tmp_path / "out.json"
+    with contextlib.redirect_stderr(io.StringIO()):
+        code = main(["prove", str(doc), "--format", "json", "--output", str(out)])
+    return code, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_prove_reads_a_shared_memory_document(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code, data = _cli(tmp_path, S.WGMMA, "smem.md")
+    assert code == 1
+    assert [f["kind"] for f in data["findings"]] == ["smem-injective"]
+    smem = [x for x in data["layouts"] if x["instruction"] == "wgmma.smem"]
+    assert len(smem) == 3 + 8 + 1  # examples, canonical rows, the descriptor table
+    ex = [x for x in smem if x["id"] == "wgmma.smem.example.K-major.none.tf32"][0]
+    assert ex["tile"] == [16, 16] and ex["source"] == "text"
+    assert {o["name"]: o["status"] for o in ex["obligations"]} == {
+        "exact-layout": "proved", "injective": "proved", "in-atom": "proved",
+        "encoding": "proved"}
+    fixed = S.WGMMA.replace(S.K_32B_TF32, "")
+    code, data = _cli(tmp_path, fixed, "fixed.md")
+    assert code == 0 and data["findings"] == []  # read, proved: no 'no operand blocks'
+
+
+def test_prove_catalog_counts_the_shared_memory_layouts() -> None:
+    from formal.api import analyze
+    from formal.writers.report import summary
+    run = analyze([])
+    assert len(run.proof.smem) == 60 and all(r.ok for r in run.proof.smem)
+    assert summary(run.proof)["layouts"] == len(run.proof.results) + 60

@@ -2,7 +2,8 @@
 examples and descriptor bit fields, each with the place it was read from.
 
 The sections are tables and a few labelled lines, in any rendering (Markdown ``|`` rows, plain
-text with the cells run together, bullets and quotes).  A line is read as cells: a Markdown row
+text with the cells run together, bullets and quotes, the Sphinx HTML page through
+``formal.text.html``'s blocks).  A line is read as cells: a Markdown row
 is split at its ``|``, a plain row at its blanks, and each cell is read by a grammar --
 ``grammar/cute.lark`` (start ``smem_layout``) for a CuTe layout, ``grammar/smem.lark`` for a
 value, an encoding, a bit field, an atom shape.  For example the lines
@@ -27,7 +28,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
-from ..base.source import Finding, Span, warning
+from ..base.source import Finding, SourceText, Span, warning
 
 SymTuple = Any  # SymEntry | tuple[SymTuple, ...]
 
@@ -306,11 +307,15 @@ class _Reader:
         self.major = ""
         self.table = ""  # atoms | canonical | params | fields
         self.in_example = False  # the lines after an example's title, up to the next heading
+        self.src: SourceText | None = None  # where the line's characters come from (HTML)
 
     def span(self, line: int, col: int) -> Span:
+        if self.src is not None:
+            return self.src.span(col)
         return Span(self.document, line, col + 1)
 
-    def line(self, n: int, raw: str) -> None:
+    def line(self, n: int, raw: str, src: SourceText | None = None) -> None:
+        self.src = src
         cells = _cells(raw)
         if not cells:
             return
@@ -481,11 +486,41 @@ def _with(ex: Example, **kw: Any) -> Example:
     return replace(ex, **kw)
 
 
+def _is_html(text: str) -> bool:
+    head = text.lstrip()[:2000].lower()
+    return head.startswith("<") and ("<html" in head or "<section" in head or "<div" in head)
+
+
+def _html_lines(text: str, document: str) -> list[SourceText]:
+    """The Sphinx page's blocks as lines: a table row as ``| cell | cell |`` (each separator
+    placed at the cell after it), any other block as its text; every character keeps its place
+    in the HTML source (``formal.text.html``)."""
+    from ..text.html import html_blocks
+    out = []
+    for b in html_blocks(text, document):
+        if b.kind == "row" and b.cells:
+            parts: list[SourceText] = []
+            for c in b.cells:
+                at = c.span(0)
+                parts += [SourceText.at("| ", document, at.line, at.column), c,
+                          SourceText.at(" ", document, at.line, at.column)]
+            end = b.cells[-1].span(len(b.cells[-1].text))
+            parts.append(SourceText.at("|", document, end.line, end.column))
+            out.append(SourceText.concat(parts, document))
+        elif b.text.text.strip():
+            out.append(b.text)
+    return out
+
+
 def read_smem(text: str, document: str) -> SmemText:
     """Every swizzle-atom row, canonical-layout row, worked example and descriptor field of a
     document (any rendering); what could not be read is a warning with its place."""
     r = _Reader(document)
-    for n, raw in enumerate(text.splitlines(), start=1):
-        r.line(n, raw)
+    if _is_html(text):
+        for src in _html_lines(text, document):
+            r.line(src.span(0).line, src.text, src)
+    else:
+        for n, raw in enumerate(text.splitlines(), start=1):
+            r.line(n, raw)
     return SmemText(document, tuple(r.atoms), tuple(r.canonical), tuple(r.examples),
                     tuple(r.fields), tuple(r.findings))
