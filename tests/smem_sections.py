@@ -61,6 +61,21 @@ MN_64B_BF16 = example(
      ("SBO", "512\\*sizeof(bf16)"), ("Encoding of LBO in descriptor", "(LBO) >> 4 = 32"),
      ("Encoding of SBO in descriptor", "(SBO) >> 4 = 64")])
 
+DEFINITIONS = """9.7.15.5.1.2.1.1. Leading Dimension Byte Offset
+
+| Major-ness | Definition |
+| --- | --- |
+| K-Major | * No-Swizzling: the step from the first column to the second column of the 8x2 tile. * Swizzled layouts: not used, 1 is assumed. |
+| MN-Major | * Interleave: the step from the first 8 columns to the next 8 columns. * Swizzled layouts: the step from the first (swizzle-byte-size/16) rows to the next ones. |
+
+9.7.15.5.1.2.1.2. Stride Dimension Byte Offset
+
+| Major-ness | Definition |
+| --- | --- |
+| K-Major | The step from the first 8 rows to the next 8 rows. |
+| MN-Major | * Interleave: the step from the first row to the next row. * Swizzled layout: the step from the first 8 columns to the next 8 columns |
+"""
+
 WGMMA_DESCRIPTOR = """9.7.15.5.1.2.2. Matrix Descriptor Format
 
 | Bit-field | Size in bits | Description |
@@ -88,7 +103,7 @@ Table 40 Shared memory descriptor layout
 | 61-63 | 3 | swizzle mode |
 """
 
-WGMMA = (ATOMS + "\n" + CANONICAL + "\nExamples\n\n" + K_NONE_TF32 + K_32B_TF32 + MN_64B_BF16
+WGMMA = (ATOMS + "\n" + DEFINITIONS + "\n" + CANONICAL + "\nExamples\n\n" + K_NONE_TF32 + K_32B_TF32 + MN_64B_BF16
          + "\n" + WGMMA_DESCRIPTOR)
 
 

@@ -120,6 +120,7 @@ def _catalog_text() -> str:
 def test_catalog_layouts_all_proved() -> None:
     text = read_smem(_catalog_text(), "layouts.md")
     assert (len(text.atoms), len(text.canonical), len(text.fields)) == (8, 8, 13)
+    assert len(text.definitions) == 7
     proof = prove_smem(text, catalog_families=("wgmma", "tcgen05"))
     assert proof.findings == ()
     ids = {r.id for r in proof.results}
@@ -157,6 +158,7 @@ def test_sections_read_to_the_same_findings(render) -> None:  # type: ignore[no-
     text = render(S.WGMMA)
     sm = read_smem(text, "w")
     assert (len(sm.atoms), len(sm.canonical), len(sm.examples), len(sm.fields)) == (8, 8, 3, 5)
+    assert len(sm.definitions) == 7
     assert sm.findings == ()
     # one error, on the K-major 32B example's k cell: k = 2 makes its K mode 16 tf32 wide, and
     # a row of the 32-byte atom holds 8
@@ -224,6 +226,18 @@ def test_example_canonical_stride_edited() -> None:
                  "Swizzle<2,4,3> o ((T,4,m),(8,k)):((1,T,SBO),(4T,LBO))")
     assert _new_errors(text) == [(S.line_of(text, "((8,4,2),(8,2)):((1,8,256),(32,512))"),
                                   "smem-exact-layout")]
+
+
+def test_canonical_lbo_and_sbo_swapped() -> None:
+    text = _edit("((T,2,m),(8,k)):((1,T,LBO),(2T,SBO))", "((T,2,m),(8,k)):((1,T,SBO),(2T,LBO))")
+    assert _new_errors(text) == [(S.line_of(text, "((1,T,SBO),(2T,LBO))"), "smem-definitions")]
+    f = [f for f in _proof(text).findings if f.kind == "smem-definitions"][0]
+    assert f.counterexample == {"quantity": "LBO", "definition": "2 rows", "layout": "8 columns"}
+
+
+def test_definition_edited() -> None:
+    text = _edit("The step from the first 8 rows", "The step from the first 16 rows")
+    assert {k for _, k in _new_errors(text)} == {"smem-definitions"}
 
 
 @pytest.mark.parametrize("old,new", [("64\\*sizeof(tf32)", "256"),

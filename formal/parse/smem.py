@@ -133,6 +133,20 @@ class FieldRow:
 
 
 @dataclass(frozen=True)
+class Definition:
+    """What LBO or SBO is, as a definition table says it: the step from the first ``count``
+    rows (M/N) or columns (K) to the next, counted in 128-bit units along the leading
+    dimension; ``unit`` is "unused" where the text says the offset is not used."""
+
+    quantity: str  # LBO | SBO
+    major: str  # K | MN
+    swizzled: bool | None  # None: the clause holds for every mode
+    count: int | str  # a number, or "c" for (swizzle-byte-size/16)
+    unit: str  # row | column | unused
+    span: Span
+
+
+@dataclass(frozen=True)
 class SmemText:
     document: str
     atoms: tuple[AtomRow, ...]
@@ -140,10 +154,12 @@ class SmemText:
     examples: tuple[Example, ...]
     fields: tuple[FieldRow, ...]
     findings: tuple[Finding, ...]
+    definitions: tuple[Definition, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.atoms or self.canonical or self.examples or self.fields)
+        return not (self.atoms or self.canonical or self.examples or self.fields
+                    or self.definitions)
 
 
 # ---- the grammars ----------------------------------------------------------------------------
@@ -302,6 +318,7 @@ class _Reader:
         self.canonical: list[CanonicalRow] = []
         self.examples: list[Example] = []
         self.fields: list[FieldRow] = []
+        self.definitions: list[Definition] = []
         self.findings: list[Finding] = []
         self.mode = ""
         self.major = ""
@@ -325,6 +342,13 @@ class _Reader:
         if raw.lstrip().startswith("#") or (first.endswith(".") and "." in first[:-1]
                                              and first.replace(".", "").isdigit()):
             self.table, self.in_example = "", False  # a numbered heading ends every table
+            if "leading dimension" in low and ("offset" in low or "stride" in low) \
+                    or "relative offset mode" in low:
+                self.table = "LBO"
+            elif "stride dimension byte offset" in low:
+                self.table = "SBO"
+        if self.table in ("LBO", "SBO") and self._definition(n, cells):
+            return
         if self._heading(n, low):
             return
         if "exact layout" in low or "canonical layout" in low and ":" in text \
@@ -353,6 +377,55 @@ class _Reader:
             self.table = "canonical"
             self.major = ""
         return False
+
+    def _definition(self, n: int, cells: list[tuple[int, str]]) -> bool:
+        """``K-Major | * No-Swizzling: the offset from the first column to the second ... *
+        Swizzled layouts: not used, assumed to be 1.``: one Definition per clause."""
+        major = _major_of(cells[0][1].split()[0].replace("-Major", "").replace("-major", ""))
+        if major is None or not cells[0][1].lower().endswith("major") and len(cells) < 2:
+            return False
+        words: list[tuple[int, str]] = []
+        for col, cell in cells:
+            at = 0
+            for w in cell.split():
+                at = cell.index(w, at)
+                words.append((col + at, w))
+                at += len(w)
+        words = words[1:] if words[0][1].lower().endswith("major") else words[2:]
+        clauses: list[tuple[bool | None, list[tuple[int, str]]]] = []
+        for col, w in words:
+            low = w.lower().rstrip(":")
+            if w.endswith(":") and low in ("no-swizzling", "interleave", "layouts", "layout"):
+                clauses.append((low in ("layouts", "layout"), []))
+                continue
+            if low == "swizzled":
+                continue
+            if not clauses:
+                clauses.append((None, []))
+            clauses[-1][1].append((col, w))
+        for swizzled, ws in clauses:
+            if not ws:
+                continue
+            text = [w.lower().strip(".,()") for _, w in ws]
+            span = self.span(n, ws[0][0])
+            if "not" in text and "used" in text:
+                self.definitions.append(Definition(self.table, major, swizzled, 0, "unused",
+                                                   span))
+                continue
+            if "first" not in text:
+                continue
+            i = text.index("first") + 1
+            count: int | str = 1
+            if text[i].isdigit():
+                count, i = int(text[i]), i + 1
+            elif "swizzle-byte-size/16" in text[i]:
+                count, i = "c", i + 1
+            unit = "row" if text[i].startswith("row") else \
+                "column" if text[i].startswith("column") else ""
+            if unit:
+                self.definitions.append(Definition(self.table, major, swizzled, count, unit,
+                                                   span))
+        return True
 
     def _field(self, n: int, cells: list[tuple[int, str]]) -> bool:
         if len(cells) < 3:
@@ -523,4 +596,4 @@ def read_smem(text: str, document: str) -> SmemText:
         for n, raw in enumerate(text.splitlines(), start=1):
             r.line(n, raw)
     return SmemText(document, tuple(r.atoms), tuple(r.canonical), tuple(r.examples),
-                    tuple(r.fields), tuple(r.findings))
+                    tuple(r.fields), tuple(r.findings), tuple(r.definitions))

@@ -17,6 +17,8 @@ Obligations (``SMEM_OBLIGATIONS``):
   the swizzle, a permutation of each aligned block, keeps them in it
 - ``swizzle``       a bijection that keeps 16-byte chunks whole, of the mode's size
 - ``atom-shape``    the atom table's shape (in 16-byte units) is the canonical layout's
+- ``definitions``   LBO and SBO stride in the canonical layout where the definition tables say:
+  K-major SBO "from the first 8 rows to the next 8 rows" is the stride of m in ``(8,m)``
 - ``encoding``      a stated encoding is the value >> 4, and the value is 16-byte aligned and fits
   the descriptor's 14-bit field (after matrix-descriptor-encode)
 - ``field-fit``     a descriptor table's fields: size = high - low + 1, no overlap, inside 64 bits,
@@ -49,8 +51,8 @@ from ..model.smem import (
 )
 from .verdicts import Core, Verdict
 
-SMEM_OBLIGATIONS = ("exact-layout", "injective", "in-atom", "swizzle", "atom-shape", "encoding",
-                    "field-fit")
+SMEM_OBLIGATIONS = ("exact-layout", "injective", "in-atom", "swizzle", "atom-shape", "definitions",
+                    "encoding", "field-fit")
 FIELD_BITS = 14  # LBO, SBO and start address fields hold 14 bits
 
 
@@ -378,6 +380,9 @@ def prove_tables(text: SmemText, family: str) -> list[SmemResult]:
         else:
             vs.append(Verdict("atom-shape", "proved", f"{derived[0]}x{derived[1]}", None,
                               row.layout.span, "error", "arithmetic"))
+        if text.definitions:
+            vs.append(_verdict("definitions", definitions_core(row, list(text.definitions)),
+                               row.layout.span))
         out.append(SmemResult(f"{family}.smem.canonical.{row.major}-major.{row.mode}",
                               f"{family}.smem", row.layout.span, tuple(vs),
                               f"{row.major}-major {row.mode}"))
@@ -386,6 +391,50 @@ def prove_tables(text: SmemText, family: str) -> list[SmemResult]:
         out.append(SmemResult(f"{fam}.smem.descriptor", f"{fam}.smem", rows[0].span,
                               (_fields_verdict(fam, rows),), "descriptor"))
     return out
+
+
+def _position(row: CanonicalRow, quantity: str) -> tuple[str, int] | None:
+    """Where ``quantity`` (LBO, SBO) strides in a canonical layout: ("row", n) for the step
+    over n rows (M/N), ("column", n) over n columns (K), counted in 16-byte units along the
+    leading dimension (K for K-major, M/N for MN-major) and in elements across it; None where
+    the layout does not use it."""
+    lead = 1 if row.major == "K" else 0
+    for i, (shape, stride) in enumerate(zip(row.layout.shape, row.layout.stride, strict=True)):
+        shapes = shape if isinstance(shape, tuple) else (shape,)
+        strides = stride if isinstance(stride, tuple) else (stride,)
+        for j, e in enumerate(strides):
+            if isinstance(e, SymEntry) and e.name == quantity:
+                n, ts = 1, 0
+                for x in shapes[:j]:
+                    if x.name == "T":
+                        ts += 1
+                    n *= x.scale
+                if i == lead and ts == 1 or i != lead and ts == 0:
+                    return ("row" if i == 0 else "column", n)
+                return ("row" if i == 0 else "column", -1)
+    return None
+
+
+def definitions_core(row: CanonicalRow, defs: list[Any]) -> Core:
+    """The canonical layout strides LBO and SBO where the definition tables say they step."""
+    swizzled = row.mode != "none"
+    checked = 0
+    for d in defs:
+        if d.major != row.major or d.swizzled not in (None, swizzled):
+            continue
+        checked += 1
+        got = _position(row, d.quantity)
+        count = CHUNKS[row.mode] if d.count == "c" else d.count
+        said = "not used" if d.unit == "unused" else f"{count} {d.unit}s"
+        has = "not used" if got is None else f"{got[1]} {got[0]}s"
+        if said != has:
+            return Core("refuted", f"{d.quantity} steps over {has} in {row.layout.text}; the "
+                        f"definition (line {d.span.line}) says {said}",
+                        {"quantity": d.quantity, "definition": said, "layout": has},
+                        method="arithmetic")
+    if not checked:
+        return Core("not-applicable", "no definition of LBO or SBO read for it")
+    return Core("proved", f"{checked} definitions", method="arithmetic")
 
 
 def _fields_verdict(family: str, rows: list[Any]) -> Verdict:
