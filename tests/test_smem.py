@@ -288,3 +288,18 @@ def test_prove_catalog_counts_the_shared_memory_layouts() -> None:
     run = analyze([])
     assert len(run.proof.smem) == 60 and all(r.ok for r in run.proof.smem)
     assert summary(run.proof)["layouts"] == len(run.proof.results) + 60
+
+
+def test_junit_counts_the_shared_memory_checks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import contextlib
+    import io
+
+    from formal.cli import main
+    doc = tmp_path / "smem.md"
+    doc.write_text(S.WGMMA, encoding="utf-8")
+    out = tmp_path / "out.xml"
+    with contextlib.redirect_stderr(io.StringIO()):
+        code = main(["prove", str(doc), "--format", "junit", "--output", str(out)])
+    xml = out.read_text(encoding="utf-8")
+    assert code == 1 and 'failures="1"' in xml and 'tests="0"' not in xml
+    assert 'name="wgmma.smem.example.K-major.32B.tf32::injective"' in xml

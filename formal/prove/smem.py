@@ -28,6 +28,7 @@ Obligations (``SMEM_OBLIGATIONS``):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from ..base.source import Finding, Span
@@ -133,6 +134,7 @@ def in_atom_core(lay: SwizzledLayout, major: str, mode: str) -> Core:
     return Core("proved", f"{len(blocks)} atoms of {atom_bytes} bytes", method="enumeration")
 
 
+@cache
 def swizzle_core(sw: Swizzle, mode: str | None = None) -> Core:
     """A bijection on every 32-bit address (it is its own inverse) that moves no byte within
     its 16-byte chunk, and whose row holds the mode's bytes; Z3 for all addresses, enumeration

@@ -430,6 +430,22 @@ def to_junit(proof: Proof) -> str:
         else:
             errors += 1
             cases.append(testcase(attrs, "error", rv.status + ": " + (rv.message or "")))
+    for sr in proof.smem:  # shared-memory layouts, examples and tables
+        for v in sr.verdicts:
+            name = f"{sr.id}::{v.name}"
+            attrs = f"classname={quoteattr(sr.span.document)} name={quoteattr(name)}"
+            if v.status == "proved":
+                cases.append(testcase(attrs))
+            elif v.status == "not-applicable":
+                skipped += 1
+                cases.append(testcase(attrs, "skipped", v.message or "not applicable"))
+            elif v.status == "refuted":
+                failures += 1
+                where = f"{v.span}: " if v.span else ""
+                cases.append(testcase(attrs, "failure", v.message, where + v.message))
+            else:
+                errors += 1
+                cases.append(testcase(attrs, "error", v.status + ": " + (v.message or "")))
     total = len(cases)
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="ptxlayout" '
             f'tests="{total}" failures="{failures}" errors="{errors}" skipped="{skipped}">')
