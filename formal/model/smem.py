@@ -232,6 +232,17 @@ WIDTHS = {
 }
 
 
+# the operand types each width serves (tcgen05's 6- and 4-bit kinds unpacked sit in 8-bit
+# containers; packed e2m1 is the 4-bit width)
+TYPES_OF_WIDTH = {
+    ("wgmma", 32): ("tf32",), ("wgmma", 16): ("f16", "bf16"),
+    ("wgmma", 8): ("e4m3", "e5m2", "s8", "u8"), ("wgmma", 1): ("b1",),
+    ("tcgen05", 32): ("tf32",), ("tcgen05", 16): ("f16", "bf16"),
+    ("tcgen05", 8): ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "s8", "u8"),
+    ("tcgen05", 4): ("e2m1",),
+}
+
+
 @dataclass(frozen=True)
 class SmemInstance:
     """One catalog layout: a canonical row at the parameters of one instruction's tile."""
@@ -247,6 +258,10 @@ class SmemInstance:
     @property
     def id(self) -> str:
         return f"{self.family}.smem.{self.major}-major.{self.mode}.b{self.bits}"
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return TYPES_OF_WIDTH.get((self.family, self.bits), (f"b{self.bits}",))
 
 
 def tile_params(major: str, mode: str, bits: int, m: int = 2) -> dict[str, int]:

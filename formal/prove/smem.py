@@ -490,7 +490,7 @@ def prove_instance(inst: SmemInstance) -> SmemResult:
     else:
         vs.append(_verdict("in-atom", in_atom_core(inst.layout, inst.major, inst.mode), span))
     return SmemResult(inst.id, f"{inst.family}.smem", span, tuple(vs),
-                      f"{inst.major}-major {inst.mode}", (f"b{inst.bits}",), inst.layout.extent)
+                      f"{inst.major}-major {inst.mode}", inst.types, inst.layout.extent)
 
 
 def family_of(text: SmemText) -> str:
