@@ -70,11 +70,51 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     model = model_of(paths, max_bytes, use_catalog, corrections, reading)
     t1 = time.perf_counter()
     proof = prove(model, with_catalog_tables(options or Options()))
+    proof = with_smem(proof, paths, use_catalog, max_bytes)
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
     t2 = time.perf_counter()
     return Run(model, proof, {"model": t1 - t0, "prove": t2 - t1})
+
+
+SMEM_CATALOG = "catalog/smem/layouts.md"
+
+
+def with_smem(proof: Proof, paths: Sequence[str | Path], use_catalog: bool = True,
+              max_bytes: int = MAX_BYTES) -> Proof:
+    """``proof`` with the shared-memory layouts, examples and descriptor tables proved
+    (``formal.prove.smem``): the catalog's, at every width wgmma and tcgen05 take, when no
+    document is given; else each document's.  A document whose only sections are these is
+    read: the text stage's 'no operand blocks' error for it is dropped."""
+    from .model.smem import read_smem
+    from .prove.smem import prove_smem
+    proofs = []
+    if not paths and use_catalog:
+        text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+        proofs.append(prove_smem(read_smem(text, SMEM_CATALOG),
+                                 catalog_families=("wgmma", "tcgen05")))
+    read_here = set()
+    for p in paths:
+        try:
+            if Path(p).stat().st_size > max_bytes:
+                continue
+            text = Path(p).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # the text stage reports it
+        sm = read_smem(text, str(p))
+        if not sm.empty:
+            read_here.add(str(p))
+            proofs.append(prove_smem(sm))
+    if not proofs:
+        return proof
+    kept = [f for f in proof.findings if not (f.kind == "input" and f.span.document in read_here
+                                              and "no operand blocks" in f.message)]
+    findings = kept + [f for sp in proofs for f in sp.findings]
+    findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
+                                 f.message, f.layout))
+    return replace(proof, findings=tuple(findings),
+                   smem=tuple(r for sp in proofs for r in sp.results))
 
 
 def with_catalog_tables(options: Options) -> Options:

@@ -71,6 +71,8 @@ class Proof:
     # composes.RelationVerdict of each relation whose two layouts the model holds (Any:
     # composes imports this module)
     relations: tuple[Any, ...] = ()
+    # smem.SmemResult of each shared-memory layout, example and table (Any: smem imports this)
+    smem: tuple[Any, ...] = ()
 
 
 class InternalError(Exception):

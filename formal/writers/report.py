@@ -66,6 +66,30 @@ def layout_json(r: LayoutResult, verbose: bool = False) -> dict[str, Any]:
     return out
 
 
+def smem_json(r: Any, verbose: bool = False) -> dict[str, Any]:
+    """A shared-memory result (``formal.prove.smem.SmemResult``) with the keys of a layout."""
+    out: dict[str, Any] = {
+        "id": r.id,
+        "section": "",
+        "title": r.shape,
+        "document": r.span.document,
+        "line": r.span.line,
+        "instruction": r.instruction,
+        "shape": r.shape,
+        "operand": "A/B",
+        "types": list(r.types),
+        "tile": list(r.tile),
+        "elements_per_thread": None,
+        "source": "catalog" if r.span.document.startswith("catalog/") else "text",
+        "obligations": [{"name": v.name, "status": v.status,
+                         "counterexample": v.counterexample} for v in r.verdicts],
+    }
+    if verbose:
+        for ob, v in zip(out["obligations"], r.verdicts):
+            ob["message"] = v.message or None
+    return out
+
+
 def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
     """One finding, with exactly the keys of the contract; an accepted erratum says so at
     the end of its message (``verbose`` adds ``layout`` and ``accepted`` as keys)."""
@@ -88,13 +112,14 @@ def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
 
 def summary(proof: Proof) -> dict[str, Any]:
     statuses: dict[str, int] = {}
-    for r in proof.results:
+    every = [*proof.results, *proof.smem]
+    for r in every:
         for v in r.verdicts:
             statuses[v.status] = statuses.get(v.status, 0) + 1
     return {
-        "layouts": len(proof.results),
-        "layouts_proved": sum(1 for r in proof.results if r.ok),
-        "layouts_failed": sum(1 for r in proof.results if not r.ok),
+        "layouts": len(every),
+        "layouts_proved": sum(1 for r in every if r.ok),
+        "layouts_failed": sum(1 for r in every if not r.ok),
         "obligations": dict(sorted(statuses.items())),
         "errors": sum(1 for f in proof.findings if f.fails),
         "accepted": sum(1 for f in proof.findings if f.accepted),
@@ -107,7 +132,8 @@ def summary(proof: Proof) -> dict[str, Any]:
 
 def report_json(proof: Proof, verbose: bool = False) -> str:
     data = {
-        "layouts": [layout_json(r, verbose) for r in proof.results],
+        "layouts": [*(layout_json(r, verbose) for r in proof.results),
+                    *(smem_json(r, verbose) for r in proof.smem)],
         "relations": [v.to_json() for v in proof.relations],
         "findings": [finding_json(f, verbose) for f in proof.findings],
         "summary": summary(proof),
@@ -408,6 +434,22 @@ def report_junit(proof: Proof) -> str:
         else:
             errors += 1
             cases.append(testcase(attrs, "error", rv.status + ": " + (rv.message or "")))
+    for sr in proof.smem:  # shared-memory layouts, examples and tables
+        for v in sr.verdicts:
+            name = f"{sr.id}::{v.name}"
+            attrs = f"classname={quoteattr(sr.span.document)} name={quoteattr(name)}"
+            if v.status == "proved":
+                cases.append(testcase(attrs))
+            elif v.status == "not-applicable":
+                skipped += 1
+                cases.append(testcase(attrs, "skipped", v.message or "not applicable"))
+            elif v.status == "refuted":
+                failures += 1
+                where = f"{v.span}: " if v.span else ""
+                cases.append(testcase(attrs, "failure", v.message, where + v.message))
+            else:
+                errors += 1
+                cases.append(testcase(attrs, "error", v.status + ": " + (v.message or "")))
     total = len(cases)
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="ptxlayout" '
             f'tests="{total}" failures="{failures}" errors="{errors}" skipped="{skipped}">')

@@ -1,0 +1,599 @@
+"""The shared-memory sections read into syntax: swizzle atoms, canonical layouts, worked
+examples and descriptor bit fields, each with the place it was read from.
+
+The sections are tables and a few labelled lines, in any rendering (Markdown ``|`` rows, plain
+text with the cells run together, bullets and quotes, the Sphinx HTML page through
+``formal.text.html``'s blocks).  A line is read as cells: a Markdown row
+is split at its ``|``, a plain row at its blanks, and each cell is read by a grammar --
+``grammar/cute.lark`` (start ``smem_layout``) for a CuTe layout, ``grammar/smem.lark`` for a
+value, an encoding, a bit field, an atom shape.  For example the lines
+
+    | LBO | 64\\*sizeof(tf32) |                   (Markdown)
+    LBO 64*sizeof(tf32)                         (plain text)
+
+are both ``Param("LBO", Value(((64, ""), (1, "tf32"))), span)`` -- 64 times sizeof(tf32), a byte
+count -- and ``Exact layout : Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))`` is an
+``Example.exact`` whose shape is ``((8,2),(4,4))`` and whose swizzle is ``(1, 4, 3)``.  The
+reader keeps what it reads as it is written; the model evaluates it (``formal.model.smem``).
+Markup is blanked, never removed, so every column is the column of the source line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError
+
+from ..base.grammar_files import build_parser
+from ..base.source import Finding, SourceText, Span, warning
+
+SymTuple = Any  # SymEntry | tuple[SymTuple, ...]
+
+MODES = ("none", "32B", "64B", "128B")
+PARAMS = ("T", "m", "k", "LBO", "SBO")
+
+
+@dataclass(frozen=True)
+class SymEntry:
+    """One entry of a layout as written: ``8`` (scale 8, no name), ``T``, ``2T``, ``SBO``."""
+
+    scale: int
+    name: str = ""
+    explicit: bool = False  # the number written even when it is 1 (``1T``)
+
+    def __str__(self) -> str:
+        if not self.name:
+            return str(self.scale)
+        return self.name if self.scale == 1 and not self.explicit else f"{self.scale}{self.name}"
+
+
+@dataclass(frozen=True)
+class LayoutText:
+    """``Swizzle<B,M,S> o shape:stride`` as written (the swizzle may be absent)."""
+
+    shape: SymTuple
+    stride: SymTuple
+    swizzle: tuple[int, int, int] | None
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class AtomRow:
+    mode: str  # none | 32B | 64B | 128B
+    major: str  # K | MN
+    dims: tuple[int, int]  # MN x K, the leading dimension in 128-bit elements
+    span: Span
+
+
+@dataclass(frozen=True)
+class CanonicalRow:
+    major: str
+    mode: str
+    layout: LayoutText
+    swizzle: tuple[int, int, int]
+    swizzle_span: Span
+
+
+@dataclass(frozen=True)
+class Value:
+    """A product of numbers and ``sizeof(type)`` (bytes), or not applicable (``factors=None``)."""
+
+    factors: tuple[tuple[int, str], ...] | None  # (number, "") or (1, type name)
+
+    def bytes(self, sizes: dict[str, int]) -> int | None:
+        if self.factors is None:
+            return None
+        out = 1
+        for n, t in self.factors:
+            out *= sizes[t] if t else n
+        return out
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    value: Value
+    span: Span
+
+
+@dataclass(frozen=True)
+class Encoding:
+    name: str  # LBO | SBO
+    kind: str  # shifted | assumed
+    shift: int
+    stated: int
+    span: Span
+
+
+@dataclass(frozen=True)
+class Example:
+    major: str
+    mode: str
+    type: str
+    span: Span
+    exact: LayoutText | None = None
+    canonical: LayoutText | None = None
+    params: tuple[Param, ...] = ()
+    encodings: tuple[Encoding, ...] = ()
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    family: str  # wgmma | tcgen05
+    lo: int
+    hi: int
+    size: int
+    description: str
+    constant: str  # the fixed constant as written ("0b001"), or ""
+    span: Span
+
+
+@dataclass(frozen=True)
+class Definition:
+    """What LBO or SBO is, as a definition table says it: the step from the first ``count``
+    rows (M/N) or columns (K) to the next, counted in 128-bit units along the leading
+    dimension; ``unit`` is "unused" where the text says the offset is not used."""
+
+    quantity: str  # LBO | SBO
+    major: str  # K | MN
+    swizzled: bool | None  # None: the clause holds for every mode
+    count: int | str  # a number, or "c" for (swizzle-byte-size/16)
+    unit: str  # row | column | unused
+    span: Span
+
+
+@dataclass(frozen=True)
+class SmemText:
+    document: str
+    atoms: tuple[AtomRow, ...]
+    canonical: tuple[CanonicalRow, ...]
+    examples: tuple[Example, ...]
+    fields: tuple[FieldRow, ...]
+    findings: tuple[Finding, ...]
+    definitions: tuple[Definition, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.atoms or self.canonical or self.examples or self.fields
+                    or self.definitions)
+
+
+# ---- the grammars ----------------------------------------------------------------------------
+
+
+@cache
+def _layout_parser() -> Lark:
+    return build_parser("cute", "smem_layout")
+
+
+@cache
+def _cell_parser() -> Lark:
+    return build_parser("smem", ["smem_value", "smem_encoding", "smem_bits", "smem_dims",
+                                 "smem_constant"])
+
+
+class _Cells(Transformer):  # type: ignore[type-arg]
+    def sym_int(self, c: list[Token]) -> SymEntry:
+        return SymEntry(int(str(c[0]), 0))
+
+    def sym_scaled(self, c: list[Token]) -> SymEntry:
+        return SymEntry(int(str(c[0]), 0), str(c[1]), True)
+
+    def sym_name(self, c: list[Token]) -> SymEntry:
+        return SymEntry(1, str(c[0]))
+
+    def sym_tuple(self, c: list[Any]) -> Any:
+        return (*c,)
+
+    def swizzle(self, c: list[Token]) -> tuple[int, int, int]:
+        if str(c[0]) != "Swizzle":
+            raise ValueError(f"{c[0]} is not Swizzle")
+        return (int(str(c[1])), int(str(c[2])), int(str(c[3])))
+
+    def sym_layout(self, c: list[Any]) -> tuple[Any, Any]:
+        return (c[0], c[1])
+
+    def smem_layout(self, c: list[Any]) -> tuple[Any, Any]:
+        if len(c) == 3 and str(c[1]) != "o":
+            raise ValueError(f"'{c[1]}' is not the composition 'o'")
+        return (c[0] if len(c) > 1 else None, c[-1])
+
+    def swizzle_only(self, c: list[Any]) -> tuple[Any, Any]:
+        return (c[0], None)
+
+    def number(self, c: list[Token]) -> tuple[int, str]:
+        return (int(str(c[0]), 0), "")
+
+    def sizeof(self, c: list[Token]) -> tuple[int, str]:
+        return (1, str(c[0]))
+
+    def product(self, c: list[Any]) -> Value:
+        flat: list[tuple[int, str]] = []
+        for x in c:
+            flat.extend(x.factors or () if isinstance(x, Value) else (x,))
+        return Value(tuple(flat))
+
+    def na(self, c: list[Any]) -> Value:
+        return Value(None)
+
+    def shifted(self, c: list[Token]) -> tuple[str, str, int, int]:
+        return ("shifted", str(c[0]), int(str(c[1]), 0), int(str(c[2]), 0))
+
+    def assumed(self, c: list[Token]) -> tuple[str, str, int, int]:
+        return ("assumed", "", 0, int(str(c[0]), 0))
+
+    def bit_range(self, c: list[Token]) -> tuple[int, int]:
+        a, b = int(str(c[0])), int(str(c[2]))
+        return (min(a, b), max(a, b))
+
+    def bit_one(self, c: list[Token]) -> tuple[int, int]:
+        return (int(str(c[0])), int(str(c[0])))
+
+    def smem_dims(self, c: list[Token]) -> tuple[int, int]:
+        return (int(str(c[0])), int(str(c[1])))
+
+    def smem_constant(self, c: list[Token]) -> str:
+        return str(c[0])
+
+
+def read_layout(text: str) -> tuple[tuple[int, int, int] | None, Any]:
+    """``"Swizzle<1,4,3> o ((8,m),(T,2k)):((2T,SBO),(1,T))"`` -> (swizzle, (shape, stride));
+    ValueError when it is not one."""
+    try:
+        out = _Cells().transform(_layout_parser().parse(text))
+    except (LarkError, ValueError) as e:
+        raise ValueError(f"not a CuTe layout: {text!r}") from e
+    return out  # type: ignore[no-any-return]
+
+
+def read_cell(text: str, start: str) -> Any:
+    """One cell by one of ``grammar/smem.lark``'s start symbols; ValueError when it is not."""
+    try:
+        return _Cells().transform(_cell_parser().parse(text, start=start))
+    except (LarkError, ValueError) as e:
+        raise ValueError(f"not a {start[5:]}: {text!r}") from e
+
+
+# ---- lines and cells -------------------------------------------------------------------------
+
+def _blank_markup(line: str) -> str:
+    """The line with its quote marks, bullets, backticks and escapes blanked (same length)."""
+    out = list(line)
+    i = 0
+    while i < len(out) and out[i] in " >*+-":
+        if out[i] in ">*+-" and (i + 1 == len(out) or out[i + 1] == " "):
+            out[i] = " "
+        elif out[i] != " ":
+            break
+        i += 1
+    return "".join(" " if ch in "`\\" else ch for ch in out)
+
+
+def _cells(line: str) -> list[tuple[int, str]]:
+    """(0-based column, text) of each cell: a ``|`` row's cells, else the blank-separated words."""
+    blank = _blank_markup(line.rstrip("\n"))
+    if blank.lstrip().startswith("|"):
+        out, col = [], 0
+        for part in blank.split("|"):
+            if part.strip():
+                out.append((col + len(part) - len(part.lstrip()), part.strip()))
+            col += len(part) + 1
+        return out
+    out, i = [], 0
+    for word in blank.split():
+        j = blank.index(word, i)
+        out.append((j, word))
+        i = j + len(word)
+    return out
+
+
+def _mode_of(words: str) -> str | None:
+    w = words.lower()
+    for m in ("128b", "64b", "32b"):
+        if w.startswith(m) or f" {m}" in f" {w}":
+            return m.upper()
+    if w.startswith("none") or "no-swizzl" in w or "interleave" in w:
+        return "none"
+    return None
+
+
+def _major_of(word: str) -> str | None:
+    w = word.lower().rstrip(",-:")
+    if w in ("m/n", "mn", "mn-major", "mn-", "mn- major"):
+        return "MN"
+    if w in ("k", "k-major", "k-"):
+        return "K"
+    return None
+
+
+class _Reader:
+    def __init__(self, document: str) -> None:
+        self.document = document
+        self.family = ""
+        self.atoms: list[AtomRow] = []
+        self.canonical: list[CanonicalRow] = []
+        self.examples: list[Example] = []
+        self.fields: list[FieldRow] = []
+        self.definitions: list[Definition] = []
+        self.findings: list[Finding] = []
+        self.mode = ""
+        self.major = ""
+        self.table = ""  # atoms | canonical | params | fields
+        self.in_example = False  # the lines after an example's title, up to the next heading
+        self.src: SourceText | None = None  # where the line's characters come from (HTML)
+
+    def span(self, line: int, col: int) -> Span:
+        if self.src is not None:
+            return self.src.span(col)
+        return Span(self.document, line, col + 1)
+
+    def line(self, n: int, raw: str, src: SourceText | None = None) -> None:
+        self.src = src
+        cells = _cells(raw)
+        if not cells:
+            return
+        text = " ".join(c for _, c in cells)
+        low = text.lower()
+        first = cells[0][1].split()[0]
+        if raw.lstrip().startswith("#") or (first.endswith(".") and "." in first[:-1]
+                                             and first.replace(".", "").isdigit()):
+            self.table, self.in_example = "", False  # a numbered heading ends every table
+            if "leading dimension" in low and ("offset" in low or "stride" in low) \
+                    or "relative offset mode" in low:
+                self.table = "LBO"
+            elif "stride dimension byte offset" in low:
+                self.table = "SBO"
+        if self.table in ("LBO", "SBO") and self._definition(n, cells):
+            return
+        if self._heading(n, low):
+            return
+        if "exact layout" in low or "canonical layout" in low and ":" in text \
+                and "without" not in low:
+            self._layout_line(n, raw, cells, "exact" if "exact" in low else "canonical")
+            return
+        if low.startswith(("swizzling mode leading", "swizzling mode canonical")):
+            return
+        if self.table == "fields" and self._field(n, cells):
+            return
+        if self._atom(n, cells) or self._canonical(n, cells) or self._example_head(n, cells):
+            return
+        if self.in_example:
+            self._param(n, raw, cells)
+
+    def _heading(self, n: int, low: str) -> bool:
+        if "matrix descriptor format" in low or "descriptor layout" in low \
+                or "shared memory descriptor" in low and "describes" not in low:
+            self.family = "tcgen05" if "shared memory descriptor" in low or \
+                "descriptor layout" in low else "wgmma"
+            self.table = "fields"
+            return True
+        if "swizzle atom layout" in low or "swizzle-atom layout" in low:
+            self.table = "atoms"
+        elif "canonical layouts" in low:
+            self.table = "canonical"
+            self.major = ""
+        return False
+
+    def _definition(self, n: int, cells: list[tuple[int, str]]) -> bool:
+        """``K-Major | * No-Swizzling: the offset from the first column to the second ... *
+        Swizzled layouts: not used, assumed to be 1.``: one Definition per clause."""
+        major = _major_of(cells[0][1].split()[0].replace("-Major", "").replace("-major", ""))
+        if major is None or not cells[0][1].lower().endswith("major") and len(cells) < 2:
+            return False
+        words: list[tuple[int, str]] = []
+        for col, cell in cells:
+            at = 0
+            for w in cell.split():
+                at = cell.index(w, at)
+                words.append((col + at, w))
+                at += len(w)
+        words = words[1:] if words[0][1].lower().endswith("major") else words[2:]
+        clauses: list[tuple[bool | None, list[tuple[int, str]]]] = []
+        for col, w in words:
+            low = w.lower().rstrip(":")
+            if w.endswith(":") and low in ("no-swizzling", "interleave", "layouts", "layout"):
+                clauses.append((low in ("layouts", "layout"), []))
+                continue
+            if low == "swizzled":
+                continue
+            if not clauses:
+                clauses.append((None, []))
+            clauses[-1][1].append((col, w))
+        for swizzled, ws in clauses:
+            if not ws:
+                continue
+            text = [w.lower().strip(".,()") for _, w in ws]
+            span = self.span(n, ws[0][0])
+            if "not" in text and "used" in text:
+                self.definitions.append(Definition(self.table, major, swizzled, 0, "unused",
+                                                   span))
+                continue
+            if "first" not in text:
+                continue
+            i = text.index("first") + 1
+            count: int | str = 1
+            if text[i].isdigit():
+                count, i = int(text[i]), i + 1
+            elif "swizzle-byte-size/16" in text[i]:
+                count, i = "c", i + 1
+            unit = "row" if text[i].startswith("row") else \
+                "column" if text[i].startswith("column") else ""
+            if unit:
+                self.definitions.append(Definition(self.table, major, swizzled, count, unit,
+                                                   span))
+        return True
+
+    def _field(self, n: int, cells: list[tuple[int, str]]) -> bool:
+        if len(cells) < 3:
+            return False
+        try:
+            lo, hi = read_cell(cells[0][1], "smem_bits")
+            size = read_cell(cells[1][1], "smem_bits")[0]
+        except ValueError:
+            return False
+        desc = " ".join(c for _, c in cells[2:])
+        constant = ""
+        words = desc.replace(":", " ").split()
+        if "constant" in desc.lower():
+            for w in words:
+                try:
+                    constant = read_cell(w.rstrip("."), "smem_constant")
+                    if w.lower().startswith("0"):
+                        break
+                except ValueError:
+                    continue
+        self.fields.append(FieldRow(self.family or "wgmma", lo, hi, size, desc, constant,
+                                    self.span(n, cells[0][0])))
+        return True
+
+    def _atom(self, n: int, cells: list[tuple[int, str]]) -> bool:
+        if self.table != "atoms" or len(cells) < 2:
+            return False
+        try:
+            dims = read_cell(cells[-1][1], "smem_dims")
+        except ValueError:
+            return False
+        major = _major_of(cells[-2][1])
+        mode = _mode_of(" ".join(c for _, c in cells[:-2])) if len(cells) > 2 else None
+        self.mode = mode or self.mode
+        if major is None or not self.mode:
+            return False
+        self.atoms.append(AtomRow(self.mode, major, dims, self.span(n, cells[-1][0])))
+        return True
+
+    def _canonical(self, n: int, cells: list[tuple[int, str]]) -> bool:
+        if self.table != "canonical":
+            return False
+        lay = [(c, t) for c, t in cells if t.startswith("((") and ":" in t]
+        sw = [i for i, (_, t) in enumerate(cells) if t.startswith("Swizzle<")]
+        if not lay or not sw:
+            return False
+        head = " ".join(t for c, t in cells if c < lay[0][0])
+        for w in head.replace("- major", "-major").replace(" major", "-major").split():
+            self.major = _major_of(w) or self.major
+        mode = _mode_of(head)
+        if mode is None or not self.major:
+            return False
+        i = sw[0]
+        sw_text = " ".join(t for _, t in cells[i:])
+        try:
+            swz, _ = read_layout(sw_text)
+            lt = self._layout_text(n, lay[0][0], lay[0][1])
+            if swz is None:
+                raise ValueError(f"no swizzle in {sw_text!r}")
+        except ValueError as e:
+            self.findings.append(warning("smem-syntax", self.span(n, lay[0][0]), str(e)))
+            return True
+        self.canonical.append(CanonicalRow(self.major, mode, lt, swz, self.span(n, cells[i][0])))
+        return True
+
+    def _layout_text(self, n: int, col: int, text: str,
+                     swizzle: tuple[int, int, int] | None = None) -> LayoutText:
+        swz, body = read_layout(text)
+        if body is None:
+            raise ValueError(f"no shape:stride in {text!r}")
+        return LayoutText(body[0], body[1], swz or swizzle, self.span(n, col), text)
+
+    def _example_head(self, n: int, cells: list[tuple[int, str]]) -> bool:
+        text = " ".join(t for _, t in cells)
+        low = text.lower()
+        if not (("k-major" in low or "mn-major" in low) and " type" in low and "," in text):
+            return False
+        words = text.replace(",", " ").replace(":", " ").split()
+        typ = words[words.index("type") - 1] if "type" in words else ""
+        major = "K" if "k-major" in low else "MN"
+        mode = _mode_of(low.split(",", 1)[1]) or ""
+        self.examples.append(Example(major, mode, typ.strip("`"), self.span(n, cells[0][0])))
+        self.table, self.in_example = "params", True
+        return True
+
+    def _layout_line(self, n: int, raw: str, cells: list[tuple[int, str]], which: str) -> None:
+        colon = raw.find(":")
+        if not self.in_example or colon < 0:
+            return
+        body = raw[colon + 1:]
+        col = colon + 1 + len(body) - len(body.lstrip())
+        try:
+            lt = self._layout_text(n, col, body.strip().strip("`|").strip())
+        except ValueError as e:
+            self.findings.append(warning("smem-syntax", self.span(n, col), str(e)))
+            return
+        ex = self.examples[-1]
+        self.examples[-1] = _with(ex, **{which: lt})
+
+    def _param(self, n: int, raw: str, cells: list[tuple[int, str]]) -> None:
+        ex = self.examples[-1]
+        name = cells[0][1]
+        if name in PARAMS and len(cells) >= 2:
+            rest = " ".join(t for _, t in cells[1:])
+            try:
+                v = read_cell(rest, "smem_value")
+            except ValueError as e:
+                self.findings.append(warning("smem-syntax", self.span(n, cells[1][0]), str(e)))
+                return
+            self.examples[-1] = _with(ex, params=(*ex.params, Param(name, v,
+                                                                     self.span(n, cells[1][0]))))
+            return
+        words = " ".join(t for _, t in cells).split()
+        if len(words) > 4 and words[0] == "Encoding" and words[2] in ("LBO", "SBO") \
+                and "descriptor" in words:
+            at = raw.find("descriptor") + len("descriptor")
+            rest = raw[at:]
+            col = at + len(rest) - len(rest.lstrip(" |"))
+            try:
+                kind, _, shift, stated = read_cell(rest.replace("|", " ").replace("\\", " "),
+                                                   "smem_encoding")
+            except ValueError as e:
+                self.findings.append(warning("smem-syntax", self.span(n, col), str(e)))
+                return
+            enc = Encoding(words[2], kind, shift, stated, self.span(n, col))
+            self.examples[-1] = _with(ex, encodings=(*ex.encodings, enc))
+
+
+def _with(ex: Example, **kw: Any) -> Example:
+    from dataclasses import replace
+    return replace(ex, **kw)
+
+
+def _is_html(text: str) -> bool:
+    head = text.lstrip()[:2000].lower()
+    return head.startswith("<") and ("<html" in head or "<section" in head or "<div" in head)
+
+
+def _html_lines(text: str, document: str) -> list[SourceText]:
+    """The Sphinx page's blocks as lines: a table row as ``| cell | cell |`` (each separator
+    placed at the cell after it), any other block as its text; every character keeps its place
+    in the HTML source (``formal.text.html``)."""
+    from ..text.html import html_blocks
+    out = []
+    for b in html_blocks(text, document):
+        if b.kind == "row" and b.cells:
+            parts: list[SourceText] = []
+            for c in b.cells:
+                at = c.span(0)
+                parts += [SourceText.at("| ", document, at.line, at.column), c,
+                          SourceText.at(" ", document, at.line, at.column)]
+            end = b.cells[-1].span(len(b.cells[-1].text))
+            parts.append(SourceText.at("|", document, end.line, end.column))
+            out.append(SourceText.concat(parts, document))
+        elif b.text.text.strip():
+            out.append(b.text)
+    return out
+
+
+def read_smem(text: str, document: str) -> SmemText:
+    """Every swizzle-atom row, canonical-layout row, worked example and descriptor field of a
+    document (any rendering); what could not be read is a warning with its place."""
+    r = _Reader(document)
+    if _is_html(text):
+        for src in _html_lines(text, document):
+            r.line(src.span(0).line, src.text, src)
+    else:
+        for n, raw in enumerate(text.splitlines(), start=1):
+            r.line(n, raw)
+    return SmemText(document, tuple(r.atoms), tuple(r.canonical), tuple(r.examples),
+                    tuple(r.fields), tuple(r.findings), tuple(r.definitions))
