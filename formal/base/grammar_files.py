@@ -45,25 +45,16 @@ def _encode(x: Any) -> Any:
     raise TypeError(f"cannot write {type(x).__name__} into the table cache")
 
 
-def _decode(x: Any) -> Any:
-    """``_encode`` undone: each ``{"d": pairs}`` a dict again (list keys as tuples)."""
-    if isinstance(x, list):
-        return [_decode(v) for v in x]
-    if not isinstance(x, dict):
-        return x
-    if set(x) != {"d"} or not isinstance(x["d"], list):
-        return {k: _decode(v) for k, v in x.items()}
-    out = {}
-    for k, v in x["d"]:
-        k = _decode(k)
-        out[tuple(k) if isinstance(k, list) else k] = _decode(v)
-    return out
+def _decode_object(o: dict[str, Any]) -> Any:
+    """``_encode`` undone, as json.loads's ``object_hook``: each ``{"d": pairs}`` a dict again
+    (list keys as tuples)."""
+    if set(o) != {"d"} or not isinstance(o["d"], list):
+        return o
+    return {(tuple(k) if isinstance(k, list) else k): v for k, v in o["d"]}
 
 
-def _digest(value: Any) -> str:
-    """The sha256 of a JSON value written the one way (sorted keys, no spaces)."""
+def _digest(text: str) -> str:
     import hashlib
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -79,17 +70,17 @@ def _tables_key(text: str, start: Any) -> str:
     return hashlib.sha256(what.encode("utf-8")).hexdigest()
 
 
-def _check_entry(entry: Any, key: str, grammar: str) -> Any:
-    """The encoded tables of a cached entry, or ValueError naming what is wrong with it: another
-    key (grammar, start symbols, versions), another grammar text, or tables whose hash is not
-    the one stored beside them (an edited or damaged file)."""
+def _check_entry(entry: Any, key: str, grammar: str) -> str:
+    """The tables' JSON text of a cached entry, or ValueError naming what is wrong with it:
+    another key (grammar, start symbols, versions), another grammar text, or tables whose hash
+    is not the one stored beside them (an edited or damaged file)."""
     if not isinstance(entry, dict) or entry.get("schema") != TABLES_SCHEMA \
             or entry.get("key") != key:
         raise ValueError("another grammar's or another version's tables")
     if entry.get("grammar") != grammar:
         raise ValueError("built from another grammar text")
     tables = entry.get("tables")
-    if entry.get("content") != _digest(tables):
+    if not isinstance(tables, str) or entry.get("content") != _digest(tables):
         raise ValueError("the tables do not match their hash (edited or damaged)")
     return tables
 
@@ -123,7 +114,8 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
         entry = disk.read_json(fd, fname, where)
         if entry is not None:
             try:
-                tables = _decode(_check_entry(entry, key, grammar))
+                tables = json.loads(_check_entry(entry, key, grammar),
+                                    object_hook=_decode_object)
                 return Lark._load_from_dict(tables["data"], tables["memo"])  # type: ignore
             except Exception as exc:  # noqa: BLE001 - any defect of a cached file: rebuild
                 disk.warn(os.path.join(where, fname),
@@ -131,7 +123,9 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
                           "rebuilt")
         parser = Lark(text, **options)
         data, memo = parser.memo_serialize([TerminalDef, Rule])
-        tables = _encode({"data": data, "memo": memo})
+        # the tables as JSON text inside the entry: their hash is of the very text loaded
+        tables = json.dumps(_encode({"data": data, "memo": memo}), separators=(",", ":"),
+                            sort_keys=True)
         disk.write_json(fd, fname, {"schema": TABLES_SCHEMA, "key": key, "grammar": grammar,
                                      "content": _digest(tables), "tables": tables})
         return parser

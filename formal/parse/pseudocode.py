@@ -4,9 +4,9 @@
 
     BinOp("+", BinOp("*", Name("threadID_in_group"), Num(4)), BinOp("&", Name("i"), Num(3)))
 
-and ``assemble`` joins the lines of a block into a ``Program``: each definition with its cases
-(``row = groupID for ai where i < 4`` / ``groupID + 8 for ai where i >= 4``).  Nothing is
-evaluated here; only the model stage gives the values meaning.
+and ``assemble_program`` joins the lines of a block into a ``Program``: each definition with
+its cases (``row = groupID for ai where i < 4`` / ``groupID + 8 for ai where i >= 4``).
+Nothing is evaluated here; only the model stage gives the values meaning.
 """
 
 from __future__ import annotations
