@@ -343,7 +343,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f.format(), file=sys.stderr)
     result = diff_models(old, new, with_catalog_tables(_options(args, bar)))
     _write(render_diff(result, args.format), args.output)
-    return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK
+    # a map that differs, one the new revision no longer states, or one that could not be
+    # compared (its new formula no longer parses) is not a pass: nothing checked it is equal
+    return EXIT_FINDINGS if any(r.kind in DIFF_FAILS for r in result) else EXIT_OK
+
+
+DIFF_FAILS = ("different-map", "removed", "not-comparable")
 
 
 def cmd_ptx(args: argparse.Namespace) -> int:
