@@ -468,6 +468,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
               + " ".join(args.paths or paths[:1]), file=sys.stderr)
         return EXIT_USAGE
     _write(render(audit, args.format, args.verbose, __version__), args.output)
+    counts = audit.counts()
+    if counts["equal"] + counts["differs"] == 0:
+        # atoms found, but no operand of theirs compared with the spec: nothing was checked
+        print(f"ptxlayout: audit cute: no operand of the {len(audit.results)} atom(s) could "
+              f"be compared with the spec ({counts['unreadable']} unreadable, "
+              f"{counts['not-in-spec']} not in the spec)", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_FINDINGS if audit.differs else EXIT_OK
 
 
