@@ -319,3 +319,31 @@ def test_diff_of_a_revision_that_removed_every_layout_fails(tmp_path: Path,
 def test_diff_of_a_revision_against_itself_passes(tmp_path: Path, base: list[str]) -> None:
     code, kinds = diff(tmp_path, base, base)
     assert code == 0 and set(kinds.values()) == {"same-text"}
+
+
+# ---- figure-only: only what the catalog states ---------------------------------------------------
+
+
+def _no_formulas(base: list[str]) -> list[str]:
+    return [ln for ln in base if not ln.startswith(
+        ("row", "col", "groupID", "threadID", "         groupID", "The row and column"))]
+
+
+def test_a_layout_given_only_as_a_figure_takes_the_catalogs(tmp_path: Path,
+                                                            base: list[str]) -> None:
+    code, res = prove(tmp_path, _no_formulas(base), "--evidence", "none")
+    assert code == 0
+    assert {lay["source"] for lay in res["layouts"]} == {"catalog"}
+    assert res["summary"]["layouts_proved"] == 4
+
+
+def test_a_figure_the_catalog_does_not_state_is_never_proved(tmp_path: Path,
+                                                             base: list[str]) -> None:
+    lines = [ln.replace("m16n8k16", "m16n8k48") for ln in _no_formulas(base)]
+    code, res = prove(tmp_path, lines, "--evidence", "none")
+    assert code == 1
+    assert {lay["source"] for lay in res["layouts"]} == {"figure-only"}
+    assert res["summary"]["layouts_proved"] == 0
+    for st in statuses(res).values():
+        assert st["injective"] == st["surjective"] == "error"
+    assert len([f for f in res["findings"] if f["kind"] == "figure-only"]) == 4
