@@ -1,23 +1,24 @@
 """Nothing that looks like a fragment section is dropped without a word: each line the text
 stage found (``Document.looks``: an operand heading, a fragment-table row, a ``row``/``col``
-formula) is part of a layout the prove stage checks, or stands on a line an error finding
-names, or is named here by an error finding of kind ``unchecked``.  A finding on its line names it
-(a table row that could not be read is a warning there; a formula needs an error), and an
-error on its section's title names the whole section (a shape over the limits).
+formula) is part of a layout the prove stage checks, or is named by an error finding.
 
     9.7.14.5.9 Matrix Fragments for mma.m16n8k16      (lost its number: no section opens)
     Multiplicand A:                                    line 7   operand
     .u8 / .s8  A vector expression containing ...      line 9   table
     row = groupID   for ai where i < 4                 line 22  formula
 
-gives one error at line 7: "3 lines that look like a fragment section were not checked
-(line 7 'Multiplicand A:', line 9 '.u8 / .s8 A vector ...', line 22 'row = groupID ...'):
-they stand under no title that names an instruction and a shape".  Consecutive lines not
-checked are one finding, so one cause is one error.
+gives one error of kind ``unchecked`` at line 7: "3 lines that look like part of a fragment
+section were not checked: line 7 'Multiplicand A:', line 9 '.u8 / .s8 A vector ...', line 22
+'row = groupID ...'; they stand under no title that names an instruction and a shape", its
+counterexample ``{"lines": [7, 9, 22]}``.  Consecutive lines not checked are one finding, so
+one cause is one error.
 
 An operand heading counts as read when a layout of the document begins between it and the
-next operand heading; a table row or a formula when it is one of the lines a layout was
-built from, or stands between two formula lines of one layout.
+next operand heading; a table row or a formula when it is one of the lines a layout was built
+from, or stands between two formula lines of one layout.  A finding on its own line names a
+line too (a table row that could not be read has its warning there; a formula needs an
+error), and an error on its section's title (a title that does not parse, a shape over the
+limits) names the section's lines: that error then lists them in its counterexample.
 """
 
 from __future__ import annotations
