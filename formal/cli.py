@@ -329,7 +329,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f.format(), file=sys.stderr)
     result = diff_models(old, new, with_catalog_tables(_options(args, bar)))
     _write(render_diff(result, args.format), args.output)
-    return EXIT_FINDINGS if any(r.kind == "different-map" for r in result) else EXIT_OK
+    # a map that differs, one the new revision no longer states, or one that could not be
+    # compared (its new formula no longer parses) is not a pass: nothing checked it is equal
+    return EXIT_FINDINGS if any(r.kind in DIFF_FAILS for r in result) else EXIT_OK
+
+
+DIFF_FAILS = ("different-map", "removed", "not-comparable")
 
 
 def cmd_ptx(args: argparse.Namespace) -> int:
@@ -454,6 +459,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
               + " ".join(args.paths or paths[:1]), file=sys.stderr)
         return EXIT_USAGE
     _write(render_audit(audit, args.format, args.verbose, __version__), args.output)
+    counts = audit.counts()
+    if counts["equal"] + counts["differs"] == 0:
+        # atoms found, but no operand of theirs compared with the spec: nothing was checked
+        print(f"ptxlayout: audit cute: no operand of the {len(audit.results)} atom(s) could "
+              f"be compared with the spec ({counts['unreadable']} unreadable, "
+              f"{counts['not-in-spec']} not in the spec)", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_FINDINGS if audit.differs else EXIT_OK
 
 

@@ -11,6 +11,9 @@ stages one by one; both assert the same contract:
 * every finding points into its document: line >= 1, column >= 1, and both within the
   document's lines (line 1, column 1 for a finding about the whole document);
 * the run ends within a time budget generous enough for a slow two-core machine;
+* content is never dropped: every row/col formula line of a mutated document (found here
+  by its own pattern, whatever markup is around it) is in a checked layout's formulas or
+  named by an error finding (at its line, or listed in its ``counterexample["lines"]``);
 * its memory is bounded: each case runs under an address-space limit (``CASE_MEMORY``), so a
   runaway allocation is a ``MemoryError`` -- an internal error, exit status 2, a failing
   case -- and never a machine brought down by the kernel's out-of-memory killer.
@@ -50,8 +53,8 @@ CASES: Counter[str] = Counter()
 SEED_KEYS = ("000", "001", "002", "003", "004")
 MARKDOWN_SEEDS = ("001", "002", "004")  # the seeds rendered as Markdown (for the HTML page)
 
-# The Z3 time limit of fuzz runs: a query that runs out is 'unknown' (exit 1), which is a
-# correct answer; a short limit keeps a case that Z3 finds hard from eating the budget.
+# The Z3 time limit of fuzz runs: where a query runs out the enumeration decides (every map
+# is finite); a short limit keeps a case that Z3 finds hard from eating the budget.
 Z3_TIMEOUT_S = "1"
 CASE_BUDGET_S = 90.0  # one document, end to end, on a slow two-core machine
 
@@ -221,6 +224,43 @@ def check_pipeline(data: bytes | str, name: str = "doc.txt",
     ET.fromstring(outputs["junit"])
     for f in proof.findings:
         check_position(f.span.document, f.span.line, f.span.column, name, raw, f.kind)
+    if not name.endswith((".html", ".htm")):
+        check_nothing_dropped(raw, name, model, proof)
+
+
+# a formula for a fragment's row or col, behind any quote marks, bullets, heading marks,
+# table bars or back ticks
+FORMULA_LINE = re.compile(r"^[\s>*+#|`-]*(?:row|col)\s*=(?!=)")
+
+
+def check_nothing_dropped(raw: bytes, name: str, model: Any, proof: Any) -> list[int]:
+    """Every formula line is part of a layout or named by an error finding; returns the
+    formula lines found (a test may ask that there were some)."""
+    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = [k for k, ln in enumerate(text.split("\n"), 1) if FORMULA_LINE.match(ln)]
+    if any(f.kind == "input" and f.severity == "error" and f.span.document == name
+           for f in proof.findings):
+        return lines  # the document as a whole was not read (binary, empty, nothing found)
+    read: set[int] = set()
+    for lay in model.layouts:
+        if lay.document != name:
+            continue
+        used = {seg[1] for f in (*lay.formulas, *lay.helpers) for c in f.cases
+                for seg in c.source.segments}
+        if used:  # the block's program: its first formula line to its last
+            read |= set(range(min(used), max(used) + 1))
+    named = {f.span.line for f in proof.findings
+             if f.severity == "error" and f.span.document == name}
+    for f in proof.findings:  # an error that lists the lines it leaves unchecked
+        cex = f.counterexample
+        if f.severity == "error" and f.span.document == name and isinstance(cex, dict) \
+                and isinstance(cex.get("lines"), list):
+            named |= set(cex["lines"])
+    dropped = [k for k in lines if k not in read and k not in named]
+    assert not dropped, f"formula lines dropped without a finding: {dropped[:10]}"
+    return lines
 
 
 # ---- strategies --------------------------------------------------------------------------------

@@ -24,6 +24,11 @@ The renderings (each must read to the same findings as the seed):
 * ``glued``           browser text where a formula's last line runs into the next opener
                       (``col = groupIDAccumulators (C or D):``, ``... i >= 4.f64:``)
 * ``empty_cells`` / ``missing_cells``   table rows whose element list is empty or missing
+* ``bulleted``        bullet lines and a ``# Notes`` heading added above the document
+* ``quoted_whole``    every line quoted with ``> ``
+
+``headings_damaged`` (titles without their numbers, titles removed) changes what can be read:
+there the property is that no formula line is dropped without a finding naming it.
 
 Then every fragment sentence is rewritten from its facts -- register count, register kind,
 elements per register, element types, non-zero/out-of, matrix -- through the grammatical
@@ -247,16 +252,50 @@ def text_missing_lists(txt: str) -> Rendering:
     return _render("missing_lists", out, ".txt", missing_lists=tuple(rows))
 
 
+# ---- damage around the text: bullets, quotes, headings -------------------------------------------
+
+
+def bulleted(text: str, suffix: str) -> Rendering:
+    """Four bullet lines, then a ``# Notes`` heading and one list item, above the document:
+    a file that now looks like Markdown, whose content is unchanged."""
+    head = [("* a", 0), ("* b", 0), ("* c", 0), ("* d", 0), ("", 0), ("# Notes", 0), ("", 0),
+            ("* item", 0), ("", 0)]
+    return _render("bulleted", head + _lines(text), suffix)
+
+
+def quoted_whole(text: str, suffix: str) -> Rendering:
+    """Every line quoted (``> ``), as a mail or a forum post quotes a page."""
+    return _render("quoted_whole", [(f"> {t}" if t.strip() else t, k)
+                                    for t, k in _lines(text)], suffix)
+
+
+_NUMBERED = re.compile(r"^(?P<pre>#*\s*)(?:\[)?\d+(?:\.\d+)+\.?\s+")
+
+
+def headings_damaged(text: str, suffix: str) -> list[Rendering]:
+    """Section titles without their numbers, and section titles removed: the sections
+    no longer open, so their formulas cannot be checked -- each must then be named by a
+    finding, never dropped in silence."""
+    lines = _lines(text)
+    no_number = [(_NUMBERED.sub(lambda m: m.group("pre"), t), k) for t, k in lines]
+    no_title = [(t, k) for t, k in lines if not _NUMBERED.match(t)]
+    return [_render("titles_without_numbers", no_number, suffix),
+            _render("titles_removed", no_title, suffix)]
+
+
 def renderings(seed: str, markdown: bool) -> list[Rendering]:
     """Every rendering of one seed that must read to the seed's own findings."""
+    suffix = ".md" if markdown else ".txt"
+    damage = [bulleted(seed, suffix), quoted_whole(seed, suffix)]
     if markdown:
         text = browser(seed)
         spaced = double_spaced(seed)
         both = _chain(spaced, quoted(spaced.text))
         return [spaced, quoted(seed), replace(both, name="quoted_double_spaced"),
                 sphinx(seed), text, _chain(text, glued(text.text)),
-                element_cells(seed, "empty"), element_cells(seed, "missing")]
-    return [glued(seed), text_missing_lists(seed)]
+                element_cells(seed, "empty"), element_cells(seed, "missing"), *damage,
+                _chain(text, bulleted(text.text, ".txt"))]
+    return [glued(seed), text_missing_lists(seed), *damage]
 
 
 def _chain(first: Rendering, second: Rendering) -> Rendering:

@@ -277,3 +277,33 @@ def test_cute_export_round_trips_through_the_reader() -> None:
         assert verdict.verdict == "equal", (lay.id, verdict.message)
         checked += 1
     assert checked >= 80
+
+
+_ALL_UNREADABLE = """\
+namespace cute {
+struct SM99_Z { void fma() { asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"
+                                          " {%0, %1}, {%2}, {%3}, {%4, %5};\\n"); } };
+template <> struct MMA_Traits<SM99_Z> {
+  using ThrID   = Layout<_32>;
+  using ALayout = decltype(make_layout(Shape<_32>{}));
+  using BLayout = NoSuchAlias;
+  using CLayout = NoSuchAlias;
+};
+}
+"""
+
+
+def test_an_audit_whose_every_operand_is_unreadable_checked_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "toy_traits_sm99.hpp"
+    p.write_text(_ALL_UNREADABLE, encoding="utf-8")
+    assert main(["audit", "cute", str(p), "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["summary"]["operands"] == \
+        {"equal": 0, "differs": 0, "not-in-spec": 0, "unreadable": 3}
+    assert "no operand of the 1 atom(s) could be compared with the spec (3 unreadable, " \
+           "0 not in the spec)" in err
+    # one operand read and equal: that one was checked, the run passes with its warnings
+    q = tmp_path / "toy2_traits_sm99.hpp"
+    q.write_text(_TOY, encoding="utf-8")
+    assert main(["audit", "cute", str(q), "--format", "json"]) == 0

@@ -26,6 +26,7 @@ from formal.parse.prose import parse_prose
 from formal.parse.pseudocode import parse_pseudo_line
 
 from . import fuzzkit as fk
+from . import renderings as R
 from .conftest import ROOT, budget
 from .sections import A_BLOCK, COL, ROW, ROW_TEXT, a_section, section
 
@@ -72,6 +73,27 @@ def strategies(*strats: Any) -> Callable[[Callable[..., None]], Callable[..., No
 def mutated_seeds(case: tuple[str, str]) -> None:
     text, suffix = case
     fk.check_cli(text, suffix, label="mutated seed")
+
+
+@st.composite
+def damaged_seed(draw: Any) -> tuple[str, str]:
+    """A seed with bullets or a heading added above it, quoted whole, or its section titles
+    unnumbered or removed (tests/renderings.py), then a few random edits."""
+    key = draw(st.sampled_from(fk.SEED_KEYS))
+    text = fk.seed_text(key)
+    suffix = ".md" if key in fk.MARKDOWN_SEEDS else ".txt"
+    made = [R.bulleted(text, suffix), R.quoted_whole(text, suffix),
+            *R.headings_damaged(text, suffix)]
+    r = made[draw(st.integers(0, len(made) - 1))]
+    return draw(fk.edited(r.text, max_edits=3)), r.suffix
+
+
+@twice(short=12, full=400)
+@strategies(damaged_seed())
+def damaged_renderings(case: tuple[str, str]) -> None:
+    """Content is never dropped (fk.check_nothing_dropped), whatever is around it."""
+    text, suffix = case
+    fk.check_pipeline(text, f"doc{suffix}", label="damaged rendering")
 
 
 @twice(short=12, full=400)

@@ -282,3 +282,68 @@ def test_strict_accepts_nothing_whatever_accept_names(tmp_path: Path, base: list
     assert code == 1
     assert "--strict: the entries of --accept are not applied" in err
     assert res["summary"]["accepted"] == 0
+
+
+# ---- diff: a revision whose maps were not compared is not a pass ---------------------------------
+
+
+def diff(tmp_path: Path, old: list[str], new: list[str]) -> tuple[int, dict[str, str]]:
+    a, b = tmp_path / "old.txt", tmp_path / "new.txt"
+    a.write_text("\n".join(old) + "\n")
+    b.write_text("\n".join(new) + "\n")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["diff", str(a), str(b), "--format", "json", "--evidence", "none"])
+    return code, {c["key"]: c["kind"] for c in json.loads(out.getvalue())["changes"]}
+
+
+def test_diff_of_a_revision_whose_formula_no_longer_parses_fails(tmp_path: Path,
+                                                                 base: list[str]) -> None:
+    new = [ln.replace(WRONG, "row =      groupID >>> 1 ") for ln in base]
+    code, kinds = diff(tmp_path, base, new)
+    assert code == 1
+    assert kinds == {"mma.m16n8k16.A.e4m3-e5m2": "not-comparable",
+                     "mma.m16n8k16.A.s8-u8": "not-comparable",
+                     "mma.m16n8k16.B.e4m3-e5m2": "same-text",
+                     "mma.m16n8k16.B.s8-u8": "same-text"}
+
+
+def test_diff_of_a_revision_that_removed_every_layout_fails(tmp_path: Path,
+                                                            base: list[str]) -> None:
+    new = [ln.replace("m16n8k16", "m16n8k8") for ln in base]
+    code, kinds = diff(tmp_path, base, new)
+    assert code == 1
+    assert sorted(kinds.values()) == ["added"] * 4 + ["removed"] * 4
+
+
+def test_diff_of_a_revision_against_itself_passes(tmp_path: Path, base: list[str]) -> None:
+    code, kinds = diff(tmp_path, base, base)
+    assert code == 0 and set(kinds.values()) == {"same-text"}
+
+
+# ---- figure-only: only what the catalog states ---------------------------------------------------
+
+
+def _no_formulas(base: list[str]) -> list[str]:
+    return [ln for ln in base if not ln.startswith(
+        ("row", "col", "groupID", "threadID", "         groupID", "The row and column"))]
+
+
+def test_a_layout_given_only_as_a_figure_takes_the_catalogs(tmp_path: Path,
+                                                            base: list[str]) -> None:
+    code, res = prove(tmp_path, _no_formulas(base), "--evidence", "none")
+    assert code == 0
+    assert {lay["source"] for lay in res["layouts"]} == {"catalog"}
+    assert res["summary"]["layouts_proved"] == 4
+
+
+def test_a_figure_the_catalog_does_not_state_is_never_proved(tmp_path: Path,
+                                                             base: list[str]) -> None:
+    lines = [ln.replace("m16n8k16", "m16n8k48") for ln in _no_formulas(base)]
+    code, res = prove(tmp_path, lines, "--evidence", "none")
+    assert code == 1
+    assert {lay["source"] for lay in res["layouts"]} == {"figure-only"}
+    assert res["summary"]["layouts_proved"] == 0
+    for st in statuses(res).values():
+        assert st["injective"] == st["surjective"] == "error"
+    assert len([f for f in res["findings"] if f["kind"] == "figure-only"]) == 4

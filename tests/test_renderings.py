@@ -161,3 +161,25 @@ def test_the_renderings_keep_their_origins() -> None:
     g = R.glued("col = groupID\n\nAccumulators (C or D):\nx\n")
     assert g.text.split("\n")[0] == "col = groupIDAccumulators (C or D):"
     assert g.seed_line(2) == 4
+
+
+@pytest.mark.parametrize("prefix", SEEDS)
+def test_damaged_headings_drop_no_formula_without_a_finding(prefix: str) -> None:
+    """Titles without their numbers, or removed: the sections no longer open, and every
+    formula line is named by an error finding (tests/fuzzkit.check_nothing_dropped)."""
+    from . import fuzzkit as fk
+
+    text, md = _seed(prefix)
+    for r in R.headings_damaged(text, ".md" if md else ".txt"):
+        name = f"doc{r.suffix}"
+        raw = r.text.encode("utf-8")
+        from formal import catalog
+        from formal.model.resolve import build
+        from formal.prove.driver import prove
+        from formal.text.read import read_bytes
+        model = build([read_bytes(raw, name)], catalog.documents())
+        proof = prove(model, OPTS)
+        lines = fk.check_nothing_dropped(raw, name, model, proof)
+        assert lines, r.name
+        if r.name == "titles_removed" or not md:  # a Markdown heading opens unnumbered
+            assert any(f.kind == "unchecked" for f in proof.findings), r.name

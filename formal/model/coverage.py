@@ -1,29 +1,31 @@
 """Nothing that looks like a fragment section is dropped without a word: each line the text
 stage found (``Document.looks``: an operand heading, a fragment-table row, a ``row``/``col``
-formula) is part of a layout the prove stage checks, or stands on a line an error finding
-names, or is named here by an error finding of kind ``unchecked``.  A finding on its line names it
-(a table row that could not be read is a warning there; a formula needs an error), and an
-error on its section's title names the whole section (a shape over the limits).
+formula) is part of a layout the prove stage checks, or is named by an error finding.
 
     9.7.14.5.9 Matrix Fragments for mma.m16n8k16      (lost its number: no section opens)
     Multiplicand A:                                    line 7   operand
     .u8 / .s8  A vector expression containing ...      line 9   table
     row = groupID   for ai where i < 4                 line 22  formula
 
-gives one error at line 7: "3 lines that look like a fragment section were not checked
-(line 7 'Multiplicand A:', line 9 '.u8 / .s8 A vector ...', line 22 'row = groupID ...'):
-they stand under no title that names an instruction and a shape".  Consecutive lines not
-checked are one finding, so one cause is one error.
+gives one error of kind ``unchecked`` at line 7: "3 lines that look like part of a fragment
+section were not checked: line 7 'Multiplicand A:', line 9 '.u8 / .s8 A vector ...', line 22
+'row = groupID ...'; they stand under no title that names an instruction and a shape", its
+counterexample ``{"lines": [7, 9, 22]}``.  Consecutive lines not checked are one finding, so
+one cause is one error.
 
 An operand heading counts as read when a layout of the document begins between it and the
-next operand heading; a table row or a formula when it is one of the lines a layout was
-built from, or stands between two formula lines of one layout.
+next operand heading; a table row or a formula when it is one of the lines a layout was built
+from, or stands between two formula lines of one layout.  A finding on its own line names a
+line too (a table row that could not be read has its warning there; a formula needs an
+error), and an error on its section's title (a title that does not parse, a shape over the
+limits) names the section's lines: that error then lists them in its counterexample.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from ..base.source import Finding, SourceText, error
 from ..parse.document import ParsedDocument
@@ -61,8 +63,10 @@ def layout_lines(lay: Layout) -> set[int]:
 
 def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
               findings: Iterable[Finding]) -> list[Finding]:
-    """An error for each run of lines that look like a fragment section and were not
-    checked."""
+    """``findings`` with an error added for each run of lines that look like a fragment
+    section and were not checked.  Where an error on a section's title already says why
+    (a title that does not parse, a shape over the limits), that error lists the lines
+    instead (``counterexample["lines"]``): one cause, one error."""
     by_doc: dict[str, list[Layout]] = {}
     for lay in layouts:
         by_doc.setdefault(lay.document, []).append(lay)
@@ -72,6 +76,7 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
     # formulas are still checked); a formula line only by an error
     warned = {(f.span.document, f.span.line) for f in findings}
     out: list[Finding] = []
+    under_title: dict[tuple[str, int], list[int]] = {}
     for d in docs:
         doc = d.document
         if not doc.looks:
@@ -79,8 +84,7 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
         lays = by_doc.get(doc.name, [])
         read: set[int] = set()
         for lay in lays:
-            if lay.source in ("text", "catalog", "figure-only") or lay.document == doc.name:
-                read |= layout_lines(lay)
+            read |= layout_lines(lay)
         starts = sorted(lay.span.line for lay in lays)
         heads = [src.span(0).line for what, src in doc.looks if what == "operand"]
         run: list[tuple[str, SourceText]] = []
@@ -93,8 +97,10 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
             else:
                 ok = line in read
             title = _title_line(d, line)
-            if ok or (doc.name, line) in (warned if what != "formula" else named) \
-                    or (title is not None and (doc.name, title) in named):
+            if not ok and title is not None and (doc.name, title) in named:
+                under_title.setdefault((doc.name, title), []).append(line)
+                ok = True
+            if ok or (doc.name, line) in (warned if what != "formula" else named):
                 if run:
                     out.append(_finding(d, run))
                 run = []
@@ -102,7 +108,12 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
                 run.append((what, src))
         if run:
             out.append(_finding(d, run))
-    return out
+    kept = [f if f.severity != "error" or f.counterexample is not None
+            or (f.span.document, f.span.line) not in under_title
+            else replace(f, counterexample={"lines": under_title[(f.span.document,
+                                                                  f.span.line)]})
+            for f in findings]
+    return kept + out
 
 
 _WHAT = {"operand": "an operand heading", "table": "a fragment-table row",
@@ -118,7 +129,8 @@ def _finding(d: ParsedDocument, run: list[tuple[str, SourceText]]) -> Finding:
     else:
         head = f"{len(run)} lines that look like part of a fragment section were not " \
                f"checked: {shown}{more}"
-    return error("unchecked", first.strip(), f"{head}; {_why(d, first.span(0).line)}")
+    return error("unchecked", first.strip(), f"{head}; {_why(d, first.span(0).line)}",
+                 counterexample={"lines": [src.span(0).line for _w, src in run]})
 
 
 def _short(text: str) -> str:

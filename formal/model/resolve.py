@@ -211,7 +211,7 @@ def build(documents: Iterable[Document | ParsedDocument],
             resolved.extend(with_section_context(
                 _resolve(ctx, src, one, own, pool, findings, circular, ref), own))
     layouts = _fill_from_catalog(written + resolved, cat_layouts)
-    findings.extend(unchecked(docs, layouts, findings))
+    findings = unchecked(docs, layouts, findings)
     return Model(tuple(_unique_ids(layouts)), tuple(findings),
                  tuple(d.document for d in docs))
 

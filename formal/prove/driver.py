@@ -187,6 +187,8 @@ def _surjective(lay: Layout, m: Any, opts: Options, inj: Core, rng: Core, chunks
 
 
 NOT_CHECKED = "not checked: a formula of this layout did not parse"
+NOT_CHECKED_FIGURE = "not checked: the document gives no formulas for this layout (a figure " \
+    "at most) and the catalog states none for its instruction, shape, operand and types"
 
 
 def _every_n(lay: Layout, check: Callable[[Layout], Core]) -> Core:
@@ -220,11 +222,16 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
                   *(("metadata-coverage", "selector-range") if lay.operand == "metadata"
                     else ()), *(("hardware",) if opts.evidence is not None else ())):
             verdicts[n] = na(n, "error", NOT_CHECKED)
-    elif m is None:
-        why = "the document gives this layout only as a figure" \
-            if lay.source == "figure-only" else "no formulas"
+    elif m is None and lay.source == "figure-only":
+        # no formulas in the text and none in the catalog for it: nothing is proved of its
+        # cells, and one finding says so
         for n in formula_names:
-            verdicts[n] = na(n, "not-applicable", why)
+            verdicts[n] = na(n, "error", NOT_CHECKED_FIGURE)
+        findings.append(Finding("error", "figure-only", lay.span, NOT_CHECKED_FIGURE,
+                                lay.section, None, lay.id))
+    elif m is None:
+        for n in formula_names:
+            verdicts[n] = na(n, "not-applicable", "no formulas")
     else:
         spec, spec_core = chunk_spec(lay) if lay.sparse_a else (None, None)
         cores = _cached((*key, "formula", repr(spec)),
@@ -300,7 +307,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     verdicts.setdefault("hardware", _hardware(lay, opts, stated))
     ordered = tuple(verdicts[n] for n in OBLIGATIONS if n in verdicts)
     for v in ordered:
-        if v.status == "error" and v.message == NOT_CHECKED:
+        if v.status == "error" and v.message in (NOT_CHECKED, NOT_CHECKED_FIGURE):
             continue  # the line that did not parse is the one finding
         if v.status in ("refuted", "error"):
             findings.append(Finding("error", v.name, v.span or lay.span, v.message, lay.section,

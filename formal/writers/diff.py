@@ -83,9 +83,12 @@ def compare_layouts(a: Layout, b: Layout, opts: Options) -> Change:
     key = _label(b)
     if a.formula_hash() == b.formula_hash():
         return Change("same-text", key, a.id, b.id)
-    ma, mb = map_of(a), map_of(b)
+    ma, mb = (None if a.incomplete else map_of(a)), (None if b.incomplete else map_of(b))
     if ma is None or mb is None:
+        broken = [w for w, lay in (("OLD", a), ("NEW", b)) if lay.incomplete]
         return Change("not-comparable", key, a.id, b.id,
+                      f"the {' and '.join(broken)} revision's formulas did not become a map "
+                      "(its finding says why)" if broken else
                       "one of them gives no formulas (figure-only)")
     if ma.n != mb.n or ma.names != mb.names or ma.selectors != mb.selectors:
         return Change("different-map", key, a.id, b.id,
@@ -103,9 +106,14 @@ def compare_layouts(a: Layout, b: Layout, opts: Options) -> Change:
             raise InternalError(f"diff {key}: Z3 proves the maps equal, enumeration finds "
                                 f"{enum_diff}")
         return Change("same-map", key, a.id, b.id, "the formulas differ; the maps are equal")
-    if r == "unknown":
-        return Change("not-comparable", key, a.id, b.id, f"Z3 gave up ({model})")
-    zp = sa.point(model)
+    if r == "unknown":  # finite maps: the enumeration above compared every point
+        if enum_diff is None:
+            return Change("same-map", key, a.id, b.id, "the formulas differ; the maps are "
+                          "equal (decided by enumeration; Z3 timed out after "
+                          f"{opts.timeout_ms / 1000:g} s)")
+        zp = enum_diff
+    else:
+        zp = sa.point(model)
     if ta.get(zp) == tb.get(zp):
         raise InternalError(f"diff {key}: the Z3 witness {zp} does not replay")
     p = enum_diff or zp
