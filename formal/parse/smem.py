@@ -260,17 +260,22 @@ def read_cell(text: str, start: str) -> Any:
 
 # ---- lines and cells -------------------------------------------------------------------------
 
+_BLANK = str.maketrans({"`": " ", "\\": " "})
+
+
 def _blank_markup(line: str) -> str:
     """The line with its quote marks, bullets, backticks and escapes blanked (same length)."""
-    out = list(line)
     i = 0
-    while i < len(out) and out[i] in " >*+-":
-        if out[i] in ">*+-" and (i + 1 == len(out) or out[i + 1] == " "):
-            out[i] = " "
-        elif out[i] != " ":
+    lead = []
+    while i < len(line) and line[i] in " >*+-":
+        if line[i] in ">*+-" and (i + 1 == len(line) or line[i + 1] == " "):
+            lead.append(" ")
+        elif line[i] != " ":
             break
+        else:
+            lead.append(" ")
         i += 1
-    return "".join(" " if ch in "`\\" else ch for ch in out)
+    return "".join(lead) + line[i:].translate(_BLANK)
 
 
 def _cells(line: str) -> list[tuple[int, str]]:
@@ -332,6 +337,14 @@ class _Reader:
         return Span(self.document, line, col + 1)
 
     def line(self, n: int, raw: str, src: SourceText | None = None) -> None:
+        if not self.table and not self.in_example:
+            # outside a table, only a heading or a line naming a layout, a majorness or a
+            # descriptor can start one: the rest of a long document is passed over unsplit
+            bare = raw.lstrip(" >*+-|")
+            low = raw.lower()
+            if not (bare[:1].isdigit() or bare[:1] == "#" or "layout" in low
+                    or "major" in low or "descriptor" in low):
+                return
         self.src = src
         cells = _cells(raw)
         if not cells:
