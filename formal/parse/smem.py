@@ -133,7 +133,7 @@ class FieldRow:
 
 
 @dataclass(frozen=True)
-class Definition:
+class OffsetDefinition:
     """What LBO or SBO is, as a definition table says it: the step from the first ``count``
     rows (M/N) or columns (K) to the next, counted in 128-bit units along the leading
     dimension; ``unit`` is "unused" where the text says the offset is not used."""
@@ -154,7 +154,7 @@ class SmemText:
     examples: tuple[Example, ...]
     fields: tuple[FieldRow, ...]
     findings: tuple[Finding, ...]
-    definitions: tuple[Definition, ...] = ()
+    definitions: tuple[OffsetDefinition, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -323,7 +323,7 @@ class _Reader:
         self.canonical: list[CanonicalRow] = []
         self.examples: list[Example] = []
         self.fields: list[FieldRow] = []
-        self.definitions: list[Definition] = []
+        self.definitions: list[OffsetDefinition] = []
         self.findings: list[Finding] = []
         self.mode = ""
         self.major = ""
@@ -393,7 +393,7 @@ class _Reader:
 
     def _definition(self, n: int, cells: list[tuple[int, str]]) -> bool:
         """``K-Major | * No-Swizzling: the offset from the first column to the second ... *
-        Swizzled layouts: not used, assumed to be 1.``: one Definition per clause."""
+        Swizzled layouts: not used, assumed to be 1.``: one OffsetDefinition per clause."""
         major = _major_of(cells[0][1].split()[0].replace("-Major", "").replace("-major", ""))
         if major is None or not cells[0][1].lower().endswith("major") and len(cells) < 2:
             return False
@@ -422,7 +422,7 @@ class _Reader:
             text = [w.lower().strip(".,()") for _, w in ws]
             span = self.span(n, ws[0][0])
             if "not" in text and "used" in text:
-                self.definitions.append(Definition(self.table, major, swizzled, 0, "unused",
+                self.definitions.append(OffsetDefinition(self.table, major, swizzled, 0, "unused",
                                                    span))
                 continue
             if "first" not in text:
@@ -436,8 +436,8 @@ class _Reader:
             unit = "row" if text[i].startswith("row") else \
                 "column" if text[i].startswith("column") else ""
             if unit:
-                self.definitions.append(Definition(self.table, major, swizzled, count, unit,
-                                                   span))
+                self.definitions.append(OffsetDefinition(self.table, major, swizzled, count, unit,
+                                                         span))
         return True
 
     def _field(self, n: int, cells: list[tuple[int, str]]) -> bool:
