@@ -26,7 +26,8 @@ from ..base.progress import progress
 from ..base.records import expand
 from . import gpu_matrix
 from .devices import device_problem
-from .gpu import Report, Run, assemble_only, no_device, run_supervised, select, short_text
+from .gpu import Report, assemble_only, no_device, run_supervised, select
+from .runs import Run, short_text
 
 # ---- output -----------------------------------------------------------------------------------
 
