@@ -423,14 +423,6 @@ def _run_to_wire(r: Run) -> dict[str, Any]:
     return d
 
 
-def _run_from_wire(d: Mapping[str, Any]) -> Run:
-    v = _VARIANT[d["key"]]
-    return Run(v, d["selector"], d["result"], d["detail"], d["trials"], d["seed"],
-               dict(d["layout_hashes"]), d["mode"], dict(d.get("discovered_hashes") or {}),
-               float(d.get("seconds", 0.0)), str(d.get("erratum") or ""),
-               [list(c) for c in d.get("d_cells") or ()])
-
-
 def make_device(spec: str, records: Sequence[Mapping[str, Any]]) -> Any:
     """``cuda`` / ``cuda:N`` (CuPy) or
     ``fake[:sm=90,crash=KEY,hang=KEY,fault=KEY,sticky=1]``; ``fake:absent`` is no device
@@ -564,7 +556,7 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
                 current = msg[1]
                 deadline_task = time.monotonic() + timeout
             elif kind == "result":
-                runs = [_run_from_wire(d) for d in msg[2]]
+                runs = [Run.from_record(d) for d in msg[2]]
                 _add(report, runs, msg[3], msg[5], msg[4], log)
                 pending = pending[pending.index(msg[1]) + 1:]
                 current = None

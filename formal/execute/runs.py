@@ -21,9 +21,11 @@ not judged (``expect="any"``); a run that could not execute here (``not-executed
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.matrix_variants import variant
 from ..base.variants import Variant
 from .smem import SmemLayout
 
@@ -134,6 +136,17 @@ class Run:
         if self.d_cells:
             out["d_cells"] = self.d_cells
         return out
+
+    @staticmethod
+    def from_record(d: Mapping[str, Any]) -> Run:
+        """The run an evidence record (``record()``'s, or a worker's with ``seconds``) is."""
+        return Run(variant(str(d["key"])), d.get("selector"), str(d["result"]),
+                   str(d.get("detail", "")), int(d.get("trials") or 0), d.get("seed"),
+                   dict(d.get("layout_hashes") or {}), str(d.get("mode", "check")),
+                   dict(d.get("discovered_hashes") or {}), float(d.get("seconds", 0.0)),
+                   str(d.get("erratum") or ""), [list(c) for c in d.get("d_cells") or ()],
+                   d.get("smem_layout"), str(d.get("probe") or ""),
+                   str(d.get("expect") or "match"), str(d.get("plant") or ""))
 
     @property
     def ok(self) -> bool:
