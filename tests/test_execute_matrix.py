@@ -18,7 +18,7 @@ from formal.base.matrix_variants import (
     variant,
     wgmma_ns,
 )
-from formal.execute import cpu, devices, gpu_matrix, ptx_matrix
+from formal.execute import cpu, devices, gpu_matrix, ptx
 from formal.execute import matrix as mx
 from formal.execute.ptx import ptxas_path
 
@@ -253,7 +253,7 @@ def test_wgmma_probe_expects_what_the_layout_says() -> None:
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not on PATH")
 def test_every_matrix_kernel_assembles_for_its_target() -> None:
     picks = [v for v in MATRIX_VARIANTS if not v.wgmma or v.n in (8, 256)]
-    res = ptx_matrix.check(picks, ["sm_90a", "sm_100a", "sm_120a"])
+    res = ptx.check(picks, ["sm_90a", "sm_100a", "sm_120a"])
     failed = [(r.variant.key, r.arch, r.detail[:200]) for r in res if r.status == "failed"]
     assert not failed
     # what needs sm_100a is refused for sm_90a
@@ -271,7 +271,7 @@ def test_ptxas_refuses_m16n16_on_sm90a() -> None:
     from formal.execute.ptx import assemble
 
     v = BY_KEY["ldmatrix.m16n16.x1.trans.b8"]
-    ok, msg = assemble(ptx_matrix.module(v, "sm_90a").text, "sm_90a")
+    ok, msg = assemble(ptx.module(v, "sm_90a").text, "sm_90a")
     assert not ok and "m16n16" in msg
 
 

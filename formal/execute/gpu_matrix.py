@@ -193,11 +193,11 @@ def run_matrix_task(dev: CupyDevice | FakeDevice | None, task: Task,
     v = variant(task.key)
     t0 = time.perf_counter()
     if task.mode == "compile":
-        from .ptx import assemble, ptxas_path
+        from .ptx import assemble, module, ptxas_path
 
         if ptxas_path() is None:
             return _run(v.key, "check", "not-executed", f"needs {v.target}; no ptxas here"), {}
-        ok, msg = assemble(ptx_matrix.module(v).text, v.target)
+        ok, msg = assemble(module(v).text, v.target)
         return _run(v.key, "check", "compiled-only" if ok else "error",
                    f"assembled for {v.target} with ptxas" if ok else short_text(msg)), {}
     try:
