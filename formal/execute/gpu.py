@@ -1,7 +1,10 @@
-"""Run every variant on a CUDA device and compare D bit for bit with the exact product.
+"""The mma / mma.sp families of ``ptxlayout gpu``: every row on a CUDA device, D bit for bit.
 
     ptxlayout gpu --layouts build/layouts.json [--trials N] [--record DIR]
                   [--discover] [--only SUBSTR] [--deadline SEC]
+
+(the same invocation then runs the move and wgmma families, ``formal.execute.gpu_matrix``,
+and writes one evidence file for all of them, ``formal.execute.record``.)
 
 This module needs numpy and (for a real device) CuPy, and nothing of the prover: it imports
 no z3, lark or sympy, so it runs on a GPU machine that has only numpy and CuPy.  Layouts come
