@@ -127,3 +127,26 @@ def test_the_walk_sees_a_planted_back_edge(tmp_path: Path) -> None:
     deps = _imports(planted, "formal.prove.planted")
     assert deps == {"formal.writers.report"}
     assert FLOORS[_stage("formal.writers.report")] > FLOORS[_stage("formal.prove.planted")]
+
+
+def _parsers(text: str) -> list[int]:
+    """Lines of ``text`` that build an ``argparse.ArgumentParser``."""
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if name == "ArgumentParser":
+                out.append(node.lineno)
+    return out
+
+
+def test_one_command_line() -> None:
+    """``ptxlayout`` (formal/cli.py) is the only command line of the package: a second
+    ArgumentParser (``python -m formal.execute.gpu_matrix`` had one) is a second tool with its
+    own flags, help and exit codes."""
+    where = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(FORMAL.rglob("*.py"))
+             for line in _parsers(p.read_text(encoding="utf-8"))]
+    assert [w.split(":")[0] for w in where] == ["formal/cli.py"], where
+    # the walk sees one where it is planted
+    assert _parsers("import argparse\nap = argparse.ArgumentParser(prog='x')\n") == [2]
