@@ -324,12 +324,14 @@ def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | Non
 
 
 def _next(conn: Any, proc: Any) -> dict[str, Any] | None:
-    """The worker's next message within half a second (None: none yet, or its end closed)."""
+    """The worker's next message within half a second (None: none yet); ``{"closed": ..}``
+    once its end of the pipe is closed (it exited or died: the caller asks the process)."""
     if conn.poll(0.5):
         try:
             return conn.recv()  # type: ignore[no-any-return]
         except (EOFError, OSError):
-            proc.join(0.1)
+            proc.join(1.0)
+            return {"closed": True}
     return None
 
 
@@ -374,6 +376,8 @@ def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: in
                 if not proc.is_alive() and not receiver.poll(0):
                     break
                 continue
+            if "closed" in msg:  # the worker is gone (done, or died): no message will come
+                break
             if "device" in msg:
                 info = msg["device"]
                 total = len(tasks(int(info.get("sm", 0)), only, experiments))
