@@ -101,6 +101,11 @@ def test_the_fake_move_follows_its_truth(records: list[dict[str, Any]]) -> None:
         v, maps, np.random.default_rng(3), 2, gpu_matrix.MOVE_IMAGE),
         emulate_move(v, maps, mx.move_trial(v, maps, np.random.default_rng(3), 2,
                                             gpu_matrix.MOVE_IMAGE)))
+    # a form the device cannot run is assembled, or (--no-ptxas) not
+    sm100 = gpu_matrix.Task("ldmatrix.m16n16.x1.trans.b8", "compile")
+    run, _ = gpu_matrix.run_matrix_task(None, sm100, records, 1, use_ptxas=False)
+    assert (run.result, run.detail) == ("not-executed",
+                                        "needs sm_100a; not assembled (--no-ptxas)")
     dev = devices.FakeDevice(records, fault=[v.key])
     with pytest.raises(devices.DeviceError, match="launch failed"):
         dev.move(v, t)

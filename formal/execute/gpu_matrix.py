@@ -186,15 +186,19 @@ def _run(key: str, mode: str, result: str, detail: str = "", **kw: Any) -> Run:
 
 
 def run_matrix_task(dev: CupyDevice | FakeDevice | None, task: Task,
-                    records: Sequence[Mapping[str, Any]], trials: int) \
-        -> tuple[Run, dict[str, dict[str, Any]]]:
+                    records: Sequence[Mapping[str, Any]], trials: int,
+                    use_ptxas: bool = True) -> tuple[Run, dict[str, dict[str, Any]]]:
     """One move or wgmma task on ``dev`` with the maps of ``records``: the run, and the
-    tables it keeps by hash (what a discovery or probe showed)."""
+    tables it keeps by hash (what a discovery or probe showed).  A ``compile`` task is
+    assembled with ptxas unless ``use_ptxas`` is off (``--no-ptxas``: ``not-executed``)."""
     v = variant(task.key)
     t0 = time.perf_counter()
     if task.mode == "compile":
         from .ptx import assemble, module, ptxas_path
 
+        if not use_ptxas:
+            return _run(v.key, "check", "not-executed",
+                        f"needs {v.target}; not assembled (--no-ptxas)"), {}
         if ptxas_path() is None:
             return _run(v.key, "check", "not-executed", f"needs {v.target}; no ptxas here"), {}
         ok, msg = assemble(module(v).text, v.target)
@@ -296,7 +300,7 @@ def _compact(v: Variant, operand: str, kind: str, rows: Sequence[Mapping[str, in
 
 
 def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | None, trials: int,
-           experiments: bool, conn: Any) -> None:
+           experiments: bool, conn: Any, use_ptxas: bool = True) -> None:
     """Run tasks from ``start`` on, one message each through ``conn`` (``spec``: the device,
     ``formal.execute.gpu.make_device``'s; ``fake``: the layouts as the hardware's maps)."""
     from .gpu import make_device
@@ -312,7 +316,7 @@ def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | Non
     for i in range(start, len(todo)):
         conn.send({"start": i})
         try:
-            run, kept = run_matrix_task(dev, todo[i], records, trials)
+            run, kept = run_matrix_task(dev, todo[i], records, trials, use_ptxas)
         except Exception as exc:  # noqa: BLE001 - one task's failure, reported
             run, kept = _run(todo[i].key, todo[i].mode, "error",
                             short_text(f"{type(exc).__name__}: {exc}; "
@@ -337,7 +341,8 @@ def _next(conn: Any, proc: Any) -> dict[str, Any] | None:
 
 def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: int,
               experiments: bool, timeout: float, deadline: float, log: Callable[[str], None],
-              spec: str = "cuda", progress: Callable[[int, int], None] | None = None) \
+              spec: str = "cuda", progress: Callable[[int, int], None] | None = None,
+              use_ptxas: bool = True) \
         -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
     """The tasks in child processes (spawned, a pipe each), with a watchdog of ``timeout``
     seconds a task and ``deadline`` for the whole: a child that dies, hangs or faults is
@@ -356,7 +361,7 @@ def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: in
     while True:
         receiver, sender = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=worker, args=(spec, recs, start, only, trials, experiments,
-                                                sender), daemon=True)
+                                                sender, use_ptxas), daemon=True)
         proc.start()
         sender.close()  # the child holds the only writing end: its exit closes the pipe
         current = None

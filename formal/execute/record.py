@@ -263,7 +263,7 @@ def main_from_args(args: argparse.Namespace,
         left = float(deadline) - report.seconds if deadline else 1e9
         info, runs, kept, secs = gpu_matrix.supervise(
             records, only, trials, not getattr(args, "no_experiments", False), timeout,
-            max(1.0, left), log, spec, bar)
+            max(1.0, left), log, spec, bar, not getattr(args, "no_ptxas", False))
         if info.get("device") == "unknown" and not runs:
             report.notes.append("no device ran the moves or wgmma")
         if report.info.get("device") == "unknown":
