@@ -28,7 +28,9 @@ from .writers.export import export_records
 
 
 @dataclass(frozen=True)
-class Run:
+class Analysis:
+    """What ``analyze`` found: the documents' model, its proof and the seconds each took."""
+
     model: Model
     proof: Proof
     seconds: dict[str, float] = field(default_factory=dict)
@@ -61,7 +63,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
             max_bytes: int = MAX_BYTES, use_catalog: bool = True,
             corrections: bool = False,
             accept: Sequence[dict[str, Any]] | None = None,
-            reading: Callable[..., None] | None = None) -> Run:
+            reading: Callable[..., None] | None = None) -> Analysis:
     """Prove the documents (none: the catalog).  ``accept`` lists known errata to accept;
     by default, proving the catalog accepts the spec's errata it keeps on purpose.
     ``reading``: a progress callback for reading the documents (``model_of``'s)."""
@@ -75,7 +77,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
     t2 = time.perf_counter()
-    return Run(model, proof, {"model": t1 - t0, "prove": t2 - t1})
+    return Analysis(model, proof, {"model": t1 - t0, "prove": t2 - t1})
 
 
 SMEM_CATALOG = "catalog/smem/layouts.md"

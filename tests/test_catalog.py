@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from formal import catalog
-from formal.api import Run, analyze, model_of
+from formal.api import Analysis, analyze, model_of
 from formal.base.source import SourceText
 from formal.base.variants import VARIANTS
 from formal.model import layout as model_layout
@@ -44,7 +44,7 @@ from formal.prove.verdicts import Options
 
 
 @lru_cache(maxsize=2)
-def _run(corrections: bool) -> Run:
+def _run(corrections: bool) -> Analysis:
     return analyze([], Options(), corrections=corrections)
 
 

@@ -18,7 +18,7 @@ from formal.base.matrix_variants import (
     variant,
     wgmma_ns,
 )
-from formal.execute import cpu, devices, gpu_matrix, ptx_matrix
+from formal.execute import cpu, devices, gpu_matrix, ptx
 from formal.execute import matrix as mx
 from formal.execute.ptx import ptxas_path
 
@@ -197,7 +197,7 @@ def _read_k_major(img: np.ndarray, t: str, lay: mx.SmemLayout, rows: int, k: int
                                  if not v.wgmma and runs_on(v, 90)])
 def test_moves_check_and_discover_on_the_spec_emulator(key: str) -> None:
     for mode in ("check", "discover"):
-        run, kept = gpu_matrix.run_task(SpecDevice(), gpu_matrix.Task(key, mode),  # type: ignore[arg-type]
+        run, kept = gpu_matrix.run_matrix_task(SpecDevice(), gpu_matrix.Task(key, mode),  # type: ignore[arg-type]
                                         RECORDS, 4)
         assert run.result == "match", run.detail
         assert not kept
@@ -209,10 +209,10 @@ def test_a_wrong_ldmatrix_layout_is_caught() -> None:
     cells = [dict(c) for c in rec["cells"]]
     cells[10]["col"], cells[11]["col"] = cells[11]["col"], cells[10]["col"]  # lane 1, reg 1
     rec["cells"] = cells
-    run, _ = gpu_matrix.run_task(SpecDevice(), gpu_matrix.Task("ldmatrix.m8n8.x4.b16", "check"),  # type: ignore[arg-type]
-                                 recs, 2)
+    task = gpu_matrix.Task("ldmatrix.m8n8.x4.b16", "check")
+    run, _ = gpu_matrix.run_matrix_task(SpecDevice(), task, recs, 2)  # type: ignore[arg-type]
     assert run.result == "mismatch" and "lane 1 element 2" in run.detail
-    disc, kept = gpu_matrix.run_task(SpecDevice(),  # type: ignore[arg-type]
+    disc, kept = gpu_matrix.run_matrix_task(SpecDevice(),  # type: ignore[arg-type]
                                      gpu_matrix.Task("ldmatrix.m8n8.x4.b16", "discover"), recs, 1)
     assert disc.result == "mismatch" and kept
 
@@ -226,7 +226,7 @@ def test_wgmma_packing_round_trips(key: str) -> None:
     recs = _wgmma_records(v)
     for lay in (mx.canonical(v.n), mx.canonical(64, swizzle=64)):
         task = gpu_matrix.Task(key, "check", gpu_matrix._lay(lay))
-        run, _ = gpu_matrix.run_task(SpecDevice(), task, recs, 2)  # type: ignore[arg-type]
+        run, _ = gpu_matrix.run_matrix_task(SpecDevice(), task, recs, 2)  # type: ignore[arg-type]
         assert run.result == "match", run.detail
 
 
@@ -241,7 +241,7 @@ def test_wgmma_probe_expects_what_the_layout_says() -> None:
     assert want[64] == {"slot": 64, "mn": 8, "k": 0}
     assert want[256] == {"slot": 256, "mn": 0, "k": 8}
     assert want[200] == {"slot": 200, "mn": -1, "k": -1}  # the gap is read by nobody
-    run, kept = gpu_matrix.run_task(SpecDevice(),  # type: ignore[arg-type]
+    run, kept = gpu_matrix.run_matrix_task(SpecDevice(),  # type: ignore[arg-type]
                                     gpu_matrix.Task(v.key, "discover", gpu_matrix._lay(lay), "B"),
                                     _wgmma_records(v), 1)
     assert run.result == "match", run.detail and kept
@@ -253,7 +253,7 @@ def test_wgmma_probe_expects_what_the_layout_says() -> None:
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not on PATH")
 def test_every_matrix_kernel_assembles_for_its_target() -> None:
     picks = [v for v in MATRIX_VARIANTS if not v.wgmma or v.n in (8, 256)]
-    res = ptx_matrix.check(picks, ["sm_90a", "sm_100a", "sm_120a"])
+    res = ptx.check(picks, ["sm_90a", "sm_100a", "sm_120a"])
     failed = [(r.variant.key, r.arch, r.detail[:200]) for r in res if r.status == "failed"]
     assert not failed
     # what needs sm_100a is refused for sm_90a
@@ -271,7 +271,7 @@ def test_ptxas_refuses_m16n16_on_sm90a() -> None:
     from formal.execute.ptx import assemble
 
     v = BY_KEY["ldmatrix.m16n16.x1.trans.b8"]
-    ok, msg = assemble(ptx_matrix.module(v, "sm_90a").text, "sm_90a")
+    ok, msg = assemble(ptx.module(v, "sm_90a").text, "sm_90a")
     assert not ok and "m16n16" in msg
 
 
@@ -294,10 +294,10 @@ def _cuda() -> bool:
 def test_on_the_device() -> None:
     dev = devices.CupyDevice()
     for key in ("ldmatrix.m8n8.x4.trans.b16", "stmatrix.m8n8.x2.b16", "movmatrix.m8n8.trans.b16"):
-        run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(key, "check"), RECORDS, 4)
+        run, _ = gpu_matrix.run_matrix_task(dev, gpu_matrix.Task(key, "check"), RECORDS, 4)
         assert run.result == "match", run.detail
     v = variant("wgmma.m64n64k16.f32.f16.f16.rs")
-    run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(v.key, "check",
+    run, _ = gpu_matrix.run_matrix_task(dev, gpu_matrix.Task(v.key, "check",
                                                       gpu_matrix._lay(mx.canonical(64))),
                                  _wgmma_records(v), 4)
     assert run.result == "match", run.detail

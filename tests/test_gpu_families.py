@@ -101,6 +101,40 @@ def test_the_fake_move_follows_its_truth(records: list[dict[str, Any]]) -> None:
         v, maps, np.random.default_rng(3), 2, gpu_matrix.MOVE_IMAGE),
         emulate_move(v, maps, mx.move_trial(v, maps, np.random.default_rng(3), 2,
                                             gpu_matrix.MOVE_IMAGE)))
+    # a form the device cannot run is assembled, or (--no-ptxas) not
+    sm100 = gpu_matrix.Task("ldmatrix.m16n16.x1.trans.b8", "compile")
+    run, _ = gpu_matrix.run_matrix_task(None, sm100, records, 1, use_ptxas=False)
+    assert (run.result, run.detail) == ("not-executed",
+                                        "needs sm_100a; not assembled (--no-ptxas)")
     dev = devices.FakeDevice(records, fault=[v.key])
     with pytest.raises(devices.DeviceError, match="launch failed"):
         dev.move(v, t)
+
+
+def test_every_old_evidence_run_reads_back_and_is_written_as_it_was() -> None:
+    """The two runners' files keep counting: every run of every file in proofs/evidence (four
+    of the mma runner, two of the move / wgmma runner) is a row of the one table, and the
+    one Run writes it back field for field -- the same runs, the same verdicts."""
+    from formal.base.matrix_variants import variant
+    from formal.execute.runs import Run
+
+    files = sorted((ROOT / "proofs" / "evidence").glob("*.json"))
+    assert len(files) == 6
+    seen: dict[str, int] = {}
+    retired = []
+    for path in files:
+        for rec in json.loads(path.read_text(encoding="utf-8"))["runs"]:
+            try:
+                variant(rec["key"])
+            except KeyError:  # a key no row has: it counts for nothing, now as before
+                retired.append((path.name[-21:], rec["key"], rec["result"]))
+                continue
+            run = Run.from_record(rec)
+            assert run.record() == rec, (path.name, rec["key"])
+            seen[run.variant.instruction] = seen.get(run.variant.instruction, 0) + 1
+    # the m8n8k4 .f16 rows were one row before .alayout / .blayout were rows of their own; the
+    # oldest file never ran them, and no verdict read them then or now
+    assert retired == [("20261122T090205Z.json", "mma.m8n8k4.f16.f16.f16.f16", "not-executed"),
+                       ("20261122T090205Z.json", "mma.m8n8k4.f32.f16.f16.f32", "not-executed")]
+    assert seen == {"mma": 522, "mma.sp": 540, "ldmatrix": 24, "stmatrix": 15, "movmatrix": 2,
+                    "wgmma": 260, "wgmma.sp": 143}

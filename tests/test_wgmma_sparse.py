@@ -21,7 +21,7 @@ from formal.base.matrix_variants import (
     wgmma_sp_dtypes,
     wgmma_sp_variants,
 )
-from formal.execute import ptx_matrix
+from formal.execute import ptx
 from formal.execute.ptx import ptxas_path
 from formal.model import Layout, build
 from formal.model.cells import map_of
@@ -347,9 +347,9 @@ def test_the_variant_table() -> None:
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not on PATH")
 def test_every_sparse_wgmma_kernel_assembles_for_sm_90a() -> None:
     picks = [v for v in WGMMA_SP_VARIANTS if v.n in (8, 256)]
-    res = ptx_matrix.check(picks, ["sm_90a"])
+    res = ptx.check(picks, ["sm_90a"])
     assert [(r.variant.key, r.detail[:200]) for r in res if r.status != "ok"] == []
-    text = ptx_matrix.module(variant("wgmma.sp.m64n8k16.f32.tf32.tf32.rs.sel1")).text
+    text = ptx.module(variant("wgmma.sp.m64n8k16.f32.tf32.tf32.rs.sel1")).text
     # the metadata register and the selector as an immediate, after the B descriptor
     assert "%desc_b, %meta, 1, %p_d, 1, 1;" in text
 

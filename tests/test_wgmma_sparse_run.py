@@ -114,7 +114,7 @@ RUNS = ["wgmma.sp.m64n8k32.f32.f16.f16.rs.sel1", "wgmma.sp.m64n64k32.f16.f16.f16
 def test_fake_device_runs_match(records: list[dict[str, Any]], key: str) -> None:
     v = variant(key)
     dev = devices.FakeDevice(records)
-    run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(key, "check",
+    run, _ = gpu_matrix.run_matrix_task(dev, gpu_matrix.Task(key, "check",
                                                       gpu_matrix._lay(gpu_matrix.check_layout(v))),
                                  records, 3)
     assert (run.result, run.detail) == ("match", "3 trials bit-exact")
@@ -131,7 +131,7 @@ def test_the_planted_experiment_mismatches(records: list[dict[str, Any]]) -> Non
              if t.mode == "experiment"]
     assert [(t.plant, t.expect) for t in tasks] == [("meta-chunks-swapped", "mismatch")]
     v = variant(key)
-    run, _ = gpu_matrix.run_task(devices.FakeDevice(records), gpu_matrix.Task(
+    run, _ = gpu_matrix.run_matrix_task(devices.FakeDevice(records), gpu_matrix.Task(
         key, "experiment", gpu_matrix._lay(gpu_matrix.check_layout(v)), expect="mismatch",
         plant="meta-chunks-swapped"), records, 2)
     assert run.result == "mismatch" and run.ok
@@ -223,7 +223,7 @@ def test_sparse_runs_confirm_the_layouts_and_are_then_owed(
     dev = devices.FakeDevice(records)
     runs = []
     for k in keys:
-        run, _ = gpu_matrix.run_task(dev, gpu_matrix.Task(
+        run, _ = gpu_matrix.run_matrix_task(dev, gpu_matrix.Task(
             k, "check", gpu_matrix._lay(gpu_matrix.check_layout(variant(k)))), records, 2)
         assert run.result == "match"
         runs.append(run.record())

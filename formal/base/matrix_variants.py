@@ -36,6 +36,7 @@ from .variants import (
     MOVE_SHAPES,
     MOVES,
     PACKED_FORMATS,
+    VARIANTS,
     Variant,
     assembles_for,
     move_tile,
@@ -179,6 +180,7 @@ def _wgmma_selected() -> list[Variant]:
 
 MATRIX_VARIANTS: tuple[Variant, ...] = tuple(_moves() + _wgmma_selected())
 BY_KEY: dict[str, Variant] = {v.key: v for v in MATRIX_VARIANTS}
+_MMA_BY_KEY: dict[str, Variant] = {v.key: v for v in VARIANTS}
 
 # wgmma.mma_async.sp: every type pairing and selector at N = 8, 64, 256, A from registers
 # and from shared memory.  The GPU runner (``formal.execute.gpu_matrix``) runs them
@@ -243,9 +245,12 @@ def serves(v: Variant, op: str, instruction: str, shape: str, operand: str,
 
 
 def variant(key: str) -> Variant:
-    """The row of ``key``, also for a wgmma N outside the evidence selection."""
+    """The row of ``key``, of any family (an evidence file's ``key``), also for a wgmma N
+    outside the evidence selection; ``KeyError`` when no row has it."""
     if key in BY_KEY:
         return BY_KEY[key]
+    if key in _MMA_BY_KEY:
+        return _MMA_BY_KEY[key]
     for v in wgmma_variants() + wgmma_sp_variants():
         if v.key == key:
             return v

@@ -130,13 +130,13 @@ class CupyDevice:
 
     def function(self, v: Variant, trans: bool = False) -> Any:
         arch = f"sm_{self.sm}a" if v.arch_suffix else None
-        m = ptx_matrix.module(v, arch, trans)
+        m = ptx.module(v, arch, trans)
         if m.filename not in self.functions:
             path = self.tmp / m.filename  # unique per text: CuPy caches modules by path
             path.write_text(m.text, encoding="utf-8")
             try:
                 mod = self.cp.RawModule(path=str(path))
-                self.functions[m.filename] = mod.get_function(m.entry)
+                self.functions[m.filename] = mod.get_function(m.entry(None))
             except Exception as exc:  # noqa: BLE001 - CUDA driver / JIT errors
                 raise DeviceError(f"JIT/load failed: {type(exc).__name__}: {exc}") from exc
         return self.functions[m.filename]

@@ -1,7 +1,10 @@
-"""Run every variant on a CUDA device and compare D bit for bit with the exact product.
+"""The mma / mma.sp families of ``ptxlayout gpu``: every row on a CUDA device, D bit for bit.
 
     ptxlayout gpu --layouts build/layouts.json [--trials N] [--record DIR]
                   [--discover] [--only SUBSTR] [--deadline SEC]
+
+(the same invocation then runs the move and wgmma families, ``formal.execute.gpu_matrix``,
+and writes one evidence file for all of them, ``formal.execute.record``.)
 
 This module needs numpy and (for a real device) CuPy, and nothing of the prover: it imports
 no z3, lark or sympy, so it runs on a GPU machine that has only numpy and CuPy.  Layouts come
@@ -60,6 +63,7 @@ import numpy as np
 from ..base.variants import VARIANTS, Variant, record_serves, runs_on, selects
 from . import compare, cpu, discover, ptx
 from .devices import POISON, CupyDevice, DeviceError, FakeDevice
+from .runs import Run, Task, short_text
 
 SCHEMA = 1  # of the evidence files
 _VARIANT = {v.key: v for v in VARIANTS}
@@ -67,63 +71,7 @@ _VARIANT = {v.key: v for v in VARIANTS}
 # ---- one variant ------------------------------------------------------------------------------
 
 
-@dataclass
-class Run:
-    """One evidence run: a variant (and selector) checked, or discovered."""
-
-    variant: Variant
-    selector: int | None
-    result: str  # match | mismatch | not-executed | compiled-only | error
-    detail: str = ""
-    trials: int = 0
-    seed: int | None = None
-    layout_hashes: dict[str, str] = field(default_factory=dict)
-    mode: str = "check"  # check | discover
-    discovered_hashes: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
-    # the id of the spec's erratum layout this check packed with (expected: mismatch)
-    erratum: str = ""
-    # mismatch: the differing D cells, [row, col] (or [row, col, product] when the warp
-    # computes several products), at most MAX_CELLS
-    d_cells: list[list[int]] = field(default_factory=list)
-
-    def record(self) -> dict[str, Any]:
-        v = self.variant
-        out: dict[str, Any] = {
-            "key": v.key, "instruction": v.instruction, "shape": v.shape,
-            "types": v.types,
-            "selector": self.selector, "mode": self.mode,
-            "layout_hashes": self.layout_hashes, "trials": self.trials, "seed": self.seed,
-            "result": self.result, "detail": self.detail,
-        }
-        if v.kind:
-            out["kind"] = v.kind
-        if v.op:
-            out["op"] = v.op
-        if v.alayout or v.blayout:
-            out["layouts"] = list(v.layouts)
-        if self.mode == "discover":
-            out["discovered_hashes"] = self.discovered_hashes
-        if self.erratum:
-            out["erratum"] = self.erratum
-        if self.d_cells:
-            out["d_cells"] = self.d_cells
-        return out
-
-    @property
-    def ok(self) -> bool:
-        """As it should be: a match (an erratum layout: a mismatch), or not run here."""
-        if self.result in ("not-executed", "compiled-only"):
-            return True
-        return self.result == ("mismatch" if self.erratum else "match")
-
-
 MAX_CELLS = 64
-
-
-def short_text(text: str, limit: int = 600) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def check_variant(device: Any, p: cpu.Plan, trials: int, handle: Any = None,
@@ -294,19 +242,6 @@ def select(only: str | None) -> list[Variant]:
     return [v for v in VARIANTS if selects(only, v.key)]
 
 
-@dataclass(frozen=True)
-class Task:
-    """One unit of a run: a variant (its checks and discovery), or a variant packed with one
-    of the spec's erratum layouts (``erratum``: that layout's id)."""
-
-    key: str
-    erratum: str = ""
-
-    @property
-    def label(self) -> str:
-        return self.key + (f" [{self.erratum} as written]" if self.erratum else "")
-
-
 def tasks_of(variants: Sequence[Variant], errata: Sequence[Mapping[str, Any]] = ()) \
         -> list[Task]:
     """Every variant, then each (variant, erratum layout) pair the erratum serves."""
@@ -314,7 +249,7 @@ def tasks_of(variants: Sequence[Variant], errata: Sequence[Mapping[str, Any]] = 
     for e in errata:
         for v in variants:
             if record_serves(v, e):
-                out.append(Task(v.key, str(e.get("id", ""))))
+                out.append(Task(v.key, erratum=str(e.get("id", ""))))
     return out
 
 
@@ -491,14 +426,6 @@ def _run_to_wire(r: Run) -> dict[str, Any]:
     return d
 
 
-def _run_from_wire(d: Mapping[str, Any]) -> Run:
-    v = _VARIANT[d["key"]]
-    return Run(v, d["selector"], d["result"], d["detail"], d["trials"], d["seed"],
-               dict(d["layout_hashes"]), d["mode"], dict(d.get("discovered_hashes") or {}),
-               float(d.get("seconds", 0.0)), str(d.get("erratum") or ""),
-               [list(c) for c in d.get("d_cells") or ()])
-
-
 def make_device(spec: str, records: Sequence[Mapping[str, Any]]) -> Any:
     """``cuda`` / ``cuda:N`` (CuPy) or
     ``fake[:sm=90,crash=KEY,hang=KEY,fault=KEY,sticky=1]``; ``fake:absent`` is no device
@@ -632,7 +559,7 @@ def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int 
                 current = msg[1]
                 deadline_task = time.monotonic() + timeout
             elif kind == "result":
-                runs = [_run_from_wire(d) for d in msg[2]]
+                runs = [Run.from_record(d) for d in msg[2]]
                 _add(report, runs, msg[3], msg[5], msg[4], log)
                 pending = pending[pending.index(msg[1]) + 1:]
                 current = None

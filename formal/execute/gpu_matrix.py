@@ -59,7 +59,7 @@ import secrets
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -76,36 +76,13 @@ from ..base.variants import TYPE_BITS, selects
 from . import matrix as mx
 from . import ptx_matrix
 from .devices import CupyDevice, DeviceError, FakeDevice
+from .runs import Run, Task, short_text
 
 SCHEMA = 1
 MOVE_IMAGE = ptx_matrix.MOVE_SMEM_BYTES
 
 
 # ---- tasks ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Task:
-    key: str
-    mode: str  # check | discover | experiment | compile
-    # wgmma: SmemLayout's fields (swizzle, lbo, sbo, swap_fields, major, mn_field)
-    layout: tuple[int, int, int, bool, str, str] = (0, 0, 0, False, "K", "sbo")
-    operand: str = ""  # probes: "A" | "B"
-    expect: str = "match"
-    plant: str = ""  # experiments: a deliberate map error (``matrix.planted``)
-
-    @property
-    def smem(self) -> mx.SmemLayout | None:
-        if not self.layout[1] and not self.layout[0]:
-            return None
-        return mx.SmemLayout(*self.layout)
-
-    @property
-    def label(self) -> str:
-        extra = f" [{self.smem.name}]" if self.smem else ""
-        extra += f" probe {self.operand}" if self.operand else ""
-        extra += f" planted {self.plant}" if self.plant else ""
-        return f"{self.key} {self.mode}{extra}"
 
 
 def _lay(s: mx.SmemLayout) -> tuple[int, int, int, bool, str, str]:
@@ -202,82 +179,44 @@ def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Ta
     return out
 
 
-@dataclass
-class Run:
-    key: str
-    mode: str
-    result: str  # match | mismatch | error | not-executed | compiled-only
-    detail: str = ""
-    trials: int = 0
-    seed: int | None = None
-    layout_hashes: dict[str, str] = field(default_factory=dict)
-    discovered_hashes: dict[str, str] = field(default_factory=dict)
-    smem_layout: dict[str, Any] | None = None
-    probe: str = ""
-    expect: str = "match"
-    d_cells: list[list[int]] = field(default_factory=list)
-    seconds: float = 0.0
-    plant: str = ""
-
-    def record(self) -> dict[str, Any]:
-        v = variant(self.key)
-        out: dict[str, Any] = {"key": v.key, "instruction": v.instruction, "shape": v.shape,
-                               "types": ({"a": v.a, "b": v.b, "c": v.c, "d": v.c} if v.wgmma
-                                         else {"a": v.a}),
-                               "selector": v.selector if v.sparse else None,
-                               "mode": self.mode,
-                               "layout_hashes": self.layout_hashes, "trials": self.trials,
-                               "seed": self.seed, "result": self.result,
-                               "detail": self.detail}
-        if not v.wgmma:
-            out.update(num=v.num, trans=v.trans)
-        else:
-            out["a_source"] = v.a_source
-        for k in ("discovered_hashes", "smem_layout", "probe", "d_cells", "plant"):
-            val = getattr(self, k)
-            if val:
-                out[k] = val
-        if self.expect != "match":
-            out["expect"] = self.expect
-        return out
-
-    @property
-    def ok(self) -> bool:
-        if self.result in ("not-executed", "compiled-only"):
-            return True
-        return self.expect == "any" or self.result == self.expect
+def _run(key: str, mode: str, result: str, detail: str = "", **kw: Any) -> Run:
+    """A run of the row ``key`` (wgmma.sp: at the row's selector)."""
+    v = variant(key)
+    return Run(v, v.selector if v.sparse else None, result, detail, mode=mode, **kw)
 
 
-def _short(text: str, limit: int = 600) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def run_task(dev: CupyDevice | FakeDevice | None, task: Task, records: Sequence[Mapping[str, Any]],
-             trials: int) -> tuple[Run, dict[str, dict[str, Any]]]:
+def run_matrix_task(dev: CupyDevice | FakeDevice | None, task: Task,
+                    records: Sequence[Mapping[str, Any]], trials: int,
+                    use_ptxas: bool = True) -> tuple[Run, dict[str, dict[str, Any]]]:
+    """One move or wgmma task on ``dev`` with the maps of ``records``: the run, and the
+    tables it keeps by hash (what a discovery or probe showed).  A ``compile`` task is
+    assembled with ptxas unless ``use_ptxas`` is off (``--no-ptxas``: ``not-executed``)."""
     v = variant(task.key)
     t0 = time.perf_counter()
     if task.mode == "compile":
-        from .ptx import assemble, ptxas_path
+        from .ptx import assemble, module, ptxas_path
 
+        if not use_ptxas:
+            return _run(v.key, "check", "not-executed",
+                        f"needs {v.target}; not assembled (--no-ptxas)"), {}
         if ptxas_path() is None:
-            return Run(v.key, "check", "not-executed", f"needs {v.target}; no ptxas here"), {}
-        ok, msg = assemble(ptx_matrix.module(v).text, v.target)
-        return Run(v.key, "check", "compiled-only" if ok else "error",
-                   f"assembled for {v.target} with ptxas" if ok else _short(msg)), {}
+            return _run(v.key, "check", "not-executed", f"needs {v.target}; no ptxas here"), {}
+        ok, msg = assemble(module(v).text, v.target)
+        return _run(v.key, "check", "compiled-only" if ok else "error",
+                   f"assembled for {v.target} with ptxas" if ok else short_text(msg)), {}
     try:
         maps = mx.maps_for(v, records)
         if task.plant:
             maps = mx.planted(v, maps, task.plant)
     except mx.LayoutError as exc:
-        return Run(v.key, task.mode, "not-executed", _short(str(exc))), {}
+        return _run(v.key, task.mode, "not-executed", short_text(str(exc))), {}
     assert dev is not None
     hashes = mx.hashes(maps)
     lay = task.smem
     lay_rec = ({**asdict(lay), "name": lay.name, "descriptor_hi": f"0x{lay.descriptor_hi():016x}"}
                if lay else None)
     kept: dict[str, dict[str, Any]] = {}
-    run = Run(v.key, task.mode, "match", layout_hashes=hashes, smem_layout=lay_rec,
+    run = _run(v.key, task.mode, "match", layout_hashes=hashes, smem_layout=lay_rec,
               expect=task.expect, probe=task.operand, plant=task.plant)
     if not v.wgmma and task.mode == "check":
         run.seed = secrets.randbits(63)
@@ -361,7 +300,7 @@ def _compact(v: Variant, operand: str, kind: str, rows: Sequence[Mapping[str, in
 
 
 def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | None, trials: int,
-           experiments: bool, conn: Any) -> None:
+           experiments: bool, conn: Any, use_ptxas: bool = True) -> None:
     """Run tasks from ``start`` on, one message each through ``conn`` (``spec``: the device,
     ``formal.execute.gpu.make_device``'s; ``fake``: the layouts as the hardware's maps)."""
     from .gpu import make_device
@@ -377,10 +316,10 @@ def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | Non
     for i in range(start, len(todo)):
         conn.send({"start": i})
         try:
-            run, kept = run_task(dev, todo[i], records, trials)
+            run, kept = run_matrix_task(dev, todo[i], records, trials, use_ptxas)
         except Exception as exc:  # noqa: BLE001 - one task's failure, reported
-            run, kept = Run(todo[i].key, todo[i].mode, "error",
-                            _short(f"{type(exc).__name__}: {exc}; "
+            run, kept = _run(todo[i].key, todo[i].mode, "error",
+                            short_text(f"{type(exc).__name__}: {exc}; "
                                    + traceback.format_exc(limit=2)),
                             smem_layout=None, expect=todo[i].expect), {}
         conn.send({"done": i, "run": run.record(), "seconds": run.seconds, "kept": kept})
@@ -389,18 +328,21 @@ def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | Non
 
 
 def _next(conn: Any, proc: Any) -> dict[str, Any] | None:
-    """The worker's next message within half a second (None: none yet, or its end closed)."""
+    """The worker's next message within half a second (None: none yet); ``{"closed": ..}``
+    once its end of the pipe is closed (it exited or died: the caller asks the process)."""
     if conn.poll(0.5):
         try:
             return conn.recv()  # type: ignore[no-any-return]
         except (EOFError, OSError):
-            proc.join(0.1)
+            proc.join(1.0)
+            return {"closed": True}
     return None
 
 
 def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: int,
               experiments: bool, timeout: float, deadline: float, log: Callable[[str], None],
-              spec: str = "cuda", progress: Callable[[int, int], None] | None = None) \
+              spec: str = "cuda", progress: Callable[[int, int], None] | None = None,
+              use_ptxas: bool = True) \
         -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
     """The tasks in child processes (spawned, a pipe each), with a watchdog of ``timeout``
     seconds a task and ``deadline`` for the whole: a child that dies, hangs or faults is
@@ -419,7 +361,7 @@ def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: in
     while True:
         receiver, sender = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=worker, args=(spec, recs, start, only, trials, experiments,
-                                                sender), daemon=True)
+                                                sender, use_ptxas), daemon=True)
         proc.start()
         sender.close()  # the child holds the only writing end: its exit closes the pipe
         current = None
@@ -439,6 +381,8 @@ def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: in
                 if not proc.is_alive() and not receiver.poll(0):
                     break
                 continue
+            if "closed" in msg:  # the worker is gone (done, or died): no message will come
+                break
             if "device" in msg:
                 info = msg["device"]
                 total = len(tasks(int(info.get("sm", 0)), only, experiments))
@@ -447,7 +391,7 @@ def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: in
                 log(f"no device: {msg['nodevice']}")
                 total = len(tasks(0, only, experiments))
                 for i, t in enumerate(tasks(0, only, experiments)):
-                    runs[i] = Run(t.key, t.mode, "not-executed", msg["nodevice"]).record()
+                    runs[i] = _run(t.key, t.mode, "not-executed", msg["nodevice"]).record()
             elif "start" in msg:
                 current = int(msg["start"])
                 limit = time.monotonic() + timeout
@@ -458,7 +402,7 @@ def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: in
                 log(f"{r['key']} {r['mode']}{' probe ' + r['probe'] if r.get('probe') else ''}"
                     f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}"
                     f"{' planted ' + r['plant'] if r.get('plant') else ''}:"
-                    f" {r['result']} ({msg['seconds']:.2f} s) {_short(r['detail'], 200)}")
+                    f" {r['result']} ({msg['seconds']:.2f} s) {short_text(r['detail'], 200)}")
                 current = None
                 if progress is not None and total:
                     progress(len(runs), total)
@@ -471,13 +415,13 @@ def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: in
         todo = tasks(int(info.get("sm", 0)), only, experiments)
         if current is not None and current not in runs:
             t = todo[current]
-            runs[current] = Run(t.key, t.mode, "error", stop or f"the worker died "
+            runs[current] = _run(t.key, t.mode, "error", stop or f"the worker died "
                                 f"(exit {proc.exitcode}) while running this task",
                                 expect=t.expect).record()
         nxt = max(runs, default=-1) + 1
         if stop == "the overall time limit ran out" or nxt >= total:
             for i in range(nxt, total):
-                runs[i] = Run(todo[i].key, todo[i].mode, "not-executed",
+                runs[i] = _run(todo[i].key, todo[i].mode, "not-executed",
                               f"not run: {stop}", expect=todo[i].expect).record()
             break
         start = nxt

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.variants import VARIANTS, Variant, assembles_for, parse_arch, ptx_version
+from . import ptx_matrix
 
 # ue8m0 exponent 127 in each byte: a scale factor of exactly 1.
 UNIT_UE8M0 = 0x7F7F7F7F
@@ -191,8 +192,12 @@ def _entry(v: Variant, selector: int | None, name: str) -> str:
     return "\n".join(lines)
 
 
-def module(v: Variant, arch: str | None = None) -> Module:
-    """The PTX module of ``v`` (``.target`` ``arch``, default the variant's own target)."""
+def module(v: Variant, arch: str | None = None, trans: bool = False) -> Module:
+    """The PTX module of ``v``, of any family (``.target`` ``arch``, default the variant's own
+    target): mma's below, the moves' and wgmma's body from ``formal.execute.ptx_matrix``
+    (one entry ``k``; ``trans``: wgmma's shared-memory operands M/N-major)."""
+    if v.move or v.wgmma:
+        return Module(v, ptx_matrix.text(v, arch, trans), ((None, "k"),), 0, 0)
     target = arch or v.target
     major, minor = ptx_version(v, target)
     entries = tuple((s, "mma" if s is None else f"sel{s}") for s in v.runs)

@@ -1,7 +1,8 @@
-"""PTX kernels for ldmatrix / stmatrix / movmatrix and wgmma.mma_async(.sp), one module a variant.
+"""The kernel bodies of ldmatrix / stmatrix / movmatrix and wgmma.mma_async(.sp), one a variant.
 
-The sibling of ``formal.execute.ptx`` for ``formal.base.matrix_variants``: every kernel is the same
-few lines around one instruction, and the variant row says its opcode and register counts.
+``formal.execute.ptx.module`` makes the module of a variant of any family; for these families
+it takes its text from here (``text``): every kernel is the same few lines around one
+instruction, and the variant row says its opcode and register counts.
 Nothing about a layout is compiled in: shared-memory images, per-lane addresses and the
 wgmma descriptors' layout bits are launch data, so one module serves every layout experiment.
 
@@ -31,26 +32,12 @@ variant's sparsity selector as an immediate.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable
 
-from ..base.matrix_variants import MATRIX_VARIANTS, Variant, assembles_for, ptx_version
-from .ptx import assemble, module_filename, ptxas_path
+from ..base.variants import Variant, ptx_version
 
 SMEM_BYTES = 40960  # wgmma: A (<= 8 KB with the 128-byte swizzle) + B (<= 32 KB)
 MOVE_SMEM_BYTES = 2048
-
-
-@dataclass(frozen=True)
-class MatrixModule:
-    variant: Variant
-    text: str
-    entry: str = "k"
-
-    @property
-    def filename(self) -> str:
-        return module_filename(self.variant.key.replace(".", "_"), self.text)
 
 
 def _vec(names: Iterable[str]) -> str:
@@ -252,57 +239,11 @@ def _wgmma_module(v: Variant, arch: str | None, trans: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def module(v: Variant, arch: str | None = None, trans: bool = False) -> MatrixModule:
-    """The PTX module of ``v`` (``.target`` ``arch``, default the variant's own);
-    ``trans``: wgmma .f16 / .bf16 with its shared-memory operands M/N-major."""
-    text = _wgmma_module(v, arch, trans) if v.wgmma else _move_module(v, arch)
-    return MatrixModule(v, text)
+def text(v: Variant, arch: str | None = None, trans: bool = False) -> str:
+    """The PTX text of a move or wgmma ``v``'s module, entry ``k`` (``.target`` ``arch``,
+    default the variant's own); ``trans``: wgmma .f16 / .bf16 with its shared-memory operands
+    M/N-major.  ``formal.execute.ptx.module`` is the one way to a module of any family."""
+    return _wgmma_module(v, arch, trans) if v.wgmma else _move_module(v, arch)
 
 
-@dataclass(frozen=True)
-class Assembled:
-    variant: Variant
-    arch: str
-    status: str  # ok | failed | skipped | no-ptxas
-    detail: str = ""
-
-
-def check(variants: Iterable[Variant], archs: Sequence[str], jobs: int = 2) \
-        -> list[Assembled]:
-    """Assemble every variant for every architecture it supports."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    exe = ptxas_path()
-    out: list[Assembled] = []
-    tasks: list[tuple[Variant, str]] = []
-    for v in variants:
-        for arch in archs:
-            if not assembles_for(v, arch):
-                out.append(Assembled(v, arch, "skipped", f"needs {v.target}"))
-            elif exe is None:
-                out.append(Assembled(v, arch, "no-ptxas"))
-            else:
-                tasks.append((v, arch))
-
-    def one(t: tuple[Variant, str]) -> Assembled:
-        v, arch = t
-        ok, msg = assemble(module(v, arch if v.arch_suffix else None).text, arch, exe)
-        return Assembled(v, arch, "ok" if ok else "failed", msg)
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        out.extend(pool.map(one, tasks))
-    return out
-
-
-def write(variants: Iterable[Variant], out_dir: str | Path) -> list[Path]:
-    d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for v in variants:
-        p = d / f"{v.key.replace('.', '_')}.ptx"
-        p.write_text(module(v).text, encoding="utf-8")
-        paths.append(p)
-    return paths
-
-
-__all__ = ["MatrixModule", "module", "check", "write", "MATRIX_VARIANTS", "SMEM_BYTES"]
+__all__ = ["text", "SMEM_BYTES", "MOVE_SMEM_BYTES"]

@@ -26,7 +26,8 @@ from ..base.progress import progress
 from ..base.records import expand
 from . import gpu_matrix
 from .devices import device_problem
-from .gpu import Report, Run, assemble_only, no_device, run_supervised, select, short_text
+from .gpu import Report, assemble_only, no_device, run_supervised, select
+from .runs import Run, short_text
 
 # ---- output -----------------------------------------------------------------------------------
 
@@ -262,7 +263,7 @@ def main_from_args(args: argparse.Namespace,
         left = float(deadline) - report.seconds if deadline else 1e9
         info, runs, kept, secs = gpu_matrix.supervise(
             records, only, trials, not getattr(args, "no_experiments", False), timeout,
-            max(1.0, left), log, spec, bar)
+            max(1.0, left), log, spec, bar, not getattr(args, "no_ptxas", False))
         if info.get("device") == "unknown" and not runs:
             report.notes.append("no device ran the moves or wgmma")
         if report.info.get("device") == "unknown":
