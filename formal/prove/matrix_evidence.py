@@ -31,9 +31,9 @@ from ..base.matrix_variants import (
     MOVES,
     Variant,
     executed,
+    matrix_layout_serves,
     run_operand,
     runs_on,
-    serves,
     wgmma_sp_variants,
     wgmma_variants,
 )
@@ -59,7 +59,7 @@ def _pool(instruction: str) -> tuple[Variant, ...]:
 
 def _variants(lay: Any, op: str) -> list[Variant]:
     return [v for v in _pool(lay.instruction)
-            if serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types,
+            if matrix_layout_serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types,
                       lay.n_values)]
 
 
