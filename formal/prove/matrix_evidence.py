@@ -23,9 +23,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-import numpy as np
-
-from ..base.hashes import cell_table_hash_of_texts
+from ..base.hashes import first_elements
 from ..base.matrix_variants import (
     MATRIX_VARIANTS,
     MOVES,
@@ -80,9 +78,8 @@ class _Hashes:
         if hit is None:
             texts, elements = self.ev.texts_of(lay)
             at = lay.at(v.n)
-            keep = np.nonzero(elements < at.elements)[0].tolist()
-            hit = cell_table_hash_of_texts(lay.instruction, at.shape_text, lay.operand,
-                                           "cells", [texts[k] for k in keep])
+            hit = first_elements(lay.instruction, at.shape_text, lay.operand, texts,
+                                 elements.tolist(), at.elements, str)[1]
             self.by_n[v.n] = hit
         return hit
 
