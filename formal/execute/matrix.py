@@ -50,9 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from ..base.hashes import cell_table_hash
-from ..base.matrix_variants import Variant
-from ..base.matrix_variants import serves as matrix_serves
+from ..base.hashes import cell_table_hash, cells_at
+from ..base.matrix_variants import Variant, matrix_layout_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
 from .cpu import LayoutError  # the one error of a record the executor cannot use
@@ -76,9 +75,9 @@ def operands(v: Variant) -> tuple[str, ...]:
     return ("r",)
 
 
-def serves(v: Variant, operand: str, rec: Mapping[str, Any]) -> bool:
+def matrix_record_serves(v: Variant, operand: str, rec: Mapping[str, Any]) -> bool:
     """Does the exported record describe ``operand`` (the executor's name) of ``v``?"""
-    return matrix_serves(v, operand, str(rec.get("instruction")), str(rec.get("shape")),
+    return matrix_layout_serves(v, operand, str(rec.get("instruction")), str(rec.get("shape")),
                          str(rec.get("operand")), tuple(rec.get("types") or ()),
                          tuple(int(n) for n in rec.get("n") or ()))
 
@@ -87,7 +86,8 @@ def records_for(v: Variant, records: Sequence[Mapping[str, Any]]) \
         -> dict[str, Mapping[str, Any]]:
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands(v):
-        hits = [r for r in records if (r.get("cells") or r.get("fields")) and serves(v, op, r)]
+        hits = [r for r in records
+                if (r.get("cells") or r.get("fields")) and matrix_record_serves(v, op, r)]
         if hits:
             out[op] = hits[0]
     return out
@@ -132,8 +132,12 @@ def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int
     hashed as the layout at that N, of shape ``concrete`` (``m64n64k16``)."""
     lid = str(rec.get("id", ""))
     cells = rec.get("cells") or []
+    label = (str(rec["instruction"]), (concrete if rec.get("n") else "") or str(rec["shape"]),
+             str(rec["operand"]))
     if rec.get("n"):  # stated for every N: the layout at this N is each thread's first n
-        cells = [c for c in cells if int(c["element"]) < n]
+        cells, h = cells_at(*label, cells, n)
+    else:
+        h = str(rec.get("map_hash") or "") or cell_table_hash(*label, "cells", cells)
     row = np.full((threads, n), -1, dtype=np.int64)
     col = np.full((threads, n), -1, dtype=np.int64)
     for c in cells:
@@ -149,10 +153,6 @@ def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int
     if not inside.all():
         t, i = (int(x[0]) for x in np.nonzero(~inside))
         raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
-    label = (str(rec["instruction"]), (concrete if rec.get("n") else "") or str(rec["shape"]),
-             str(rec["operand"]))
-    h = (str(rec.get("map_hash") or "") if not rec.get("n") else "") or \
-        cell_table_hash(*label, "cells", cells)
     return FragMap(str(rec["operand"]), row, col, tile, h, lid, label)
 
 

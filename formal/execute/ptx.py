@@ -287,7 +287,7 @@ def write(variants: Iterable[Variant], out_dir: str | Path) -> list[Path]:
     return paths
 
 
-def main_from_args(args: argparse.Namespace) -> int:
+def ptx_command(args: argparse.Namespace) -> int:
     """``ptxlayout ptx [--check] [--arch LIST] [--out DIR]``: 0 ok, 1 a kernel failed."""
     try:
         archs = [a.strip() for a in str(args.arch).split(",") if a.strip()]
@@ -335,5 +335,5 @@ def main_from_args(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-__all__ = ["Module", "module", "opcode", "assemble", "check", "write", "main_from_args",
+__all__ = ["Module", "module", "opcode", "assemble", "check", "write", "ptx_command",
            "UNIT_UE8M0"]
