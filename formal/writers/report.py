@@ -397,9 +397,22 @@ _RULE_TEXT = {
 # ---- JUnit ---------------------------------------------------------------------------------------
 
 
+def _verdict_case(attrs: str, v: Any, skip_why: str) -> tuple[str, str]:
+    """One obligation's JUnit testcase and what it counts as (passed | skipped | failure |
+    error); ``skip_why`` is the message of a skipped one without its own."""
+    if v.status == "proved":
+        return testcase(attrs), "passed"
+    if v.status == "not-applicable" or v.severity == "warning":
+        return testcase(attrs, "skipped", v.message or skip_why), "skipped"
+    if v.status == "refuted":
+        where = f"{v.span}: " if v.span else ""
+        return testcase(attrs, "failure", v.message, where + v.message), "failure"
+    return testcase(attrs, "error", v.status + ": " + (v.message or "")), "error"
+
+
 def report_junit(proof: Proof) -> str:
     cases = []
-    failures = errors = skipped = 0
+    tally = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
     accepted = {(f.layout, f.kind): f.accepted for f in proof.findings if f.accepted}
     for r in proof.results:
         for v in r.verdicts:
@@ -407,49 +420,32 @@ def report_junit(proof: Proof) -> str:
             attrs = f"classname={quoteattr(r.layout.document)} name={quoteattr(name)}"
             why = accepted.get((r.layout.id, v.name))
             if why and v.status in ("refuted", "error"):
-                skipped += 1
+                tally["skipped"] += 1
                 cases.append(testcase(attrs, "skipped", "accepted erratum: " + why))
-            elif v.status == "proved":
-                cases.append(testcase(attrs))
-            elif v.status == "not-applicable" or v.severity == "warning":
-                skipped += 1
-                why = v.message or (f"not applicable: {v.name} has nothing to check in this "
-                                    f"{r.layout.operand} layout")
-                cases.append(testcase(attrs, "skipped", why))
-            elif v.status == "refuted":
-                failures += 1
-                where = f"{v.span}: " if v.span else ""
-                cases.append(testcase(attrs, "failure", v.message, where + v.message))
-            else:
-                errors += 1
-                cases.append(testcase(attrs, "error", v.status + ": " + (v.message or "")))
+                continue
+            case, kind = _verdict_case(attrs, v, f"not applicable: {v.name} has nothing to "
+                                                 f"check in this {r.layout.operand} layout")
+            tally[kind] += 1
+            cases.append(case)
     for rv in proof.relations:
         attrs = f"classname={quoteattr('relations')} " \
                 f"name={quoteattr(f'{rv.relation.producer} -> {rv.relation.consumer}::composes')}"
         if rv.status == "proved":
             cases.append(testcase(attrs))
         elif rv.status == "refuted":
-            failures += 1
+            tally["failure"] += 1
             cases.append(testcase(attrs, "failure", rv.message))
         else:
-            errors += 1
+            tally["error"] += 1
             cases.append(testcase(attrs, "error", rv.status + ": " + (rv.message or "")))
     for sr in proof.smem:  # shared-memory layouts, examples and tables
         for v in sr.verdicts:
-            name = f"{sr.id}::{v.name}"
-            attrs = f"classname={quoteattr(sr.span.document)} name={quoteattr(name)}"
-            if v.status == "proved":
-                cases.append(testcase(attrs))
-            elif v.status == "not-applicable":
-                skipped += 1
-                cases.append(testcase(attrs, "skipped", v.message or "not applicable"))
-            elif v.status == "refuted":
-                failures += 1
-                where = f"{v.span}: " if v.span else ""
-                cases.append(testcase(attrs, "failure", v.message, where + v.message))
-            else:
-                errors += 1
-                cases.append(testcase(attrs, "error", v.status + ": " + (v.message or "")))
+            attrs = f"classname={quoteattr(sr.span.document)} " \
+                    f"name={quoteattr(f'{sr.id}::{v.name}')}"
+            case, kind = _verdict_case(attrs, v, "not applicable")
+            tally[kind] += 1
+            cases.append(case)
+    failures, errors, skipped = tally["failure"], tally["error"], tally["skipped"]
     total = len(cases)
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite name="ptxlayout" '
             f'tests="{total}" failures="{failures}" errors="{errors}" skipped="{skipped}">')
