@@ -259,6 +259,11 @@ class FakeDevice:
     def move(self, v: Variant, t: mx.MoveTrial) -> np.ndarray:
         """The registers (or stmatrix's image) of a move with the truth's maps as the
         hardware's."""
+        return emulate_move(v, self._launch(v), t)
+
+    def _launch(self, v: Variant) -> dict[str, Any]:
+        """The truth's maps for one launch of ``v`` (a planted fault or a missing truth is the
+        launch's error), counted as a launch."""
         if v.key in self.fault:
             raise DeviceError("launch failed: CUDARuntimeError: cudaErrorIllegalInstruction")
         try:
@@ -266,17 +271,10 @@ class FakeDevice:
         except cpu.LayoutError as exc:
             raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
         self.launches += 1
-        return emulate_move(v, truth, t)
+        return truth
 
     def wgmma(self, v: Variant, t: mx.WgmmaTrial, la: mx.SmemLayout,
               lb: mx.SmemLayout) -> np.ndarray:
         """D's words of a wgmma / wgmma.sp launch with the truth's maps as the hardware's."""
         _fits(t)
-        if v.key in self.fault:
-            raise DeviceError("launch failed: CUDARuntimeError: cudaErrorIllegalInstruction")
-        try:
-            truth = mx.maps_for(v, self.truth)
-        except cpu.LayoutError as exc:
-            raise DeviceError(f"the fake device has no truth for {v.key}: {exc}") from exc
-        self.launches += 1
-        return emulate_wgmma(v, truth, t.inputs, t.image, t.a_off, t.b_off, la, lb)
+        return emulate_wgmma(v, self._launch(v), t.inputs, t.image, t.a_off, t.b_off, la, lb)
