@@ -72,7 +72,9 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     model = model_of(paths, max_bytes, use_catalog, corrections, reading)
     t1 = time.perf_counter()
     proof = prove(model, with_catalog_tables(options or Options()))
-    proof = with_smem(proof, paths, use_catalog, max_bytes)
+    named = {str(p) for p in paths}
+    proof = with_smem(proof, [d for d in model.documents if d.name in named],
+                      use_catalog and not paths)
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
@@ -83,30 +85,26 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
 SMEM_CATALOG = "catalog/smem/layouts.md"
 
 
-def with_smem(proof: Proof, paths: Sequence[str | Path], use_catalog: bool = True,
-              max_bytes: int = MAX_BYTES) -> Proof:
+def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = False) -> Proof:
     """``proof`` with the shared-memory layouts, examples and descriptor tables proved
-    (``formal.prove.smem``): the catalog's, at every width wgmma and tcgen05 take, when no
-    document is given; else each document's.  A document whose only sections are these is
-    read: the text stage's 'no operand blocks' error for it is dropped."""
+    (``formal.prove.smem``): the catalog's, at every width wgmma and tcgen05 take, with
+    ``the_catalog``; and each document's, from the lines the text stage read (the file is
+    never opened twice).  A document whose only sections are these is read: the text stage's
+    'no operand blocks' error for it is dropped."""
     from .model.smem import read_smem
     from .prove.smem import prove_smem
     proofs = []
-    if not paths and use_catalog:
+    if the_catalog:
         text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
         proofs.append(prove_smem(read_smem(text, SMEM_CATALOG),
                                  catalog_families=("wgmma", "tcgen05")))
     read_here = set()
-    for p in paths:
-        try:
-            if Path(p).stat().st_size > max_bytes:
-                continue
-            text = Path(p).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue  # the text stage reports it
-        sm = read_smem(text, str(p))
+    for doc in documents:
+        if not doc.lines:
+            continue  # not read (missing, too large, not text): the text stage says so
+        sm = read_smem("\n".join(doc.lines), doc.name)
         if not sm.empty:
-            read_here.add(str(p))
+            read_here.add(doc.name)
             proofs.append(prove_smem(sm))
     if not proofs:
         return proof
