@@ -341,7 +341,7 @@ def cmd_ptx(args: argparse.Namespace) -> int:
     import importlib
     ptx = importlib.import_module("formal.execute.ptx")
     try:
-        return int(ptx.main_from_args(args))
+        return int(ptx.ptx_command(args))
     except OSError as exc:
         raise UsageError(f"cannot write the kernels to {args.out}: "
                          f"{exc.strerror or exc}") from exc
@@ -355,7 +355,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
         # the prover is installed here: the catalog as data, as an export would carry it
         from .api import current_catalog
         catalog = current_catalog()
-    return int(record.main_from_args(args, catalog))
+    return int(record.gpu_command(args, catalog))
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:

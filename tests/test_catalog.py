@@ -227,7 +227,7 @@ def test_sm100_moves_by_hand(short_id: str, lane: int, i: int, want: tuple[int, 
 def test_the_catalogs_moves_are_the_variant_tables() -> None:
     """One table of variants: each move row of formal/base/matrix_variants.py is served by
     exactly one catalog layout per register operand, and no catalog move serves no row."""
-    from formal.base.matrix_variants import MATRIX_VARIANTS, run_operand, serves
+    from formal.base.matrix_variants import MATRIX_VARIANTS, matrix_layout_serves, run_operand
     from formal.execute.matrix import operands
 
     moves = [lay for lay in _model(False).layouts
@@ -236,7 +236,8 @@ def test_the_catalogs_moves_are_the_variant_tables() -> None:
     for v in (v for v in MATRIX_VARIANTS if not v.wgmma):
         for op in operands(v):
             hits = [lay.short_id for lay in moves
-                    if serves(v, op, lay.instruction, lay.shape_text, lay.operand, lay.types)]
+                    if matrix_layout_serves(v, op, lay.instruction, lay.shape_text,
+                                            lay.operand, lay.types)]
             assert len(hits) == 1, (v.key, op, hits)
             used.update(hits)
     assert used == {lay.short_id for lay in moves}

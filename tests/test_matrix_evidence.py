@@ -107,3 +107,47 @@ def test_staleness_names_a_move_whose_layout_changed(ev, layouts) -> None:  # ty
     assert len(lines) == 1 and lines[0].startswith("movmatrix.m8n8.trans.b16: no hardware "
                                                    "match for the current layouts (the "
                                                    "layouts changed since 2026-11-23")
+
+
+def test_the_first_elements_rule_gives_one_hash_in_every_stage(layouts) -> None:  # type: ignore[no-untyped-def]
+    """base.hashes.first_elements is the map at one N of a table stated for every N: the toy
+    of its docstring, the export's reader, the executor and the model's own layout at N
+    agree on wgmma's f32 accumulator at N = 64."""
+    from formal.api import current_catalog
+    from formal.base.hashes import cell_table_hash, cells_at, first_elements, row_text
+    from formal.base.matrix_variants import variant
+    from formal.base.records import expand
+    from formal.execute import matrix as mx
+
+    rows = [{"lane": 0, "element": 0, "row": 0, "col": 0},
+            {"lane": 0, "element": 1, "row": 1, "col": 0}]
+    kept, h = first_elements("mma", "m2n2k1", "C/D", rows, [0, 1], 1, row_text)
+    assert kept == rows[:1]
+    assert h == cell_table_hash("mma", "m2n2k1", "C/D", "cells", rows[:1]) != \
+        cell_table_hash("mma", "m2n4k1", "C/D", "cells", rows[:1])
+
+    lay = layouts["wgmma.m64nNk16.D.f32"]
+    own = Evidence().table_of(lay.at(64))[2]  # type: ignore[attr-defined]
+    records, _ = current_catalog()
+    maps = mx.maps_for(variant("wgmma.m64n64k16.f32.f16.f16.rs"), records)
+    assert maps["C/D"].map_hash == own
+    full = next(r for r in records if r["id"] == "catalog:wgmma.m64nNk16.D.f32")
+    cells, at64 = cells_at("wgmma", "m64n64k16", "C/D", full["cells"], 32)
+    assert at64 == own and len(cells) == 128 * 32
+    ref = {"id": "x", "instruction": "wgmma", "shape": "m64n64k16", "operand": "C/D",
+           "map_hash": own, "cells_from": {"id": full["id"], "elements": 32}}
+    assert expand([full, ref])[1]["cells"] == cells
+    with pytest.raises(ValueError, match="hash to"):
+        expand([full, {**ref, "cells_from": {"id": full["id"], "elements": 16}}])
+
+
+def test_one_judge_names_what_each_familys_runs_can_say(ev, layouts) -> None:  # type: ignore[no-untyped-def]
+    from formal.prove.hardware import served
+
+    mma = served(ev, layouts["mma.m16n8k16.A.f16-bf16"])
+    move = served(ev, layouts["ldmatrix.m8n8.x4.b16"])
+    acc = served(ev, layouts["wgmma.m64nNk16.D.f32"])
+    assert (mma.op, mma.relabel, mma.direct, mma.exact) == ("A", True, False, False)
+    assert (move.op, move.relabel, move.exact) == ("r", False, True)
+    assert (acc.op, acc.direct, acc.exact) == ("C/D", True, False)
+    assert len(acc.variants) > len({v.key for v in acc.variants if v.n == 64})

@@ -138,12 +138,6 @@ def test_the_walk_sees_a_planted_back_edge(tmp_path: Path) -> None:
 
 # ---- one vocabulary ------------------------------------------------------------------------
 
-# TEMPORARY: names the executor's unification (branch exec) is removing, each still defined
-# twice today.  The coordinator empties this set after merging that branch; a name here that
-# is no longer defined twice fails test_pending_names_are_still_pending, so the set only shrinks.
-PENDING = {"serves", "main_from_args"}
-# TEMPORARY, the same way: the second command line (python -m formal.execute.gpu_matrix).
-PENDING_PARSERS: set[str] = set()
 THE_COMMAND_LINE = "formal/cli.py"
 THE_GRAMMAR_LOADER = "formal/base/grammar_files.py"
 
@@ -190,20 +184,14 @@ def _calls(files: Iterable[tuple[str, Path]], wanted: str) -> list[str]:
 
 
 def test_no_name_is_defined_twice() -> None:
-    twice = {k: v for k, v in _defined_twice(_sources()).items() if k not in PENDING}
+    twice = _defined_twice(_sources())
     assert not twice, "names defined in more than one module of formal/:\n" + "\n".join(
         f"{k}: {', '.join(v)}" for k, v in sorted(twice.items()))
 
 
-def test_pending_names_are_still_pending() -> None:
-    twice = _defined_twice(_sources())
-    done = sorted(PENDING - set(twice))
-    assert not done, f"defined once now, remove from PENDING: {', '.join(done)}"
-
-
 def test_one_command_line() -> None:
     found = [c for c in _calls(_sources(), "ArgumentParser")
-             if c.rpartition(":")[0] not in {THE_COMMAND_LINE, *PENDING_PARSERS}]
+             if c.rpartition(":")[0] != THE_COMMAND_LINE]
     assert not found, "argument parsers outside formal/cli.py:\n" + "\n".join(found)
     assert _calls([(THE_COMMAND_LINE, ROOT / THE_COMMAND_LINE)], "ArgumentParser")
 

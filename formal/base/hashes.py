@@ -12,16 +12,26 @@
 A toy table of two rows ``{"lane": 0, "element": 0, "row": 0, "col": 0}`` and
 ``{"lane": 0, "element": 1, "row": 1, "col": 0}`` hashes the text
 ``mma|m2n4k1|C/D|cells|{"col": 0, "element": 0, "lane": 0, "row": 0}{"col": 0, ...}``.
-Both are the first 16 hex digits of a SHA-256.  This module needs nothing but the standard
-library, so the GPU runner (numpy and CuPy only) computes the same ``cell_table_hash``.
+Both are the first 16 hex digits of a SHA-256.
+
+A table stated for every N (wgmma's accumulator, written once at the largest N) has at one N
+the map of each thread's first E elements, hashed as the layout at that N: ``first_elements``
+is that rule, the one place it is written (the export's reader, the executor and the prover's
+hardware verdict all call it).  Of the toy table above, ``first_elements(..., "m2n2k1", ...,
+1)`` keeps the row of element 0 and hashes it under ``mma|m2n2k1|C/D|cells|``.
+
+This module needs nothing but the standard library, so the GPU runner (numpy and CuPy only)
+computes the same ``cell_table_hash``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+Row = TypeVar("Row")
 
 
 def formula_hash(header: str, formulas: Iterable[tuple[str, Iterable[tuple[str, str]]]],
@@ -56,6 +66,25 @@ def cell_table_hash_of_texts(instruction: str, shape: str, operand: str, kind: s
     h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
     h.update("".join(texts).encode())
     return h.hexdigest()[:16]
+
+
+def first_elements(instruction: str, shape: str, operand: str, rows: Sequence[Row],
+                   elements: Iterable[int], e: int,
+                   text: Callable[[Row], str]) -> tuple[list[Row], str]:
+    """(the rows of each thread's first ``e`` elements, their ``cell_table_hash`` under
+    ``shape``): the map at one N of a table stated for every N.  ``elements`` gives each
+    row's element, ``text`` its ``row_text`` (``row_text`` itself for a row as a dict, the
+    identity for rows already written)."""
+    kept = [r for r, k in zip(rows, elements, strict=True) if k < e]
+    return kept, cell_table_hash_of_texts(instruction, shape, operand, "cells",
+                                          [text(r) for r in kept])
+
+
+def cells_at(instruction: str, shape: str, operand: str, cells: Sequence[Mapping[str, Any]],
+             e: int) -> tuple[list[Mapping[str, Any]], str]:
+    """``first_elements`` of a table of cells as dicts (an export's ``cells``)."""
+    return first_elements(instruction, shape, operand, cells,
+                          [int(c["element"]) for c in cells], e, row_text)
 
 
 def row_text(r: Mapping[str, Any]) -> str:

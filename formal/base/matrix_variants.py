@@ -221,7 +221,7 @@ def run_operand(instruction: str, operand: str) -> str | None:
     return None
 
 
-def serves(v: Variant, op: str, instruction: str, shape: str, operand: str,
+def matrix_layout_serves(v: Variant, op: str, instruction: str, shape: str, operand: str,
            types: Sequence[str], n_values: Sequence[int] = ()) -> bool:
     """Does a layout (its instruction, shape as spelled -- ``m8n8.x4.trans``,
     ``m64nNk16`` --, operand, types, and the N it is stated for) give operand ``op`` of a
@@ -259,7 +259,7 @@ def variant(key: str) -> Variant:
 
 __all__ = ["Variant", "move_tile", "MOVE_SHAPES", "PACKED_FORMATS", "MATRIX_VARIANTS", "BY_KEY",
            "variant", "wgmma_variants",
-           "CATALOG_OPERAND", "run_operand", "serves",
+           "CATALOG_OPERAND", "run_operand", "matrix_layout_serves",
            "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES",
            "WGMMA_SP_K", "WGMMA_SP_SELECTORS", "wgmma_sp_variants", "wgmma_sp_dtypes",
            "wgmma_sp_atypes", "WGMMA_SP_VARIANTS", "executed", "sparse_owed"]

@@ -6,10 +6,11 @@ record's carries ``"cells_from": {"id": that record's id, "elements": E}`` inste
 ``m64n256k16`` D (128 elements a thread): its cells are those of elements 0..3.
 
 ``expand(records)`` returns the records with ``cells`` filled in, each expanded table checked
-against the record's own ``map_hash`` (``cell_table_hash`` of its instruction, shape,
-operand and cells): a reference to a missing record, to a record without cells, to fewer
-elements than asked, or whose cells hash to another ``map_hash``, is a ``ValueError``
-naming the record.  Standard library only: the GPU runner reads the export with it.
+against the record's own ``map_hash`` (``hashes.first_elements``: the hash of those cells
+under the record's instruction, shape and operand): a reference to a missing record, to a
+record without cells, to fewer elements than asked, or whose cells hash to another
+``map_hash``, is a ``ValueError`` naming the record.  Standard library only: the GPU
+runner reads the export with it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .hashes import cell_table_hash
+from .hashes import cells_at
 
 
 def expand(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -39,11 +40,10 @@ def expand(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             n = int(ref.get("elements"))  # type: ignore[arg-type]
         except (TypeError, ValueError):
             raise ValueError(f"{lid}: 'cells_from' has no element count") from None
-        cells = [c for c in base["cells"] if int(c["element"]) < n]
+        cells, got = cells_at(str(rec.get("instruction")), str(rec.get("shape")),
+                              str(rec.get("operand")), base["cells"], n)
         if not cells or 1 + max(int(c["element"]) for c in cells) < n:
             raise ValueError(f"{lid}: {base.get('id')} has fewer than {n} elements a thread")
-        got = cell_table_hash(str(rec.get("instruction")), str(rec.get("shape")),
-                              str(rec.get("operand")), "cells", cells)
         if rec.get("map_hash") and got != rec.get("map_hash"):
             raise ValueError(f"{lid}: the first {n} elements of {base.get('id')} hash to "
                              f"{got}, the record says {rec.get('map_hash')}")

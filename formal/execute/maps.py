@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.hashes import cell_table_hash
+from ..base.hashes import cell_table_hash, cells_at
 from ..base.variants import REGISTER_BITS, Sparsity
 
 LANES = 32
@@ -166,10 +166,11 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
     lid = str(rec.get("id", ""))
     if not cells:
         raise LayoutError(f"{lid}: the layout has no cell table")
-    at_n = False
+    at_n, h = False, ""
     if rec.get("n") and n is not None:  # stated for every N: the layout at this N
-        at_n, keep = True, n
-        cells = [c for c in cells if int(c["element"]) < keep]
+        at_n = True
+        cells, h = cells_at(str(rec["instruction"]), shape or str(rec["shape"]),
+                            str(rec["operand"]), cells, n)
     if n is None:
         n = int(rec.get("elements_per_thread") or 0) or 1 + max(int(c["element"]) for c in cells)
     groups = _groups_of(rec, cells)
@@ -211,7 +212,7 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
                           f"{bits}-bit elements")
     m = OperandMap(str(rec["operand"]), str(rec["instruction"]),
                    (shape if at_n else "") or str(rec["shape"]), tile, n, row, col,
-                   "" if at_n else str(rec.get("map_hash") or ""), lid,
+                   h if at_n else str(rec.get("map_hash") or ""), lid,
                    bits or rbits or 0, last, groups=groups, held=held)
     if not m.map_hash:
         m.map_hash = cell_table_hash(m.instruction, m.shape, m.operand, "cells", cells)

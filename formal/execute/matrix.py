@@ -50,8 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.matrix_variants import Variant
-from ..base.matrix_variants import serves as matrix_serves
+from ..base.matrix_variants import Variant, matrix_layout_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
 from .maps import LayoutError, MetadataMap, OperandMap, metadata_map, operand_map
@@ -75,9 +74,9 @@ def operands(v: Variant) -> tuple[str, ...]:
     return ("r",)
 
 
-def serves(v: Variant, operand: str, rec: Mapping[str, Any]) -> bool:
+def matrix_record_serves(v: Variant, operand: str, rec: Mapping[str, Any]) -> bool:
     """Does the exported record describe ``operand`` (the executor's name) of ``v``?"""
-    return matrix_serves(v, operand, str(rec.get("instruction")), str(rec.get("shape")),
+    return matrix_layout_serves(v, operand, str(rec.get("instruction")), str(rec.get("shape")),
                          str(rec.get("operand")), tuple(rec.get("types") or ()),
                          tuple(int(n) for n in rec.get("n") or ()))
 
@@ -86,7 +85,8 @@ def records_for(v: Variant, records: Sequence[Mapping[str, Any]]) \
         -> dict[str, Mapping[str, Any]]:
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands(v):
-        hits = [r for r in records if (r.get("cells") or r.get("fields")) and serves(v, op, r)]
+        hits = [r for r in records
+                if (r.get("cells") or r.get("fields")) and matrix_record_serves(v, op, r)]
         if hits:
             out[op] = hits[0]
     return out

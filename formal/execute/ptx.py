@@ -303,7 +303,7 @@ def write(variants: Iterable[Variant], out_dir: str | Path) -> list[Path]:
     return paths
 
 
-def main_from_args(args: argparse.Namespace) -> int:
+def ptx_command(args: argparse.Namespace) -> int:
     """``ptxlayout ptx [--check] [--arch LIST] [--out DIR] [--only KEYS]``: 0 ok, 1 a kernel
     failed, 2 a usage error or nothing assembled."""
     try:
@@ -353,5 +353,5 @@ def main_from_args(args: argparse.Namespace) -> int:
 
 
 __all__ = ["ALL_VARIANTS", "Module", "module", "opcode", "assemble", "check", "write",
-           "main_from_args",
+           "ptx_command",
            "UNIT_UE8M0"]

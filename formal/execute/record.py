@@ -9,7 +9,7 @@ mode (``wgmma     check       160 match``), and the totals last (``checks: 118 m
 moves and wgmma: 313 runs, 0 not as expected``); ``write_evidence(report, DIR)`` writes ONE
 JSON file per invocation (device, driver, date, the map hash of every layout each run packed
 with, trials, seeds and results) that ``formal.prove.evidence`` reads and
-``formal.writers.evidence`` judges for staleness; ``main_from_args`` is what the command line's
+``formal.writers.evidence`` judges for staleness; ``gpu_command`` is what the command line's
 ``gpu`` subcommand runs.
 """
 
@@ -197,7 +197,7 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     return expand(recs), expand(errata)
 
 
-def main_from_args(args: argparse.Namespace,
+def gpu_command(args: argparse.Namespace,
                    catalog: tuple[list[Any], list[Any]] | None = None) -> int:
     """``ptxlayout gpu``'s work (the command line is ``formal.cli``'s, which needs only the
     standard library to start).  The layouts are ``--layouts`` (an export) or ``catalog``,

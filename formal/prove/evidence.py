@@ -22,8 +22,9 @@ tables of those that differ from every given one -- a map equal to a given layou
 ``maps`` keeps the cell tables of the corrected maps that erratum runs replaced, so a verdict
 can show the spec's cell beside the cell the hardware confirmed.
 
-``Evidence.verdict(layout)`` is the ``hardware`` obligation of ``formal.prove``.  A worked
-example: the layout ``mma.m16n8k16.A.u8-s8`` (hash ``8148...``) serves four variants (s8/u8 x
+``Evidence.verdict(layout)`` is the ``hardware`` obligation of ``formal.prove``, judged for
+every family by ``formal.prove.hardware`` (this module loads and indexes).  A worked example:
+the layout ``mma.m16n8k16.A.u8-s8`` (hash ``8148...``) serves four variants (s8/u8 x
 s8/u8); a ``match`` run of any of them that packed A with ``8148...`` proves it ("confirmed
 on NVIDIA H100 80GB HBM3, 2026-11-22: 4 of 4 variants"); a discover run whose A differs
 refutes it with the first (lane, element) whose cell differs (compared up to renaming rows and
@@ -60,8 +61,8 @@ from pathlib import Path
 from typing import Any
 
 from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
-from ..base.variants import VARIANTS, layout_serves, runs_on
-from .confirm import Stated, cell_name, distinguish, judge, show, stated_in
+from ..base.variants import VARIANTS, layout_serves
+from .confirm import Stated, distinguish, stated_in
 
 
 @dataclass(frozen=True)
@@ -257,7 +258,7 @@ class Evidence:
         self._hashed[id(lay)] = (lay, h)
         if texts:
             self._by_hash.setdefault(h, lay)
-            if lay.n_values:  # hashed again at each N a run used (``matrix_evidence``)
+            if lay.n_values:  # hashed again at each N a run used (``hardware``)
                 self._texts[id(lay)] = (lay, texts, elements)
         return kind, LazyRows(lay, len(texts)), h
 
@@ -304,7 +305,7 @@ class Evidence:
         self._tables[h] = cell_rows(lay)
         return self._tables[h]
 
-    def _variants_of(self, lay: Any) -> list[Any]:
+    def variants_of(self, lay: Any) -> list[Any]:
         """The rows of the variant table a layout serves (``layout_serves``), looked up once
         per kind of layout: a document states the same operand of a shape many times."""
         # the id counts only through the A types it names after '@' (``layout_serves``),
@@ -322,89 +323,12 @@ class Evidence:
 
     # -- the 'hardware' obligation
     def verdict(self, lay: Any, stated: Stated | None = None) -> Any:
-        """The ``hardware`` obligation of ``lay``; ``stated`` names the layout the same
-        document states for another operand of a variant (``stated_in``), so that a map
-        that differs from a confirmed one can be judged against the run that confirmed it."""
-        from .matrix_evidence import is_matrix, matrix_verdict
-        from .verdicts import Verdict
-
-        if is_matrix(lay):
-            return matrix_verdict(self, lay)
-        variants = self._variants_of(lay)
-        if not variants:
-            return Verdict("hardware", "not-applicable",
-                           "no instruction variant of the table uses this layout")
-        kind, rows, h = self.table_of(lay)
-        if not rows:
-            return Verdict("hardware", "unconfirmed",
-                           "unconfirmed: the layout has no cell table (the document gives it "
-                           "only as a figure), so no run can be compared with it", None,
-                           None, "warning", "gpu")
-        keys = {v.key for v in variants}
-        op = lay.operand
-        mine = self.runs_of(keys)
-        # refuted: a discovery of one of its variants shows another map
-        for r in reversed(mine):
-            if r.mode != "discover" or op not in r.discovered_hashes:
-                continue
-            dh = r.discovered_hashes[op]
-            if dh == h:
-                continue
-            found = self.discovered_map(dh)
-            if found is None:
-                continue
-            cex = distinguish(kind, rows, found)
-            if cex is not None:
-                where = r.file.where
-                return Verdict("hardware", "refuted",
-                               f"{r.key} on {where}: {cex['message']}", cex, None, "error",
-                               "gpu-discovery")
-        confirmed = [r for r in mine if r.mode == "check" and r.result == "match"
-                     and r.layout_hashes.get(op) == h]
-        if confirmed:
-            last = confirmed[-1].file
-            ok_keys = {r.key for r in confirmed}
-            runnable = [v for v in variants if any(runs_on(v, f.sm) for f in self.files)]
-            trials = sum(r.trials for r in confirmed)
-            return Verdict("hardware", "proved",
-                           f"confirmed on {last.where}: {len(ok_keys)} of {len(runnable)} "
-                           f"runnable variants, {len(confirmed)} runs, {trials} trials "
-                           "bit-exact", None, None, "error", "gpu")
-        wrong = self.shown_wrong(op, h, keys)
-        if wrong is not None:
-            bad, good, table = wrong
-            cex = distinguish(kind, rows, table, relabel=False)
-            if cex is not None:
-                cells = ", ".join(cell_name(c) for c in bad.d_cells[:8]) + \
-                    (" ..." if len(bad.d_cells) > 8 else "")
-                cex = {**cex, "variant": bad.key, "selector": bad.selector,
-                       "confirmed_hash": good.layout_hashes.get(op),
-                       "d_cells": [list(c) for c in bad.d_cells]}
-                return Verdict(
-                    "hardware", "refuted",
-                    f"{bad.key} on {bad.file.where}: packed by this map, D differs"
-                    + (f" in {cells}" if cells else "") + f"; with the map that the same "
-                    f"device confirmed ({good.layout_hashes.get(op)}, {good.trials} trials "
-                    f"bit-exact) lane {cex['lane']} element {cex['element']} is at "
-                    f"{show(cex['hardware'])}, this layout puts it at {show(cex['layout'])}",
-                    cex, None, "error", "gpu")
-        recovered = [r for r in mine if r.mode == "discover"
-                     and r.discovered_hashes.get(op) == h]
-        if recovered:
-            r = recovered[-1]
-            return Verdict("hardware", "proved",
-                           f"recovered from the hardware alone on {r.file.where} ({r.key}, "
-                           "one-hot discovery, up to relabeling)", None, None, "error",
-                           "gpu-discovery")
-        failed = [r for r in mine if r.mode == "check" and r.result == "mismatch"
-                  and r.layout_hashes.get(op) == h]
-        if failed:
-            fr = failed[-1]
-            return Verdict("hardware", "unknown",
-                           f"{fr.key} mismatched on {fr.file.where} (which operand "
-                           f"is wrong needs --discover): {fr.detail[:300]}",
-                           None, None, "error", "gpu")
-        return judge(self, lay, variants, (kind, rows, h), stated)
+        """The ``hardware`` obligation of ``lay`` (``formal.prove.hardware``, the one judge
+        of every family); ``stated`` names the layout the same document states for another
+        operand of a variant (``stated_in``), so that a map that differs from a confirmed
+        one can be judged against the run that confirmed it."""
+        from .hardware import verdict
+        return verdict(self, lay, stated)
 
 
 __all__ = ["Evidence", "EvidenceFile", "EvidenceRun", "Stated", "default_dir", "distinguish",
