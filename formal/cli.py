@@ -559,6 +559,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", default="sm_90,sm_120a",
                    help="comma-separated targets to assemble for (default sm_90,sm_120a)")
     p.add_argument("--check", action="store_true", help="assemble each kernel with ptxas")
+    p.add_argument("--only", metavar="SUBSTR",
+                   help="only variants whose key contains this (a comma-separated list: any "
+                        "part), of any family: mma, mma.sp, the moves, wgmma, wgmma.sp")
     p.set_defaults(func=cmd_ptx)
 
     p = sub.add_parser("gpu", help="run every variant of every family (mma, mma.sp, ldmatrix, "

@@ -353,20 +353,31 @@ def test_ptx_cli_writes_kernels(tmp_path: Path) -> None:
     from formal.cli import main
 
     assert main(["ptx", "--out", str(tmp_path)]) == 0
-    assert len(list(tmp_path.glob("*.ptx"))) == len(VARIANTS)
+    files = {p.name for p in tmp_path.glob("*.ptx")}
+    # every family's kernel, one file a row: mma and mma.sp, the moves, wgmma and wgmma.sp
+    assert len(files) == len(ptx.ALL_VARIANTS) > len(VARIANTS)
+    for key in ("mma.sp.m16n8k32.f32.f16.f16.f32",
+                "ldmatrix.m16n16.x2.trans.b8", "movmatrix.m8n8.trans.b16",
+                "wgmma.m64n64k16.f32.f16.f16.rs", "wgmma.sp.m64n8k32.f32.f16.f16.ss.sel1"):
+        v = next(v for v in ptx.ALL_VARIANTS if v.key == key)
+        name = f"{ptx.safe_name(v)}.ptx"
+        assert name in files, name
+        assert (tmp_path / name).read_text() == ptx.module(v).text
 
 
 @pytest.mark.slow
 @pytest.mark.ptxas
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
 def test_every_variant_assembles_for_its_target() -> None:
-    results = ptx.check(VARIANTS, ["sm_90", "sm_120a"])
+    """Every family's kernels, for the architectures CI names (.ci/run)."""
+    results = ptx.check(ptx.ALL_VARIANTS, ["sm_90", "sm_90a", "sm_120a"])
     failed = [f"{r.variant.key} {r.arch}: {r.detail[:200]}" for r in results
               if r.status == "failed"]
     assert not failed, "\n".join(failed)
     ok = {(r.variant.key, r.arch) for r in results if r.status == "ok"}
-    for v in VARIANTS:  # each variant assembles at least for its own target
-        own = "sm_120a" if v.arch_suffix else "sm_90"
+    for v in ptx.ALL_VARIANTS:  # each variant assembles at least for its own target
+        own = {"sm_90a": "sm_90a", "sm_100a": "sm_120a"}.get(v.target, "sm_120a") \
+            if v.arch_suffix else "sm_90"
         assert (v.key, own) in ok, v.key
 
 
@@ -406,6 +417,35 @@ def test_ptx_check_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["ptx", "--check", "--arch", "sm_90", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "0 failed" in out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:] if line}
+    assert rows["ldmatrix.m8n8.x4.b16"] == ["ok"]  # sm_75: assembles for sm_90
+    assert rows["wgmma.m64n64k16.f32.f16.f16.rs"] == ["-"]  # sm_90a: not for sm_90
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+def test_ptx_check_cli_assembles_every_family(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The moves' sm_100a forms and wgmma / wgmma.sp are assembled like the mma rows."""
+    from formal.cli import main
+
+    only = ("ldmatrix.m16n16.x1.trans.b8,stmatrix.m16n8.x4.trans.b8,"
+            "wgmma.m64n8k32.s32.s8.u8.ss,wgmma.sp.m64n8k16.f32.tf32.tf32.rs.sel1")
+    assert main(["ptx", "--check", "--arch", "sm_90a,sm_100a", "--only", only,
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in out.splitlines()[2:]
+            if line and not line[0].isdigit()}
+    assert rows == {
+        "ldmatrix.m16n16.x1.trans.b8": "- ok (compile-only)",  # and its two packed forms:
+        "ldmatrix.m16n16.x1.trans.b8x16.b6x16_p32": "- ok (compile-only)",
+        "ldmatrix.m16n16.x1.trans.b8x16.b4x16_p64": "- ok (compile-only)",
+        "stmatrix.m16n8.x4.trans.b8": "- ok (compile-only)",
+        "wgmma.m64n8k32.s32.s8.u8.ss": "ok -",
+        "wgmma.sp.m64n8k16.f32.tf32.tf32.rs.sel1": "ok -",
+    }, out
+    assert "6 assembled, 0 failed, 6 not for that architecture" in out
+    assert main(["ptx", "--only", "no-such-row", "--out", str(tmp_path)]) == 2
 
 
 # ---- the harness on a fake device -------------------------------------------------------------

@@ -20,6 +20,7 @@ from formal.base.matrix_variants import (
 )
 from formal.execute import cpu, devices, gpu_matrix, ptx
 from formal.execute import matrix as mx
+from formal.execute.maps import operand_map
 from formal.execute.ptx import ptxas_path
 
 # ---- the spec's layouts, as the catalog will state them (cells in the export's form) ---------
@@ -165,7 +166,7 @@ class SpecDevice:
         a = t.a if v.a_source == "reg" else _read_k_major(img, v.a, la, 64, v.k)
         d = cpu.reference(v, a, np.swapaxes(b, 1, 2), t.c)
         recs = _wgmma_records(v)
-        dm = mx.frag_map(recs[1], 128, (64, v.n), v.elements("D"))
+        dm = operand_map(recs[1], lanes=128, tile=(64, v.n), n=v.elements("D"), shape=v.shape)
         return mx.regs_of(dm, v.c, d)
 
 

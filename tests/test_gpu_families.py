@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,8 @@ def test_the_fake_move_follows_its_truth(records: list[dict[str, Any]]) -> None:
     v = variant("ldmatrix.m8n8.x2.b16")
     maps = mx.maps_for(v, records)
     r = maps["r"]
-    swapped = {"r": mx.FragMap(r.operand, r.row[:, ::-1].copy(), r.col[:, ::-1].copy(), r.tile,
-                               "other", r.layout_id, r.label)}
+    swapped = {"r": replace(r, row=r.row[:, ::-1].copy(), col=r.col[:, ::-1].copy(),
+                            map_hash="other")}
     t = mx.move_trial(v, swapped, np.random.default_rng(3), 2, gpu_matrix.MOVE_IMAGE)
     got = emulate_move(v, maps, t)
     diffs = mx.move_differences(v, swapped, t, got)

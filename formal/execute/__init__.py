@@ -12,8 +12,9 @@ image with numbers that name their own cell and reads the map back from the hard
 mma is the same with A, B and C packed by their maps and D compared with the exact
 ``A x B + C``; wgmma with 128 threads and B (and A) in shared memory through a descriptor.
 
-The modules, by stage of one run: ``cpu`` (pack, unpack, exact reference, the mma
-emulation), ``matrix`` (the moves' and wgmma's maps, trials and comparisons), ``smem``
+The modules, by stage of one run: ``maps`` (the one map type of every family, read from a
+layout record), ``cpu`` (pack, unpack, exact reference, the mma emulation), ``matrix`` (the
+moves' and wgmma's operands, trials and comparisons), ``smem``
 (shared-memory layouts and descriptors), ``ptx`` / ``ptx_matrix`` (one kernel module per
 variant), ``devices`` (the CUDA device and the fake one, for every family), ``discover``
 (mma maps and metadata from the hardware alone), ``gpu`` / ``gpu_matrix`` (the supervised

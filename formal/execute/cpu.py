@@ -8,7 +8,8 @@ elements each, with the map ``row = lane, col = i``.  Lane 1's four elements are
 (1,0) .. (1,3); packing puts element i at bits 8i..8i+7 of one ``.b32`` word ("low to
 high"), so the row ``[1, 2, 3, 250]`` becomes the word ``0xFA030201``.  Unpacking runs the
 same index arrays backwards.  For every real operand the index arrays (``OperandMap.row``
-and ``.col``, one entry per (lane, element)) are built once from the cell table, so packing
+and ``.col``, one entry per (lane, element); ``formal.execute.maps``, the one map type of
+every family) are built once from the cell table, so packing
 a batch of trials is a single gather and a shift-and-sum, well under a millisecond.
 
 **Number formats.**  Every element type has an exact encoder and decoder (``encode`` /
@@ -54,20 +55,25 @@ does not name for that selector with random garbage the hardware must ignore.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..base.hashes import cell_table_hash
 from ..base.variants import (
-    REGISTER_BITS,
     VARIANTS,
     Sparsity,
     Variant,
     operands_of,
     records_by_operand,
 )
+from .maps import LANES as LANES  # the one map type of every family (execute.maps)
+from .maps import LayoutError as LayoutError
+from .maps import MetadataMap as MetadataMap
+from .maps import OperandMap as OperandMap
+from .maps import cell_records as cell_records
+from .maps import metadata_map as metadata_map
+from .maps import operand_map as operand_map
 from .numbers import (
     INTEGERS,
     U64,
@@ -78,225 +84,6 @@ from .numbers import (
     reference_any,
     representable,
 )
-
-LANES = 32
-
-
-
-# ---- layouts as index arrays ------------------------------------------------------------------
-
-
-class LayoutError(ValueError):
-    """A layout record the executor cannot use (missing, incomplete or inconsistent)."""
-
-
-def _register_bits(rec: Mapping[str, Any]) -> int | None:
-    reg = rec.get("register") or None
-    if not reg or not reg.get("per_register"):
-        return None
-    width = REGISTER_BITS.get(str(reg.get("kind")), 32)
-    return width // int(reg["per_register"])
-
-
-@dataclass
-class OperandMap:
-    """One operand's (lane, element) -> cell table as index arrays of shape (32, n).
-
-    Dense: ``row`` and ``col``.  Sparse A: ``row``, ``col`` = firstcol and ``last`` = lastcol,
-    plus ``chunk`` and ``q`` (the element is the q-th non-zero of chunk ``chunk`` of its row)."""
-
-    operand: str
-    instruction: str
-    shape: str
-    tile: tuple[int, int]  # replicated: the block-diagonal tile (groups x the spec's tile)
-    n: int
-    row: np.ndarray
-    col: np.ndarray
-    map_hash: str
-    layout_id: str = ""
-    bits: int = 0
-    last: np.ndarray | None = None
-    chunk: np.ndarray | None = None
-    q: np.ndarray | None = None
-    groups: int = 1  # independent products the warp computes (4 for m8n8k4 .f16)
-    held: np.ndarray | None = None  # partial maps: (32, n) True where the element has a cell
-
-    @property
-    def sparse(self) -> bool:
-        return self.last is not None
-
-    @property
-    def block(self) -> tuple[int, int]:
-        """The tile of one product (the spec's tile)."""
-        return (self.tile[0] // self.groups, self.tile[1] // self.groups)
-
-    def local(self, row: int, col: int) -> tuple[int, int, int]:
-        """(product, row, col) of a block-diagonal cell."""
-        br, bc = self.block
-        return row // br, row % br, col % bc
-
-    def cell_name(self, letter: str, row: int, col: int) -> str:
-        """``D[3][5]``, or ``D[3][5] of product 2`` where the warp computes several."""
-        if self.groups == 1:
-            return f"{letter}[{row}][{col}]"
-        g, r, c = self.local(row, col)
-        return f"{letter}[{r}][{c}] of product {g}"
-
-    def cells(self) -> list[dict[str, int]]:
-        """The cell table in ``formal.writers.export``'s form (local cells and ``group``)."""
-        return cell_records(self, [(t, i, int(self.row[t, i]), int(self.col[t, i]))
-                                   for t in range(self.row.shape[0]) for i in range(self.n)
-                                   if self.held is None or self.held[t, i]])
-
-
-def cell_records(m: OperandMap, cells: Iterable[tuple[int, int, int, int]]) \
-        -> list[dict[str, int]]:
-    """(lane, element, row, col) of ``m``'s (block-diagonal) tile -> export rows: dense
-    ``row``/``col`` (plus ``group`` when replicated) or sparse ``firstcol``/``lastcol``."""
-    out = []
-    for t, i, row, col in cells:
-        r = {"lane": int(t), "element": int(i)}
-        if m.last is not None:
-            r.update(row=int(row), firstcol=int(col), lastcol=int(m.last[t, i]))
-        elif m.groups > 1:
-            g, lr, lc = m.local(int(row), int(col))
-            if row < 0 or col < 0:  # a label discovery could not name
-                g = row // m.block[0] if row >= 0 else col // m.block[1] if col >= 0 else -1
-                lr, lc = (lr if row >= 0 else -1), (lc if col >= 0 else -1)
-            r.update(row=lr, col=lc, group=g)
-        else:
-            r.update(row=int(row), col=int(col))
-        out.append(r)
-    return out
-
-
-def _groups_of(rec: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> int:
-    """Products of a replicated record (1 when the cells name no ``group``)."""
-    if "group" not in cells[0]:
-        return 1
-    count = int((rec.get("groups") or {}).get("count") or 0)
-    return count or 1 + max(int(c["group"]) for c in cells)
-
-
-def operand_map(rec: Mapping[str, Any], bits: int | None = None,
-                sparsity: Sparsity | None = None, partial: bool = False,
-                lanes: int = LANES) -> OperandMap:
-    """Index arrays of one layout record (``formal.writers.export`` format).  A replicated record
-    becomes its block-diagonal view (module docstring); ``partial`` lets elements without a
-    cell through (loaded as zero; for running the spec's erratum layouts of A and B).
-    ``lanes``: the threads the fragment spans (128 for a wgmma warpgroup)."""
-    cells = rec.get("cells")
-    lid = str(rec.get("id", ""))
-    if not cells:
-        raise LayoutError(f"{lid}: the layout has no cell table")
-    n = int(rec.get("elements_per_thread") or 0) or 1 + max(int(c["element"]) for c in cells)
-    groups = _groups_of(rec, cells)
-    base = (int(rec["tile"][0]), int(rec["tile"][1]))
-    tile = (base[0] * groups, base[1] * groups)
-    sparse = "firstcol" in cells[0]
-    row = np.full((lanes, n), -1, dtype=np.int64)
-    col = np.full((lanes, n), -1, dtype=np.int64)
-    last = np.full((lanes, n), -1, dtype=np.int64) if sparse else None
-    for c in cells:
-        t, i = int(c["lane"]), int(c["element"])
-        if not (0 <= t < lanes and 0 <= i < n):
-            raise LayoutError(f"{lid}: cell lane {t} element {i} is outside {lanes} x {n}")
-        g = int(c.get("group", 0))
-        if not 0 <= g < groups:
-            raise LayoutError(f"{lid}: lane {t} element {i} is in product {g} of {groups}")
-        if groups > 1 and not (0 <= int(c["row"]) < base[0] and 0 <= int(c["col"]) < base[1]):
-            raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {base} tile")
-        row[t, i] = int(c["row"]) + g * base[0]
-        if last is not None:
-            col[t, i] = int(c["firstcol"])
-            last[t, i] = int(c["lastcol"])
-        else:
-            col[t, i] = int(c["col"]) + g * base[1]
-    held = None
-    if (row < 0).any():
-        t, i = (int(x[0]) for x in np.nonzero(row < 0))
-        if not partial or sparse:
-            raise LayoutError(f"{lid}: no cell for lane {t} element {i}")
-        held = row >= 0
-        row = np.where(held, row, 0)
-        col = np.where(held, col, 0)
-    rbits = _register_bits(rec)
-    if bits is not None and rbits is not None and rbits != bits:
-        raise LayoutError(f"{lid}: the fragment packs {32 // rbits if rbits < 32 else 1} "
-                          f"elements per register ({rbits} bits each) but the variant needs "
-                          f"{bits}-bit elements")
-    m = OperandMap(str(rec["operand"]), str(rec["instruction"]), str(rec["shape"]), tile, n,
-                   row, col, str(rec.get("map_hash") or ""), lid, bits or rbits or 0, last,
-                   groups=groups, held=held)
-    if not m.map_hash:
-        m.map_hash = cell_table_hash(m.instruction, m.shape, m.operand, "cells", cells)
-    if sparse:
-        if sparsity is None:
-            raise LayoutError(f"{lid}: a sparse A layout needs the variant's sparsity")
-        _sparse_positions(m, sparsity)
-    else:
-        inside = (row < tile[0]) & (col >= 0) & (col < tile[1])
-        if not inside.all():
-            t, i = (int(x[0]) for x in np.nonzero(~inside))
-            raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
-    return m
-
-
-def _sparse_positions(m: OperandMap, sp: Sparsity) -> None:
-    """For each sparse-A element: its chunk and its rank among that chunk's non-zeros."""
-    assert m.last is not None
-    chunk = np.zeros_like(m.row)
-    q = np.zeros_like(m.row)
-    for t in range(m.row.shape[0]):
-        seen: dict[tuple[int, int, int], int] = {}
-        for i in range(m.n):
-            key = (int(m.row[t, i]), int(m.col[t, i]), int(m.last[t, i]))
-            j = seen.get(key, 0)
-            seen[key] = j + 1
-            width = key[2] - key[1] + 1
-            if key[1] % sp.chunk or width % sp.chunk:
-                raise LayoutError(f"{m.layout_id}: lane {t} a{i} range [{key[1]}..{key[2]}] "
-                                  f"is not whole chunks of {sp.chunk}")
-            chunk[t, i] = key[1] // sp.chunk + j // sp.nonzeros
-            q[t, i] = j % sp.nonzeros
-        for key, count in seen.items():
-            want = (key[2] - key[1] + 1) // sp.chunk * sp.nonzeros
-            if count != want:
-                raise LayoutError(f"{m.layout_id}: lane {t} holds {count} non-zeros of row "
-                                  f"{key[0]} [{key[1]}..{key[2]}], not {want}")
-    m.chunk, m.q = chunk, q
-
-
-@dataclass
-class MetadataMap:
-    """The metadata fields of each selector: lane, low bit, width, and the (row, chunk, slot)
-    whose index the field holds."""
-
-    map_hash: str
-    layout_id: str
-    fields: dict[int, dict[str, np.ndarray]]  # selector -> arrays
-    rows: list[dict[str, int]] = field(default_factory=list)
-
-    def holders(self, selector: int) -> np.ndarray:
-        return np.unique(self.fields[selector]["lane"])
-
-
-def metadata_map(rec: Mapping[str, Any]) -> MetadataMap:
-    rows = rec.get("fields")
-    lid = str(rec.get("id", ""))
-    if not rows:
-        raise LayoutError(f"{lid}: the metadata layout has no field table")
-    by_sel: dict[int, list[Mapping[str, Any]]] = {}
-    for r in rows:
-        by_sel.setdefault(int(r["selector"]), []).append(r)
-    fields = {}
-    for s, rs in by_sel.items():
-        fields[s] = {k: np.array([int(r[k]) for r in rs], dtype=np.int64)
-                     for k in ("lane", "bit_lo", "bit_hi", "row", "chunk", "slot")}
-    h = str(rec.get("map_hash") or "") or cell_table_hash(
-        str(rec["instruction"]), str(rec["shape"]), "metadata", "fields", rows)
-    return MetadataMap(h, lid, fields, [dict(r) for r in rows])
-
 
 # ---- packing ----------------------------------------------------------------------------------
 

@@ -76,6 +76,7 @@ from ..base.variants import TYPE_BITS, selects
 from . import matrix as mx
 from . import ptx_matrix
 from .devices import CupyDevice, DeviceError, FakeDevice
+from .maps import OperandMap
 from .runs import Run, Task, short_text
 
 SCHEMA = 1
@@ -277,7 +278,7 @@ def run_matrix_task(dev: CupyDevice | FakeDevice | None, task: Task,
     return run, kept
 
 
-def _first_diff(table: Sequence[Mapping[str, int]], m: mx.FragMap) -> str:
+def _first_diff(table: Sequence[Mapping[str, int]], m: OperandMap) -> str:
     out = []
     for c in table:
         t, i = c["lane"], c["element"]

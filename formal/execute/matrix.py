@@ -50,11 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from ..base.hashes import cell_table_hash, cells_at
 from ..base.matrix_variants import Variant, matrix_layout_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
-from .cpu import LayoutError  # the one error of a record the executor cannot use
+from .maps import LayoutError, MetadataMap, OperandMap, metadata_map, operand_map
 from .smem import SmemLayout, element_bytes_image
 from .smem import canonical as canonical  # the layouts the checks use, for the runner
 
@@ -93,73 +92,11 @@ def records_for(v: Variant, records: Sequence[Mapping[str, Any]]) \
     return out
 
 
-@dataclass
-class FragMap:
-    """(thread, element) -> cell as index arrays of shape (threads, n)."""
-
-    operand: str
-    row: np.ndarray
-    col: np.ndarray
-    tile: tuple[int, int]
-    map_hash: str
-    layout_id: str = ""
-    # (instruction, shape, operand) the record's table is hashed under: a map the hardware
-    # shows is hashed under the same, so that it equals the record's when the cells do
-    label: tuple[str, str, str] = ("", "", "")
-    # wgmma.sp: the sparse A map (``row``/``col`` above are its rows and first columns) and
-    # the metadata map (operand ``meta``: no cells, its fields), as ``execute.cpu`` reads them
-    sparse: cpu.OperandMap | None = None
-    meta: cpu.MetadataMap | None = None
-
-    @property
-    def threads(self) -> int:
-        return int(self.row.shape[0])
-
-    @property
-    def n(self) -> int:
-        return int(self.row.shape[1])
-
-    def cells(self) -> list[dict[str, int]]:
-        return [{"lane": t, "element": i, "row": int(self.row[t, i]),
-                 "col": int(self.col[t, i])}
-                for t in range(self.threads) for i in range(self.n)]
-
-
-def frag_map(rec: Mapping[str, Any], threads: int, tile: tuple[int, int], n: int,
-             matrix_rows: int = 0, concrete: str = "") -> FragMap:
-    """Index arrays of a record; every (thread, element) must have a cell in ``tile``.  A
-    record stated for every N (``n``: wgmma's D) gives its first ``n`` elements a thread,
-    hashed as the layout at that N, of shape ``concrete`` (``m64n64k16``)."""
-    lid = str(rec.get("id", ""))
-    cells = rec.get("cells") or []
-    label = (str(rec["instruction"]), (concrete if rec.get("n") else "") or str(rec["shape"]),
-             str(rec["operand"]))
-    if rec.get("n"):  # stated for every N: the layout at this N is each thread's first n
-        cells, h = cells_at(*label, cells, n)
-    else:
-        h = str(rec.get("map_hash") or "") or cell_table_hash(*label, "cells", cells)
-    row = np.full((threads, n), -1, dtype=np.int64)
-    col = np.full((threads, n), -1, dtype=np.int64)
-    for c in cells:
-        t, i = int(c["lane"]), int(c["element"])
-        if not (0 <= t < threads and 0 <= i < n):
-            raise LayoutError(f"{lid}: cell of lane {t} element {i} is outside {threads} x {n}")
-        row[t, i] = int(c["row"]) + matrix_rows * int(c.get("matrix", 0))
-        col[t, i] = int(c["col"])
-    if (row < 0).any():
-        t, i = (int(x[0]) for x in np.nonzero(row < 0))
-        raise LayoutError(f"{lid}: no cell for lane {t} element {i}")
-    inside = (row < tile[0]) & (col >= 0) & (col < tile[1])
-    if not inside.all():
-        t, i = (int(x[0]) for x in np.nonzero(~inside))
-        raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
-    return FragMap(str(rec["operand"]), row, col, tile, h, lid, label)
-
-
-def maps_for(v: Variant, records: Sequence[Mapping[str, Any]]) -> dict[str, FragMap]:
-    """Every register map a run of ``v`` needs, or ``LayoutError``."""
+def maps_for(v: Variant, records: Sequence[Mapping[str, Any]]) -> dict[str, OperandMap]:
+    """Every register map a run of ``v`` needs (``execute.maps.operand_map`` with what the
+    variant fixes: its threads, tile and elements a thread), or ``LayoutError``."""
     recs = records_for(v, records)
-    out: dict[str, FragMap] = {}
+    out: dict[str, OperandMap] = {}
     for op in operands(v):
         rec = recs.get(op)
         if rec is None:
@@ -168,38 +105,42 @@ def maps_for(v: Variant, records: Sequence[Mapping[str, Any]]) -> dict[str, Frag
             out[op] = _sparse_map(v, op, rec)
         elif v.wgmma:
             tile = (64, v.k) if op == "A" else (64, v.n)
-            out[op] = frag_map(rec, 128, tile, v.elements("A" if op == "A" else "D"),
-                               concrete=v.shape)
+            out[op] = operand_map(rec, lanes=128, tile=tile,
+                                  n=v.elements("A" if op == "A" else "D"), shape=v.shape)
         elif v.instruction == "movmatrix":
-            out[op] = frag_map(rec, 32, (8, 8), 2)
+            out[op] = operand_map(rec, tile=(8, 8), n=2)
         else:
             per = 32 // v.element_bits()
-            out[op] = frag_map(rec, 32, v.tile, v.registers * per, v.matrix[0])
+            out[op] = operand_map(rec, tile=v.tile, n=v.registers * per,
+                                  matrix_rows=v.matrix[0])
     return out
 
 
-def _sparse_map(v: Variant, op: str, rec: Mapping[str, Any]) -> FragMap:
-    """wgmma.sp's sparse A (``execute.cpu.operand_map`` over 128 threads: each element's
-    row, chunk and rank among its chunk's non-zeros) or its metadata fields."""
-    label = (str(rec["instruction"]), str(rec["shape"]), str(rec["operand"]))
+def _sparse_map(v: Variant, op: str, rec: Mapping[str, Any]) -> OperandMap:
+    """wgmma.sp's sparse A over 128 threads (each element's row, chunk and rank among its
+    chunk's non-zeros) or its metadata operand (no cells; its fields, ``meta``)."""
     if op == "meta":
-        meta = cpu.metadata_map(rec)
+        meta = metadata_map(rec)
         if v.selector not in meta.fields:
             raise LayoutError(f"{meta.layout_id}: no metadata fields for selector "
                               f"{v.selector}")
-        empty = np.zeros((128, 0), dtype=np.int64)
-        return FragMap("metadata", empty, empty, (64, v.k), meta.map_hash, meta.layout_id,
-                       label, meta=meta)
+        return _metadata_operand(rec, meta, v.k)
     sp = sparsity_of(v.a)
     assert sp is not None
-    m = cpu.operand_map(rec, TYPE_BITS[v.a], sp, lanes=128)
+    m = operand_map(rec, TYPE_BITS[v.a], sp, lanes=128)
     if m.n != v.elements("A") or m.tile != (64, v.k):
         raise LayoutError(f"{m.layout_id}: {m.n} elements a thread over {m.tile}, but {v.key} "
                           f"takes {v.elements('A')} over (64, {v.k})")
-    return FragMap("A", m.row, m.col, (64, v.k), m.map_hash, m.layout_id, label, sparse=m)
+    return m
 
 
-def planted(v: Variant, maps: Mapping[str, FragMap], plant: str) -> dict[str, FragMap]:
+def _metadata_operand(rec: Mapping[str, Any], meta: MetadataMap, k: int) -> OperandMap:
+    empty = np.zeros((128, 0), dtype=np.int64)
+    return OperandMap("metadata", str(rec["instruction"]), str(rec["shape"]), (64, k), 0,
+                      empty, empty, meta.map_hash, meta.layout_id, meta=meta)
+
+
+def planted(v: Variant, maps: Mapping[str, OperandMap], plant: str) -> dict[str, OperandMap]:
     """The maps with a deliberate error (a negative control that must mismatch):
     ``meta-chunks-swapped`` exchanges the metadata fields of chunks 2j and 2j + 1 of every
     row (each chunk's indices stay a legal pattern, they only describe the wrong chunk).
@@ -212,16 +153,14 @@ def planted(v: Variant, maps: Mapping[str, FragMap], plant: str) -> dict[str, Fr
     old = maps["meta"].meta
     assert old is not None
     rows = [{**r, "chunk": int(r["chunk"]) ^ 1} for r in old.rows]
-    lab = maps["meta"].label
-    meta = cpu.metadata_map({"instruction": lab[0], "shape": lab[1], "fields": rows,
-                             "id": f"{old.layout_id} (chunks 2j, 2j+1 swapped)"})
+    rec = {"instruction": maps["meta"].instruction, "shape": maps["meta"].shape, "fields": rows,
+           "id": f"{old.layout_id} (chunks 2j, 2j+1 swapped)"}
     out = dict(maps)
-    out["meta"] = FragMap("metadata", maps["meta"].row, maps["meta"].col, maps["meta"].tile,
-                          meta.map_hash, meta.layout_id, lab, meta=meta)
+    out["meta"] = _metadata_operand(rec, metadata_map(rec), maps["meta"].tile[1])
     return out
 
 
-def hashes(maps: Mapping[str, FragMap]) -> dict[str, str]:
+def hashes(maps: Mapping[str, OperandMap]) -> dict[str, str]:
     return {op: m.map_hash for op, m in maps.items()}
 
 
@@ -263,7 +202,7 @@ def _halves(image_words: np.ndarray) -> np.ndarray:
     return image_words.view(np.uint16).reshape(image_words.shape[0], -1)
 
 
-def move_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+def move_trial(v: Variant, maps: Mapping[str, OperandMap], rng: np.random.Generator,
                count: int, image_bytes: int) -> MoveTrial:
     """Fresh random data for ``count`` trials of a 16-bit move, with the expected result."""
     if v.element_bits() != 16:
@@ -295,7 +234,7 @@ def move_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generator
                      want.view(np.uint32).reshape(count, -1), slots)
 
 
-def move_differences(v: Variant, maps: Mapping[str, FragMap], trial: MoveTrial,
+def move_differences(v: Variant, maps: Mapping[str, OperandMap], trial: MoveTrial,
                      got: np.ndarray) -> list[str]:
     """Lines naming the first differing (lane, element)s or image halfwords."""
     out: list[str] = []
@@ -325,7 +264,7 @@ def move_differences(v: Variant, maps: Mapping[str, FragMap], trial: MoveTrial,
 # ---- discovery of a move's map ----------------------------------------------------------------
 
 
-def discovery_trial(v: Variant, maps: Mapping[str, FragMap], image_bytes: int) \
+def discovery_trial(v: Variant, maps: Mapping[str, OperandMap], image_bytes: int) \
         -> MoveTrial:
     """One trial whose data name themselves: ldmatrix reads halfword ``tile_row * C + col
     + 1`` from each cell; stmatrix stores ``lane * n + element + 1``; movmatrix sends
@@ -351,7 +290,7 @@ def discovery_trial(v: Variant, maps: Mapping[str, FragMap], image_bytes: int) \
     return base
 
 
-def discovered(v: Variant, maps: Mapping[str, FragMap], trial: MoveTrial,
+def discovered(v: Variant, maps: Mapping[str, OperandMap], trial: MoveTrial,
                got: np.ndarray) -> list[dict[str, int]]:
     """The cell table the hardware showed (-1 where nothing identifiable arrived)."""
     rows, cols = v.tile
@@ -408,13 +347,13 @@ def _round(x: int, to: int) -> int:
     return (x + to - 1) // to * to
 
 
-def regs_of(m: FragMap, t: str, codes: np.ndarray) -> np.ndarray:
+def regs_of(m: OperandMap, t: str, codes: np.ndarray) -> np.ndarray:
     bits = TYPE_BITS[t]
     el = np.asarray(codes, np.uint64)[:, m.row, m.col]
     return cpu.pack_elements(cpu.to_container(t, bits, el), bits)
 
 
-def codes_of(m: FragMap, t: str, words: np.ndarray) -> np.ndarray:
+def codes_of(m: OperandMap, t: str, words: np.ndarray) -> np.ndarray:
     """(T, 128, WD) words -> (T, 64, N) codes by the map."""
     bits = TYPE_BITS[t]
     el = cpu.from_container(t, bits, cpu.unpack_elements(words, bits, m.n))
@@ -423,7 +362,7 @@ def codes_of(m: FragMap, t: str, words: np.ndarray) -> np.ndarray:
     return out
 
 
-def wgmma_trial(v: Variant, maps: Mapping[str, FragMap], a: np.ndarray, b: np.ndarray,
+def wgmma_trial(v: Variant, maps: Mapping[str, OperandMap], a: np.ndarray, b: np.ndarray,
                 c: np.ndarray, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
     """Pack given codes (A (T, 64, K), B (T, K, N), C (T, 64, N)) and the exact D."""
     parts = []
@@ -445,7 +384,7 @@ def wgmma_trial(v: Variant, maps: Mapping[str, FragMap], a: np.ndarray, b: np.nd
                       a, b, c)
 
 
-def sparse_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+def sparse_trial(v: Variant, maps: Mapping[str, OperandMap], rng: np.random.Generator,
                  count: int, layout_a: SmemLayout, layout_b: SmemLayout,
                  dense_a: bool = False) -> WgmmaTrial:
     """Fresh random wgmma.sp data: each chunk of A's rows gets random legal indices
@@ -468,9 +407,7 @@ def sparse_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generat
     c = cpu.draw(rng, v.c, "C", v, (count, 64, v.n))
     parts = []
     if v.a_source == "reg":
-        sa = maps["A"].sparse
-        assert sa is not None
-        parts.append(cpu.compress(sa, v.a, a, units, sp))
+        parts.append(cpu.compress(maps["A"], v.a, a, units, sp))
     parts.append(regs_of(maps["C/D"], v.c, c))
     parts.append(cpu.metadata_words(meta, v.selector, units, rng, 128)[..., None])
     inputs = np.concatenate([np.asarray(x, np.uint32) for x in parts], axis=-1)
@@ -489,7 +426,7 @@ def sparse_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generat
                       a, b, c, units)
 
 
-def random_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generator,
+def random_trial(v: Variant, maps: Mapping[str, OperandMap], rng: np.random.Generator,
                  count: int, layout_a: SmemLayout, layout_b: SmemLayout) -> WgmmaTrial:
     if v.sparse:
         return sparse_trial(v, maps, rng, count, layout_a, layout_b)
@@ -499,7 +436,7 @@ def random_trial(v: Variant, maps: Mapping[str, FragMap], rng: np.random.Generat
     return wgmma_trial(v, maps, a, b, c, layout_a, layout_b)
 
 
-def wgmma_differences(v: Variant, maps: Mapping[str, FragMap], trial: WgmmaTrial,
+def wgmma_differences(v: Variant, maps: Mapping[str, OperandMap], trial: WgmmaTrial,
                       got: np.ndarray) -> tuple[list[tuple[int, int]], str]:
     """(differing D cells, a line describing the first ones)."""
     m = maps["C/D"]
@@ -521,7 +458,7 @@ def wgmma_differences(v: Variant, maps: Mapping[str, FragMap], trial: WgmmaTrial
 # ---- wgmma: discovering a shared-memory layout ------------------------------------------------
 
 
-def probe_trial(v: Variant, maps: Mapping[str, FragMap], layout: SmemLayout,
+def probe_trial(v: Variant, maps: Mapping[str, OperandMap], layout: SmemLayout,
                 operand: str) -> tuple[WgmmaTrial, int]:
     """One trial per element slot of ``operand``'s image ("B", or "A" from shared memory):
     that slot holds 1, every other 0; the other operand holds k + 1 in every element of
@@ -555,7 +492,7 @@ def probe_trial(v: Variant, maps: Mapping[str, FragMap], layout: SmemLayout,
     return base, slots
 
 
-def probe_map(v: Variant, maps: Mapping[str, FragMap], operand: str,
+def probe_map(v: Variant, maps: Mapping[str, OperandMap], operand: str,
               got: np.ndarray) -> list[dict[str, int]]:
     """Per slot: the (mn, k) the hardware read it as, or -1s where D stayed zero."""
     d = numbers.decode(v.c, codes_of(maps["C/D"], v.c, got))

@@ -18,12 +18,13 @@ from ..base.matrix_variants import Variant
 from ..base.variants import sparsity_of
 from . import cpu
 from . import matrix as mx
-from .matrix import FragMap, codes_of, regs_of
+from .maps import OperandMap
+from .matrix import codes_of, regs_of
 from .numbers import reference_any
 from .smem import SmemLayout, image_codes
 
 
-def emulate_wgmma(v: Variant, truth: Mapping[str, FragMap], inputs: np.ndarray,
+def emulate_wgmma(v: Variant, truth: Mapping[str, OperandMap], inputs: np.ndarray,
                   image: np.ndarray, a_off: int, b_off: int, layout_a: SmemLayout,
                   layout_b: SmemLayout) -> np.ndarray:
     """D's words a warpgroup returns if ``truth``'s maps are the hardware's: A from the
@@ -45,9 +46,7 @@ def emulate_wgmma(v: Variant, truth: Mapping[str, FragMap], inputs: np.ndarray,
         assert sp is not None and meta is not None
         units = cpu.read_units(meta, v.selector, x[..., wa + wd], 64, v.k // sp.chunk)
         if v.a_source == "reg":
-            sa = truth["A"].sparse
-            assert sa is not None
-            a = cpu.decompress(sa, v.a, x[..., :wa], units, sp, v.k)
+            a = cpu.decompress(truth["A"], v.a, x[..., :wa], units, sp, v.k)
         else:
             comp = image_codes(img[:, a_off:], v.a, layout_a, 64, v.k // 2)
             a = cpu.dense_from_units(sp, units, comp.reshape(*units.shape[:3], sp.nonzeros),
@@ -59,7 +58,7 @@ def emulate_wgmma(v: Variant, truth: Mapping[str, FragMap], inputs: np.ndarray,
     return regs_of(cd, v.c, reference_any(v, a, b, c))
 
 
-def emulate_move(v: Variant, truth: Mapping[str, FragMap], t: mx.MoveTrial) -> np.ndarray:
+def emulate_move(v: Variant, truth: Mapping[str, OperandMap], t: mx.MoveTrial) -> np.ndarray:
     """What a warp's 16-bit move returns if ``truth``'s maps are the hardware's: tile row k
     lies at the address lane k supplies (the other lanes' addresses are never used), lane l's
     element i is the cell ``(row, col)`` of the map.  ldmatrix: the registers (T, 32, R) read

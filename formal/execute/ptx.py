@@ -21,8 +21,10 @@ words, low word first.  The sparsity selector is an immediate, so ``mma.sp`` mod
 entry per legal selector, named ``sel<k>``; dense modules hold one entry, ``mma``.  Block-scale
 variants get unit scale factors (``ue8m0`` 127 = 2^0 in every byte), so they compute A x B + C.
 
-``ptxlayout ptx --check`` writes the modules and assembles each with ``ptxas`` for every
-requested architecture that the variant supports (``formal.base.variants.assembles_for``).
+``ptxlayout ptx --check`` writes the modules of every family (``ALL_VARIANTS``: mma and
+mma.sp, the moves, wgmma and wgmma.sp) and assembles each with ``ptxas`` for every requested
+architecture that the variant supports (``formal.base.variants.assembles_for``); a variant no
+requested architecture covers is written and skipped.
 """
 
 from __future__ import annotations
@@ -38,9 +40,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.variants import VARIANTS, Variant, assembles_for, parse_arch, ptx_version
+from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS
+from ..base.variants import (
+    VARIANTS,
+    Variant,
+    assembles_for,
+    parse_arch,
+    ptx_version,
+    runs_on,
+    selects,
+)
 from . import ptx_matrix
 
+# Every row the executor has a kernel for, family by family: what ``ptxlayout ptx`` writes.
+ALL_VARIANTS: tuple[Variant, ...] = (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS)
+
+# The lent device (an H100): a kernel it cannot run is assembled only ("compile-only").
+LENT_SM = 90
 # ue8m0 exponent 127 in each byte: a scale factor of exactly 1.
 UNIT_UE8M0 = 0x7F7F7F7F
 SCALE_VEC = {"mxf4": "2X", "mxf8f6f4": "1X"}
@@ -271,7 +287,7 @@ def check(variants: Iterable[Variant], archs: Sequence[str], jobs: int = 0) \
 
     with ThreadPoolExecutor(max_workers=jobs or min(8, (os.cpu_count() or 2))) as pool:
         out.extend(pool.map(one, tasks))
-    order = {v.key: i for i, v in enumerate(VARIANTS)}
+    order = {v.key: i for i, v in enumerate(ALL_VARIANTS)}
     return sorted(out, key=lambda a: (order.get(a.variant.key, 1 << 30), a.arch))
 
 
@@ -288,7 +304,8 @@ def write(variants: Iterable[Variant], out_dir: str | Path) -> list[Path]:
 
 
 def ptx_command(args: argparse.Namespace) -> int:
-    """``ptxlayout ptx [--check] [--arch LIST] [--out DIR]``: 0 ok, 1 a kernel failed."""
+    """``ptxlayout ptx [--check] [--arch LIST] [--out DIR] [--only KEYS]``: 0 ok, 1 a kernel
+    failed, 2 a usage error or nothing assembled."""
     try:
         archs = [a.strip() for a in str(args.arch).split(",") if a.strip()]
         for a in archs:
@@ -296,10 +313,10 @@ def ptx_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ptxlayout: {exc}", file=sys.stderr)
         return 2
-    variants = list(VARIANTS)
-    only = getattr(args, "only", None)
-    if only:
-        variants = [v for v in variants if only in v.key]
+    variants = [v for v in ALL_VARIANTS if selects(getattr(args, "only", None), v.key)]
+    if not variants:
+        print(f"ptxlayout: no variant matches --only {args.only}", file=sys.stderr)
+        return 2
     paths = write(variants, args.out)
     print(f"wrote {len(paths)} PTX modules to {args.out}")
     if not args.check:
@@ -319,7 +336,7 @@ def ptx_command(args: argparse.Namespace) -> int:
         for a in archs:
             r = by_key[v.key][a]
             label = {"ok": "ok", "failed": "FAILED", "skipped": "-", "no-ptxas": "?"}[r.status]
-            if r.status == "ok" and v.arch_suffix:
+            if r.status == "ok" and not runs_on(v, LENT_SM):
                 label = "ok (compile-only)"
             cells.append(f"{label:<14}")
         print(f"{v.key:<{width}}  " + "  ".join(cells))
@@ -335,5 +352,6 @@ def ptx_command(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-__all__ = ["Module", "module", "opcode", "assemble", "check", "write", "ptx_command",
+__all__ = ["ALL_VARIANTS", "Module", "module", "opcode", "assemble", "check", "write",
+           "ptx_command",
            "UNIT_UE8M0"]

@@ -1,0 +1,56 @@
+"""The one map type of the executor (``formal.execute.maps``): the module docstring's worked
+example, and one constructor serving every family's record (mma over 32 lanes, a move's
+stacked matrices, wgmma's D stated for every N over 128 threads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from formal.base.hashes import cell_table_hash
+from formal.execute.maps import LayoutError, OperandMap, operand_map
+
+
+def _toy(cells: list[tuple[int, int, int, int]], **extra: Any) -> dict[str, Any]:
+    return {"id": "toy", "instruction": "toy", "shape": "m2n2", "operand": "C/D",
+            "tile": [2, 2], **extra,
+            "cells": [{"lane": t, "element": i, "row": r, "col": c} for t, i, r, c in cells]}
+
+
+def test_the_worked_example() -> None:
+    m = operand_map(_toy([(0, 0, 0, 0), (0, 1, 0, 1), (1, 0, 1, 0), (1, 1, 1, 1)]), lanes=2)
+    assert isinstance(m, OperandMap) and (m.threads, m.n, m.tile) == (2, 2, (2, 2))
+    assert m.row.tolist() == [[0, 0], [1, 1]] and m.col.tolist() == [[0, 1], [0, 1]]
+    assert m.label == ("toy", "m2n2", "C/D") and m.layout_id == "toy"
+    assert m.map_hash == cell_table_hash("toy", "m2n2", "C/D", "cells", _toy(
+        [(0, 0, 0, 0), (0, 1, 0, 1), (1, 0, 1, 0), (1, 1, 1, 1)])["cells"])
+    codes = np.arange(4).reshape(1, 2, 2)
+    assert codes[:, m.row, m.col].tolist() == [[[0, 1], [2, 3]]]
+    with pytest.raises(LayoutError, match=r"toy: lane 1 element 1 maps outside the \(2, 2\)"):
+        operand_map(_toy([(0, 0, 0, 0), (0, 1, 0, 1), (1, 0, 1, 0), (1, 1, 2, 0)]), lanes=2)
+    with pytest.raises(LayoutError, match="toy: no cell for lane 1 element 1"):
+        operand_map(_toy([(0, 0, 0, 0), (0, 1, 0, 1), (1, 0, 1, 0)]), lanes=2, n=2)
+
+
+def test_matrices_stack_and_every_n_records_take_the_concrete_shape() -> None:
+    # a move's matrix j sits matrix_rows rows down: matrix 1's row 1 is tile row 9
+    rec = _toy([(t, i, t // 4 % 8, 2 * (t % 4) + i) for t in range(32) for i in range(2)])
+    for c in rec["cells"]:
+        c["matrix"] = c["lane"] // 32
+    rec["cells"].append({"lane": 5, "element": 2, "row": 1, "col": 3, "matrix": 1})
+    m = operand_map(rec, tile=(16, 8), n=3, matrix_rows=8, partial=True)
+    assert (int(m.row[5, 2]), int(m.col[5, 2])) == (9, 3) and m.tile == (16, 8)
+    # wgmma's D, stated for every N: at N = 8 each thread keeps its first 4 elements, and the
+    # map is hashed as the layout at that shape, not as the record's table
+    cells = [(t, i, 16 * (t // 32) + t % 32 // 4 + 8 * (i // 2 % 2),
+              8 * (i // 4) + 2 * (t % 4) + i % 2) for t in range(128) for i in range(8)]
+    d = _toy(cells, n=[8, 16], shape="m64nNk16", map_hash="of-the-record")
+    d["shape"] = "m64nNk16"
+    at8 = operand_map(d, lanes=128, tile=(64, 8), n=4, shape="m64n8k16")
+    assert (at8.threads, at8.n, at8.tile, at8.shape) == (128, 4, (64, 8), "m64n8k16")
+    kept = [c for c in d["cells"] if c["element"] < 4]
+    assert at8.map_hash == cell_table_hash("toy", "m64n8k16", "C/D", "cells", kept)
+    whole = operand_map(d, lanes=128, tile=(64, 16))
+    assert (whole.n, whole.shape, whole.map_hash) == (8, "m64nNk16", "of-the-record")
