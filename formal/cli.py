@@ -474,7 +474,8 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
         description="Prove the PTX ISA's fragment layouts (mma, mma.sp, ldmatrix / stmatrix / "
-                    "movmatrix, wgmma) correct, from the spec's own text.")
+                    "movmatrix, wgmma) and the shared-memory layouts of wgmma and tcgen05 "
+                    "correct, from the spec's own text.")
     ap.add_argument("--version", action="version", version=f"ptxlayout {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
 
