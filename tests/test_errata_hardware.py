@@ -25,7 +25,8 @@ from formal.base.variants import (
     records_by_operand,
     runs_on,
 )
-from formal.execute import cpu, devices, gpu, matrix, record
+from formal.execute import cpu, devices, matrix, record, supervisor
+from formal.execute.runs import Report
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"
@@ -58,10 +59,10 @@ def _layout(model: Any, layout_id: str) -> Any:
     return next(x for x in model.layouts if x.id == layout_id)
 
 
-def _errata_run(export: dict[str, Any], only: str) -> gpu.Report:
+def _errata_run(export: dict[str, Any], only: str) -> Report:
     recs, errata = export["layouts"], export["errata"]
-    return gpu.run_all(devices.FakeDevice(recs), recs, trials=4, only=only, use_ptxas=False,
-                       errata=errata)
+    return supervisor.run_all(devices.FakeDevice(recs), recs, trials=4, only=only, use_ptxas=False,
+                              errata=errata)
 
 
 # ---- the export ---------------------------------------------------------------------------------
@@ -133,8 +134,8 @@ def test_an_erratum_the_hardware_accepts_fails_the_run(export: dict[str, Any]) -
     """If the spec's layout matched, the correction would be wrong: that is a failure."""
     recs = json.loads(json.dumps(export["layouts"]))
     fake_erratum = dict(next(r for r in recs if r["id"] == "catalog:mma.m16n8k8.A.tf32"))
-    report = gpu.run_all(devices.FakeDevice(recs), recs, trials=2, only="mma.m16n8k8.f32.tf32",
-                         use_ptxas=False, errata=[fake_erratum])
+    report = supervisor.run_all(devices.FakeDevice(recs), recs, trials=2,
+                                only="mma.m16n8k8.f32.tf32", use_ptxas=False, errata=[fake_erratum])
     (bad,) = [r for r in report.runs if r.erratum]
     assert bad.result == "match" and not bad.ok and record.failed(report) == [bad]
     assert "UNEXPECTED" in record.table(report)
@@ -196,8 +197,8 @@ def test_a_documents_layout_with_a_confirmed_map_is_proved(
     from formal.prove.evidence import Evidence
 
     recs = export["layouts"]
-    report = gpu.run_all(devices.FakeDevice(recs), recs, trials=2, only="mma.sp.m16n8k16",
-                         use_ptxas=False)
+    report = supervisor.run_all(devices.FakeDevice(recs), recs, trials=2, only="mma.sp.m16n8k16",
+                                use_ptxas=False)
     record.write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
     seeds = sorted(str(p) for p in SEEDS.iterdir() if p.suffix in (".txt", ".md"))
@@ -284,8 +285,8 @@ def test_staleness_is_judged_against_the_corrected_catalog(export: dict[str, Any
 def test_a_sticky_fault_gets_a_fresh_process(export: dict[str, Any]) -> None:
     recs = export["layouts"]
     faulty = "mma.m16n8k16.s32.s8.u8.s32"
-    report = gpu.run_supervised(f"fake:fault={faulty},sticky=1", recs, trials=1,
-                                only="mma.m16n8k16.s32", timeout=30.0)
+    report = supervisor.run_supervised(f"fake:fault={faulty},sticky=1", recs, trials=1,
+                                       only="mma.m16n8k16.s32", timeout=30.0)
     by = {r.variant.key: r.result for r in report.runs}
     assert by[faulty] == "error"
     # the variants after it ran in a fresh process (the faulted one would fail them all)
@@ -298,8 +299,8 @@ def test_the_deadline_stops_the_run_and_keeps_the_report(export: dict[str, Any])
     recs = export["layouts"]
     hang = "mma.m16n8k16.s32.s8.s8.s32"
     t0 = time.monotonic()
-    report = gpu.run_supervised(f"fake:hang={hang}", recs, trials=1, only="mma.m16n8k16.s32",
-                                timeout=60.0, deadline=15.0)
+    report = supervisor.run_supervised(f"fake:hang={hang}", recs, trials=1, only="mma.m16n8k16.s32",
+                                       timeout=60.0, deadline=15.0)
     assert time.monotonic() - t0 < 50
     by = {r.variant.key: r for r in report.runs}
     assert by[hang].result == "error" and "overall time limit" in by[hang].detail

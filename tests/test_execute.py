@@ -18,7 +18,7 @@ import pytest
 
 from formal.base.hashes import cell_table_hash
 from formal.base.variants import VARIANTS, assembles_for, container_bits, runs_on, selector_count
-from formal.execute import compare, cpu, devices, discover, gpu, numbers, ptx, record
+from formal.execute import compare, cpu, devices, discover, numbers, ptx, record, supervisor
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_PTXAS = ptx.ptxas_path() is not None
@@ -456,7 +456,7 @@ SUBSET = "m16n8k16"  # dense f16/bf16/int/fp8 and sparse f16/bf16/tf32 of one sh
 
 def test_fake_device_reports_match(records: list[dict[str, Any]]) -> None:
     dev = devices.FakeDevice(records)
-    report = gpu.run_all(dev, records, trials=3, only=SUBSET)
+    report = supervisor.run_all(dev, records, trials=3, only=SUBSET)
     results = {r.result for r in report.runs}
     assert "match" in results and "mismatch" not in results and "error" not in results
     checked = [r for r in report.runs if r.result == "match"]
@@ -472,8 +472,8 @@ def test_corrupted_layout_reports_mismatch_naming_the_cells(records: list[dict[s
     cells = {(rec["cells"][a]["row"], rec["cells"][a]["col"]),
              (rec["cells"][b]["row"], rec["cells"][b]["col"])}
     bad = swap_cells(records, cd_id, a, b)
-    report = gpu.run_all(devices.FakeDevice(records), bad, trials=4,
-                         only="mma.m16n8k16.s32.s8.s8.s32")
+    report = supervisor.run_all(devices.FakeDevice(records), bad, trials=4,
+                                only="mma.m16n8k16.s32.s8.s8.s32")
     (run,) = report.runs
     assert run.result == "mismatch"
     named = {f"D[{r}][{c}]" for r, c in cells}
@@ -488,7 +488,7 @@ def test_corrupted_layout_reports_mismatch_naming_the_cells(records: list[dict[s
 
 def test_faulting_kernel_is_an_error_and_the_run_goes_on(records: list[dict[str, Any]]) -> None:
     dev = devices.FakeDevice(records, fault=["mma.m16n8k16.s32.s8.s8.s32"])
-    report = gpu.run_all(dev, records, trials=2, only="mma.m16n8k16.s32")
+    report = supervisor.run_all(dev, records, trials=2, only="mma.m16n8k16.s32")
     by = {r.variant.key: r.result for r in report.runs}
     assert by["mma.m16n8k16.s32.s8.s8.s32"] == "error"
     assert by["mma.m16n8k16.s32.u8.u8.s32"] == "match"
@@ -496,8 +496,8 @@ def test_faulting_kernel_is_an_error_and_the_run_goes_on(records: list[dict[str,
 
 def test_device_without_the_architecture(records: list[dict[str, Any]]) -> None:
     dev = devices.FakeDevice(records, sm=80)
-    report = gpu.run_all(dev, records, trials=1, only="mma.m16n8k32.f32.e4m3.e4m3",
-                         use_ptxas=False)
+    report = supervisor.run_all(dev, records, trials=1, only="mma.m16n8k32.f32.e4m3.e4m3",
+                                use_ptxas=False)
     assert {r.result for r in report.runs} == {"not-executed"}
     assert "needs sm_89" in report.runs[0].detail
 
@@ -590,8 +590,8 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
 @pytest.mark.slow
 def test_supervisor_survives_a_crash_and_a_hang(records: list[dict[str, Any]]) -> None:
     crash, hang = "mma.m16n8k16.s32.s8.u8.s32", "mma.m16n8k16.s32.u8.s8.s32"
-    report = gpu.run_supervised(f"fake:crash={crash},hang={hang}", records, trials=1,
-                                only="mma.m16n8k16.s32", timeout=15.0, use_ptxas=False)
+    report = supervisor.run_supervised(f"fake:crash={crash},hang={hang}", records, trials=1,
+                                       only="mma.m16n8k16.s32", timeout=15.0, use_ptxas=False)
     by = {r.variant.key: r for r in report.runs}
     assert by[crash].result == "error" and "died" in by[crash].detail
     assert by[hang].result == "error" and "watchdog" in by[hang].detail
@@ -652,8 +652,8 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
 
     records = catalog["records"]
     ev_dir = tmp_path / "evidence"
-    report = gpu.run_all(devices.FakeDevice(records), records, trials=2,
-                         only="mma.m16n8k16.s32", do_discover=True, use_ptxas=False)
+    report = supervisor.run_all(devices.FakeDevice(records), records, trials=2,
+                                only="mma.m16n8k16.s32", do_discover=True, use_ptxas=False)
     path = record.write_evidence(report, ev_dir)
     assert json.loads(path.read_text())["runs"]
     ev = Evidence.load(ev_dir)
@@ -673,8 +673,8 @@ def test_evidence_proves_refutes_and_finds_stale(catalog: dict[str, Any],
         f["row"] = (f["row"] + 1) % 16  # a different (still valid) assignment of rows
     meta["map_hash"] = cell_table_hash("mma.sp", "m16n8k32", "metadata", "fields",
                                      meta["fields"])
-    bad = gpu.run_all(devices.FakeDevice(truth), records, trials=2, only=key, do_discover=True,
-                      use_ptxas=False)
+    bad = supervisor.run_all(devices.FakeDevice(truth), records, trials=2, only=key,
+                             do_discover=True, use_ptxas=False)
     assert {r.result for r in bad.runs} == {"mismatch"}
     record.write_evidence(bad, tmp_path / "ev2")
     ev2 = Evidence.load(tmp_path / "ev2")
@@ -698,8 +698,8 @@ def test_evidence_compiled_only_is_unconfirmed(catalog: dict[str, Any],
     from formal.prove.evidence import Evidence
 
     records = catalog["records"]
-    report = gpu.run_all(devices.FakeDevice(records), records, trials=1,
-                         only="mma.kind::mxf4.block_scale.m16n8k64", use_ptxas=HAS_PTXAS)
+    report = supervisor.run_all(devices.FakeDevice(records), records, trials=1,
+                                only="mma.kind::mxf4.block_scale.m16n8k64", use_ptxas=HAS_PTXAS)
     record.write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
     v = ev.verdict(_layout(catalog, "catalog:mma.m16n8k64.A.e2m1"))
@@ -712,8 +712,8 @@ def test_prove_cli_takes_evidence(catalog: dict[str, Any], tmp_path: Path,
     from formal.cli import main
 
     records = catalog["records"]
-    report = gpu.run_all(devices.FakeDevice(records), records, trials=1, only="mma.m16n8k8",
-                         use_ptxas=False)
+    report = supervisor.run_all(devices.FakeDevice(records), records, trials=1, only="mma.m16n8k8",
+                                use_ptxas=False)
     record.write_evidence(report, tmp_path)
     main(["prove", "--evidence", str(tmp_path), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)

@@ -20,7 +20,7 @@ from formal.base.variants import (
     record_arrangement,
     records_by_operand,
 )
-from formal.execute import compare, cpu, devices, discover, gpu, numbers, ptx, record
+from formal.execute import compare, cpu, devices, discover, numbers, ptx, record, supervisor
 
 HAS_PTXAS = ptx.ptxas_path() is not None
 M8N8K4 = [v for v in VARIANTS if v.shape == "m8n8k4"]
@@ -201,7 +201,8 @@ def test_a_corrupted_map_is_caught_and_named_by_product(records: list[dict[str, 
                                                         layout_id: str, a: int, b: int) -> None:
     key = "mma.m8n8k4.col.row.f32.f16.f16.f32"
     bad = _swap(records, layout_id, a, b)
-    report = gpu.run_all(devices.FakeDevice(records), bad, trials=4, only=key, use_ptxas=False)
+    report = supervisor.run_all(devices.FakeDevice(records), bad, trials=4, only=key,
+                                use_ptxas=False)
     (run,) = report.runs
     assert run.result == "mismatch" and "of product" in run.detail
     assert run.d_cells and all(len(c) == 3 and 0 <= c[2] < 4 for c in run.d_cells)
@@ -227,8 +228,8 @@ def test_discovery_recovers_m8n8k4_and_sees_a_wrong_map(records: list[dict[str, 
 
 
 def test_discovery_runs_for_m8n8k4_in_the_harness(records: list[dict[str, Any]]) -> None:
-    report = gpu.run_all(devices.FakeDevice(records), records, trials=2, only="m8n8k4",
-                         do_discover=True, use_ptxas=False)
+    report = supervisor.run_all(devices.FakeDevice(records), records, trials=2, only="m8n8k4",
+                                do_discover=True, use_ptxas=False)
     disc = [r for r in report.runs if r.mode == "discover"]
     assert len(disc) == 9 and {r.result for r in disc} == {"match"}
     assert {r.result for r in report.runs if r.mode == "check"} == {"match"}

@@ -149,3 +149,38 @@ def test_every_old_evidence_run_reads_back_and_is_written_as_it_was() -> None:
                        ("20261122T090205Z.json", "mma.m8n8k4.f32.f16.f16.f32", "not-executed")]
     assert seen == {"mma": 522, "mma.sp": 540, "ldmatrix": 24, "stmatrix": 15, "movmatrix": 2,
                     "wgmma": 260, "wgmma.sp": 143}
+
+
+def test_a_family_is_one_row_and_its_failure_is_its_task_alone(
+        records: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """One task list from the rows of ``FAMILIES``, in table order; a row added to the table
+    runs with the others, and a task of it that raises is an ``error`` run of that task
+    alone while the tasks around it still run."""
+    from formal.execute import supervisor
+    from formal.execute.runs import Outcome, Task
+
+    assert [f.name for f in supervisor.FAMILIES] == ["mma", "matrix"]
+
+    def toy_tasks(job: Any, sm: int) -> list[Task]:
+        return [Task("ldmatrix.m8n8.x1.b16", "check", plant="raise")] if sm else []
+
+    def toy_run(device: Any, job: Any, task: Task, memo: dict[str, Any]) -> Outcome:
+        raise RuntimeError("a planted fault")
+
+    toy = supervisor.Family("toy", toy_tasks, toy_run)
+    monkeypatch.setattr(supervisor, "FAMILIES", (*supervisor.FAMILIES, toy))
+    only = "mma.m16n8k8.f32.tf32,ldmatrix.m8n8.x1.b16"
+    job = supervisor.Job(records, (), 1, only)
+    names = [(f.name, t.key, t.mode) for f, t in supervisor.all_tasks(job, 90)]
+    assert names == [("mma", "mma.m16n8k8.f32.tf32.tf32.f32", ""),
+                     ("matrix", "ldmatrix.m8n8.x1.b16", "check"),
+                     ("matrix", "ldmatrix.m8n8.x1.b16", "discover"),
+                     ("toy", "ldmatrix.m8n8.x1.b16", "check")]
+    report = supervisor.run_all(devices.FakeDevice(records), records, trials=1, only=only,
+                                use_ptxas=False)
+    got = [(r.variant.key, r.mode, r.result) for r in report.runs]
+    assert got == [("mma.m16n8k8.f32.tf32.tf32.f32", "check", "match"),
+                   ("ldmatrix.m8n8.x1.b16", "check", "match"),
+                   ("ldmatrix.m8n8.x1.b16", "discover", "match"),
+                   ("ldmatrix.m8n8.x1.b16", "check", "error")]
+    assert report.runs[-1].detail.startswith("RuntimeError: a planted fault")

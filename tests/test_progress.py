@@ -166,10 +166,9 @@ def test_a_fake_gpu_run_on_a_terminal_counts_variants(monkeypatch: pytest.Monkey
     assert _wiped(text)
 
 
-def test_the_matrix_runner_takes_the_same_callback() -> None:
+def test_the_supervisor_takes_the_progress_callback() -> None:
     import inspect
 
-    from formal.execute import gpu, gpu_matrix
-    for fn in (gpu.run_supervised, gpu_matrix.supervise):
-        param: Any = inspect.signature(fn).parameters["progress"]
-        assert param.default is None
+    from formal.execute import supervisor
+    param: Any = inspect.signature(supervisor.run_supervised).parameters["progress"]
+    assert param.default is None

@@ -21,7 +21,7 @@ from formal.base.records import expand
 from formal.cli import main
 from formal.execute import cpu, devices, gpu_matrix, matrix_fake, record, smem
 from formal.execute import matrix as mx
-from formal.execute.gpu import Report
+from formal.execute.runs import Report
 from formal.prove.evidence import Evidence, default_dir
 from formal.writers.evidence import stale
 from formal.writers.export import layout_record
@@ -226,8 +226,8 @@ def test_sparse_runs_confirm_the_layouts_and_are_then_owed(
         run, _ = gpu_matrix.run_matrix_task(dev, gpu_matrix.Task(
             k, "check", gpu_matrix._lay(gpu_matrix.check_layout(variant(k)))), records, 2)
         assert run.result == "match"
-        runs.append(run.record())
-    record.write_evidence(Report(dev.info(), family_runs=runs), tmp_path)
+        runs.append(run)
+    record.write_evidence(Report(dev.info(), runs=runs), tmp_path)
     ev = Evidence.load(tmp_path)
     sparse = [x for x in layouts if x.instruction == "wgmma.sp"]
     assert len(sparse) == 13

@@ -17,8 +17,9 @@ layout record), ``cpu`` (pack, unpack, exact reference, the mma emulation), ``ma
 moves' and wgmma's operands, trials and comparisons), ``smem``
 (shared-memory layouts and descriptors), ``ptx`` / ``ptx_matrix`` (one kernel module per
 variant), ``devices`` (the CUDA device and the fake one, for every family), ``discover``
-(mma maps and metadata from the hardware alone), ``gpu`` / ``gpu_matrix`` (the supervised
-runners of the mma and the move / wgmma families), ``record`` (``ptxlayout gpu``: both in one
-invocation, one evidence file, one table).  None of them imports z3, lark or sympy, and
-execute never imports the prover.
+(mma maps and metadata from the hardware alone), ``gpu`` / ``gpu_matrix`` (the tasks of the mma
+and of the move / wgmma families, one row each of ``supervisor.FAMILIES``), ``runs`` (a task,
+a run, a job, an outcome, a report), ``supervisor`` (one task list, one worker, one watchdog
+for every family), ``record`` (``ptxlayout gpu``: one invocation, one evidence file, one
+table).  None of them imports z3, lark or sympy, and execute never imports the prover.
 """

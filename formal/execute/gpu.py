@@ -3,8 +3,9 @@
     ptxlayout gpu --layouts build/layouts.json [--trials N] [--record DIR]
                   [--discover] [--only SUBSTR] [--deadline SEC]
 
-(the same invocation then runs the move and wgmma families, ``formal.execute.gpu_matrix``,
-and writes one evidence file for all of them, ``formal.execute.record``.)
+(the same invocation runs the move and wgmma families too, ``formal.execute.gpu_matrix``, all
+under one supervisor, ``formal.execute.supervisor``, and writes one evidence file for all of
+them, ``formal.execute.record``.)
 
 This module needs numpy and (for a real device) CuPy, and nothing of the prover: it imports
 no z3, lark or sympy, so it runs on a GPU machine that has only numpy and CuPy.  Layouts come
@@ -30,14 +31,12 @@ that ``formal.prove.evidence`` can refute the spec's layout with a (lane, elemen
 A run is as it should be (``Run.ok``) when every check matches, every discovery agrees and
 every erratum mismatches.
 
-**Isolation.**  With CuPy the work runs in a child process; the parent is a watchdog: a
-variant that faults (a sticky CUDA error spoils the whole context), kills its process or runs
-past its time is recorded as an ``error`` and a fresh child takes the remaining variants, so
-nothing hangs and one bad kernel cannot spoil the others.  ``--deadline`` bounds the whole
-run: past it the running variant is an ``error``, the rest ``not-executed``, and the evidence
-is still written.  Each PTX module is written to a file named by the hash of its text before
-``cupy.RawModule(path=...)`` loads it, because CuPy caches modules by path: reusing a path
-would silently run a previous kernel.
+**Its row of the executor** (``formal.execute.supervisor.FAMILIES``): ``mma_tasks`` (a task
+per variant, then one per (variant, erratum layout) pair) and ``run_mma`` (one of them).  The
+supervisor runs them in child processes with the other families' tasks: a variant that
+faults, kills its process or hangs is an ``error`` of its own.  Each PTX module is written to
+a file named by the hash of its text before ``cupy.RawModule(path=...)`` loads it, because
+CuPy caches modules by path: reusing a path would silently run a previous kernel.
 
 **Discovery** (``--discover``): see ``formal.execute.discover`` -- each operand's map is
 recovered from the hardware alone (up to the relabelings no experiment can observe), and each
@@ -49,13 +48,9 @@ and sparse variant supports it, m8n8k4 ``.f16`` included (its four products are 
 
 from __future__ import annotations
 
-import datetime as _dt
-import queue
 import secrets
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,9 +58,8 @@ import numpy as np
 from ..base.variants import VARIANTS, Variant, record_serves, runs_on, selects
 from . import compare, cpu, discover, ptx
 from .devices import POISON, CupyDevice, DeviceError, FakeDevice
-from .runs import Run, Task, short_text
+from .runs import Job, Outcome, Run, Task, short_text
 
-SCHEMA = 1  # of the evidence files
 _VARIANT = {v.key: v for v in VARIANTS}
 
 # ---- one variant ------------------------------------------------------------------------------
@@ -211,31 +205,7 @@ def _compact_map(v: Variant, operand: str, kind: str, rows: Sequence[Mapping[str
             "columns": columns, "rows": [[int(r[c]) for c in columns] for r in rows]}
 
 
-# ---- a whole run ------------------------------------------------------------------------------
-
-
-@dataclass
-class Report:
-    info: dict[str, Any]
-    runs: list[Run] = field(default_factory=list)
-    discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
-    seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    # cell tables the evidence keeps by hash: the corrected maps the errata runs replaced
-    maps: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # the runs of the move and wgmma families (``formal.execute.gpu_matrix``), as recorded
-    family_runs: list[dict[str, Any]] = field(default_factory=list)
-
-    def evidence(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            **self.info,
-            "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "seconds": round(self.seconds, 2),
-            "runs": [r.record() for r in self.runs] + self.family_runs,
-            "discovered": self.discovered,
-            "maps": self.maps,
-        }
+# ---- the family's hook: its tasks, and one task run ---------------------------------------
 
 
 def select(only: str | None) -> list[Variant]:
@@ -253,16 +223,15 @@ def tasks_of(variants: Sequence[Variant], errata: Sequence[Mapping[str, Any]] = 
     return out
 
 
-Outcome = tuple[list[Run], dict[str, dict[str, Any]], list[str], dict[str, dict[str, Any]]]
+def mma_tasks(job: Job, sm: int) -> list[Task]:
+    """The mma / mma.sp family's tasks (whatever the device: one it cannot run is
+    assembled, ``run_variant``)."""
+    return tasks_of(select(job.only), job.errata)
 
 
 def _runs(v: Variant, result: str, detail: str, **kw: Any) -> list[Run]:
     """The same result for every run of ``v`` (each selector)."""
     return [Run(v, s, result, detail, **kw) for s in v.runs]
-
-
-def _error_runs(task: Task, why: str) -> list[Run]:
-    return _runs(_VARIANT[task.key], "error", why, erratum=task.erratum)
 
 
 def run_variant(device: Any, v: Variant, plans: Mapping[str, cpu.Plan | cpu.LayoutError],
@@ -300,24 +269,7 @@ def run_variant(device: Any, v: Variant, plans: Mapping[str, cpu.Plan | cpu.Layo
     return runs, maps, lines
 
 
-def run_task(device: Any, task: Task, plans: Mapping[str, cpu.Plan | cpu.LayoutError],
-             records: Sequence[Mapping[str, Any]], errata: Mapping[str, Mapping[str, Any]],
-             trials: int, do_discover: bool, ptxas_ok: Callable[[Variant], str | None]) \
-        -> Outcome:
-    """(runs, discovered maps, report lines, maps the evidence keeps) of one task."""
-    v = _VARIANT[task.key]
-    if not task.erratum:
-        runs, maps, lines = run_variant(device, v, plans, trials, do_discover, ptxas_ok)
-        return runs, maps, lines, {}
-    if not runs_on(v, device.sm):
-        return _runs(v, "not-executed", f"needs {v.target}; the device is sm_{device.sm}",
-                     erratum=task.erratum), {}, [], {}
-    runs, kept = check_erratum(device, v, records, errata[task.erratum], trials,
-                               plans.get(v.key))
-    return runs, {}, [], kept
-
-
-def _ptxas_checker(enabled: bool) -> Callable[[Variant], str | None]:
+def ptxas_checker(enabled: bool) -> Callable[[Variant], str | None]:
     """None when the variant assembles for its own target, else why not."""
     cache: dict[str, str | None] = {}
 
@@ -332,98 +284,25 @@ def _ptxas_checker(enabled: bool) -> Callable[[Variant], str | None]:
     return check
 
 
-def run_all(device: Any, records: Sequence[Mapping[str, Any]], trials: int = 4,
-            only: str | None = None, do_discover: bool = False, use_ptxas: bool = True,
-            log: Callable[[str], None] | None = None,
-            errata: Sequence[Mapping[str, Any]] = ()) -> Report:
-    """Check (and discover) every selected variant on ``device``, in this process; then
-    run the ``errata`` (the spec's layouts as written) on the variants they serve."""
-    t0 = time.perf_counter()
-    report = Report(device.info())
-    variants = select(only)
-    plans = cpu.plans(records, variants)
-    checker = _ptxas_checker(use_ptxas)
-    by_id = {str(e.get("id", "")): e for e in errata}
-    for task in tasks_of(variants, errata):
-        runs, maps, lines, kept = run_task(device, task, plans, records, by_id, trials,
-                                           do_discover, checker)
-        _add(report, runs, maps, kept, lines, log)
-    report.seconds = time.perf_counter() - t0
-    return report
-
-
-def _add(report: Report, runs: list[Run], maps: dict[str, dict[str, Any]],
-         kept: dict[str, dict[str, Any]], lines: list[str],
-         log: Callable[[str], None] | None) -> None:
-    report.runs.extend(runs)
-    report.discovered.update(maps)
-    report.maps.update(kept)
-    if log:
-        for r in runs:
-            log(_line(r))
-        for line in lines if any(r.result == "mismatch" for r in runs) else []:
-            log(f"    {line}")
-
-
-def _line(r: Run) -> str:
-    sel = "" if r.selector is None else f" sel {r.selector}"
-    mode = " discover" if r.mode == "discover" else ""
-    what = f" [{r.erratum} as written]" if r.erratum else ""
-    return (f"{r.variant.key}{sel}{mode}{what}: {r.result} ({r.seconds:.2f} s) "
-            f"{short_text(r.detail, 300)}")
-
-
-# ---- a supervised run (a child process per batch, a watchdog in the parent) ------------------
-
-
-def _worker(spec: str, records: list[dict[str, Any]], errata: list[dict[str, Any]],
-            tasks: list[Task], trials: int, do_discover: bool, use_ptxas: bool, conn: Any) -> None:
-    # Messages go through a pipe, not a multiprocessing.Queue: Connection.send has written the
-    # message before it returns, where Queue.put hands it to a feeder thread that a crash
-    # right after can kill first -- and the parent would blame the crash on the task before.
-    try:
-        device = make_device(spec, records)
-    except DeviceError as exc:
-        conn.send(("nodevice", str(exc)))
-        return
-    variants = list({_VARIANT[t.key].key: _VARIANT[t.key] for t in tasks}.values())
-    plans = cpu.plans(records, variants)
-    checker = _ptxas_checker(use_ptxas)
-    # announced only now: the per-task watchdog starts here, after the set-up above
-    conn.send(("device", device.info()))
-    by_id = {str(e.get("id", "")): e for e in errata}
-    for task in tasks:
-        conn.send(("start", task))
-        try:
-            runs, maps, lines, kept = run_task(device, task, plans, records, by_id, trials,
-                                               do_discover, checker)
-        except Exception as exc:  # noqa: BLE001 - report, and go on with the next variant
-            runs = _error_runs(task, short_text(f"{type(exc).__name__}: {exc}; "
-                                            + traceback.format_exc(limit=2)))
-            maps, lines, kept = {}, [], {}
-        conn.send(("result", task, [_run_to_wire(r) for r in runs], maps, lines, kept))
-        if getattr(device, "broken", False):
-            # a fault may leave the CUDA context unusable: a fresh process takes the rest
-            conn.send(("restart",))
-            return
-    conn.send(("done",))
-
-
-def _receive(conn: Any, timeout: float) -> tuple[Any, ...]:
-    """The worker's next message; ``queue.Empty`` when none came within ``timeout`` or the
-    worker's end is closed (it exited or died: the caller asks the process which)."""
-    if conn.poll(timeout):
-        try:
-            return conn.recv()  # type: ignore[no-any-return]
-        except (EOFError, OSError):
-            time.sleep(min(timeout, 0.1))  # the pipe is closed: let the process be reaped
-    raise queue.Empty
-
-
-def _run_to_wire(r: Run) -> dict[str, Any]:
-    d = r.record()
-    d["seconds"] = r.seconds
-    return d
+def run_mma(device: Any, job: Job, task: Task, memo: dict[str, Any]) -> Outcome:
+    """One mma task: a variant's checks (and discovery), or its run packed with one of the
+    spec's erratum layouts.  ``memo`` is the calling process's: the plans and the ptxas
+    verdicts, each made once."""
+    v = _VARIANT[task.key]
+    plans: dict[str, cpu.Plan | cpu.LayoutError] = memo.setdefault("mma plans", {})
+    if v.key not in plans:
+        plans.update(cpu.plans(job.records, [v]))
+    checker = memo.setdefault("ptxas", ptxas_checker(job.use_ptxas))
+    if not task.erratum:
+        runs, maps, lines = run_variant(device, v, plans, job.trials, job.discover, checker)
+        return Outcome(runs, maps, lines)
+    if not runs_on(v, device.sm):
+        return Outcome(_runs(v, "not-executed", f"needs {v.target}; the device is "
+                             f"sm_{device.sm}", erratum=task.erratum))
+    errata = {str(e.get("id", "")): e for e in job.errata}
+    runs, kept = check_erratum(device, v, job.records, errata[task.erratum], job.trials,
+                               plans.get(v.key))
+    return Outcome(runs, maps=kept)
 
 
 def make_device(spec: str, records: Sequence[Mapping[str, Any]]) -> Any:
@@ -449,134 +328,3 @@ def make_device(spec: str, records: Sequence[Mapping[str, Any]]) -> Any:
                 kw[k].append(val)
         return FakeDevice(records, sm, sticky=sticky, **kw)
     raise DeviceError(f"unknown device {spec!r} (cuda, cuda:N or fake)")
-
-
-def no_device(report: Report) -> str | None:
-    """Why no device ran anything in ``report`` (None: a device answered)."""
-    if report.info.get("device") != "unknown":
-        return None
-    return "; ".join(report.notes) or "no device answered"
-
-
-def assemble_only(report: Report, use_ptxas: bool = True) -> Report:
-    """The compile-only run where no device is: every variant that was not executed is
-    assembled with ptxas for its own target (``compiled-only``, or an ``error`` when ptxas
-    rejects it); without ptxas it stays ``not-executed``."""
-    checker = _ptxas_checker(use_ptxas)
-    for k, r in enumerate(report.runs):
-        if r.result != "not-executed":
-            continue
-        err = checker(r.variant)
-        if err == "no ptxas":
-            continue
-        report.runs[k] = Run(r.variant, r.selector, "compiled-only" if err is None else "error",
-                             f"assembled for {r.variant.target} with ptxas; no device ran it"
-                             if err is None else f"ptxas failed: {short_text(err, 300)}",
-                             layout_hashes=r.layout_hashes, erratum=r.erratum)
-    return report
-
-
-def run_supervised(spec: str, records: Sequence[Mapping[str, Any]], trials: int = 4,
-                   only: str | None = None, do_discover: bool = False,
-                   use_ptxas: bool = True, timeout: float = 120.0,
-                   log: Callable[[str], None] | None = None,
-                   errata: Sequence[Mapping[str, Any]] = (),
-                   deadline: float | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> Report:
-    """``run_all`` in child processes, with a watchdog of ``timeout`` seconds a task.
-
-    A child that dies, hangs, or reports a fault that may have spoilt its CUDA context is
-    replaced by a fresh one for the remaining tasks.  ``deadline`` (seconds, the whole run):
-    past it the running task is an ``error`` and the rest are ``not-executed``, and the
-    report is still returned (and its evidence written).  ``progress`` hears
-    ``(done, total)`` tasks as they finish."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    t0 = time.perf_counter()
-    end = None if deadline is None else time.monotonic() + deadline
-    pending = tasks_of(select(only), errata)
-    total = len(pending)
-    report = Report({"device": "unknown", "sm": 0, "driver": "unknown", "cuda": "unknown"})
-    recs = [dict(r) for r in records]
-    errs = [dict(e) for e in errata]
-
-    def skip(rest: Sequence[Task], why: str, result: str) -> None:
-        for t in rest:
-            report.runs.extend(_runs(_VARIANT[t.key], result, why, erratum=t.erratum))
-
-    while pending:
-        receiver, sender = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_worker, args=(spec, recs, errs, pending, trials, do_discover,
-                                                 use_ptxas, sender), daemon=True)
-        proc.start()
-        sender.close()  # the child holds the only writing end: its exit closes the pipe
-        current: Task | None = None
-        got_device = False
-        deadline_task = time.monotonic() + timeout + 60  # the child's start-up and CuPy import
-        while True:
-            now = time.monotonic()
-            limit = deadline_task if end is None else min(deadline_task, end)
-            try:
-                msg = _receive(receiver, max(0.1, min(1.0, limit - now)))
-            except queue.Empty:
-                now = time.monotonic()
-                over = end is not None and now > end
-                if now > deadline_task or over or not proc.is_alive():
-                    why = ("the overall time limit ran out" if over else
-                           "timed out (watchdog)" if proc.is_alive() else
-                           f"the worker died (exit {proc.exitcode})")
-                    if proc.is_alive():
-                        proc.kill()
-                    proc.join(5)
-                    if over:
-                        if current is not None:
-                            skip([current], f"{why} while running this variant", "error")
-                            pending.remove(current)
-                        skip(pending, f"not run: {why} ({deadline:.0f} s)", "not-executed")
-                        pending = []
-                    elif not got_device:  # died starting up: no device for the rest
-                        skip(pending, f"device worker: {why}", "error")
-                        pending = []
-                    else:
-                        current = current or pending[0]
-                        skip([current], f"{why} while running this variant", "error")
-                        if log:
-                            log(f"{current.label}: error ({why})")
-                        pending = pending[pending.index(current) + 1:]
-                    break
-                continue
-            kind = msg[0]
-            if kind == "nodevice":
-                report.notes.append(msg[1])
-                skip(pending, f"no device: {msg[1]}", "not-executed")
-                pending = []
-            elif kind == "device":
-                got_device = True
-                report.info = msg[1]
-                deadline_task = time.monotonic() + timeout
-            elif kind == "start":
-                current = msg[1]
-                deadline_task = time.monotonic() + timeout
-            elif kind == "result":
-                runs = [Run.from_record(d) for d in msg[2]]
-                _add(report, runs, msg[3], msg[5], msg[4], log)
-                pending = pending[pending.index(msg[1]) + 1:]
-                current = None
-            if progress is not None:
-                progress(total - len(pending), total)
-            if kind in ("done", "nodevice", "restart"):
-                proc.join(10)
-                if proc.is_alive():
-                    proc.kill()
-                if kind == "done":
-                    pending = []
-                elif kind == "restart" and log:
-                    log("(a fault may have spoilt the CUDA context: a fresh process takes the "
-                        f"remaining {len(pending)} tasks)")
-                break
-        receiver.close()
-    if progress is not None:
-        progress(total, total)
-    report.seconds = time.perf_counter() - t0
-    return report

@@ -30,10 +30,11 @@ the mma families (``formal.execute.record``), numpy + CuPy only (no prover).  Fo
   mismatch).
 - Rows the device cannot run (sm_100a) are assembled with ``ptxas`` (``compiled-only``).
 
-Each task runs in a child process the parent watches: a kernel that faults (and spoils the
-CUDA context), hangs or kills its process is an ``error`` of that task alone and a fresh
-child takes the rest.  Modules are written to files named by the hash of their text before
-``cupy.RawModule(path=...)`` loads them (CuPy caches by path).
+Its row of the executor (``formal.execute.supervisor.FAMILIES``) is ``matrix_tasks`` and
+``run_matrix``: the supervisor runs each task in a child process it watches, so a kernel
+that faults (and spoils the CUDA context), hangs or kills its process is an ``error`` of
+that task alone and a fresh child takes the rest.  Modules are written to files named by
+the hash of their text before ``cupy.RawModule(path=...)`` loads them (CuPy caches by path).
 
 **The layouts JSON** (``formal.export``'s records; fields the runner reads): ``instruction``
 (ldmatrix | stmatrix | movmatrix | wgmma | wgmma.sp), ``shape`` (m8n8 ...; wgmma m64nNk16,
@@ -57,8 +58,7 @@ from __future__ import annotations
 
 import secrets
 import time
-import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -75,11 +75,10 @@ from ..base.matrix_variants import (
 from ..base.variants import TYPE_BITS, selects
 from . import matrix as mx
 from . import ptx_matrix
-from .devices import CupyDevice, DeviceError, FakeDevice
+from .devices import CupyDevice, FakeDevice
 from .maps import OperandMap
-from .runs import Run, Task, short_text
+from .runs import Job, Outcome, Run, Task, short_text
 
-SCHEMA = 1
 MOVE_IMAGE = ptx_matrix.MOVE_SMEM_BYTES
 
 
@@ -297,133 +296,17 @@ def _compact(v: Variant, operand: str, kind: str, rows: Sequence[Mapping[str, in
             "columns": cols, "rows": [[int(r[c]) for c in cols] for r in rows]}
 
 
-# ---- the worker and its supervisor ------------------------------------------------------------
+# ---- the family's hook ------------------------------------------------------------------------
 
 
-def worker(spec: str, records: list[dict[str, Any]], start: int, only: str | None, trials: int,
-           experiments: bool, conn: Any, use_ptxas: bool = True) -> None:
-    """Run tasks from ``start`` on, one message each through ``conn`` (``spec``: the device,
-    ``formal.execute.gpu.make_device``'s; ``fake``: the layouts as the hardware's maps)."""
-    from .gpu import make_device
-
-    try:
-        dev = make_device(spec, records)
-        sm = dev.sm
-        conn.send({"device": dev.info()})
-    except DeviceError as exc:
-        conn.send({"nodevice": str(exc)})
-        return
-    todo = tasks(sm, only, experiments)
-    for i in range(start, len(todo)):
-        conn.send({"start": i})
-        try:
-            run, kept = run_matrix_task(dev, todo[i], records, trials, use_ptxas)
-        except Exception as exc:  # noqa: BLE001 - one task's failure, reported
-            run, kept = _run(todo[i].key, todo[i].mode, "error",
-                            short_text(f"{type(exc).__name__}: {exc}; "
-                                   + traceback.format_exc(limit=2)),
-                            smem_layout=None, expect=todo[i].expect), {}
-        conn.send({"done": i, "run": run.record(), "seconds": run.seconds, "kept": kept})
-        if run.result == "error" and "launch failed" in run.detail:
-            return  # the context may be spoilt: a fresh process takes the rest
+def matrix_tasks(job: Job, sm: int) -> list[Task]:
+    """The move and wgmma families' tasks on a device of ``sm`` (``tasks``)."""
+    return tasks(sm, job.only, job.experiments)
 
 
-def _next(conn: Any, proc: Any) -> dict[str, Any] | None:
-    """The worker's next message within half a second (None: none yet); ``{"closed": ..}``
-    once its end of the pipe is closed (it exited or died: the caller asks the process)."""
-    if conn.poll(0.5):
-        try:
-            return conn.recv()  # type: ignore[no-any-return]
-        except (EOFError, OSError):
-            proc.join(1.0)
-            return {"closed": True}
-    return None
-
-
-def supervise(records: Sequence[Mapping[str, Any]], only: str | None, trials: int,
-              experiments: bool, timeout: float, deadline: float, log: Callable[[str], None],
-              spec: str = "cuda", progress: Callable[[int, int], None] | None = None,
-              use_ptxas: bool = True) \
-        -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, dict[str, Any]], float]:
-    """The tasks in child processes (spawned, a pipe each), with a watchdog of ``timeout``
-    seconds a task and ``deadline`` for the whole: a child that dies, hangs or faults is
-    replaced by a fresh one for the rest."""
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    t0 = time.monotonic()
-    info: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
-                            "cuda": "unknown"}
-    runs: dict[int, dict[str, Any]] = {}
-    kept: dict[str, dict[str, Any]] = {}
-    recs = [dict(r) for r in records]
-    start = 0
-    total: int | None = None
-    while True:
-        receiver, sender = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=worker, args=(spec, recs, start, only, trials, experiments,
-                                                sender, use_ptxas), daemon=True)
-        proc.start()
-        sender.close()  # the child holds the only writing end: its exit closes the pipe
-        current = None
-        limit = time.monotonic() + timeout + 60
-        stop = ""
-        while True:
-            now = time.monotonic()
-            if now > t0 + deadline:
-                stop = "the overall time limit ran out"
-            elif now > limit:
-                stop = "timed out (watchdog)"
-            if stop:
-                proc.kill()
-                break
-            msg = _next(receiver, proc)
-            if msg is None:
-                if not proc.is_alive() and not receiver.poll(0):
-                    break
-                continue
-            if "closed" in msg:  # the worker is gone (done, or died): no message will come
-                break
-            if "device" in msg:
-                info = msg["device"]
-                total = len(tasks(int(info.get("sm", 0)), only, experiments))
-                limit = time.monotonic() + timeout
-            elif "nodevice" in msg:
-                log(f"no device: {msg['nodevice']}")
-                total = len(tasks(0, only, experiments))
-                for i, t in enumerate(tasks(0, only, experiments)):
-                    runs[i] = _run(t.key, t.mode, "not-executed", msg["nodevice"]).record()
-            elif "start" in msg:
-                current = int(msg["start"])
-                limit = time.monotonic() + timeout
-            elif "done" in msg:
-                runs[int(msg["done"])] = msg["run"]
-                kept.update(msg.get("kept") or {})
-                r = msg["run"]
-                log(f"{r['key']} {r['mode']}{' probe ' + r['probe'] if r.get('probe') else ''}"
-                    f"{' [' + r['smem_layout']['name'] + ']' if r.get('smem_layout') else ''}"
-                    f"{' planted ' + r['plant'] if r.get('plant') else ''}:"
-                    f" {r['result']} ({msg['seconds']:.2f} s) {short_text(r['detail'], 200)}")
-                current = None
-                if progress is not None and total:
-                    progress(len(runs), total)
-        proc.join(10)
-        if proc.is_alive():
-            proc.kill()
-        receiver.close()
-        if total is None:
-            break
-        todo = tasks(int(info.get("sm", 0)), only, experiments)
-        if current is not None and current not in runs:
-            t = todo[current]
-            runs[current] = _run(t.key, t.mode, "error", stop or f"the worker died "
-                                f"(exit {proc.exitcode}) while running this task",
-                                expect=t.expect).record()
-        nxt = max(runs, default=-1) + 1
-        if stop == "the overall time limit ran out" or nxt >= total:
-            for i in range(nxt, total):
-                runs[i] = _run(todo[i].key, todo[i].mode, "not-executed",
-                              f"not run: {stop}", expect=todo[i].expect).record()
-            break
-        start = nxt
-    return info, [runs[i] for i in sorted(runs)], kept, time.monotonic() - t0
+def run_matrix(device: CupyDevice | FakeDevice | None, job: Job, task: Task,
+               memo: dict[str, Any]) -> Outcome:
+    """One move or wgmma task (``run_matrix_task``); what a discovery or probe showed goes
+    into the evidence's ``discovered``."""
+    run, kept = run_matrix_task(device, task, job.records, job.trials, job.use_ptxas)
+    return Outcome([run], kept)

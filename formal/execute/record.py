@@ -2,8 +2,9 @@
 
 ``ptxlayout gpu`` runs every family in one invocation: mma / mma.sp (``formal.execute.gpu``,
 its checks, discoveries and erratum runs), then the moves and wgmma / wgmma.sp
-(``formal.execute.gpu_matrix``: checks, discoveries, descriptor probes and experiments), each
-in supervised child processes, within one ``--deadline``.  ``table(report)`` prints one line
+(``formal.execute.gpu_matrix``: checks, discoveries, descriptor probes and experiments), as
+one task list in supervised child processes (``formal.execute.supervisor``), within one
+``--deadline``.  ``table(report)`` prints one line
 per instruction and shape (``mma m16n8k16  36 match``), then one per move / wgmma family and
 mode (``wgmma     check       160 match``), and the totals last (``checks: 118 match; ...;
 moves and wgmma: 313 runs, 0 not as expected``); ``write_evidence(report, DIR)`` writes ONE
@@ -24,10 +25,9 @@ from typing import Any
 
 from ..base.progress import progress
 from ..base.records import expand
-from . import gpu_matrix
 from .devices import device_problem
-from .gpu import Report, assemble_only, no_device, run_supervised, select
-from .runs import Run, short_text
+from .runs import Job, Report, Run, short_text
+from .supervisor import all_tasks, assemble_only, no_device, run_supervised
 
 # ---- output -----------------------------------------------------------------------------------
 
@@ -35,7 +35,7 @@ from .runs import Run, short_text
 def table(report: Report, full: bool = False) -> str:
     """A short table: one line per instruction and shape (``full``: per variant), then every
     problem, the errata runs, and the totals (the last line starts ``checks:``)."""
-    plain = [r for r in report.runs if not r.erratum]
+    plain = [r for r in report.runs if _mma(r) and not r.erratum]
     rows: dict[str, list[Run]] = {}
     for r in plain:
         v = r.variant
@@ -76,8 +76,9 @@ def table(report: Report, full: bool = False) -> str:
                 if not r.ok else "not run"
             out.append(f"  {r.erratum} on {r.variant.key}{sel}: {r.result} ({verdict}); "
                        f"{short_text(r.detail.partition(': ')[2] or r.detail, 110)}")
-    if report.family_runs:
-        out += family_lines(report.family_runs)
+    family = family_runs(report)
+    if family:
+        out += family_lines(family)
     info = report.info
     if info.get("device") == "unknown":
         out.append(f"device: none; {report.seconds:.1f} s")
@@ -92,10 +93,20 @@ def table(report: Report, full: bool = False) -> str:
                + (f"; discoveries: {dcount - dbad} agree, {dbad} differ" if dcount else "")
                + (f"; errata: {sum(r.result == 'mismatch' for r in shown)} of {len(shown)} "
                   "refuted by the hardware" if errata else "")
-               + (f"; moves and wgmma: {len(report.family_runs)} runs, "
-                  f"{len(unexpected(report.family_runs))} not as expected"
-                  if report.family_runs else ""))
+               + (f"; moves and wgmma: {len(family)} runs, "
+                  f"{len(unexpected(family))} not as expected" if family else ""))
     return "\n".join(out)
+
+
+def _mma(r: Run) -> bool:
+    """An mma / mma.sp run (the table's first part, by instruction and shape)."""
+    return not (r.variant.move or r.variant.wgmma)
+
+
+def family_runs(report: Report) -> list[dict[str, Any]]:
+    """The evidence records of the runs that are not mma's (the moves, wgmma, wgmma.sp):
+    the table's second part, by instruction and mode."""
+    return [r.record() for r in report.runs if not _mma(r)]
 
 
 def family_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -219,8 +230,11 @@ def gpu_command(args: argparse.Namespace,
     if getattr(args, "no_errata", False):
         errata = []
     only = getattr(args, "only", None)
-    mma, families = select(only), gpu_matrix.selected(only)
-    if only and not mma and not families:
+    trials = max(1, int(getattr(args, "trials", 4) or 4))
+    use_ptxas = not getattr(args, "no_ptxas", False)
+    job = Job(records, errata, trials, only, bool(getattr(args, "discover", False)),
+              not getattr(args, "no_experiments", False), use_ptxas)
+    if only and not all_tasks(job, 0):
         print(f"ptxlayout gpu: no variant matches '{only}' (--only takes part of a key such "
               "as 'mma.m16n8k16.f32.bf16', 'ldmatrix.m8n8.x4' or "
               "'wgmma.m64n64k16.f32.f16.f16.rs')", file=sys.stderr)
@@ -240,8 +254,6 @@ def gpu_command(args: argparse.Namespace,
             print(f"ptxlayout gpu: cannot write evidence to {record}: {exc.strerror or exc}",
                   file=sys.stderr)
             return 2
-    trials = max(1, int(getattr(args, "trials", 4) or 4))
-
     bar = progress("running", "variants")  # None unless stderr is a terminal
 
     def log(line: str) -> None:
@@ -251,33 +263,16 @@ def gpu_command(args: argparse.Namespace,
 
     deadline = getattr(args, "deadline", None)
     timeout = float(getattr(args, "timeout", 120.0) or 120.0)
-    if mma:
-        report = run_supervised(spec, records, trials, only,
-                                bool(getattr(args, "discover", False)),
-                                not getattr(args, "no_ptxas", False), timeout, log, errata,
-                                float(deadline) if deadline else None, bar)
-    else:
-        report = Report({"device": "unknown", "sm": 0, "driver": "unknown",
-                         "cuda": "unknown"})
-    if families and not (mma and no_device(report)):
-        left = float(deadline) - report.seconds if deadline else 1e9
-        info, runs, kept, secs = gpu_matrix.supervise(
-            records, only, trials, not getattr(args, "no_experiments", False), timeout,
-            max(1.0, left), log, spec, bar, not getattr(args, "no_ptxas", False))
-        if info.get("device") == "unknown" and not runs:
-            report.notes.append("no device ran the moves or wgmma")
-        if report.info.get("device") == "unknown":
-            report.info = info
-        report.family_runs = runs
-        report.discovered.update(kept)
-        report.seconds += secs
+    report = run_supervised(spec, job.records, trials, only, job.discover, use_ptxas, timeout,
+                            log, job.errata, float(deadline) if deadline else None, bar,
+                            job.experiments)
     absent = no_device(report)
     if absent and not allow:
         print(f"ptxlayout gpu: {absent}; nothing was run (--allow-no-device for the "
               "compile-only run)", file=sys.stderr)
         return 2
     if absent:
-        assemble_only(report, not getattr(args, "no_ptxas", False))
+        assemble_only(report, use_ptxas)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     if getattr(args, "record", None):
@@ -289,4 +284,4 @@ def gpu_command(args: argparse.Namespace,
     if absent:
         print("compile-only run: no device (--allow-no-device); nothing was checked")
     print(table(report, bool(getattr(args, "full_table", False))))
-    return 1 if failed(report) or unexpected(report.family_runs) else 0
+    return 1 if failed(report) else 0

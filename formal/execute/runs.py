@@ -16,18 +16,26 @@ match (LBO and SBO written into each other's field).  Each gives one ``Run`` per
 A run is as it should be (``ok``) when it shows what its task expects: a match, a mismatch
 for an erratum layout or a planted error, anything for an experiment that is reported and
 not judged (``expect="any"``); a run that could not execute here (``not-executed``,
-``compiled-only``) is not a failure.  The supervisors send both through a pipe.
+``compiled-only``) is not a failure.  ``formal.execute.supervisor`` sends both through a pipe.
+
+What one invocation shares is a ``Job`` (the layouts, errata and options every family reads);
+what one task gives back is an ``Outcome`` (its runs, the maps a discovery showed, report
+lines, the cell tables the evidence keeps); what the whole run gives is a ``Report``, whose
+``evidence()`` is the file ``formal.execute.record`` writes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as _dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.matrix_variants import variant
 from ..base.variants import Variant
 from .smem import SmemLayout
+
+SCHEMA = 1  # of the evidence files
 
 # a wgmma run's shared-memory layout, as ``formal.execute.smem.SmemLayout``'s fields (swizzle,
 # lbo, sbo, swap_fields, major, mn_field); all zero: none
@@ -157,3 +165,75 @@ class Run:
         if self.erratum:
             return self.result == "mismatch"
         return self.expect == "any" or self.result == self.expect
+
+
+def task_runs(task: Task, result: str, detail: str) -> list[Run]:
+    """The runs ``task`` would have given, each with ``result`` and ``detail``: what a task
+    that could not run (no device, the deadline, a dead or hung worker, an exception)
+    records.  An mma task gives one run per selector of its row; any other task one run."""
+    v = variant(task.key)
+    if not task.mode:
+        return [Run(v, s, result, detail, erratum=task.erratum) for s in v.runs]
+    mode = "check" if task.mode == "compile" else task.mode
+    return [Run(v, v.selector if v.sparse else None, result, detail, mode=mode,
+                expect=task.expect)]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every task of one invocation reads: the layouts (export records), the spec's
+    erratum layouts, and the options of ``ptxlayout gpu``."""
+
+    records: Sequence[Mapping[str, Any]]
+    errata: Sequence[Mapping[str, Any]] = ()
+    trials: int = 4
+    only: str | None = None
+    discover: bool = False
+    experiments: bool = True
+    use_ptxas: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one task gives: its runs, the maps a discovery or probe showed (by hash: the
+    evidence's ``discovered``), report lines (logged when a run mismatches), and the cell
+    tables the evidence keeps beside (by hash: ``maps``, the corrected maps an erratum
+    replaced)."""
+
+    runs: list[Run]
+    discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    maps: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+NO_DEVICE_INFO: dict[str, Any] = {"device": "unknown", "sm": 0, "driver": "unknown",
+                                  "cuda": "unknown"}
+
+
+@dataclass
+class Report:
+    """A whole run: the device, every run in task order (the mma family's first), the maps
+    discoveries showed and the tables the evidence keeps, the time, and notes."""
+
+    info: dict[str, Any]
+    runs: list[Run] = field(default_factory=list)
+    discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    maps: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, outcome: Outcome) -> None:
+        self.runs.extend(outcome.runs)
+        self.discovered.update(outcome.discovered)
+        self.maps.update(outcome.maps)
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            **self.info,
+            "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "seconds": round(self.seconds, 2),
+            "runs": [r.record() for r in self.runs],
+            "discovered": self.discovered,
+            "maps": self.maps,
+        }
