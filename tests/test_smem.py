@@ -16,7 +16,7 @@ from formal.model.smem import (
     pack_descriptor,
     tile_params,
 )
-from formal.parse.smem import SymEntry, read_cell, read_layout, read_smem
+from formal.parse.smem import SymEntry, line_facts, read_cell, read_layout, read_smem
 from formal.prove.smem import SmemProof, injective_core, prove_smem, swizzle_core
 from tests import smem_sections as S
 from tests.sphinx import markdown_to_sphinx_html
@@ -59,6 +59,29 @@ def test_cells() -> None:
 
 
 # ---- values ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("###### 9.7.15.5.1.2.1.3. [Canonical Layouts](#x-canonical-layouts)",
+     {"heading": True, "tables": ("canonical",)}),
+    ("9.7.15.5.1.2.1.1. Leading Dimension Byte Offset", {"heading": True, "tables": ("LBO",)}),
+    ("Table 40 Shared memory descriptor layout", {"tables": ("fields-tcgen05",)}),
+    ("The shared memory descriptor describes the operand", {"tables": ()}),
+    ("| 64B Swizzling Mode | M/N | 4x8 |", {"modes": ((2, "64B"),),
+                                          "majors": ((23, "MN", False),)}),
+    ("| K- major | No-swizzling or Interleaved | ((8,m),(T,2k)):((1T,SBO),(1,LBO)) |",
+     {"majors": ((2, "K", True),), "modes": ((13, "none"), (29, "none"))}),
+    ("K-Major, 32B swizzling and tf32 type: [Figure 1](#k-32b-swizzle-tf32)",
+     {"majors": ((0, "K", True),), "type": "tf32", "comma": 7, "modes": ((9, "32B"),
+                                                                            (52, "32B"))}),
+    ("  Exact layout : Swizzle<3,4,3> o ((8,2),(8,2)):((64,512),(1,8))", {"label": "exact"}),
+    ("Canonical Layout without swizzling", {"label": ""}),
+    ("  | Encoding of SBO in descriptor | (SBO) >> 4 = 64 |", {"encoding": ("SBO", 33)}),
+    ("k 2", {"majors": ()}),  # the parameter k, not the majorness K
+])
+def test_line_facts_come_from_the_grammar(line: str, want: dict[str, object]) -> None:
+    facts = line_facts(line)
+    assert {k: getattr(facts, k) for k in want} == want
 
 
 def test_swizzle_moves_chunks_within_a_row_of_the_atom() -> None:
