@@ -7,17 +7,29 @@ from __future__ import annotations
 import pytest
 
 from formal.model.smem import (
+    CHUNKS,
+    SWIZZLE_CODES,
     TCGEN05_DESCRIPTOR,
     WGMMA_DESCRIPTOR,
+    DescriptorRead,
     Swizzle,
     at_params,
     descriptor_encode,
+    descriptor_of,
+    descriptor_values,
     instances,
     pack_descriptor,
     tile_params,
 )
-from formal.parse.smem import SymEntry, read_cell, read_layout, read_smem
+from formal.parse.smem import SymEntry, line_facts, read_cell, read_layout, read_smem
 from formal.prove.smem import SmemProof, injective_core, prove_smem, swizzle_core
+from formal.prove.smem_descriptor import (
+    SWIZZLES,
+    descriptor_core,
+    read_extent,
+    tma_core,
+    tma_swizzle,
+)
 from tests import smem_sections as S
 from tests.sphinx import markdown_to_sphinx_html
 
@@ -59,6 +71,29 @@ def test_cells() -> None:
 
 
 # ---- values ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("###### 9.7.15.5.1.2.1.3. [Canonical Layouts](#x-canonical-layouts)",
+     {"heading": True, "tables": ("canonical",)}),
+    ("9.7.15.5.1.2.1.1. Leading Dimension Byte Offset", {"heading": True, "tables": ("LBO",)}),
+    ("Table 40 Shared memory descriptor layout", {"tables": ("fields-tcgen05",)}),
+    ("The shared memory descriptor describes the operand", {"tables": ()}),
+    ("| 64B Swizzling Mode | M/N | 4x8 |", {"modes": ((2, "64B"),),
+                                          "majors": ((23, "MN", False),)}),
+    ("| K- major | No-swizzling or Interleaved | ((8,m),(T,2k)):((1T,SBO),(1,LBO)) |",
+     {"majors": ((2, "K", True),), "modes": ((13, "none"), (29, "none"))}),
+    ("K-Major, 32B swizzling and tf32 type: [Figure 1](#k-32b-swizzle-tf32)",
+     {"majors": ((0, "K", True),), "type": "tf32", "comma": 7, "modes": ((9, "32B"),
+                                                                            (52, "32B"))}),
+    ("  Exact layout : Swizzle<3,4,3> o ((8,2),(8,2)):((64,512),(1,8))", {"label": "exact"}),
+    ("Canonical Layout without swizzling", {"label": ""}),
+    ("  | Encoding of SBO in descriptor | (SBO) >> 4 = 64 |", {"encoding": ("SBO", 33)}),
+    ("k 2", {"majors": ()}),  # the parameter k, not the majorness K
+])
+def test_line_facts_come_from_the_grammar(line: str, want: dict[str, object]) -> None:
+    facts = line_facts(line)
+    assert {k: getattr(facts, k) for k in want} == want
 
 
 def test_swizzle_moves_chunks_within_a_row_of_the_atom() -> None:
@@ -129,7 +164,8 @@ def test_catalog_layouts_all_proved() -> None:
     assert len([i for i in ids if i.startswith("wgmma.smem.MN-")]) == 4
     assert len([i for i in ids if i.startswith("tcgen05.smem.") and "major." in i]) == 28
     assert "tcgen05.smem.K-major.128B.b4" in ids
-    statuses = {v.status for r in proof.results for v in r.verdicts if v.name != "hardware"}
+    statuses = {v.status for r in proof.results for v in r.verdicts
+                if v.name != "hardware" and (v.name, r.shape[-4:]) != ("tma-swizzle", "none")}
     assert statuses == {"proved"}
 
 
@@ -303,3 +339,71 @@ def test_junit_counts_the_shared_memory_checks(tmp_path) -> None:  # type: ignor
     xml = out.read_text(encoding="utf-8")
     assert code == 1 and 'failures="1"' in xml and 'tests="0"' not in xml
     assert 'name="wgmma.smem.example.K-major.32B.tf32::injective"' in xml
+
+
+# ---- the descriptor and TMA relations -----------------------------------------------------------
+
+
+def _instance(family: str, major: str, mode: str, bits: int):  # type: ignore[no-untyped-def]
+    text = read_smem(_catalog_text(), "layouts.md")
+    return next(i for i in instances(family, text.canonical)
+                if (i.major, i.mode, i.bits) == (major, mode, bits))
+
+
+def test_the_docstring_example_of_the_descriptor_relation() -> None:
+    inst = _instance("wgmma", "K", "none", 16)
+    assert inst.layout.address((9, 10)) == 404
+    d = descriptor_of(inst)
+    assert ((d >> 16) & 0x3FFF, (d >> 32) & 0x3FFF, d >> 62) == (8, 16, 0)
+    assert DescriptorRead.of("wgmma", d).bit_address("K", 16, 9, 10) == 404 * 8
+    assert descriptor_core(inst, d).status == "proved"
+
+
+@pytest.mark.parametrize(("family", "major", "mode", "bits"), [
+    ("wgmma", "K", "none", 16), ("wgmma", "K", "128B", 8), ("wgmma", "MN", "64B", 16),
+    ("wgmma", "MN", "none", 16), ("tcgen05", "K", "32B", 4), ("tcgen05", "MN", "128B", 32)])
+def test_descriptor_mutations_refuted(family: str, major: str, mode: str, bits: int) -> None:
+    inst = _instance(family, major, mode, bits)
+    vals = descriptor_values(inst)
+    lbo, sbo = "leading dimension byte offset", "stride dimension byte offset"
+    lbo = next(k for k in vals if k.startswith(lbo))
+    # LBO and SBO written into each other's field
+    swapped = pack_descriptor(family, {**vals, lbo: vals[sbo], sbo: vals[lbo]})
+    core = descriptor_core(inst, swapped)
+    assert core.status == "refuted"
+    c = core.cex
+    assert c["layout_byte"] == inst.layout.address((c["mn"], c["k"])) != c["descriptor_byte"]
+    # another swizzle
+    other = "32B" if mode != "32B" else "64B"
+    core = descriptor_core(inst, pack_descriptor(
+        family, {**vals, "swizzling mode": SWIZZLE_CODES[family][other]}))
+    assert core.status == "refuted" and core.cex["layout_byte"] != core.cex["descriptor_byte"]
+    # the instruction reading one atom more of K than the layout holds
+    rows, cols = read_extent(inst)
+    wider = cols + (CHUNKS[mode] * 128 // bits if major == "K" else 8)
+    core = descriptor_core(inst, descriptor_of(inst), (rows, wider))
+    assert core.status == "refuted" and core.cex["k"] >= cols
+
+
+def test_every_catalog_descriptor_proved() -> None:
+    text = read_smem(_catalog_text(), "layouts.md")
+    proof = prove_smem(text, catalog_families=("wgmma", "tcgen05"))
+    got = {(r.id, v.name): v.status for r in proof.results for v in r.verdicts
+           if v.name in ("descriptor", "tma-swizzle")}
+    assert len(got) == 2 * 48
+    assert {s for (_, n), s in got.items() if n == "descriptor"} == {"proved"}
+    assert got[("wgmma.smem.K-major.none.b16", "tma-swizzle")] == "not-applicable"
+    assert got[("wgmma.smem.K-major.128B.b16", "tma-swizzle")] == "proved"
+
+
+@pytest.mark.parametrize("mode", ["32B", "64B", "128B"])
+def test_tma_swizzle_is_the_descriptors_and_no_other(mode: str) -> None:
+    assert tma_core(mode, mode).status == "proved"
+    for other in ("none", "32B", "64B", "128B"):
+        if other != mode:
+            core = tma_core(mode, other)
+            assert core.status == "refuted"
+            b = core.cex["byte"]
+            assert core.cex["tma"] == tma_swizzle(mode, b) != SWIZZLES[other](b)
+    # by hand: 128B, byte 0x1A3 = row 3, chunk 2, byte 3 -> chunk 2 ^ 3 = 1 -> 0x193
+    assert tma_swizzle("128B", 0x1A3) == 0x193

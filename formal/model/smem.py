@@ -294,3 +294,103 @@ def instances(family: str, rows: tuple[CanonicalRow, ...]) -> list[SmemInstance]
             out.append(SmemInstance(family, row.major, row.mode, bits, p,
                                     at_params(row.layout, p, bits, row.swizzle), row))
     return out
+
+
+# ---- what a descriptor makes the instruction read --------------------------------------------
+
+
+def _floordiv(a: Any, b: int) -> Any:
+    return a // b
+
+
+def _mod(a: Any, b: int) -> Any:
+    return a % b
+
+
+@dataclass(frozen=True)
+class DescriptorRead:
+    """A descriptor as the instruction decodes it: LBO and SBO in bytes (the fields << 4) and
+    the swizzle mode its code names.  ``bit_address`` is where element (mn, k) of a
+    ``bits``-bit operand is read, by the spec's definitions of LBO and SBO (not by the
+    canonical layouts, which ``formal.prove.smem_descriptor`` proves equal to it):
+
+        K-major, no swizzle   core matrices of 8 rows x 16 bytes: (mn % 8) * 16 + kbyte % 16,
+                              + SBO per 8 rows, + LBO per 16 bytes of K
+        K-major, c chunks     Swizzle o ((mn % 8) * 16c + kbyte + SBO per 8 rows); LBO unused
+        MN-major, no swizzle  mnbyte % 16 + (k % 8) * 16 + SBO per 16 bytes of M/N
+                              + LBO per 8 of K
+        MN-major, c chunks    Swizzle o (mnbyte % 16c + (k % 8) * 16c + LBO per 16c bytes of
+                              M/N + SBO per 8 of K)
+
+    ``div`` / ``mod`` let the same rule run on ints and on Z3 bit-vectors."""
+
+    family: str
+    lbo: int
+    sbo: int
+    mode: str
+
+    @staticmethod
+    def of(family: str, value: int) -> DescriptorRead:
+        """The fields of a 64-bit descriptor; ValueError: a swizzle code the family lacks."""
+        fields = {f.name: (value >> f.lo) & ((1 << f.width) - 1) for f in DESCRIPTORS[family]}
+        code = fields["swizzling mode"]
+        modes = {v: k for k, v in SWIZZLE_CODES[family].items()}
+        if code not in modes:
+            raise ValueError(f"swizzling mode {code} is not one of {family}'s")
+        lbo = next(v for n, v in fields.items() if n.startswith("leading dimension byte"))
+        return DescriptorRead(family, lbo << 4, fields["stride dimension byte offset"] << 4,
+                              modes[code])
+
+    def bit_address(self, major: str, bits: int, mn: Any, k: Any,
+                    div: Any = _floordiv, mod: Any = _mod) -> Any:
+        c = CHUNKS.get(self.mode, 8)  # 128B-base32B reads 128-byte rows
+        w = 16 * c
+        sw = Swizzle({1: 0, 2: 1, 4: 2, 8: 3}[c], 4, 3)
+        if major == "K":
+            kbits = k * bits
+            kb, bit = div(kbits, 8), mod(kbits, 8)
+            if self.mode == "none":
+                byte = (mod(mn, 8) * 16 + div(mn, 8) * self.sbo + div(kb, 16) * self.lbo
+                        + mod(kb, 16))
+            else:
+                byte = sw(div(mn, 8) * self.sbo + mod(mn, 8) * w + kb)
+            return byte * 8 + bit
+        mbits = mn * bits
+        mb, bit = div(mbits, 8), mod(mbits, 8)
+        if self.mode == "none":
+            byte = mod(mb, 16) + mod(k, 8) * 16 + div(mb, 16) * self.sbo + div(k, 8) * self.lbo
+        else:
+            byte = sw(mod(mb, w) + mod(k, 8) * w + div(mb, w) * self.lbo + div(k, 8) * self.sbo)
+        return byte * 8 + bit
+
+
+def layout_bit_address(lay: SwizzledLayout, mn: Any, k: Any, div: Any = _floordiv,
+                       mod: Any = _mod) -> Any:
+    """``lay.bit_address((mn, k))`` as an expression: each mode's coordinate split into its
+    digits (first fastest) and weighted by its strides, the swizzle on the byte."""
+    off: Any = 0
+    for coord, shape, stride in ((mn, lay.layout.shape[0], lay.layout.stride[0]),
+                                 (k, lay.layout.shape[1], lay.layout.stride[1])):
+        rest = coord
+        for extent, st in flat_modes(shape, stride):
+            off = off + mod(rest, extent) * st
+            rest = div(rest, extent)
+    b = off * lay.bits
+    return lay.swizzle(div(b, 8)) * 8 + mod(b, 8)
+
+
+def descriptor_values(inst: SmemInstance) -> dict[str, int]:
+    """The fields of the descriptor that names ``inst``: LBO and SBO in bytes (a field the
+    layout does not use holds 16, the spec's "assumed 1"), and the swizzle code."""
+    names = names_in(inst.row.layout.stride)
+    nbytes = {n: inst.params[n] * inst.bits // 8 if n in names else 16 for n in ("LBO", "SBO")}
+    fam = inst.family
+    return {"leading dimension byte offset" if fam == "wgmma" else
+            "leading dimension byte offset or absolute address": nbytes["LBO"],
+            "stride dimension byte offset": nbytes["SBO"],
+            "swizzling mode": SWIZZLE_CODES[fam][inst.mode]}
+
+
+def descriptor_of(inst: SmemInstance) -> int:
+    """The 64-bit descriptor (start address 0) that names ``inst``."""
+    return pack_descriptor(inst.family, descriptor_values(inst))

@@ -3,7 +3,10 @@ examples and descriptor bit fields, each with the place it was read from.
 
 The sections are tables and a few labelled lines, in any rendering (Markdown ``|`` rows, plain
 text with the cells run together, bullets and quotes, the Sphinx HTML page through
-``formal.text.html``'s blocks).  A line is read as cells: a Markdown row
+``formal.text.html``'s blocks).  What a line is about -- a heading and the table it opens, an
+``Exact layout :`` label, the swizzle mode, majorness and type it names, each at its column --
+is ``grammar/smem.lark``'s ``smem_line`` (``LineFacts``); the reader decides with those facts
+and never tests a line's words itself.  A line is read as cells: a Markdown row
 is split at its ``|``, a plain row at its blanks, and each cell is read by a grammar --
 ``grammar/cute.lark`` (start ``smem_layout``) for a CuTe layout, ``grammar/smem.lark`` for a
 value, an encoding, a bit field, an atom shape.  For example the lines
@@ -21,7 +24,7 @@ Markup is blanked, never removed, so every column is the column of the source li
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from lark import Lark, Token, Transformer
@@ -296,23 +299,119 @@ def _cells(line: str) -> list[tuple[int, str]]:
     return out
 
 
-def _mode_of(words: str) -> str | None:
-    w = words.lower()
-    for m in ("128b", "64b", "32b"):
-        if w.startswith(m) or f" {m}" in f" {w}":
-            return m.upper()
-    if w.startswith("none") or "no-swizzl" in w or "interleave" in w:
-        return "none"
-    return None
+@dataclass(frozen=True)
+class LineFacts:
+    """What a line is about, as ``grammar/smem.lark``'s ``smem_line`` reads it: a heading (ends
+    every table), the tables its phrases name, an ``Exact layout :`` / ``Canonical Layout :``
+    label, and the modes, majorness words, example type and first comma it holds, each at its
+    0-based column.  ``| MN- major | 32B Swizzling | ...`` -> majors ((2, "MN", True),),
+    modes ((14, "32B"),)."""
+
+    heading: bool = False
+    tables: tuple[str, ...] = ()  # atoms | canonical | fields-wgmma | fields-tcgen05 | LBO | SBO
+    label: str = ""  # exact | canonical
+    modes: tuple[tuple[int, str], ...] = ()
+    majors: tuple[tuple[int, str, bool], ...] = ()  # (column, K | MN, written as "-major")
+    type: str = ""
+    comma: int = -1
+    encoding: tuple[str, int] | None = None  # "Encoding of LBO in descriptor": LBO, its end
+
+    @property
+    def counts(self) -> bool:
+        """Whether the line can start something outside a table."""
+        return bool(self.heading or self.tables or self.label or self.majors)
+
+    def mode_in(self, lo: int, hi: int) -> str | None:
+        """The first mode at a column in [lo, hi)."""
+        return next((m for c, m in self.modes if lo <= c < hi), None)
+
+    def major_in(self, lo: int, hi: int, worded: bool = False) -> str | None:
+        """The first majorness at a column in [lo, hi) (``worded``: only "K-major" forms)."""
+        return next((m for c, m, w in self.majors if lo <= c < hi and (w or not worded)), None)
 
 
-def _major_of(word: str) -> str | None:
-    w = word.lower().rstrip(",-:")
-    if w in ("m/n", "mn", "mn-major", "mn-", "mn- major"):
-        return "MN"
-    if w in ("k", "k-major", "k-"):
-        return "K"
-    return None
+class _LineFacts(Transformer):  # type: ignore[type-arg]
+    """``smem_line``'s tree -> ``LineFacts``."""
+
+    def table_atoms(self, c: list[Token]) -> tuple[str, Any]:
+        return ("table", "atoms")
+
+    def table_canonical(self, c: list[Token]) -> tuple[str, Any]:
+        return ("table", "canonical")
+
+    def table_fields_wgmma(self, c: list[Token]) -> tuple[str, Any]:
+        return ("table", "fields-wgmma")
+
+    def table_fields_tcgen05(self, c: list[Token]) -> tuple[str, Any]:
+        return ("table", "fields-tcgen05")
+
+    def table_lbo(self, c: list[Token]) -> tuple[str, Any]:
+        return ("table", "LBO")
+
+    def table_sbo(self, c: list[Token]) -> tuple[str, Any]:
+        return ("table", "SBO")
+
+    def label_exact(self, c: list[Token]) -> tuple[str, Any]:
+        return ("label", "exact")
+
+    def label_canonical(self, c: list[Token]) -> tuple[str, Any]:
+        return ("label", "canonical")
+
+    def label_encoding(self, c: list[Token]) -> tuple[str, Any]:
+        return ("encoding", (str(c[0]).split()[2], c[0].end_pos))
+
+    def mode_bytes(self, c: list[Token]) -> tuple[str, Any]:
+        return ("mode", (c[0].start_pos, str(c[0]).upper()))
+
+    def mode_none(self, c: list[Token]) -> tuple[str, Any]:
+        return ("mode", (c[0].start_pos, "none"))
+
+    def major_worded(self, c: list[Token]) -> tuple[str, Any]:
+        return ("major", (c[0].start_pos, "K" if str(c[0])[0] in "kK" else "MN", True))
+
+    def major_cell(self, c: list[Token]) -> tuple[str, Any]:
+        return ("major", (c[0].start_pos, "K" if str(c[0]) == "K" else "MN", False))
+
+    def example_type(self, c: list[Token]) -> tuple[str, Any]:
+        return ("type", str(c[0]))
+
+    def comma(self, c: list[Token]) -> tuple[str, Any]:
+        return ("comma", c[0].start_pos)
+
+    def fill(self, c: list[Token]) -> tuple[str, Any]:
+        return ("fill", None)
+
+    def smem_mode(self, c: list[Any]) -> Any:
+        return c[0]
+
+    def smem_major(self, c: list[Any]) -> Any:
+        return c[0]
+
+    def smem_line(self, c: list[Any]) -> LineFacts:
+        heading = bool(c) and isinstance(c[0], Token)
+        items = c[1:] if heading else c
+        got: dict[str, list[Any]] = {}
+        for kind, val in items:
+            got.setdefault(kind, []).append(val)
+        return LineFacts(heading, tuple(got.get("table", ())), (got.get("label") or [""])[0],
+                         tuple(got.get("mode", ())), tuple(got.get("major", ())),
+                         (got.get("type") or [""])[0], (got.get("comma") or [-1])[0],
+                         (got.get("encoding") or [None])[0])
+
+
+@cache
+def _line_parser() -> Lark:
+    return build_parser("smem", "smem_line")
+
+
+@lru_cache(maxsize=4096)
+def line_facts(text: str) -> LineFacts:
+    """The facts of one line (markup already blanked); a line the grammar cannot read (none:
+    FILL takes any character) would have none."""
+    try:
+        return _LineFacts().transform(_line_parser().parse(text))  # type: ignore[no-any-return]
+    except LarkError:
+        return LineFacts()
 
 
 class _Reader:
@@ -337,65 +436,54 @@ class _Reader:
         return Span(self.document, line, col + 1)
 
     def line(self, n: int, raw: str, src: SourceText | None = None) -> None:
-        if not self.table and not self.in_example:
-            # outside a table, only a heading or a line naming a layout, a majorness or a
-            # descriptor can start one: the rest of a long document is passed over unsplit
-            bare = raw.lstrip(" >*+-|")
-            low = raw.lower()
-            if not (bare[:1].isdigit() or bare[:1] == "#" or "layout" in low
-                    or "major" in low or "descriptor" in low):
-                return
+        blank = _blank_markup(raw.rstrip("\n"))
+        facts = line_facts(blank)
+        if not self.table and not self.in_example and not facts.counts:
+            return  # outside a table only a heading, a label or a majorness starts anything
         self.src = src
         cells = _cells(raw)
         if not cells:
             return
-        text = " ".join(c for _, c in cells)
-        low = text.lower()
-        first = cells[0][1].split()[0]
-        if raw.lstrip().startswith("#") or (first.endswith(".") and "." in first[:-1]
-                                             and first.replace(".", "").isdigit()):
+        if facts.heading:
             self.table, self.in_example = "", False  # a numbered heading ends every table
-            if "leading dimension" in low and ("offset" in low or "stride" in low) \
-                    or "relative offset mode" in low:
+            if "LBO" in facts.tables:
                 self.table = "LBO"
-            elif "stride dimension byte offset" in low:
+            elif "SBO" in facts.tables:
                 self.table = "SBO"
-        if self.table in ("LBO", "SBO") and self._definition(n, cells):
+        if self.table in ("LBO", "SBO") and self._definition(n, cells, facts):
             return
-        if self._heading(n, low):
+        if self._heading(facts):
             return
-        if "exact layout" in low or "canonical layout" in low and ":" in text \
-                and "without" not in low:
-            self._layout_line(n, raw, cells, "exact" if "exact" in low else "canonical")
-            return
-        if low.startswith(("swizzling mode leading", "swizzling mode canonical")):
+        if facts.label:
+            self._layout_line(n, raw, cells, facts.label)
             return
         if self.table == "fields" and self._field(n, cells):
             return
-        if self._atom(n, cells) or self._canonical(n, cells) or self._example_head(n, cells):
+        if self._atom(n, cells, facts) or self._canonical(n, cells, facts) \
+                or self._example_head(n, cells, facts):
             return
         if self.in_example:
-            self._param(n, raw, cells)
+            self._param(n, raw, cells, facts)
 
-    def _heading(self, n: int, low: str) -> bool:
-        if "matrix descriptor format" in low or "descriptor layout" in low \
-                or "shared memory descriptor" in low and "describes" not in low:
-            self.family = "tcgen05" if "shared memory descriptor" in low or \
-                "descriptor layout" in low else "wgmma"
-            self.table = "fields"
-            return True
-        if "swizzle atom layout" in low or "swizzle-atom layout" in low:
+    def _heading(self, facts: LineFacts) -> bool:
+        for t in facts.tables:
+            if t.startswith("fields-"):
+                self.family, self.table = t[len("fields-"):], "fields"
+                return True
+        if "atoms" in facts.tables:
             self.table = "atoms"
-        elif "canonical layouts" in low:
+        elif "canonical" in facts.tables:
             self.table = "canonical"
             self.major = ""
         return False
 
-    def _definition(self, n: int, cells: list[tuple[int, str]]) -> bool:
+    def _definition(self, n: int, cells: list[tuple[int, str]], facts: LineFacts) -> bool:
         """``K-Major | * No-Swizzling: the offset from the first column to the second ... *
         Swizzled layouts: not used, assumed to be 1.``: one OffsetDefinition per clause."""
-        major = _major_of(cells[0][1].split()[0].replace("-Major", "").replace("-major", ""))
-        if major is None or not cells[0][1].lower().endswith("major") and len(cells) < 2:
+        first = cells[0][1].split()[0]
+        major = facts.major_in(cells[0][0], cells[0][0] + len(first))
+        worded = facts.major_in(cells[0][0], cells[0][0] + len(cells[0][1]), worded=True)
+        if major is None or worded is None and len(cells) < 2:
             return False
         words: list[tuple[int, str]] = []
         for col, cell in cells:
@@ -404,7 +492,7 @@ class _Reader:
                 at = cell.index(w, at)
                 words.append((col + at, w))
                 at += len(w)
-        words = words[1:] if words[0][1].lower().endswith("major") else words[2:]
+        words = words[1:] if first.lower().endswith("major") else words[2:]
         clauses: list[tuple[bool | None, list[tuple[int, str]]]] = []
         for col, w in words:
             low = w.lower().rstrip(":")
@@ -463,32 +551,30 @@ class _Reader:
                                     self.span(n, cells[0][0])))
         return True
 
-    def _atom(self, n: int, cells: list[tuple[int, str]]) -> bool:
+    def _atom(self, n: int, cells: list[tuple[int, str]], facts: LineFacts) -> bool:
         if self.table != "atoms" or len(cells) < 2:
             return False
         try:
             dims = read_cell(cells[-1][1], "smem_dims")
         except ValueError:
             return False
-        major = _major_of(cells[-2][1])
-        mode = _mode_of(" ".join(c for _, c in cells[:-2])) if len(cells) > 2 else None
-        self.mode = mode or self.mode
+        at = cells[-2][0]
+        major = facts.major_in(at, at + len(cells[-2][1]))
+        self.mode = facts.mode_in(0, at) or self.mode
         if major is None or not self.mode:
             return False
         self.atoms.append(AtomRow(self.mode, major, dims, self.span(n, cells[-1][0])))
         return True
 
-    def _canonical(self, n: int, cells: list[tuple[int, str]]) -> bool:
+    def _canonical(self, n: int, cells: list[tuple[int, str]], facts: LineFacts) -> bool:
         if self.table != "canonical":
             return False
         lay = [(c, t) for c, t in cells if t.startswith("((") and ":" in t]
         sw = [i for i, (_, t) in enumerate(cells) if t.startswith("Swizzle<")]
         if not lay or not sw:
             return False
-        head = " ".join(t for c, t in cells if c < lay[0][0])
-        for w in head.replace("- major", "-major").replace(" major", "-major").split():
-            self.major = _major_of(w) or self.major
-        mode = _mode_of(head)
+        self.major = facts.major_in(0, lay[0][0]) or self.major
+        mode = facts.mode_in(0, lay[0][0])
         if mode is None or not self.major:
             return False
         i = sw[0]
@@ -511,16 +597,12 @@ class _Reader:
             raise ValueError(f"no shape:stride in {text!r}")
         return LayoutText(body[0], body[1], swz or swizzle, self.span(n, col), text)
 
-    def _example_head(self, n: int, cells: list[tuple[int, str]]) -> bool:
-        text = " ".join(t for _, t in cells)
-        low = text.lower()
-        if not (("k-major" in low or "mn-major" in low) and " type" in low and "," in text):
+    def _example_head(self, n: int, cells: list[tuple[int, str]], facts: LineFacts) -> bool:
+        major = facts.major_in(0, 1 << 30, worded=True)
+        if major is None or not facts.type or facts.comma < 0:
             return False
-        words = text.replace(",", " ").replace(":", " ").split()
-        typ = words[words.index("type") - 1] if "type" in words else ""
-        major = "K" if "k-major" in low else "MN"
-        mode = _mode_of(low.split(",", 1)[1]) or ""
-        self.examples.append(Example(major, mode, typ.strip("`"), self.span(n, cells[0][0])))
+        mode = facts.mode_in(facts.comma, 1 << 30) or ""
+        self.examples.append(Example(major, mode, facts.type, self.span(n, cells[0][0])))
         self.table, self.in_example = "params", True
         return True
 
@@ -538,7 +620,7 @@ class _Reader:
         ex = self.examples[-1]
         self.examples[-1] = _with(ex, **{which: lt})
 
-    def _param(self, n: int, raw: str, cells: list[tuple[int, str]]) -> None:
+    def _param(self, n: int, raw: str, cells: list[tuple[int, str]], facts: LineFacts) -> None:
         ex = self.examples[-1]
         name = cells[0][1]
         if name in PARAMS and len(cells) >= 2:
@@ -551,10 +633,8 @@ class _Reader:
             self.examples[-1] = _with(ex, params=(*ex.params, Param(name, v,
                                                                      self.span(n, cells[1][0]))))
             return
-        words = " ".join(t for _, t in cells).split()
-        if len(words) > 4 and words[0] == "Encoding" and words[2] in ("LBO", "SBO") \
-                and "descriptor" in words:
-            at = raw.find("descriptor") + len("descriptor")
+        if facts.encoding is not None:
+            name, at = facts.encoding
             rest = raw[at:]
             col = at + len(rest) - len(rest.lstrip(" |"))
             try:
@@ -563,7 +643,7 @@ class _Reader:
             except ValueError as e:
                 self.findings.append(warning("smem-syntax", self.span(n, col), str(e)))
                 return
-            enc = Encoding(words[2], kind, shift, stated, self.span(n, col))
+            enc = Encoding(name, kind, shift, stated, self.span(n, col))
             self.examples[-1] = _with(ex, encodings=(*ex.encodings, enc))
 
 

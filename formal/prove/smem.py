@@ -23,6 +23,9 @@ Obligations (``SMEM_OBLIGATIONS``):
   the descriptor's 14-bit field (after matrix-descriptor-encode)
 - ``field-fit``     a descriptor table's fields: size = high - low + 1, no overlap, inside 64 bits,
   each fixed constant fits its field
+- ``descriptor``    a catalog layout's descriptor makes the instruction read every (mn, k) of its
+  tile where the layout puts it (``formal.prove.smem_descriptor``)
+- ``tma-swizzle``   the TMA's swizzle of the layout's mode writes the atoms its descriptor reads
 """
 
 from __future__ import annotations
@@ -47,13 +50,15 @@ from ..model.smem import (
     at_params,
     atom_of,
     descriptor_encode,
+    descriptor_of,
     instances,
     names_in,
 )
+from .smem_descriptor import descriptor_core, tma_core
 from .verdicts import Core, Verdict
 
 SMEM_OBLIGATIONS = ("exact-layout", "injective", "in-atom", "swizzle", "atom-shape", "definitions",
-                    "encoding", "field-fit")
+                    "encoding", "field-fit", "descriptor", "tma-swizzle")
 FIELD_BITS = 14  # LBO, SBO and start address fields hold 14 bits
 
 
@@ -489,6 +494,10 @@ def prove_instance(inst: SmemInstance) -> SmemResult:
         vs.append(_skipped("in-atom", "the layout is not injective", span))
     else:
         vs.append(_verdict("in-atom", in_atom_core(inst.layout, inst.major, inst.mode), span))
+    vs.append(_verdict("descriptor", descriptor_core(inst, descriptor_of(inst)), span))
+    vs.append(_verdict("tma-swizzle", tma_core(inst.mode, inst.mode), span)
+              if inst.mode != "none" else
+              _skipped("tma-swizzle", "no swizzle: the TMA writes the box as it is", span))
     return SmemResult(inst.id, f"{inst.family}.smem", span, tuple(vs),
                       f"{inst.major}-major {inst.mode}", inst.types, inst.layout.extent)
 

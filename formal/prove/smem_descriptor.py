@@ -1,0 +1,138 @@
+"""Two relations of the shared-memory layouts: the descriptor that names a catalog layout makes
+the instruction read exactly that layout's tile, and the TMA's swizzle writes exactly the atoms
+the descriptor's swizzle reads.
+
+**Descriptor.**  A catalog layout (``formal.model.smem.SmemInstance``) puts element (mn, k) of
+the A/B tile at a byte address.  Its descriptor holds LBO and SBO >> 4 and a swizzle code
+(``descriptor_of``); the instruction decodes it (``DescriptorRead``) and, by the spec's LBO/SBO
+definitions, reads element (mn, k) somewhere.  The relation holds when the two addresses agree
+for every (mn, k) of the tile the register layouts and D assume (MN rows x the instruction's K
+slice).  A worked example, K-major, no swizzle, f16, m = 2: the layout
+``((8,2),(8,2)):((8,128),(1,64))`` puts (mn 9, k 10) at element 8 + 128 + 2 + 64 = 202, byte
+404; its descriptor holds LBO 128 >> 4 = 8 and SBO 256 >> 4 = 16, and the read rule gives
+(9 % 8) * 16 + (9 // 8) * 256 + (20 // 16) * 128 + 20 % 16 = 404.  With LBO and SBO written
+into each other's field it reads byte 16 + 128 + 256 + 4 = 404 -- the same by chance -- but
+(mn 8, k 0) at 128 instead of 256: refuted with that coordinate and both addresses.  An
+instruction reading one atom more of K than the layout holds is refuted too: the coordinate
+the layout lacks, and what the descriptor reads there.
+
+Z3 decides over 32-bit vectors (no (mn, k) in the tile whose addresses differ) and the
+enumeration of every coordinate re-checks; they must agree.
+
+**TMA.**  ``CU_TENSOR_MAP_SWIZZLE_32B / 64B / 128B`` as the CUDA driver describes them: within
+each 256 / 512 / 1024-byte span, the 16-byte chunk index (of the 2 / 4 / 8 chunks of a mode
+row) is XORed with the index of the 128-byte row modulo 2 / 4 / 8.  Stated with that chunk and
+row arithmetic (not with Swizzle's bits), it equals the descriptor's ``Swizzle<B,4,3>`` on every
+32-bit address: an operand the TMA stores with a mode is read back whole by a descriptor with
+the same mode, and refuted (an address and both images) with another.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import z3
+
+from ..model.smem import (
+    CHUNKS,
+    K_SLICE_BYTES,
+    DescriptorRead,
+    SmemInstance,
+    Swizzle,
+    layout_bit_address,
+)
+from .verdicts import Core, InternalError
+
+TMA_MODES = ("32B", "64B", "128B")
+SWIZZLES = {"none": Swizzle(0, 4, 3), "32B": Swizzle(1, 4, 3), "64B": Swizzle(2, 4, 3),
+            "128B": Swizzle(3, 4, 3)}
+
+
+def _udiv(a: Any, b: int) -> Any:
+    return z3.UDiv(a, b) if isinstance(a, z3.ExprRef) else a // b
+
+
+def _urem(a: Any, b: int) -> Any:
+    return z3.URem(a, b) if isinstance(a, z3.ExprRef) else a % b
+
+
+def read_extent(inst: SmemInstance) -> tuple[int, int]:
+    """MN x K of the tile one instruction reads: the layout's MN and the K slice's elements
+    (``K_SLICE_BYTES`` of each row)."""
+    return (inst.layout.extent[0], K_SLICE_BYTES * 8 // inst.bits)
+
+
+def descriptor_core(inst: SmemInstance, descriptor: int,
+                    extent: tuple[int, int] | None = None) -> Core:
+    """Every (mn, k) of the tile (``extent``: the instruction's, by default) is read where the
+    layout put it; else the first coordinate that is not, with both addresses."""
+    read = DescriptorRead.of(inst.family, descriptor)
+    rows, cols = extent or read_extent(inst)
+    lay = inst.layout
+    have_rows, have_cols = lay.extent
+    where = {a: (i % have_rows, i // have_rows) for i, a in enumerate(lay.bit_addresses)}
+    for k in range(cols):
+        for mn in range(rows):
+            got = read.bit_address(inst.major, inst.bits, mn, k)
+            if mn >= have_rows or k >= have_cols:
+                held = where.get(got)
+                return Core("refuted", f"the instruction reads (mn {mn}, k {k}), which the "
+                            f"{have_rows} x {have_cols} layout does not hold, at byte {got // 8}"
+                            + (f", where the layout keeps (mn {held[0]}, k {held[1]})" if held
+                               else ""),
+                            {"mn": mn, "k": k, "descriptor_byte": got // 8,
+                             "layout_holds": None if held is None else
+                             {"mn": held[0], "k": held[1]}}, method="enumeration")
+            want = lay.bit_addresses[mn + have_rows * k]
+            if got != want:
+                return Core("refuted", f"(mn {mn}, k {k}) is at byte {want // 8} of the layout; "
+                            f"the descriptor (LBO {read.lbo}, SBO {read.sbo}, {read.mode}) "
+                            f"reads byte {got // 8}",
+                            {"mn": mn, "k": k, "layout_byte": want // 8,
+                             "descriptor_byte": got // 8}, method="enumeration")
+    mn_v, k_v = z3.BitVec("mn", 32), z3.BitVec("k", 32)
+    s = z3.Solver()
+    s.add(z3.ULT(mn_v, rows), z3.ULT(k_v, cols))
+    s.add(read.bit_address(inst.major, inst.bits, mn_v, k_v, _udiv, _urem)
+          != layout_bit_address(lay, mn_v, k_v, _udiv, _urem))
+    if s.check() != z3.unsat:
+        raise InternalError(f"{inst.id}: Z3 finds a coordinate read elsewhere, enumeration none")
+    return Core("proved", f"descriptor (LBO {read.lbo}, SBO {read.sbo}, {read.mode}) reads all "
+                f"{rows} x {cols} elements where the layout puts them", method="z3+enumeration")
+
+
+def tma_swizzle(mode: str, addr: Any) -> Any:
+    """The TMA's store address of byte ``addr`` of a box under ``CU_TENSOR_MAP_SWIZZLE_<mode>``:
+    chunk index XOR (128-byte row index mod c) within each 128c-byte span."""
+    c = CHUNKS[mode]
+    span = 128 * c
+    base = addr - _urem(addr, span)
+    within = _urem(addr, span)
+    row = _udiv(within, 128)
+    chunk = _udiv(_urem(within, 128), 16)
+    low = _urem(chunk, c)
+    return base + row * 128 + (chunk - low + (low ^ _urem(row, c))) * 16 + _urem(within, 16)
+
+
+def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
+    """The TMA's swizzle of ``tma_mode`` equals the descriptor's of ``descriptor_mode`` on every
+    32-bit address; else the first address where they part (enumeration over two 1024-byte
+    spans first, then Z3 for all)."""
+    sw = SWIZZLES[descriptor_mode]
+    for a in range(2048):
+        t = tma_swizzle(tma_mode, a)
+        if t != sw(a):
+            return Core("refuted", f"the TMA ({tma_mode}) stores byte {a} at {t}; the "
+                        f"descriptor's {sw} ({descriptor_mode}) reads it from {sw(a)}",
+                        {"byte": a, "tma": t, "descriptor": sw(a)}, method="enumeration")
+    x = z3.BitVec("x", 32)
+    s = z3.Solver()
+    s.add(tma_swizzle(tma_mode, x) != sw(x))
+    if s.check() != z3.unsat:
+        m = s.model()[x].as_long()
+        return Core("refuted", f"the TMA ({tma_mode}) stores byte {m} at "
+                    f"{tma_swizzle(tma_mode, m)}; the descriptor reads it from {sw(m)}",
+                    {"byte": m, "tma": tma_swizzle(tma_mode, m), "descriptor": sw(m)},
+                    method="z3")
+    return Core("proved", f"CU_TENSOR_MAP_SWIZZLE_{tma_mode} stores every byte where {sw} reads "
+                "it", method="z3+enumeration")
