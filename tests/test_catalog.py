@@ -168,7 +168,8 @@ def test_every_section_of_the_chapter_is_there() -> None:
     wgmma = {f"9.7.15.5.1.1.{k}" for k in range(1, 5)}
     wgmma_sparse = {f"9.7.15.6.2.{k}" for k in range(1, 4)}  # k32, k16, k64
     moves = {"9.7.14.5.15", "9.7.14.5.16", "9.7.14.5.17"}  # ldmatrix, stmatrix, movmatrix
-    assert numbers == dense | sparse | wgmma | wgmma_sparse | moves
+    tmem = {f"9.7.16.2.3.1.{k}" for k in range(1, 6)}  # tcgen05.ld/st: the five shapes
+    assert numbers == dense | sparse | wgmma | wgmma_sparse | moves | tmem
 
 
 def test_matrix_moves_by_hand() -> None:

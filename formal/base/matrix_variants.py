@@ -36,6 +36,9 @@ from .variants import (
     MOVE_SHAPES,
     MOVES,
     PACKED_FORMATS,
+    TMEM_FAMILIES,
+    TMEM_NUMS,
+    TMEM_SHAPES,
     VARIANTS,
     Variant,
     assembles_for,
@@ -199,7 +202,22 @@ def sparse_owed(run_keys: Iterable[str]) -> bool:
 def executed(v: Variant) -> bool:
     """Whether the recorded evidence has always been owed runs of ``v`` (the moves and dense
     wgmma); wgmma.sp only once it holds one (``sparse_owed``)."""
-    return not v.sparse
+    return not v.sparse and not v.tmem
+
+
+def tmem_variants() -> list[Variant]:
+    """Every ``tcgen05.ld`` / ``tcgen05.st`` form (sm_100a, PTX ISA 8.6): each shape with
+    each ``.num`` whose register count is at most 128 (PTX ISA Table 47), with and without
+    ``.pack::16b`` (ld) / ``.unpack::16b`` (st).  A register holds one 32-bit column (``b32``
+    elements) or, packed, two 16-bit halves (``b16`` elements)."""
+    return [Variant(fam, shape, "b16" if pack else "b32", min_sm=100, ptx=(8, 6),
+                    arch_suffix="a", num=num, pack=pack)
+            for fam in TMEM_FAMILIES for shape, (_l, _b, most) in TMEM_SHAPES.items()
+            for num in TMEM_NUMS if num <= most for pack in (False, True)]
+
+
+# tcgen05.ld / tcgen05.st: assembled for sm_100a, never run (no lent device is sm_100a).
+TMEM_VARIANTS: tuple[Variant, ...] = tuple(tmem_variants())
 
 
 # The executor's name of each register operand of a run (``formal.execute.matrix.operands``)
@@ -210,6 +228,7 @@ CATALOG_OPERAND: dict[tuple[str, str], str] = {
     ("ldmatrix", "r"): "C/D", ("stmatrix", "r"): "A", ("movmatrix", "a"): "A",
     ("movmatrix", "d"): "C/D", ("wgmma", "A"): "A", ("wgmma", "C/D"): "C/D",
     ("wgmma.sp", "A"): "A", ("wgmma.sp", "C/D"): "C/D", ("wgmma.sp", "meta"): "metadata",
+    ("tcgen05.ld", "r"): "C/D", ("tcgen05.st", "r"): "A",
 }
 
 
@@ -230,6 +249,8 @@ def matrix_layout_serves(v: Variant, op: str, instruction: str, shape: str, oper
     ``C/D`` of ``wgmma.m64n64k16.f32.f16.f16.rs``."""
     if instruction != v.instruction or operand != CATALOG_OPERAND.get((v.instruction, op)):
         return False
+    if v.tmem:
+        return shape == v.spelled_shape and v.a in types
     if v.wgmma:
         family = f"m64nNk{v.k}"
         if operand in ("A", "metadata"):
@@ -251,15 +272,17 @@ def variant(key: str) -> Variant:
         return BY_KEY[key]
     if key in _MMA_BY_KEY:
         return _MMA_BY_KEY[key]
-    for v in wgmma_variants() + wgmma_sp_variants():
+    for v in wgmma_variants() + wgmma_sp_variants() + list(TMEM_VARIANTS):
         if v.key == key:
             return v
     raise KeyError(key)
 
 
-__all__ = ["Variant", "move_tile", "MOVE_SHAPES", "PACKED_FORMATS", "MATRIX_VARIANTS", "BY_KEY",
+__all__ = ["Variant", "move_tile", "TMEM_FAMILIES",
+           "MOVE_SHAPES", "PACKED_FORMATS", "MATRIX_VARIANTS", "BY_KEY",
            "variant", "wgmma_variants",
            "CATALOG_OPERAND", "run_operand", "matrix_layout_serves",
            "runs_on", "assembles_for", "ptx_version", "WGMMA_K", "wgmma_ns", "MOVES",
            "WGMMA_SP_K", "WGMMA_SP_SELECTORS", "wgmma_sp_variants", "wgmma_sp_dtypes",
-           "wgmma_sp_atypes", "WGMMA_SP_VARIANTS", "executed", "sparse_owed"]
+           "wgmma_sp_atypes", "WGMMA_SP_VARIANTS",
+           "TMEM_VARIANTS", "tmem_variants", "executed", "sparse_owed"]

@@ -215,7 +215,8 @@ def selects(only: str | None, key: str) -> bool:
 # mma / mma.sp, ``formal.base.matrix_variants`` the moves and wgmma / wgmma.sp).
 MMA_FAMILIES = ("mma", "mma.sp")
 WGMMA_FAMILIES = ("wgmma", "wgmma.sp")
-FAMILIES = (*MMA_FAMILIES, *MOVES, *WGMMA_FAMILIES)
+TMEM_FAMILIES = ("tcgen05.ld", "tcgen05.st")
+FAMILIES = (*MMA_FAMILIES, *MOVES, *WGMMA_FAMILIES, *TMEM_FAMILIES)
 
 # Rows x columns (in elements) of one matrix of each move shape.
 MOVE_SHAPES: dict[str, tuple[int, int]] = {
@@ -233,6 +234,30 @@ def move_tile(m: int, n: int, num: int, trans: bool) -> tuple[int, int]:
     elements (``stmatrix.m16n8.x2.trans.b8``: 2 x 8 rows of 16 bytes, a 16 x 16 tile)."""
     rows, cols = (n, m) if trans else (m, n)
     return rows * num, cols
+
+
+# ---- tcgen05.ld / tcgen05.st: tensor memory <-> registers (issue 25) --------------------------
+# Each data-movement shape ``lanes x size``: (TMEM lanes a warp accesses, bits of each lane one
+# ``.num`` repetition moves, the largest ``.num``).  ``.16x32bx2`` is two ``.16x32b`` accesses,
+# so 64 bits a lane; ``.pack::16b`` / ``.unpack::16b`` takes two 16-bit halves of adjacent
+# 32-bit columns into one register, so a register covers two columns.
+TMEM_SHAPES: dict[str, tuple[int, int, int]] = {
+    "32x32b": (32, 32, 128), "16x64b": (16, 64, 128), "16x128b": (16, 128, 64),
+    "16x256b": (16, 256, 32), "16x32bx2": (16, 64, 128)}
+TMEM_NUMS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def tmem_tile(shape: str, num: int, pack: bool) -> tuple[int, int]:
+    """TMEM lanes x 32-bit columns one tcgen05.ld/st touches: ``16x256b.x2`` is 16 x 16;
+    with ``.pack::16b`` each register holds two columns' low halves, so 16 x 32."""
+    lanes, bits, _ = TMEM_SHAPES[shape]
+    return lanes, bits * num // 32 * (2 if pack else 1)
+
+
+def tmem_registers(shape: str, num: int) -> int:
+    """``.b32`` registers a thread holds (PTX ISA Table 47): ``16x128b.x4`` -> 8."""
+    lanes, bits, _ = TMEM_SHAPES[shape]
+    return lanes * bits * num // (32 * 32)
 
 
 @dataclass(frozen=True)
@@ -271,6 +296,11 @@ class Variant:
     # further families an ``a`` target also runs on (the sm_100a moves: sm_120a too)
     families: tuple[int, ...] = ()
     selector: int = 0  # wgmma.sp: the sparsity selector (an immediate)
+    pack: bool = False  # tcgen05.ld .pack::16b / tcgen05.st .unpack::16b
+
+    @property
+    def tmem(self) -> bool:
+        return self.instruction in TMEM_FAMILIES
 
     @property
     def sparse(self) -> bool:
@@ -293,7 +323,7 @@ class Variant:
             op = self.op.replace(".", "_") if self.op else ""
             sel = f".sel{self.selector}" if self.sparse else ""
             return f"{self.instruction}.{self.shape}.{self.c}.{self.a}.{self.b}{op}.{src}{sel}"
-        if self.move:
+        if self.move or self.tmem:
             return f"{self.instruction}.{self.spelled_shape}.{self.a}"
         kind = f".kind::{self.kind}" if self.kind else ""
         kind += ".block_scale" if self.scale else ""
@@ -304,7 +334,11 @@ class Variant:
 
     @property
     def spelled_shape(self) -> str:
-        """A move's shape as the catalog's titles spell it: ``m8n8.x4.trans``."""
+        """A move's shape as the catalog's titles spell it: ``m8n8.x4.trans``,
+        ``16x256b.x2.pack::16b``."""
+        if self.tmem:
+            pack = ("pack" if self.instruction == "tcgen05.ld" else "unpack") + "::16b"
+            return f"{self.shape}.x{self.num}{'.' + pack if self.pack else ''}"
         num = f".x{self.num}" if self.num else ""
         return f"{self.shape}{num}{'.trans' if self.trans else ''}"
 
@@ -315,6 +349,8 @@ class Variant:
             sp = ".sp" if self.sparse else ""
             return (f"wgmma.mma_async{sp}.sync.aligned.{self.shape}.{self.c}.{self.a}.{self.b}"
                     f"{self.op}")
+        if self.tmem:
+            return f"{self.instruction}.sync.aligned.{self.spelled_shape}.b32"
         trans = ".trans" if self.trans else ""
         if self.instruction == "movmatrix":
             return f"movmatrix.sync.aligned.{self.shape}{trans}.{self.a}"
@@ -393,8 +429,8 @@ class Variant:
     def element_bits(self, operand: str = "A") -> int:
         """Bits one element of ``operand`` occupies in its register ("A", "B", "C", "D"); a
         move's element (a packed 6/4-bit one sits in a byte) whatever the operand."""
-        if self.move:
-            return 8 if self.a.startswith("b8") else 16
+        if self.move or self.tmem:
+            return int(self.a[1:]) if self.tmem else 8 if self.a.startswith("b8") else 16
         t = {"A": self.a, "B": self.b, "C": self.c, "D": self.d, "C/D": self.c}[operand]
         return container_bits(t, self.kind)
 
@@ -429,11 +465,15 @@ class Variant:
         or of wgmma's D."""
         if self.wgmma:
             return self.matrix
+        if self.tmem:
+            return tmem_tile(self.shape, self.num, self.pack)
         return move_tile(*MOVE_SHAPES[self.shape], self.matrices, self.trans)
 
     @property
     def registers(self) -> int:
-        """``.b32`` registers of the moved fragment a lane holds (moves)."""
+        """``.b32`` registers of the moved fragment a lane holds (moves, tcgen05.ld/st)."""
+        if self.tmem:
+            return tmem_registers(self.shape, self.num)
         r, c = self.tile
         return r * c * self.element_bits() // (32 * 32)
 

@@ -25,6 +25,7 @@ from ..base.variants import (
     REGISTER_BITS,
     REPLICATED,
     SPARSITY,
+    TMEM_FAMILIES,
     VARIANTS,
     Shape,
 )
@@ -243,7 +244,10 @@ class Layout:
 
     @property
     def letter(self) -> str:
-        """The elements' letter: ``a0``, ``b0``, ``c0``, ``m0``; ``d0`` for wgmma's D."""
+        """The elements' letter: ``a0``, ``b0``, ``c0``, ``m0``; ``d0`` for wgmma's D;
+        ``r0`` for tcgen05.ld/st's registers."""
+        if self.instruction in TMEM_FAMILIES:
+            return "r"
         if self.operand == "C/D" and (self.instruction.startswith("wgmma")
                                       or self.instruction in MOVES):
             return "d"

@@ -19,8 +19,10 @@ from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import (
     ELEMENT_LETTER,
     MOVES,
+    TMEM_FAMILIES,
     Shape,
     legal_types,
+    tmem_tile,
 )
 from ..parse import syntax as S
 from ..parse.document import ParsedBlock, ParsedPart, ParsedSection
@@ -275,16 +277,11 @@ def _pos(e: Any) -> int:
     return getattr(e, "pos", 0)
 
 
-# ---- tables ------------------------------------------------------------------------------------
-
-
-# ---- layouts of one section ----------------------------------------------------------------------
-
-
 def element_letter(instruction: str, operand: str) -> str:
-    """``a``, ``b``, ``c``, ``m``; wgmma's accumulator elements are ``d0, d1, ...``."""
+    """``a``, ``b``, ``c``, ``m``; wgmma's accumulator ``d0, ...``; tcgen05.ld/st ``r0, ...``."""
     moves = instruction.startswith("wgmma") or instruction in MOVES
-    return "d" if moves and operand == "C/D" else ELEMENT_LETTER[operand]
+    return "r" if instruction in TMEM_FAMILIES else \
+        "d" if moves and operand == "C/D" else ELEMENT_LETTER[operand]
 
 
 def types_of_title(title: S.SectionTitle) -> tuple[str, ...]:
@@ -514,7 +511,7 @@ def section_layouts(doc: Document, doc_label: str, ps: ParsedSection, provenance
         return [], []
     if title.instruction == "wgmma":
         return wgmma_layouts(doc, doc_label, ps, title, provenance, findings)
-    if title.instruction in MOVES:
+    if title.instruction in MOVES or title.instruction in TMEM_FAMILIES:
         return move_section_layouts(doc, doc_label, ps, title, provenance, findings), []
     shape = Shape.parse(title.shape)
     if shape is None:  # pragma: no cover - the grammar only admits mNnNkN
@@ -647,15 +644,17 @@ def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
     both, the id ending in ``.a`` / ``.d``.  With ``.trans`` an m x n matrix lies in memory
     as its n columns, so n row addresses of m elements each: ``stmatrix.m16n8.x2.trans.b8``
     stores two 16 x 8 matrices as 2 x 8 rows of 16 bytes, a 16 x 16 tile."""
-    variant = title.shape  # m8n8.x4.trans
+    variant = title.shape  # m8n8.x4.trans; a tcgen05.ld/st's 16x256b.x2.pack::16b
     parts = variant.split(".")
-    base = Shape.parse(parts[0] + "k1")
+    base = Shape.parse(parts[0] + "k1") or Shape(1, 1, 1)
     num = next((int(p[1:]) for p in parts[1:] if p.startswith("x")), 1)
-    if base is None or min(base.m, base.n) < 1 or base.m * num * base.n > MAX_TILE_CELLS:
+    tmem = title.instruction in TMEM_FAMILIES
+    if (not tmem and min(base.m, base.n) < 1) or base.m * num * base.n > MAX_TILE_CELLS:
         findings.append(error("limit", ps.section.title.strip(),
                               f"the move {variant} is not m<rows>n<cols> with a small tile"))
         return []
-    rows, cols = move_tile(base.m, base.n, num, "trans" in parts[1:])
+    rows, cols = tmem_tile(parts[0], num, len(parts) > 2) if tmem else \
+        move_tile(base.m, base.n, num, "trans" in parts[1:])
     shape = Shape(rows, cols, cols)
     ctx = SectionContext(doc, doc_label, ps.section, title, title.instruction, shape, findings,
                          provenance, variant)

@@ -186,6 +186,18 @@ class ProseTransformer(Transformer[Token, Any]):
                               S.Qualifier(((elem, (instr.start_pos or 0) + len(str(instr))
                                             - len(elem)),)), name)
 
+    def tmem_title(self, c: list[Any]) -> S.SectionTitle:
+        """``tcgen05.ld.16x256b.x2.pack::16b.b16``: the instruction ``tcgen05.ld``, the
+        variant ``16x256b.x2.pack::16b`` and the element type ``b16``."""
+        number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
+                       and t.type == "SECNUM"), "")
+        instr = next(t for t in c if isinstance(t, Token) and t.type == "TMEM_INSTR")
+        head, _, elem = str(instr).rpartition(".")
+        family, variant = head[:10], head[11:]
+        return S.SectionTitle(number, False, variant,
+                              S.Qualifier(((elem, (instr.start_pos or 0) + len(head) + 1),)),
+                              family)
+
     def types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
         return tuple(str(t)[1:] for t in c if t.type == "TYPE"), c[0].start_pos or 0
 

@@ -39,6 +39,8 @@ from ..base.hashes import first_elements
 from ..base.matrix_variants import (
     MATRIX_VARIANTS,
     MOVES,
+    TMEM_FAMILIES,
+    TMEM_VARIANTS,
     Variant,
     executed,
     matrix_layout_serves,
@@ -67,7 +69,7 @@ class Served:
 
 
 def served(ev: Any, lay: Any) -> Served:
-    if lay.instruction in MOVES or lay.instruction in ("wgmma", "wgmma.sp"):
+    if lay.instruction in (*MOVES, *TMEM_FAMILIES, "wgmma", "wgmma.sp"):
         op = run_operand(lay.instruction, lay.operand)
         variants = _matrix_variants(lay, op) if op is not None else []
         return Served(op or lay.operand, tuple(variants), True, lay.instruction in MOVES)
@@ -80,6 +82,8 @@ def _pool(instruction: str) -> tuple[Variant, ...]:
     wgmma every legal N, for wgmma.sp every sparse row (built once)."""
     if instruction == "wgmma.sp":
         return tuple(wgmma_sp_variants())
+    if instruction in TMEM_FAMILIES:
+        return TMEM_VARIANTS
     if instruction != "wgmma":
         return tuple(MATRIX_VARIANTS)
     listed = {x.key for x in MATRIX_VARIANTS}
@@ -273,9 +277,11 @@ def _unconfirmed(ev: Any, s: Served, kind: str, rows: Any, runs: list[Any],
                        "maps (older layouts); run the GPU check again", None, None, "warning",
                        "gpu")
     if not any(executed(v) for v in variants):
+        nodev = f"no {variants[0].target} device: " if variants[0].min_sm >= 100 \
+            else ""
         return Verdict("hardware", "unconfirmed",
-                       f"unconfirmed: the executor assembles the {len(variants)} variants of "
-                       f"this layout ({variants[0].opcode}, ...; ptxas -arch="
+                       f"unconfirmed: {nodev}the executor assembles the {len(variants)} "
+                       f"variants of this layout ({variants[0].opcode}, ...; ptxas -arch="
                        f"{variants[0].target}) but does not run them: the evidence decides "
                        "nothing about this map", None, None, "warning", "gpu")
     needs = sorted({v.target for v in variants})

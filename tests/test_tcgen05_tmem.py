@@ -1,0 +1,225 @@
+"""tcgen05.ld / tcgen05.st fragments (issue 25): the rows of the variant table, the catalog's
+TMEM maps proved, checked cell by cell against maps worked out by hand from CuTe's SM100 TMEM
+copy atoms, the warp's lane slice, the Layout D read-back relation, and mutants of the facts
+(a lane stride, a column offset, the pack rule) refuted with a counterexample while equivalent
+rewritings still prove."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from formal import catalog
+from formal.base.matrix_variants import TMEM_VARIANTS, variant
+from formal.base.variants import TMEM_SHAPES, tmem_tile
+from formal.cli import main
+from formal.model import build
+from formal.model.cells import cells
+from formal.model.layout import Layout
+
+CATALOG = Path(catalog.__file__).resolve().parent / "tcgen05-tmem.md"
+
+# PTX ISA Table 47 / 48: registers a thread holds at .x1, and the largest legal .num
+TABLE_47 = {"32x32b": (1, 128), "16x64b": (1, 128), "16x32bx2": (1, 128),
+            "16x128b": (2, 64), "16x256b": (4, 32)}
+
+
+def run_json(*argv: str) -> Any:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(list(argv))
+    assert code in (0, 1), argv
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def layouts() -> dict[str, Layout]:
+    m = build(list(catalog.documents()), ())
+    return {lay.id.split(":", 1)[1]: lay for lay in m.layouts
+            if lay.instruction.startswith("tcgen05.") and "smem" not in lay.instruction}
+
+
+# ---- the rows --------------------------------------------------------------------------------
+
+
+def test_the_rows_are_every_form_of_table_47() -> None:
+    assert len(TMEM_VARIANTS) == 148  # (8 + 8 + 8 + 7 + 6) nums x 2 packings x ld, st
+    for v in TMEM_VARIANTS:
+        at_x1, most = TABLE_47[v.shape]
+        assert v.num <= most
+        assert v.registers == at_x1 * v.num
+        assert v.registers <= 128
+        assert v.target == "sm_100a" and v.threads == 32
+    v = variant("tcgen05.ld.16x256b.x2.pack::16b.b16")
+    assert v.opcode == "tcgen05.ld.sync.aligned.16x256b.x2.pack::16b.b32"
+    assert v.tile == (16, 32) and v.registers == 8 and v.element_bits() == 16
+    st = variant("tcgen05.st.16x32bx2.x4.unpack::16b.b16")
+    assert st.opcode == "tcgen05.st.sync.aligned.16x32bx2.x4.unpack::16b.b32"
+    assert st.tile == (16, 16)
+    with pytest.raises(KeyError):
+        variant("tcgen05.ld.16x256b.x64.b32")  # NA in Table 47
+
+
+def test_every_form_fits_one_warps_lane_slice() -> None:
+    """Warp w of a warpgroup reaches lanes 32 (w % 4) .. 32 (w % 4) + 31 (9.7.16.8.1): every
+    shape touches at most 32 lanes, so one warp's slice holds it, and the 512 columns hold
+    the widest form."""
+    for v in TMEM_VARIANTS:
+        lanes, cols = v.tile
+        assert lanes in (16, 32) and cols <= 512
+    widest = [v.key for v in TMEM_VARIANTS if v.tile[1] == 512]
+    assert "tcgen05.ld.16x64b.x128.pack::16b.b16" in widest  # every column of TMEM
+    assert tmem_tile("32x32b", 128, False) == (32, 128)
+    assert set(TMEM_SHAPES) == set(TABLE_47)
+
+
+# ---- the catalog's maps ----------------------------------------------------------------------
+
+
+def test_the_catalog_states_every_form_once(layouts: dict[str, Layout]) -> None:
+    assert sorted(layouts) == sorted(v.key for v in TMEM_VARIANTS)
+    lay = layouts["tcgen05.st.32x32b.x1.b32"]
+    assert lay.operand == "A" and layouts["tcgen05.ld.32x32b.x1.b32"].operand == "C/D"
+
+
+def test_every_map_is_a_bijection_onto_its_tmem_region() -> None:
+    report = run_json("prove", str(CATALOG), "--format", "json")
+    assert len(report["layouts"]) == 148
+    for lay in report["layouts"]:
+        status = {o["name"]: o["status"] for o in lay["obligations"]}
+        for name in ("cases", "in-range", "injective", "surjective", "register-budget",
+                     "element-list", "type-names"):
+            assert status[name] == "proved", (lay["id"], name)
+        assert status["hardware"] == "unconfirmed"
+    hw = [f["message"] for f in report["findings"] if f["kind"] == "hardware"]
+    assert len(hw) == 148 and all("no sm_100a device" in m for m in hw)
+    assert not [f for f in report["findings"] if f["severity"] == "error"]
+
+
+def _at(lay: Layout, lane: int, i: int) -> tuple[int, int]:
+    row, col = cells(lay)[(0, lane, i)]
+    return int(row), int(col)
+
+
+# Worked out by hand from CuTe's SM100 TMEM atoms (cute/atom/copy_traits_sm100.hpp): each
+# atom maps (thread, bit) to bit b of a lane-major TMEM block, lane b // width, column
+# (b % width) // 32.  (thread, register) -> (lane, column):
+CUTE = {
+    # 16dp256b1x: ((4,8),(64,2)):((64,256),(1,2048)) -- the m16n8 accumulator pattern
+    "tcgen05.ld.16x256b.x1.b32": {(0, 0): (0, 0), (1, 1): (0, 3), (5, 2): (9, 2),
+                                  (31, 3): (15, 7)},
+    # 16dp128b2x: ((4,8),(32,2,2)):((32,256),(1,2048,128))
+    "tcgen05.ld.16x128b.x2.b32": {(0, 1): (8, 0), (6, 2): (1, 6), (31, 3): (15, 7)},
+    # 16dp64b1x: ((2,2,8),32):((512,32,64),1): lane (t >> 2) + 8 (t & 1)
+    "tcgen05.ld.16x64b.x1.b32": {(1, 0): (8, 0), (2, 0): (0, 1), (5, 0): (9, 0),
+                                 (30, 0): (7, 1)},
+    # 16dp64b2x: ((2,2,8),(32,2)):((1024,32,128),(1,64))
+    "tcgen05.ld.16x64b.x2.b32": {(3, 1): (8, 3), (4, 1): (1, 2)},
+    # 16dp32b1x: ((16,2),32):((64,32),1): threads 16..31 the second access
+    "tcgen05.ld.16x32bx2.x1.b32": {(15, 0): (15, 0), (16, 0): (0, 1)},
+    "tcgen05.ld.16x32bx2.x2.b32": {(17, 1): (1, 3)},
+    # 32dp32b4x: (32,128):(128,1)
+    "tcgen05.ld.32x32b.x4.b32": {(7, 3): (7, 3)},
+}
+
+
+def test_the_maps_agree_with_cutes_tmem_atoms(layouts: dict[str, Layout]) -> None:
+    for key, expected in CUTE.items():
+        for (lane, reg), cell in expected.items():
+            assert _at(layouts[key], lane, reg) == cell, (key, lane, reg)
+
+
+def test_a_packed_register_holds_two_adjacent_columns(layouts: dict[str, Layout]) -> None:
+    """``.pack::16b``: register r of the unpacked form is column c; packed, its elements
+    2r and 2r + 1 are the low halves of columns 2c and 2c + 1 of the same lane (CuTe's
+    ``_16b`` atoms: logical bit x + 16 y of a lane is bit x of column y)."""
+    for v in TMEM_VARIANTS:
+        if not v.pack or v.num == 128:
+            continue
+        plain = layouts[v.key.replace(".pack::16b", "").replace(".unpack::16b", "")
+                       .replace(".b16", ".b32")]
+        packed = layouts[v.key]
+        for lane in range(32):
+            for r in range(v.registers):
+                row, col = _at(plain, lane, r)
+                assert _at(packed, lane, 2 * r) == (row, 2 * col), (v.key, lane, r)
+                assert _at(packed, lane, 2 * r + 1) == (row, 2 * col + 1)
+
+
+def test_layout_d_read_back_with_32x32b_gives_each_thread_its_row(
+        layouts: dict[str, Layout]) -> None:
+    """Layout D (M = 128, cta_group::1): row m of D lies in TMEM lane m, column n in column
+    n.  Warp w reads its slice (lanes 32 (w % 4) ..) with tcgen05.ld.32x32b.xN: thread t's
+    register i is D[32 (w % 4) + t][i] -- each thread its own row, in column order."""
+    lay = layouts["tcgen05.ld.32x32b.x64.b32"]
+    for w in range(4):
+        for t in range(32):
+            held = [_at(lay, t, i) for i in range(64)]
+            rows = {32 * w + lane for lane, _ in held}
+            assert rows == {32 * w + t}
+            assert [col for _, col in held] == list(range(64))
+
+
+# ---- mutants ---------------------------------------------------------------------------------
+
+
+def _section(key: str) -> str:
+    text = CATALOG.read_text(encoding="utf-8")
+    head = f"## {text.split(f'Matrix Fragments for {key}', 1)[0].rsplit('## ', 1)[1]}"
+    body = text.split(f"Matrix Fragments for {key}\n", 1)[1].split("\n## ", 1)[0]
+    return f"# mutant\n\n{head}Matrix Fragments for {key}\n{body}\n"
+
+
+def _prove(tmp_path: Path, text: str) -> dict[str, Any]:
+    p = tmp_path / "mutant.md"
+    p.write_text(text, encoding="utf-8")
+    report = run_json("prove", str(p), "--format", "json")
+    assert len(report["layouts"]) == 1
+    lay = report["layouts"][0]
+    return {o["name"]: o for o in lay["obligations"]}
+
+
+@pytest.mark.parametrize("key, old, new, broken", [
+    # the lane stride of the second register pair: 8 lanes down, written 4
+    ("tcgen05.ld.16x256b.x1.b32", "groupID + 8 * ((i >> 1) & 0x1)",
+     "groupID + 4 * ((i >> 1) & 0x1)", "injective"),
+    # the column offset of a repetition: 8 columns, written 4
+    ("tcgen05.ld.16x256b.x2.b32", "8 * (i >> 2)", "4 * (i >> 2)", "injective"),
+    # the second access of .16x32bx2 placed at column 1 instead of N = 2
+    ("tcgen05.ld.16x32bx2.x2.b32", "2 * (%laneid >> 4) + i", "(%laneid >> 4) + i", "injective"),
+    # the pack rule edited: a register's two halves from one column
+    ("tcgen05.ld.16x128b.x1.pack::16b.b16", "(threadID_in_group * 2) + (i & 0x1)",
+     "(threadID_in_group * 2)", "injective"),
+    # the pair of threads a lane of .16x64b swapped for four: lanes 8..15 never reached
+    ("tcgen05.st.16x64b.x1.b32", "groupID + 8 * (%laneid & 0x1)", "groupID", "injective"),
+])
+def test_a_mutated_fact_is_refuted_with_a_counterexample(tmp_path: Path, key: str, old: str,
+                                                          new: str, broken: str) -> None:
+    text = _section(key)
+    assert old in text
+    got = _prove(tmp_path, text.replace(old, new))
+    assert got[broken]["status"] == "refuted"
+    assert got[broken]["counterexample"]
+    assert _prove(tmp_path, text)[broken]["status"] == "proved"
+
+
+@pytest.mark.parametrize("key, old, new", [
+    ("tcgen05.ld.16x256b.x1.b32", "groupID + 8 * ((i >> 1) & 0x1)",
+     "(%laneid >> 2) + 8 * ((i % 4) >> 1)"),
+    ("tcgen05.st.16x128b.x2.b32", "4 * (i >> 1) + threadID_in_group",
+     "4 * (i / 2) + (%laneid & 0x3)"),
+    ("tcgen05.ld.16x32bx2.x4.b32", "%laneid % 16", "%laneid - 16 * (%laneid >> 4)"),
+])
+def test_an_equivalent_rewriting_still_proves(tmp_path: Path, key: str, old: str,
+                                             new: str) -> None:
+    text = _section(key)
+    assert old in text
+    got = _prove(tmp_path, text.replace(old, new))
+    assert {n: o["status"] for n, o in got.items()
+            if n in ("cases", "in-range", "injective", "surjective")} == \
+        dict.fromkeys(("cases", "in-range", "injective", "surjective"), "proved")
