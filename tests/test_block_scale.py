@@ -225,3 +225,48 @@ def test_grammar_reads_the_catalog_lines() -> None:
     assert read_line("Scale B: scale_B is 4 x 8, one .b32 register of four .ue4m3 bytes.",
                      "scale_decl") == ("decl", "B", "scale_B", 4, 8, 1, "b32", 4, "ue4m3")
     assert read_line("Scale B: scale_B is 4 by 8", "scale_decl") is None
+
+
+# ---- kernels: every legal form written and assembled for sm_120a (compile-only) ------------
+
+HAS_PTXAS = __import__("shutil").which("ptxas") is not None
+
+
+def test_every_legal_form_has_kernels_with_selectors_from_memory() -> None:
+    from formal.base.variants import BLOCK_SCALE_VARIANTS
+    from formal.execute import ptx
+    assert len(BLOCK_SCALE_VARIANTS) == 25 + 4  # mxf8f6f4: 5 x 5 types; the e2m1 forms
+    forms = {(v.kind, v.shape, v.scale_vec, v.scale) for v in BLOCK_SCALE_VARIANTS}
+    proved = {(lay.kind, lay.shape, lay.vec, lay.stype)
+              for lay in scale_layouts(block_scale_catalog())}
+    assert forms == proved  # one vocabulary: the rows are the proved forms
+    v = next(x for x in BLOCK_SCALE_VARIANTS if x.scale == "ue4m3")
+    assert v.key == "mma.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.f32.e2m1.e2m1.f32.ue4m3"
+    assert (v.words("A"), v.words("B"), v.words("S")) == (4, 2, 3)
+    text = ptx.module(v).text
+    assert ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X"
+            ".f32.e2m1.e2m1.f32.ue4m3") in text
+    assert "%w10, {%hs0, %hs1}, %w11, {%hs2, %hs3};" in text  # scale data, then selectors
+    assert "bfe.u32 %sel3, %w12, 24, 8;" in text
+    f6 = next(x for x in BLOCK_SCALE_VARIANTS if x.kind == "mxf8f6f4" and x.a == "e2m1")
+    assert f6.words("A") == 4  # kind::mxf8f6f4 keeps e2m1 in byte containers
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+def test_every_legal_form_assembles_for_sm_120a_only() -> None:
+    from formal.base.variants import BLOCK_SCALE_VARIANTS
+    from formal.execute import ptx
+    res = ptx.check(BLOCK_SCALE_VARIANTS, ["sm_120a", "sm_90a"], jobs=2)
+    by = {(r.variant.key, r.arch): r for r in res}
+    for v in BLOCK_SCALE_VARIANTS:
+        assert by[(v.key, "sm_90a")].status == "skipped"
+        r = by[(v.key, "sm_120a")]
+        if v.ptx > (9, 0) and r.status == "skipped":  # a ptxas older than PTX ISA 9.1
+            assert "needs PTX ISA 9.1" in r.detail, r.detail
+        else:
+            assert r.status == "ok", (v.key, r.detail[:300])
+    # the form PTX ISA 9.1 added, written for 9.0, is refused by ptxas
+    v = next(x for x in BLOCK_SCALE_VARIANTS if x.scale_vec == 4 and x.scale == "ue8m0")
+    ok, msg = ptx.assemble(ptx.module(v).text.replace(".version 9.1", ".version 9.0"), "sm_120a")
+    assert not ok and "scale_vec::4X" in msg
