@@ -270,3 +270,41 @@ def test_every_legal_form_assembles_for_sm_120a_only() -> None:
     v = next(x for x in BLOCK_SCALE_VARIANTS if x.scale_vec == 4 and x.scale == "ue8m0")
     ok, msg = ptx.assemble(ptx.module(v).text.replace(".version 9.1", ".version 9.0"), "sm_120a")
     assert not ok and "scale_vec::4X" in msg
+
+
+# ---- ptxlayout show: the forum's question in one command --------------------------------------
+
+
+def test_show_the_forum_question_names_the_nearest_legal_form(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "mma.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale"
+                       ".scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0"])
+    out, err = capsys.readouterr()
+    assert rc == 1  # no such legal form: said, and the nearest drawn
+    assert ".kind::mxf8f6f4 takes .m16n8k32, not .m16n8k64" in err
+    assert ".kind::mxf8f6f4 takes .scale_vec::1X, not .scale_vec::2X" in err
+    assert ".m16n8k64 .scale_vec::2X .ue8m0 is .kind::mxf4 or .kind::mxf4nvf4" in err
+    assert "kind::mxf4.block_scale.scale_vec::2X (.ue8m0)," in out  # one drawing for both
+    lines = out.splitlines()
+    # thread-id-a = 1, byte-id-a = 2: row 9's blocks 0 and 1 are bytes 2 and 3 of lane 7
+    k = lines.index("thread-id-a = 1 (lanes with %laneid % 4 in {2, 3})")
+    row9 = next(ln for ln in lines[k:] if ln.startswith("row  9"))
+    assert row9.split() == ["row", "9", "T7.b0", "T7.b1", "T7.b2", "T7.b3"]
+    assert "hardware: unconfirmed (not run: block-scaled mma.sync needs sm_120a" in out
+    assert out.count("proved: scale-coverage, selector-range, register-budget, tile-shape, "
+                     "quad-locality") == 2
+
+
+def test_show_a_legal_form_one_operand(capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64"
+                       ".row.col.f32.e2m1.e2m1.f32.ue4m3.scale_B"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and not err
+    assert "scale_B (4 x 8): byte-id-b in {0}, thread-id-b in {0, 1, 2, 3}" in out
+    assert "scale_A" not in out
+    lines = out.splitlines()
+    k = lines.index("thread-id-b = 3 (lanes with %laneid % 4 in {3})")
+    assert lines[k + 5].split() == ["byte-id-b", "=", "0,", "block", "3", "T3.b3", "T7.b3",
+                                    "T11.b3", "T15.b3", "T19.b3", "T23.b3", "T27.b3", "T31.b3"]

@@ -35,7 +35,7 @@ from ..base.variants import COUNT_WORDS
 from . import syntax as S
 from .pseudocode import parse_program
 
-STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row")
+STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query")
 
 
 @cache
@@ -143,6 +143,36 @@ class _ToValues(Transformer[Token, Any]):
     def value_list(self, items: list[Token]) -> tuple[int, ...]:
         return tuple(int(t) for t in items)
 
+    def scale_query(self, items: list[Any]) -> tuple[Any, ...]:
+        facts: dict[str, Any] = {"other": []}
+        for key, value in items:
+            if key == "other":
+                facts["other"].append(value)
+            else:
+                facts[key] = value
+        return ("query", facts)
+
+    def q_shape(self, items: list[Token]) -> tuple[str, Any]:
+        return ("shape", str(items[0]).lstrip("."))
+
+    def q_kind(self, items: list[Token]) -> tuple[str, Any]:
+        return ("kind", str(items[0]).partition("::")[2])
+
+    def q_vec(self, items: list[Token]) -> tuple[str, Any]:
+        return ("vec", _vec(str(items[0])))
+
+    def q_stype(self, items: list[Token]) -> tuple[str, Any]:
+        return ("stype", str(items[0]).lstrip("."))
+
+    def q_operand(self, items: list[Token]) -> tuple[str, Any]:
+        return ("operand", str(items[0])[-1])
+
+    def q_block_scale(self, items: list[Token]) -> tuple[str, Any]:
+        return ("block_scale", True)
+
+    def q_other(self, items: list[Token]) -> tuple[str, Any]:
+        return ("other", str(items[0]).lstrip("."))
+
     def selector_row(self, items: list[Any]) -> tuple[Any, ...]:
         return ("selector", _vec(str(items[0])), tuple(items[1:]))
 
@@ -163,6 +193,18 @@ def read_line(text: str, start: str) -> Any | None:
     except LarkError:
         return None
     return _ToValues().transform(tree)
+
+
+def read_query(text: str) -> dict[str, Any] | None:
+    """A block-scaled mma named as a user writes it (``mma.sync.aligned.m16n8k64.row.col
+    .kind::mxf4.block_scale.scale_vec::2X...``): its shape, kind, ``.scale_vec`` (``vec``),
+    scale type, operand (``.scale_A``) and other qualifiers; None unless it is an ``mma`` with
+    ``.block_scale`` or a ``.scale_vec``."""
+    got = read_line(text.strip(), "scale_query")
+    if got is None:
+        return None
+    facts: dict[str, Any] = got[1]
+    return facts if facts.get("block_scale") or "vec" in facts else None
 
 
 def _heading(text: str) -> str | None:
