@@ -185,3 +185,64 @@ def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
 def relabel(model: Model, label: str) -> Model:
     return replace(model, layouts=tuple(replace(lay, id=f"{label}:{lay.short_id}")
                                         for lay in model.layouts))
+
+
+BLOCK_SCALE_CATALOG = "catalog/block-scale/mma-sync.md"
+# the fragment each scale operand scales, by the block-scaled form's shape and kind
+_SCALED_TYPE = {"mxf8f6f4": "e4m3", "mxf4": "e2m1", "mxf4nvf4": "e2m1"}
+
+
+@dataclass(frozen=True)
+class ScaleProof:
+    """The block-scale layouts' results and findings (``formal.prove.block_scale``), the
+    spec tables' findings among them."""
+
+    results: tuple[Any, ...]
+    findings: tuple[Any, ...]
+    layouts: tuple[Any, ...] = ()
+
+
+def block_scale_catalog() -> Any:
+    """The catalog's block-scale sections, read (``formal.parse.block_scale.ScaleDocument``)."""
+    from .parse.block_scale import read_block_scale
+    text = (catalog.CATALOG_DIR / "block-scale" / "mma-sync.md").read_text(encoding="utf-8")
+    return read_block_scale(text, BLOCK_SCALE_CATALOG)
+
+
+def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = True,
+                      model: Model | None = None) -> ScaleProof:
+    """Every block-scale layout proved: the catalog's (with ``the_catalog``) and each
+    document's, read from the lines the text stage read; each scale operand related to the
+    catalog's A or B fragment of its shape (``quad-locality``), and a document's spec tables
+    (shapes, legal combinations, selector values) compared with the catalog's layouts."""
+    from .model.block_scale import scale_layouts, spec_tables
+    from .model.cells import cells
+    from .parse.block_scale import read_block_scale
+    from .prove.block_scale import prove_scale, spec_table_findings
+    fragments = (model or catalog_model(False)).layouts
+    docs = []
+    if the_catalog:
+        docs.append(block_scale_catalog())
+    for doc in documents:
+        if doc.lines:
+            sd = read_block_scale("\n".join(doc.lines), doc.name)
+            if not sd.empty:
+                docs.append(sd)
+    results, findings, lays = [], [], []
+    cat_layouts = scale_layouts(block_scale_catalog())
+    for sd in docs:
+        findings.extend(sd.findings)
+        for lay in scale_layouts(sd):
+            frag = None
+            want = _SCALED_TYPE.get(lay.kind, "")
+            for f in fragments:
+                if f.instruction == "mma" and str(f.shape) == lay.shape \
+                        and f.operand == lay.operand and want in f.types:
+                    frag = cells(f)
+                    break
+            r, fs = prove_scale(lay, frag)
+            results.append(r)
+            findings.extend(fs)
+            lays.append(lay)
+        findings.extend(spec_table_findings(spec_tables(sd), cat_layouts))
+    return ScaleProof(tuple(results), tuple(findings), tuple(lays))

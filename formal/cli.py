@@ -262,12 +262,42 @@ def _pick(args: argparse.Namespace) -> Any:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from .parse.block_scale import read_query
     from .writers.figures import ascii_grid
+    facts = read_query(args.id)
+    if facts is not None:
+        return _show_scale(facts)
     lay = _pick(args)
     if lay is None:
         return EXIT_USAGE
     _write(ascii_grid(lay), None)
     return EXIT_OK
+
+
+def _show_scale(facts: dict[str, Any]) -> int:
+    """``ptxlayout show`` of a block-scaled mma: the scale-factor layouts of the legal form the
+    opcode names, proved first; an opcode no legal form matches exits 1 and shows the nearest
+    legal forms with what differs."""
+    from .api import prove_block_scale
+    from .writers.block_scale import match_forms, same_layouts, scale_figure
+    proof = prove_block_scale()
+    hits, why = match_forms(facts, proof.layouts)
+    if why:
+        print("ptxlayout: no legal block-scaled mma.sync matches: " + "; ".join(why),
+              file=sys.stderr)
+        print("ptxlayout: showing the nearest legal form" + ("s" if len(hits) > 2 else ""),
+              file=sys.stderr)
+    verdicts = {r.id: r for r in proof.results}
+    parts = []
+    for group in same_layouts(hits):
+        lay, r = group[0], verdicts[group[0].id]
+        proved = [v.name for v in r.verdicts if v.status == "proved"]
+        hw = r.verdict("hardware")
+        parts.append(scale_figure(lay, group[1:]) + f"proved: {', '.join(proved)}\n"
+                     f"hardware: {hw.status} ({hw.message})\n")
+    _write("\n".join(parts), None)
+    bad = [r for r in proof.results if r.id in {lay.id for lay in hits} and not r.ok]
+    return EXIT_FINDINGS if why or bad or not hits else EXIT_OK
 
 
 def cmd_draw(args: argparse.Namespace) -> int:

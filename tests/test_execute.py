@@ -375,10 +375,11 @@ def test_every_variant_assembles_for_its_target() -> None:
               if r.status == "failed"]
     assert not failed, "\n".join(failed)
     ok = {(r.variant.key, r.arch) for r in results if r.status == "ok"}
+    newer = {r.variant.key for r in results if "needs PTX ISA" in r.detail}  # than ptxas's
     for v in ptx.ALL_VARIANTS:  # each variant assembles at least for its own target
         own = {"sm_90a": "sm_90a", "sm_100a": "sm_120a"}.get(v.target, "sm_120a") \
             if v.arch_suffix else "sm_90"
-        assert (v.key, own) in ok, v.key
+        assert (v.key, own) in ok or v.key in newer, v.key
 
 
 @pytest.mark.ptxas

@@ -139,9 +139,10 @@ REPLICATED: dict[tuple[str, str, str], int] = {("mma", "m8n8k4", "f16"): 4}
 
 def container_bits(t: str, kind: str = "") -> int:
     """Bits one element of type ``t`` occupies in a register under ``.kind`` ``kind``: the
-    sub-byte floats of ``kind::f8f6f4`` take their 8-bit container (``CONTAINER_BITS``);
-    elsewhere (``.e2m1`` of ``kind::mxf4``) a type is packed at its own width."""
-    return max(CONTAINER_BITS[t]) if kind == "f8f6f4" else TYPE_BITS[t]
+    sub-byte floats of ``kind::f8f6f4`` (and its block-scaled ``kind::mxf8f6f4``) take their
+    8-bit container (``CONTAINER_BITS``); elsewhere (``.e2m1`` of ``kind::mxf4``) a type is
+    packed at its own width."""
+    return max(CONTAINER_BITS[t]) if kind in ("f8f6f4", "mxf8f6f4") else TYPE_BITS[t]
 
 
 def sparsity_of(atype: str, kind: str = "") -> Sparsity | None:
@@ -297,6 +298,9 @@ class Variant:
     families: tuple[int, ...] = ()
     selector: int = 0  # wgmma.sp: the sparsity selector (an immediate)
     pack: bool = False  # tcgen05.ld .pack::16b / tcgen05.st .unpack::16b
+    # block-scaled mma whose scale factors a run passes (``BLOCK_SCALE_VARIANTS``): the
+    # .scale_vec::NX (1, 2, 4); 0 for the older rows, whose kernels pass unit factors
+    scale_vec: int = 0
 
     @property
     def tmem(self) -> bool:
@@ -327,7 +331,9 @@ class Variant:
             return f"{self.instruction}.{self.spelled_shape}.{self.a}"
         kind = f".kind::{self.kind}" if self.kind else ""
         kind += ".block_scale" if self.scale else ""
+        kind += f".scale_vec::{self.scale_vec}X" if self.scale_vec else ""
         op = self.op.replace(".", "_") if self.op else ""
+        op += f".{self.scale}" if self.scale_vec else ""
         arr = f".{self.alayout}.{self.blayout}" if self.alayout or self.blayout else ""
         return (f"{self.instruction}{kind}.{self.shape}{arr}.{self.d}.{self.a}.{self.b}."
                 f"{self.c}{op}")
@@ -500,6 +506,8 @@ class Variant:
             return 64 * self.n * TYPE_BITS[self.c] // (128 * 32)
         if operand == "E":
             return 1 if self.sparse else 0
+        if operand == "S":  # scale-a-data, scale-b-data and the four selectors, a byte each
+            return 3 if self.scale_vec else 0
         return max(1, self.elements(operand) * self.element_bits(operand) // 32)
 
 
@@ -576,6 +584,23 @@ VARIANTS: tuple[Variant, ...] = tuple(
             scale="ue8m0")
 )
 
+
+# ---- block-scaled mma.sync (PTX ISA "Block Scaling for mma.sync"): every legal form ---------
+# (kind, shape, element types, scale type, .scale_vec::NX, PTX ISA version).  Their scale-factor
+# layouts are proved in formal.prove.block_scale; their kernels pass scale-a-data, scale-b-data
+# and the byte-id / thread-id selectors per run (formal.execute.ptx).  sm_120a only: assembled,
+# never run.  .kind::mxf4nvf4 with .scale_vec::4X and .ue8m0 came with PTX ISA 9.1: ptxas 13.0
+# (PTX ISA 9.0) refuses it ("Illegal modifier '.scale_vec::4X' ... with type '.ue8m0'").
+BLOCK_SCALE_FORMS: tuple[tuple[str, str, tuple[str, ...], str, int, tuple[int, int]], ...] = (
+    ("mxf8f6f4", "m16n8k32", _F8F6F4, "ue8m0", 1, (8, 7)),
+    ("mxf4", "m16n8k64", ("e2m1",), "ue8m0", 2, (8, 7)),
+    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue8m0", 2, (8, 7)),
+    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue8m0", 4, (9, 1)),
+    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue4m3", 4, (8, 7)),
+)
+BLOCK_SCALE_VARIANTS: tuple[Variant, ...] = tuple(
+    Variant("mma", shape, a, b, "f32", "f32", 120, ptx, kind, "", "a", stype, scale_vec=vec)
+    for kind, shape, types, stype, vec, ptx in BLOCK_SCALE_FORMS for a in types for b in types)
 
 @cache
 def legal_types(instruction: str, shape: str, operand: str) -> frozenset[str]:

@@ -30,6 +30,7 @@ requested architecture covers is written and skipped.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import shutil
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS
 from ..base.variants import (
+    BLOCK_SCALE_VARIANTS,
     VARIANTS,
     Variant,
     assembles_for,
@@ -53,7 +55,8 @@ from ..base.variants import (
 from . import ptx_matrix
 
 # Every row the executor has a kernel for, family by family: what ``ptxlayout ptx`` writes.
-ALL_VARIANTS: tuple[Variant, ...] = (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS)
+ALL_VARIANTS: tuple[Variant, ...] = (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS,
+                                     *BLOCK_SCALE_VARIANTS)
 
 # The lent device (an H100): a kernel it cannot run is assembled only ("compile-only").
 LENT_SM = 90
@@ -99,7 +102,8 @@ def opcode(v: Variant) -> str:
     kind = f".kind::{v.kind}" if v.kind else ""
     scale = ""
     if v.scale:
-        scale = f".block_scale.scale_vec::{SCALE_VEC.get(v.kind, '1X')}"
+        vec = f"{v.scale_vec}X" if v.scale_vec else SCALE_VEC.get(v.kind, "1X")
+        scale = f".block_scale.scale_vec::{vec}"
     types = f".{v.d}.{v.a}.{v.b}.{v.c}"
     tail = f".{v.scale}" if v.scale else ""
     al, bl = v.layouts
@@ -117,9 +121,9 @@ def _vector(names: Iterable[str]) -> str:
 
 def _body(v: Variant, selector: int | None) -> tuple[list[str], list[str]]:
     """(register declarations, instructions) of one entry, after the address set-up."""
-    wa, wb, wc, we = (v.words(o) for o in ("A", "B", "C", "E"))
+    wa, wb, wc, we, ws = (v.words(o) for o in ("A", "B", "C", "E", "S"))
     wd = v.words("D")
-    win = wa + wb + wc + we
+    win = wa + wb + wc + we + ws
     decl = [f".reg .b32 %w<{win}>;", f".reg .b32 %o<{wd}>;"]
     code = [f"ld.global.u32 %w{j}, [%rd5+{4 * j}];" for j in range(win)]
     a = [f"%w{j}" for j in range(wa)]
@@ -155,7 +159,16 @@ def _body(v: Variant, selector: int | None) -> tuple[list[str], list[str]]:
     operands = [_vector(d), _vector(a), _vector(b), _vector(c)]
     if v.sparse:
         operands += [f"%w{win - 1}", f"0x{selector or 0:x}"]
-    if v.scale:
+    if v.scale_vec:  # scale-a-data, scale-b-data, then byte-id-a, thread-id-a, byte-id-b,
+        # thread-id-b a byte each of the third word: 16-bit selector registers
+        s0 = wa + wb + wc + we
+        decl.append(".reg .b32 %sel<4>;")
+        decl.append(".reg .b16 %hs<4>;")
+        for j in range(4):
+            code.append(f"bfe.u32 %sel{j}, %w{s0 + 2}, {8 * j}, 8;")
+            code.append(f"cvt.u16.u32 %hs{j}, %sel{j};")
+        operands += [f"%w{s0}", "{%hs0, %hs1}", f"%w{s0 + 1}", "{%hs2, %hs3}"]
+    elif v.scale:
         decl.append(".reg .b32 %scale;")
         code.append(f"mov.b32 %scale, 0x{UNIT_UE8M0:08X};")
         operands += ["%scale", "{0, 0}", "%scale", "{0, 0}"]
@@ -170,7 +183,7 @@ def _body(v: Variant, selector: int | None) -> tuple[list[str], list[str]]:
 
 
 def _entry(v: Variant, selector: int | None, name: str) -> str:
-    win = sum(v.words(o) for o in ("A", "B", "C", "E"))
+    win = sum(v.words(o) for o in ("A", "B", "C", "E", "S"))
     wd = v.words("D")
     decl, code = _body(v, selector)
     lines = [
@@ -226,7 +239,7 @@ def module(v: Variant, arch: str | None = None, trans: bool = False) -> Module:
     ]
     body = [_entry(v, s, name) for s, name in entries]
     text = "\n".join(head) + "\n\n".join(body) + "\n"
-    win = sum(v.words(o) for o in ("A", "B", "C", "E"))
+    win = sum(v.words(o) for o in ("A", "B", "C", "E", "S"))
     return Module(v, text, entries, win, v.words("D"))
 
 
@@ -243,6 +256,27 @@ class Assembly:
 
 def ptxas_path() -> str | None:
     return shutil.which("ptxas")
+
+
+@functools.cache
+def ptxas_isa(exe: str) -> tuple[tuple[int, int], str] | None:
+    """(the newest PTX ISA version ``exe`` reads, its CUDA release), from ``--version``
+    ("release 13.0" reads PTX ISA 9.0; 12.8 reads 8.7, 12.9 8.8), or None if it does not say."""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = out.replace(",", " ").split()
+    if "release" not in words or words.index("release") + 1 >= len(words):
+        return None
+    release = words[words.index("release") + 1]
+    major, _, minor = release.partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return None
+    cuda = (int(major), int(minor))
+    isa = {(12, 8): (8, 7), (12, 9): (8, 8)}.get(cuda, (9, cuda[1]) if cuda[0] == 13 else None)
+    return (isa, release) if isa else None
 
 
 def assemble(text: str, arch: str, ptxas: str | None = None, timeout: float = 60.0) \
@@ -277,6 +311,10 @@ def check(variants: Iterable[Variant], archs: Sequence[str], jobs: int = 0) \
                 out.append(Assembly(v, arch, "skipped", f"needs {v.target}"))
             elif exe is None:
                 out.append(Assembly(v, arch, "no-ptxas", "ptxas is not on PATH"))
+            elif (known := ptxas_isa(exe)) is not None and ptx_version(v, arch) > known[0]:
+                need, have = ptx_version(v, arch), known[0]
+                out.append(Assembly(v, arch, "skipped", f"needs PTX ISA {need[0]}.{need[1]}; "
+                                    f"ptxas {known[1]} reads up to {have[0]}.{have[1]}"))
             else:
                 tasks.append((v, arch))
 

@@ -1,0 +1,262 @@
+"""Block-scale factor layouts of ``mma.sync``: which (lane, byte) holds which scale factor.
+
+A selector program (``formal.parse.block_scale``) is evaluated at every lane, every byte ``i``
+of the scale register and every legal selector pair.  For scale_A of ``.scale_vec::2X``
+(scale_A is 16 x 2) with ``byte_id = 2, thread_id = 1`` the holders are the lanes with
+``%laneid % 4`` in {2, 3}; lane 6 (groupID 1, threadID_in_group 2) uses bytes 2 and 3 and
+holds row 1's blocks 0 and 1; lane 7 holds row 9's::
+
+    lane  byte   ->  (row, block)
+       6     2       (1, 0)
+       6     3       (1, 1)
+       7     2       (9, 0)
+       7     3       (9, 1)
+
+A ``ScaleLayout`` keeps, per selector pair, every such holding; the prove stage checks that
+each pair's holdings cover the stated scale matrix exactly once.  Cells are (row, column) of
+the matrix as the spec states it: scale_A is M x SFA_N (row, block), scale_B is SFB_M x N
+(block, col).  Arithmetic is C's on non-negative integers; a name the program does not define
+is a fault of the layout, reported with the line that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..base.source import Finding, Span, error
+from ..parse import syntax as S
+from ..parse.block_scale import ScaleDocument, ScaleOperand, ScaleSection
+
+LANES = 32
+BYTE_BITS = 8
+# Bits of each scale type: an unsigned 8-bit exponent, an unsigned 4-bit exponent and
+# 3-bit mantissa in a byte.
+SCALE_BITS = {"ue8m0": 8, "ue4m3": 8}
+REGISTER_BITS = {"b32": 32}
+
+Holding = tuple[int, int, int, int]  # (lane, byte, row, col) of the scale matrix
+
+
+@dataclass(frozen=True)
+class ScaleLayout:
+    """One scale operand of one legal block-scaled form, evaluated."""
+
+    id: str  # mma.block_scale.m16n8k64.mxf4.2X.ue8m0.scale_A
+    shape: str
+    kind: str
+    vec: int
+    stype: str
+    operand: str  # "A" | "B"
+    tile: tuple[int, int]  # as stated: (M, SFA_N) or (SFB_M, N)
+    registers: int
+    register_type: str
+    elements: int  # bytes of the register(s) a lane passes
+    byte_ids: tuple[int, ...]
+    thread_ids: tuple[int, ...]
+    # per (byte_id, thread_id) -- every value a register's bytes and a quad's four lanes
+    # could name, stated legal or not --: every (lane, byte, row, col) a used byte holds
+    every: tuple[tuple[tuple[int, int], tuple[Holding, ...]], ...]
+    span: Span
+    lines: tuple[tuple[str, Span], ...]  # each definition's line
+    faults: tuple[Finding, ...] = ()
+
+    def line_of(self, name: str) -> Span:
+        for n, sp in self.lines:
+            if n == name:
+                return sp
+        return self.span
+
+    def held(self, byte_id: int, thread_id: int) -> tuple[Holding, ...]:
+        for sel, hs in self.every:
+            if sel == (byte_id, thread_id):
+                return hs
+        return ()
+
+    @property
+    def holdings(self) -> tuple[tuple[tuple[int, int], tuple[Holding, ...]], ...]:
+        """The stated selector pairs' holdings."""
+        return tuple(((b, t), self.held(b, t)) for b in self.byte_ids for t in self.thread_ids)
+
+    @property
+    def instruction(self) -> str:
+        return (f"mma.sync.aligned.{self.shape}.row.col.kind::{self.kind}.block_scale"
+                f".scale_vec::{self.vec}X")
+
+
+class _Undefined(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _value(e: S.Expr, env: Mapping[str, int], defs: Mapping[str, S.Definition]) -> int:
+    if isinstance(e, S.Num):
+        return e.value
+    if isinstance(e, S.Special):
+        if e.name.lstrip("%") == "laneid":
+            return env["%laneid"]
+        raise _Undefined(e.name)
+    if isinstance(e, S.Name):
+        if e.name in env:
+            return env[e.name]
+        d = defs.get(e.name)
+        if d is None or d.kind != "expr" or d.cases[0].expr is None:
+            raise _Undefined(e.name)
+        return _value(d.cases[0].expr, env, defs)
+    if isinstance(e, S.Neg):
+        return -_value(e.operand, env, defs)
+    a, b = _value(e.left, env, defs), _value(e.right, env, defs)
+    if e.op in ("/", "%") and b == 0:
+        raise _Undefined(f"{e.op} by zero")
+    ops = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b,
+           "<<": a << b if 0 <= b < 64 else 0, ">>": a >> b if b >= 0 else 0}
+    if e.op in ops:
+        return ops[e.op]
+    q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C: truncation
+    return q if e.op == "/" else a - q * b
+
+
+_REL = {"==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
+        "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b}
+
+
+def _holds(c: S.Cond, env: Mapping[str, int], defs: Mapping[str, S.Definition]) -> bool:
+    if isinstance(c, S.Compare):
+        vals = [_value(x, env, defs) for x in c.operands]
+        return all(_REL[op](vals[k], vals[k + 1]) for k, op in enumerate(c.ops))
+    if isinstance(c, S.InSet):
+        v = _value(c.expr, env, defs)
+        return any(lo <= v <= hi for lo, hi in c.ranges)
+    parts = [_holds(p, env, defs) for p in c.parts]
+    return all(parts) if c.op == "and" else any(parts)
+
+
+def _set_values(d: S.Definition | None) -> tuple[int, ...]:
+    if d is None or d.kind != "set":
+        return ()
+    out: list[int] = []
+    for lo, hi in d.cases[0].items:
+        out.extend(range(lo, hi + 1))
+    return tuple(out)
+
+
+REQUIRED = {"A": ("byte_id", "thread_id", "holder", "used", "row", "block"),
+            "B": ("byte_id", "thread_id", "holder", "used", "col", "block")}
+
+
+def scale_layout(sec: ScaleSection, op: ScaleOperand, document: str) -> ScaleLayout:
+    """One operand's program evaluated at every lane, byte and selector pair."""
+    prog = op.program
+    defs = {d.name: d for d in prog.definitions}
+    lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
+    lid = f"mma.block_scale.{sec.shape}.{sec.kind}.{sec.vec}X.{sec.stype}.scale_{op.operand}"
+    faults: list[Finding] = []
+    missing = [n for n in REQUIRED[op.operand] if n not in defs]
+    if missing:
+        faults.append(error("block-scale", op.source, f"{lid}: the program defines no "
+                            f"{', '.join(missing)}", layout=lid))
+    if prog.unparsed:
+        faults.append(error("block-scale", prog.unparsed[0].span(0), f"{lid}: a line of the "
+                            "program did not parse; its layout is not checked", layout=lid))
+    byte_ids = _set_values(defs.get("byte_id"))
+    thread_ids = _set_values(defs.get("thread_id"))
+    width = REGISTER_BITS.get(op.register_type, 32) * op.registers
+    nbytes = width // BYTE_BITS
+    every: list[tuple[tuple[int, int], tuple[Holding, ...]]] = []
+    if not faults:
+        mn = "row" if op.operand == "A" else "col"
+        for b in range(nbytes):
+            for t in range(4):
+                try:
+                    every.append(((b, t), _held(defs, mn, op.operand, b, t, nbytes)))
+                except _Undefined as exc:
+                    faults.append(error("block-scale", op.source, f"{lid}: the program uses "
+                                        f"{exc.name}, which it does not define", layout=lid))
+                    break
+            if faults:
+                break
+    return ScaleLayout(lid, sec.shape, sec.kind, sec.vec, sec.stype, op.operand,
+                       (op.rows, op.cols), op.registers, op.register_type, op.elements,
+                       byte_ids, thread_ids, tuple(every) if not faults else (),
+                       op.source.span(0), lines, tuple(faults))
+
+
+def _held(defs: Mapping[str, S.Definition], mn: str, operand: str, b: int, t: int,
+          nbytes: int) -> tuple[Holding, ...]:
+    """Every (lane, byte, row, col) at selectors (b, t); bytes up to 4 past the register are
+    asked too, so a program that uses them is caught."""
+    got: list[Holding] = []
+    for lane in range(LANES):
+        env = {"%laneid": lane, "byte_id": b, "thread_id": t}
+        if not _definition_holds(defs["holder"], env, defs):
+            continue
+        for i in range(nbytes + 4):
+            env = {"%laneid": lane, "i": i, "byte_id": b, "thread_id": t}
+            if not _definition_holds(defs["used"], env, defs):
+                continue
+            m = _value(_expr(defs[mn]), env, defs)
+            k = _value(_expr(defs["block"]), env, defs)
+            got.append((lane, i, m, k) if operand == "A" else (lane, i, k, m))
+    return tuple(got)
+
+
+def _expr(d: S.Definition) -> S.Expr:
+    e = d.cases[0].expr
+    if e is None:
+        raise _Undefined(d.name)
+    return e
+
+
+def _definition_holds(d: S.Definition, env: Mapping[str, int],
+                      defs: Mapping[str, S.Definition]) -> bool:
+    c = d.cases[0].cond
+    if d.kind != "predicate" or c is None:
+        raise _Undefined(d.name)
+    return _holds(c, env, defs)
+
+
+def scale_layouts(doc: ScaleDocument) -> tuple[ScaleLayout, ...]:
+    """Every scale operand of every section of a document."""
+    return tuple(scale_layout(sec, op, doc.name) for sec in doc.sections for op in sec.operands)
+
+
+@dataclass(frozen=True)
+class ScaleTables:
+    """What the spec's three tables state, each fact with its line.
+
+    ``shapes``: per ``.scale_vec`` N, the shapes of scale_A and scale_B (``("M", 2)``);
+    ``forms``: legal (kind, element types, scale type, N); ``selectors``: per N, the legal
+    (byte-id-a, thread-id-a, byte-id-b, thread-id-b) values.  A selector row of two lists is
+    a row whose thread-id cells span the rows above it (the rendering merges them): its lists
+    are the byte-id ones and its thread-id values the previous row's."""
+
+    shapes: tuple[tuple[int, tuple[Any, Any], tuple[Any, Any], Span], ...] = ()
+    forms: tuple[tuple[str, tuple[str, ...], str, int, Span], ...] = ()
+    selectors: tuple[tuple[int, tuple[tuple[int, ...], ...], Span], ...] = ()
+
+
+def spec_tables(doc: ScaleDocument) -> ScaleTables:
+    shapes, forms, sels = [], [], []
+    kind = ""
+    last: tuple[tuple[int, ...], ...] | None = None
+    for row in doc.rows:
+        sp = row.source.span(0)
+        if row.table == "shape":
+            vec, a, b = row.values
+            shapes.append((vec, a, b, sp))
+        elif row.table == "combo":
+            k, types, stype, vecs = row.values
+            kind = k or kind  # a row without its .kind cell continues the one above
+            for v in vecs:
+                forms.append((kind, types, stype, v, sp))
+        elif row.table == "selector":
+            vec, lists = row.values
+            if len(lists) == 4:
+                last = lists
+                sels.append((vec, lists, sp))
+            elif len(lists) == 2 and last is not None:
+                sels.append((vec, (lists[0], last[1], lists[1], last[3]), sp))
+    return ScaleTables(tuple(shapes), tuple(forms), tuple(sels))

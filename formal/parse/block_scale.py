@@ -1,0 +1,303 @@
+"""Block scaling of ``mma.sync`` read into syntax: the catalog's sections and the spec's tables.
+
+A catalog section names one legal form and, per scale operand, its shape, its register and
+its selector program (pseudocode, read by ``grammar/pseudocode.lark``)::
+
+    ## Block scaling for mma.m16n8k64 .kind::mxf4 .scale_vec::2X .ue8m0
+    * Scale A: scale_A is 16 x 2, one .b32 register of four .ue8m0 bytes.
+      byte_id = {0, 2}                                  the legal byte-id-a values
+      thread_id = {0, 1}                                the legal thread-id-a values
+      holder = threadID_in_group >> 1 == thread_id      which lanes supply scale_A
+      used = byte_id <= i < byte_id + 2                 which bytes i of scale-a-data count
+      row = groupID + 8 * (threadID_in_group & 0x1)    the row a holder's byte is for
+      block = i - byte_id                               and its K block
+
+becomes ``ScaleSection(shape="m16n8k64", kind="mxf4", vec=2, stype="ue8m0", operands=(
+ScaleOperand("A", rows=16, cols=2, ..., program=Program(...)), ...))``.  The spec's own
+section is prose, figures and three tables; the tables' rows are read here too
+(``SpecTables``: the scale matrices' shapes per ``.scale_vec``, the legal kind / type /
+scale-type / ``.scale_vec`` combinations and the legal selector values), each with its
+line.  Nothing is evaluated here; ``formal.model.block_scale`` gives the programs meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError
+
+from ..base.grammar_files import build_parser
+from ..base.source import Finding, SourceText, error
+from ..base.variants import COUNT_WORDS
+from . import syntax as S
+from .pseudocode import parse_program
+
+STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query")
+
+
+@cache
+def _parser() -> Lark:
+    return build_parser("block_scale", list(STARTS))
+
+
+@dataclass(frozen=True)
+class ScaleOperand:
+    """One scale operand as the catalog states it."""
+
+    operand: str  # "A" | "B"
+    rows: int  # scale_A: M; scale_B: SFB_M
+    cols: int  # scale_A: SFA_N; scale_B: N
+    registers: int
+    register_type: str
+    elements: int  # elements of the stated type in the register(s)
+    program: S.Program
+    source: SourceText
+
+
+@dataclass(frozen=True)
+class ScaleSection:
+    """One legal block-scaled form: ``mma.<shape>.kind::<kind>.block_scale.scale_vec::<vec>X``
+    with scale type ``stype``."""
+
+    shape: str
+    kind: str
+    vec: int
+    stype: str
+    title: str
+    source: SourceText
+    operands: tuple[ScaleOperand, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScaleTableRow:
+    """One row of a spec table, as read, with its line."""
+
+    table: str  # "shape" | "combo" | "selector"
+    values: tuple[Any, ...]
+    source: SourceText
+
+
+@dataclass(frozen=True)
+class ScaleDocument:
+    """What one document says about block scaling."""
+
+    name: str
+    sections: tuple[ScaleSection, ...] = ()
+    rows: tuple[ScaleTableRow, ...] = ()
+    findings: tuple[Finding, ...] = field(default=(), compare=False)
+
+    @property
+    def empty(self) -> bool:
+        return not self.sections and not self.rows
+
+
+class _ToValues(Transformer[Token, Any]):
+    def scale_title(self, items: list[Any]) -> tuple[Any, ...]:
+        toks = {t.type: str(t) for t in items if isinstance(t, Token)}
+        return ("title", toks["SCALE_INSTR"].partition(".")[2],
+                toks["KIND"].partition("::")[2], _vec(toks["SCALE_VEC"]),
+                toks["STYPE"].lstrip("."))
+
+    def scale_decl(self, items: list[Any]) -> tuple[Any, ...]:
+        toks = [t for t in items if isinstance(t, Token)]
+        ints = [int(t) for t in toks if t.type == "INT"]
+        counts = [x for x in items if isinstance(x, int) and not isinstance(x, Token)]
+        mat = next(str(t) for t in toks if t.type == "MATNAME")
+        name = next(str(t) for t in toks if t.type == "SCALE_NAME")
+        reg = next(str(t) for t in toks if t.type == "REG_TYPE").lstrip(".")
+        stype = next(str(t) for t in toks if t.type == "STYPE").lstrip(".")
+        return ("decl", mat, name, ints[0], ints[1], counts[0], reg, counts[1], stype)
+
+    def count_number(self, items: list[Token]) -> int:
+        return int(items[0])
+
+    def count_word(self, items: list[Token]) -> int:
+        return COUNT_WORDS[str(items[0]).lower()]
+
+    def dim_number(self, items: list[Token]) -> int | str:
+        return int(items[0])
+
+    def dim_name(self, items: list[Token]) -> int | str:
+        return str(items[0])
+
+    def shape_row(self, items: list[Any]) -> tuple[Any, ...]:
+        return ("shape", _vec(str(items[0])), (items[1], items[2]), (items[3], items[4]))
+
+    def types(self, items: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t).lstrip(".") for t in items)
+
+    def scale_vecs(self, items: list[Token]) -> tuple[int, ...]:
+        return tuple(_vec(str(t)) for t in items)
+
+    def combo_row(self, items: list[Any]) -> tuple[Any, ...]:
+        kind = ""
+        rest = list(items)
+        if isinstance(rest[0], Token) and rest[0].type == "KIND":
+            kind = str(rest.pop(0)).partition("::")[2]
+        types, stype, vecs = rest
+        return ("combo", kind, types, str(stype).lstrip("."), vecs)
+
+    def value_list(self, items: list[Token]) -> tuple[int, ...]:
+        return tuple(int(t) for t in items)
+
+    def scale_query(self, items: list[Any]) -> tuple[Any, ...]:
+        facts: dict[str, Any] = {"other": []}
+        for key, value in items:
+            if key == "other":
+                facts["other"].append(value)
+            else:
+                facts[key] = value
+        return ("query", facts)
+
+    def q_shape(self, items: list[Token]) -> tuple[str, Any]:
+        return ("shape", str(items[0]).lstrip("."))
+
+    def q_kind(self, items: list[Token]) -> tuple[str, Any]:
+        return ("kind", str(items[0]).partition("::")[2])
+
+    def q_vec(self, items: list[Token]) -> tuple[str, Any]:
+        return ("vec", _vec(str(items[0])))
+
+    def q_stype(self, items: list[Token]) -> tuple[str, Any]:
+        return ("stype", str(items[0]).lstrip("."))
+
+    def q_operand(self, items: list[Token]) -> tuple[str, Any]:
+        return ("operand", str(items[0])[-1])
+
+    def q_block_scale(self, items: list[Token]) -> tuple[str, Any]:
+        return ("block_scale", True)
+
+    def q_other(self, items: list[Token]) -> tuple[str, Any]:
+        return ("other", str(items[0]).lstrip("."))
+
+    def selector_row(self, items: list[Any]) -> tuple[Any, ...]:
+        return ("selector", _vec(str(items[0])), tuple(items[1:]))
+
+
+def _vec(text: str) -> int:
+    return int(text.rpartition("::")[2].rstrip("X"))
+
+
+def _clean(text: str) -> str:
+    """Markdown's marks dropped: backquotes and emphasis blanked, ``\\_`` read as ``_``."""
+    return text.replace("`", " ").replace("\\_", "_").replace("*", " ")
+
+
+def read_line(text: str, start: str) -> Any | None:
+    """One line read by one start symbol of ``grammar/block_scale.lark``, or None."""
+    try:
+        tree = _parser().parse(_clean(text), start=start)
+    except LarkError:
+        return None
+    return _ToValues().transform(tree)
+
+
+def read_query(text: str) -> dict[str, Any] | None:
+    """A block-scaled mma named as a user writes it (``mma.sync.aligned.m16n8k64.row.col
+    .kind::mxf4.block_scale.scale_vec::2X...``): its shape, kind, ``.scale_vec`` (``vec``),
+    scale type, operand (``.scale_A``) and other qualifiers; None unless it is an ``mma`` with
+    ``.block_scale`` or a ``.scale_vec``."""
+    got = read_line(text.strip(), "scale_query")
+    if got is None:
+        return None
+    facts: dict[str, Any] = got[1]
+    return facts if facts.get("block_scale") or "vec" in facts else None
+
+
+def _heading(text: str) -> str | None:
+    s = text.strip()
+    if not s.startswith("#"):
+        return None
+    return s.lstrip("#").strip()
+
+
+def read_block_scale(text: str, name: str) -> ScaleDocument:
+    """Every block-scale section and spec table row of one document's text.
+
+    A section opens at a heading that reads as ``scale_title``; in it, a line that reads as
+    ``scale_decl`` opens an operand whose fenced block (```` ``` ````) is its program.  A
+    table row is recognised wherever it stands."""
+    lines = text.split("\n")
+    sections: list[ScaleSection] = []
+    rows: list[ScaleTableRow] = []
+    findings: list[Finding] = []
+    current: dict[str, Any] | None = None
+    operand: dict[str, Any] | None = None
+    block: list[SourceText] | None = None
+
+    def close_operand() -> None:
+        nonlocal operand
+        if operand is not None and current is not None:
+            program, errs = parse_program(operand["lines"])
+            findings.extend(errs)
+            if not operand["lines"]:
+                findings.append(error("block-scale", operand["source"],
+                                      f"scale {operand['mat']} states no selector program"))
+            current["operands"].append(ScaleOperand(
+                operand["mat"], operand["rows"], operand["cols"], operand["regs"],
+                operand["reg"], operand["elems"], program, operand["source"]))
+        operand = None
+
+    def close_section() -> None:
+        nonlocal current
+        close_operand()
+        if current is not None:
+            sections.append(ScaleSection(current["shape"], current["kind"], current["vec"],
+                                         current["stype"], current["title"], current["source"],
+                                         tuple(current["operands"])))
+        current = None
+
+    for no, raw in enumerate(lines, start=1):
+        src = SourceText.at(raw, name, no)
+        if block is not None:
+            if raw.strip().startswith("```"):
+                if operand is not None:
+                    operand["lines"] = block
+                block = None
+            else:
+                col = len(raw) - len(raw.lstrip())
+                block.append(SourceText.at(raw.strip(), name, no, col + 1))
+            continue
+        if raw.strip().startswith("```"):
+            block = []
+            continue
+        head = _heading(raw)
+        if head is not None:
+            title = read_line(head, "scale_title")
+            if title is not None or current is not None:
+                close_section()
+            if title is not None:
+                _, shape, kind, vec, stype = title
+                current = {"shape": shape, "kind": kind, "vec": vec, "stype": stype,
+                           "title": head, "source": src, "operands": []}
+            continue
+        body = raw.strip().lstrip("*+-> ").strip()
+        if current is not None and body.lower().startswith("scale "):
+            decl = read_line(body, "scale_decl")
+            if decl is None:
+                findings.append(error("parse", src, "a scale operand line that does not read "
+                                      "as 'Scale A: scale_A is R x C, one .b32 register of N "
+                                      "<type> bytes'"))
+                continue
+            close_operand()
+            _, mat, sname, r, c, regs, reg, elems, stype = decl
+            if sname[-1] != mat:
+                findings.append(error("block-scale", src, f"scale {mat} names {sname}"))
+            if stype != current["stype"]:
+                findings.append(error("block-scale", src, f"scale {mat} holds .{stype} bytes; "
+                                      f"the section is .{current['stype']}"))
+            operand = {"mat": mat, "rows": r, "cols": c, "regs": regs, "reg": reg,
+                       "elems": elems, "source": src, "lines": []}
+            continue
+        if body.startswith("|") or raw.strip().startswith("|"):
+            for start, table in (("shape_row", "shape"), ("combo_row", "combo"),
+                                 ("selector_row", "selector")):
+                got = read_line(raw.strip(), start)
+                if got is not None:
+                    rows.append(ScaleTableRow(table, tuple(got[1:]), src))
+                    break
+    close_section()
+    return ScaleDocument(name, tuple(sections), tuple(rows), tuple(findings))

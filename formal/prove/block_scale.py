@@ -1,0 +1,294 @@
+"""Block-scale factor layouts proved: every scale factor held once per selector pair.
+
+For scale_A of ``.scale_vec::2X`` (16 x 2) and the selectors ``byte_id = 0, thread_id = 0``,
+the holders are the 16 lanes with ``%laneid % 4`` in {0, 1}, each using bytes 0 and 1: 32
+(lane, byte) pairs for the 32 cells.  ``scale-coverage`` enumerates them for every legal
+selector pair and refutes with the cells: a rewrite ``row = groupID`` makes lanes 0 and 1
+both hold (0, 0) (``{"selector": [0, 0], "a": {"lane": 0, "byte": 0}, "b": {"lane": 1,
+"byte": 0}, "cell": [0, 0]}``) and leaves (8, 0) uncovered.  ``selector-range`` compares the
+stated selector values with the ones the layout admits: a byte selector whose bytes are an
+aligned group of ``.scale_vec`` bytes inside the register (0 or 2 for 2X), a thread selector
+whose holders cover the matrix exactly.  ``register-budget`` checks the widths (four 8-bit
+factors fill a ``.b32``; a holder's bytes fit it) and ``tile-shape`` the stated matrix
+against the instruction (M x SFA_N, SFB_M x N, K cut into ``.scale_vec`` whole blocks).
+``quad-locality`` relates scale_A to the A fragment (scale_B to B): the factor of every
+element a lane holds comes from a lane of the same quad, for every selector pair.
+
+Every map here has at most 32 x 4 points per selector, so enumeration is the proof.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..base.source import Finding, Span, error
+from ..base.variants import Shape
+from ..model.block_scale import BYTE_BITS, REGISTER_BITS, SCALE_BITS, ScaleLayout, ScaleTables
+from .verdicts import Core, Verdict
+
+SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
+                     "quad-locality", "hardware")
+NO_DEVICE = ("not run: block-scaled mma.sync needs sm_120a and no lent device has it; the "
+             "kernels are assembled with ptxas for sm_120a (compile-only)")
+
+
+@dataclass(frozen=True)
+class ScaleResult:
+    """One scale layout and its verdicts (the keys of a layout in the JSON report)."""
+
+    id: str
+    instruction: str  # mma.block_scale
+    span: Span
+    verdicts: tuple[Verdict, ...]
+    shape: str = ""
+    types: tuple[str, ...] = ()
+    tile: tuple[int, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(v.status in ("proved", "not-applicable") or v.severity == "warning"
+                   for v in self.verdicts)
+
+    def verdict(self, name: str) -> Verdict:
+        for v in self.verdicts:
+            if v.name == name:
+                return v
+        return Verdict(name, "not-applicable")
+
+
+def _pair(h: tuple[int, int, int, int]) -> dict[str, int]:
+    return {"lane": h[0], "byte": h[1]}
+
+
+def exact_cover(lay: ScaleLayout, b: int, t: int) -> Core:
+    """Do the holdings of selector pair (b, t) cover the scale matrix exactly once?"""
+    rows, cols = lay.tile
+    seen: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+    sel = [b, t]
+    nbytes = REGISTER_BITS.get(lay.register_type, 32) * lay.registers // BYTE_BITS
+    for h in lay.held(b, t):
+        cell = (h[2], h[3])
+        if h[1] >= nbytes:
+            return Core("refuted", f"selectors (byte_id {b}, thread_id {t}): lane {h[0]} uses "
+                        f"byte {h[1]}, past the {nbytes} bytes of its scale register",
+                        {"selector": sel, "a": _pair(h), "cell": list(cell)},
+                        method="enumeration")
+        if not (0 <= cell[0] < rows and 0 <= cell[1] < cols):
+            return Core("refuted", f"selectors (byte_id {b}, thread_id {t}): lane {h[0]} byte "
+                        f"{h[1]} holds ({cell[0]}, {cell[1]}), outside the {rows} x {cols} "
+                        "scale matrix", {"selector": sel, "a": _pair(h), "cell": list(cell)},
+                        method="enumeration")
+        if cell in seen:
+            o = seen[cell]
+            return Core("refuted", f"selectors (byte_id {b}, thread_id {t}): lane {o[0]} byte "
+                        f"{o[1]} and lane {h[0]} byte {h[1]} both hold ({cell[0]}, {cell[1]})",
+                        {"selector": sel, "a": _pair(o), "b": _pair(h), "cell": list(cell)},
+                        method="enumeration")
+        seen[cell] = h
+    for r in range(rows):
+        for c in range(cols):
+            if (r, c) not in seen:
+                return Core("refuted", f"selectors (byte_id {b}, thread_id {t}): no lane holds "
+                            f"({r}, {c})", {"selector": sel, "uncovered": [r, c]},
+                            method="enumeration")
+    return Core("proved", method="enumeration")
+
+
+def coverage_core(lay: ScaleLayout) -> Core:
+    if not lay.holdings:
+        return Core("refuted", "no legal selector value is stated", {"selector": None},
+                    method="enumeration")
+    for b in lay.byte_ids:
+        for t in lay.thread_ids:
+            c = exact_cover(lay, b, t)
+            if c.status != "proved":
+                return c
+    return Core("proved", method="enumeration")
+
+
+def admitted_selectors(lay: ScaleLayout) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(byte selectors, thread selectors) the layout admits: aligned groups of ``vec`` bytes
+    inside the register; thread values 0..3 whose holders cover the matrix exactly (with the
+    first stated byte selector)."""
+    nbytes = REGISTER_BITS.get(lay.register_type, 32) * lay.registers // BYTE_BITS
+    bytes_ok = tuple(b for b in range(nbytes) if b % lay.vec == 0 and b + lay.vec <= nbytes)
+    threads_ok: list[int] = []
+    if lay.byte_ids:
+        threads_ok = [t for t in range(4)
+                      if exact_cover(lay, lay.byte_ids[0], t).status == "proved"]
+    return bytes_ok, tuple(threads_ok)
+
+
+def selector_core(lay: ScaleLayout, stated_table: tuple[tuple[int, ...], tuple[int, ...]] | None
+                  = None) -> Core:
+    """The stated selector values equal the admitted ones (and the spec table's, when given)."""
+    want_b, want_t = admitted_selectors(lay)
+    faults = []
+    if lay.byte_ids != want_b:
+        faults.append(f"byte_id is stated {_fmt(lay.byte_ids)}; an aligned group of "
+                      f"{lay.vec} byte{'s' if lay.vec > 1 else ''} in a .b32 register admits "
+                      f"{_fmt(want_b)}")
+    if lay.thread_ids != want_t:
+        faults.append(f"thread_id is stated {_fmt(lay.thread_ids)}; the holders cover scale_"
+                      f"{lay.operand} exactly for {_fmt(want_t)}")
+    if stated_table is not None:
+        tb, tt = stated_table
+        if tb != lay.byte_ids or tt != lay.thread_ids:
+            faults.append(f"the spec's table lists byte-id {_fmt(tb)} and thread-id {_fmt(tt)}; "
+                          f"the layout holds every factor once for byte_id "
+                          f"{_fmt(lay.byte_ids)} and thread_id {_fmt(lay.thread_ids)}")
+    if faults:
+        return Core("refuted", "; ".join(faults),
+                    {"stated": {"byte_id": list(lay.byte_ids), "thread_id": list(lay.thread_ids)},
+                     "admitted": {"byte_id": list(want_b), "thread_id": list(want_t)}},
+                    method="enumeration")
+    return Core("proved", method="enumeration")
+
+
+def _fmt(vals: Sequence[int]) -> str:
+    return "{" + ", ".join(str(v) for v in vals) + "}"
+
+
+def budget_core(lay: ScaleLayout) -> Core:
+    faults = []
+    sbits = SCALE_BITS.get(lay.stype)
+    rbits = REGISTER_BITS.get(lay.register_type, 0) * lay.registers
+    if sbits is None:
+        faults.append(f".{lay.stype} is not a scale type ({', '.join(SCALE_BITS)})")
+    elif lay.elements * sbits != rbits:
+        faults.append(f"{lay.elements} .{lay.stype} factors of {sbits} bits fill "
+                      f"{lay.elements * sbits} bits, not the {rbits} of {lay.registers} "
+                      f".{lay.register_type}")
+    for (b, t), hs in lay.holdings:
+        top = max((h[1] for h in hs), default=-1)
+        if (top + 1) * BYTE_BITS > rbits:
+            faults.append(f"selectors (byte_id {b}, thread_id {t}) use byte {top}, past the "
+                          f"{rbits} bits of the register")
+            break
+        lanes = {h[0] for h in hs}
+        per_lane = {sum(1 for h in hs if h[0] == ln) for ln in lanes}
+        if per_lane and per_lane != {lay.vec}:
+            faults.append(f"selectors (byte_id {b}, thread_id {t}): a holder uses "
+                          f"{sorted(per_lane)} bytes; .scale_vec::{lay.vec}X is {lay.vec}")
+            break
+    if faults:
+        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
+    return Core("proved", method="table")
+
+
+def tile_core(lay: ScaleLayout) -> Core:
+    sh = Shape.parse(lay.shape)
+    if sh is None:
+        return Core("refuted", f"{lay.shape} is not a shape", None, method="table")
+    want = (sh.m, lay.vec) if lay.operand == "A" else (lay.vec, sh.n)
+    faults = []
+    if lay.tile != want:
+        faults.append(f"scale_{lay.operand} is stated {lay.tile[0]} x {lay.tile[1]}; "
+                      f"{lay.shape} with .scale_vec::{lay.vec}X makes it {want[0]} x {want[1]}")
+    if sh.k % lay.vec:
+        faults.append(f"K = {sh.k} is not {lay.vec} whole blocks")
+    if faults:
+        return Core("refuted", "; ".join(faults),
+                    {"stated": list(lay.tile), "expected": list(want)}, method="table")
+    return Core("proved", method="table")
+
+
+def locality_core(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[Any, ...]] | None,
+                  k: int) -> Core:
+    """Every element of the A (B) fragment -- (lane, element) at (row, col) of A, (k, n) of
+    B -- has its scale factor, at (row, col // block) of scale_A ((k // block, n) of
+    scale_B), supplied by a lane of its own quad, for every selector pair."""
+    if fragment is None:
+        return Core("not-applicable", f"the catalog has no {lay.operand} fragment of "
+                    f"{lay.shape} to relate", method="enumeration")
+    block = k // lay.vec
+    for (b, t), hs in lay.holdings:
+        who = {(h[2], h[3]): h[0] for h in hs}
+        for (_sel, lane, i), vals in sorted(fragment.items()):
+            r, c = int(vals[0]), int(vals[1])
+            cell = (r, c // block) if lay.operand == "A" else (r // block, c)
+            src = who.get(cell)
+            if src is None or src // 4 != lane // 4:
+                return Core("refuted", f"selectors (byte_id {b}, thread_id {t}): lane {lane}'s "
+                            f"element {i} at ({r}, {c}) of {lay.operand} is scaled by ({cell[0]}, "
+                            f"{cell[1]}), which " + ("no lane holds" if src is None else
+                                                     f"lane {src} of another quad holds"),
+                            {"selector": [b, t], "lane": lane, "element": i, "at": [r, c],
+                             "scale": list(cell), "holder": src}, method="enumeration")
+    return Core("proved", method="enumeration")
+
+
+def _verdict(name: str, core: Core, span: Span) -> Verdict:
+    return Verdict(name, core.status, core.message, core.cex, span, method=core.method)
+
+
+def prove_scale(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[Any, ...]] | None
+                = None, table: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
+                ) -> tuple[ScaleResult, list[Finding]]:
+    """Every obligation of one scale layout; findings for the refuted ones, on the line of the
+    definition each is about."""
+    findings = list(lay.faults)
+    sh = Shape.parse(lay.shape)
+    if lay.faults:
+        verdicts = [Verdict(n, "error", "not checked: the program is incomplete", None, lay.span)
+                    for n in SCALE_OBLIGATIONS[:-1]]
+    else:
+        lines = {"scale-coverage": lay.line_of("row" if lay.operand == "A" else "col"),
+                 "selector-range": lay.line_of("byte_id"), "register-budget": lay.span,
+                 "tile-shape": lay.span, "quad-locality": lay.line_of("holder")}
+        cores = {"scale-coverage": coverage_core(lay), "selector-range": selector_core(lay, table),
+                 "register-budget": budget_core(lay), "tile-shape": tile_core(lay),
+                 "quad-locality": locality_core(lay, fragment, sh.k if sh else 0)}
+        verdicts = [_verdict(n, cores[n], lines[n]) for n in SCALE_OBLIGATIONS[:-1]]
+    verdicts.append(Verdict("hardware", "unconfirmed", NO_DEVICE, None, lay.span,
+                            severity="warning"))
+    for v in verdicts:
+        if v.status in ("refuted",) and v.span is not None:
+            findings.append(error(f"block-scale-{v.name}", v.span, f"{lay.id}: {v.message}",
+                                  counterexample=v.counterexample, layout=lay.id))
+    types = (lay.stype,)
+    return ScaleResult(lay.id, "mma.block_scale", lay.span, tuple(verdicts), lay.shape, types,
+                       lay.tile), findings
+
+
+def spec_table_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> list[Finding]:
+    """The spec's tables against the proved layouts: each scale matrix shape, each legal form
+    and each selector value range; one error per contradiction, on the table row's line, with
+    the values on both sides."""
+    out: list[Finding] = []
+    for vec, a, b, sp in tables.shapes:
+        if a[1] != vec or b[0] != vec:
+            out.append(error("block-scale-table", sp, f".scale_vec::{vec}X: the table's "
+                             f"scale_A {a[0]} x {a[1]} and scale_B {b[0]} x {b[1]} do not cut K "
+                             f"into {vec} blocks", counterexample={"scale_A": list(a),
+                                                                   "scale_B": list(b)}))
+        for lay in layouts:
+            if lay.vec != vec:
+                continue
+            want = a if lay.operand == "A" else b
+            got = tuple(x if isinstance(y, int) else y for x, y in zip(lay.tile, want))
+            if got != tuple(want):
+                out.append(error("block-scale-table", sp, f"{lay.id}: scale_{lay.operand} is "
+                                 f"{lay.tile[0]} x {lay.tile[1]}; the table says {want[0]} x "
+                                 f"{want[1]}", counterexample={"layout": list(lay.tile),
+                                                               "table": list(want)}))
+    stated = {(k, s, v) for k, _t, s, v, _sp in tables.forms}
+    proved = {(lay.kind, lay.stype, lay.vec) for lay in layouts}
+    if stated:
+        for k, _t, s, v, sp in tables.forms:
+            if (k, s, v) not in proved:
+                out.append(error("block-scale-table", sp, f"the table allows .kind::{k} with "
+                                 f".{s} and .scale_vec::{v}X; no layout of that form is known",
+                                 counterexample={"form": [k, s, v]}))
+    for vec, lists, sp in tables.selectors:
+        for lay in layouts:
+            if lay.vec != vec:
+                continue
+            want = (lists[0], lists[1]) if lay.operand == "A" else (lists[2], lists[3])
+            core = selector_core(lay, want)
+            if core.status == "refuted":
+                out.append(error("block-scale-table", sp, f"{lay.id}: {core.message}",
+                                 counterexample=core.cex, layout=lay.id))
+    return out

@@ -1,0 +1,310 @@
+"""Block-scale factors of mma.sync: the catalog proved, its selector facts mutated and refuted
+with counterexamples, equivalent rewritings proved, the spec's tables read and compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from formal.api import block_scale_catalog, prove_block_scale
+from formal.model.block_scale import scale_layouts, spec_tables
+from formal.parse.block_scale import read_block_scale, read_line
+from formal.prove.block_scale import SCALE_OBLIGATIONS, prove_scale, spec_table_findings
+
+CATALOG = Path(__file__).resolve().parents[1] / "formal" / "catalog" / "block-scale" / "mma-sync.md"
+TEXT = CATALOG.read_text(encoding="utf-8")
+TITLE_2X = "## Block scaling for mma.m16n8k64 .kind::mxf4 .scale_vec::2X .ue8m0"
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(title)
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
+def _prove(text: str, which: str, name: str = "mutant.md") -> tuple[dict[str, object], list]:
+    """The verdicts of one layout (id ending ``which``) of a catalog text."""
+    doc = read_block_scale(text, name)
+    lay = next(x for x in scale_layouts(doc) if x.id.endswith(which))
+    res, findings = prove_scale(lay)
+    return {v.name: v for v in res.verdicts}, findings
+
+
+def _mutate(old: str, new: str, title: str = TITLE_2X, operand: str = "Scale A") -> str:
+    sec = _section(TEXT, title)
+    start = sec.index(operand)
+    k = sec.index(old, start)
+    return sec[:k] + new + sec[k + len(old):]
+
+
+def test_catalog_reads_five_forms_ten_layouts() -> None:
+    doc = block_scale_catalog()
+    assert not doc.findings
+    assert [(s.shape, s.kind, s.vec, s.stype) for s in doc.sections] == [
+        ("m16n8k32", "mxf8f6f4", 1, "ue8m0"), ("m16n8k64", "mxf4", 2, "ue8m0"),
+        ("m16n8k64", "mxf4nvf4", 2, "ue8m0"), ("m16n8k64", "mxf4nvf4", 4, "ue8m0"),
+        ("m16n8k64", "mxf4nvf4", 4, "ue4m3")]
+    lays = scale_layouts(doc)
+    assert len(lays) == 10
+    assert {lay.tile for lay in lays} == {(16, 1), (1, 8), (16, 2), (2, 8), (16, 4), (4, 8)}
+
+
+def test_catalog_proved_and_related_to_fragments() -> None:
+    proof = prove_block_scale()
+    assert len(proof.results) == 10 and not proof.findings
+    for r in proof.results:
+        got = {v.name: v.status for v in r.verdicts}
+        assert got == {**{n: "proved" for n in SCALE_OBLIGATIONS[:-1]},
+                       "hardware": "unconfirmed"}, r.id
+        assert "sm_120a" in r.verdict("hardware").message
+
+
+def test_the_2x_holdings_named_lane_by_lane() -> None:
+    lay = next(x for x in scale_layouts(block_scale_catalog())
+               if x.id == "mma.block_scale.m16n8k64.mxf4.2X.ue8m0.scale_A")
+    assert lay.byte_ids == (0, 2) and lay.thread_ids == (0, 1)
+    held = {(h[0], h[1]): (h[2], h[3]) for h in lay.held(2, 1)}
+    # thread_id 1: lanes with %laneid % 4 in {2, 3}; byte_id 2: bytes 2 and 3
+    assert held[(6, 2)] == (1, 0) and held[(6, 3)] == (1, 1)
+    assert held[(7, 2)] == (9, 0) and held[(7, 3)] == (9, 1)
+    assert held[(30, 3)] == (7, 1) and held[(31, 2)] == (15, 0)
+    assert {ln for ln, _ in held} == {ln for ln in range(32) if ln % 4 in (2, 3)}
+    b = next(x for x in scale_layouts(block_scale_catalog())
+             if x.id == "mma.block_scale.m16n8k64.mxf4nvf4.4X.ue4m3.scale_B")
+    held_b = {(h[0], h[1]): (h[2], h[3]) for h in b.held(0, 3)}
+    assert held_b[(7, 0)] == (0, 1) and held_b[(31, 3)] == (3, 7) and len(held_b) == 32
+
+
+def test_row_formula_mutated_collides_with_counterexample() -> None:
+    text = _mutate("row    = groupID + 8 * (threadID_in_group & 0x1)", "row    = groupID")
+    v, findings = _prove(text, "scale_A")
+    cov = v["scale-coverage"]
+    assert cov.status == "refuted"
+    assert cov.counterexample == {"selector": [0, 0], "a": {"lane": 0, "byte": 0},
+                                  "b": {"lane": 1, "byte": 0}, "cell": [0, 0]}
+    assert any(f.kind == "block-scale-scale-coverage" and "lane 0 byte 0 and lane 1 byte 0"
+               in f.message for f in findings)
+    assert v["selector-range"].status == "refuted"  # no thread selector covers exactly
+
+
+def test_byte_selector_range_mutated() -> None:
+    text = _mutate("byte_id   = {0, 2}", "byte_id   = {0, 1, 2}")
+    v, findings = _prove(text, "scale_A")
+    sel = v["selector-range"]
+    assert sel.status == "refuted"
+    assert sel.counterexample["admitted"] == {"byte_id": [0, 2], "thread_id": [0, 1]}
+    assert "admits {0, 2}" in sel.message
+    assert sel.span is not None and sel.span.line == 6  # the byte_id line of the section
+
+
+def test_byte_selector_past_the_register() -> None:
+    text = _mutate("byte_id   = {0, 2}", "byte_id   = {0, 3}")
+    v, _ = _prove(text, "scale_A")
+    assert v["register-budget"].status == "refuted"
+    assert "byte 4" in v["register-budget"].message
+    assert v["scale-coverage"].status == "refuted"
+
+
+def test_b_holder_mutated_two_lanes_a_column() -> None:
+    text = _mutate("holder = threadID_in_group == thread_id",
+                   "holder = threadID_in_group >> 1 == thread_id", operand="Scale B")
+    v, _ = _prove(text, "scale_B")
+    cex = v["scale-coverage"].counterexample
+    assert cex == {"selector": [0, 0], "a": {"lane": 0, "byte": 0}, "b": {"lane": 1, "byte": 0},
+                   "cell": [0, 0]}
+
+
+def test_used_bytes_mutated_leaves_a_block_uncovered() -> None:
+    text = _mutate("used   = byte_id <= i < byte_id + 2", "used   = byte_id <= i < byte_id + 1")
+    v, _ = _prove(text, "scale_A")
+    assert v["scale-coverage"].counterexample == {"selector": [0, 0], "uncovered": [0, 1]}
+    assert v["register-budget"].status == "refuted"
+
+
+def test_stated_shape_mutated() -> None:
+    text = _mutate("scale_A is 16 x 2", "scale_A is 16 x 4")
+    v, _ = _prove(text, "scale_A")
+    assert v["tile-shape"].counterexample == {"stated": [16, 4], "expected": [16, 2]}
+    assert v["scale-coverage"].counterexample == {"selector": [0, 0], "uncovered": [0, 2]}
+
+
+@pytest.mark.parametrize("old,new", [
+    ("row    = groupID + 8 * (threadID_in_group & 0x1)",
+     "row    = (%laneid >> 2) + ((%laneid & 1) << 3)"),
+    ("holder = threadID_in_group >> 1 == thread_id", "holder = %laneid % 4 / 2 == thread_id"),
+    ("used   = byte_id <= i < byte_id + 2", "used   = byte_id - 1 < i <= byte_id + 1"),
+    ("block  = i - byte_id", "block  = i & 0x1"),
+])
+def test_equivalent_rewritings_proved(old: str, new: str) -> None:
+    v, findings = _prove(_mutate(old, new), "scale_A")
+    assert not findings
+    assert all(v[n].status == "proved" for n in SCALE_OBLIGATIONS[:4])
+
+
+def test_rows_rotated_breaks_quad_locality_only() -> None:
+    from formal.api import catalog_model
+    from formal.model.cells import cells
+    a = next(f for f in catalog_model(False).layouts
+             if f.instruction == "mma" and str(f.shape) == "m16n8k64" and f.operand == "A"
+             and "e2m1" in f.types)
+    text = _mutate("row    = groupID + 8 * (threadID_in_group & 0x1)",
+                   "row    = (groupID + 1) % 8 + 8 * (threadID_in_group & 0x1)")
+    lay = next(x for x in scale_layouts(read_block_scale(text, "m.md")) if x.operand == "A")
+    res, _ = prove_scale(lay, cells(a))
+    assert res.verdict("scale-coverage").status == "proved"
+    loc = res.verdict("quad-locality")
+    assert loc.status == "refuted"
+    # lane 0 holds A's row 0; its scale factor (0, 0) now comes from lane 28 (quad 7)
+    assert loc.counterexample == {"selector": [0, 0], "lane": 0, "element": 0, "at": [0, 0],
+                                  "scale": [0, 0], "holder": 28}
+
+
+def test_an_undefined_name_is_a_fault_not_a_crash() -> None:
+    text = _mutate("block  = i - byte_id", "block  = i - byte_idx")
+    doc = read_block_scale(text, "m.md")
+    lay = next(x for x in scale_layouts(doc) if x.operand == "A")
+    res, findings = prove_scale(lay)
+    assert res.verdict("scale-coverage").status == "error"
+    assert any("byte_idx" in f.message for f in findings)
+
+
+SPEC_MD = """\
+Table 35 Shapes for scale matrices
+
+| .scale\\_vec\\_size | Shape of scale\\_A | Shape of scale\\_B |
+| --- | --- | --- |
+| `.scale_vec::1X` | M x 1 | 1 x N |
+| `.scale_vec::2X` | M x 2 | 2 x N |
+| `.scale_vec::4X` | M x 4 | 4 x N |
+
+| .kind::\\* | Element Data Type | Scale Data Type .stype | .scale\\_vec\\_size |
+| --- | --- | --- | --- |
+| `.kind::mxf8f6f4` | `.e4m3`, `.e5m2` `.e3m2`, `.e2m3` `.e2m1` | `.ue8m0` | `.scale_vec::1X` |
+| `.kind::mxf4` | `.e2m1` | `.ue8m0` | `.scale_vec::2X` |
+| `.kind::mxf4nvf4` | `.e2m1` | `.ue8m0` | `.scale_vec::2X`, `.scale_vec::4X` |
+| `.e2m1` | `.ue4m3` | `.scale_vec::4X` |
+
+| byte-id-a | thread-id-a | byte-id-b | thread-id-b |
+| `scale_vec::1X` | [0, 1, 2, 3] | [0, 1] | [0, 1, 2, 3] | [0, 1, 2, 3] |
+| `scale_vec::2X` | [0, 2] | [0, 2] |
+| `scale_vec::4X` | 0 | 0 |
+"""
+
+
+def test_spec_tables_read_and_agree() -> None:
+    doc = read_block_scale(SPEC_MD, "spec.md")
+    t = spec_tables(doc)
+    assert [(v, a, b) for v, a, b, _ in t.shapes] == [
+        (1, ("M", 1), (1, "N")), (2, ("M", 2), (2, "N")), (4, ("M", 4), (4, "N"))]
+    assert [(k, s, v) for k, _t, s, v, _ in t.forms] == [
+        ("mxf8f6f4", "ue8m0", 1), ("mxf4", "ue8m0", 2), ("mxf4nvf4", "ue8m0", 2),
+        ("mxf4nvf4", "ue8m0", 4), ("mxf4nvf4", "ue4m3", 4)]
+    # the 2X and 4X rows' thread-id cells span from the 1X row
+    assert [(v, lists) for v, lists, _ in t.selectors][1] == (2, ((0, 2), (0, 1), (0, 2),
+                                                                 (0, 1, 2, 3)))
+    assert spec_table_findings(t, scale_layouts(block_scale_catalog())) == []
+
+
+def test_spec_table_edits_refuted_on_their_line() -> None:
+    lays = scale_layouts(block_scale_catalog())
+    bad = SPEC_MD.replace("| `scale_vec::2X` | [0, 2] | [0, 2] |",
+                          "| `scale_vec::2X` | [0, 1] | [0, 2] |")
+    found = spec_table_findings(spec_tables(read_block_scale(bad, "s.md")), lays)
+    assert len(found) == 2  # mxf4 and mxf4nvf4 scale_A at 2X
+    assert all(f.span.line == 18 and "byte-id {0, 1}" in f.message for f in found)
+    bad = SPEC_MD.replace("| `.scale_vec::4X` | M x 4 | 4 x N |",
+                          "| `.scale_vec::4X` | M x 4 | 2 x N |")
+    found = spec_table_findings(spec_tables(read_block_scale(bad, "s.md")), lays)
+    assert found and found[0].span.line == 7 and "2 x N" in found[0].message
+
+
+def test_grammar_reads_the_catalog_lines() -> None:
+    assert read_line("Block scaling for mma.m16n8k64 .kind::mxf4nvf4 .scale_vec::4X .ue4m3",
+                     "scale_title") == ("title", "m16n8k64", "mxf4nvf4", 4, "ue4m3")
+    assert read_line("Scale B: scale_B is 4 x 8, one .b32 register of four .ue4m3 bytes.",
+                     "scale_decl") == ("decl", "B", "scale_B", 4, 8, 1, "b32", 4, "ue4m3")
+    assert read_line("Scale B: scale_B is 4 by 8", "scale_decl") is None
+
+
+# ---- kernels: every legal form written and assembled for sm_120a (compile-only) ------------
+
+HAS_PTXAS = __import__("shutil").which("ptxas") is not None
+
+
+def test_every_legal_form_has_kernels_with_selectors_from_memory() -> None:
+    from formal.base.variants import BLOCK_SCALE_VARIANTS
+    from formal.execute import ptx
+    assert len(BLOCK_SCALE_VARIANTS) == 25 + 4  # mxf8f6f4: 5 x 5 types; the e2m1 forms
+    forms = {(v.kind, v.shape, v.scale_vec, v.scale) for v in BLOCK_SCALE_VARIANTS}
+    proved = {(lay.kind, lay.shape, lay.vec, lay.stype)
+              for lay in scale_layouts(block_scale_catalog())}
+    assert forms == proved  # one vocabulary: the rows are the proved forms
+    v = next(x for x in BLOCK_SCALE_VARIANTS if x.scale == "ue4m3")
+    assert v.key == "mma.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.f32.e2m1.e2m1.f32.ue4m3"
+    assert (v.words("A"), v.words("B"), v.words("S")) == (4, 2, 3)
+    text = ptx.module(v).text
+    assert ("mma.sync.aligned.m16n8k64.row.col.kind::mxf4nvf4.block_scale.scale_vec::4X"
+            ".f32.e2m1.e2m1.f32.ue4m3") in text
+    assert "%w10, {%hs0, %hs1}, %w11, {%hs2, %hs3};" in text  # scale data, then selectors
+    assert "bfe.u32 %sel3, %w12, 24, 8;" in text
+    f6 = next(x for x in BLOCK_SCALE_VARIANTS if x.kind == "mxf8f6f4" and x.a == "e2m1")
+    assert f6.words("A") == 4  # kind::mxf8f6f4 keeps e2m1 in byte containers
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+def test_every_legal_form_assembles_for_sm_120a_only() -> None:
+    from formal.base.variants import BLOCK_SCALE_VARIANTS
+    from formal.execute import ptx
+    res = ptx.check(BLOCK_SCALE_VARIANTS, ["sm_120a", "sm_90a"], jobs=2)
+    by = {(r.variant.key, r.arch): r for r in res}
+    for v in BLOCK_SCALE_VARIANTS:
+        assert by[(v.key, "sm_90a")].status == "skipped"
+        r = by[(v.key, "sm_120a")]
+        if v.ptx > (9, 0) and r.status == "skipped":  # a ptxas older than PTX ISA 9.1
+            assert "needs PTX ISA 9.1" in r.detail, r.detail
+        else:
+            assert r.status == "ok", (v.key, r.detail[:300])
+    # the form PTX ISA 9.1 added, written for 9.0, is refused by ptxas
+    v = next(x for x in BLOCK_SCALE_VARIANTS if x.scale_vec == 4 and x.scale == "ue8m0")
+    ok, msg = ptx.assemble(ptx.module(v).text.replace(".version 9.1", ".version 9.0"), "sm_120a")
+    assert not ok and "scale_vec::4X" in msg
+
+
+# ---- ptxlayout show: the forum's question in one command --------------------------------------
+
+
+def test_show_the_forum_question_names_the_nearest_legal_form(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "mma.sync.aligned.m16n8k64.row.col.kind::mxf8f6f4.block_scale"
+                       ".scale_vec::2X.f32.e2m1.e2m1.f32.ue8m0"])
+    out, err = capsys.readouterr()
+    assert rc == 1  # no such legal form: said, and the nearest drawn
+    assert ".kind::mxf8f6f4 takes .m16n8k32, not .m16n8k64" in err
+    assert ".kind::mxf8f6f4 takes .scale_vec::1X, not .scale_vec::2X" in err
+    assert ".m16n8k64 .scale_vec::2X .ue8m0 is .kind::mxf4 or .kind::mxf4nvf4" in err
+    assert "kind::mxf4.block_scale.scale_vec::2X (.ue8m0)," in out  # one drawing for both
+    lines = out.splitlines()
+    # thread-id-a = 1, byte-id-a = 2: row 9's blocks 0 and 1 are bytes 2 and 3 of lane 7
+    k = lines.index("thread-id-a = 1 (lanes with %laneid % 4 in {2, 3})")
+    row9 = next(ln for ln in lines[k:] if ln.startswith("row  9"))
+    assert row9.split() == ["row", "9", "T7.b0", "T7.b1", "T7.b2", "T7.b3"]
+    assert "hardware: unconfirmed (not run: block-scaled mma.sync needs sm_120a" in out
+    assert out.count("proved: scale-coverage, selector-range, register-budget, tile-shape, "
+                     "quad-locality") == 2
+
+
+def test_show_a_legal_form_one_operand(capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64"
+                       ".row.col.f32.e2m1.e2m1.f32.ue4m3.scale_B"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and not err
+    assert "scale_B (4 x 8): byte-id-b in {0}, thread-id-b in {0, 1, 2, 3}" in out
+    assert "scale_A" not in out
+    lines = out.splitlines()
+    k = lines.index("thread-id-b = 3 (lanes with %laneid % 4 in {3})")
+    assert lines[k + 5].split() == ["byte-id-b", "=", "0,", "block", "3", "T3.b3", "T7.b3",
+                                    "T11.b3", "T15.b3", "T19.b3", "T23.b3", "T27.b3", "T31.b3"]
