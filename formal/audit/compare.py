@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from ..model.cute import CuteLayout, flat_modes, size
 from .project import InternalError, Layout, tv_view
 
@@ -156,19 +158,77 @@ def _describe(t: int, lane: int, v: int, got: Cell | None, want: Cell | None) ->
     return f"{where}: CuTe says {g}, the spec says {w}"
 
 
+def index_array(cute: CuteLayout) -> np.ndarray:
+    """CuTe's index of every (thread, value) of a rank-2 layout, as a threads x values array
+    (each flat digit times its stride, summed: the layout function, vectorized)."""
+
+    def axis(mode: CuteLayout) -> np.ndarray:
+        n = mode.size
+        x = np.arange(n, dtype=np.int64)
+        out = np.zeros(n, dtype=np.int64)
+        place = 1
+        for s, d in flat_modes(mode.shape, mode.stride):
+            out += ((x // place) % s) * d
+            place *= s
+        return out
+
+    return axis(cute.mode(0))[:, None] + axis(cute.mode(1))[None, :]
+
+
+def first_difference(got: np.ndarray, want: np.ndarray) \
+        -> tuple[int, int, Cell | None, Cell | None] | None:
+    """The smallest (thread, value), thread first, where two threads x values x 2 cell arrays
+    differ (a cell with a negative coordinate is "no cell" and never equal), else None."""
+    t_n = max(got.shape[0], want.shape[0])
+    v_n = max(got.shape[1], want.shape[1])
+
+    def pad(a: np.ndarray) -> np.ndarray:
+        out = np.full((t_n, v_n, 2), -1, dtype=np.int64)
+        out[:a.shape[0], :a.shape[1]] = a
+        return out
+
+    g, w = pad(got), pad(want)
+    bad = (g != w).any(axis=2) | (g < 0).any(axis=2) | (w < 0).any(axis=2)
+    if not bad.any():
+        return None
+    t, v = (int(x) for x in np.argwhere(bad)[0])
+
+    def cell(a: np.ndarray) -> Cell | None:
+        r, c = int(a[t, v, 0]), int(a[t, v, 1])
+        return None if r < 0 or c < 0 else (r, c)
+
+    return t, v, cell(g), cell(w)
+
+
+def spec_cells(spec: SpecTable, lanes: list[int]) -> np.ndarray:
+    """The spec's cell of each (thread, value), thread t read as ``lanes[t]``."""
+    values = len(spec.cells[0]) if spec.cells else 0
+    out = np.full((len(lanes), values, 2), -1, dtype=np.int64)
+    for t, lane in enumerate(lanes):
+        for v, c in enumerate(spec.cells[lane]):
+            if c is not None:
+                out[t, v] = c
+    return out
+
+
+def cute_cells(idx: np.ndarray, rows: int, cols: int, swapped: bool) -> np.ndarray:
+    """CuTe's indices as cells of a rows x cols tile (A, C: ``m + M*n``; B: ``n + N*k``); an
+    index past the tile gives a cell outside it (never equal to the spec's), a negative one
+    no cell."""
+    if swapped:
+        r, c = idx // cols, idx % cols
+    else:
+        r, c = idx % rows, idx // rows
+    out = np.stack([r, c], axis=-1)
+    out[idx < 0] = -1
+    return out
+
+
 def _enumerate(cute: CuteLayout, lanes: list[int], spec: SpecTable) \
         -> tuple[int, int, Cell | None, Cell | None] | None:
     """The smallest (thread, value) whose cells differ, thread first."""
-    values = cute.mode(1).size
-    spec_values = len(spec.cells[0]) if spec.cells else 0
-    for t, lane in enumerate(lanes):
-        row = spec.cells[lane]
-        for v in range(max(values, spec_values)):
-            got = spec.cell(cute((t, v))) if v < values else None
-            want = row[v] if v < spec_values else None
-            if got != want or got is None:
-                return t, v, got, want
-    return None
+    got = cute_cells(index_array(cute), spec.rows, spec.cols, spec.swapped)
+    return first_difference(got, spec_cells(spec, lanes))
 
 
 def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
