@@ -13,18 +13,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import catalog
-from .base.records import expand
-from .model.layout import Layout, Model
-from .model.resolve import build, catalog_model
-from .prove.driver import prove
-from .prove.verdicts import Options, Proof
-from .text.blocks import MAX_BYTES, Document
-from .text.read import read_path
-from .writers.diff import Change, diff_models
-from .writers.export import export_records
+if TYPE_CHECKING:  # the stages are imported where they run: find() and the views need none
+    from .model.layout import Layout, Model
+    from .prove.verdicts import Options, Proof
+    from .text.blocks import Document
+    from .writers.diff import Change
+    from .writers.views import IndexEntry
 
 
 @dataclass(frozen=True)
@@ -36,12 +32,17 @@ class Analysis:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
+def model_of(paths: Sequence[str | Path], max_bytes: int | None = None,
              use_catalog: bool = True, corrections: bool = False,
              progress: Callable[..., None] | None = None) -> Model:
     """The model of the documents at ``paths`` (none: the catalog's).  ``progress``, a
     callback ``(done, total, part)``, hears how many of the documents are read, parsed and
-    modeled (``part``: how far into the next one: half once it is read)."""
+    modeled (``part``: how far into the next one: half once it is read); ``max_bytes``:
+    the largest document read (default ``formal.text.blocks.MAX_BYTES``)."""
+    from . import catalog
+    from .model.resolve import build, catalog_model
+    from .text.blocks import MAX_BYTES
+    from .text.read import read_path
     if not paths:
         return catalog_model(corrections) if use_catalog else build([], [])
     cat = list(catalog.documents(corrections)) if use_catalog else []
@@ -50,7 +51,7 @@ def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
 
     def each() -> Iterator[Document]:  # read one at a time, so that the count moves
         for k, p in enumerate(paths):
-            doc = read_path(p, max_bytes)
+            doc = read_path(p, MAX_BYTES if max_bytes is None else max_bytes)
             tell(k, total, 0.5)
             yield doc
 
@@ -60,13 +61,16 @@ def model_of(paths: Sequence[str | Path], max_bytes: int = MAX_BYTES,
 
 
 def analyze(paths: Sequence[str | Path], options: Options | None = None,
-            max_bytes: int = MAX_BYTES, use_catalog: bool = True,
+            max_bytes: int | None = None, use_catalog: bool = True,
             corrections: bool = False,
             accept: Sequence[dict[str, Any]] | None = None,
             reading: Callable[..., None] | None = None) -> Analysis:
     """Prove the documents (none: the catalog).  ``accept`` lists known errata to accept;
     by default, proving the catalog accepts the spec's errata it keeps on purpose.
     ``reading``: a progress callback for reading the documents (``model_of``'s)."""
+    from . import catalog
+    from .prove.driver import prove
+    from .prove.verdicts import Options
     from .writers.ledger import mark_accepted
     t0 = time.perf_counter()
     model = model_of(paths, max_bytes, use_catalog, corrections, reading)
@@ -91,6 +95,7 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
     ``the_catalog``; and each document's, from the lines the text stage read (the file is
     never opened twice).  A document whose only sections are these is read: the text stage's
     'no operand blocks' error for it is dropped."""
+    from . import catalog
     from .model.smem import read_smem
     from .prove.smem import prove_smem
     proofs = []
@@ -129,8 +134,10 @@ def with_catalog_tables(options: Options) -> Options:
 
 
 def diff_documents(old: str | Path, new: str | Path, options: Options | None = None,
-                   max_bytes: int = MAX_BYTES) -> list[Change]:
+                   max_bytes: int | None = None) -> list[Change]:
     """Two revisions of a document compared layout by layout (``formal.writers.diff``)."""
+    from .prove.verdicts import Options
+    from .writers.diff import diff_models
     return diff_models(model_of([old], max_bytes), model_of([new], max_bytes),
                        with_catalog_tables(options or Options()))
 
@@ -139,6 +146,9 @@ def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(layouts, errata) as exported JSON records: the catalog as ``corrections.md`` fixes it
     (the maps the hardware must confirm), and the spec's layouts those corrections replace.
     The GPU runner and the evidence check take these as data."""
+    from .base.records import expand
+    from .model.resolve import catalog_model
+    from .writers.export import export_records
     doc = export_records(catalog_model(True).layouts, catalog_model(False).layouts)
     return expand(doc["layouts"]), list(doc["errata"])
 
@@ -246,3 +256,11 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             lays.append(lay)
         findings.extend(spec_table_findings(spec_tables(sd), cat_layouts))
     return ScaleProof(tuple(results), tuple(findings), tuple(lays))
+
+
+def catalog_entries(corrections: bool = False) -> list[IndexEntry] | None:
+    """The catalog's index (``formal.writers.views``): what ``find`` needs of each layout,
+    kept between runs so that naming one layout models nothing; None when no cache folder
+    is on (then the caller builds the model)."""
+    from .writers import views
+    return views.catalog_index(corrections) if views.enabled() else None

@@ -257,20 +257,26 @@ def _one(layouts: Sequence[Any], query: str) -> list[Any]:
 
 
 def _pick(args: argparse.Namespace) -> Any:
+    """The ``Figure`` of the layout ``args.id`` names: of the catalog alone, from the views
+    kept between runs (``formal.writers.views``: no model is built when they hold it)."""
+    from .writers.figures import figure
+    if not args.docs and not args.no_catalog:
+        from .api import catalog_entries
+        entries = catalog_entries()
+        if entries is not None:
+            from .writers.views import catalog_figure
+            return catalog_figure(_one(entries, args.id)[0])
     model = _read_model(args.docs, args.max_size, not args.no_catalog)
-    return _one(model.layouts, args.id)[0]
+    return figure(_one(model.layouts, args.id)[0])
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     from .parse.block_scale import read_query
-    from .writers.figures import ascii_grid
+    from .writers.figures import render_ascii
     facts = read_query(args.id)
     if facts is not None:
         return _show_scale(facts)
-    lay = _pick(args)
-    if lay is None:
-        return EXIT_USAGE
-    _write(ascii_grid(lay), None)
+    _write(render_ascii(_pick(args)), None)
     return EXIT_OK
 
 
@@ -303,8 +309,6 @@ def _show_scale(facts: dict[str, Any]) -> int:
 def cmd_draw(args: argparse.Namespace) -> int:
     from .writers import drawing, figures
     lay = _pick(args)
-    if lay is None:
-        return EXIT_USAGE
     if args.svg:
         _write(drawing.svg(lay), args.svg)
     elif args.png:
@@ -316,12 +320,26 @@ def cmd_draw(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         _write(data, args.png)
     else:
-        _write(figures.ascii_grid(lay), None)
+        _write(figures.render_ascii(lay), None)
     return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .api import model_of
+    if not args.docs and not args.no_catalog:
+        from .api import catalog_entries
+        entries = catalog_entries(args.corrections)
+        if entries is not None:  # the catalog's views: no model where they hold the export
+            from .writers.views import catalog_export
+            picked: list[Any] = []
+            for q in args.ids:
+                picked.extend(h for h in _one(entries, q) if h not in picked)
+            text, problems = catalog_export(picked if args.ids else None, args.format,
+                                            args.corrections)
+            _write(text, args.output)
+            for p in problems:
+                print(p, file=sys.stderr)
+            return EXIT_FINDINGS if problems and args.ids else EXIT_OK
     from .writers import export
     bar = _progress()
     model = _read_model(args.docs, args.max_size, not args.no_catalog, args.corrections,

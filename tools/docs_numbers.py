@@ -217,7 +217,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "tests": block_tests,
 }
 SLOW = {"audit", "tests"}  # seconds each: tests/test_docs.py checks them in its slow set
-ELSEWHERE = {"bench", "mutants"}  # written by bench/run.py and bench/mutants.py --write-docs
+ELSEWHERE = {"bench", "mutants", "load"}  # written by bench/run.py, bench/mutants.py and
+# bench/under_load.py --write-docs
 
 
 def blocks_in(text: str) -> list[tuple[str, str]]:

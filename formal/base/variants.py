@@ -77,6 +77,7 @@ class Shape:
     k: int
 
     @staticmethod
+    @cache  # a run asks for the same few shapes tens of thousands of times (the evidence)
     def parse(text: str) -> Shape | None:
         """``m16n8k32`` -> Shape(16, 8, 32); anything else -> None."""
         t = text.strip().lstrip(".")

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
-from ..model.layout import Layout
 from .figures import (
     ALERT,
     COLLISION,
@@ -30,6 +29,9 @@ from .figures import (
     lane_color,
     text_color,
 )
+
+if TYPE_CHECKING:
+    from ..model.layout import Layout
 
 
 def svg_for(lay: Layout, finding: Any) -> str | None:
@@ -245,9 +247,10 @@ def render_svg(fig: Figure) -> str:
     return "\n".join(out) + "\n"
 
 
-def svg(lay: Layout, marks: set[tuple[int, int]] | None = None) -> str:
-    """The figure as a standalone SVG document (deterministic: same layout, same bytes)."""
-    return render_svg(figure(lay, frozenset(marks or ())))
+def svg(lay: Layout | Figure, marks: set[tuple[int, int]] | None = None) -> str:
+    """The figure as a standalone SVG document (deterministic: same layout, same bytes); a
+    ``Figure`` already drawn (``writers.views``) is written as it is."""
+    return render_svg(lay if isinstance(lay, Figure) else figure(lay, frozenset(marks or ())))
 
 
 def _font(size: float, bold: bool) -> Any:
@@ -324,10 +327,13 @@ def _dashed(draw: Any, box: list[float], color: str, width: int, on: float,
             pos = end + off
 
 
-def png(lay: Layout, marks: set[tuple[int, int]] | None = None, scale: float = 2.0) -> bytes:
-    """The figure as PNG bytes; raises ImportError (with the install hint) without Pillow."""
+def png(lay: Layout | Figure, marks: set[tuple[int, int]] | None = None,
+        scale: float = 2.0) -> bytes:
+    """The figure as PNG bytes (of a ``Figure`` as it is); raises ImportError (with the
+    install hint) without Pillow."""
     try:
         import PIL  # noqa: F401
     except ImportError as exc:
         raise ImportError("PNG figures need Pillow: pip install 'ptxlayout[png]'") from exc
-    return render_png(figure(lay, frozenset(marks or ())), scale)
+    fig = lay if isinstance(lay, Figure) else figure(lay, frozenset(marks or ()))
+    return render_png(fig, scale)

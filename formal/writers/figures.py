@@ -32,10 +32,10 @@ The kinds of operand draw different cells:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model.cells import cells_and_names
-from ..model.layout import Layout
+if TYPE_CHECKING:  # at run time only figure() needs the model (writers.views draws without it)
+    from ..model.layout import Layout
 
 # ---- colours --------------------------------------------------------------------------------
 
@@ -374,6 +374,7 @@ def _metadata_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, .
 def figure(lay: Layout, marks: set[tuple[int, int]] | frozenset[tuple[int, int]] = frozenset(),
            ) -> Figure:
     """The layout's grid(s), computed from its formulas: the model every renderer draws."""
+    from ..model.cells import cells_and_names
     title, sub = _titles(lay)
     kind = "metadata" if lay.operand == "metadata" else "sparse" if lay.sparse_a else "dense"
     names, table = cells_and_names(lay)
