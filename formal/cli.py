@@ -43,6 +43,13 @@ class UsageError(Exception):
 def _writable(output: str) -> Path:
     """``output``'s path, its folder created when missing; a ``UsageError`` when it cannot be
     written there (a file in the way, no permission)."""
+    try:
+        return _writable_path(output)
+    except OSError as exc:  # a name too long, a loop of links: is_dir() itself fails
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
+
+
+def _writable_path(output: str) -> Path:
     from pathlib import Path  # not at load: --version and --help import nothing they don't use
     path = Path(output)
     if path.is_dir():
@@ -139,14 +146,22 @@ def _read_model(docs: Sequence[str], max_size: int, use_catalog: bool = True,
     models = [model_of(g, max_size, use_catalog, corrections,
                        _reading(bar, k, len(docs)) if each else _reading(bar))
               for k, g in enumerate(groups)]
-    bad = [line for m in models for line in _unread(m.findings)]
+    _refuse_unread([f for m in models for f in m.findings])
+    return models if each else models[0]
+
+
+def _refuse_unread(findings: Sequence[Any]) -> None:
+    """A ``UsageError`` naming every document that could not be read (one line for one)."""
+    bad = _unread(findings)
+    if len(bad) == 1:
+        raise UsageError(f"cannot read the input: {bad[0]}")
     if bad:
         raise UsageError("cannot read the input:\n  " + "\n  ".join(bad))
-    return models if each else models[0]
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
+    from .base.files import load_json
     from .writers.ledger import accept_entry_problem, accepts_any
     from .writers.report import render
     accept: list[dict[str, Any]] | None = None
@@ -156,11 +171,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
         accept = []
         for path in args.accept or ():
             try:
-                with open(path, encoding="utf-8") as fj:
-                    data = json.loads(fj.read())
-            except (OSError, ValueError) as exc:
-                print(f"ptxlayout: cannot read {path}: {exc}", file=sys.stderr)
-                return EXIT_USAGE
+                data = load_json(path)
+            except OSError as exc:
+                raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+            except ValueError as exc:
+                raise UsageError(f"cannot read {path}: {exc}") from exc
             if not isinstance(data, list):
                 print(f"ptxlayout: {path}: expected a JSON list of accepted findings",
                       file=sys.stderr)
@@ -182,6 +197,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     opts = _options(args)
     run = analyze(args.docs, opts, args.max_size, not args.no_catalog,
                   args.corrections, accept, _reading(opts.progress))
+    _refuse_unread(run.model.findings)  # a document not read is exit 2, not an erratum
     proof = run.proof
     for path, k, entry in named:
         if not accepts_any(entry, proof.findings):
@@ -209,7 +225,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
                              f"{exc.strerror or exc}") from exc
     if args.check_ledger:
         from .writers.ledger import check_ledger
-        drift = check_ledger(args.check_ledger, run.model, proof)
+        try:
+            drift = check_ledger(args.check_ledger, run.model, proof)
+        except OSError as exc:
+            raise UsageError(f"cannot read the ledger in {args.check_ledger}: "
+                             f"{exc.strerror or exc}") from exc
+        except ValueError as exc:
+            raise UsageError(f"cannot read the ledger: {exc}") from exc
         for line in drift:
             print(line, file=sys.stderr)
         if drift:
@@ -359,8 +381,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    import json
-
+    from .base.files import load_json
     from .prove.evidence import Evidence
     from .writers.evidence import owed, stale
     try:
@@ -375,8 +396,7 @@ def cmd_evidence(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.layouts:
         try:
-            with open(args.layouts, encoding="utf-8") as fh:
-                doc = json.load(fh)
+            doc = load_json(args.layouts)
             records: list[Any] = list(doc["layouts"])
             errata: list[Any] = list(doc.get("errata") or ())
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -625,6 +645,22 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+# the modules every command but 'gpu --layouts' needs (the package's dependencies)
+PROVER_MODULES = ("lark", "sympy", "z3", "mpmath")
+
+
+def _tolerant_streams() -> None:
+    """stdout and stderr that print what their encoding lacks as escapes (a check mark on an
+    ASCII terminal, ``PYTHONIOENCODING=ascii``) instead of ending in UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # pragma: no cover - a stream already in use
+                pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"ptxlayout {__version__}")  # the one answer that needs no parser
@@ -634,6 +670,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # trees, verdicts); with the default thresholds the collector walks them again and
     # again, about a tenth of a fresh run.  Cycles are still collected, less often.
     gc.set_threshold(*GC_THRESHOLDS)
+    _tolerant_streams()
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -659,6 +696,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except ModuleNotFoundError as exc:
+        if exc.name not in PROVER_MODULES or os.environ.get("PTXLAYOUT_DEBUG"):
+            raise
+        # 'pip install --no-deps ptxlayout' beside numpy: enough for 'gpu --layouts' only
+        print(f"ptxlayout: {args.command} needs the prover's dependencies, and '{exc.name}' "
+              "is not installed: pip install ptxlayout (z3-solver, sympy, lark); a numpy-only "
+              "install runs 'ptxlayout gpu --layouts FILE' only", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
         if os.environ.get("PTXLAYOUT_DEBUG"):
             raise

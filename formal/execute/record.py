@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.files import FileProblem, load_json
 from ..base.progress import progress
 from ..base.records import expand
 from . import gpu_matrix
@@ -185,8 +186,10 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     p = Path(path)
     if p.is_dir():
         p = p / "layouts.json"
-    with open(p, encoding="utf-8") as fh:
-        doc = json.load(fh)
+    try:
+        doc = load_json(p)
+    except FileProblem as exc:
+        raise FileProblem(f"{p}: {exc}") from None
     recs = doc.get("layouts") if isinstance(doc, dict) else None
     if not isinstance(recs, list):
         raise ValueError(f"{p}: not a layouts export (no 'layouts' list)")

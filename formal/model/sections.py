@@ -57,6 +57,9 @@ def _names_warpid(program: S.Program) -> bool:
 # ---- expressions from the parse tree ------------------------------------------------------------
 
 
+MAX_CHAIN = 32  # definitions one formula may reach through (the spec's deepest: 3)
+
+
 class _Builder:
     """AST expressions -> SymPy, with the block's definitions substituted."""
 
@@ -141,6 +144,10 @@ class _Builder:
             raise _Bad(e.pos, f"'{n}' is not defined{hint}")
         if n in self.active:
             raise _Bad(e.pos, f"'{n}' is defined in terms of itself")
+        if len(self.active) >= MAX_CHAIN:  # 250 'x_k = x_k-1' lines: not a formula, a wall
+            raise _Bad(e.pos, f"'{n}' is reached through more than {MAX_CHAIN} chained "
+                              "definitions; the limit is there so that no chain exhausts "
+                              "the stack")
         self.active.add(n)
         try:
             f = self.formula(d)
@@ -419,6 +426,9 @@ def _build_formulas(ctx: SectionContext, builder: _Builder, program: S.Program,
         except _Bad as exc:
             src = _case_src(d, exc)
             ctx.findings.append(error("model", src.span(exc.pos), exc.message))
+        except RecursionError:  # an expression nested hundreds deep
+            ctx.findings.append(error("model", d.source, f"'{name}' is nested too deeply "
+                                                         "to build"))
     return out
 
 

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..base.files import load_json
 from ..base.source import Finding
 from ..model.layout import Model
 from ..prove.verdicts import Proof
@@ -72,11 +73,20 @@ def write_ledger(directory: str | Path, model: Model, proof: Proof) -> Path:
     return path
 
 
+def _load(path: Path) -> Any:
+    """A ledger file's JSON (``base.files.load_json``: a FIFO, a nesting too deep or a
+    file that is not JSON is a ``ValueError`` naming the file)."""
+    try:
+        return load_json(path)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def load_accepted(directory: str | Path) -> list[dict[str, Any]]:
     p = Path(directory) / ACCEPTED
     if not p.exists():
         return []
-    data = json.loads(p.read_text(encoding="utf-8"))
+    data = _load(p)
     if not isinstance(data, list):
         raise ValueError(f"{p}: expected a JSON list of accepted findings")
     for k, entry in enumerate(data):
@@ -151,12 +161,15 @@ def mark_accepted(proof: Proof, entries: Sequence[dict[str, Any]]) -> Proof:
 
 
 def check_ledger(directory: str | Path, model: Model, proof: Proof) -> list[str]:
-    """Every way the current proof differs from the ledger, one line each (empty: no drift)."""
+    """Every way the current proof differs from the ledger, one line each (empty: no drift);
+    a ledger that cannot be read is an ``OSError`` or ``ValueError``."""
     d = Path(directory)
     path = d / LEDGER
     if not path.exists():
         return [f"{path}: no ledger (write one with --ledger {directory})"]
-    old = json.loads(path.read_text(encoding="utf-8"))
+    old = _load(path)  # an unreadable ledger is an OSError or ValueError, not drift
+    if not isinstance(old, dict) or not isinstance(old.get("layouts", {}), dict):
+        raise ValueError(f"{path}: not a ledger (a JSON object with 'layouts' and 'findings')")
     new = snapshot(model, proof)
     out: list[str] = []
     old_l, new_l = old.get("layouts", {}), new["layouts"]
