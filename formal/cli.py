@@ -42,27 +42,12 @@ class UsageError(Exception):
 
 def _writable(output: str) -> Path:
     """``output``'s path, its folder created when missing; a ``UsageError`` when it cannot be
-    written there (a file in the way, no permission)."""
+    written there (a file in the way, no permission, a name too long)."""
+    from .base.files import writable_path  # not at load: --version imports nothing else
     try:
-        return _writable_path(output)
-    except OSError as exc:  # a name too long, a loop of links: is_dir() itself fails
-        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
-
-
-def _writable_path(output: str) -> Path:
-    from pathlib import Path  # not at load: --version and --help import nothing they don't use
-    path = Path(output)
-    if path.is_dir():
-        raise UsageError(f"cannot write {output}: it is a folder")
-    blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
-    if blocker is not None:
-        raise UsageError(f"cannot write {output}: {blocker} is a file, not a folder")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: cannot create its folder "
-                         f"({exc.strerror or exc})") from exc
-    return path
+        return writable_path(output)
+    except ValueError as exc:
+        raise UsageError(f"cannot write {output}: {exc}") from exc
 
 
 # the options that name an output file
@@ -71,12 +56,10 @@ OUTPUTS = ("output", "svg", "png")
 
 def _write(text: str | bytes, output: str | None) -> None:
     if output:
+        from .base.files import write_atomic
         path = _writable(output)
-        try:
-            if isinstance(text, bytes):
-                path.write_bytes(text)
-            else:
-                path.write_text(text, encoding="utf-8")
+        try:  # all or nothing: a failed write leaves the old file as it was
+            write_atomic(path, text)
         except OSError as exc:
             raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
         return
@@ -161,32 +144,17 @@ def _refuse_unread(findings: Sequence[Any]) -> None:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
-    from .base.files import load_json
-    from .writers.ledger import accept_entry_problem, accepts_any
+    from .writers.ledger import accepts_any, read_accept_file
     from .writers.report import render
     accept: list[dict[str, Any]] | None = None
     named: list[tuple[str, int, dict[str, Any]]] = []  # (file, entry number, entry)
     if args.accept or args.strict:
-        import json
         accept = []
         for path in args.accept or ():
             try:
-                data = load_json(path)
-            except OSError as exc:
-                raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+                named.extend(read_accept_file(path))
             except ValueError as exc:
-                raise UsageError(f"cannot read {path}: {exc}") from exc
-            if not isinstance(data, list):
-                print(f"ptxlayout: {path}: expected a JSON list of accepted findings",
-                      file=sys.stderr)
-                return EXIT_USAGE
-            for k, entry in enumerate(data, 1):
-                why = accept_entry_problem(entry)
-                if why:
-                    print(f"ptxlayout: {path}: entry {k} {json.dumps(entry)} {why}",
-                          file=sys.stderr)
-                    return EXIT_USAGE
-                named.append((str(path), k, entry))
+                raise UsageError(str(exc)) from exc
         if args.strict:  # accepts nothing, whatever --accept names
             if named:
                 print("ptxlayout: --strict: the entries of --accept are not applied",
@@ -197,7 +165,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
     opts = _options(args)
     run = analyze(args.docs, opts, args.max_size, not args.no_catalog,
                   args.corrections, accept, _reading(opts.progress))
-    _refuse_unread(run.model.findings)  # a document not read is exit 2, not an erratum
+    # a document not read at all (missing, empty, binary, too big, a FIFO) is exit 2, not an
+    # erratum; one read with nothing to check in it is the report's error finding (exit 1)
+    _refuse_unread([f for d in run.model.documents if d.format == "unknown" for f in d.findings])
     proof = run.proof
     for path, k, entry in named:
         if not accepts_any(entry, proof.findings):
@@ -450,17 +420,10 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
                         "shipped with ptxlayout, proofs/evidence; 'none' to leave it out)")
 
 
-# The CuTe headers `ptxlayout audit cute` reads when given no PATH (of the installed wheel).
-AUDIT_DEFAULT_HEADERS = ("mma_traits_sm70.hpp", "mma_traits_sm75.hpp", "mma_traits_sm80.hpp",
-                         "mma_traits_sm90.hpp", "mma_traits_sm90_gmma.hpp",
-                         "mma_traits_sm90_gmma_sparse.hpp", "copy_traits_sm75.hpp",
-                         "copy_traits_sm90.hpp")
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .audit import audit_cute, installed_include
+    from .audit import AUDIT_DEFAULT_HEADERS, audit_cute, installed_include
     from .audit.report import render_audit
     paths = list(args.paths)
     include = installed_include()

@@ -126,7 +126,7 @@ def test_a_chain_of_300_definitions_is_a_finding_not_a_recursion_error(
     doc.write_text(text.replace(head, chain + "\ngroupID = x299\n", 1), encoding="utf-8")
     code, out, err = run(capsys, "prove", "--no-catalog", str(doc))
     assert code == 1 and "internal error" not in err
-    assert "is reached through more than 32 chained definitions" in out
+    assert "is reached through over 32 definitions" in out
     code, out, err = run(capsys, "diff", str(seeds["000"]), str(doc))
     assert code == 1 and "internal error" not in err
     assert "not-comparable  mma.m16n8k16.A.s8-u8" in out
@@ -256,3 +256,57 @@ def test_a_numpy_only_install_names_what_prove_is_missing() -> None:
         "ptxlayout: prove needs the prover's dependencies, and 'lark' is not installed: pip "
         "install ptxlayout (z3-solver, sympy, lark); a numpy-only install runs 'ptxlayout gpu "
         "--layouts FILE' only")
+
+
+# ---- class 2: every output is written all or nothing ------------------------------------
+
+
+def _failing_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """os.write in base.files fails after the first call, as a full disk would."""
+    import errno
+
+    from formal.base import files
+    calls = {"n": 0}
+    real = os.write
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, bytes(data[:10]))
+
+    monkeypatch.setattr(files.os, "write", write)
+
+
+def test_a_failed_write_of_o_or_the_ledger_leaves_the_old_file(
+        tmp_path: Path, seeds: dict[str, Path], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "report.txt"
+    out.write_text("the old report\n")
+    ledger = tmp_path / "led"
+    ledger.mkdir()
+    (ledger / "ledger.json").write_text('{"old": true}\n')
+    _failing_write(monkeypatch)
+    code, _o, err = run(capsys, "extract", "-o", str(out), str(seeds["000"]))
+    assert code == 2
+    assert one_line(err) == f"ptxlayout: cannot write {out}: No space left on device"
+    assert out.read_text() == "the old report\n"
+    code, _o, err = run(capsys, "prove", "--no-catalog", "--ledger", str(ledger),
+                        str(seeds["000"]))
+    assert code == 2
+    assert one_line(err) == (f"ptxlayout: cannot write the ledger to {ledger}: "
+                             "No space left on device")
+    assert (ledger / "ledger.json").read_text() == '{"old": true}\n'
+    assert sorted(p.name for p in tmp_path.rglob("*") if ".tmp" in p.name) == []
+
+
+def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    from formal.base.files import write_atomic
+    p = tmp_path / "x.json"
+    p.write_text("old")
+    p.chmod(0o640)
+    write_atomic(p, "new")
+    assert p.read_text() == "new" and (p.stat().st_mode & 0o777) == 0o640
+    write_atomic(tmp_path / "fresh", b"\x00\x01")
+    assert (tmp_path / "fresh").read_bytes() == b"\x00\x01"
+    assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []

@@ -349,8 +349,12 @@ def test_a_document_with_nothing_to_check_is_not_a_pass(capsys: pytest.CaptureFi
     other = tmp_path / "notes.md"
     other.write_text("# Release notes\n\nNothing about matrix fragments here.\n",
                      encoding="utf-8")
-    for argv in (("prove", str(other), "--format", "json"), ("diff", str(other), str(other)),
-                 ("extract", str(other))):
+    code, out, _err = run(capsys, "prove", str(other), "--format", "json")
+    assert code == 1
+    (f,) = json.loads(out)["findings"]
+    assert (f["severity"], f["kind"], f["line"]) == ("error", "input", 1)
+    assert "nothing in it was checked" in f["message"]
+    for argv in (("diff", str(other), str(other)), ("extract", str(other))):
         code, _out, err = run(capsys, *argv)
         assert code == 2 and "nothing in it was checked" in err, argv
 

@@ -113,6 +113,26 @@ def load_json(path: str | Path, limit: int = MAX_JSON) -> Any:
     return parse_json(read_limited(path, limit))
 
 
+def writable_path(output: str | Path) -> Path:
+    """``output`` as a path whose folder exists (made when missing); a ``FileProblem`` saying
+    why it cannot be written there: it is a folder, a file stands where a folder should, the
+    folder cannot be made, the name is too long."""
+    path = Path(output)
+    try:
+        if path.is_dir():
+            raise FileProblem("it is a folder")
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise FileProblem(f"{blocker} is a file, not a folder")
+    except OSError as exc:  # a name too long, a loop of links: is_dir() itself fails
+        raise FileProblem(exc.strerror or str(exc)) from None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileProblem(f"cannot create its folder ({exc.strerror or exc})") from None
+    return path
+
+
 def write_atomic(path: str | Path, data: bytes | str) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` all or nothing: a temporary file in the same
     folder, moved over ``path`` with ``os.replace``.  On an ``OSError`` the temporary file is

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..base.files import FileProblem, load_json
+from ..base.files import FileProblem, load_json, write_atomic
 from ..base.progress import progress
 from ..base.records import expand
 from . import gpu_matrix
@@ -152,7 +152,7 @@ def write_evidence(report: Report, directory: str | Path) -> Path:
     slug = "".join(ch if ch.isalnum() else "-" for ch in str(ev.get("device", "gpu"))).strip("-")
     stamp = ev["date"].replace(":", "").replace("-", "")
     path = d / f"{slug.lower()}-{stamp}.json"
-    path.write_text(dumps_evidence(ev), encoding="utf-8")
+    write_atomic(path, dumps_evidence(ev))  # evidence is whole or absent
     return path
 
 

@@ -57,9 +57,6 @@ def _names_warpid(program: S.Program) -> bool:
 # ---- expressions from the parse tree ------------------------------------------------------------
 
 
-MAX_CHAIN = 32  # definitions one formula may reach through (the spec's deepest: 3)
-
-
 class _Builder:
     """AST expressions -> SymPy, with the block's definitions substituted."""
 
@@ -142,12 +139,9 @@ class _Builder:
             known = ", ".join(x for x in self.program.names() if x not in ("row", "col"))
             hint = f" (defined here: {known})" if known else ""
             raise _Bad(e.pos, f"'{n}' is not defined{hint}")
-        if n in self.active:
-            raise _Bad(e.pos, f"'{n}' is defined in terms of itself")
-        if len(self.active) >= MAX_CHAIN:  # 250 'x_k = x_k-1' lines: not a formula, a wall
-            raise _Bad(e.pos, f"'{n}' is reached through more than {MAX_CHAIN} chained "
-                              "definitions; the limit is there so that no chain exhausts "
-                              "the stack")
+        if n in self.active or len(self.active) >= 32:  # a loop; 'x1 = x0', 'x2 = x1', ...
+            raise _Bad(e.pos, f"'{n}' is " + ("defined in terms of itself" if n in self.active
+                                              else "reached through over 32 definitions"))
         self.active.add(n)
         try:
             f = self.formula(d)
@@ -426,9 +420,6 @@ def _build_formulas(ctx: SectionContext, builder: _Builder, program: S.Program,
         except _Bad as exc:
             src = _case_src(d, exc)
             ctx.findings.append(error("model", src.span(exc.pos), exc.message))
-        except RecursionError:  # an expression nested hundreds deep
-            ctx.findings.append(error("model", d.source, f"'{name}' is nested too deeply "
-                                                         "to build"))
     return out
 
 

@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..base.files import load_json
+from ..base.files import load_json, write_atomic
 from ..base.source import Finding
 from ..model.layout import Model
 from ..prove.verdicts import Proof
@@ -65,11 +65,11 @@ def write_ledger(directory: str | Path, model: Model, proof: Proof) -> Path:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     path = d / LEDGER
-    path.write_text(json.dumps(snapshot(model, proof), indent=1, sort_keys=True) + "\n",
-                    encoding="utf-8")
+    # all or nothing: a kill or a full disk leaves the old ledger, never an empty one
+    write_atomic(path, json.dumps(snapshot(model, proof), indent=1, sort_keys=True) + "\n")
     acc = d / ACCEPTED
     if not acc.exists():
-        acc.write_text("[]\n", encoding="utf-8")
+        write_atomic(acc, "[]\n")
     return path
 
 
@@ -100,6 +100,32 @@ def load_accepted(directory: str | Path) -> list[dict[str, Any]]:
 SELECTORS: dict[str, type] = {"kind": str, "layout": str, "document": str, "line": int,
                               "column": int, "message": str}
 NOTES = ("reason", "severity")
+
+
+def read_accept_file(path: str | Path) -> list[tuple[str, int, dict[str, Any]]]:
+    """The entries of an ``--accept`` file as (file, entry number, entry); a ``ValueError``
+    of one line when the file cannot be read or an entry cannot be used."""
+    try:
+        data = load_json(path)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    return accept_entries(data, str(path))
+
+
+def accept_entries(data: Any, where: str) -> list[tuple[str, int, dict[str, Any]]]:
+    """``data`` as a list of accept entries (``accept_entry_problem`` for each); a
+    ``ValueError`` naming ``where`` and the first entry that cannot be used."""
+    if not isinstance(data, list):
+        raise ValueError(f"{where}: expected a JSON list of accepted findings")
+    out = []
+    for k, entry in enumerate(data, 1):
+        why = accept_entry_problem(entry)
+        if why:
+            raise ValueError(f"{where}: entry {k} {json.dumps(entry)} {why}")
+        out.append((where, k, entry))
+    return out
 
 
 def accept_entry_problem(entry: Any) -> str:
