@@ -42,20 +42,12 @@ class UsageError(Exception):
 
 def _writable(output: str) -> Path:
     """``output``'s path, its folder created when missing; a ``UsageError`` when it cannot be
-    written there (a file in the way, no permission)."""
-    from pathlib import Path  # not at load: --version and --help import nothing they don't use
-    path = Path(output)
-    if path.is_dir():
-        raise UsageError(f"cannot write {output}: it is a folder")
-    blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
-    if blocker is not None:
-        raise UsageError(f"cannot write {output}: {blocker} is a file, not a folder")
+    written there (a file in the way, no permission, a name too long)."""
+    from .base.files import writable_path  # not at load: --version imports nothing else
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: cannot create its folder "
-                         f"({exc.strerror or exc})") from exc
-    return path
+        return writable_path(output)
+    except ValueError as exc:
+        raise UsageError(f"cannot write {output}: {exc}") from exc
 
 
 # the options that name an output file
@@ -64,12 +56,10 @@ OUTPUTS = ("output", "svg", "png")
 
 def _write(text: str | bytes, output: str | None) -> None:
     if output:
+        from .base.files import write_atomic
         path = _writable(output)
-        try:
-            if isinstance(text, bytes):
-                path.write_bytes(text)
-            else:
-                path.write_text(text, encoding="utf-8")
+        try:  # all or nothing: a failed write leaves the old file as it was
+            write_atomic(path, text)
         except OSError as exc:
             raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
         return
@@ -139,39 +129,32 @@ def _read_model(docs: Sequence[str], max_size: int, use_catalog: bool = True,
     models = [model_of(g, max_size, use_catalog, corrections,
                        _reading(bar, k, len(docs)) if each else _reading(bar))
               for k, g in enumerate(groups)]
-    bad = [line for m in models for line in _unread(m.findings)]
+    _refuse_unread([f for m in models for f in m.findings])
+    return models if each else models[0]
+
+
+def _refuse_unread(findings: Sequence[Any]) -> None:
+    """A ``UsageError`` naming every document that could not be read (one line for one)."""
+    bad = _unread(findings)
+    if len(bad) == 1:
+        raise UsageError(f"cannot read the input: {bad[0]}")
     if bad:
         raise UsageError("cannot read the input:\n  " + "\n  ".join(bad))
-    return models if each else models[0]
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
-    from .writers.ledger import accept_entry_problem, accepts_any
+    from .writers.ledger import accepts_any, read_accept_file
     from .writers.report import render
     accept: list[dict[str, Any]] | None = None
     named: list[tuple[str, int, dict[str, Any]]] = []  # (file, entry number, entry)
     if args.accept or args.strict:
-        import json
         accept = []
         for path in args.accept or ():
             try:
-                with open(path, encoding="utf-8") as fj:
-                    data = json.loads(fj.read())
-            except (OSError, ValueError) as exc:
-                print(f"ptxlayout: cannot read {path}: {exc}", file=sys.stderr)
-                return EXIT_USAGE
-            if not isinstance(data, list):
-                print(f"ptxlayout: {path}: expected a JSON list of accepted findings",
-                      file=sys.stderr)
-                return EXIT_USAGE
-            for k, entry in enumerate(data, 1):
-                why = accept_entry_problem(entry)
-                if why:
-                    print(f"ptxlayout: {path}: entry {k} {json.dumps(entry)} {why}",
-                          file=sys.stderr)
-                    return EXIT_USAGE
-                named.append((str(path), k, entry))
+                named.extend(read_accept_file(path))
+            except ValueError as exc:
+                raise UsageError(str(exc)) from exc
         if args.strict:  # accepts nothing, whatever --accept names
             if named:
                 print("ptxlayout: --strict: the entries of --accept are not applied",
@@ -182,6 +165,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
     opts = _options(args)
     run = analyze(args.docs, opts, args.max_size, not args.no_catalog,
                   args.corrections, accept, _reading(opts.progress))
+    # a document not read at all (missing, empty, binary, too big, a FIFO) is exit 2, not an
+    # erratum; one read with nothing to check in it is the report's error finding (exit 1)
+    _refuse_unread([f for d in run.model.documents if d.format == "unknown" for f in d.findings])
     proof = run.proof
     for path, k, entry in named:
         if not accepts_any(entry, proof.findings):
@@ -209,7 +195,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
                              f"{exc.strerror or exc}") from exc
     if args.check_ledger:
         from .writers.ledger import check_ledger
-        drift = check_ledger(args.check_ledger, run.model, proof)
+        try:
+            drift = check_ledger(args.check_ledger, run.model, proof)
+        except OSError as exc:
+            raise UsageError(f"cannot read the ledger in {args.check_ledger}: "
+                             f"{exc.strerror or exc}") from exc
+        except ValueError as exc:
+            raise UsageError(f"cannot read the ledger: {exc}") from exc
         for line in drift:
             print(line, file=sys.stderr)
         if drift:
@@ -407,8 +399,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    import json
-
+    from .base.files import load_json
     from .prove.evidence import Evidence
     from .writers.evidence import owed, stale
     try:
@@ -423,8 +414,7 @@ def cmd_evidence(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.layouts:
         try:
-            with open(args.layouts, encoding="utf-8") as fh:
-                doc = json.load(fh)
+            doc = load_json(args.layouts)
             records: list[Any] = list(doc["layouts"])
             errata: list[Any] = list(doc.get("errata") or ())
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -478,17 +468,10 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
                         "shipped with ptxlayout, proofs/evidence; 'none' to leave it out)")
 
 
-# The CuTe headers `ptxlayout audit cute` reads when given no PATH (of the installed wheel).
-AUDIT_DEFAULT_HEADERS = ("mma_traits_sm70.hpp", "mma_traits_sm75.hpp", "mma_traits_sm80.hpp",
-                         "mma_traits_sm90.hpp", "mma_traits_sm90_gmma.hpp",
-                         "mma_traits_sm90_gmma_sparse.hpp", "copy_traits_sm75.hpp",
-                         "copy_traits_sm90.hpp")
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .audit import audit_cute, installed_include
+    from .audit import AUDIT_DEFAULT_HEADERS, audit_cute, installed_include
     from .audit.report import render_audit
     paths = list(args.paths)
     include = installed_include()
@@ -673,6 +656,22 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+# the modules every command but 'gpu --layouts' needs (the package's dependencies)
+PROVER_MODULES = ("lark", "sympy", "z3", "mpmath")
+
+
+def _tolerant_streams() -> None:
+    """stdout and stderr that print what their encoding lacks as escapes (a check mark on an
+    ASCII terminal, ``PYTHONIOENCODING=ascii``) instead of ending in UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # pragma: no cover - a stream already in use
+                pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"ptxlayout {__version__}")  # the one answer that needs no parser
@@ -682,6 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # trees, verdicts); with the default thresholds the collector walks them again and
     # again, about a tenth of a fresh run.  Cycles are still collected, less often.
     gc.set_threshold(*GC_THRESHOLDS)
+    _tolerant_streams()
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -707,6 +707,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except ModuleNotFoundError as exc:
+        if exc.name not in PROVER_MODULES or os.environ.get("PTXLAYOUT_DEBUG"):
+            raise
+        # 'pip install --no-deps ptxlayout' beside numpy: enough for 'gpu --layouts' only
+        print(f"ptxlayout: {args.command} needs the prover's dependencies, and '{exc.name}' "
+              "is not installed: pip install ptxlayout (z3-solver, sympy, lark); a numpy-only "
+              "install runs 'ptxlayout gpu --layouts FILE' only", file=sys.stderr)
+        return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - the last line of defence: no tracebacks
         if os.environ.get("PTXLAYOUT_DEBUG"):
             raise

@@ -230,10 +230,19 @@ def test_a_clean_section_proves(tmp_path: Path) -> None:
     ("cycle.txt", SECTION.replace("%laneid >> 2", "groupID + 1"), "itself"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 20 else "")
 def test_hostile_input_is_a_finding(tmp_path: Path, name: str, data: bytes | str,
-                                    needle: str) -> None:
+                                    needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run_cli(tmp_path, name, data)
+    if name in UNREAD:  # not read at all: a usage error (issue 29), one line on stderr
+        err = capsys.readouterr().err
+        assert code == 2 and out == "", out[:2000]
+        assert needle in err and len(err.splitlines()) == 1, err
+        return
     assert code == 1, out[:2000]
     assert needle in out, out[:3000]
+
+
+# the documents that are not read at all (empty, binary, over the size limit)
+UNREAD = ("empty.txt", "junk.bin", "big.txt")
 
 
 def test_a_huge_range_is_a_warning_decided_without_enumerating(tmp_path: Path) -> None:
@@ -270,11 +279,12 @@ def test_cli_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["show", "mma.m99n8k1.A.s8"]) == 2
 
 
-def test_missing_file_is_a_finding(tmp_path: Path) -> None:
+def test_missing_file_is_a_usage_error(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "o.json"
     code = main(["prove", str(tmp_path / "nope.txt"), "--format", "json", "-o", str(out)])
-    assert code == 1
-    assert "cannot read the document" in out.read_text()
+    assert code == 2 and not out.exists()  # no report of a run that read nothing
+    assert "cannot read the document: No such file" in capsys.readouterr().err
 
 
 def test_seed_paths_are_outside_the_project() -> None:

@@ -32,8 +32,14 @@ from __future__ import annotations
 from ..model.cute import CuteLayout, evaluate, parse_text
 from .audit import AtomResult, Audit, Entry, audit_cute
 
-__all__ = ["Audit", "AtomResult", "CuteLayout", "Entry", "audit_cute", "evaluate",
-           "installed_include", "parse_text"]
+__all__ = ["AUDIT_DEFAULT_HEADERS", "Audit", "AtomResult", "CuteLayout", "Entry", "audit_cute",
+           "evaluate", "installed_include", "parse_text"]
+
+# The CuTe headers `ptxlayout audit cute` reads when given no PATH (of the installed wheel).
+AUDIT_DEFAULT_HEADERS = ("mma_traits_sm70.hpp", "mma_traits_sm75.hpp", "mma_traits_sm80.hpp",
+                         "mma_traits_sm90.hpp", "mma_traits_sm90_gmma.hpp",
+                         "mma_traits_sm90_gmma_sparse.hpp", "copy_traits_sm75.hpp",
+                         "copy_traits_sm90.hpp")
 
 
 def installed_include() -> str | None:

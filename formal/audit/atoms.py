@@ -334,7 +334,8 @@ def read_atoms(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) \
         elif path.is_file():
             files.append(path)
         else:
-            findings.append(warning("cute-input", Span(str(path), 0, 0), "no such file"))
+            findings.append(warning("cute-input", Span(str(path), 0, 0),
+                                    "not a plain file" if path.exists() else "no such file"))
     env = Env(files, include_dirs)
     findings.extend(env.findings)
     by_path = {h.path: h for h in env.headers}

@@ -26,7 +26,10 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from ..base.files import FileProblem, read_limited
 from .project import Finding, Span, build_parser, warning
+
+MAX_HEADER = 32 * 1024 * 1024  # bytes: CuTe's largest header is under 2 MB
 
 # ---- syntax -------------------------------------------------------------------------------
 
@@ -325,10 +328,12 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
     name = str(path)
     if text is None:
         try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError as e:
+            # the type before the open (a FIFO never blocks), and at most MAX_HEADER bytes
+            text = read_limited(path, MAX_HEADER).decode("utf-8", errors="replace")
+        except (OSError, FileProblem) as e:
             return CppHeader(name, findings=(warning("header", Span(name, 0, 0),
-                                                  f"cannot read: {e.strerror}"),))
+                                                  f"cannot read: "
+                                                  f"{getattr(e, 'strerror', None) or e}"),))
     findings: list[Finding] = []
 
     def on_error(e: UnexpectedInput) -> bool:
@@ -358,7 +363,12 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
         findings.append(warning("cute-syntax", Span(name, line, 0),
                                 "the header's braces do not balance; read nothing from it"))
         return CppHeader(name, findings=tuple(findings))
-    items = _Syntax().transform(tree)
+    try:
+        items = _Syntax().transform(tree)
+    except RecursionError:  # 200 nested Shape<...>: no CuTe atom nests more than a few
+        findings.append(warning("cute-syntax", Span(name, 0, 0),
+                                "nested too deeply to read; read nothing from it"))
+        return CppHeader(name, findings=tuple(findings))
     aliases: list[Alias] = []
     structs: list[Struct] = []
     includes: list[str] = []

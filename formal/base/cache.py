@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from .files import MAX_DEPTH, too_deep
+
 MAX_ENTRY = 8 * 1024 * 1024  # bytes: a bigger file is not ours
 _STATE = {"enabled": True}
 _WARNED: set[str] = set()
@@ -77,43 +79,57 @@ def _unsafe(st: os.stat_result, what: str) -> str | None:
 @contextmanager
 def folder(sub: str = "") -> Iterator[int | None]:
     """An open handle on the cache folder (or its subfolder ``sub``, made 0o700 when
-    missing) that passed the checks, else None (with a warning where a check failed)."""
+    missing) that passed the checks, else None (with a warning where a check failed).  The
+    folder above is checked before ``sub`` is made in it: ``PTXLAYOUT_CACHE_DIR=/tmp`` is
+    refused with nothing created in ``/tmp``."""
     top = root()
     if top is None or not hasattr(os, "geteuid") or not hasattr(os, "O_NOFOLLOW"):
         yield None
         return
-    path = os.path.join(top, sub) if sub else top
-    fd = None
+    fds: list[int] = []
     try:
-        try:
-            os.makedirs(top, mode=0o700, exist_ok=True)  # both made private, not as umask says
+        fd = _checked(top, None, "", "folder")
+        if fd is not None:
+            fds.append(fd)
             if sub:
-                os.makedirs(path, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            warn(path, f"cannot make the folder ({exc.strerror or exc})")
-            yield None
-            return
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        except OSError as exc:
-            warn(path, "it is a symbolic link" if os.path.islink(path) else
-                 f"cannot open the folder ({exc.strerror or exc})")
-            yield None
-            return
-        why: str | None = _unsafe(os.fstat(fd), "folder")
-        if why is None and sub:  # the parent too: whoever can write it can swap the subfolder
-            try:
-                why = _unsafe(os.stat(top, follow_symlinks=False), "folder above it")
-            except OSError as exc:
-                why = f"cannot check {top} ({exc.strerror or exc})"
-        if why is not None:
-            warn(path, why)
-            yield None
-            return
+                fd = _checked(os.path.join(top, sub), fd, sub, "folder")
+                if fd is not None:
+                    fds.append(fd)
         yield fd
     finally:
-        if fd is not None:
-            os.close(fd)
+        for f in fds:
+            os.close(f)
+
+
+def _checked(path: str, parent: int | None, name: str, what: str) -> int | None:
+    """An open handle on the folder ``path`` (``name`` inside the open folder ``parent``,
+    or ``path`` itself), made 0o700 when missing, when it is no symbolic link and only the
+    current user can write it; else None, with a warning."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        if parent is None:
+            os.makedirs(path, mode=0o700, exist_ok=True)  # private, not as umask says
+        else:
+            try:
+                os.mkdir(name, mode=0o700, dir_fd=parent)
+            except FileExistsError:
+                pass
+    except OSError as exc:
+        warn(path, f"cannot make the folder ({exc.strerror or exc})")
+        return None
+    try:
+        fd = os.open(name if parent is not None else path, flags,
+                     **({"dir_fd": parent} if parent is not None else {}))
+    except OSError as exc:
+        warn(path, "it is a symbolic link" if os.path.islink(path) else
+             f"cannot open the folder ({exc.strerror or exc})")
+        return None
+    why = _unsafe(os.fstat(fd), what)
+    if why is not None:
+        os.close(fd)
+        warn(path, why)
+        return None
+    return fd
 
 
 def read_json(fd: int, name: str, where: str,
@@ -123,7 +139,10 @@ def read_json(fd: int, name: str, where: str,
     ``object_hook``."""
     path = os.path.join(where, name)
     try:
-        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
+        # O_NONBLOCK: a FIFO planted as an entry is opened at once, then refused as not a
+        # plain file, where a plain open would wait for a writer forever
+        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0),
+                    dir_fd=fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -145,10 +164,18 @@ def read_json(fd: int, name: str, where: str,
     finally:
         os.close(f)
     try:
-        return json.loads(data.decode("utf-8"), object_hook=hook)
+        value = json.loads(data.decode("utf-8"), object_hook=hook)
+        why = f"JSON nested deeper than {MAX_DEPTH} levels" if too_deep(value) else ""
+    except RecursionError:
+        why = f"JSON nested deeper than {MAX_DEPTH} levels"
     except (UnicodeDecodeError, ValueError) as exc:
-        warn(path, f"not valid JSON ({exc.__class__.__name__})")
+        why = f"not valid JSON ({exc.__class__.__name__})"
+    if why:
+        # discarded, so that it does not trouble every later run: the next write replaces it
+        warn(path, why + "; removed")
+        remove(fd, name)
         return None
+    return value
 
 
 def write_json(fd: int, name: str, value: Any) -> bool:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.files import FileProblem, load_json, write_atomic
 from ..base.progress import progress
 from ..base.records import expand
 from .devices import device_problem
@@ -162,7 +163,7 @@ def write_evidence(report: Report, directory: str | Path) -> Path:
     slug = "".join(ch if ch.isalnum() else "-" for ch in str(ev.get("device", "gpu"))).strip("-")
     stamp = ev["date"].replace(":", "").replace("-", "")
     path = d / f"{slug.lower()}-{stamp}.json"
-    path.write_text(dumps_evidence(ev), encoding="utf-8")
+    write_atomic(path, dumps_evidence(ev))  # evidence is whole or absent
     return path
 
 
@@ -196,8 +197,10 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     p = Path(path)
     if p.is_dir():
         p = p / "layouts.json"
-    with open(p, encoding="utf-8") as fh:
-        doc = json.load(fh)
+    try:
+        doc = load_json(p)
+    except FileProblem as exc:
+        raise FileProblem(f"{p}: {exc}") from None
     recs = doc.get("layouts") if isinstance(doc, dict) else None
     if not isinstance(recs, list):
         raise ValueError(f"{p}: not a layouts export (no 'layouts' list)")

@@ -141,8 +141,9 @@ class _Builder:
             known = ", ".join(x for x in self.program.names() if x not in ("row", "col"))
             hint = f" (defined here: {known})" if known else ""
             raise _Bad(e.pos, f"'{n}' is not defined{hint}")
-        if n in self.active:
-            raise _Bad(e.pos, f"'{n}' is defined in terms of itself")
+        if n in self.active or len(self.active) >= 32:  # a loop; 'x1 = x0', 'x2 = x1', ...
+            raise _Bad(e.pos, f"'{n}' is " + ("defined in terms of itself" if n in self.active
+                                              else "reached through over 32 definitions"))
         self.active.add(n)
         try:
             f = self.formula(d)

@@ -54,12 +54,12 @@ This module imports neither numpy nor the prover at import time.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.files import FileProblem, load_json
 from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
@@ -182,8 +182,14 @@ class Evidence:
             raise FileNotFoundError(f"no evidence at {p}")
         files = []
         for q in paths:
-            with open(q, encoding="utf-8") as fh:
-                doc = json.load(fh)
+            try:
+                doc = load_json(q)
+            except FileProblem as exc:
+                raise FileProblem(f"{q}: {exc}") from None
+            if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) \
+                    or not isinstance(doc.get("device"), str):
+                raise FileProblem(f"{q}: not an evidence file (a JSON object with a "
+                                  "'device' and a list of 'runs')")
             f = EvidenceFile(str(q), str(doc.get("device", "?")), int(doc.get("sm") or 0),
                              str(doc.get("driver", "?")), str(doc.get("date", "")),
                              discovered=dict(doc.get("discovered") or {}),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..base.files import FileProblem, read_limited
 from ..base.source import Finding, SourceText, error
 from .blocks import MAX_BYTES, Document
 from .html import html_blocks
@@ -124,17 +125,20 @@ def _quoted(lines: list[str]) -> list[int] | None:
 
 
 def read_path(path: str | Path, max_bytes: int = MAX_BYTES, name: str | None = None) -> Document:
-    p = Path(path)
+    """The document at ``path``; a folder, a FIFO, a device (``/dev/zero``) or a file over
+    ``max_bytes`` is a finding, found before anything is opened or read (``base.files``)."""
     label = name or str(path)
     try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            return Document(label, "unknown", (), (error(
-                "input", SourceText.at("", label, 1),
-                f"the document is {size} bytes; the limit is {max_bytes} (raise it with "
-                "--max-size)"),))
-        data = p.read_bytes()
+        data = read_limited(path, max_bytes)
+    except FileProblem as exc:
+        why = str(exc)
+        if why.startswith("it is") and "bytes" in why:
+            why = why.replace("it is", "the document is", 1) + " (raise it with --max-size)"
+        else:
+            why = f"cannot read the document: {why}"
+        return Document(label, "unknown", (), (error("input", SourceText.at("", label, 1), why),))
     except OSError as exc:
         return Document(label, "unknown", (), (error(
-            "input", SourceText.at("", label, 1), f"cannot read the document: {exc.strerror}"),))
+            "input", SourceText.at("", label, 1),
+            f"cannot read the document: {exc.strerror or exc}"),))
     return read_bytes(data, label, max_bytes)

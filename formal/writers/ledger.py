@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..base.files import load_json, write_atomic
 from ..base.source import Finding
 from ..model.layout import Model
 from ..prove.verdicts import Proof
@@ -64,19 +65,28 @@ def write_ledger(directory: str | Path, model: Model, proof: Proof) -> Path:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     path = d / LEDGER
-    path.write_text(json.dumps(snapshot(model, proof), indent=1, sort_keys=True) + "\n",
-                    encoding="utf-8")
+    # all or nothing: a kill or a full disk leaves the old ledger, never an empty one
+    write_atomic(path, json.dumps(snapshot(model, proof), indent=1, sort_keys=True) + "\n")
     acc = d / ACCEPTED
     if not acc.exists():
-        acc.write_text("[]\n", encoding="utf-8")
+        write_atomic(acc, "[]\n")
     return path
+
+
+def _load(path: Path) -> Any:
+    """A ledger file's JSON (``base.files.load_json``: a FIFO, a nesting too deep or a
+    file that is not JSON is a ``ValueError`` naming the file)."""
+    try:
+        return load_json(path)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def load_accepted(directory: str | Path) -> list[dict[str, Any]]:
     p = Path(directory) / ACCEPTED
     if not p.exists():
         return []
-    data = json.loads(p.read_text(encoding="utf-8"))
+    data = _load(p)
     if not isinstance(data, list):
         raise ValueError(f"{p}: expected a JSON list of accepted findings")
     for k, entry in enumerate(data):
@@ -90,6 +100,32 @@ def load_accepted(directory: str | Path) -> list[dict[str, Any]]:
 SELECTORS: dict[str, type] = {"kind": str, "layout": str, "document": str, "line": int,
                               "column": int, "message": str}
 NOTES = ("reason", "severity")
+
+
+def read_accept_file(path: str | Path) -> list[tuple[str, int, dict[str, Any]]]:
+    """The entries of an ``--accept`` file as (file, entry number, entry); a ``ValueError``
+    of one line when the file cannot be read or an entry cannot be used."""
+    try:
+        data = load_json(path)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from None
+    return accept_entries(data, str(path))
+
+
+def accept_entries(data: Any, where: str) -> list[tuple[str, int, dict[str, Any]]]:
+    """``data`` as a list of accept entries (``accept_entry_problem`` for each); a
+    ``ValueError`` naming ``where`` and the first entry that cannot be used."""
+    if not isinstance(data, list):
+        raise ValueError(f"{where}: expected a JSON list of accepted findings")
+    out = []
+    for k, entry in enumerate(data, 1):
+        why = accept_entry_problem(entry)
+        if why:
+            raise ValueError(f"{where}: entry {k} {json.dumps(entry)} {why}")
+        out.append((where, k, entry))
+    return out
 
 
 def accept_entry_problem(entry: Any) -> str:
@@ -151,12 +187,15 @@ def mark_accepted(proof: Proof, entries: Sequence[dict[str, Any]]) -> Proof:
 
 
 def check_ledger(directory: str | Path, model: Model, proof: Proof) -> list[str]:
-    """Every way the current proof differs from the ledger, one line each (empty: no drift)."""
+    """Every way the current proof differs from the ledger, one line each (empty: no drift);
+    a ledger that cannot be read is an ``OSError`` or ``ValueError``."""
     d = Path(directory)
     path = d / LEDGER
     if not path.exists():
         return [f"{path}: no ledger (write one with --ledger {directory})"]
-    old = json.loads(path.read_text(encoding="utf-8"))
+    old = _load(path)  # an unreadable ledger is an OSError or ValueError, not drift
+    if not isinstance(old, dict) or not isinstance(old.get("layouts", {}), dict):
+        raise ValueError(f"{path}: not a ledger (a JSON object with 'layouts' and 'findings')")
     new = snapshot(model, proof)
     out: list[str] = []
     old_l, new_l = old.get("layouts", {}), new["layouts"]

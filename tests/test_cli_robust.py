@@ -1,0 +1,312 @@
+"""Issue 29, class 1: hostile or unreadable input is exit 2 with one line, never a hang or a
+traceback.
+
+Every case runs the console entry point and asserts the exit status, the one stderr line and
+that no "internal error" or traceback reached the user: a missing document, a folder, an
+empty or binary file, a FIFO (which an ``open()`` would wait on forever) and ``/dev/zero``
+(size 0, endless) for ``prove``; FIFOs where a cache entry, an evidence file or a CuTe
+header should be; JSON nested thousands deep in ``--accept``, the ledger, an evidence file
+and a cache entry (which is removed, so that later runs are not troubled); an evidence file
+that is not one (``[]``, ``{"a": 1}``); 300 chained definitions; 200 nested ``Shape<``; a
+300-character ``-o`` name; an ASCII-only stdout; a numpy-only install.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from formal.base.files import FileProblem, load_json, parse_json, read_limited
+from formal.cli import main
+
+from .conftest import ROOT
+
+DEEP = "[" * 5000 + "]" * 5000
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def one_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "internal error" not in err and "Traceback" not in err, err
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def fifo(path: Path) -> Path:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(path)
+    return path
+
+
+# ---- the helper itself --------------------------------------------------------------------------
+
+
+def test_read_limited_refuses_what_is_not_a_plain_file_before_opening_it(tmp_path: Path) -> None:
+    with pytest.raises(FileProblem, match="it is a folder, not a plain file"):
+        read_limited(tmp_path)
+    with pytest.raises(FileProblem, match="it is a FIFO, not a plain file"):
+        read_limited(fifo(tmp_path / "f"))  # would block forever if it were opened
+    if Path("/dev/zero").exists():
+        with pytest.raises(FileProblem, match="character device"):
+            read_limited("/dev/zero")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 11)
+    with pytest.raises(FileProblem, match="it is 11 bytes; the limit is 10"):
+        read_limited(big, 10)
+    assert read_limited(big, 11) == b"x" * 11
+    with pytest.raises(FileNotFoundError):
+        read_limited(tmp_path / "missing")
+
+
+def test_parse_json_refuses_deep_nesting_and_keeps_shallow_values() -> None:
+    with pytest.raises(FileProblem, match="nested deeper than 64"):
+        parse_json(DEEP)
+    with pytest.raises(FileProblem, match="nested deeper than 64"):
+        parse_json("[" * 65 + "]" * 65)  # too deep for us, though json.loads takes it
+    assert parse_json("[" * 64 + "]" * 64) is not None
+    assert parse_json('{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
+    with pytest.raises(FileProblem, match="not UTF-8"):
+        parse_json(b"\xff\xfe")
+
+
+# ---- prove: an input that cannot be read is 2, with one line ------------------------------------
+
+
+@pytest.mark.parametrize("what", ["missing", "folder", "empty", "binary", "fifo", "devzero",
+                                  "oversize"])
+def test_prove_of_an_unreadable_document_is_a_usage_error(
+        what: str, tmp_path: Path, seeds: dict[str, Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    path, extra, said = tmp_path / what, [], ""
+    if what == "missing":
+        said = "No such file or directory"
+    elif what == "folder":
+        path.mkdir()
+        said = "it is a folder, not a plain file"
+    elif what == "empty":
+        path.write_text("\n")
+        said = "the document is empty"
+    elif what == "binary":
+        path.write_bytes(b"\x00\x01" * 100)
+        said = "binary data"
+    elif what == "fifo":
+        fifo(path)
+        said = "it is a FIFO, not a plain file"
+    elif what == "devzero":
+        if not Path("/dev/zero").exists():
+            pytest.skip("no /dev/zero")
+        path, said = Path("/dev/zero"), "it is a character device, not a plain file"
+    else:
+        path = seeds["000"]
+        extra, said = ["--max-size", "100"], "the limit is 100 (raise it with --max-size)"
+    code, _out, err = run(capsys, "prove", "--no-catalog", *extra, str(path))
+    line = one_line(err)
+    assert code == 2
+    assert line.startswith(f"ptxlayout: cannot read the input: {path}:1:1: error: input: ")
+    assert said in line
+
+
+def test_a_chain_of_300_definitions_is_a_finding_not_a_recursion_error(
+        tmp_path: Path, seeds: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    text = seeds["000"].read_text(encoding="utf-8")
+    head = "groupID           = %laneid >> 2\n"
+    assert head in text
+    chain = "\n".join(["x0 = %laneid >> 2"] + [f"x{k} = x{k - 1}" for k in range(1, 300)])
+    doc = tmp_path / "chain.txt"
+    doc.write_text(text.replace(head, chain + "\ngroupID = x299\n", 1), encoding="utf-8")
+    code, out, err = run(capsys, "prove", "--no-catalog", str(doc))
+    assert code == 1 and "internal error" not in err
+    assert "is reached through over 32 definitions" in out
+    code, out, err = run(capsys, "diff", str(seeds["000"]), str(doc))
+    assert code == 1 and "internal error" not in err
+    assert "not-comparable  mma.m16n8k16.A.s8-u8" in out
+
+
+# ---- JSON files named on the command line -------------------------------------------------
+
+
+def test_deeply_nested_accept_and_ledger_are_usage_errors(
+        tmp_path: Path, seeds: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(DEEP)
+    code, _out, err = run(capsys, "prove", "--accept", str(deep), str(seeds["000"]))
+    assert code == 2
+    assert one_line(err) == f"ptxlayout: cannot read {deep}: JSON nested deeper than 64 levels"
+    ledger = tmp_path / "led"
+    ledger.mkdir()
+    (ledger / "ledger.json").write_text(DEEP)
+    code, _out, err = run(capsys, "prove", "--check-ledger", str(ledger), str(seeds["000"]))
+    assert code == 2
+    assert one_line(err) == (f"ptxlayout: cannot read the ledger: {ledger / 'ledger.json'}: "
+                             "JSON nested deeper than 64 levels")
+    (ledger / "ledger.json").unlink()
+    fifo(ledger / "ledger.json")
+    code, _out, err = run(capsys, "prove", "--check-ledger", str(ledger), str(seeds["000"]))
+    assert code == 2 and "it is a FIFO, not a plain file" in one_line(err)
+
+
+@pytest.mark.parametrize("content", ["[]", '{"a": 1}', DEEP, "fifo"])
+def test_an_evidence_folder_holding_no_evidence_is_a_usage_error(
+        content: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "a.json"
+    if content == "fifo":
+        fifo(path)
+        said = "it is a FIFO, not a plain file"
+    else:
+        path.write_text(content)
+        said = ("JSON nested deeper than 64 levels" if content == DEEP else
+                "not an evidence file (a JSON object with a 'device' and a list of 'runs')")
+    code, _out, err = run(capsys, "evidence", str(tmp_path))
+    assert code == 2
+    assert one_line(err) == f"ptxlayout: {path}: {said}"
+    if content == DEEP:
+        with pytest.raises(FileProblem, match="nested deeper than 64 levels"):
+            load_json(path)
+
+
+def test_a_bad_cache_entry_is_discarded_with_a_warning_and_a_fifo_never_blocks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from formal.base import cache
+    from formal.prove.cache import ProofCache
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "c"))
+    store = ProofCache.open()
+    assert store is not None and store.fd is not None
+    (tmp_path / "c" / "proofs" / "deep.json").write_text(DEEP)
+    fifo(tmp_path / "c" / "proofs" / "pipe.json")
+    assert store.answers("deep", "injective", ["injective"]) is None
+    assert store.answers("pipe", "injective", ["injective"]) is None  # returned: no block
+    err = capsys.readouterr().err
+    assert "deep.json: JSON nested deeper than 64 levels; removed" in err
+    assert "pipe.json: it is not a plain file" in err
+    assert not (tmp_path / "c" / "proofs" / "deep.json").exists()
+    store.store("pipe", "injective")  # the next write replaces the FIFO with an entry
+    assert (tmp_path / "c" / "proofs" / "pipe.json").is_file()
+    store.close()
+    assert cache.root() == str(tmp_path / "c")
+
+
+def test_a_shared_cache_folder_is_refused_before_anything_is_made_in_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from formal.base import cache
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(shared))
+    with cache.folder("tables") as fd:
+        assert fd is None
+    assert list(shared.iterdir()) == []  # no 'tables' made in /tmp's like
+    assert "the folder is writable by group or others" in capsys.readouterr().err
+
+
+# ---- headers, outputs, streams, installs --------------------------------------------------------
+
+
+def test_audit_of_a_fifo_or_200_nested_shapes_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deep = tmp_path / "deep_traits_sm80.hpp"
+    deep.write_text("namespace cute {\nstruct MMA_Traits<SM80_16x8x8_F16F16F16F16_TN> {\n"
+                    "  using Shape_MNK = " + "Shape<" * 200 + "_1" + ">" * 200 + ";\n};\n}\n")
+    code, _out, err = run(capsys, "audit", "cute", str(deep))
+    assert code == 2 and "internal error" not in err
+    assert f"{deep}:0:0: warning: cute-syntax: nested too deeply to read" in err
+    pipe = fifo(tmp_path / "pipe_traits_sm80.hpp")
+    code, _out, err = run(capsys, "audit", "cute", str(pipe))
+    assert code == 2 and f"{pipe}:0:0: warning: cute-input: not a plain file" in err
+
+
+def test_an_output_name_of_300_characters_is_a_usage_error(
+        tmp_path: Path, seeds: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    name = str(tmp_path / ("a" * 300))
+    code, _out, err = run(capsys, "extract", "-o", name, str(seeds["000"]))
+    assert code == 2
+    assert one_line(err) == f"ptxlayout: cannot write {name}: File name too long"
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, **env}, timeout=300)
+
+
+def test_an_ascii_stdout_gets_escapes_not_a_unicode_error(seeds: dict[str, Path]) -> None:
+    p = _python(f"import sys; from formal.cli import main; "
+                f"sys.exit(main(['prove', '--no-catalog', {str(seeds['000'])!r}]))",
+                PYTHONIOENCODING="ascii")
+    assert p.returncode == 1, p.stderr
+    assert "internal error" not in p.stderr and "Traceback" not in p.stderr
+    assert "\\u2713 A        .u8/.s8" in p.stdout  # the check mark, escaped
+
+
+def test_a_numpy_only_install_names_what_prove_is_missing() -> None:
+    p = _python("import sys; sys.modules['lark'] = None\n"
+                "from formal.cli import main; sys.exit(main(['prove']))")
+    assert p.returncode == 2
+    assert one_line(p.stderr) == (
+        "ptxlayout: prove needs the prover's dependencies, and 'lark' is not installed: pip "
+        "install ptxlayout (z3-solver, sympy, lark); a numpy-only install runs 'ptxlayout gpu "
+        "--layouts FILE' only")
+
+
+# ---- class 2: every output is written all or nothing ------------------------------------
+
+
+def _failing_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """os.write in base.files fails after the first call, as a full disk would."""
+    import errno
+
+    from formal.base import files
+    calls = {"n": 0}
+    real = os.write
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, bytes(data[:10]))
+
+    monkeypatch.setattr(files.os, "write", write)
+
+
+def test_a_failed_write_of_o_or_the_ledger_leaves_the_old_file(
+        tmp_path: Path, seeds: dict[str, Path], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "report.txt"
+    out.write_text("the old report\n")
+    ledger = tmp_path / "led"
+    ledger.mkdir()
+    (ledger / "ledger.json").write_text('{"old": true}\n')
+    _failing_write(monkeypatch)
+    code, _o, err = run(capsys, "extract", "-o", str(out), str(seeds["000"]))
+    assert code == 2
+    assert one_line(err) == f"ptxlayout: cannot write {out}: No space left on device"
+    assert out.read_text() == "the old report\n"
+    code, _o, err = run(capsys, "prove", "--no-catalog", "--ledger", str(ledger),
+                        str(seeds["000"]))
+    assert code == 2
+    assert one_line(err) == (f"ptxlayout: cannot write the ledger to {ledger}: "
+                             "No space left on device")
+    assert (ledger / "ledger.json").read_text() == '{"old": true}\n'
+    assert sorted(p.name for p in tmp_path.rglob("*") if ".tmp" in p.name) == []
+
+
+def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    from formal.base.files import write_atomic
+    p = tmp_path / "x.json"
+    p.write_text("old")
+    p.chmod(0o640)
+    write_atomic(p, "new")
+    assert p.read_text() == "new" and (p.stat().st_mode & 0o777) == 0o640
+    write_atomic(tmp_path / "fresh", b"\x00\x01")
+    assert (tmp_path / "fresh").read_bytes() == b"\x00\x01"
+    assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []
