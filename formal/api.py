@@ -214,6 +214,7 @@ class ScaleProof:
 
 def block_scale_catalog() -> Any:
     """The catalog's block-scale sections, read (``formal.parse.block_scale.ScaleDocument``)."""
+    from . import catalog
     from .parse.block_scale import read_block_scale
     text = (catalog.CATALOG_DIR / "block-scale" / "mma-sync.md").read_text(encoding="utf-8")
     return read_block_scale(text, BLOCK_SCALE_CATALOG)
@@ -227,6 +228,7 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     (shapes, legal combinations, selector values) compared with the catalog's layouts."""
     from .model.block_scale import scale_layouts, spec_tables
     from .model.cells import cells
+    from .model.resolve import catalog_model
     from .parse.block_scale import read_block_scale
     from .prove.block_scale import prove_scale, spec_table_findings
     fragments = (model or catalog_model(False)).layouts
