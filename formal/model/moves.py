@@ -79,10 +79,13 @@ def admitted(pm: ParsedMoves) -> dict[Variant, MoveForm]:
         trans_opts = [(p, o) for p, o in form.parts if p == "trans"]
         transes = (False, True) if trans_opts and trans_opts[0][1] else \
             ((True,) if trans_opts else (False,))
+        # (the type, its packed source format or ""): b16, or b8x16.b6x16_p32 from the
+        # destination and source formats the syntax names
+        types: tuple[tuple[str, str], ...]
         if "type" in names:
-            types = pm.values_of("type")
+            types = tuple((t, "" if t in _BITS else t) for t in pm.values_of("type"))
         else:
-            types = tuple(f"{d}.{s}" for d in pm.values_of("dst_fmt")
+            types = tuple((f"{d}.{s}", s) for d in pm.values_of("dst_fmt")
                           for s in pm.values_of("src_fmt"))
         for shape in shapes:
             for num in nums:
@@ -91,14 +94,13 @@ def admitted(pm: ParsedMoves) -> dict[Variant, MoveForm]:
                 for trans in transes:
                     if shape in mandatory and not trans:
                         continue
-                    for typ in types:
+                    for typ, src in types:
                         v = _variant(pm.instruction, shape, num, trans, typ)
                         if shape in type_only and typ != type_only[shape]:
                             continue
                         if shape in sizes and v.source_bits not in sizes[shape]:
                             continue
-                        if typ not in _BITS and fmt_shapes and \
-                                (typ.split(".")[-1], shape) not in fmt_shapes:
+                        if src and fmt_shapes and (src, shape) not in fmt_shapes:
                             continue
                         out.setdefault(v, form)
     return out

@@ -647,15 +647,14 @@ def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
     both, the id ending in ``.a`` / ``.d``.  With ``.trans`` an m x n matrix lies in memory
     as its n columns, so n row addresses of m elements each: ``stmatrix.m16n8.x2.trans.b8``
     stores two 16 x 8 matrices as 2 x 8 rows of 16 bytes, a 16 x 16 tile."""
-    variant = title.shape  # m8n8.x4.trans
-    parts = variant.split(".")
-    base = Shape.parse(parts[0] + "k1")
-    num = next((int(p[1:]) for p in parts[1:] if p.startswith("x")), 1)
-    if base is None or min(base.m, base.n) < 1 or base.m * num * base.n > MAX_TILE_CELLS:
+    move = title.move
+    variant = title.shape  # m8n8.x4.trans: move.variant
+    if move is None or min(move.m, move.n) < 1 or \
+            move.m * move.count * move.n > MAX_TILE_CELLS:
         findings.append(error("limit", ps.section.title.strip(),
                               f"the move {variant} is not m<rows>n<cols> with a small tile"))
         return []
-    rows, cols = move_tile(base.m, base.n, num, "trans" in parts[1:])
+    rows, cols = move_tile(move.m, move.n, move.count, move.trans)
     shape = Shape(rows, cols, cols)
     ctx = SectionContext(doc, doc_label, ps.section, title, title.instruction, shape, findings,
                          provenance, variant)
