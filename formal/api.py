@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import catalog
+from .base.ids import LayoutId
 from .base.records import expand
 from .model.layout import Layout, Model
 from .model.resolve import build, catalog_model
@@ -183,5 +184,6 @@ def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
 
 
 def relabel(model: Model, label: str) -> Model:
-    return replace(model, layouts=tuple(replace(lay, id=f"{label}:{lay.short_id}")
-                                        for lay in model.layouts))
+    return replace(model, layouts=tuple(
+        replace(lay, id=str(replace(LayoutId.parse(lay.id), document=label)))
+        for lay in model.layouts))

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..base.ids import LayoutId
 from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import Variant
 from ..parse.moves import MoveFact, MoveForm, ParsedMoves
@@ -140,7 +141,7 @@ def _operands(instruction: str) -> tuple[tuple[str, str], ...]:
         return (("C/D", ""),)
     if instruction == "stmatrix":
         return (("A", ""),)
-    return (("A", ".a"), ("C/D", ".d"))
+    return (("A", "a"), ("C/D", "d"))
 
 
 def _catalog_match(v: Variant, operand: str, catalog: Sequence[Layout]) -> Layout | None:
@@ -171,7 +172,8 @@ def move_layouts(doc: Document, label: str, pm: ParsedMoves, catalog: Sequence[L
                                   if tail else ""))
                 continue
             out.append((v, replace(
-                c, id=f"{label}:{v.key}{tail}", document=doc.name, section=number,
+                c, id=str(LayoutId(label, v.instruction, v.spelled_shape, "", (v.a,), tail)),
+                document=doc.name, section=number,
                 title=section.text, span=section.span(0), source="catalog", reference_of=c.id,
                 notes=c.notes + (f"the section gives this layout only as a figure; its cells "
                                  f"are {c.id}'s",))))

@@ -14,6 +14,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..base.ids import LayoutId
 from ..base.matrix_variants import move_tile
 from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import (
@@ -293,13 +294,9 @@ def types_of_title(title: S.SectionTitle) -> tuple[str, ...]:
 
 def layout_id(doc_label: str, instruction: str, shape: str, operand: str,
         types: Sequence[str], arrangement: str = "") -> str:
-    """``catalog:mma.m16n8k16.A.f16-bf16``; ``catalog:mma.m8n8k4.A.f16.row``."""
-    op = {"A": "A", "B": "B", "C/D": "CD", "metadata": "meta"}[operand]
-    if instruction.startswith("wgmma") and operand == "C/D":
-        op = "D"  # wgmma has no C operand: D is the accumulator
-    t = "-".join(types) if types else "any"
-    tail = f".{arrangement}" if arrangement else ""
-    return f"{doc_label}:{instruction}.{shape}.{op}.{t}{tail}"
+    """``catalog:mma.m16n8k16.A.f16-bf16``; ``catalog:mma.m8n8k4.A.f16.row``
+    (``LayoutId.register``, printed)."""
+    return str(LayoutId.register(doc_label, instruction, shape, operand, types, arrangement))
 
 
 @dataclass
@@ -658,7 +655,6 @@ def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
     shape = Shape(rows, cols, cols)
     ctx = SectionContext(doc, doc_label, ps.section, title, title.instruction, shape, findings,
                          provenance, variant)
-    elem = "-".join(types_of_title(title))
     out: list[Layout] = []
     for pb in ps.blocks:
         if pb.block.operand not in ("A", "C/D"):
@@ -669,9 +665,9 @@ def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
             findings.append(warning("model", pb.block.heading,
                                     f"the {pb.block.operand} block has no table and no formulas"))
         tail = "" if title.instruction != "movmatrix" else \
-            (".a" if pb.block.operand == "A" else ".d")
+            ("a" if pb.block.operand == "A" else "d")
         for pp in pb.parts:
-            out.extend(replace(lay, id=f"{doc_label}:{title.instruction}.{variant}.{elem}{tail}")
+            out.extend(replace(lay, id=str(LayoutId.move(doc_label, move, tail)))
                        for lay in _layouts_of_part(ctx, pb, pp))
     return out
 
@@ -692,7 +688,8 @@ def with_section_context(layouts: list[Layout], section: Sequence[Layout]) -> li
         return layouts
     out = []
     for lay in layouts:
-        if lay.operand == "C/D" and "@" not in lay.id:
-            lay = replace(lay, id=f"{lay.id}@{'-'.join(a_types)}")
+        lid = LayoutId.parse(lay.id)
+        if lay.operand == "C/D" and not lid.for_types:
+            lay = replace(lay, id=str(replace(lid, for_types=tuple(a_types))))
         out.append(lay)
     return out
