@@ -193,8 +193,10 @@ def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
 
 
 def relabel(model: Model, label: str) -> Model:
-    return replace(model, layouts=tuple(replace(lay, id=f"{label}:{lay.short_id}")
-                                        for lay in model.layouts))
+    from .base.ids import LayoutId
+    return replace(model, layouts=tuple(
+        replace(lay, id=str(replace(LayoutId.parse(lay.id), document=label)))
+        for lay in model.layouts))
 
 
 BLOCK_SCALE_CATALOG = "catalog/block-scale/mma-sync.md"

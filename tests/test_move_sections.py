@@ -265,3 +265,32 @@ def test_a_document_of_other_sections_is_still_not_a_move_section() -> None:
     doc = read_text("1.1. Warp shuffle\n\nThreads exchange registers.\n", "other.txt")
     assert [s.move for s in doc.sections] == [False]
     assert [f.kind for f in doc.findings] == ["input"]
+
+
+# ---- the title's instruction, as a value ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("title", "parts"), [
+    ("Matrix Fragments for ldmatrix.m8n8.x4.trans.b16", ("ldmatrix", 8, 8, 4, True, "b16", "")),
+    ("9.7.1. Matrix Fragments for movmatrix.m8n8.trans.b16.",
+     ("movmatrix", 8, 8, 0, True, "b16", "")),
+    ("Matrix Fragments for ldmatrix.m8n16.x2.b8x16.b6x16_p32",
+     ("ldmatrix", 8, 16, 2, False, "b8x16", "b6x16_p32")),
+    ("Matrix Fragments for stmatrix.m16n8.x1.trans.b8", ("stmatrix", 16, 8, 1, True, "b8", "")),
+])
+def test_a_move_title_is_read_into_its_parts(title: str, parts: tuple[object, ...]) -> None:
+    """The grammar gives the instruction, shape, .xN, .trans, the element type and its packed
+    source format; the value prints itself as the title spelled it, and the section title
+    keeps its spelled shape and its type at the type's column."""
+    from formal.base.ids import MoveInstr
+    from formal.base.source import SourceText
+    from formal.parse.prose import parse_prose
+
+    value, errs = parse_prose(SourceText(title, "t.md", ((0, 1, 1),)), "section_title", "t")
+    assert not errs
+    move = value.move
+    assert move == MoveInstr(*parts)  # type: ignore[arg-type]
+    assert title.rstrip(".").endswith(str(move))
+    assert value.shape == move.variant and value.instruction == move.instruction
+    ((typ, at),) = value.qualifier.types
+    assert typ == move.type and title[at:at + len(typ)] == typ

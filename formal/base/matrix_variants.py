@@ -30,6 +30,7 @@ thread and D in 32 ``.f32`` registers a thread (64 x 64 / 128 threads).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .variants import (
@@ -256,13 +257,10 @@ def matrix_layout_serves(v: Variant, op: str, instruction: str, shape: str, oper
         if operand in ("A", "metadata"):
             return shape in (v.shape, family) and v.a in types
         return v.c in types and (shape == v.shape or (shape == family and v.n in n_values))
-    parts = shape.split(".")
-    if parts[0] != v.shape or v.a not in types:
-        return False
-    if v.instruction == "movmatrix":
-        return True
-    num = next((int(p[1:]) for p in parts[1:] if p[:1] == "x" and p[1:].isdigit()), 1)
-    return num == v.num and ("trans" in parts[1:]) == v.trans
+    # a move's layout is filed under the title's spelled shape (``MoveInstr.variant``); a
+    # title without .xN moves one matrix
+    spelled = (v.spelled_shape, replace(v, num=0).spelled_shape if v.num == 1 else "")
+    return shape in spelled and v.a in types
 
 
 def variant(key: str) -> Variant:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from .ids import LayoutId
+
 # Bits of information in one element of each PTX type an mma fragment can hold.
 TYPE_BITS: dict[str, int] = {
     "b1": 1,
@@ -693,8 +695,8 @@ def layout_serves(v: Variant, operand: str, instruction: str, shape: str,
             return False
         # a repeated section's copy is ``...@s4-u4-e2m1#2`` (formal.model.resolve): the
         # copy's number is not a type
-        _, at, for_types = layout_id.split("#", 1)[0].rpartition("@")
-        return not at or v.a in set(for_types.split("-"))
+        for_types = LayoutId.parse(layout_id).for_types
+        return not for_types or v.a in for_types
     return False
 
 
@@ -703,8 +705,7 @@ def record_arrangement(r: Mapping[str, Any]) -> str:
     the field existed say it only as the id's last part (``...A.f16.row``)."""
     if "arrangement" in r:
         return str(r.get("arrangement") or "")
-    last = str(r.get("id", "")).rsplit(".", 1)[-1]
-    return last if last in ("row", "col") else ""
+    return LayoutId.parse(str(r.get("id", ""))).arrangement
 
 
 def records_by_operand(v: Variant, records: Sequence[Mapping[str, Any]]) \

@@ -18,6 +18,7 @@ from typing import Any
 import sympy as sp
 
 from ..base.hashes import formula_hash
+from ..base.ids import LayoutId
 from ..base.source import Finding, SourceText, Span
 from ..base.variants import (
     ELEMENT_LETTER,
@@ -160,10 +161,12 @@ class Layout:
         hit = memo.get(n)
         if hit is None:
             table = self.table.at(n) if self.table is not None else None
+            shape = replace(self.shape, n=n)
+            lid = LayoutId.parse(self.id)  # its shape, m64nNk16, becomes m64n<n>k16
             hit = memo[n] = replace(
-                self, shape=replace(self.shape, n=n), table=table, n_values=(),
-                shape_name="", id=self.id.replace(self.shape_text,
-                                                  f"m{self.shape.m}n{n}k{self.shape.k}", 1))
+                self, shape=shape, table=table, n_values=(), shape_name="",
+                id=str(replace(lid, shape=str(shape))) if lid.shape == self.shape_text
+                else self.id)
         return hit  # type: ignore[no-any-return]
 
     # -- shape facts
@@ -255,7 +258,8 @@ class Layout:
 
     @property
     def short_id(self) -> str:
-        return self.id.split(":", 1)[-1]
+        """The id without its document (``LayoutId.short``): ``mma.m16n8k16.A.f16-bf16``."""
+        return LayoutId.parse(self.id).short
 
     def map_key(self) -> tuple[Any, ...]:
         """An in-process key of the formulas (SymPy values hash fast; not stable across

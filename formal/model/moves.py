@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..base.ids import LayoutId
 from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import Variant
 from ..parse.moves import MoveFact, MoveForm, ParsedMoves
@@ -79,10 +80,13 @@ def admitted(pm: ParsedMoves) -> dict[Variant, MoveForm]:
         trans_opts = [(p, o) for p, o in form.parts if p == "trans"]
         transes = (False, True) if trans_opts and trans_opts[0][1] else \
             ((True,) if trans_opts else (False,))
+        # (the type, its packed source format or ""): b16, or b8x16.b6x16_p32 from the
+        # destination and source formats the syntax names
+        types: tuple[tuple[str, str], ...]
         if "type" in names:
-            types = pm.values_of("type")
+            types = tuple((t, "" if t in _BITS else t) for t in pm.values_of("type"))
         else:
-            types = tuple(f"{d}.{s}" for d in pm.values_of("dst_fmt")
+            types = tuple((f"{d}.{s}", s) for d in pm.values_of("dst_fmt")
                           for s in pm.values_of("src_fmt"))
         for shape in shapes:
             for num in nums:
@@ -91,14 +95,13 @@ def admitted(pm: ParsedMoves) -> dict[Variant, MoveForm]:
                 for trans in transes:
                     if shape in mandatory and not trans:
                         continue
-                    for typ in types:
+                    for typ, src in types:
                         v = _variant(pm.instruction, shape, num, trans, typ)
                         if shape in type_only and typ != type_only[shape]:
                             continue
                         if shape in sizes and v.source_bits not in sizes[shape]:
                             continue
-                        if typ not in _BITS and fmt_shapes and \
-                                (typ.split(".")[-1], shape) not in fmt_shapes:
+                        if src and fmt_shapes and (src, shape) not in fmt_shapes:
                             continue
                         out.setdefault(v, form)
     return out
@@ -138,7 +141,7 @@ def _operands(instruction: str) -> tuple[tuple[str, str], ...]:
         return (("C/D", ""),)
     if instruction == "stmatrix":
         return (("A", ""),)
-    return (("A", ".a"), ("C/D", ".d"))
+    return (("A", "a"), ("C/D", "d"))
 
 
 def _catalog_match(v: Variant, operand: str, catalog: Sequence[Layout]) -> Layout | None:
@@ -169,7 +172,8 @@ def move_layouts(doc: Document, label: str, pm: ParsedMoves, catalog: Sequence[L
                                   if tail else ""))
                 continue
             out.append((v, replace(
-                c, id=f"{label}:{v.key}{tail}", document=doc.name, section=number,
+                c, id=str(LayoutId(label, v.instruction, v.spelled_shape, "", (v.a,), tail)),
+                document=doc.name, section=number,
                 title=section.text, span=section.span(0), source="catalog", reference_of=c.id,
                 notes=c.notes + (f"the section gives this layout only as a figure; its cells "
                                  f"are {c.id}'s",))))

@@ -13,6 +13,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from ..base.ids import LayoutId
 from ..base.matrix_variants import wgmma_sp_dtypes
 from ..base.source import Finding, SourceText, warning
 from ..base.variants import (
@@ -342,7 +343,8 @@ def _unique_ids(layouts: list[Layout]) -> list[Layout]:
     for lay in layouts:
         n = seen.get(lay.id, 0)
         seen[lay.id] = n + 1
-        out.append(lay if n == 0 else replace(lay, id=f"{lay.id}#{n + 1}"))
+        out.append(lay if n == 0 else replace(
+            lay, id=str(replace(LayoutId.parse(lay.id), copy=n + 1))))
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..base.ids import LayoutId
 from ..base.matrix_variants import move_tile
 from ..base.source import Finding, SourceText, error, warning
 from ..base.variants import (
@@ -291,13 +292,9 @@ def types_of_title(title: S.SectionTitle) -> tuple[str, ...]:
 
 def layout_id(doc_label: str, instruction: str, shape: str, operand: str,
         types: Sequence[str], arrangement: str = "") -> str:
-    """``catalog:mma.m16n8k16.A.f16-bf16``; ``catalog:mma.m8n8k4.A.f16.row``."""
-    op = {"A": "A", "B": "B", "C/D": "CD", "metadata": "meta"}[operand]
-    if instruction.startswith("wgmma") and operand == "C/D":
-        op = "D"  # wgmma has no C operand: D is the accumulator
-    t = "-".join(types) if types else "any"
-    tail = f".{arrangement}" if arrangement else ""
-    return f"{doc_label}:{instruction}.{shape}.{op}.{t}{tail}"
+    """``catalog:mma.m16n8k16.A.f16-bf16``; ``catalog:mma.m8n8k4.A.f16.row``
+    (``LayoutId.register``, printed)."""
+    return str(LayoutId.register(doc_label, instruction, shape, operand, types, arrangement))
 
 
 @dataclass
@@ -645,21 +642,22 @@ def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
     both, the id ending in ``.a`` / ``.d``.  With ``.trans`` an m x n matrix lies in memory
     as its n columns, so n row addresses of m elements each: ``stmatrix.m16n8.x2.trans.b8``
     stores two 16 x 8 matrices as 2 x 8 rows of 16 bytes, a 16 x 16 tile."""
-    variant = title.shape  # m8n8.x4.trans; a tcgen05.ld/st's 16x256b.x2.pack::16b
-    parts = variant.split(".")
-    base = Shape.parse(parts[0] + "k1") or Shape(1, 1, 1)
-    num = next((int(p[1:]) for p in parts[1:] if p.startswith("x")), 1)
-    tmem = title.instruction in TMEM_FAMILIES
-    if (not tmem and min(base.m, base.n) < 1) or base.m * num * base.n > MAX_TILE_CELLS:
+    move = title.move
+    variant = title.shape  # m8n8.x4.trans: move.variant; a tcgen05.ld/st's 16x256b.x2.pack::16b
+    if title.instruction in TMEM_FAMILIES:
+        parts = variant.split(".")
+        num = next((int(p[1:]) for p in parts[1:] if p.startswith("x")), 1)
+        rows, cols = tmem_tile(parts[0], num, len(parts) > 2)
+    elif move is None or min(move.m, move.n) < 1 or \
+            move.m * move.count * move.n > MAX_TILE_CELLS:
         findings.append(error("limit", ps.section.title.strip(),
                               f"the move {variant} is not m<rows>n<cols> with a small tile"))
         return []
-    rows, cols = tmem_tile(parts[0], num, len(parts) > 2) if tmem else \
-        move_tile(base.m, base.n, num, "trans" in parts[1:])
+    else:
+        rows, cols = move_tile(move.m, move.n, move.count, move.trans)
     shape = Shape(rows, cols, cols)
     ctx = SectionContext(doc, doc_label, ps.section, title, title.instruction, shape, findings,
                          provenance, variant)
-    elem = "-".join(types_of_title(title))
     out: list[Layout] = []
     for pb in ps.blocks:
         if pb.block.operand not in ("A", "C/D"):
@@ -670,10 +668,11 @@ def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
             findings.append(warning("model", pb.block.heading,
                                     f"the {pb.block.operand} block has no table and no formulas"))
         tail = "" if title.instruction != "movmatrix" else \
-            (".a" if pb.block.operand == "A" else ".d")
+            ("a" if pb.block.operand == "A" else "d")
+        lid = LayoutId.move(doc_label, move, tail) if move is not None else \
+            LayoutId(doc_label, title.instruction, variant, "", tuple(types_of_title(title)))
         for pp in pb.parts:
-            out.extend(replace(lay, id=f"{doc_label}:{title.instruction}.{variant}.{elem}{tail}")
-                       for lay in _layouts_of_part(ctx, pb, pp))
+            out.extend(replace(lay, id=str(lid)) for lay in _layouts_of_part(ctx, pb, pp))
     return out
 
 
@@ -693,7 +692,8 @@ def with_section_context(layouts: list[Layout], section: Sequence[Layout]) -> li
         return layouts
     out = []
     for lay in layouts:
-        if lay.operand == "C/D" and "@" not in lay.id:
-            lay = replace(lay, id=f"{lay.id}@{'-'.join(a_types)}")
+        lid = LayoutId.parse(lay.id)
+        if lay.operand == "C/D" and not lid.for_types:
+            lay = replace(lay, id=str(replace(lid, for_types=tuple(a_types))))
         out.append(lay)
     return out

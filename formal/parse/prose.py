@@ -14,6 +14,7 @@ from typing import Any
 from lark import Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
+from ..base.ids import MoveInstr
 from ..base.source import Finding, SourceText
 from ..base.variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS, shapes
 from . import syntax as S
@@ -169,22 +170,27 @@ class ProseTransformer(Transformer[Token, Any]):
         return S.SectionTitle(number, sparse, str(instr).rsplit(".", 1)[1], S.Qualifier(),
                               "wgmma")
 
+    def move_instr(self, c: list[Token]) -> tuple[MoveInstr, int]:
+        """``ldmatrix.m8n8.x4.trans.b16`` from its tokens, and where its type starts."""
+        tok = {t.type: t for t in c}
+        dst = tok["MOVE_DST"]
+        src = tok.get("MOVE_SRC")
+        num = tok.get("MOVE_NUM")
+        return MoveInstr(str(tok["MOVE_OP"]), int(str(tok["MOVE_M"])[2:]),
+                         int(str(tok["MOVE_N"])[1:]), int(str(num)[2:]) if num else 0,
+                         "MOVE_TRANS" in tok, str(dst)[1:], str(src)[1:] if src else "",
+                         ), (dst.start_pos or 0) + 1
+
     def move_title(self, c: list[Any]) -> S.SectionTitle:
         """``ldmatrix.m8n8.x4.trans.b16``: the shape is the variant (``m8n8.x4.trans``) and
-        the element type is the title's type -- the first part from ``.b<bits>`` on, so a
-        destination format with its packed source format stays one type
-        (``ldmatrix.m8n16.x2.b8x16.b6x16_p32``: variant ``m8n16.x2``, type
-        ``b8x16.b6x16_p32``)."""
+        the element type is the title's type, a destination format with its packed source
+        format staying one type (``ldmatrix.m8n16.x2.b8x16.b6x16_p32``: variant
+        ``m8n16.x2``, type ``b8x16.b6x16_p32``)."""
         number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
                        and t.type == "SECNUM"), "")
-        instr = next(t for t in c if isinstance(t, Token) and t.type == "MOVE_INSTR")
-        name, _, rest = str(instr).partition(".")
-        parts = rest.split(".")
-        at = next(k for k, p in enumerate(parts) if k and p[:1] == "b" and p[1:2].isdigit())
-        variant, elem = ".".join(parts[:at]), ".".join(parts[at:])
-        return S.SectionTitle(number, False, variant,
-                              S.Qualifier(((elem, (instr.start_pos or 0) + len(str(instr))
-                                            - len(elem)),)), name)
+        move, at = next(x for x in c if isinstance(x, tuple))
+        return S.SectionTitle(number, False, move.variant, S.Qualifier(((move.type, at),)),
+                              move.instruction, move)
 
     def tmem_title(self, c: list[Any]) -> S.SectionTitle:
         """``tcgen05.ld.16x256b.x2.pack::16b.b16``: the instruction ``tcgen05.ld``, the

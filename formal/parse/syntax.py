@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from ..base.ids import MoveInstr
 from ..base.source import SourceText
 
 # ---- expressions ------------------------------------------------------------------------
@@ -305,6 +306,7 @@ class SectionTitle:
     shape: str
     qualifier: Qualifier = field(default_factory=Qualifier)
     instruction: str = "mma"  # "mma" | "wgmma" (shape m64nNk16: N is a parameter)
+    move: MoveInstr | None = None  # a matrix move's title: its parts (shape is its variant)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ from typing import Any
 
 from ..base.files import FileProblem, load_json
 from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
+from ..base.ids import LayoutId
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
 
@@ -316,8 +317,8 @@ class Evidence:
         per kind of layout: a document states the same operand of a shape many times."""
         # the id counts only through the A types it names after '@' (``layout_serves``),
         # and only those some variant has (a copy's '#2' is read as part of the last name)
-        _, at, for_types = lay.id.rpartition("@")
-        named = frozenset(for_types.split("-")) & _A_TYPES if at else None
+        for_types = LayoutId.parse(lay.id).for_types
+        named = frozenset(for_types) & _A_TYPES if for_types else None
         key = (lay.operand, lay.instruction, str(lay.shape), tuple(lay.types), named,
                lay.arrangement)
         hit = self._serves.get(key)
