@@ -24,7 +24,7 @@ from typing import Any
 
 from ..base.progress import progress
 from ..base.records import expand
-from . import gpu_matrix
+from . import gpu_matrix, smem_runs
 from .devices import device_problem
 from .gpu import Report, assemble_only, no_device, run_supervised, select
 from .runs import Run, short_text
@@ -193,8 +193,12 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     errata = doc.get("errata") or []
     if not isinstance(errata, list):
         raise ValueError(f"{p}: 'errata' is not a list")
-    # a table the export states once ('cells_from') is spelled out here, checked by its hash
-    return expand(recs), expand(errata)
+    smem = doc.get("smem") or []
+    if not isinstance(smem, list):
+        raise ValueError(f"{p}: 'smem' is not a list")
+    # a table the export states once ('cells_from') is spelled out here, checked by its hash;
+    # the shared-memory layouts (no cells) ride along for formal.execute.smem_runs
+    return expand(recs) + [dict(r) for r in smem], expand(errata)
 
 
 def gpu_command(args: argparse.Namespace,
@@ -220,7 +224,8 @@ def gpu_command(args: argparse.Namespace,
         errata = []
     only = getattr(args, "only", None)
     mma, families = select(only), gpu_matrix.selected(only)
-    if only and not mma and not families:
+    catalog_smem = bool(smem_runs.smem_tasks(90, only))  # wgmma under the catalog's smem layouts
+    if only and not mma and not families and not catalog_smem:
         print(f"ptxlayout gpu: no variant matches '{only}' (--only takes part of a key such "
               "as 'mma.m16n8k16.f32.bf16', 'ldmatrix.m8n8.x4' or "
               "'wgmma.m64n64k16.f32.f16.f16.rs')", file=sys.stderr)
@@ -259,7 +264,7 @@ def gpu_command(args: argparse.Namespace,
     else:
         report = Report({"device": "unknown", "sm": 0, "driver": "unknown",
                          "cuda": "unknown"})
-    if families and not (mma and no_device(report)):
+    if (families or catalog_smem) and not (mma and no_device(report)):
         left = float(deadline) - report.seconds if deadline else 1e9
         info, runs, kept, secs = gpu_matrix.supervise(
             records, only, trials, not getattr(args, "no_experiments", False), timeout,
