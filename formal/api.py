@@ -150,7 +150,17 @@ def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     from .model.resolve import catalog_model
     from .writers.export import export_records
     doc = export_records(catalog_model(True).layouts, catalog_model(False).layouts)
-    return expand(doc["layouts"]), list(doc["errata"])
+    return expand(doc["layouts"]) + smem_export(), list(doc["errata"])
+
+
+def smem_export() -> list[dict[str, Any]]:
+    """The catalog's wgmma shared-memory layouts as export records (``writers.export_smem``):
+    what ``formal.execute.smem_runs`` builds its descriptors and images from."""
+    from . import catalog
+    from .model.smem import instances, read_smem
+    from .writers.export_smem import smem_records
+    text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    return smem_records(instances("wgmma", read_smem(text, SMEM_CATALOG).canonical))
 
 
 def find(layouts: Sequence[Layout], query: str) -> list[Layout]:

@@ -348,7 +348,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         as_written = model_of(args.docs, args.max_size, not args.no_catalog, False,
                               _reading(bar))
         errata = list(as_written.layouts)
-    text, problems = export.export(layouts, args.format, errata)
+    smem = None
+    if args.format == "json" and not args.ids and not args.no_catalog:
+        from .api import smem_export  # the catalog's wgmma smem layouts, for the GPU runs
+        smem = smem_export()
+    text, problems = export.export(layouts, args.format, errata, smem)
     _write(text, args.output)
     for p in problems:
         print(p, file=sys.stderr)

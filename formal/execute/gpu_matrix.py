@@ -74,7 +74,7 @@ from ..base.matrix_variants import (
 )
 from ..base.variants import TYPE_BITS, selects
 from . import matrix as mx
-from . import ptx_matrix
+from . import ptx_matrix, smem_runs
 from .devices import CupyDevice, FakeDevice
 from .maps import OperandMap
 from .runs import Job, Outcome, Run, Task, short_text
@@ -139,6 +139,7 @@ def tasks(sm: int, only: str | None = None, experiments: bool = True) -> list[Ta
             out.append(Task(v.key, "check", _lay(check_layout(v))))
         else:
             out += [Task(v.key, "check"), Task(v.key, "discover")]
+    out += smem_runs.smem_tasks(sm, only)  # wgmma under the catalog's shared-memory layouts
     if not experiments or sm // 10 != 9:
         return out
     n = 64
@@ -193,6 +194,8 @@ def run_matrix_task(dev: CupyDevice | FakeDevice | None, task: Task,
     assembled with ptxas unless ``use_ptxas`` is off (``--no-ptxas``: ``not-executed``)."""
     v = variant(task.key)
     t0 = time.perf_counter()
+    if task.catalog:
+        return smem_runs.run_smem_task(dev, task, records, trials), {}
     if task.mode == "compile":
         from .ptx import assemble, module, ptxas_path
 

@@ -26,6 +26,7 @@ from typing import Any
 from ..base.files import FileProblem, load_json, write_atomic
 from ..base.progress import progress
 from ..base.records import expand
+from . import smem_runs
 from .devices import device_problem
 from .runs import Job, Report, Run, short_text
 from .supervisor import all_tasks, assemble_only, no_device, run_supervised
@@ -207,8 +208,12 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     errata = doc.get("errata") or []
     if not isinstance(errata, list):
         raise ValueError(f"{p}: 'errata' is not a list")
-    # a table the export states once ('cells_from') is spelled out here, checked by its hash
-    return expand(recs), expand(errata)
+    smem = doc.get("smem") or []
+    if not isinstance(smem, list):
+        raise ValueError(f"{p}: 'smem' is not a list")
+    # a table the export states once ('cells_from') is spelled out here, checked by its hash;
+    # the shared-memory layouts (no cells) ride along for formal.execute.smem_runs
+    return expand(recs) + [dict(r) for r in smem], expand(errata)
 
 
 def gpu_command(args: argparse.Namespace,
@@ -237,7 +242,7 @@ def gpu_command(args: argparse.Namespace,
     use_ptxas = not getattr(args, "no_ptxas", False)
     job = Job(records, errata, trials, only, bool(getattr(args, "discover", False)),
               not getattr(args, "no_experiments", False), use_ptxas)
-    if only and not all_tasks(job, 0):
+    if only and not all_tasks(job, 0) and not smem_runs.smem_tasks(90, only):
         print(f"ptxlayout gpu: no variant matches '{only}' (--only takes part of a key such "
               "as 'mma.m16n8k16.f32.bf16', 'ldmatrix.m8n8.x4' or "
               "'wgmma.m64n64k16.f32.f16.f16.rs')", file=sys.stderr)

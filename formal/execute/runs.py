@@ -63,6 +63,7 @@ class Task:
     expect: str = "match"
     plant: str = ""
     erratum: str = ""
+    catalog: str = ""  # a catalog shared-memory layout and choice (formal.execute.smem_runs)
 
     @property
     def smem(self) -> SmemLayout | None:
@@ -76,6 +77,7 @@ class Task:
         if not self.mode:
             return self.key + (f" [{self.erratum} as written]" if self.erratum else "")
         extra = f" [{self.smem.name}]" if self.smem else ""
+        extra += f" [{self.catalog}]" if self.catalog else ""
         extra += f" probe {self.operand}" if self.operand else ""
         extra += f" planted {self.plant}" if self.plant else ""
         return f"{self.key} {self.mode}{extra}"

@@ -13,6 +13,7 @@ down what each field means (``proofs/evidence/README.md``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -108,7 +109,15 @@ def canonical(rows: int, kbytes: int = 32, swizzle: int = 0, mn_inner: bool = Fa
     return SmemLayout(0, 128, 128 * (kbytes // 16))
 
 
-def element_bytes_image(codes: np.ndarray, t: str, layout: SmemLayout, size: int) -> np.ndarray:
+class ElementLayout(Protocol):
+    """What lays an operand out: the byte of element (mn, k) (``SmemLayout``, or a catalog
+    layout of ``formal.execute.smem_runs``)."""
+
+    def element_offset(self, mn: np.ndarray, k: np.ndarray, bits: int) -> np.ndarray: ...
+
+
+def element_bytes_image(codes: np.ndarray, t: str, layout: ElementLayout, size: int) \
+        -> np.ndarray:
     """(T, MN, K) codes of a K-major operand -> (T, size) bytes by ``layout``."""
     count, rows, k = codes.shape
     bits = TYPE_BITS[t]

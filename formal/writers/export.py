@@ -129,10 +129,11 @@ def erratum_records(as_written: Sequence[Layout], corrected: Sequence[Layout]) \
 
 
 def export_records(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None,
-                   ) -> dict[str, Any]:
+                   smem: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The layouts as the JSON export's values (plain dicts, lists, strings and numbers), each
     table stated once (``cells_from``); with ``errata`` (the spec's layouts that ``layouts``
-    correct), also the ``errata`` list of ``erratum_records`` (whole tables)."""
+    correct), also the ``errata`` list of ``erratum_records`` (whole tables); with ``smem``,
+    the ``smem`` list of the shared-memory layouts' records (``export_smem``)."""
     by_id = {lay.id: lay for lay in layouts}
     tables = [(lay, cell_rows(lay)) for lay in layouts]
     refs = prefix_sources(tables)
@@ -140,12 +141,15 @@ def export_records(layouts: Sequence[Layout], errata: Sequence[Layout] | None = 
                                        for lay, t in tables]}
     if errata is not None:
         doc["errata"] = erratum_records(errata, layouts)
+    if smem:
+        doc["smem"] = list(smem)
     return doc
 
 
-def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None) -> str:
+def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None,
+            smem: Sequence[dict[str, Any]] | None = None) -> str:
     """``export_records`` as JSON text."""
-    return _dump(export_records(layouts, errata)) + "\n"
+    return _dump(export_records(layouts, errata, smem)) + "\n"
 
 
 def _dump(value: Any, indent: str = "") -> str:
@@ -347,13 +351,13 @@ def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
 FORMATS = ("json", "c", "cute", "f2")
 
 
-def export(layouts: Iterable[Layout], fmt: str, errata: Sequence[Layout] | None = None) \
-        -> tuple[str, list[str]]:
+def export(layouts: Iterable[Layout], fmt: str, errata: Sequence[Layout] | None = None,
+           smem: Sequence[dict[str, Any]] | None = None) -> tuple[str, list[str]]:
     """(text, problems): problems are layouts a format cannot express, with the reason.
     ``errata`` (json only): the spec's layouts the given ones correct (``to_json``)."""
     lays = list(layouts)
     if fmt == "json":
-        return to_json(lays, errata), []
+        return to_json(lays, errata, smem), []
     if fmt == "c":
         return to_c(lays)
     if fmt == "cute":

@@ -1,0 +1,104 @@
+"""The catalog's wgmma shared-memory layouts as export records, for the GPU runs of
+``formal.execute.smem_runs`` (numpy only: they take layouts as data, never the prover).
+
+Each record is one catalog layout (``wgmma.smem.K-major.128B.b16``) and the concrete layouts a
+64-row operand (A of m64, B of n64) is run with: the canonical layout at ``m`` atoms along
+M/N and one instruction's K slice, under three LBO/SBO choices -- packed densely, the other
+order of the atoms or gaps between them, and (K-major, swizzled, where LBO is not used) a
+junk LBO field -- each with its shape, stride, swizzle and the
+descriptor's LBO and SBO in bytes.  K-major choices carry ``wide``: the same layout with its K
+mode one atom (one 16c-byte row of the atom; without swizzle two core matrices) wider, the
+planted "K slice too wide" edit.  A worked example, K-major, 128B, f16, dense:
+
+    {"shape": [[8, 8], [8, 2]], "stride": [[64, 512], [1, 8]], "swizzle": [3, 4, 3],
+     "lbo": 16, "sbo": 1024, "wide": {"shape": [[8, 8], [8, 10]], ...}}
+
+(``lbo`` 16: the field the layout does not use holds the spec's "assumed 1").  ``map_hash``
+is the hash of the catalog layout's addresses at the catalog's parameters, the name a run's
+evidence gives the layout it confirms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base.hashes import cell_table_hash_of_texts
+from ..model.smem import (
+    CHUNKS,
+    K_SLICE_BYTES,
+    SmemInstance,
+    at_params,
+    descriptor_values,
+    names_in,
+)
+
+ROWS = 64  # rows of A (m64) and of B at n64
+
+
+def smem_hash(inst: SmemInstance) -> str:
+    """The hash of a catalog layout: its bit address of every (mn, k), in CuTe's order."""
+    return cell_table_hash_of_texts(f"{inst.family}.smem", inst.id, inst.major, "addresses",
+                                    (f"{a};" for a in inst.layout.bit_addresses))
+
+
+def _choices(inst: SmemInstance) -> list[dict[str, int]]:
+    """Parameters (elements) of the 64-row operand: dense, the atoms in the other order, and
+    with gaps; each a dict of T, m, k, LBO, SBO."""
+    t, c, bits = 128 // inst.bits, CHUNKS[inst.mode], inst.bits
+    k_elems = K_SLICE_BYTES * 8 // bits
+    if inst.major == "K":
+        m, k = ROWS // 8, k_elems // (2 * t)
+        if inst.mode == "none":  # core matrices: 8T elements each
+            return [{"T": t, "m": m, "k": k, "LBO": 8 * t, "SBO": 16 * t * k},
+                    {"T": t, "m": m, "k": k, "LBO": 8 * t * m, "SBO": 8 * t},
+                    {"T": t, "m": m, "k": k, "LBO": 8 * t, "SBO": 24 * t * k}]
+        atom = 8 * c * t  # the third: dense, a junk LBO field (the layout does not use it)
+        return [{"T": t, "m": m, "k": k, "LBO": 1, "SBO": atom},
+                {"T": t, "m": m, "k": k, "LBO": 1, "SBO": 2 * atom},
+                {"T": t, "m": m, "k": k, "LBO": 1, "SBO": atom, "lbo_field": 4096}]
+    m, k = max(1, ROWS // (c * t)), max(1, k_elems // 8)
+    atom = 8 * c * t
+    if inst.mode == "none":  # SBO steps M/N, LBO steps K
+        return [{"T": t, "m": m, "k": k, "SBO": atom, "LBO": atom * m},
+                {"T": t, "m": m, "k": k, "SBO": atom * k, "LBO": atom},
+                {"T": t, "m": m, "k": k, "SBO": atom, "LBO": atom * (m + 1)}]
+    return [{"T": t, "m": m, "k": k, "LBO": atom, "SBO": atom * m},
+            {"T": t, "m": m, "k": k, "LBO": atom * k, "SBO": atom},
+            {"T": t, "m": m, "k": k, "LBO": 2 * atom, "SBO": 2 * atom * m}]
+
+
+def _layout(inst: SmemInstance, p: dict[str, int]) -> dict[str, Any]:
+    lay = at_params(inst.row.layout, p, inst.bits, inst.row.swizzle)
+    sw = lay.swizzle
+    return {"shape": lay.layout.shape, "stride": lay.layout.stride,
+            "swizzle": [sw.bits, sw.base, sw.shift]}
+
+
+def smem_record(inst: SmemInstance) -> dict[str, Any]:
+    """The export record of one catalog layout (see the module's example)."""
+    choices = []
+    uses = names_in(inst.row.layout.stride)
+    for p in _choices(inst):
+        junk = p.pop("lbo_field", None)
+        lay = _layout(inst, p)
+        values = descriptor_values(SmemInstance(inst.family, inst.major, inst.mode, inst.bits,
+                                                p, inst.layout, inst.row))
+        ch: dict[str, Any] = {**lay, "params": p,
+                              "lbo": values["leading dimension byte offset"],
+                              "sbo": values["stride dimension byte offset"]}
+        if junk is not None:
+            ch["lbo"] = junk
+        if inst.major == "K":
+            c = CHUNKS[inst.mode]
+            wide = dict(p, k=p["k"] + max(1, c // 2))
+            ch["wide"] = _layout(inst, wide)
+        choices.append(ch)
+    return {"id": inst.id, "instruction": f"{inst.family}.smem", "major": inst.major,
+            "mode": inst.mode, "bits": inst.bits, "types": list(inst.types),
+            "layout": inst.row.layout.text, "uses": sorted(uses), "map_hash": smem_hash(inst),
+            "choices": choices}
+
+
+def smem_records(instances: list[SmemInstance]) -> list[dict[str, Any]]:
+    """The records of the wgmma layouts among ``instances`` (tcgen05's are not run here)."""
+    return [smem_record(i) for i in instances if i.family == "wgmma"]
