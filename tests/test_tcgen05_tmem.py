@@ -18,6 +18,8 @@ from formal import catalog
 from formal.base.matrix_variants import TMEM_VARIANTS, variant
 from formal.base.variants import TMEM_SHAPES, tmem_tile
 from formal.cli import main
+from formal.execute import ptx, tmem
+from formal.execute.devices import FakeDevice
 from formal.model import build
 from formal.model.cells import cells
 from formal.model.layout import Layout
@@ -223,3 +225,77 @@ def test_an_equivalent_rewriting_still_proves(tmp_path: Path, key: str, old: str
     assert {n: o["status"] for n, o in got.items()
             if n in ("cases", "in-range", "injective", "surjective")} == \
         dict.fromkeys(("cases", "in-range", "injective", "surjective"), "proved")
+
+
+# ---- kernels and the harness -----------------------------------------------------------------
+
+HAS_PTXAS = ptx.ptxas_path() is not None
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+def test_the_kernels_assemble_for_sm_100a_only() -> None:
+    """One form of each shape, packed and not, ld and st (``ptxlayout ptx --check --arch
+    sm_100a --only tcgen05.`` assembles all 148; the slow test of test_execute too)."""
+    picked = [v for v in TMEM_VARIANTS if v.num in (1, 4)]
+    results = ptx.check(picked, ["sm_100a", "sm_90a", "sm_120a"])
+    ok = {(r.variant.key, r.arch) for r in results if r.status == "ok"}
+    assert {v.key for v in picked} == {k for k, a in ok if a == "sm_100a"}
+    assert not [r for r in results if r.status == "failed"]
+    assert not {a for _k, a in ok} - {"sm_100a"}  # tcgen05 is refused elsewhere: skipped
+
+
+def test_a_kernel_moves_what_its_row_says() -> None:
+    text = ptx.module(variant("tcgen05.ld.16x32bx2.x2.pack::16b.b16")).text
+    assert "tcgen05.ld.sync.aligned.16x32bx2.x2.pack::16b.b32 {%q0, %q1}, [%r_t], 4;" in text
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r_sm], 32;" in text
+    text = ptx.module(variant("tcgen05.st.16x64b.x128.unpack::16b.b16")).text
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r_sm], 512;" in text
+    assert text.count("tcgen05.ld.sync.aligned.32x32b.x128.b32") == 4  # 512 columns back
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    from formal.api import current_catalog
+    return current_catalog()[0]
+
+
+def test_a_blackwell_fake_checks_every_word_of_every_form(records: list[dict[str, Any]]) \
+        -> None:
+    results = tmem.check_forms(FakeDevice(records, sm=100), records, trials=2)
+    assert len(results) == 148 and {r["result"] for r in results} == {"match"}
+    by = {r["key"]: r["elements"] for r in results}
+    assert by["tcgen05.ld.16x256b.x32.b32"] == 2 * 32 * 128  # every register of every lane
+    assert by["tcgen05.st.16x64b.x128.unpack::16b.b16"] == 2 * 32 * 512  # all of TMEM back
+    refused = tmem.check_forms(FakeDevice(records, sm=90), records, "tcgen05.ld.32x32b.x1.b32")
+    assert refused[0]["result"] == "error" and "needs sm_100a" in refused[0]["detail"]
+
+
+def test_hardware_with_another_map_is_caught_with_the_lane_and_cells(
+        records: list[dict[str, Any]]) -> None:
+    """The fake takes a 16x64b map whose lanes come in fours (lane t >> 2, the pair rule
+    forgotten) as the hardware's: thread 1's r0 then reads lane 0, not lane 8."""
+    key = "catalog:tcgen05.ld.16x64b.x1.b32"
+    wrong = []
+    for r in records:
+        if r["id"] == key:
+            r = {**r, "cells": [{**c, "row": c["lane"] >> 2, "col": c["col"]}
+                                for c in r["cells"]]}
+            r.pop("map_hash", None)
+        wrong.append(r)
+    got = tmem.check_forms(FakeDevice(wrong, sm=100), records, "tcgen05.ld.16x64b.x1.b32")
+    assert got[0]["result"] == "mismatch"
+    assert "lane 1, r0" in got[0]["detail"] and "[(8, 0)]" in got[0]["detail"]
+
+
+def test_the_tmem_command_exits_by_what_it_checked() -> None:
+    def run(*argv: str) -> tuple[int, str]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["tmem", *argv])
+        return code, out.getvalue()
+
+    code, out = run("--device", "fake:sm=100", "--only", "tcgen05.st.16x128b.x2")
+    assert code == 0 and "2 of 2 forms match" in out
+    assert run("--device", "fake", "--only", "tcgen05.ld.32x32b.x1.b32")[0] == 2  # sm_90
+    assert run("--device", "fake:absent")[0] == 2
