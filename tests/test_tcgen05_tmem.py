@@ -417,3 +417,19 @@ def test_the_real_sections_give_one_error_the_16x32bx2_bits(tmp_path: Path) -> N
     for suffix in (".md", ".html", ".txt"):
         got = _tmem_findings(tmp_path, text, suffix)
         assert [f["counterexample"]["shape"] for f in got] == ["16x32bx2"], suffix
+
+
+def test_show_draws_tmem_lanes_by_columns_with_thread_ids() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["show", "tcgen05.ld.16x64b.x2.b32"]) == 0
+    lines = out.getvalue().splitlines()
+    assert "tcgen05.ld.16x64b.x2  C/D  .b32  -- 16 TMEM lanes x 4 32-bit columns" in lines[0]
+    assert lines[1].split() == ["lane", "|", "col0", "col1", "col2", "col3"]
+    assert lines[3].split() == ["0", "|", "T0:r0", "T2:r0", "T0:r1", "T2:r1"]
+    assert lines[11].split() == ["8", "|", "T1:r0", "T3:r0", "T1:r1", "T3:r1"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["show", "tcgen05.st.16x32bx2.x1.unpack::16b.b16"]) == 0
+    row = out.getvalue().splitlines()[3].split()
+    assert row == ["0", "|", "T0:r0.lo", "T0:r0.hi", "T16:r0.lo", "T16:r0.hi"]
