@@ -18,6 +18,8 @@ from formal import catalog
 from formal.base.matrix_variants import TMEM_VARIANTS, variant
 from formal.base.variants import TMEM_SHAPES, tmem_tile
 from formal.cli import main
+from formal.execute import ptx, tmem
+from formal.execute.devices import FakeDevice
 from formal.model import build
 from formal.model.cells import cells
 from formal.model.layout import Layout
@@ -223,3 +225,211 @@ def test_an_equivalent_rewriting_still_proves(tmp_path: Path, key: str, old: str
     assert {n: o["status"] for n, o in got.items()
             if n in ("cases", "in-range", "injective", "surjective")} == \
         dict.fromkeys(("cases", "in-range", "injective", "surjective"), "proved")
+
+
+# ---- kernels and the harness -----------------------------------------------------------------
+
+HAS_PTXAS = ptx.ptxas_path() is not None
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+def test_the_kernels_assemble_for_sm_100a_only() -> None:
+    """One form of each shape, packed and not, ld and st (``ptxlayout ptx --check --arch
+    sm_100a --only tcgen05.`` assembles all 148; the slow test of test_execute too)."""
+    picked = [v for v in TMEM_VARIANTS if v.num in (1, 4)]
+    results = ptx.check(picked, ["sm_100a", "sm_90a", "sm_120a"])
+    ok = {(r.variant.key, r.arch) for r in results if r.status == "ok"}
+    assert {v.key for v in picked} == {k for k, a in ok if a == "sm_100a"}
+    assert not [r for r in results if r.status == "failed"]
+    assert not {a for _k, a in ok} - {"sm_100a"}  # tcgen05 is refused elsewhere: skipped
+
+
+def test_a_kernel_moves_what_its_row_says() -> None:
+    text = ptx.module(variant("tcgen05.ld.16x32bx2.x2.pack::16b.b16")).text
+    assert "tcgen05.ld.sync.aligned.16x32bx2.x2.pack::16b.b32 {%q0, %q1}, [%r_t], 4;" in text
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r_sm], 32;" in text
+    text = ptx.module(variant("tcgen05.st.16x64b.x128.unpack::16b.b16")).text
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r_sm], 512;" in text
+    assert text.count("tcgen05.ld.sync.aligned.32x32b.x128.b32") == 4  # 512 columns back
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    from formal.api import current_catalog
+    return current_catalog()[0]
+
+
+def test_a_blackwell_fake_checks_every_word_of_every_form(records: list[dict[str, Any]]) \
+        -> None:
+    results = tmem.check_forms(FakeDevice(records, sm=100), records, trials=2)
+    assert len(results) == 148 and {r["result"] for r in results} == {"match"}
+    by = {r["key"]: r["elements"] for r in results}
+    assert by["tcgen05.ld.16x256b.x32.b32"] == 2 * 32 * 128  # every register of every lane
+    assert by["tcgen05.st.16x64b.x128.unpack::16b.b16"] == 2 * 32 * 512  # all of TMEM back
+    refused = tmem.check_forms(FakeDevice(records, sm=90), records, "tcgen05.ld.32x32b.x1.b32")
+    assert refused[0]["result"] == "error" and "needs sm_100a" in refused[0]["detail"]
+
+
+def test_hardware_with_another_map_is_caught_with_the_lane_and_cells(
+        records: list[dict[str, Any]]) -> None:
+    """The fake takes a 16x64b map whose lanes come in fours (lane t >> 2, the pair rule
+    forgotten) as the hardware's: thread 1's r0 then reads lane 0, not lane 8."""
+    key = "catalog:tcgen05.ld.16x64b.x1.b32"
+    wrong = []
+    for r in records:
+        if r["id"] == key:
+            r = {**r, "cells": [{**c, "row": c["lane"] >> 2, "col": c["col"]}
+                                for c in r["cells"]]}
+            r.pop("map_hash", None)
+        wrong.append(r)
+    got = tmem.check_forms(FakeDevice(wrong, sm=100), records, "tcgen05.ld.16x64b.x1.b32")
+    assert got[0]["result"] == "mismatch"
+    assert "lane 1, r0" in got[0]["detail"] and "[(8, 0)]" in got[0]["detail"]
+
+
+def test_the_tmem_command_exits_by_what_it_checked() -> None:
+    def run(*argv: str) -> tuple[int, str]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["tmem", *argv])
+        return code, out.getvalue()
+
+    code, out = run("--device", "fake:sm=100", "--only", "tcgen05.st.16x128b.x2")
+    assert code == 0 and "2 of 2 forms match" in out
+    assert run("--device", "fake", "--only", "tcgen05.ld.32x32b.x1.b32")[0] == 2  # sm_90
+    assert run("--device", "fake:absent")[0] == 2
+
+
+# ---- reading the sections ---------------------------------------------------------------------
+
+SHAPE = """## 1.2.{k}. Matrix fragments for shape .{shape}
+
+The registers of one form:
+
+| Fragment | Elements (low to high) |
+| --- | --- |
+| A vector expression containing `.num` number of `.b32` registers as mentioned in the \
+Table 9. | r0, r1, ... |
+
+A warp executing `tcgen05{{.ld,.st}}.{shape}` will access {lanes} lanes of the Tensor Memory.
+It loads from or stores to each of the lane ({bits} \\* .num)-bits of data as shown in Figure {k}.
+"""
+
+NUMS = """## 1.3. Our own Instructions: tcgen05.ld
+
+The shape `.16x32bx2` performs two accesses into Tensor Memory of the shape `.16x32b`.
+
+Table 9 Registers a thread holds
+
+| .num | .shape | | |
+| --- | --- | --- | --- |
+| .16x32bx2 / .16x64b / .32x32b | .16x128b | .16x256b |
+| `.x1` | 1 | 2 | 4 |
+| `.x2` | 2 | 4 | 8 |
+| `.x64` | 64 | 128 | NA |
+| `.x128` | 128 | NA | NA |
+
+## 1.4. Access restrictions
+
+The Tensor Memory of a CTA is divided into 4 equal chunks such that each warp owns one.
+
+| ID of the warp within the warpgroup | Accessible Lanes |
+| --- | --- |
+| 0 | 0-31 |
+| 1 | 32-63 |
+| 2 | 64-95 |
+| 3 | 96-127 |
+"""
+
+SHAPES = (("32x32b", 32, 32), ("16x64b", 16, 64), ("16x128b", 16, 128), ("16x256b", 16, 256),
+          ("16x32bx2", 16, 64))
+
+
+def _sections(**change: tuple[str, str]) -> str:
+    text = "# tcgen05 tensor memory, in our words\n\n" + "\n".join(
+        SHAPE.format(k=k, shape=s, lanes=n, bits=b) for k, (s, n, b) in enumerate(SHAPES, 1))
+    text += "\n" + NUMS
+    for old, new in change.values():
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+def _tmem_findings(tmp_path: Path, text: str, suffix: str = ".md") -> list[dict[str, Any]]:
+    from tests.renderings import browser
+    from tests.sphinx import markdown_to_sphinx_html
+    body = {".md": lambda t: t, ".html": markdown_to_sphinx_html,
+            ".txt": lambda t: browser(t).text}[suffix](text)
+    p = tmp_path / f"tmem{suffix}"
+    p.write_text(body, encoding="utf-8")
+    report = run_json("prove", str(p), "--format", "json")
+    return [f for f in report["findings"] if f["severity"] == "error"]
+
+
+@pytest.mark.parametrize("suffix", [".md", ".html", ".txt"])
+def test_sections_that_agree_give_no_error(tmp_path: Path, suffix: str) -> None:
+    assert _tmem_findings(tmp_path, _sections(), suffix) == []
+
+
+@pytest.mark.parametrize("suffix", [".md", ".html", ".txt"])
+def test_a_bits_sentence_that_counts_one_access_is_refuted(tmp_path: Path, suffix: str) -> None:
+    """The spec's own .16x32bx2 sentence says (32 * .num) bits a lane: one of its two
+    accesses.  Table 9 gives .x1 one register a thread, 1024 bits = 16 lanes x 64 bits."""
+    text = _sections(bits=("(64 \\* .num)-bits of data as shown in Figure 5",
+                           "(32 \\* .num)-bits of data as shown in Figure 5"))
+    got = _tmem_findings(tmp_path, text, suffix)
+    assert [f["kind"] for f in got] == ["tmem"]
+    assert got[0]["counterexample"] == {"shape": "16x32bx2", "num": 1, "lanes": 16,
+                                        "stated_bits_per_lane": 32, "register_bits": 1024,
+                                        "bits_per_lane_held": 64}
+    assert "2 accesses of .16x32b" in got[0]["message"]
+    if suffix == ".md":  # at the sentence's own line
+        line = next(k for k, ln in enumerate(text.splitlines(), 1) if "Figure 5." in ln)
+        assert got[0]["line"] == line
+
+
+def test_a_table_cell_and_an_access_row_that_disagree_are_refuted(tmp_path: Path) -> None:
+    got = _tmem_findings(tmp_path, _sections(cell=("| `.x64` | 64 | 128 | NA |",
+                                                   "| `.x64` | 64 | 128 | 256 |")))
+    assert len(got) == 1 and got[0]["counterexample"] == \
+        {"shape": "16x256b", "num": 64, "table": 256, "rows": None}
+    got = _tmem_findings(tmp_path, _sections(row=("| 2 | 64-95 |", "| 2 | 64-96 |")))
+    assert len(got) == 1 and got[0]["counterexample"] == {"warp": 2, "lanes": [64, 96]}
+    got = _tmem_findings(tmp_path, _sections(lanes=("access 16 lanes of the Tensor Memory.\n"
+                                                    "It loads from or stores to each of the "
+                                                    "lane (128",
+                                                    "access 32 lanes of the Tensor Memory.\n"
+                                                    "It loads from or stores to each of the "
+                                                    "lane (128")))
+    assert {f["counterexample"]["shape"] for f in got} == {"16x128b"}
+
+
+REAL = Path("/work/notes/bw-sections")
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="the PTX ISA's tcgen05 sections are not here")
+def test_the_real_sections_give_one_error_the_16x32bx2_bits(tmp_path: Path) -> None:
+    names = ("9-7-16-2-3-data-movement-shape.md", "9-7-16-8-1-access-restrictions.md",
+             "9-7-16-8-3-tensorcore-5th-generation-instructions-tcgen05-ld.md",
+             "9-7-16-8-4-tensorcore-5th-generation-instructions-tcgen05-st.md")
+    text = "\n\n".join((REAL / n).read_text(encoding="utf-8") for n in names)
+    for suffix in (".md", ".html", ".txt"):
+        got = _tmem_findings(tmp_path, text, suffix)
+        assert [f["counterexample"]["shape"] for f in got] == ["16x32bx2"], suffix
+
+
+def test_show_draws_tmem_lanes_by_columns_with_thread_ids() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["show", "tcgen05.ld.16x64b.x2.b32"]) == 0
+    lines = out.getvalue().splitlines()
+    assert "tcgen05.ld.16x64b.x2  C/D  .b32  -- 16 TMEM lanes x 4 32-bit columns" in lines[0]
+    assert lines[1].split() == ["lane", "|", "col0", "col1", "col2", "col3"]
+    assert lines[3].split() == ["0", "|", "T0:r0", "T2:r0", "T0:r1", "T2:r1"]
+    assert lines[11].split() == ["8", "|", "T1:r0", "T3:r0", "T1:r1", "T3:r1"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["show", "tcgen05.st.16x32bx2.x1.unpack::16b.b16"]) == 0
+    row = out.getvalue().splitlines()[3].split()
+    assert row == ["0", "|", "T0:r0.lo", "T0:r0.hi", "T16:r0.lo", "T16:r0.hi"]

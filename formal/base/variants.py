@@ -460,8 +460,8 @@ class Variant:
         """One moved matrix as it lies in memory: rows (one address each) x elements a row
         (moves) -- or D's rows x columns (wgmma).  With ``.trans`` an m x n matrix lies as
         its n columns of m elements: ``stmatrix.m16n8.x1.trans.b8`` is 8 rows of 16 bytes."""
-        if self.wgmma:
-            return (64, self.n)
+        if self.wgmma or self.tmem:
+            return self.tile if self.tmem else (64, self.n)
         return move_tile(*MOVE_SHAPES[self.shape], 1, self.trans)
 
     @property

@@ -30,6 +30,7 @@ import numpy as np
 from ..base.variants import Variant, runs_on
 from . import cpu, ptx, ptx_matrix
 from . import matrix as mx
+from . import tmem as tm
 from .matrix_fake import emulate_move, emulate_wgmma
 
 THREADS = 128  # four warps a block
@@ -171,6 +172,17 @@ class CupyDevice:
             return got.reshape(count, words)
         return got.reshape(count, 32, r)
 
+    def tmem(self, v: Variant, t: tm.TmemTrial) -> np.ndarray:
+        """tcgen05.ld's registers (T, 32, R) or tcgen05.st's TMEM image (T, 32, C)."""
+        count, _, c = t.image.shape
+        r = v.registers
+        st = v.instruction == "tcgen05.st"
+        got = self._run(self.function(v), count, 32,
+                        [t.inputs.astype(np.uint32).ravel(), t.image.astype(np.uint32).ravel(),
+                         np.zeros(1, np.uint32), np.uint32(32 * c)],
+                        count * 32 * (c if st else r))
+        return got.reshape(count, 32, c if st else r)
+
     def wgmma(self, v: Variant, t: mx.WgmmaTrial, la: mx.SmemLayout,
               lb: mx.SmemLayout) -> np.ndarray:
         count = t.inputs.shape[0]
@@ -260,6 +272,12 @@ class FakeDevice:
         """The registers (or stmatrix's image) of a move with the truth's maps as the
         hardware's."""
         return emulate_move(v, self._launch(v), t)
+
+    def tmem(self, v: Variant, t: tm.TmemTrial) -> np.ndarray:
+        """tcgen05.ld / tcgen05.st with the truth's map as the hardware's (an sm_100 fake)."""
+        if not runs_on(v, self.sm):
+            raise DeviceError(f"no kernel image for sm_{self.sm} ({v.key} needs {v.target})")
+        return tm.emulate_tmem(v, self._launch(v)["r"], t)
 
     def _launch(self, v: Variant) -> dict[str, Any]:
         """The truth's maps for one launch of ``v`` (a planted fault or a missing truth is the

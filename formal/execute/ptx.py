@@ -22,9 +22,10 @@ entry per legal selector, named ``sel<k>``; dense modules hold one entry, ``mma`
 variants get unit scale factors (``ue8m0`` 127 = 2^0 in every byte), so they compute A x B + C.
 
 ``ptxlayout ptx --check`` writes the modules of every family (``ALL_VARIANTS``: mma and
-mma.sp, the moves, wgmma and wgmma.sp) and assembles each with ``ptxas`` for every requested
-architecture that the variant supports (``formal.base.variants.assembles_for``); a variant no
-requested architecture covers is written and skipped.
+mma.sp, the moves, wgmma and wgmma.sp, tcgen05.ld / tcgen05.st) and assembles each with
+``ptxas`` for every requested architecture that the variant supports
+(``formal.base.variants.assembles_for``); a variant no requested architecture covers is
+written and skipped.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS
+from ..base.matrix_variants import MATRIX_VARIANTS, TMEM_VARIANTS, WGMMA_SP_VARIANTS
 from ..base.variants import (
     BLOCK_SCALE_VARIANTS,
     VARIANTS,
@@ -56,7 +57,7 @@ from . import ptx_matrix
 
 # Every row the executor has a kernel for, family by family: what ``ptxlayout ptx`` writes.
 ALL_VARIANTS: tuple[Variant, ...] = (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS,
-                                     *BLOCK_SCALE_VARIANTS)
+                                     *BLOCK_SCALE_VARIANTS, *TMEM_VARIANTS)
 
 # The lent device (an H100): a kernel it cannot run is assembled only ("compile-only").
 LENT_SM = 90
@@ -225,7 +226,7 @@ def module(v: Variant, arch: str | None = None, trans: bool = False) -> Module:
     """The PTX module of ``v``, of any family (``.target`` ``arch``, default the variant's own
     target): mma's below, the moves' and wgmma's body from ``formal.execute.ptx_matrix``
     (one entry ``k``; ``trans``: wgmma's shared-memory operands M/N-major)."""
-    if v.move or v.wgmma:
+    if v.move or v.wgmma or v.tmem:
         return Module(v, ptx_matrix.text(v, arch, trans), ((None, "k"),), 0, 0)
     target = arch or v.target
     major, minor = ptx_version(v, target)

@@ -239,11 +239,86 @@ def _wgmma_module(v: Variant, arch: str | None, trans: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tmem_columns(v: Variant) -> int:
+    """TMEM columns a tcgen05.ld/st kernel allocates: the fewest (a power of two, at least
+    32, as tcgen05.alloc requires) that hold the form's tile (``16x256b.x2``: 16 -> 32)."""
+    n = 32
+    while n < v.tile[1]:
+        n *= 2
+    return n
+
+
+def _tmem_module(v: Variant, arch: str | None) -> str:
+    """tcgen05.ld / tcgen05.st, one warp a CTA, one trial a CTA, C = ``tmem_columns`` columns.
+    The warp allocates C columns, thread t writes lane t of the trial's image (row t of
+    ``img``, C words) with ``.32x32b`` -- the shape whose thread t is lane t -- 128 columns an
+    instruction.  ld: the variant's load, registers to ``out[(t * 32 + l) * R + j]``.  st:
+    registers from ``in[(t * 32 + l) * R + j]``, the variant's store, then the whole image
+    read back with ``.32x32b`` to ``out[t * 32 * C ..]`` (a cell the form must not touch keeps
+    its initial word).  ``.16x32bx2`` puts its second access ``immHalfSplitoff`` = half the
+    tile's columns further on, where the catalog puts it."""
+    r, ncols = v.registers, tmem_columns(v)
+    regs = _vec(f"%q{j}" for j in range(r))
+    split = f", {v.tile[1] // 2}" if v.shape == "16x32bx2" else ""
+
+    def whole(store: bool, ptr: str) -> list[str]:
+        out: list[str] = []
+        for c0 in range(0, ncols, 128):
+            n = min(128, ncols)
+            fill = _vec(f"%f{j}" for j in range(n))
+            out.append(f"add.u32 %r_a, %r_t, {c0};")
+            if store:
+                out += [f"ld.global.u32 %f{j}, [{ptr}+{4 * (c0 + j)}];" for j in range(n)]
+                out += [f"tcgen05.st.sync.aligned.32x32b.x{n}.b32 [%r_a], {fill};",
+                        "tcgen05.wait::st.sync.aligned;"]
+            else:
+                out += [f"tcgen05.ld.sync.aligned.32x32b.x{n}.b32 {fill}, [%r_a];",
+                        "tcgen05.wait::ld.sync.aligned;"]
+                out += [f"st.global.u32 [{ptr}+{4 * (c0 + j)}], %f{j};" for j in range(n)]
+        return out
+
+    sync = ["tcgen05.fence::before_thread_sync;", "bar.sync 0;",
+            "tcgen05.fence::after_thread_sync;"]
+    body = [
+        "ld.param.u64 %rd_in, [p_in];", "ld.param.u64 %rd_out, [p_out];",
+        "ld.param.u64 %rd_img, [p_img];", "cvta.to.global.u64 %rd_in, %rd_in;",
+        "cvta.to.global.u64 %rd_out, %rd_out;", "cvta.to.global.u64 %rd_img, %rd_img;",
+        "mov.u32 %r_tid, %tid.x;", "mov.u32 %r_cta, %ctaid.x;",
+        "mad.lo.u32 %r_x, %r_cta, 32, %r_tid;",
+        f"mul.wide.u32 %rd_x, %r_x, {4 * r};",
+        "add.s64 %rd_in, %rd_in, %rd_x;", "add.s64 %rd_out, %rd_out, %rd_x;",
+        f"mul.wide.u32 %rd_t, %r_x, {4 * ncols};", "add.s64 %rd_img, %rd_img, %rd_t;",
+        "mov.u32 %r_sm, smem;",
+        f"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r_sm], {ncols};",
+        *sync, "ld.shared.u32 %r_t, [%r_sm];", *whole(True, "%rd_img"), *sync]
+    if v.instruction == "tcgen05.ld":
+        body += [f"{v.opcode} {regs}, [%r_t]{split};", "tcgen05.wait::ld.sync.aligned;"]
+        body += [f"st.global.u32 [%rd_out+{4 * j}], %q{j};" for j in range(r)]
+    else:
+        body += [f"ld.global.u32 %q{j}, [%rd_in+{4 * j}];" for j in range(r)]
+        body += [f"{v.opcode} [%r_t]{split}, {regs};", "tcgen05.wait::st.sync.aligned;",
+                 *sync, "ld.param.u64 %rd_img, [p_out];",
+                 "cvta.to.global.u64 %rd_img, %rd_img;", f"mul.wide.u32 %rd_t, %r_x, {4 * ncols};",
+                 "add.s64 %rd_img, %rd_img, %rd_t;", *whole(False, "%rd_img")]
+    body += [*sync, f"tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r_t, {ncols};",
+             "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;"]
+    lines = _head(v, arch) + [
+        ".shared .align 16 .b32 smem[1];", "",
+        ".visible .entry k(", "    .param .u64 p_in,", "    .param .u64 p_out,",
+        "    .param .u64 p_img,", "    .param .u64 p_addr,", "    .param .u32 p_words", ")", "{",
+        *("    " + x for x in _COMMON_REGS),
+        f"    .reg .b32 %r_t, %q<{r}>, %f<128>;",
+        *("    " + x for x in body), "    ret;", "}"]
+    return "\n".join(lines) + "\n"
+
+
 def text(v: Variant, arch: str | None = None, trans: bool = False) -> str:
     """The PTX text of a move or wgmma ``v``'s module, entry ``k`` (``.target`` ``arch``,
     default the variant's own); ``trans``: wgmma .f16 / .bf16 with its shared-memory operands
     M/N-major.  ``formal.execute.ptx.module`` is the one way to a module of any family."""
+    if v.tmem:
+        return _tmem_module(v, arch)
     return _wgmma_module(v, arch, trans) if v.wgmma else _move_module(v, arch)
 
 
-__all__ = ["text", "SMEM_BYTES", "MOVE_SMEM_BYTES"]
+__all__ = ["text", "tmem_columns", "SMEM_BYTES", "MOVE_SMEM_BYTES"]

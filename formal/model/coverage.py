@@ -85,6 +85,9 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
         read: set[int] = set()
         for lay in lays:
             read |= layout_lines(lay)
+        for ps in d.sections:  # a tcgen05 section's tables and sentences read as facts
+            for fact in ps.tmem.facts if ps.tmem is not None else ():
+                read |= lines_of(fact.src)
         starts = sorted(lay.span.line for lay in lays)
         heads = [src.span(0).line for what, src in doc.looks if what == "operand"]
         run: list[tuple[str, SourceText]] = []

@@ -35,6 +35,7 @@ from .sections import (
     types_of_title,
     with_section_context,
 )
+from .tmem import check_tmem
 
 # ---- references ----------------------------------------------------------------------------------
 
@@ -192,6 +193,7 @@ def build(documents: Iterable[Document | ParsedDocument],
         for ps in d.sections:
             if ps.moves is not None:
                 written.extend(move_layouts(d.document, lab, ps.moves, cat_layouts, findings))
+        findings.extend(check_tmem([ps.tmem for ps in d.sections if ps.tmem is not None]))
     pool = written + cat_layouts
     resolved: list[Layout] = []
     stated: dict[tuple[str, str], list[Layout]] = {}  # (document, operand) -> its layouts

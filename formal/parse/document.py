@@ -16,6 +16,7 @@ from . import syntax as S
 from .moves import ParsedMoves, parse_moves
 from .prose import parse_prose, try_prose
 from .pseudocode import parse_program
+from .tmem import ParsedTmem, parse_tmem
 
 # ---- the document stage: every section's text parsed, for the model ------------------------------
 
@@ -49,6 +50,7 @@ class ParsedSection:
     blocks: tuple[ParsedBlock, ...] = ()
     references: tuple[tuple[SourceText, S.ReferenceSentence], ...] = ()
     moves: ParsedMoves | None = None  # a matrix move section, read (formal/parse/moves.py)
+    tmem: ParsedTmem | None = None  # a tcgen05 tensor-memory section (formal/parse/tmem.py)
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,8 @@ def _shared_memory(block: OperandBlock) -> tuple[S.SharedMemoryNote | None, Sour
 def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
     if section.move:
         return ParsedSection(section, None, moves=parse_moves(section, findings))
+    if section.tmem:
+        return ParsedSection(section, None, tmem=parse_tmem(section, findings))
     if not section.operands and not section.references:
         return ParsedSection(section, None)
     title, errs = parse_prose(section.title.strip(), "section_title", "the section title")

@@ -75,6 +75,7 @@ class Section:
     # consecutive lines joined into one prose block
     move: bool = False
     body: tuple[Block, ...] = ()
+    tmem: bool = False  # a tcgen05 tensor-memory section (its body read by formal/parse/tmem)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ class LineKind:
     major_matrix: bool = False
     figure_layout: bool = False
     move_title: bool = False  # "Warp-level matrix load instruction" (a move section's heading)
+    tmem_title: bool = False  # "Matrix fragments for shape .16x64b" (a tcgen05 TMEM section)
     sentence_break: bool = False  # ". " or ": "
     last: str = ""  # the last token's kind: colon | bar | ...
     glued_at: int = -1  # offset of an opener glued to the character before it
@@ -119,6 +120,11 @@ class LineKind:
         return self.head == "heading" and self.move_title
 
     @property
+    def tmem_heading(self) -> bool:
+        """``9.7.16.2.3.1.2. Matrix fragments for shape .16x64b`` (formal/parse/tmem.py)."""
+        return self.head == "heading" and self.tmem_title
+
+    @property
     def figure(self) -> bool:
         return self.head == "bang"
 
@@ -140,7 +146,7 @@ def _parser() -> Lark:
 _HEADS = ("heading", "assignment", "phrase", "header_type", "dotted", "bang", "comment",
           "where")
 _FLAGS = ("case_word", "vector_expression", "same_as", "major_matrix", "figure_layout",
-          "sentence_break", "move_title")
+          "sentence_break", "move_title", "tmem_title")
 
 
 class _Facts(Transformer[Token, Any]):

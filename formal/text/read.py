@@ -102,7 +102,7 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
                           else text_blocks(lines, name))
         looks = list(looks_of_lines(lines, name))
     sections = structure(blocks, name)
-    if not any(s.operands or s.references or s.move for s in sections):
+    if not any(s.operands or s.references or s.move or s.tmem for s in sections):
         # nothing to check is not a pass: the document is named as one that was not read
         findings.append(error("input", SourceText.at("", name, 1),
                               f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) and "

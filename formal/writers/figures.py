@@ -110,6 +110,7 @@ class Panel:
     cells: tuple[tuple[Cell, ...], ...]
     outside: tuple[str, ...] = ()
     col_name: str = "col"
+    row_name: str = "row"  # "lane" for tensor memory (tcgen05.ld / tcgen05.st)
 
     def count(self, state: str) -> int:
         return sum(1 for row in self.cells for c in row if c.state == state)
@@ -161,6 +162,18 @@ def _letter(lay: Layout) -> str:
     return lay.letter
 
 
+def _tmem(lay: Layout) -> bool:
+    return lay.instruction in ("tcgen05.ld", "tcgen05.st")
+
+
+def _label(lay: Layout, t: int, i: int, letter: str) -> str:
+    """``T5:a3``; a packed tcgen05 register's two 16-bit elements are its halves,
+    ``T5:r1.lo`` (bits 0-15) and ``T5:r1.hi``."""
+    if _tmem(lay) and lay.types == ("b16",):
+        return f"T{t}:{letter}{i >> 1}.{'hi' if i & 1 else 'lo'}"
+    return f"T{t}:{letter}{i}"
+
+
 def _types(lay: Layout) -> str:
     return "/".join("." + t for t in lay.types) or "(no types)"
 
@@ -179,7 +192,10 @@ def _titles(lay: Layout) -> tuple[str, str]:
         what = lay.operand
         grid = f"{r} x {c} tile"
     per = "fields" if lay.operand == "metadata" else "elements"
-    title = f"{lay.instruction}.{lay.shape}  {what}  {_types(lay)}  -- {grid}, " \
+    shape = lay.shape_text if _tmem(lay) else lay.shape
+    if _tmem(lay):
+        grid = f"{r} TMEM lanes x {c} 32-bit columns"
+    title = f"{lay.instruction}.{shape}  {what}  {_types(lay)}  -- {grid}, " \
             f"{lay.lanes} lanes x {lay.elements} {per}"
     src = lay.source
     if lay.reference_of:
@@ -249,7 +265,7 @@ def _dense_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]
             if None in out:
                 continue
             r, c = out
-            label = f"T{t}:{letter}{i}"
+            label = _label(lay, t, i, letter)
             if 0 <= r < rows and 0 <= c < cols:
                 grid[r][c].append(Holder(t, label))
             else:
@@ -257,7 +273,7 @@ def _dense_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]
         title = f"{groups[0]} {g} (lanes {_lane_ranges(lanes)})" if groups is not None else ""
         cells = tuple(tuple(Cell(tuple(h), _state(h)) for h in row) for row in grid)
         panels.append(Panel(title, rows, cols, tuple(str(c) for c in range(cols)), cells,
-                            tuple(outside)))
+                            tuple(outside), row_name="lane" if _tmem(lay) else "row"))
     return panels, unmapped
 
 
@@ -434,10 +450,11 @@ def _render(p: Panel, marks: frozenset[tuple[int, int]]) -> str:
     texts = [[text(p.cells[r][c], r, c) for c in range(p.cols)] for r in range(p.rows)]
     heads = [f"col{c}" if p.col_name == "col" else p.col_labels[c] for c in range(p.cols)]
     width = max([len(h) for h in heads] + [len(s) for row in texts for s in row]) + 1
-    lines = ["row |" + "".join(h.rjust(width) for h in heads)]
-    lines.append("----+" + "-" * (width * p.cols))
+    w = max(3, len(p.row_name))
+    lines = [f"{p.row_name:>{w}} |" + "".join(h.rjust(width) for h in heads)]
+    lines.append("-" * (w + 1) + "+" + "-" * (width * p.cols))
     for r in range(p.rows):
-        lines.append(f"{r:>3} |" + "".join(s.rjust(width) for s in texts[r]))
+        lines.append(f"{r:>{w}} |" + "".join(s.rjust(width) for s in texts[r]))
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,195 @@
+"""The tcgen05 tensor-memory sections, read: their headings, sentences and tables as facts.
+
+The spec draws the tcgen05.ld / tcgen05.st fragments as figures; around them it states
+numbers a layout must agree with, and ``grammar/tmem.lark`` reads them.  From
+
+    9.7.16.2.3.1.2. Matrix fragments for shape .16x64b
+    A warp executing tcgen05{.ld,.st}.16x64b will access 16 lanes of the Tensor Memory.
+    It loads from or stores to each of the lane (64 * .num)-bits of data ...
+
+the section gives ``TmemFact("lanes", shape=".16x64b", lanes=16)`` and ``TmemFact("bits",
+bits=64)``: 16 lanes x 64 bits = 1024 bits a ``.num``, 32 threads x one ``.b32`` register --
+which formal/model/tmem.py checks against Table 47's register counts (``num_table``), the
+access table (warp w -> lanes) against the 4 equal chunks, and each against the variant
+table.  A sentence no rule reads is skipped (these sections say much that is not about the
+layout); a shape section whose lanes or bits sentence cannot be read is a warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedInput, VisitError
+
+from ..base.grammar_files import build_parser
+from ..base.source import Finding, SourceText, warning
+from ..text.blocks import Block, Section
+from .grammars import MAX_LINE
+
+TMEM_STARTS = ("tmem_heading", "paragraph", "tmem_sentence", "tmem_table")
+
+
+@cache
+def tmem_parser() -> Lark:
+    return build_parser("tmem", list(TMEM_STARTS))
+
+
+@dataclass(frozen=True)
+class TmemFact:
+    """One statement of a tcgen05 tensor-memory section: its kind (the grammar rule that
+    read it), where it is, and its values by name (``get``)."""
+
+    kind: str
+    src: SourceText
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return next((v for k, v in self.values if k == key), default)
+
+
+@dataclass(frozen=True)
+class ParsedTmem:
+    title: SourceText
+    heading: TmemFact | None  # shape_heading | access_heading | instruction_heading
+    facts: tuple[TmemFact, ...]
+
+    def facts_of(self, *kinds: str) -> tuple[TmemFact, ...]:
+        return tuple(f for f in self.facts if f.kind in kinds)
+
+
+def _shape(tok: Token) -> str:
+    """``tcgen05{.ld,.st}.16x64b`` or ``.16x64b`` -> ``16x64b``."""
+    return str(tok).rsplit(".", 1)[-1] if "x" in str(tok).rsplit(".", 1)[-1] else ""
+
+
+class TmemTransformer(Transformer[Token, Any]):
+    def __init__(self, src: SourceText) -> None:
+        super().__init__()
+        self.src = src
+
+    def _fact(self, kind: str, **values: Any) -> TmemFact:
+        return TmemFact(kind, self.src, tuple(values.items()))
+
+    def shape_heading(self, c: list[Token]) -> TmemFact:
+        return self._fact("shape_heading", shape=_shape(c[-1]))
+
+    def access_heading(self, c: list[Token]) -> TmemFact:
+        return self._fact("access_heading")
+
+    def instruction_heading(self, c: list[Token]) -> TmemFact:
+        return self._fact("instruction_heading", opcode=str(c[-1]))
+
+    def lanes(self, c: list[Token]) -> TmemFact:
+        return self._fact("lanes", shape=_shape(c[0]), lanes=int(c[1]))
+
+    def bits(self, c: list[Any]) -> TmemFact:
+        return self._fact("bits", bits=int(c[0]))
+
+    def split(self, c: list[Token]) -> TmemFact:
+        words = {"two": 2, "three": 3, "four": 4}
+        n = str(c[1]).lower()
+        return self._fact("split", shape=_shape(c[0]), accesses=words.get(n) or int(n),
+                          part=_shape(c[2]))
+
+    def chunks(self, c: list[Token]) -> TmemFact:
+        return self._fact("chunks", chunks=int(next(t for t in c if t.type == "INT")))
+
+    def register_table(self, c: list[Token]) -> TmemFact:
+        kind = next(str(t)[1:] for t in c if t.type == "TYPE_V")
+        return self._fact("register_table", register=kind,
+                          table=int(next(t for t in c if t.type == "INT")))
+
+    def shape_group(self, c: list[Token]) -> tuple[str, ...]:
+        return tuple(_shape(t) for t in c)
+
+    def count_int(self, c: list[Token]) -> int | None:
+        return int(c[0])
+
+    def count_na(self, c: list[Token]) -> int | None:
+        return None
+
+    def num_row(self, c: list[Any]) -> tuple[int, tuple[int | None, ...]]:
+        return int(str(c[0])[2:]), tuple(c[1:])
+
+    def num_table(self, c: list[Any]) -> TmemFact:
+        groups = [x for x in c if isinstance(x, tuple) and x and isinstance(x[0], str)]
+        rows = [x for x in c if isinstance(x, tuple) and x and isinstance(x[0], int)]
+        return self._fact("num_table", groups=tuple(groups), rows=tuple(rows))
+
+    def access_row(self, c: list[Token]) -> tuple[int, int, int]:
+        return int(c[0]), int(c[1]), int(c[3])
+
+    def access_table(self, c: list[Any]) -> TmemFact:
+        return self._fact("access_table", rows=tuple(c))
+
+
+def _try(src: SourceText, start: str) -> Any:
+    if len(src.text) > MAX_LINE or not src.text.strip():
+        return None
+    try:
+        return TmemTransformer(src).transform(tmem_parser().parse(src.text, start=start))
+    except (UnexpectedInput, VisitError, RecursionError):
+        return None
+
+
+def _sentences(src: SourceText) -> list[SourceText]:
+    tree = tmem_parser().parse(src.text, start="paragraph")
+    out = []
+    for tok in tree.children:
+        if isinstance(tok, Token):
+            start = tok.start_pos or 0
+            out.append(src.slice(start, start + len(str(tok))).strip())
+    return out
+
+
+def _table_text(rows: list[Block]) -> SourceText:
+    """Consecutive table rows as one text: cells joined by ' | ', each keeping its place."""
+    parts: list[SourceText] = []
+    for r in rows:
+        for cell in (r.cells or (r.text,)):
+            if parts:
+                end = parts[-1].span(max(0, len(parts[-1].text) - 1))
+                parts.append(SourceText(" | ", cell.document, ((0, end.line, end.column + 1),)))
+            parts.append(cell)
+    return SourceText.concat(parts)
+
+
+def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
+    """A tcgen05 tensor-memory section's heading, tables and sentences, read."""
+    heading = _try(section.title.strip(), "tmem_heading")
+    facts: list[TmemFact] = []
+    body = list(section.body)
+    k = 0
+    while k < len(body):
+        b = body[k]
+        if b.kind == "row":
+            j = k + 1
+            while j < len(body) and body[j].kind == "row" and not body[j].header:
+                j += 1
+            value = _try(_table_text(body[k:j]), "tmem_table")
+            if isinstance(value, TmemFact):
+                facts.append(value)
+            k = j
+            continue
+        k += 1
+        if b.kind == "prose":
+            flat = _try(b.text, "tmem_table")  # a browser's flattened table
+            if isinstance(flat, TmemFact):
+                facts.append(flat)
+                continue
+            for sentence in _sentences(b.text):
+                value = _try(sentence, "tmem_sentence")
+                if isinstance(value, TmemFact):
+                    facts.append(value)
+    if isinstance(heading, TmemFact) and heading.kind == "shape_heading":
+        for kind in ("lanes", "bits"):
+            if not any(f.kind == kind for f in facts):
+                findings.append(warning("unreadable", section.title.strip(),
+                                        f"no sentence of this section states the {kind} a warp "
+                                        f"accesses as ptxlayout reads them: the shape "
+                                        f".{heading.get('shape')} is not checked against Table 47"))
+    return ParsedTmem(section.title, heading if isinstance(heading, TmemFact) else None,
+                      tuple(facts))
