@@ -75,6 +75,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     named = {str(p) for p in paths}
     proof = with_smem(proof, [d for d in model.documents if d.name in named],
                       use_catalog and not paths)
+    proof = with_block_scale(proof, [d for d in model.documents if d.name in named])
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
@@ -115,6 +116,39 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
                                  f.message, f.layout))
     return replace(proof, findings=tuple(findings),
                    smem=tuple(r for sp in proofs for r in sp.results))
+
+
+def with_block_scale(proof: Proof, documents: Sequence[Document]) -> Proof:
+    """``proof`` with the block-scale factor layouts and tables of each document that states
+    any (``prove_block_scale``), read from the lines the text stage read; such a document's
+    'no operand blocks' error is dropped.  (The embedded block-scale catalog is proved by
+    ``ptxlayout prove formal/catalog/block-scale/mma-sync.md`` and by ``show``.)"""
+    from .parse.block_scale import read_block_scale
+    read = {d.name: read_block_scale("\n".join(d.lines), d.name) for d in documents if d.lines}
+    read_here = {name for name, sd in read.items() if not sd.empty}
+    if not read_here:
+        return proof
+    got = prove_block_scale([d for d in documents if d.name in read_here], the_catalog=False)
+    # the program lines of the block-scale sections are checked here, not by the fragments'
+    # reader: its 'unchecked' finding goes when it names only those lines
+    programs = {name: {d.source.span(0).line for sec in read[name].sections
+                       for op in sec.operands for d in op.program.definitions}
+                for name in read_here}
+
+    def mine(f: Any) -> bool:
+        doc = f.span.document
+        if doc not in read_here:
+            return False
+        if f.kind == "input" and "no operand blocks" in f.message:
+            return True
+        lines = (f.counterexample or {}).get("lines") if f.kind == "unchecked" else None
+        return bool(lines) and set(lines or ()) <= programs[doc]
+
+    kept = [f for f in proof.findings if not mine(f)]
+    findings = kept + list(got.findings)
+    findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
+                                 f.message, f.layout))
+    return replace(proof, findings=tuple(findings), scales=proof.scales + got.results)
 
 
 def with_catalog_tables(options: Options) -> Options:
@@ -218,7 +252,7 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     from .model.block_scale import scale_layouts, spec_tables
     from .model.cells import cells
     from .parse.block_scale import read_block_scale
-    from .prove.block_scale import prove_scale, spec_table_findings
+    from .prove.block_scale import prove_scale, prove_scale_tables, spec_table_findings
     fragments = (model or catalog_model(False)).layouts
     docs = []
     if the_catalog:
@@ -244,5 +278,8 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             results.append(r)
             findings.extend(fs)
             lays.append(lay)
-        findings.extend(spec_table_findings(spec_tables(sd), cat_layouts))
+        table = prove_scale_tables(spec_tables(sd), cat_layouts, sd.name)
+        if table is not None:
+            results.append(table)
+            findings.extend(spec_table_findings(spec_tables(sd), cat_layouts))
     return ScaleProof(tuple(results), tuple(findings), tuple(lays))

@@ -124,6 +124,7 @@ class _ToValues(Transformer[Token, Any]):
         return str(items[0])
 
     def shape_row(self, items: list[Any]) -> tuple[Any, ...]:
+        items = _no_bars(items)
         return ("shape", _vec(str(items[0])), (items[1], items[2]), (items[3], items[4]))
 
     def types(self, items: list[Token]) -> tuple[str, ...]:
@@ -134,7 +135,7 @@ class _ToValues(Transformer[Token, Any]):
 
     def combo_row(self, items: list[Any]) -> tuple[Any, ...]:
         kind = ""
-        rest = list(items)
+        rest = _no_bars(items)
         if isinstance(rest[0], Token) and rest[0].type == "KIND":
             kind = str(rest.pop(0)).partition("::")[2]
         types, stype, vecs = rest
@@ -174,7 +175,12 @@ class _ToValues(Transformer[Token, Any]):
         return ("other", str(items[0]).lstrip("."))
 
     def selector_row(self, items: list[Any]) -> tuple[Any, ...]:
+        items = _no_bars(items)
         return ("selector", _vec(str(items[0])), tuple(items[1:]))
+
+
+def _no_bars(items: list[Any]) -> list[Any]:
+    return [x for x in items if not (isinstance(x, Token) and x.type == "PIPE")]
 
 
 def _vec(text: str) -> int:
@@ -292,7 +298,7 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
             operand = {"mat": mat, "rows": r, "cols": c, "regs": regs, "reg": reg,
                        "elems": elems, "source": src, "lines": []}
             continue
-        if body.startswith("|") or raw.strip().startswith("|"):
+        if "scale_vec" in raw:  # every row of the three tables names a .scale_vec
             for start, table in (("shape_row", "shape"), ("combo_row", "combo"),
                                  ("selector_row", "selector")):
                 got = read_line(raw.strip(), start)
