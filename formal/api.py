@@ -283,3 +283,28 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             results.append(table)
             findings.extend(spec_table_findings(spec_tables(sd), cat_layouts))
     return ScaleProof(tuple(results), tuple(findings), tuple(lays))
+
+
+def scale_maps(form: str) -> tuple[Any, Any, Any, Any]:
+    """(variant, scale_A map, scale_B map, D cells) of one block-scaled form, named by a
+    variant key or a part of one (``mxf4nvf4.block_scale.scale_vec::4X``, the first row that
+    matches): the maps as the executor takes them, data from the proved catalog."""
+    import numpy as np
+
+    from .base.variants import BLOCK_SCALE_VARIANTS
+    from .execute.block_scale import ScaleMap
+    from .model.block_scale import scale_layouts
+    from .model.cells import cells
+    v = next((x for x in BLOCK_SCALE_VARIANTS if form in x.key), None)
+    if v is None:
+        raise KeyError(f"no block-scaled form matches '{form}'")
+    lays = [lay for lay in scale_layouts(block_scale_catalog())
+            if (lay.kind, lay.shape, lay.vec, lay.stype) == (v.kind, v.shape, v.scale_vec, v.scale)]
+    maps = {lay.operand: ScaleMap(lay.operand, lay.tile, dict(lay.holdings)) for lay in lays}
+    cd = next(f for f in catalog_model(False).layouts if f.instruction == "mma"
+              and str(f.shape) == v.shape and f.operand == "C/D" and "f32" in f.types)
+    table = cells(cd)
+    d = np.zeros((32, max(i for _s, _l, i in table) + 1, 2), dtype=np.int64)
+    for (_s, lane, i), vals in table.items():
+        d[lane, i] = (int(vals[0]), int(vals[1]))
+    return v, maps["A"], maps["B"], d

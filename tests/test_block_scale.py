@@ -371,3 +371,39 @@ def test_prove_the_spec_renderings(tmp_path: Path, rendering: str,
     lines = {f["line"] for f in data["findings"]}
     assert lines == {18 if rendering == "md" else 16}
     assert all("byte-id {0, 1}" in f["message"] for f in data["findings"])
+
+
+# ---- the harness: one trial per scale factor, on a fake device ---------------------------------
+
+
+@pytest.mark.parametrize("form,checked", [
+    ("mxf8f6f4.block_scale.scale_vec::1X.m16n8k32.f32.e3m2.e2m1", 16 * (16 + 8)),
+    ("mxf4.block_scale.scale_vec::2X", 8 * (32 + 16)),
+    ("mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.f32.e2m1.e2m1.f32.ue4m3", 4 * (64 + 32)),
+])
+def test_the_harness_checks_every_factor_at_every_selector(form: str, checked: int) -> None:
+    from formal.api import scale_maps
+    from formal.execute.block_scale import check_scale_layouts, one_hot_trials
+    v, a, b, d = scale_maps(form)
+    n, faults = check_scale_layouts(v, a, b, d)
+    assert (n, faults) == (checked, [])
+    # the trials are the kernel's memory layout: A, B, C words, then the scale words
+    t = one_hot_trials(v, a, b, (0, 1, 0, 3))
+    assert t.inputs.shape[1:] == (32, sum(v.words(o) for o in "ABCS"))
+    assert int(t.inputs[0, 0, -1]) == (1 << 8) | (3 << 24)  # thread-id-a 1, thread-id-b 3
+
+
+def test_the_harness_names_a_misplaced_factor() -> None:
+    from formal.api import scale_maps
+    from formal.execute.block_scale import FakeScaleDevice, ScaleMap, check_scale_layouts
+    v, a, b, d = scale_maps("mxf4.block_scale.scale_vec::2X")
+    # a device that reads the even lane of each pair as row groupID + 8, the odd as groupID
+    swapped = {sel: tuple((ln, by, (r + 8) % 16, c) for ln, by, r, c in ps)
+               for sel, ps in a.places.items()}
+    dev = FakeScaleDevice(v, ScaleMap("A", a.tile, swapped), b, d)
+    n, faults = check_scale_layouts(v, a, b, d, dev)
+    assert n == 384 and len(faults) == 8 * 32  # every scale_A factor, at every selector
+    k = 2  # marking (row 1, block 0): D's row 9 doubles its block instead of row 1
+    assert faults[k] == {"selector": [0, 0, 0, 0], "factor": {"operand": "A", "row": 1,
+                         "col": 0}, "lane": 4, "element": 0, "d": [1, 0], "got": 64.0,
+                         "want": 96.0}
