@@ -144,7 +144,8 @@ class FakeScaleDevice:
         return d[:, rows, cols].astype(np.float32).view(np.uint32)
 
 
-def misplaced_factors(trials: ScaleTrials, outputs: np.ndarray, d_cells: np.ndarray) -> list[dict[str, object]]:
+def misplaced_factors(trials: ScaleTrials, outputs: np.ndarray,
+                      d_cells: np.ndarray) -> list[dict[str, object]]:
     """Each marked factor whose trial's D differs from the expected one, with the first D
     cell that differs (lane, element, row, col, got, want)."""
     got = outputs.view(np.float32)
