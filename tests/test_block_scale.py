@@ -407,3 +407,44 @@ def test_the_harness_names_a_misplaced_factor() -> None:
     assert faults[k] == {"selector": [0, 0, 0, 0], "factor": {"operand": "A", "row": 1,
                          "col": 0}, "lane": 4, "element": 0, "d": [1, 0], "got": 64.0,
                          "want": 96.0}
+
+
+# ---- CuTe's SM120 block-scaled atoms, an independent transcription -----------------------------
+
+
+def _include() -> str:
+    from formal.audit import installed_include
+    inc = installed_include()
+    if inc is None:
+        pytest.skip("the nvidia-cutlass wheel is not installed")
+    return inc
+
+
+def test_cute_sm120_scale_layouts_equal_the_spec() -> None:
+    from formal.audit.scale import audit_scale
+    got = audit_scale(_include(), scale_layouts(block_scale_catalog()))
+    assert len(got) == 10  # 16x8x32 at VS 32 (1X); 16x8x64 at VS 32 (2X: 2 forms), 16 (4X: 2)
+    assert {(c.atom, c.operand, c.vs, c.verdict) for c in got} == {
+        ("SM120_16x8x32_TN_VS", "A", 32, "equal"), ("SM120_16x8x32_TN_VS", "B", 32, "equal"),
+        ("SM120_16x8x64_TN_VS", "A", 32, "equal"), ("SM120_16x8x64_TN_VS", "B", 32, "equal"),
+        ("SM120_16x8x64_TN_VS", "A", 16, "equal"), ("SM120_16x8x64_TN_VS", "B", 16, "equal")}
+    a = next(c for c in got if c.operand == "A" and c.vs == 16)
+    assert a.cute == "((2,2,8),64):((8,0,1),16)"
+    # CuTe's 0 stride gives the pair's rows to lanes 2, 3 of each quad too: not read at tid 0
+    assert a.ignored_lanes == tuple(ln for ln in range(32) if ln % 4 in (2, 3))
+
+
+def test_cute_difference_named_by_cells(tmp_path: Path) -> None:
+    """A header whose SFALayout puts lane bit 0 on row + 4 (not + 8) differs from the spec,
+    lane by lane, byte by byte."""
+    from formal.audit.scale import HEADER, audit_scale
+    src = (Path(_include()) / HEADER).read_text(encoding="utf-8")
+    bad = src.replace("Stride<Stride<_8,_0,_1>,_16>>", "Stride<Stride<_4,_0,_1>,_16>>")
+    assert bad != src
+    (tmp_path / HEADER).parent.mkdir(parents=True)
+    (tmp_path / HEADER).write_text(bad, encoding="utf-8")
+    got = audit_scale(tmp_path, scale_layouts(block_scale_catalog()))
+    a = next(c for c in got if c.operand == "A" and c.vs == 32 and "mxf4." in c.spec)
+    assert a.verdict == "differs"
+    assert a.differences[0] == {"lane": 1, "byte": 0, "spec": [8, 0], "cute": [4, 0]}
+    assert all(c.verdict == "equal" for c in got if c.operand == "B")
