@@ -448,3 +448,35 @@ def test_cute_difference_named_by_cells(tmp_path: Path) -> None:
     assert a.verdict == "differs"
     assert a.differences[0] == {"lane": 1, "byte": 0, "spec": [8, 0], "cute": [4, 0]}
     assert all(c.verdict == "equal" for c in got if c.operand == "B")
+
+
+def _html(rows: list[list[str]]) -> str:
+    """A Sphinx-like page: one table, a row's cells over several lines, rowspans omitted."""
+    body = []
+    for cells in rows:
+        body.append('<tr class="row-even">' + "".join(
+            f'\n<td><p><code class="docutils literal notranslate"><span class="pre">{c}'
+            f"</span></code></p></td>" for c in cells) + "\n</tr>")
+    return ('<!DOCTYPE html>\n<html><body><section id="s">\n<h3>9.7.14.3. Block Scaling for '
+            "mma.sync</h3>\n<table>\n<tbody>\n" + "\n".join(body) +
+            "\n</tbody>\n</table>\n</section></body></html>\n")
+
+
+def test_prove_the_spec_tables_in_html(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [[".scale_vec::1X", "M x 1", "1 x N"], [".scale_vec::2X", "M x 2", "2 x N"],
+            ["scale_vec::1X", "[0, 1, 2, 3]", "[0, 1]", "[0, 1, 2, 3]", "[0, 1, 2, 3]"],
+            ["scale_vec::2X", "[0, 2]", "[0, 2]"]]
+    doc = tmp_path / "spec.html"
+    doc.write_text(_html(rows), encoding="utf-8")
+    rc, data = _prove_json(doc, capsys)
+    assert rc == 0 and data["findings"] == []
+    assert {o["name"]: o["status"] for o in data["layouts"][0]["obligations"]}["selector-range"] \
+        == "proved"
+    rows[1] = [".scale_vec::2X", "M x 2", "1 x N"]
+    doc.write_text(_html(rows), encoding="utf-8")
+    rc, data = _prove_json(doc, capsys)
+    assert rc == 1
+    f = data["findings"][0]
+    assert (f["line"], f["kind"]) == (12, "block-scale-table")  # the row's first cell
+    assert "do not cut K into 2 blocks" in f["message"]

@@ -220,12 +220,34 @@ def _heading(text: str) -> str | None:
     return s.lstrip("#").strip()
 
 
+def _html_rows(text: str, name: str) -> list[ScaleTableRow]:
+    """The spec tables' rows of the Sphinx HTML page, from the text stage's row blocks (each
+    row's cells joined by bars, placed at its first cell)."""
+    from ..text.html import html_blocks
+    rows = []
+    for b in html_blocks(text, name):
+        if b.kind != "row" or not b.cells or not any("scale_vec" in c.text for c in b.cells):
+            continue
+        line = "| " + " | ".join(c.text for c in b.cells) + " |"
+        for start, table in (("shape_row", "shape"), ("combo_row", "combo"),
+                             ("selector_row", "selector")):
+            got = read_line(line, start)
+            if got is not None:
+                rows.append(ScaleTableRow(table, tuple(got[1:]), b.cells[0]))
+                break
+    return rows
+
+
 def read_block_scale(text: str, name: str) -> ScaleDocument:
-    """Every block-scale section and spec table row of one document's text.
+    """Every block-scale section and spec table row of one document's text (of the Sphinx
+    HTML page: its tables' rows).
 
     A section opens at a heading that reads as ``scale_title``; in it, a line that reads as
     ``scale_decl`` opens an operand whose fenced block (```` ``` ````) is its program.  A
     table row is recognised wherever it stands."""
+    from ..text.read import detect_format
+    if detect_format(text, name) == "html":
+        return ScaleDocument(name, (), tuple(_html_rows(text, name)))
     lines = text.split("\n")
     sections: list[ScaleSection] = []
     rows: list[ScaleTableRow] = []
