@@ -252,7 +252,12 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     from .model.block_scale import scale_layouts, spec_tables
     from .model.cells import cells
     from .parse.block_scale import read_block_scale
-    from .prove.block_scale import prove_scale, prove_scale_tables, spec_table_findings
+    from .prove.block_scale import (
+        prove_scale,
+        prove_scale_tables,
+        prove_tcgen05_captions,
+        spec_table_findings,
+    )
     fragments = (model or catalog_model(False)).layouts
     docs = []
     if the_catalog:
@@ -278,6 +283,10 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             results.append(r)
             findings.extend(fs)
             lays.append(lay)
+        figures, found = prove_tcgen05_captions(sd.tcgen05, sd.name)
+        if figures is not None:
+            results.append(figures)
+            findings.extend(found)
         table = prove_scale_tables(spec_tables(sd), cat_layouts, sd.name)
         if table is not None:
             results.append(table)

@@ -480,3 +480,46 @@ def test_prove_the_spec_tables_in_html(tmp_path: Path,
     f = data["findings"][0]
     assert (f["line"], f["kind"]) == (12, "block-scale-table")  # the row's first cell
     assert "do not cut K into 2 blocks" in f["message"]
+
+
+# ---- tcgen05.mma's scale-factor figures: what their headings and captions state ----------------
+
+TC = """\
+### 1.2.4. Layout of the Scale Factor A Matrix for block32 with K=96 \
+(Semantically equivalent to scale_vec::3X)
+
+Figure 7 Layout of scale factor A matrix with block32 with K=96 with SFA_ID=00
+
+Figure 8 Layout of scale factor A matrix with block32 with K=96 with SFA_ID=01
+
+Figure 9 Layout of scale factor A matrix with block32 with K=96 with SFA_ID=11
+
+### 1.3.1. Layout of the Scale Factor B Matrix for scale_vec::2X/block32 with K=64/K=128
+
+Figure 10 Layout of scale factor B matrix with scale_vec::2X/block32 with K=64/K=128 with SFB_ID=10
+"""
+
+
+def test_tcgen05_captions_read_and_checked(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "tc.md"
+    doc.write_text(TC, encoding="utf-8")
+    rc, data = _prove_json(doc, capsys)
+    _schema_ok(data)
+    assert rc == 0  # a warning only: where factors past the word go is the figures' to say
+    (entry,) = data["layouts"]
+    assert entry["instruction"] == "tcgen05.block_scale"
+    got = {o["name"]: (o["status"], o["counterexample"]) for o in entry["obligations"]}
+    assert got["selector-names"] == ("proved", None)
+    assert got["sub-column-fit"] == ("refuted", {"factors": 3, "selector": [3],
+                                                 "figures": [9]})
+    (f,) = data["findings"]
+    assert (f["severity"], f["kind"], f["line"]) == ("warning", "block-scale-fit", 1)
+    # a B figure that names A's selector: one error for the slip, at its caption
+    doc.write_text(TC.replace("SFB_ID=10", "SFA_ID=10"), encoding="utf-8")
+    rc, data = _prove_json(doc, capsys)
+    assert rc == 1
+    err = next(f for f in data["findings"] if f["severity"] == "error")
+    assert (err["kind"], err["line"], err["counterexample"]) == (
+        "block-scale-caption", 11, {"figures": [10]})
+    assert "name the selector SFA_ID; the matrix's own selector is SFB_ID" in err["message"]

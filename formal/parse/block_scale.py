@@ -35,7 +35,8 @@ from ..base.variants import COUNT_WORDS
 from . import syntax as S
 from .pseudocode import parse_program
 
-STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query")
+STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query",
+          "tc_heading", "tc_caption")
 
 
 @cache
@@ -81,6 +82,18 @@ class ScaleTableRow:
 
 
 @dataclass(frozen=True)
+class TcScaleLine:
+    """A tcgen05 scale-factor heading or figure caption: ``facts`` holds its matrix ("A" /
+    "B"), forms (``block32``, ``scale_vec::1X``), K values, factors per row (a heading's
+    "semantically equivalent to scale_vec::3X"), N condition, figure number and the
+    selector it draws (``id``, and ``id_of``: whose ID the caption names)."""
+
+    kind: str  # "heading" | "caption"
+    facts: dict[str, Any]
+    source: SourceText
+
+
+@dataclass(frozen=True)
 class ScaleDocument:
     """What one document says about block scaling."""
 
@@ -88,10 +101,11 @@ class ScaleDocument:
     sections: tuple[ScaleSection, ...] = ()
     rows: tuple[ScaleTableRow, ...] = ()
     findings: tuple[Finding, ...] = field(default=(), compare=False)
+    tcgen05: tuple[TcScaleLine, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.sections and not self.rows
+        return not self.sections and not self.rows and not self.tcgen05
 
 
 class _ToValues(Transformer[Token, Any]):
@@ -174,6 +188,42 @@ class _ToValues(Transformer[Token, Any]):
     def q_other(self, items: list[Token]) -> tuple[str, Any]:
         return ("other", str(items[0]).lstrip("."))
 
+    def tc_forms(self, items: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t).lstrip(".") for t in items)
+
+    def k_list(self, items: list[Token]) -> tuple[int, ...]:
+        return tuple(int(str(t)[2:]) for t in items)
+
+    def tc_equiv(self, items: list[Token]) -> int:
+        return _vec(str(items[-1]))
+
+    def _tc(self, items: list[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"factors": 0, "n": "", "id": None, "id_of": ""}
+        for x in items:
+            if isinstance(x, Token):
+                if x.type == "MATNAME":
+                    out["matrix"] = str(x)
+                elif x.type == "N_COND":
+                    out["n"] = str(x)
+                elif x.type == "SF_ID":
+                    name, _, bits = str(x).partition("=")
+                    out["id_of"], out["id"] = name[2], int(bits, 2)
+                elif x.type == "INT":
+                    out["figure"] = int(x)
+            elif isinstance(x, tuple) and x and isinstance(x[0], str):
+                out["forms"] = x
+            elif isinstance(x, tuple):
+                out["k"] = x
+            elif isinstance(x, int):
+                out["factors"] = x
+        return out
+
+    def tc_heading(self, items: list[Any]) -> tuple[Any, ...]:
+        return ("tc_heading", self._tc(items))
+
+    def tc_caption(self, items: list[Any]) -> tuple[Any, ...]:
+        return ("tc_caption", self._tc(items))
+
     def selector_row(self, items: list[Any]) -> tuple[Any, ...]:
         items = _no_bars(items)
         return ("selector", _vec(str(items[0])), tuple(items[1:]))
@@ -211,6 +261,22 @@ def read_query(text: str) -> dict[str, Any] | None:
         return None
     facts: dict[str, Any] = got[1]
     return facts if facts.get("block_scale") or "vec" in facts else None
+
+
+def _unlink(text: str) -> str:
+    """A Markdown line's links reduced to their text: ``[Layout ...](#x)[](#x "Permalink")``
+    reads ``Layout ...``."""
+    out, k = [], 0
+    while k < len(text):
+        if text.startswith("](", k):
+            end = text.find(")", k)
+            k = len(text) if end < 0 else end + 1
+        elif text[k] == "[":
+            k += 1
+        else:
+            out.append(text[k])
+            k += 1
+    return "".join(out)
 
 
 def _heading(text: str) -> str | None:
@@ -251,6 +317,7 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
     lines = text.split("\n")
     sections: list[ScaleSection] = []
     rows: list[ScaleTableRow] = []
+    tc: list[TcScaleLine] = []
     findings: list[Finding] = []
     current: dict[str, Any] | None = None
     operand: dict[str, Any] | None = None
@@ -292,6 +359,13 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
         if raw.strip().startswith("```"):
             block = []
             continue
+        if "cale" in raw and "actor" in raw and "atrix" in raw:  # a tcgen05 heading, caption
+            plain = _unlink(_heading(raw) or raw.strip())
+            for start, kind in (("tc_heading", "heading"), ("tc_caption", "caption")):
+                got = read_line(plain, start)
+                if got is not None:
+                    tc.append(TcScaleLine(kind, got[1], src))
+                    break
         head = _heading(raw)
         if head is not None:
             title = read_line(head, "scale_title")
@@ -328,4 +402,4 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
                     rows.append(ScaleTableRow(table, tuple(got[1:]), src))
                     break
     close_section()
-    return ScaleDocument(name, tuple(sections), tuple(rows), tuple(findings))
+    return ScaleDocument(name, tuple(sections), tuple(rows), tuple(findings), tuple(tc))

@@ -339,3 +339,77 @@ def prove_scale_tables(tables: ScaleTables, layouts: Sequence[ScaleLayout], docu
                             "proved layouts, not run", None, first))
     return ScaleResult(f"{document}:block-scale-tables", "mma.block_scale", first,
                        tuple(verdicts), "tables", (), (), "scale_A/B")
+
+
+# ---- tcgen05.mma: what the scale-factor headings and figure captions state ---------------------
+
+
+def _figures(nums: Sequence[int]) -> str:
+    if len(nums) == 1:
+        return f"Figure {nums[0]}"
+    if list(nums) == list(range(nums[0], nums[0] + len(nums))):
+        return f"Figures {nums[0]}-{nums[-1]}"
+    return "Figures " + ", ".join(map(str, nums))
+
+
+def prove_tcgen05_captions(lines: Sequence[Any], document: str) \
+        -> tuple[ScaleResult | None, list[Finding]]:
+    """The tcgen05 scale-factor sections' headings and captions (``TcScaleLine``; their
+    layouts are figures only): each caption names its own matrix's selector (``SFB_ID`` for
+    B: ``selector-names``), and each selector a K = 96 figure draws keeps its factors (one
+    byte each, as many as the heading's "semantically equivalent to scale_vec::NX") inside
+    the 4-byte word its sub-column is aligned to (``sub-column-fit``; where they run past it,
+    the text does not say where the rest go: a warning naming the figures that show it)."""
+    caps = [ln for ln in lines if ln.kind == "caption"]
+    if not lines:
+        return None, []
+    first = lines[0].source.span(0)
+    findings: list[Finding] = []
+    wrong = [c for c in caps if c.facts["id"] is not None
+             and c.facts["id_of"] != c.facts["matrix"]]
+    if wrong:
+        nums = [c.facts["figure"] for c in wrong]
+        msg = (f"{_figures(nums)} ({len(wrong)} captions) draw scale factor "
+               f"{wrong[0].facts['matrix']} but name the selector SF{wrong[0].facts['id_of']}_ID"
+               f"; the matrix's own selector is SF{wrong[0].facts['matrix']}_ID")
+        names = Verdict("selector-names", "refuted", msg, {"figures": nums},
+                        wrong[0].source.span(0), method="text")
+        findings.append(error("block-scale-caption", wrong[0].source.span(0), msg,
+                              counterexample={"figures": nums}))
+    else:
+        names = Verdict("selector-names", "proved", "", None, first, method="text")
+    past: list[tuple[Any, list[Any]]] = []
+    heading = None
+    for ln in lines:
+        if ln.kind == "heading":
+            heading = ln
+            continue
+        f = ln.facts
+        if heading is None or not heading.facts["factors"] or f["id"] is None:
+            continue
+        n = heading.facts["factors"]
+        if f["id"] + n > 4:
+            if past and past[-1][0] is heading:
+                past[-1][1].append(ln)
+            else:
+                past.append((heading, [ln]))
+    for head, caps_past in past:
+        n = head.facts["factors"]
+        ids = sorted({c.facts["id"] for c in caps_past})
+        nums = [c.facts["figure"] for c in caps_past]
+        msg = (f"scale factor {head.facts['matrix']} with {'/'.join(head.facts['forms'])} at "
+               f"K = {head.facts['k'][0]}: {n} one-byte factors a row from byte "
+               f"{', '.join(map(str, ids))} run past the 4-byte word their sub-column is "
+               f"aligned to; the text does not say which column holds the rest "
+               f"({_figures(nums)} draw it)")
+        findings.append(warning("block-scale-fit", head.source.span(0), msg,
+                                counterexample={"factors": n, "selector": ids,
+                                                "figures": nums}))
+    fit = (Verdict("sub-column-fit", "refuted", findings[-1].message,
+                   findings[-1].counterexample, findings[-1].span, severity="warning",
+                   method="text") if past else
+           Verdict("sub-column-fit", "proved", "", None, first, method="text"))
+    hw = Verdict("hardware", "unconfirmed", "not run: tcgen05.mma needs sm_100a and no lent "
+                 "device has it", None, first, severity="warning")
+    return ScaleResult(f"{document}:tcgen05-scale-factor-figures", "tcgen05.block_scale", first,
+                       (names, fit, hw), "figures", (), (), "scale_A/B"), findings
