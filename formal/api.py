@@ -79,6 +79,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     named = {str(p) for p in paths}
     proof = with_smem(proof, [d for d in model.documents if d.name in named],
                       use_catalog and not paths)
+    proof = with_block_scale(proof, [d for d in model.documents if d.name in named])
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
@@ -120,6 +121,39 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
                                  f.message, f.layout))
     return replace(proof, findings=tuple(findings),
                    smem=tuple(r for sp in proofs for r in sp.results))
+
+
+def with_block_scale(proof: Proof, documents: Sequence[Document]) -> Proof:
+    """``proof`` with the block-scale factor layouts and tables of each document that states
+    any (``prove_block_scale``), read from the lines the text stage read; such a document's
+    'no operand blocks' error is dropped.  (The embedded block-scale catalog is proved by
+    ``ptxlayout prove formal/catalog/block-scale/mma-sync.md`` and by ``show``.)"""
+    from .parse.block_scale import read_block_scale
+    read = {d.name: read_block_scale("\n".join(d.lines), d.name) for d in documents if d.lines}
+    read_here = {name for name, sd in read.items() if not sd.empty}
+    if not read_here:
+        return proof
+    got = prove_block_scale([d for d in documents if d.name in read_here], the_catalog=False)
+    # the program lines of the block-scale sections are checked here, not by the fragments'
+    # reader: its 'unchecked' finding goes when it names only those lines
+    programs = {name: {d.source.span(0).line for sec in read[name].sections
+                       for op in sec.operands for d in op.program.definitions}
+                for name in read_here}
+
+    def mine(f: Any) -> bool:
+        doc = f.span.document
+        if doc not in read_here:
+            return False
+        if f.kind == "input" and "no operand blocks" in f.message:
+            return True
+        lines = (f.counterexample or {}).get("lines") if f.kind == "unchecked" else None
+        return bool(lines) and set(lines or ()) <= programs[doc]
+
+    kept = [f for f in proof.findings if not mine(f)]
+    findings = kept + list(got.findings)
+    findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
+                                 f.message, f.layout))
+    return replace(proof, findings=tuple(findings), scales=proof.scales + got.results)
 
 
 def with_catalog_tables(options: Options) -> Options:
@@ -242,7 +276,12 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     from .model.cells import cells
     from .model.resolve import catalog_model
     from .parse.block_scale import read_block_scale
-    from .prove.block_scale import prove_scale, spec_table_findings
+    from .prove.block_scale import (
+        prove_scale,
+        prove_scale_tables,
+        prove_tcgen05_captions,
+        spec_table_findings,
+    )
     fragments = (model or catalog_model(False)).layouts
     docs = []
     if the_catalog:
@@ -268,7 +307,14 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             results.append(r)
             findings.extend(fs)
             lays.append(lay)
-        findings.extend(spec_table_findings(spec_tables(sd), cat_layouts))
+        figures, found = prove_tcgen05_captions(sd.tcgen05, sd.name)
+        if figures is not None:
+            results.append(figures)
+            findings.extend(found)
+        table = prove_scale_tables(spec_tables(sd), cat_layouts, sd.name)
+        if table is not None:
+            results.append(table)
+            findings.extend(spec_table_findings(spec_tables(sd), cat_layouts))
     return ScaleProof(tuple(results), tuple(findings), tuple(lays))
 
 
@@ -278,3 +324,29 @@ def catalog_entries(corrections: bool = False) -> list[IndexEntry] | None:
     is on (then the caller builds the model)."""
     from .writers import views
     return views.catalog_index(corrections) if views.enabled() else None
+
+
+def scale_maps(form: str) -> tuple[Any, Any, Any, Any]:
+    """(variant, scale_A map, scale_B map, D cells) of one block-scaled form, named by a
+    variant key or a part of one (``mxf4nvf4.block_scale.scale_vec::4X``, the first row that
+    matches): the maps as the executor takes them, data from the proved catalog."""
+    import numpy as np
+
+    from .base.variants import BLOCK_SCALE_VARIANTS
+    from .execute.block_scale import ScaleMap
+    from .model.block_scale import scale_layouts
+    from .model.cells import cells
+    from .model.resolve import catalog_model
+    v = next((x for x in BLOCK_SCALE_VARIANTS if form in x.key), None)
+    if v is None:
+        raise KeyError(f"no block-scaled form matches '{form}'")
+    lays = [lay for lay in scale_layouts(block_scale_catalog())
+            if (lay.kind, lay.shape, lay.vec, lay.stype) == (v.kind, v.shape, v.scale_vec, v.scale)]
+    maps = {lay.operand: ScaleMap(lay.operand, lay.tile, dict(lay.holdings)) for lay in lays}
+    cd = next(f for f in catalog_model(False).layouts if f.instruction == "mma"
+              and str(f.shape) == v.shape and f.operand == "C/D" and "f32" in f.types)
+    table = cells(cd)
+    d = np.zeros((32, max(i for _s, _l, i in table) + 1, 2), dtype=np.int64)
+    for (_s, lane, i), vals in table.items():
+        d[lane, i] = (int(vals[0]), int(vals[1]))
+    return v, maps["A"], maps["B"], d

@@ -273,29 +273,16 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _show_scale(facts: dict[str, Any]) -> int:
-    """``ptxlayout show`` of a block-scaled mma: the scale-factor layouts of the legal form the
-    opcode names, proved first; an opcode no legal form matches exits 1 and shows the nearest
-    legal forms with what differs."""
+    """``ptxlayout show`` of a block-scaled mma (``formal.writers.block_scale.show``): exit 1
+    when no legal form matches the opcode (the nearest are drawn) or a drawn one is refuted."""
     from .api import prove_block_scale
-    from .writers.block_scale import match_forms, same_layouts, scale_figure
+    from .writers.block_scale import show_scale_forms
     proof = prove_block_scale()
-    hits, why = match_forms(facts, proof.layouts)
-    if why:
-        print("ptxlayout: no legal block-scaled mma.sync matches: " + "; ".join(why),
-              file=sys.stderr)
-        print("ptxlayout: showing the nearest legal form" + ("s" if len(hits) > 2 else ""),
-              file=sys.stderr)
-    verdicts = {r.id: r for r in proof.results}
-    parts = []
-    for group in same_layouts(hits):
-        lay, r = group[0], verdicts[group[0].id]
-        proved = [v.name for v in r.verdicts if v.status == "proved"]
-        hw = r.verdict("hardware")
-        parts.append(scale_figure(lay, group[1:]) + f"proved: {', '.join(proved)}\n"
-                     f"hardware: {hw.status} ({hw.message})\n")
-    _write("\n".join(parts), None)
-    bad = [r for r in proof.results if r.id in {lay.id for lay in hits} and not r.ok]
-    return EXIT_FINDINGS if why or bad or not hits else EXIT_OK
+    text, notes, ok = show_scale_forms(facts, proof.layouts, proof.results)
+    for line in notes:
+        print(f"ptxlayout: {line}", file=sys.stderr)
+    _write(text, None)
+    return EXIT_OK if ok else EXIT_FINDINGS
 
 
 def cmd_draw(args: argparse.Namespace) -> int:

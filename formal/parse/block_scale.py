@@ -35,7 +35,8 @@ from ..base.variants import COUNT_WORDS
 from . import syntax as S
 from .pseudocode import parse_program
 
-STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query")
+STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query",
+          "tc_heading", "tc_caption")
 
 
 @cache
@@ -81,6 +82,18 @@ class ScaleTableRow:
 
 
 @dataclass(frozen=True)
+class TcScaleLine:
+    """A tcgen05 scale-factor heading or figure caption: ``facts`` holds its matrix ("A" /
+    "B"), forms (``block32``, ``scale_vec::1X``), K values, factors per row (a heading's
+    "semantically equivalent to scale_vec::3X"), N condition, figure number and the
+    selector it draws (``id``, and ``id_of``: whose ID the caption names)."""
+
+    kind: str  # "heading" | "caption"
+    facts: dict[str, Any]
+    source: SourceText
+
+
+@dataclass(frozen=True)
 class ScaleDocument:
     """What one document says about block scaling."""
 
@@ -88,10 +101,11 @@ class ScaleDocument:
     sections: tuple[ScaleSection, ...] = ()
     rows: tuple[ScaleTableRow, ...] = ()
     findings: tuple[Finding, ...] = field(default=(), compare=False)
+    tcgen05: tuple[TcScaleLine, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.sections and not self.rows
+        return not self.sections and not self.rows and not self.tcgen05
 
 
 class _ToValues(Transformer[Token, Any]):
@@ -124,6 +138,7 @@ class _ToValues(Transformer[Token, Any]):
         return str(items[0])
 
     def shape_row(self, items: list[Any]) -> tuple[Any, ...]:
+        items = _no_bars(items)
         return ("shape", _vec(str(items[0])), (items[1], items[2]), (items[3], items[4]))
 
     def types(self, items: list[Token]) -> tuple[str, ...]:
@@ -134,7 +149,7 @@ class _ToValues(Transformer[Token, Any]):
 
     def combo_row(self, items: list[Any]) -> tuple[Any, ...]:
         kind = ""
-        rest = list(items)
+        rest = _no_bars(items)
         if isinstance(rest[0], Token) and rest[0].type == "KIND":
             kind = str(rest.pop(0)).partition("::")[2]
         types, stype, vecs = rest
@@ -173,8 +188,49 @@ class _ToValues(Transformer[Token, Any]):
     def q_other(self, items: list[Token]) -> tuple[str, Any]:
         return ("other", str(items[0]).lstrip("."))
 
+    def tc_forms(self, items: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t).lstrip(".") for t in items)
+
+    def k_list(self, items: list[Token]) -> tuple[int, ...]:
+        return tuple(int(str(t)[2:]) for t in items)
+
+    def tc_equiv(self, items: list[Token]) -> int:
+        return _vec(str(items[-1]))
+
+    def _tc(self, items: list[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"factors": 0, "n": "", "id": None, "id_of": ""}
+        for x in items:
+            if isinstance(x, Token):
+                if x.type == "MATNAME":
+                    out["matrix"] = str(x)
+                elif x.type == "N_COND":
+                    out["n"] = str(x)
+                elif x.type == "SF_ID":
+                    name, _, bits = str(x).partition("=")
+                    out["id_of"], out["id"] = name[2], int(bits, 2)
+                elif x.type == "INT":
+                    out["figure"] = int(x)
+            elif isinstance(x, tuple) and x and isinstance(x[0], str):
+                out["forms"] = x
+            elif isinstance(x, tuple):
+                out["k"] = x
+            elif isinstance(x, int):
+                out["factors"] = x
+        return out
+
+    def tc_heading(self, items: list[Any]) -> tuple[Any, ...]:
+        return ("tc_heading", self._tc(items))
+
+    def tc_caption(self, items: list[Any]) -> tuple[Any, ...]:
+        return ("tc_caption", self._tc(items))
+
     def selector_row(self, items: list[Any]) -> tuple[Any, ...]:
+        items = _no_bars(items)
         return ("selector", _vec(str(items[0])), tuple(items[1:]))
+
+
+def _no_bars(items: list[Any]) -> list[Any]:
+    return [x for x in items if not (isinstance(x, Token) and x.type == "PIPE")]
 
 
 def _vec(text: str) -> int:
@@ -207,6 +263,22 @@ def read_query(text: str) -> dict[str, Any] | None:
     return facts if facts.get("block_scale") or "vec" in facts else None
 
 
+def _unlink(text: str) -> str:
+    """A Markdown line's links reduced to their text: ``[Layout ...](#x)[](#x "Permalink")``
+    reads ``Layout ...``."""
+    out, k = [], 0
+    while k < len(text):
+        if text.startswith("](", k):
+            end = text.find(")", k)
+            k = len(text) if end < 0 else end + 1
+        elif text[k] == "[":
+            k += 1
+        else:
+            out.append(text[k])
+            k += 1
+    return "".join(out)
+
+
 def _heading(text: str) -> str | None:
     s = text.strip()
     if not s.startswith("#"):
@@ -214,15 +286,38 @@ def _heading(text: str) -> str | None:
     return s.lstrip("#").strip()
 
 
+def _html_rows(text: str, name: str) -> list[ScaleTableRow]:
+    """The spec tables' rows of the Sphinx HTML page, from the text stage's row blocks (each
+    row's cells joined by bars, placed at its first cell)."""
+    from ..text.html import html_blocks
+    rows = []
+    for b in html_blocks(text, name):
+        if b.kind != "row" or not b.cells or not any("scale_vec" in c.text for c in b.cells):
+            continue
+        line = "| " + " | ".join(c.text for c in b.cells) + " |"
+        for start, table in (("shape_row", "shape"), ("combo_row", "combo"),
+                             ("selector_row", "selector")):
+            got = read_line(line, start)
+            if got is not None:
+                rows.append(ScaleTableRow(table, tuple(got[1:]), b.cells[0]))
+                break
+    return rows
+
+
 def read_block_scale(text: str, name: str) -> ScaleDocument:
-    """Every block-scale section and spec table row of one document's text.
+    """Every block-scale section and spec table row of one document's text (of the Sphinx
+    HTML page: its tables' rows).
 
     A section opens at a heading that reads as ``scale_title``; in it, a line that reads as
     ``scale_decl`` opens an operand whose fenced block (```` ``` ````) is its program.  A
     table row is recognised wherever it stands."""
+    from ..text.read import detect_format
+    if detect_format(text, name) == "html":
+        return ScaleDocument(name, (), tuple(_html_rows(text, name)))
     lines = text.split("\n")
     sections: list[ScaleSection] = []
     rows: list[ScaleTableRow] = []
+    tc: list[TcScaleLine] = []
     findings: list[Finding] = []
     current: dict[str, Any] | None = None
     operand: dict[str, Any] | None = None
@@ -264,6 +359,13 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
         if raw.strip().startswith("```"):
             block = []
             continue
+        if "cale" in raw and "actor" in raw and "atrix" in raw:  # a tcgen05 heading, caption
+            plain = _unlink(_heading(raw) or raw.strip())
+            for start, kind in (("tc_heading", "heading"), ("tc_caption", "caption")):
+                got = read_line(plain, start)
+                if got is not None:
+                    tc.append(TcScaleLine(kind, got[1], src))
+                    break
         head = _heading(raw)
         if head is not None:
             title = read_line(head, "scale_title")
@@ -292,7 +394,7 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
             operand = {"mat": mat, "rows": r, "cols": c, "regs": regs, "reg": reg,
                        "elems": elems, "source": src, "lines": []}
             continue
-        if body.startswith("|") or raw.strip().startswith("|"):
+        if "scale_vec" in raw:  # every row of the three tables names a .scale_vec
             for start, table in (("shape_row", "shape"), ("combo_row", "combo"),
                                  ("selector_row", "selector")):
                 got = read_line(raw.strip(), start)
@@ -300,4 +402,4 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
                     rows.append(ScaleTableRow(table, tuple(got[1:]), src))
                     break
     close_section()
-    return ScaleDocument(name, tuple(sections), tuple(rows), tuple(findings))
+    return ScaleDocument(name, tuple(sections), tuple(rows), tuple(findings), tuple(tc))

@@ -23,13 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.source import Finding, Span, error
+from ..base.source import Finding, Span, error, warning
 from ..base.variants import Shape
 from ..model.block_scale import BYTE_BITS, REGISTER_BITS, SCALE_BITS, ScaleLayout, ScaleTables
 from .verdicts import Core, Verdict
 
 SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
                      "quad-locality", "hardware")
+# a document's spec tables, checked against the layouts (``prove_scale_tables``)
+TABLE_OBLIGATIONS = ("tile-shape", "legal-forms", "selector-range", "hardware")
 NO_DEVICE = ("not run: block-scaled mma.sync needs sm_120a and no lent device has it; the "
              "kernels are assembled with ptxas for sm_120a (compile-only)")
 
@@ -45,6 +47,7 @@ class ScaleResult:
     shape: str = ""
     types: tuple[str, ...] = ()
     tile: tuple[int, ...] = ()
+    operand: str = ""  # scale_A | scale_B | scale_A/B (a document's tables)
 
     @property
     def ok(self) -> bool:
@@ -244,19 +247,17 @@ def prove_scale(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[Any
         verdicts = [_verdict(n, cores[n], lines[n]) for n in SCALE_OBLIGATIONS[:-1]]
     verdicts.append(Verdict("hardware", "unconfirmed", NO_DEVICE, None, lay.span,
                             severity="warning"))
+    findings.append(warning("hardware", lay.span, f"{lay.id}: {NO_DEVICE}", layout=lay.id))
     for v in verdicts:
         if v.status in ("refuted",) and v.span is not None:
             findings.append(error(f"block-scale-{v.name}", v.span, f"{lay.id}: {v.message}",
                                   counterexample=v.counterexample, layout=lay.id))
     types = (lay.stype,)
     return ScaleResult(lay.id, "mma.block_scale", lay.span, tuple(verdicts), lay.shape, types,
-                       lay.tile), findings
+                       lay.tile, f"scale_{lay.operand}"), findings
 
 
-def spec_table_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> list[Finding]:
-    """The spec's tables against the proved layouts: each scale matrix shape, each legal form
-    and each selector value range; one error per contradiction, on the table row's line, with
-    the values on both sides."""
+def _shape_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> list[Finding]:
     out: list[Finding] = []
     for vec, a, b, sp in tables.shapes:
         if a[1] != vec or b[0] != vec:
@@ -274,14 +275,19 @@ def spec_table_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> 
                                  f"{lay.tile[0]} x {lay.tile[1]}; the table says {want[0]} x "
                                  f"{want[1]}", counterexample={"layout": list(lay.tile),
                                                                "table": list(want)}))
-    stated = {(k, s, v) for k, _t, s, v, _sp in tables.forms}
+    return out
+
+
+def _form_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> list[Finding]:
     proved = {(lay.kind, lay.stype, lay.vec) for lay in layouts}
-    if stated:
-        for k, _t, s, v, sp in tables.forms:
-            if (k, s, v) not in proved:
-                out.append(error("block-scale-table", sp, f"the table allows .kind::{k} with "
-                                 f".{s} and .scale_vec::{v}X; no layout of that form is known",
-                                 counterexample={"form": [k, s, v]}))
+    return [error("block-scale-table", sp, f"the table allows .kind::{k} with .{s} and "
+                  f".scale_vec::{v}X; no layout of that form is known",
+                  counterexample={"form": [k, s, v]})
+            for k, _t, s, v, sp in tables.forms if (k, s, v) not in proved]
+
+
+def _selector_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> list[Finding]:
+    out: list[Finding] = []
     for vec, lists, sp in tables.selectors:
         for lay in layouts:
             if lay.vec != vec:
@@ -292,3 +298,118 @@ def spec_table_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> 
                 out.append(error("block-scale-table", sp, f"{lay.id}: {core.message}",
                                  counterexample=core.cex, layout=lay.id))
     return out
+
+
+def spec_table_findings(tables: ScaleTables, layouts: Sequence[ScaleLayout]) -> list[Finding]:
+    """The spec's tables against the proved layouts: each scale matrix shape, each legal form
+    and each selector value range; one error per contradiction, on the table row's line, with
+    the values on both sides."""
+    return [*_shape_findings(tables, layouts), *_form_findings(tables, layouts),
+            *_selector_findings(tables, layouts)]
+
+
+def prove_scale_tables(tables: ScaleTables, layouts: Sequence[ScaleLayout], document: str) \
+        -> ScaleResult | None:
+    """The spec tables of one document as one checked entry (None when it has none): its
+    shapes (``tile-shape``), its legal forms (``legal-forms``) and its selector values
+    (``selector-range``), each proved or refuted by the first contradiction."""
+    spans: dict[str, list[Span]] = {
+        "tile-shape": [r[-1] for r in tables.shapes],
+        "legal-forms": [r[-1] for r in tables.forms],
+        "selector-range": [r[-1] for r in tables.selectors]}
+    every = [sp for sps in spans.values() for sp in sps]
+    if not every:
+        return None
+    first = min(every, key=lambda sp: sp.line)
+    verdicts = []
+    for name, got in (("tile-shape", _shape_findings), ("legal-forms", _form_findings),
+                      ("selector-range", _selector_findings)):
+        stated = spans[name]
+        if not stated:
+            verdicts.append(Verdict(name, "not-applicable", "the document has no such table",
+                                    None, first))
+            continue
+        fs = got(tables, layouts)
+        if fs:
+            verdicts.append(Verdict(name, "refuted", fs[0].message, fs[0].counterexample,
+                                    fs[0].span, method="table"))
+        else:
+            verdicts.append(Verdict(name, "proved", "", None, stated[0], method="table"))
+    verdicts.append(Verdict("hardware", "not-applicable", "a table is checked against the "
+                            "proved layouts, not run", None, first))
+    return ScaleResult(f"{document}:block-scale-tables", "mma.block_scale", first,
+                       tuple(verdicts), "tables", (), (), "scale_A/B")
+
+
+# ---- tcgen05.mma: what the scale-factor headings and figure captions state ---------------------
+
+
+def _figures(nums: Sequence[int]) -> str:
+    if len(nums) == 1:
+        return f"Figure {nums[0]}"
+    if list(nums) == list(range(nums[0], nums[0] + len(nums))):
+        return f"Figures {nums[0]}-{nums[-1]}"
+    return "Figures " + ", ".join(map(str, nums))
+
+
+def prove_tcgen05_captions(lines: Sequence[Any], document: str) \
+        -> tuple[ScaleResult | None, list[Finding]]:
+    """The tcgen05 scale-factor sections' headings and captions (``TcScaleLine``; their
+    layouts are figures only): each caption names its own matrix's selector (``SFB_ID`` for
+    B: ``selector-names``), and each selector a K = 96 figure draws keeps its factors (one
+    byte each, as many as the heading's "semantically equivalent to scale_vec::NX") inside
+    the 4-byte word its sub-column is aligned to (``sub-column-fit``; where they run past it,
+    the text does not say where the rest go: a warning naming the figures that show it)."""
+    caps = [ln for ln in lines if ln.kind == "caption"]
+    if not lines:
+        return None, []
+    first = lines[0].source.span(0)
+    findings: list[Finding] = []
+    wrong = [c for c in caps if c.facts["id"] is not None
+             and c.facts["id_of"] != c.facts["matrix"]]
+    if wrong:
+        nums = [c.facts["figure"] for c in wrong]
+        msg = (f"{_figures(nums)} ({len(wrong)} captions) draw scale factor "
+               f"{wrong[0].facts['matrix']} but name the selector SF{wrong[0].facts['id_of']}_ID"
+               f"; the matrix's own selector is SF{wrong[0].facts['matrix']}_ID")
+        names = Verdict("selector-names", "refuted", msg, {"figures": nums},
+                        wrong[0].source.span(0), method="text")
+        findings.append(error("block-scale-caption", wrong[0].source.span(0), msg,
+                              counterexample={"figures": nums}))
+    else:
+        names = Verdict("selector-names", "proved", "", None, first, method="text")
+    past: list[tuple[Any, list[Any]]] = []
+    heading = None
+    for ln in lines:
+        if ln.kind == "heading":
+            heading = ln
+            continue
+        f = ln.facts
+        if heading is None or not heading.facts["factors"] or f["id"] is None:
+            continue
+        n = heading.facts["factors"]
+        if f["id"] + n > 4:
+            if past and past[-1][0] is heading:
+                past[-1][1].append(ln)
+            else:
+                past.append((heading, [ln]))
+    for head, caps_past in past:
+        n = head.facts["factors"]
+        ids = sorted({c.facts["id"] for c in caps_past})
+        nums = [c.facts["figure"] for c in caps_past]
+        msg = (f"scale factor {head.facts['matrix']} with {'/'.join(head.facts['forms'])} at "
+               f"K = {head.facts['k'][0]}: {n} one-byte factors a row from byte "
+               f"{', '.join(map(str, ids))} run past the 4-byte word their sub-column is "
+               f"aligned to; the text does not say which column holds the rest "
+               f"({_figures(nums)} draw it)")
+        findings.append(warning("block-scale-fit", head.source.span(0), msg,
+                                counterexample={"factors": n, "selector": ids,
+                                                "figures": nums}))
+    fit = (Verdict("sub-column-fit", "refuted", findings[-1].message,
+                   findings[-1].counterexample, findings[-1].span, severity="warning",
+                   method="text") if past else
+           Verdict("sub-column-fit", "proved", "", None, first, method="text"))
+    hw = Verdict("hardware", "unconfirmed", "not run: tcgen05.mma needs sm_100a and no lent "
+                 "device has it", None, first, severity="warning")
+    return ScaleResult(f"{document}:tcgen05-scale-factor-figures", "tcgen05.block_scale", first,
+                       (names, fit, hw), "figures", (), (), "scale_A/B"), findings

@@ -73,6 +73,8 @@ class Proof:
     relations: tuple[Any, ...] = ()
     # smem.SmemResult of each shared-memory layout, example and table (Any: smem imports this)
     smem: tuple[Any, ...] = ()
+    # block_scale.ScaleResult of each block-scale factor layout a document states
+    scales: tuple[Any, ...] = ()
 
 
 class InternalError(Exception):

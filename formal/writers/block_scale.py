@@ -128,3 +128,25 @@ def match_forms(facts: Mapping[str, Any], layouts: Sequence[ScaleLayout]) \
         why.append("no legal form has " + " ".join(spell.format(stated[k])
                                                     for k, spell in FACTS if k in stated))
     return near, why
+
+
+def show_scale_forms(facts: Mapping[str, Any], layouts: Sequence[ScaleLayout],
+                     results: Sequence[Any]) -> tuple[str, list[str], bool]:
+    """(the drawings, notes for the user, whether all is well) for an opcode's facts: the
+    legal form's scale layouts with their proved obligations and hardware verdict, or, when
+    no legal form matches, the nearest ones and why (not well)."""
+    hits, why = match_forms(facts, layouts)
+    notes = []
+    if why:
+        notes.append("no legal block-scaled mma.sync matches: " + "; ".join(why))
+        notes.append("showing the nearest legal form" + ("s" if len(hits) > 2 else ""))
+    verdicts = {r.id: r for r in results}
+    parts = []
+    for group in same_layouts(hits):
+        r = verdicts[group[0].id]
+        proved = [v.name for v in r.verdicts if v.status == "proved"]
+        hw = r.verdict("hardware")
+        parts.append(scale_figure(group[0], group[1:]) + f"proved: {', '.join(proved)}\n"
+                     f"hardware: {hw.status} ({hw.message})\n")
+    ok = bool(hits) and not why and all(verdicts[lay.id].ok for lay in hits)
+    return "\n".join(parts), notes, ok

@@ -90,6 +90,15 @@ def smem_json(r: Any, verbose: bool = False) -> dict[str, Any]:
     return out
 
 
+def scale_json(r: Any, verbose: bool = False) -> dict[str, Any]:
+    """A block-scale factor layout (``formal.prove.block_scale.ScaleResult``) with the keys of
+    a layout: operand ``scale_A`` / ``scale_B``, its scale type, the scale matrix as tile."""
+    out = smem_json(r, verbose)
+    out["title"] = r.id
+    out["operand"] = r.operand
+    return out
+
+
 def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
     """One finding, with exactly the keys of the contract; an accepted erratum says so at
     the end of its message (``verbose`` adds ``layout`` and ``accepted`` as keys)."""
@@ -112,7 +121,7 @@ def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
 
 def summary(proof: Proof) -> dict[str, Any]:
     statuses: dict[str, int] = {}
-    every = [*proof.results, *proof.smem]
+    every = [*proof.results, *proof.smem, *proof.scales]
     for r in every:
         for v in r.verdicts:
             statuses[v.status] = statuses.get(v.status, 0) + 1
@@ -133,7 +142,8 @@ def summary(proof: Proof) -> dict[str, Any]:
 def report_json(proof: Proof, verbose: bool = False) -> str:
     data = {
         "layouts": [*(layout_json(r, verbose) for r in proof.results),
-                    *(smem_json(r, verbose) for r in proof.smem)],
+                    *(smem_json(r, verbose) for r in proof.smem),
+                    *(scale_json(r, verbose) for r in proof.scales)],
         "relations": [v.to_json() for v in proof.relations],
         "findings": [finding_json(f, verbose) for f in proof.findings],
         "summary": summary(proof),
@@ -438,7 +448,7 @@ def report_junit(proof: Proof) -> str:
         else:
             tally["error"] += 1
             cases.append(testcase(attrs, "error", rv.status + ": " + (rv.message or "")))
-    for sr in proof.smem:  # shared-memory layouts, examples and tables
+    for sr in (*proof.smem, *proof.scales):  # shared-memory and block-scale layouts
         for v in sr.verdicts:
             attrs = f"classname={quoteattr(sr.span.document)} " \
                     f"name={quoteattr(f'{sr.id}::{v.name}')}"
