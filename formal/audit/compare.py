@@ -7,7 +7,8 @@ thread first sent through ``ThrID`` to a lane (m8n8k4's quad-pairs); the spec's 
 catalog layout's (lane, value) table (``formal.tv``).  Z3 decides whether any (thread,
 value) differs -- the CuTe side symbolically (digits by division by the constant shape,
 times the strides), the spec side as an array over its table -- and enumeration of every
-(thread, value) re-checks the verdict; a disagreement is an internal error.
+(thread, value) re-checks the verdict; a disagreement is an internal error.  Past ``Z3_MAX_KEYS``
+(thread, value) pairs (wgmma's accumulators) the enumeration decides alone.
 
 Example: CuTe's SM80_16x8_Row ``((4,8),(2,2)):((32,1),(16,8))`` against the spec's C/D of
 m16n8k16 (row = groupID + 8*(i >= 2), col = 2*threadID_in_group + (i & 1)): lane 5, value 3
@@ -28,6 +29,11 @@ from ..model.cute import CuteLayout, flat_modes, size
 from .project import InternalError, Layout, tv_view
 
 Cell = tuple[int, int]
+
+# Z3 reads the spec's side as a multiplexer over its table: fast for a warp's fragment (32 x 16
+# pairs), minutes for wgmma's accumulator at N = 256 (128 x 128).  Past this many (thread,
+# value) pairs the enumeration -- exhaustive, so a proof -- decides alone, and says so.
+Z3_MAX_KEYS = 1024
 
 
 @dataclass(frozen=True)
@@ -134,9 +140,13 @@ def _compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
     shape_note = ""
     if values != spec_values:
         shape_note = (f"CuTe gives each thread {values} values, the spec {spec_values}; ")
-    zs = _z3(cute, lanes, spec, min(values, spec_values), timeout_ms)
+    keys = len(lanes) * min(values, spec_values)
+    zs = _z3(cute, lanes, spec, min(values, spec_values), timeout_ms) \
+        if keys <= Z3_MAX_KEYS else "too large"
     enum_differs = found is not None
-    if zs == "unknown":
+    if zs == "too large":
+        method = f"enumeration ({keys} pairs: past the solver's table)"
+    elif zs == "unknown":
         method = "enumeration (z3: unknown)"
     else:
         z3_differs = zs == "sat" or values != spec_values
