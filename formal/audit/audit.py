@@ -35,6 +35,7 @@ from .compare import (
     spec_cells,
     spec_table,
 )
+from .moves import compare_move, element_bits
 from .project import (
     Finding,
     Layout,
@@ -217,8 +218,46 @@ def _view_entry(op: Operand, lay: Layout, atom: Atom) -> Entry:
                  f"{note}: " + _say(t, val, g, w, names), lay.short_id, cute, op.line)
 
 
+MOVE_OPERANDS = {"ldmatrix": {"dst": "r"}, "stmatrix": {"src": "r"},
+                 "movmatrix": {"src": "a", "dst": "d"}}
+
+
+def _move_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
+    """LDSM / STSM / MOVM: both bit layouts read, then ``formal.audit.moves`` decides."""
+    ops = {op.operand: op for op in atom.operands}
+    src, dst = ops.get("src"), ops.get("dst")
+    if src is None or dst is None or src.layout is None or dst.layout is None:
+        return None
+    found: dict[str, Layout] = {}
+    for side, name in MOVE_OPERANDS[v.instruction].items():
+        for lay in spec_layouts(False):
+            if matrix_layout_serves(v, name, lay.instruction, lay.shape_text, lay.operand,
+                                    lay.types, lay.n_values):
+                found[side] = lay
+                break
+    spec = found.get("dst" if v.instruction != "stmatrix" else "src")
+    if spec is None or (v.instruction == "movmatrix" and "src" not in found):
+        return None
+    rows = v.tile[0]
+    got = compare_move(v.instruction, src.layout, dst.layout, element_bits(v.a), rows, spec,
+                       found.get("src"))
+    out = []
+    for op in (src, dst):
+        verdict, cx, msg = got[op.operand]
+        mine = found.get(op.operand)
+        out.append(Entry(op.operand, verdict, "spec", cx, msg,
+                         mine.short_id if mine is not None else f"shared memory rows of "
+                         f"{v.opcode}", str(op.layout), op.line))
+    return tuple(out)
+
+
 def audit_atom(atom: Atom) -> AtomResult:
     out: list[Entry] = []
+    mv = atom.instruction.variant if atom.instruction is not None else None
+    if mv is not None and mv.move:
+        moved = _move_entries(atom, mv)
+        if moved is not None:
+            return AtomResult(atom, moved)
     spec, fixed = spec_layouts(False), spec_layouts(True)
     fixed_by_id = {lay.id: lay for lay in fixed}
     for op in atom.operands:

@@ -23,7 +23,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
-from .project import PTX_TYPES, VARIANTS, Shape, Variant, build_parser
+from .project import MOVE_SHAPES, MOVES, PTX_TYPES, VARIANTS, Shape, Variant, build_parser
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,8 @@ def match_variant(opcode: Opcode) -> Variant | None:
     head = Instruction(opcode).head
     if head in ("wgmma", "wgmma.sp"):
         return _wgmma_variant(head, words)
+    if head in MOVES:
+        return _move_variant(head, words)
     if head not in ("mma", "mma.sp"):
         return None
     shape = next((p for p in words if Shape.parse(p) is not None), None)
@@ -200,3 +202,15 @@ def _wgmma_variant(head: str, words: tuple[str, ...]) -> Variant | None:
     d, a, b = types
     op = ".and.popc" if "popc" in after else ""
     return Variant(head, shape, a, b, d, d, op=op, min_sm=90, arch_suffix="a")
+
+
+def _move_variant(head: str, words: tuple[str, ...]) -> Variant | None:
+    """``ldmatrix.sync.aligned.x4.trans.m8n8.shared.b16`` -> the row (CuTe writes ``.x4``
+    before the shape; the spec after it: either order is read)."""
+    shape = next((p for p in words if p in MOVE_SHAPES), None)
+    if shape is None:
+        return None
+    num = next((int(p[1:]) for p in words if p[:1] == "x" and p[1:].isdigit()), 0)
+    last = words[-1]
+    a = f"{words[-2]}.{last}" if words[-2:-1] and words[-2].startswith("b8x16") else last
+    return Variant(head, shape, a, num=num, trans="trans" in words)
