@@ -29,6 +29,7 @@ from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show_tup
 from .header import Alias, CppBinOp, CppHeader, CppNeg, Opaque, Pack, Struct, Type, read_header
 from .project import Finding, Span, warning
 from .ptx import Instruction, instruction_of
+from .store import cached_header
 
 TRAITS = {"MMA_Traits": ("mma", (("A", "ALayout"), ("B", "BLayout"), ("C", "CLayout"),
                                  ("metadata", "ELayout"))),
@@ -63,13 +64,16 @@ class _Unreadable(Exception):
 
 
 @lru_cache(maxsize=64)
-def _read_cached(path: str, mtime: float) -> CppHeader:
-    return read_header(path)
+def _read_cached(path: str, mtime: float, size: int) -> CppHeader:
+    return cached_header(path)
 
 
 def _read(path: Path) -> CppHeader:
+    """A header's syntax: kept in this process by path, time and size, and between runs by
+    its text's hash (``formal.audit.store``)."""
     try:
-        return _read_cached(str(path), path.stat().st_mtime)
+        st = path.stat()
+        return _read_cached(str(path), st.st_mtime, st.st_size)
     except OSError:
         return read_header(path)
 
@@ -117,7 +121,8 @@ class Env:
             self.findings.extend(h.findings)
             roots = [r for r in (include_root(p), *include_dirs) if r is not None]
             for inc in h.includes:
-                if not _follow(inc):
+                # an arch header's includes are followed only to its continuation files
+                if not _follow(inc) or (rp.parent.name == "arch" and "/" in inc):
                     continue
                 if "/" not in inc:
                     near = p.parent / inc

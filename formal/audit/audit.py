@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -184,8 +184,21 @@ def _sparse_per(atom: Atom) -> int:
     return 2
 
 
+# (operand, CuTe layout, the spec layout's identity, logical elements a stored one) -> the
+# layout and the entry: the GMMA atoms of one shape share their layouts
+_VIEWED: dict[tuple[Any, ...], tuple[Layout, Entry]] = {}
+
+
 def _view_entry(op: Operand, lay: Layout, atom: Atom) -> Entry:
     """wgmma.sp's register A (compressed) and metadata, through ``formal.audit.views``."""
+    key = (op.operand, op.layout, id(lay), _sparse_per(atom))
+    hit = _VIEWED.get(key)
+    if hit is None or hit[0] is not lay:
+        hit = _VIEWED[key] = (lay, _view(op, lay, atom))
+    return replace(hit[1], line=op.line)
+
+
+def _view(op: Operand, lay: Layout, atom: Atom) -> Entry:
     assert op.layout is not None and atom.instruction is not None
     v = atom.instruction.variant
     assert v is not None

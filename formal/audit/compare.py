@@ -20,7 +20,6 @@ becomes index 32 = (row 0, col 2) against the spec's (row 0, col 1): ``differs``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -79,6 +78,15 @@ class SpecTable:
 
 
 def spec_table(lay: Layout) -> SpecTable | str:
+    """``_spec_table`` of a layout, made once per layout object (kept in its ``__dict__``, as
+    ``Layout.at`` keeps its layouts at each N): every atom of an instruction asks for it."""
+    memo = lay.__dict__.setdefault("_ptxlayout_audit_table", [])
+    if not memo:
+        memo.append(_spec_table(lay))
+    return memo[0]  # type: ignore[no-any-return]
+
+
+def _spec_table(lay: Layout) -> SpecTable | str:
     """The spec layout's (lane, value) table in tile coordinates, or why it has none.
 
     Where the (thread, value) view fails only because some element has no cell (the
@@ -115,10 +123,20 @@ def _lanes(thr: CuteLayout | None, threads: int) -> list[int]:
 def compare_with_spec(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
             timeout_ms: int = 10000) -> Comparison:
     """Is CuTe's (thread, value) layout the spec's map?"""
-    return _compare(cute, thr, spec, timeout_ms)
+    key = (cute, thr, id(spec), timeout_ms)
+    hit = _COMPARED.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    got = _compare(cute, thr, spec, timeout_ms)
+    _COMPARED[key] = (spec, got)
+    return got
 
 
-@lru_cache(maxsize=4096)
+# (CuTe layout, ThrID, the spec table's identity, time limit) -> the table and the verdict:
+# hashing a 128 x 128 table for every atom cost more than comparing it
+_COMPARED: dict[tuple[Any, ...], tuple[SpecTable, Comparison]] = {}
+
+
 def _compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
              timeout_ms: int) -> Comparison:
     if cute.rank != 2:
@@ -210,8 +228,21 @@ def first_difference(got: np.ndarray, want: np.ndarray) \
     return t, v, cell(g), cell(w)
 
 
+_CELLS: dict[int, tuple[SpecTable, tuple[int, ...], np.ndarray]] = {}
+
+
 def spec_cells(spec: SpecTable, lanes: list[int]) -> np.ndarray:
-    """The spec's cell of each (thread, value), thread t read as ``lanes[t]``."""
+    """The spec's cell of each (thread, value), thread t read as ``lanes[t]`` (made once per
+    table and lanes; the array is not to be written)."""
+    hit = _CELLS.get(id(spec))
+    if hit is not None and hit[0] is spec and hit[1] == tuple(lanes):
+        return hit[2]
+    out = _spec_cells(spec, lanes)
+    _CELLS[id(spec)] = (spec, tuple(lanes), out)
+    return out
+
+
+def _spec_cells(spec: SpecTable, lanes: list[int]) -> np.ndarray:
     values = len(spec.cells[0]) if spec.cells else 0
     out = np.full((len(lanes), values, 2), -1, dtype=np.int64)
     for t, lane in enumerate(lanes):
