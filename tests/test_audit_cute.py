@@ -158,8 +158,8 @@ def test_sm70_quad_pairs_and_copy_atoms() -> None:
     assert stsm.instruction == "stmatrix.sync.aligned.x1.m8n8.shared.b16"
     # Src/Dst are Copy_Traits<SM75_U32x1_LDSM_N>::DstLayout / ::SrcLayout, read through
     assert [(e.operand, e.verdict, e.cute) for e in stsm.entries] == [
-        ("src", "not-in-spec", "(32,32):(32,1)"),
-        ("dst", "not-in-spec", "((8,4),128):((128,0),1)")]
+        ("src", "equal", "(32,32):(32,1)"),
+        ("dst", "equal", "((8,4),128):((128,0),1)")]
 
 
 # ---- unreadable constructs -------------------------------------------------------------------
@@ -215,7 +215,8 @@ def test_asm_text_is_read_with_its_predicate_block() -> None:
     assert not isinstance(got, str)
     assert str(got.opcode) == "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16"
     assert got.opcode.name == "wgmma" and got.opcode.words[:2] == ("mma_async", "sync")
-    assert got.variant is None and got.head == "wgmma"
+    assert got.head == "wgmma" and got.variant is not None
+    assert (got.variant.shape, got.variant.a, got.variant.c) == ("m64n8k16", "f16", "f16")
 
 
 # ---- the JSON contract and the command -----------------------------------------------------

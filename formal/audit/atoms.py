@@ -29,6 +29,7 @@ from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show_tup
 from .header import Alias, CppBinOp, CppHeader, CppNeg, Opaque, Pack, Struct, Type, read_header
 from .project import Finding, Span, warning
 from .ptx import Instruction, instruction_of
+from .store import cached_header
 
 TRAITS = {"MMA_Traits": ("mma", (("A", "ALayout"), ("B", "BLayout"), ("C", "CLayout"),
                                  ("metadata", "ELayout"))),
@@ -63,13 +64,16 @@ class _Unreadable(Exception):
 
 
 @lru_cache(maxsize=64)
-def _read_cached(path: str, mtime: float) -> CppHeader:
-    return read_header(path)
+def _read_cached(path: str, mtime: float, size: int) -> CppHeader:
+    return cached_header(path)
 
 
 def _read(path: Path) -> CppHeader:
+    """A header's syntax: kept in this process by path, time and size, and between runs by
+    its text's hash (``formal.audit.store``)."""
     try:
-        return _read_cached(str(path), path.stat().st_mtime)
+        st = path.stat()
+        return _read_cached(str(path), st.st_mtime, st.st_size)
     except OSError:
         return read_header(path)
 
@@ -83,13 +87,19 @@ def include_root(header: Path) -> Path | None:
 
 
 def _follow(inc: str) -> bool:
+    """An include that can define atoms: a CuTe arch or atom header (``<cute/arch/...>``) or a
+    file beside the includer (``"mma_traits_sm90_gmma_ext.hpp"``, the continuation files)."""
     base = inc.rsplit("/", 1)[-1]
-    return inc.startswith(("cute/arch/", "cute/atom/")) and \
+    return (inc.startswith(("cute/arch/", "cute/atom/")) or "/" not in inc) and \
         base.startswith(("mma_sm", "copy_sm", "mma_traits_sm", "copy_traits_sm"))
 
 
 class Env:
-    """Every alias, trait and arch struct of a set of headers and what they include."""
+    """Every alias, trait and arch struct of a set of headers and what they include.
+
+    ``continued`` maps a header to the headers it includes by a bare file name (CUTLASS's
+    ``#include "mma_traits_sm90_gmma_ext.hpp"`` at the end of ``mma_traits_sm90_gmma.hpp``):
+    their atoms are the includer's, reported with it."""
 
     def __init__(self, headers: Sequence[Path], include_dirs: Sequence[Path] = ()) -> None:
         self.headers: list[CppHeader] = []
@@ -97,6 +107,7 @@ class Env:
         self.aliases: dict[str, Alias] = {}
         self.traits: dict[tuple[str, str], tuple[Struct, str]] = {}
         self.arch: dict[str, Struct] = {}
+        self.continued: dict[str, list[str]] = {}
         seen: set[Path] = set()
         todo = [Path(h) for h in headers]
         while todo:
@@ -109,8 +120,15 @@ class Env:
             self.headers.append(h)
             self.findings.extend(h.findings)
             roots = [r for r in (include_root(p), *include_dirs) if r is not None]
-            for inc in h.includes if rp.parent.name != "arch" else ():
-                if not _follow(inc):
+            for inc in h.includes:
+                # an arch header's includes are followed only to its continuation files
+                if not _follow(inc) or (rp.parent.name == "arch" and "/" in inc):
+                    continue
+                if "/" not in inc:
+                    near = p.parent / inc
+                    if near.is_file():
+                        todo.append(near)
+                        self.continued.setdefault(str(p), []).append(str(near))
                     continue
                 hit = next((r / inc for r in roots if (r / inc).is_file()), None)
                 if hit is not None:
@@ -340,8 +358,14 @@ def read_atoms(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) \
     findings.extend(env.findings)
     by_path = {h.path: h for h in env.headers}
     atoms: list[Atom] = []
-    for f in files:
-        h = by_path.get(str(f))
-        if h is not None:
-            atoms.extend(atoms_of(env, h))
+    done: set[str] = set()
+    todo = [str(f) for f in files]
+    while todo:
+        name = todo.pop(0)
+        h = by_path.get(name)
+        if h is None or name in done:
+            continue
+        done.add(name)
+        atoms.extend(atoms_of(env, h))
+        todo[:0] = env.continued.get(name, [])
     return atoms, findings

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,27 @@ from .compare import (
     Counterexample,
     SpecTable,
     compare_with_spec,
+    first_difference,
+    index_array,
     same_table,
+    spec_cells,
     spec_table,
 )
-from .project import Finding, Layout, layout_serves, spec_layouts
+from .moves import compare_move, element_bits
+from .project import (
+    Finding,
+    Layout,
+    Variant,
+    cells_and_names,
+    layout_serves,
+    matrix_layout_serves,
+    spec_layouts,
+)
+from .views import broadcast, metadata, sparse_a, whole_tile
 
 SPEC_OPERAND = {"A": "A", "B": "B", "C": "C/D", "metadata": "metadata"}
+# the executor's name of a wgmma operand (formal.base.matrix_variants.CATALOG_OPERAND)
+WGMMA_OPERAND = {"A": "A", "C": "C/D", "metadata": "meta"}
 
 
 @dataclass(frozen=True)
@@ -106,6 +121,13 @@ def _spec_for(layouts: Sequence[Layout], atom: Atom, operand: str) -> Layout | N
     v = atom.instruction.variant if atom.instruction is not None else None
     if v is None:
         return None
+    if v.wgmma:
+        name = WGMMA_OPERAND.get(operand, "")
+        for lay in layouts if name else ():
+            if matrix_layout_serves(v, name, lay.instruction, lay.shape_text, lay.operand,
+                                    lay.types, lay.n_values):
+                return lay.at(v.n) if lay.n_values else lay
+        return None
     op = SPEC_OPERAND.get(operand, "")
     for lay in layouts:
         if lay.operand == op and layout_serves(v, op, lay.instruction, str(lay.shape),
@@ -127,8 +149,128 @@ def _entry(op: Operand, against: str, lay: Layout, table: SpecTable | str,
                  lay.short_id, cute, op.line)
 
 
+def _smem_entry(op: Operand, v: Variant, atom: Atom) -> Entry:
+    """A GMMA operand the descriptor names in shared memory: the whole tile, every thread."""
+    assert op.layout is not None
+    m, n, k = v.dims.m, v.dims.n, v.dims.k
+    rows, cols, swapped = (m, k, False) if op.operand == "A" else (k, n, True)
+    what = f"descriptor:{v.instruction}.{v.shape}.{op.operand}"
+    threads = op.layout.mode(0).size
+    found = whole_tile(op.layout, rows, cols, swapped)
+    cute = str(op.layout)
+    if found is None:
+        return Entry(op.operand, "equal", "spec", None,
+                     f"shared memory: each of the {threads} threads names the whole {rows} x "
+                     f"{cols} tile of the descriptor, each cell once", what, cute, op.line)
+    t, val, got, want = found
+    return Entry(op.operand, "differs", "spec", Counterexample(t, val, got, want),
+                 "shared memory: " + _say(t, val, got, want), what, cute, op.line)
+
+
+def _say(t: int, v: int, got: tuple[int, int] | None, want: tuple[int, int] | None,
+         names: tuple[str, str] = ("row", "col")) -> str:
+    def c(x: tuple[int, int] | None) -> str:
+        return f"({names[0]} {x[0]}, {names[1]} {x[1]})" if x is not None else "no cell"
+    return f"thread {t}, value {v}: CuTe says {c(got)}, the spec says {c(want)}"
+
+
+def _sparse_per(atom: Atom) -> int:
+    """Logical elements per stored one of sparse A (``sparse_elem<2, half_t>``: 2)."""
+    for which, text in atom.value_types:
+        if which == "A" and text.startswith("sparse_elem<"):
+            head = text[len("sparse_elem<"):].split(",", 1)[0]
+            if head.isdigit():
+                return int(head)
+    return 2
+
+
+# (operand, CuTe layout, the spec layout's identity, logical elements a stored one) -> the
+# layout and the entry: the GMMA atoms of one shape share their layouts
+_VIEWED: dict[tuple[Any, ...], tuple[Layout, Entry]] = {}
+
+
+def _view_entry(op: Operand, lay: Layout, atom: Atom) -> Entry:
+    """wgmma.sp's register A (compressed) and metadata, through ``formal.audit.views``."""
+    key = (op.operand, op.layout, id(lay), _sparse_per(atom))
+    hit = _VIEWED.get(key)
+    if hit is None or hit[0] is not lay:
+        hit = _VIEWED[key] = (lay, _view(op, lay, atom))
+    return replace(hit[1], line=op.line)
+
+
+def _view(op: Operand, lay: Layout, atom: Atom) -> Entry:
+    assert op.layout is not None and atom.instruction is not None
+    v = atom.instruction.variant
+    assert v is not None
+    cute = str(op.layout)
+    if op.layout.rank != 2:
+        return Entry(op.operand, "unreadable", "spec", None,
+                     f"{cute} is not a (thread, value) layout (rank 2)", lay.short_id, cute,
+                     op.line)
+    idx = index_array(op.layout)
+    rows, k = v.dims.m, v.dims.k
+    names = ("row", "col")
+    if op.operand == "A":
+        table = spec_table(lay)
+        if isinstance(table, str):
+            return Entry(op.operand, "unreadable", "spec", None, table, lay.short_id, cute,
+                         op.line)
+        got = sparse_a(idx, rows, _sparse_per(atom))
+        want = spec_cells(table, list(range(len(table.cells))))
+        note = "compressed A (two logical elements to a stored one)"
+    else:
+        _names, raw = cells_and_names(lay)
+        got, want = metadata(idx, rows, k, raw)
+        names = ("row", "chunk")
+        note = "metadata fields (row, chunk) under the selector that has each lane supply them"
+    found = first_difference(got, want)
+    if found is None:
+        return Entry(op.operand, "equal", "spec", None, note, lay.short_id, cute, op.line)
+    t, val, g, w = found
+    return Entry(op.operand, "differs", "spec", Counterexample(t, val, g, w),
+                 f"{note}: " + _say(t, val, g, w, names), lay.short_id, cute, op.line)
+
+
+MOVE_OPERANDS = {"ldmatrix": {"dst": "r"}, "stmatrix": {"src": "r"},
+                 "movmatrix": {"src": "a", "dst": "d"}}
+
+
+def _move_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
+    """LDSM / STSM / MOVM: both bit layouts read, then ``formal.audit.moves`` decides."""
+    ops = {op.operand: op for op in atom.operands}
+    src, dst = ops.get("src"), ops.get("dst")
+    if src is None or dst is None or src.layout is None or dst.layout is None:
+        return None
+    found: dict[str, Layout] = {}
+    for side, name in MOVE_OPERANDS[v.instruction].items():
+        for lay in spec_layouts(False):
+            if matrix_layout_serves(v, name, lay.instruction, lay.shape_text, lay.operand,
+                                    lay.types, lay.n_values):
+                found[side] = lay
+                break
+    spec = found.get("dst" if v.instruction != "stmatrix" else "src")
+    if spec is None or (v.instruction == "movmatrix" and "src" not in found):
+        return None
+    rows = v.tile[0]
+    got = compare_move(v.instruction, src.layout, dst.layout, element_bits(v.a), rows, spec,
+                       found.get("src"))
+    out = []
+    for op in (src, dst):
+        verdict, cx, msg = got[op.operand]
+        mine = found.get(op.operand)
+        out.append(Entry(op.operand, verdict, "spec", cx, msg,
+                         mine.short_id if mine is not None else f"shared memory rows of "
+                         f"{v.opcode}", str(op.layout), op.line))
+    return tuple(out)
+
+
 def audit_atom(atom: Atom) -> AtomResult:
     out: list[Entry] = []
+    mv = atom.instruction.variant if atom.instruction is not None else None
+    if mv is not None and mv.move:
+        moved = _move_entries(atom, mv)
+        if moved is not None:
+            return AtomResult(atom, moved)
     spec, fixed = spec_layouts(False), spec_layouts(True)
     fixed_by_id = {lay.id: lay for lay in fixed}
     for op in atom.operands:
@@ -140,7 +282,15 @@ def audit_atom(atom: Atom) -> AtomResult:
             out.append(Entry(op.operand, "unreadable", "spec", None,
                              f"no instruction: {atom.why}", "", cute, op.line))
             continue
+        v = atom.instruction.variant
+        if v is not None and v.wgmma and op.operand in ("A", "B") and broadcast(op.layout):
+            out.append(_smem_entry(op, v, atom))
+            continue
         lay = _spec_for(spec, atom, op.operand)
+        if lay is not None and v is not None and v.sparse and v.wgmma \
+                and op.operand in ("A", "metadata"):
+            out.append(_view_entry(op, lay, atom))
+            continue
         if lay is None:
             what = str(atom.instruction.opcode)
             if atom.instruction.variant is None:

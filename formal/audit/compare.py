@@ -7,7 +7,8 @@ thread first sent through ``ThrID`` to a lane (m8n8k4's quad-pairs); the spec's 
 catalog layout's (lane, value) table (``formal.tv``).  Z3 decides whether any (thread,
 value) differs -- the CuTe side symbolically (digits by division by the constant shape,
 times the strides), the spec side as an array over its table -- and enumeration of every
-(thread, value) re-checks the verdict; a disagreement is an internal error.
+(thread, value) re-checks the verdict; a disagreement is an internal error.  Past ``Z3_MAX_KEYS``
+(thread, value) pairs (wgmma's accumulators) the enumeration decides alone.
 
 Example: CuTe's SM80_16x8_Row ``((4,8),(2,2)):((32,1),(16,8))`` against the spec's C/D of
 m16n8k16 (row = groupID + 8*(i >= 2), col = 2*threadID_in_group + (i & 1)): lane 5, value 3
@@ -19,7 +20,6 @@ becomes index 32 = (row 0, col 2) against the spec's (row 0, col 1): ``differs``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,11 @@ from ..model.cute import CuteLayout, flat_modes, size
 from .project import InternalError, Layout, tv_view
 
 Cell = tuple[int, int]
+
+# Z3 reads the spec's side as a multiplexer over its table: fast for a warp's fragment (32 x 16
+# pairs), minutes for wgmma's accumulator at N = 256 (128 x 128).  Past this many (thread,
+# value) pairs the enumeration -- exhaustive, so a proof -- decides alone, and says so.
+Z3_MAX_KEYS = 1024
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,15 @@ class SpecTable:
 
 
 def spec_table(lay: Layout) -> SpecTable | str:
+    """``_spec_table`` of a layout, made once per layout object (kept in its ``__dict__``, as
+    ``Layout.at`` keeps its layouts at each N): every atom of an instruction asks for it."""
+    memo = lay.__dict__.setdefault("_ptxlayout_audit_table", [])
+    if not memo:
+        memo.append(_spec_table(lay))
+    return memo[0]  # type: ignore[no-any-return]
+
+
+def _spec_table(lay: Layout) -> SpecTable | str:
     """The spec layout's (lane, value) table in tile coordinates, or why it has none.
 
     Where the (thread, value) view fails only because some element has no cell (the
@@ -109,10 +123,20 @@ def _lanes(thr: CuteLayout | None, threads: int) -> list[int]:
 def compare_with_spec(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
             timeout_ms: int = 10000) -> Comparison:
     """Is CuTe's (thread, value) layout the spec's map?"""
-    return _compare(cute, thr, spec, timeout_ms)
+    key = (cute, thr, id(spec), timeout_ms)
+    hit = _COMPARED.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    got = _compare(cute, thr, spec, timeout_ms)
+    _COMPARED[key] = (spec, got)
+    return got
 
 
-@lru_cache(maxsize=4096)
+# (CuTe layout, ThrID, the spec table's identity, time limit) -> the table and the verdict:
+# hashing a 128 x 128 table for every atom cost more than comparing it
+_COMPARED: dict[tuple[Any, ...], tuple[SpecTable, Comparison]] = {}
+
+
 def _compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
              timeout_ms: int) -> Comparison:
     if cute.rank != 2:
@@ -134,9 +158,13 @@ def _compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
     shape_note = ""
     if values != spec_values:
         shape_note = (f"CuTe gives each thread {values} values, the spec {spec_values}; ")
-    zs = _z3(cute, lanes, spec, min(values, spec_values), timeout_ms)
+    keys = len(lanes) * min(values, spec_values)
+    zs = _z3(cute, lanes, spec, min(values, spec_values), timeout_ms) \
+        if keys <= Z3_MAX_KEYS else "too large"
     enum_differs = found is not None
-    if zs == "unknown":
+    if zs == "too large":
+        method = f"enumeration ({keys} pairs: past the solver's table)"
+    elif zs == "unknown":
         method = "enumeration (z3: unknown)"
     else:
         z3_differs = zs == "sat" or values != spec_values
@@ -200,8 +228,21 @@ def first_difference(got: np.ndarray, want: np.ndarray) \
     return t, v, cell(g), cell(w)
 
 
+_CELLS: dict[int, tuple[SpecTable, tuple[int, ...], np.ndarray]] = {}
+
+
 def spec_cells(spec: SpecTable, lanes: list[int]) -> np.ndarray:
-    """The spec's cell of each (thread, value), thread t read as ``lanes[t]``."""
+    """The spec's cell of each (thread, value), thread t read as ``lanes[t]`` (made once per
+    table and lanes; the array is not to be written)."""
+    hit = _CELLS.get(id(spec))
+    if hit is not None and hit[0] is spec and hit[1] == tuple(lanes):
+        return hit[2]
+    out = _spec_cells(spec, lanes)
+    _CELLS[id(spec)] = (spec, tuple(lanes), out)
+    return out
+
+
+def _spec_cells(spec: SpecTable, lanes: list[int]) -> np.ndarray:
     values = len(spec.cells[0]) if spec.cells else 0
     out = np.full((len(lanes), values, 2), -1, dtype=np.int64)
     for t, lane in enumerate(lanes):

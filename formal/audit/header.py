@@ -109,6 +109,7 @@ class Alias:
     line: int
     params: tuple[str, ...] = ()  # template parameters, in order
     templated: bool = False
+    at: int = -1  # the offset of its ``using`` in the header's text (-1: not known)
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,9 @@ class Struct:
     members: tuple[Alias, ...] = ()
     asm: tuple[tuple[str, ...], ...] = ()  # each asm statement's string literals, as written
     calls: tuple[str, ...] = ()  # X in ``X::fma(...)`` inside the body (composed atoms)
+    at: int = -1  # the offset of its ``struct`` keyword
+    asm_at: tuple[tuple[int, ...], ...] = ()  # the offset of each string literal of ``asm``
+    calls_at: tuple[int, ...] = ()  # the offset of each call's X
 
     @property
     def name(self) -> str:
@@ -142,6 +146,7 @@ class CppHeader:
     structs: tuple[Struct, ...] = ()
     includes: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = field(default=())
+    includes_at: tuple[int, ...] = ()  # the offset of each ``#include``
 
 
 # ---- the parser ---------------------------------------------------------------------------
@@ -155,16 +160,24 @@ def _parser() -> Lark:
 @dataclass(frozen=True)
 class _Asm:
     strings: tuple[str, ...]
+    at: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class _Call:
     target: str
+    at: int = -1
 
 
 @dataclass(frozen=True)
 class _Include:
     path: str
+    at: int = -1
+
+
+def _pos(x: Any) -> int:
+    return int(getattr(x, "start_pos", -1) if getattr(x, "start_pos", None) is not None
+               else -1)
 
 
 @dataclass(frozen=True)
@@ -243,14 +256,15 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
 
     # -- soup: keep only asm statements and X::fma calls
     def asm(self, meta: Any, c: list[Any]) -> _Asm:
-        return _Asm(tuple(str(t) for t in c if isinstance(t, Token) and t.type == "STRING"))
+        lits = [t for t in c if isinstance(t, Token) and t.type == "STRING"]
+        return _Asm(tuple(str(t) for t in lits), tuple(_pos(t) for t in lits))
 
     def braces(self, meta: Any, c: list[Any]) -> list[Any]:
         out = _flat(c)
         toks = [t for t in c if isinstance(t, Token)]
         for a, b, f in zip(toks, toks[1:], toks[2:]):
             if a.type == "NAME" and b.type == "SCOPE" and str(f) == "fma":
-                out.append(_Call(str(a)))
+                out.append(_Call(str(a), _pos(a)))
         return out
 
     def other(self, meta: Any, c: list[Any]) -> list[Any]:
@@ -272,7 +286,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
     def alias(self, meta: Any, c: list[Any]) -> Alias:
         name = next(x for x in c if isinstance(x, Token) and x.type == "NAME")
         typ = next(x for x in c if isinstance(x, (Type, Opaque)))
-        return Alias(str(name), typ, _line(meta))
+        return Alias(str(name), typ, _line(meta), at=_pos(meta))
 
     def base_spec(self, meta: Any, c: list[Any]) -> Type | None:
         return next((x for x in c if isinstance(x, Type)), None)
@@ -290,33 +304,40 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         members = tuple(x for x in body if isinstance(x, Alias))
         soup = _flat([x for x in body if isinstance(x, list)])
         asm = tuple(x.strings for x in soup if isinstance(x, _Asm))
-        calls = tuple(dict.fromkeys(x.target for x in soup if isinstance(x, _Call)))
-        return Struct(typ, _line(meta), bases=bases, members=members, asm=asm, calls=calls)
+        asm_at = tuple(x.at for x in soup if isinstance(x, _Asm))
+        first: dict[str, int] = {}
+        for x in soup:
+            if isinstance(x, _Call):
+                first.setdefault(x.target, x.at)
+        return Struct(typ, _line(meta), bases=bases, members=members, asm=asm,
+                      calls=tuple(first), at=_pos(meta), asm_at=asm_at,
+                      calls_at=tuple(first.values()))
 
     def template_decl(self, meta: Any, c: list[Any]) -> Any:
         params = next((x.params for x in c if isinstance(x, _Template)), ())
         decl = next((x for x in reversed(c) if not isinstance(x, Token)), None)
         if isinstance(decl, Struct):
             return Struct(decl.type, _line(meta), params, True, decl.bases, decl.members,
-                          decl.asm, decl.calls)
+                          decl.asm, decl.calls, decl.at, decl.asm_at, decl.calls_at)
         if isinstance(decl, Alias):
-            return Alias(decl.name, decl.type, _line(meta), params, True)
+            return Alias(decl.name, decl.type, _line(meta), params, True, decl.at)
         return decl
 
     def include(self, meta: Any, c: list[Token]) -> _Include:
         text = str(c[0])
         start = max(text.find("<"), text.find('"'))
-        return _Include(text[start + 1:-1])
+        return _Include(text[start + 1:-1], _pos(c[0]))
 
 
-def _walk(items: Any, aliases: list[Alias], structs: list[Struct], includes: list[str]) -> None:
+def _walk(items: Any, aliases: list[Alias], structs: list[Struct],
+          includes: list[_Include]) -> None:
     for x in items if isinstance(items, list) else [items]:
         if isinstance(x, Alias):
             aliases.append(x)
         elif isinstance(x, Struct):
             structs.append(x)
         elif isinstance(x, _Include):
-            includes.append(x.path)
+            includes.append(x)
         elif isinstance(x, Tree):  # namespace, using_namespace, ...
             _walk(list(x.children), aliases, structs, includes)
         elif isinstance(x, list):
@@ -371,6 +392,7 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
         return CppHeader(name, findings=tuple(findings))
     aliases: list[Alias] = []
     structs: list[Struct] = []
-    includes: list[str] = []
+    includes: list[_Include] = []
     _walk(list(items.children), aliases, structs, includes)
-    return CppHeader(name, tuple(aliases), tuple(structs), tuple(includes), tuple(findings))
+    return CppHeader(name, tuple(aliases), tuple(structs), tuple(i.path for i in includes),
+                     tuple(findings), tuple(i.at for i in includes))

@@ -23,7 +23,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
-from .project import PTX_TYPES, VARIANTS, Shape, Variant, build_parser
+from .project import MOVE_SHAPES, MOVES, PTX_TYPES, VARIANTS, Shape, Variant, build_parser
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,8 @@ class Instruction:
     @property
     def head(self) -> str:
         """``mma``, ``mma.sp``, ``wgmma``, ``ldmatrix``, ..."""
-        if self.opcode.name == "mma" and "sp" in self.opcode.words:
-            return "mma.sp"
+        if self.opcode.name in ("mma", "wgmma") and "sp" in self.opcode.words:
+            return f"{self.opcode.name}.sp"
         return self.opcode.name
 
 
@@ -150,9 +150,14 @@ def instruction_of(asms: tuple[tuple[str, ...], ...]) -> Instruction | str:
 
 
 def match_variant(opcode: Opcode) -> Variant | None:
-    """The variants-table row an ``mma`` / ``mma.sp`` opcode names, else None."""
+    """The variants-table row an ``mma`` / ``mma.sp`` / ``wgmma`` / ``wgmma.sp`` opcode names,
+    else None (a wgmma row is made from the opcode: its N is any the spec allows)."""
     words = opcode.words
     head = Instruction(opcode).head
+    if head in ("wgmma", "wgmma.sp"):
+        return _wgmma_variant(head, words)
+    if head in MOVES:
+        return _move_variant(head, words)
     if head not in ("mma", "mma.sp"):
         return None
     shape = next((p for p in words if Shape.parse(p) is not None), None)
@@ -182,3 +187,30 @@ def match_variant(opcode: Opcode) -> Variant | None:
             continue
         return v
     return None
+
+
+def _wgmma_variant(head: str, words: tuple[str, ...]) -> Variant | None:
+    """``wgmma.mma_async.sp.sync.aligned.m64n8k32.f16.f16.f16`` -> the row (dtype, atype,
+    btype after the shape; ``.and.popc`` for ``.b1``)."""
+    shape = next((p for p in words if Shape.parse(p) is not None), None)
+    if shape is None:
+        return None
+    after = words[words.index(shape) + 1:]
+    types = [p for p in after if p in PTX_TYPES]
+    if len(types) != 3:
+        return None
+    d, a, b = types
+    op = ".and.popc" if "popc" in after else ""
+    return Variant(head, shape, a, b, d, d, op=op, min_sm=90, arch_suffix="a")
+
+
+def _move_variant(head: str, words: tuple[str, ...]) -> Variant | None:
+    """``ldmatrix.sync.aligned.x4.trans.m8n8.shared.b16`` -> the row (CuTe writes ``.x4``
+    before the shape; the spec after it: either order is read)."""
+    shape = next((p for p in words if p in MOVE_SHAPES), None)
+    if shape is None:
+        return None
+    num = next((int(p[1:]) for p in words if p[:1] == "x" and p[1:].isdigit()), 0)
+    last = words[-1]
+    a = f"{words[-2]}.{last}" if words[-2:-1] and words[-2].startswith("b8x16") else last
+    return Variant(head, shape, a, num=num, trans="trans" in words)

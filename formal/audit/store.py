@@ -1,0 +1,236 @@
+"""Parsed CuTe headers kept between runs, keyed by the hash of their text, and checked
+against that text before use.
+
+Reading CUTLASS's GMMA headers (10 MB of C++) with ``grammar/cute.lark`` is most of a cold
+``ptxlayout audit cute``.  The syntax the reader keeps -- aliases, structs, asm strings,
+includes, warnings, each with its offset in the text -- is written as one JSON file in
+``<cache folder>/headers`` (``formal.base.cache``: the user's own folder, checked before use;
+never pickle), named by a SHA-256 of this tool's version, the grammar's text and the header's
+text.  A header whose text changed has another key, so a stale entry is never read.
+
+**An entry is checked against the header's own text.**  Every alias must re-print, at its
+offset, as the text writes it (whitespace, comments and ``typename`` aside): the entry's
+``using SM80_8x4 = Layout<Shape<Shape<_4,_8>,_1>,Stride<Stride<_8,_1>,_0>>`` is compared
+with what the header holds at that offset, so an entry whose stride 8 was changed to 16 is
+not the header's.  Every struct's type is checked the same way, every asm string literal
+and include byte for byte.  An entry that fails is a lie: it is removed with a warning and
+the header is parsed afresh -- the cache saves time, never changes a verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..base import cache as disk
+from ..base.grammar_files import grammar_dir
+from .header import (
+    Alias,
+    CppBinOp,
+    CppHeader,
+    CppNeg,
+    Opaque,
+    Pack,
+    Struct,
+    TName,
+    Type,
+    read_header,
+    show_cpp,
+)
+from .project import Span, warning
+
+SUBFOLDER = "headers"
+SCHEMA = "ptxlayout-cute-header/1"
+
+
+def header_key(text: str) -> str:
+    grammar = (grammar_dir() / "cute.lark").read_text(encoding="utf-8")
+    what = "\0".join((SCHEMA, __version__, grammar, text))
+    return hashlib.sha256(what.encode("utf-8")).hexdigest()
+
+
+# ---- syntax <-> JSON ------------------------------------------------------------------------
+
+
+def _enc(e: Any) -> Any:
+    if isinstance(e, int):
+        return e
+    if isinstance(e, Type):
+        return {"t": [[p.name, None if p.args is None else [_enc(a) for a in p.args]]
+                      for p in e.parts]}
+    if isinstance(e, Opaque):
+        return {"o": e.text}
+    if isinstance(e, CppBinOp):
+        return {"b": e.op, "x": _enc(e.a), "y": _enc(e.b)}
+    if isinstance(e, CppNeg):
+        return {"neg": _enc(e.a)}
+    if isinstance(e, Pack):
+        return {"pack": _enc(e.a)}
+    raise TypeError(type(e).__name__)
+
+
+def _dec(j: Any) -> Any:
+    if isinstance(j, int):
+        return j
+    if "t" in j:
+        return Type(tuple(TName(n, None if a is None else tuple(_dec(x) for x in a))
+                          for n, a in j["t"]))
+    if "o" in j:
+        return Opaque(j["o"])
+    if "b" in j:
+        return CppBinOp(j["b"], _dec(j["x"]), _dec(j["y"]))
+    if "neg" in j:
+        return CppNeg(_dec(j["neg"]))
+    return Pack(_dec(j["pack"]))
+
+
+def _alias_json(a: Alias) -> list[Any]:
+    return [a.name, _enc(a.type), a.line, list(a.params), a.templated, a.at]
+
+
+def _alias(j: list[Any]) -> Alias:
+    return Alias(j[0], _dec(j[1]), j[2], tuple(j[3]), j[4], j[5])
+
+
+def header_json(h: CppHeader) -> dict[str, Any]:
+    return {
+        "aliases": [_alias_json(a) for a in h.aliases],
+        "structs": [[None if s.type is None else _enc(s.type), s.line, list(s.params),
+                     s.templated, [_enc(b) for b in s.bases],
+                     [_alias_json(m) for m in s.members], [list(x) for x in s.asm],
+                     list(s.calls), s.at, [list(x) for x in s.asm_at], list(s.calls_at)]
+                    for s in h.structs],
+        "includes": list(h.includes), "includes_at": list(h.includes_at),
+        "findings": [[f.kind, f.span.line, f.span.column, f.message] for f in h.findings],
+    }
+
+
+def header_of_json(path: str, j: dict[str, Any]) -> CppHeader:
+    structs = tuple(
+        Struct(None if t is None else _dec(t), line, tuple(params), templated,
+               tuple(_dec(b) for b in bases), tuple(_alias(m) for m in members),
+               tuple(tuple(x) for x in asm), tuple(calls), at,
+               tuple(tuple(x) for x in asm_at), tuple(calls_at))
+        for t, line, params, templated, bases, members, asm, calls, at, asm_at, calls_at
+        in j["structs"])
+    return CppHeader(path, tuple(_alias(a) for a in j["aliases"]), structs,
+                     tuple(j["includes"]),
+                     tuple(warning(k, Span(path, ln, col), msg)
+                           for k, ln, col, msg in j["findings"]),
+                     tuple(j["includes_at"]))
+
+
+# ---- the check against the text -------------------------------------------------------------
+
+
+def _canon(text: str, start: int, want: int) -> str:
+    """At least ``want`` characters of ``text`` from ``start`` with whitespace, comments and
+    the word ``typename`` left out."""
+    out: list[str] = []
+    i, n, got = start, len(text), 0
+    while i < n and got < want + 8:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        ch = text[i]
+        if not ch.isspace():
+            out.append(ch)
+            got += 1
+        i += 1
+    return "".join(out).replace("typename", "")
+
+
+def _printed(e: Any) -> str:
+    """How the text writes ``e``, up to the first expression the reader keeps opaque
+    (``decltype(...)``: its inside is not kept, so only its keyword is compared)."""
+    if isinstance(e, Opaque):
+        return "decltype" if e.text.startswith("decltype") else "sizeof"
+    out = show_cpp(e).replace(" ", "")
+    cut = min((i for i in (out.find("decltype("), out.find("sizeof(")) if i >= 0),
+              default=-1)
+    return out if cut < 0 else out[:cut]
+
+
+def header_lie(text: str, h: CppHeader) -> str:
+    """'' when every item of ``h`` is what ``text`` holds at its offset, else the first that
+    is not."""
+    def at(offset: int, what: str, name: str) -> str:
+        if offset < 0 or not _canon(text, offset, len(what)).startswith(what):
+            return f"{name} is not the header's text at offset {offset}"
+        return ""
+
+    def alias(a: Alias) -> str:
+        return at(a.at, f"using{a.name}={_printed(a.type)}", f"alias {a.name}")
+
+    for a in h.aliases:
+        why = alias(a)
+        if why:
+            return why
+    for s in h.structs:
+        if s.type is not None:
+            head = _canon(text, s.at, 8) if s.at >= 0 else ""
+            kw = next((k for k in ("struct", "class", "union") if head.startswith(k)), "")
+            why = at(s.at, kw + _printed(s.type), f"struct {s.name}") if kw else \
+                f"struct {s.name} is not the header's text at offset {s.at}"
+            if why:
+                return why
+        for m in s.members:
+            why = alias(m)
+            if why:
+                return why
+        if len(s.asm) != len(s.asm_at):
+            return f"struct {s.name}: its asm statements have no offsets"
+        for lits, offs in zip(s.asm, s.asm_at):
+            if len(lits) != len(offs) or any(text[o:o + len(x)] != x
+                                              for x, o in zip(lits, offs)):
+                return f"struct {s.name}: an asm string is not the header's text"
+        if len(s.calls) != len(s.calls_at) or any(
+                text[o:o + len(c)] != c for c, o in zip(s.calls, s.calls_at)):
+            return f"struct {s.name}: a call is not the header's text"
+    if len(h.includes) != len(h.includes_at) or any(
+            inc not in text[o:o + len(inc) + 32] for inc, o in zip(h.includes, h.includes_at)):
+        return "an #include is not the header's text"
+    return ""
+
+
+# ---- the cache --------------------------------------------------------------------------------
+
+
+def cached_header(path: str | Path) -> CppHeader:
+    """``read_header(path)``, from the cache when an entry for its text passes the check."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return read_header(path)
+    key = header_key(text)
+    file = f"{key}.json"
+    with disk.folder(SUBFOLDER) as fd:
+        if fd is None:
+            return read_header(name, text)
+        where = os.path.join(disk.root() or "", SUBFOLDER)
+        entry = disk.read_json(fd, file, where)
+        if isinstance(entry, dict) and entry.get("schema") == SCHEMA \
+                and entry.get("key") == key:
+            try:
+                h = header_of_json(name, entry["header"])
+            except (KeyError, TypeError, ValueError, IndexError):
+                h = None
+            why = header_lie(text, h) if h is not None else "not a header's syntax"
+            if not why:
+                return h  # type: ignore[return-value]
+            disk.warn(os.path.join(where, file), f"the entry does not match {name}: {why}")
+            disk.remove(fd, file)
+        elif entry is not None:
+            disk.warn(os.path.join(where, file), "another schema, version or key")
+        h = read_header(name, text)
+        disk.write_json(fd, file, {"schema": SCHEMA, "key": key, "header": header_json(h)})
+        return h
