@@ -13,12 +13,15 @@ section were not checked: line 7 'Multiplicand A:', line 9 '.u8 / .s8 A vector .
 counterexample ``{"lines": [7, 9, 22]}``.  Consecutive lines not checked are one finding, so
 one cause is one error.
 
-An operand heading counts as read when a layout of the document begins between it and the
-next operand heading; a table row or a formula when it is one of the lines a layout was built
-from, or stands between two formula lines of one layout.  A finding on its own line names a
-line too (a table row that could not be read has its warning there; a formula needs an
-error), and an error on its section's title (a title that does not parse, a shape over the
-limits) names the section's lines: that error then lists them in its counterexample.
+A formula block that a later block of the same part replaces (``row`` defined twice, the
+types of two sub-bullets not told apart) is named by its ``unattached`` warning, which lists
+its lines.  An operand heading counts as read when a layout of the document begins between
+it and the next operand heading; a table row or a formula when it is one of the lines a
+layout was built from, or stands between two formula lines of one layout.  A finding on its
+own line names a line too (a table row that could not be read has its warning there; a
+formula needs an error), and an error on its section's title (a title that does not parse,
+a shape over the limits) names the section's lines: that error then lists them in its
+counterexample.
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
         by_doc.setdefault(lay.document, []).append(lay)
     findings = list(findings)
     named = {(f.span.document, f.span.line) for f in findings if f.severity == "error"}
+    # a formula block that no layout takes is named by its 'unattached' warning, line by line
+    named |= {(f.span.document, line) for f in findings if f.kind == "unattached"
+              and isinstance(f.counterexample, dict) for line in f.counterexample["lines"]}
     # a table row or heading that could not be read is named by its warning (the layout's
     # formulas are still checked); a formula line only by an error
     warned = {(f.span.document, f.span.line) for f in findings}

@@ -201,9 +201,7 @@ def build(documents: Iterable[Document | ParsedDocument],
         if ref.target.instruction == "wgmma":
             resolved.extend(_resolve_wgmma(ctx, src, ref, written, pool))
             continue
-        own = [lay for lay in written if lay.document == ctx.doc.name
-               and lay.section == (ctx.title.number or ctx.section.number)
-               and lay.shape == ctx.shape]
+        own = [lay for lay in written if _in_section(lay, ctx) and lay.shape == ctx.shape]
         for operand in ref.operands:
             target, circular = _follow(ctx, ref.target, operand,
                                        stated.get((ctx.doc.name, operand), []), pending)
@@ -225,8 +223,7 @@ def _resolve_wgmma(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentenc
     also states), still stated once in N (``n_values`` kept).  ``.dtype`` names no type:
     every such one is meant."""
     target = ref.target
-    own_a = [t for lay in written if lay.document == ctx.doc.name and lay.operand == "A"
-             and lay.section == (ctx.title.number or ctx.section.number)
+    own_a = [t for lay in written if _in_section(lay, ctx) and lay.operand == "A"
              and lay.instruction == ctx.instruction for t in lay.types]
     legal = set(wgmma_sp_dtypes(ctx.shape.k, own_a)) if ctx.instruction == "wgmma.sp" \
         else set()
@@ -267,8 +264,17 @@ def _resolve_wgmma(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentenc
     return out
 
 
-def _section_key(ctx: SectionContext) -> tuple[str, str, str]:
-    return ctx.doc.name, ctx.title.number or ctx.section.number, str(ctx.shape)
+def _in_section(lay: Layout, ctx: SectionContext) -> bool:
+    """``lay`` is stated in the section of ``ctx``: by its number and, where a mirror dropped
+    the numbers, by its title."""
+    return lay.document == ctx.doc.name and \
+        lay.section == (ctx.title.number or ctx.section.number) and \
+        lay.title.strip() == ctx.section.title.text.strip()
+
+
+def _section_key(ctx: SectionContext) -> tuple[str, str, str, str]:
+    return ctx.doc.name, ctx.title.number or ctx.section.number, str(ctx.shape), \
+        ctx.section.title.text.strip()
 
 
 def _names_section(target: S.Target, instruction: str, shape: str, title: str) -> bool:

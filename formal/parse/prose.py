@@ -314,6 +314,12 @@ class ProseTransformer(Transformer[Token, Any]):
         word = next(str(t).lower() for t in c if isinstance(t, Token) and t.type == "MAJORWORD")
         return S.TypeLabel((), "row" if word == "row" else "col")
 
+    def select_label(self, c: list[Any]) -> S.TypeLabel:
+        """``Fragment layout for accumulator matrix when .ctype is .f16 ...``: the rows of
+        the table above whose type it names."""
+        types = next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple))[0]
+        return S.TypeLabel(types, "", selects=True)
+
     def type_label(self, c: list[Any]) -> S.TypeLabel:
         types = tuple(str(t)[1:] for t in c if isinstance(t, Token) and t.type == "TYPE")
         arrangement = next((x[0] for x in c if isinstance(x, tuple)), "")

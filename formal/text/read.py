@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.source import Finding, SourceText, error
-from .blocks import MAX_BYTES, Document
+from .blocks import MAX_BYTES, Document, blank_glyphs
 from .html import html_blocks
 from .looks import looks_of_blocks, looks_of_lines
 from .markdown import markdown_blocks, unquote
@@ -82,6 +82,7 @@ def read_bytes(data: bytes, name: str, max_bytes: int = MAX_BYTES) -> Document:
 
 
 def read_text(text: str, name: str, digest: str = "") -> Document:
+    text = blank_glyphs(text)  # icon glyphs are spaces in every format (text.blocks)
     fmt = detect_format(text, name)
     findings: list[Finding] = []
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

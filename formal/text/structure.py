@@ -128,8 +128,10 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 current.close_part()
                 current.label = b.text
                 continue
-            if current is not None and kind.major_label:
-                # the table above applies to every arrangement: each part keeps it
+            if current is not None and (kind.major_label or kind.type_select):
+                # the table above applies to every arrangement (each part keeps it), or
+                # holds a row for each type a sub-bullet names (each part keeps it too; the
+                # model takes the rows of the part's types)
                 header, rows = current.header, list(current.rows)
                 if current.label is not None or current.pseudo:
                     current.close_part()
