@@ -21,7 +21,8 @@ layout was built from, or stands between two formula lines of one layout.  A fin
 own line names a line too (a table row that could not be read has its warning there; a
 formula needs an error), and an error on its section's title (a title that does not parse,
 a shape over the limits) names the section's lines: that error then lists them in its
-counterexample.
+counterexample.  The lines of the wmma fragment section are read as its register budgets
+(``formal.model.wmma``), which state no layout.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
             read |= layout_lines(lay)
         starts = sorted(lay.span.line for lay in lays)
         heads = [src.span(0).line for what, src in doc.looks if what == "operand"]
+        wmma_titles = {ps.section.title.span(0).line for ps in d.sections
+                       if ps.wmma is not None and ps.section.title.text}
         run: list[tuple[str, SourceText]] = []
         for what, src in doc.looks:
             line = src.span(0).line
@@ -103,6 +106,8 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
             else:
                 ok = line in read
             title = _title_line(d, line)
+            if not ok and title in wmma_titles:
+                ok = True  # the wmma section: its rows' register budgets are checked
             if not ok and title is not None and (doc.name, title) in named:
                 under_title.setdefault((doc.name, title), []).append(line)
                 ok = True

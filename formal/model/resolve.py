@@ -34,6 +34,7 @@ from .sections import (
     types_of_title,
     with_section_context,
 )
+from .wmma import wmma_budgets
 
 # ---- references ----------------------------------------------------------------------------------
 
@@ -179,6 +180,7 @@ def build(documents: Iterable[Document | ParsedDocument],
         written.extend(lays)
         pending.extend(refs)
         findings.extend(errs)
+        findings.extend(wmma_budgets(d))  # the wmma section: register counts, no layout
         if done is not None:
             done(len(docs))
     cat_docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in catalog]

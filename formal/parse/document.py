@@ -16,6 +16,7 @@ from . import syntax as S
 from .moves import ParsedMoves, parse_moves
 from .prose import parse_prose, try_prose
 from .pseudocode import parse_program
+from .wmma import ParsedWmma, parse_wmma
 
 # ---- the document stage: every section's text parsed, for the model ------------------------------
 
@@ -49,6 +50,7 @@ class ParsedSection:
     blocks: tuple[ParsedBlock, ...] = ()
     references: tuple[tuple[SourceText, S.ReferenceSentence], ...] = ()
     moves: ParsedMoves | None = None  # a matrix move section, read (formal/parse/moves.py)
+    wmma: ParsedWmma | None = None  # the wmma fragment section, read (formal/parse/wmma.py)
 
 
 @dataclass(frozen=True)
@@ -211,6 +213,8 @@ def _shared_memory(block: OperandBlock) -> tuple[S.SharedMemoryNote | None, Sour
 def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
     if section.move:
         return ParsedSection(section, None, moves=parse_moves(section, findings))
+    if section.wmma:
+        return ParsedSection(section, None, wmma=parse_wmma(section, findings))
     if not section.operands and not section.references:
         return ParsedSection(section, None)
     title, errs = parse_prose(section.title.strip(), "section_title", "the section title")

@@ -76,6 +76,9 @@ class Section:
     # consecutive lines joined into one prose block
     move: bool = False
     body: tuple[Block, ...] = ()
+    # the wmma fragment section (register counts per shape and type, no layout): its blocks
+    # in order, as a move section's
+    wmma: bool = False
 
 
 @dataclass(frozen=True)

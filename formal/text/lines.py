@@ -54,6 +54,7 @@ class LineKind:
     figure_layout: bool = False
     type_is: bool = False  # "when .ctype is" (a sub-bullet naming its type)
     move_title: bool = False  # "Warp-level matrix load instruction" (a move section's heading)
+    wmma_title: bool = False  # a heading that ends "Matrix Fragments for WMMA"
     sentence_break: bool = False  # ". " or ": "
     last: str = ""  # the last token's kind: colon | bar | ...
     glued_at: int = -1  # offset of an opener glued to the character before it
@@ -135,6 +136,11 @@ class LineKind:
         return self.heading and self.move_title
 
     @property
+    def wmma_heading(self) -> bool:
+        """``9.7.14.4.1. Matrix Fragments for WMMA`` (numbered or not)."""
+        return self.heading and self.wmma_title
+
+    @property
     def figure(self) -> bool:
         return self.head == "bang"
 
@@ -203,6 +209,9 @@ class _Facts(Transformer[Token, Any]):
                 facts["same_as"] = True
         if texts:
             facts["last"] = "colon" if texts[-1].endswith(":") else c[-1][0]
+        if facts.get("head") in ("heading", "titled"):
+            facts["wmma_title"] = " ".join(self.text.split()).lower().endswith(
+                "matrix fragments for wmma")
         return LineKind(**facts)
 
 

@@ -102,11 +102,12 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
                           else text_blocks(lines, name))
         looks = list(looks_of_lines(lines, name))
     sections = structure(blocks, name)
-    if not any(s.operands or s.references or s.move for s in sections):
+    if not any(s.operands or s.references or s.move or s.wmma for s in sections):
         # nothing to check is not a pass: the document is named as one that was not read
         findings.append(error("input", SourceText.at("", name, 1),
                               f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) and "
                               f"no matrix move section (ldmatrix, stmatrix, movmatrix) "
+                              f"and no wmma fragment section "
                               f"found in this {fmt} document: nothing in it was checked"))
     return Document(name, fmt, tuple(sections), tuple(findings), digest, tuple(lines),
                     tuple(looks))

@@ -59,24 +59,25 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
     prose: list[SourceText] = []
     current: _OpenBlock | None = None
     move = False  # the open section is a matrix move section
+    wmma = False  # the open section is the wmma fragment section
     body: list[Block] = []
     after_blank = True
 
     def close_section() -> None:
-        nonlocal current, title, move
+        nonlocal current, title, move, wmma
         if current is not None:
             operands.append(current.freeze())
             current = None
         if title is not None:
             t = title.text.strip()
             sections.append(Section(section_number(t), title, tuple(operands), tuple(refs),
-                                    tuple(prose), move, tuple(body)))
+                                    tuple(prose), move, tuple(body), wmma))
         operands.clear()
         refs.clear()
         prose.clear()
         body.clear()
         title = None
-        move = False
+        move = wmma = False
 
     for b in blocks:
         if b.kind == "blank":
@@ -95,10 +96,11 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
             close_section()
             title = b.text
             move = kind_of(t).move_heading
+            wmma = kind_of(t).wmma_heading
             continue
         if title is None:
             title = SourceText.at("", doc, 1)  # content before any heading
-        if move:
+        if move or wmma:
             body.append(_joined(body, b) if joins else b)
             if joins and body[-1] is not b:
                 body.pop(-2)
