@@ -26,9 +26,18 @@ The renderings (each must read to the same findings as the seed):
 * ``empty_cells`` / ``missing_cells``   table rows whose element list is empty or missing
 * ``bulleted``        bullet lines and a ``# Notes`` heading added above the document
 * ``quoted_whole``    every line quoted with ``> ``
+* ``titles_without_numbers``  section titles without their numbers (headings known by their
+                      words: ``Matrix Fragments for mma.m16n8k32``)
+* ``glyph_headings``  the permalink glyph U+F0C1 as heading text, outside any link (a saved
+                      page), in Markdown, plain text and the Sphinx HTML made from it
+* ``sub_bulleted``    an operand's per-type parts (``+ .s4 or .u4:`` each over its own
+                      table) as one table of every type, then one sub-bullet per type that
+                      names it (``+ Fragment layout for matrix A when .atype is .s4 or .u4
+                      is shown below:``) over its figure and formulas, as the spec's
+                      m8n8k4 ``.f16`` accumulators are written
 
-``headings_damaged`` (titles without their numbers, titles removed) changes what can be read:
-there the property is that no formula line is dropped without a finding naming it.
+``headings_damaged`` (titles removed) changes what can be read: there the property is that
+no formula line is dropped without a finding naming it.
 
 Then every fragment sentence is rewritten from its facts -- register count, register kind,
 elements per register, element types, non-zero/out-of, matrix -- through the grammatical
@@ -272,29 +281,100 @@ def quoted_whole(text: str, suffix: str) -> Rendering:
 _NUMBERED = re.compile(r"^(?P<pre>#*\s*)(?:\[)?\d+(?:\.\d+)+\.?\s+")
 
 
+def titles_without_numbers(text: str, suffix: str) -> Rendering:
+    """Section titles without their numbers, as some mirrors render them: each heading is
+    still known by its words, so the same layouts and findings are read."""
+    return _render("titles_without_numbers",
+                   [(_NUMBERED.sub(lambda m: m.group("pre"), t), k) for t, k in _lines(text)],
+                   suffix)
+
+
+GLYPH = "\uf0c1"  # Font Awesome's link icon: the permalink mark of Sphinx themes
+
+
+def glyph_headings(text: str, suffix: str) -> Rendering:
+    """The permalink glyph written after each numbered heading as its text (a saved page
+    that kept the icon outside its ``headerlink`` anchor)."""
+    return _render("glyph_headings", [(t.rstrip() + GLYPH if _NUMBERED.match(t) else t, k)
+                                      for t, k in _lines(text)], suffix)
+
+
 def headings_damaged(text: str, suffix: str) -> list[Rendering]:
-    """Section titles without their numbers, and section titles removed: the sections
-    no longer open, so their formulas cannot be checked -- each must then be named by a
-    finding, never dropped in silence."""
-    lines = _lines(text)
-    no_number = [(_NUMBERED.sub(lambda m: m.group("pre"), t), k) for t, k in lines]
-    no_title = [(t, k) for t, k in lines if not _NUMBERED.match(t)]
-    return [_render("titles_without_numbers", no_number, suffix),
-            _render("titles_removed", no_title, suffix)]
+    """Section titles removed: the sections no longer open, so their formulas cannot be
+    checked -- each must then be named by a finding, never dropped in silence."""
+    no_title = [(t, k) for t, k in _lines(text) if not _NUMBERED.match(t)]
+    return [_render("titles_removed", no_title, suffix)]
+
+
+_OPERAND_LINE = re.compile(r"^\s*[*+-] (?P<what>Multiplicand (?P<ab>[AB])|Accumulators[^:]*):\s*$")
+_LABEL_LINE = re.compile(r"^(?P<ind>\s+)\+ (?P<types>`?\.[a-z0-9]+`?(?:\s*(?:or|/|,)\s*"
+                         r"`?\.[a-z0-9]+`?)*)\s*:\s*$")
+_TABLE_LINE = re.compile(r"^\s*(?:>\s*)*\|")
+
+
+def sub_bulleted(md: str) -> Rendering:
+    """Each operand whose parts are labelled by type (``+ .s4 or .u4:``, each over its own
+    table) as one table of all its rows right under the operand's line, and each label as
+    a sub-bullet that names its type (``+ Fragment layout for matrix A when .atype is .s4
+    or .u4 is shown below:``) over the same figure and formulas.  Blocks labelled by
+    arrangement (``.f16 with .row:``) are left as they are."""
+    lines = _lines(md)
+    out: list[Line] = []
+    k = 0
+    while k < len(lines):
+        m = _OPERAND_LINE.match(lines[k][0])
+        if m is None:
+            out.append(lines[k])
+            k += 1
+            continue
+        end = k + 1
+        while end < len(lines) and not re.match(r"^(?:[*#]|\S)", lines[end][0]):
+            end += 1
+        block = lines[k + 1:end]
+        labels = [j for j, (t, _o) in enumerate(block) if _LABEL_LINE.match(t)]
+        if not labels or any(re.match(r"^\s+\+ .*\bwith\b", t) for t, _o in block):
+            out.extend(lines[k:end])
+            k = end
+            continue
+        var, noun = (f".{m.group('ab').lower()}type", f"matrix {m.group('ab')}") \
+            if m.group("ab") else (".ctype", "accumulator matrix")
+        table: list[Line] = []
+        rest: list[Line] = []
+        for t, o in block:
+            if _TABLE_LINE.match(t):
+                table.append(("  " + t[t.index("|"):], o))
+                continue
+            lm = _LABEL_LINE.match(t)
+            if lm:
+                t = f"{lm.group('ind')}+ Fragment layout for {noun} when `{var}` is " \
+                    f"{lm.group('types')} is shown below:"
+            rest.append((t, o))
+        heads = [ln for ln in table if "type" in ln[0].split("|")[1]]
+        rules = [ln for ln in table if set(ln[0].strip()) <= set("|-: ")]
+        rows = [ln for ln in table if ln not in heads and ln not in rules]
+        header, rule = heads[:1], rules[:1]
+        out.extend([lines[k], ("", 0), *header, *rule, *rows, ("", 0), *rest])
+        k = end
+    return _render("sub_bulleted", out, ".md")
 
 
 def renderings(seed: str, markdown: bool) -> list[Rendering]:
     """Every rendering of one seed that must read to the seed's own findings."""
     suffix = ".md" if markdown else ".txt"
-    damage = [bulleted(seed, suffix), quoted_whole(seed, suffix)]
+    damage = [bulleted(seed, suffix), quoted_whole(seed, suffix),
+              titles_without_numbers(seed, suffix), glyph_headings(seed, suffix)]
     if markdown:
         text = browser(seed)
         spaced = double_spaced(seed)
         both = _chain(spaced, quoted(spaced.text))
+        glyphs = glyph_headings(seed, suffix)
         return [spaced, quoted(seed), replace(both, name="quoted_double_spaced"),
                 sphinx(seed), text, _chain(text, glued(text.text)),
                 element_cells(seed, "empty"), element_cells(seed, "missing"), *damage,
-                _chain(text, bulleted(text.text, ".txt"))]
+                _chain(text, bulleted(text.text, ".txt")),
+                _chain(text, titles_without_numbers(text.text, ".txt")),
+                replace(sphinx(glyphs.text), name="glyph_headings_html"),
+                sub_bulleted(seed)]
     return [glued(seed), text_missing_lists(seed), *damage]
 
 

@@ -13,12 +13,16 @@ section were not checked: line 7 'Multiplicand A:', line 9 '.u8 / .s8 A vector .
 counterexample ``{"lines": [7, 9, 22]}``.  Consecutive lines not checked are one finding, so
 one cause is one error.
 
-An operand heading counts as read when a layout of the document begins between it and the
-next operand heading; a table row or a formula when it is one of the lines a layout was built
-from, or stands between two formula lines of one layout.  A finding on its own line names a
-line too (a table row that could not be read has its warning there; a formula needs an
-error), and an error on its section's title (a title that does not parse, a shape over the
-limits) names the section's lines: that error then lists them in its counterexample.
+A formula block that a later block of the same part replaces (``row`` defined twice, the
+types of two sub-bullets not told apart) is named by its ``unattached`` warning, which lists
+its lines.  An operand heading counts as read when a layout of the document begins between
+it and the next operand heading; a table row or a formula when it is one of the lines a
+layout was built from, or stands between two formula lines of one layout.  A finding on its
+own line names a line too (a table row that could not be read has its warning there; a
+formula needs an error), and an error on its section's title (a title that does not parse,
+a shape over the limits) names the section's lines: that error then lists them in its
+counterexample.  The lines of the wmma fragment section are read as its register budgets
+(``formal.model.wmma``), which state no layout.
 """
 
 from __future__ import annotations
@@ -72,6 +76,9 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
         by_doc.setdefault(lay.document, []).append(lay)
     findings = list(findings)
     named = {(f.span.document, f.span.line) for f in findings if f.severity == "error"}
+    # a formula block that no layout takes is named by its 'unattached' warning, line by line
+    named |= {(f.span.document, line) for f in findings if f.kind == "unattached"
+              and isinstance(f.counterexample, dict) for line in f.counterexample["lines"]}
     # a table row or heading that could not be read is named by its warning (the layout's
     # formulas are still checked); a formula line only by an error
     warned = {(f.span.document, f.span.line) for f in findings}
@@ -90,6 +97,8 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
                 read |= lines_of(fact.src)
         starts = sorted(lay.span.line for lay in lays)
         heads = [src.span(0).line for what, src in doc.looks if what == "operand"]
+        wmma_titles = {ps.section.title.span(0).line for ps in d.sections
+                       if ps.wmma is not None and ps.section.title.text}
         run: list[tuple[str, SourceText]] = []
         for what, src in doc.looks:
             line = src.span(0).line
@@ -100,6 +109,8 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
             else:
                 ok = line in read
             title = _title_line(d, line)
+            if not ok and title in wmma_titles:
+                ok = True  # the wmma section: its rows' register budgets are checked
             if not ok and title is not None and (doc.name, title) in named:
                 under_title.setdefault((doc.name, title), []).append(line)
                 ok = True

@@ -36,6 +36,7 @@ from .sections import (
     with_section_context,
 )
 from .tmem import check_tmem
+from .wmma import wmma_budgets
 
 # ---- references ----------------------------------------------------------------------------------
 
@@ -181,6 +182,7 @@ def build(documents: Iterable[Document | ParsedDocument],
         written.extend(lays)
         pending.extend(refs)
         findings.extend(errs)
+        findings.extend(wmma_budgets(d))  # the wmma section: register counts, no layout
         if done is not None:
             done(len(docs))
     cat_docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in catalog]
@@ -204,9 +206,7 @@ def build(documents: Iterable[Document | ParsedDocument],
         if ref.target.instruction == "wgmma":
             resolved.extend(_resolve_wgmma(ctx, src, ref, written, pool))
             continue
-        own = [lay for lay in written if lay.document == ctx.doc.name
-               and lay.section == (ctx.title.number or ctx.section.number)
-               and lay.shape == ctx.shape]
+        own = [lay for lay in written if _in_section(lay, ctx) and lay.shape == ctx.shape]
         for operand in ref.operands:
             target, circular = _follow(ctx, ref.target, operand,
                                        stated.get((ctx.doc.name, operand), []), pending)
@@ -228,8 +228,7 @@ def _resolve_wgmma(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentenc
     also states), still stated once in N (``n_values`` kept).  ``.dtype`` names no type:
     every such one is meant."""
     target = ref.target
-    own_a = [t for lay in written if lay.document == ctx.doc.name and lay.operand == "A"
-             and lay.section == (ctx.title.number or ctx.section.number)
+    own_a = [t for lay in written if _in_section(lay, ctx) and lay.operand == "A"
              and lay.instruction == ctx.instruction for t in lay.types]
     legal = set(wgmma_sp_dtypes(ctx.shape.k, own_a)) if ctx.instruction == "wgmma.sp" \
         else set()
@@ -270,8 +269,17 @@ def _resolve_wgmma(ctx: SectionContext, src: SourceText, ref: S.ReferenceSentenc
     return out
 
 
-def _section_key(ctx: SectionContext) -> tuple[str, str, str]:
-    return ctx.doc.name, ctx.title.number or ctx.section.number, str(ctx.shape)
+def _in_section(lay: Layout, ctx: SectionContext) -> bool:
+    """``lay`` is stated in the section of ``ctx``: by its number and, where a mirror dropped
+    the numbers, by its title."""
+    return lay.document == ctx.doc.name and \
+        lay.section == (ctx.title.number or ctx.section.number) and \
+        lay.title.strip() == ctx.section.title.text.strip()
+
+
+def _section_key(ctx: SectionContext) -> tuple[str, str, str, str]:
+    return ctx.doc.name, ctx.title.number or ctx.section.number, str(ctx.shape), \
+        ctx.section.title.text.strip()
 
 
 def _names_section(target: S.Target, instruction: str, shape: str, title: str) -> bool:

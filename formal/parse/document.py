@@ -17,6 +17,7 @@ from .moves import ParsedMoves, parse_moves
 from .prose import parse_prose, try_prose
 from .pseudocode import parse_program
 from .tmem import ParsedTmem, parse_tmem
+from .wmma import ParsedWmma, parse_wmma
 
 # ---- the document stage: every section's text parsed, for the model ------------------------------
 
@@ -51,6 +52,7 @@ class ParsedSection:
     references: tuple[tuple[SourceText, S.ReferenceSentence], ...] = ()
     moves: ParsedMoves | None = None  # a matrix move section, read (formal/parse/moves.py)
     tmem: ParsedTmem | None = None  # a tcgen05 tensor-memory section (formal/parse/tmem.py)
+    wmma: ParsedWmma | None = None  # the wmma fragment section, read (formal/parse/wmma.py)
 
 
 @dataclass(frozen=True)
@@ -154,10 +156,36 @@ def _parse_part(part: TypeBlock, findings: list[Finding]) -> ParsedPart:
         findings.extend(unreadable(errs, "the rows are not checked against the block's label"))
     program, errs = parse_program(part.pseudo)
     findings.extend(errs)
-    rows = [parse_row(r, part.header, findings) for r in part.rows]
+    findings.extend(_unattached(program))
+    rows = [r for r in (parse_row(r, part.header, findings) for r in part.rows) if r is not None]
+    if label is not None and label.selects:
+        # "... when .ctype is .f16 ...": this part is the table's .f16 rows
+        rows = [r for r in rows if set(r.types) & set(label.types)]
     figures = tuple((f, v) for f in part.figures
                     if (v := parse_prose(f, "figure", "the figure")[0]) is not None)
-    return ParsedPart(part, label, tuple(r for r in rows if r is not None), program, figures)
+    return ParsedPart(part, label, tuple(rows), program, figures)
+
+
+# the names a layout is built from: a second block defining one replaces the first
+_TARGETS = ("row", "col", "firstcol", "lastcol")
+
+
+def _unattached(program: S.Program) -> list[Finding]:
+    """A formula block no layout takes: its ``row``/``col`` defined again further down in the
+    same part (two sub-bullets whose types were not told apart), so the later one replaces
+    it.  One warning at its first line, naming its lines -- never silence."""
+    last = {d.name: d for d in program.definitions if d.name in _TARGETS}
+    gone = [d for d in program.definitions if d.name in _TARGETS and last[d.name] is not d]
+    if not gone:
+        return []
+    lines = sorted({seg[1] for d in gone for c in d.cases for seg in c.source.segments})
+    again = sorted({last[d.name].source.span(0).line for d in gone})
+    names = ", ".join(dict.fromkeys(f"'{d.name}'" for d in gone))
+    return [warning("unattached", gone[0].source.strip(),
+                    f"this formula block is taken by no layout: {names} defined again at "
+                    f"line {', '.join(map(str, again))} replaces it (a sub-bullet that names "
+                    f"its type, '... when .ctype is .f16 ...', gives each block its own rows)",
+                    counterexample={"lines": lines})]
 
 
 def _metadata_sentence(block: OperandBlock, findings: list[Finding],
@@ -189,6 +217,8 @@ def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
         return ParsedSection(section, None, moves=parse_moves(section, findings))
     if section.tmem:
         return ParsedSection(section, None, tmem=parse_tmem(section, findings))
+    if section.wmma:
+        return ParsedSection(section, None, wmma=parse_wmma(section, findings))
     if not section.operands and not section.references:
         return ParsedSection(section, None)
     title, errs = parse_prose(section.title.strip(), "section_title", "the section title")

@@ -27,6 +27,7 @@ MAX_LITERAL_BITS = 64
 FRAGMENT_STARTS = (
     "fragment_cell", "flat_row", "type_cell", "header", "element_list", "type_label",
     "section_title", "reference", "metadata_desc", "metadata_decl", "smem_note", "figure", "n_cell",
+    "wmma_cells",
 )
 
 

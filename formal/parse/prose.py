@@ -62,6 +62,8 @@ def _intro_slips(words: Sequence[Token]) -> list[tuple[int, str]]:
 def _count_slips(count: S.Count) -> list[tuple[int, str]]:
     if count.text == "single":
         return [(count.pos, "'single' without 'a' reads as a slip ('a single' is meant)")]
+    if count.text.startswith("a ") and count.text != "a single":
+        return [(count.pos, f"'{count.text}' reads as a slip ('{count.text[2:]}' is meant)")]
     return []
 
 
@@ -103,6 +105,11 @@ class ProseTransformer(Transformer[Token, Any]):
 
     def count_words(self, c: list[Token]) -> S.Count:
         return _count_from_words(c)
+
+    def count_article_words(self, c: list[Token]) -> S.Count:
+        """``a two .b32 registers``: the count, and the 'a' a slip (see _count_slips)."""
+        n = _count_from_words(c[1:])
+        return S.Count(n.value, f"a {n.text}", c[0].start_pos or 0)
 
     def count(self, c: list[Any]) -> S.Count:
         return c[0]  # the ``count_per_n`` alternative
@@ -231,11 +238,21 @@ class ProseTransformer(Transformer[Token, Any]):
         words = [t for t in c if isinstance(t, Token) and t.type in _JOINING]
         tagged: dict[str, Any] = dict(x for x in c if isinstance(x, tuple)
                                       and isinstance(x[0], str))
+        said = [str(t).lower() for t in words]
+        # "with containing two elements": 'with' opens a per-register clause whose 'each
+        # register' was lost (a slip, read as per register)
+        lost_each = "with" in said and "containing" in said and "each" not in said
+        elem = next(t for t in c if isinstance(t, Token) and t.type == "ELEMWORD")
         return {"count": next((x for x in c if isinstance(x, S.Count)), None),
-                "types": next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple)),
+                # no element type named ("four elements from the matrix"): the row's
+                "types": next((x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple)),
+                              ((), elem.start_pos or 0)),
                 "nonzero": any(isinstance(t, Token) and t.type == "NONZERO" for t in c),
                 "out_of": tagged.get("out_of"),
-                "per": bool(tagged.get("per")) or any(str(t).lower() == "each" for t in words)}
+                "per": bool(tagged.get("per")) or "each" in said or lost_each,
+                "slips": [(words[said.index("with")].start_pos or 0,
+                           "'with containing' reads as a slip ('with each register "
+                           "containing' is meant)")] if lost_each else []}
 
     def fragment(self, c: list[Any]) -> S.FragmentDesc:
         regs = next(x for x in c if isinstance(x, S.Count))
@@ -258,6 +275,7 @@ class ProseTransformer(Transformer[Token, Any]):
             types, types_pos = elems["types"]
             nonzero, out_of = elems["nonzero"], elems["out_of"]
             count = elems["count"]
+            slips += elems["slips"]
             if count is None:
                 # "containing .f64 elements": as many as fill the register
                 per = _filling(kind, types, types_pos)
@@ -284,6 +302,19 @@ class ProseTransformer(Transformer[Token, Any]):
 
     def fragment_cell(self, c: list[Any]) -> S.FragmentDesc:
         return c[0]
+
+    # -- the wmma tables' cells
+    def wmma_types(self, c: list[Any]) -> tuple[str, tuple[str, ...]]:
+        return ("types", c[0][0])
+
+    def wmma_shape(self, c: list[Token]) -> tuple[str, str]:
+        return ("shape", str(c[0]).lstrip("."))
+
+    def wmma_matrix(self, c: list[Token]) -> tuple[str, tuple[str, ...]]:
+        return ("matrix", tuple(str(t) for t in c if t.type in ("MATNAME", "A")))
+
+    def wmma_cells(self, c: list[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
+        return tuple(c)
 
     def list_name(self, c: list[Token]) -> S.ListItem:
         return S.ListItem("name", str(c[0]), c[0].start_pos or 0)
@@ -331,6 +362,12 @@ class ProseTransformer(Transformer[Token, Any]):
         """``Fragment layout for Row Major matrix A ...``: the spec's m8n8k4 form."""
         word = next(str(t).lower() for t in c if isinstance(t, Token) and t.type == "MAJORWORD")
         return S.TypeLabel((), "row" if word == "row" else "col")
+
+    def select_label(self, c: list[Any]) -> S.TypeLabel:
+        """``Fragment layout for accumulator matrix when .ctype is .f16 ...``: the rows of
+        the table above whose type it names."""
+        types = next(x for x in c if isinstance(x, tuple) and isinstance(x[0], tuple))[0]
+        return S.TypeLabel(types, "", selects=True)
 
     def type_label(self, c: list[Any]) -> S.TypeLabel:
         types = tuple(str(t)[1:] for t in c if isinstance(t, Token) and t.type == "TYPE")

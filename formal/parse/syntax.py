@@ -287,10 +287,15 @@ class Header:
 
 @dataclass(frozen=True)
 class TypeLabel:
-    """``.s4 or .u4:``; ``.f16 with .row:`` adds the operand's arrangement ("row" | "col")."""
+    """``.s4 or .u4:``; ``.f16 with .row:`` adds the operand's arrangement ("row" | "col").
+
+    ``Fragment layout for accumulator matrix when .ctype is .f16 is shown in Figure 50.``
+    (a sub-bullet under one table of several types) ``selects``: the part is the table's rows
+    of these types, with the formulas that follow the sub-bullet."""
 
     types: tuple[str, ...]
     arrangement: str = ""
+    selects: bool = False
 
 
 @dataclass(frozen=True)

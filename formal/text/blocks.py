@@ -13,6 +13,7 @@ Each text is a ``SourceText``: the characters a reader sees, each with its (line
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..base.source import Finding, SourceText
@@ -76,6 +77,9 @@ class Section:
     move: bool = False
     body: tuple[Block, ...] = ()
     tmem: bool = False  # a tcgen05 tensor-memory section (its body read by formal/parse/tmem)
+    # the wmma fragment section (register counts per shape and type, no layout): its blocks
+    # in order, as a move section's
+    wmma: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,19 @@ class Document:
 
 
 # ---- helpers ----------------------------------------------------------------------------------
+
+
+# Icon-font glyphs: Sphinx themes draw the permalink mark and other icons with characters of
+# Unicode's private-use areas (U+F0C1 is the link icon of Font Awesome), or with a pilcrow; a
+# saved page may keep one as heading text, outside any ``headerlink`` anchor.  They carry no
+# text in any rendering, so every reader sees each as a space: one character for one, and
+# every other character keeps its line and column.
+_GLYPHS = re.compile("[\u00b6\ue000-\uf8ff\U000f0000-\U0010ffff]")
+
+
+def blank_glyphs(text: str) -> str:
+    """``'Title\uf0c1'`` -> ``'Title '``: icon glyphs read as spaces, in every format."""
+    return _GLYPHS.sub(" ", text) if _GLYPHS.search(text) else text
 
 
 def line_text(raw: str, doc: str, lineno: int, start: int = 0) -> SourceText:
@@ -117,8 +134,7 @@ def strip_markup(src: SourceText) -> SourceText:
     ``![alt](url)`` vanish entirely (a figure line is handled before this is called).
     """
     text = src.text
-    if not any(ch in text for ch in "`[*\\") and not any("\ue000" <= ch <= "\uf8ff"
-                                                          for ch in text):
+    if not any(ch in text for ch in "`[*\\"):
         return src
     keep: list[int] = []
     k = 0
@@ -138,6 +154,9 @@ def strip_markup(src: SourceText) -> SourceText:
             if close > 0 and close + 1 < n and text[close + 1] == "(":
                 end = parens.get(close + 1, -1)
                 if end > 0:
+                    if not text[k + 1:close].strip():  # a permalink: [](url) or [ ](url)
+                        k = end + 1
+                        continue
                     j = k + 1
                     while j < close:  # the link text, its escapes (mma\_async) undone
                         if text[j] == "\\" and j + 1 < close and text[j + 1] in "*_[]()#|`\\":
@@ -148,8 +167,8 @@ def strip_markup(src: SourceText) -> SourceText:
                     continue
         keep.append(k)
         k += 1
-    # backticks and icon-font glyphs (the permalink mark U+F0C1) carry no text
-    keep = [k for k in keep if text[k] != "`" and not "\ue000" <= text[k] <= "\uf8ff"]
+    # backticks carry no text (icon glyphs were made spaces when the document was read)
+    keep = [k for k in keep if text[k] != "`"]
     return select_chars(src, keep)
 
 

@@ -12,7 +12,7 @@ import html as htmlmod
 from html.parser import HTMLParser
 
 from ..base.source import SourceText
-from .blocks import Block, select_chars
+from .blocks import Block, blank_glyphs, select_chars
 from .plain import text_prose
 
 # ---- HTML (the Sphinx page of the PTX ISA) -----------------------------------------------------
@@ -110,8 +110,8 @@ class _HTMLReader(HTMLParser):
             if alt:
                 self._flush()
                 line, col = self._here()
-                self.blocks.append(Block("figure", SourceText.at(htmlmod.unescape(alt),
-                                                                   self.doc, line, col)))
+                alt = blank_glyphs(htmlmod.unescape(alt))
+                self.blocks.append(Block("figure", SourceText.at(alt, self.doc, line, col)))
         elif tag == "br":
             if self.mode == "pre":
                 line, col = self._here()
@@ -158,7 +158,7 @@ class _HTMLReader(HTMLParser):
         if self.skip:
             return
         line, col = self._here()
-        text = htmlmod.unescape(f"&{name};")
+        text = blank_glyphs(htmlmod.unescape(f"&{name};"))  # &#xf0c1; as the character
         self.buf.append(SourceText.at(text, self.doc, line, col))
 
     def handle_charref(self, name: str) -> None:

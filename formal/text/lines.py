@@ -41,7 +41,8 @@ _OPERANDS = {"Multiplicand A": "A", "Multiplicand B": "B", "Accumulators": "C/D"
 class LineKind:
     """The facts of one line (the text given, white space included)."""
 
-    head: str = ""  # heading | assignment | phrase | header_type | dotted | bang | comment | where
+    # heading | titled | assignment | phrase | header_type | dotted | bang | comment | where
+    head: str = ""
     phrase: str = ""  # the words of a PHRASE head, as written
     first: str = ""  # the first character
     length: int = 0
@@ -51,8 +52,10 @@ class LineKind:
     same_as: bool = False
     major_matrix: bool = False
     figure_layout: bool = False
+    type_is: bool = False  # "when .ctype is" (a sub-bullet naming its type)
     move_title: bool = False  # "Warp-level matrix load instruction" (a move section's heading)
     tmem_title: bool = False  # "Matrix fragments for shape .16x64b" (a tcgen05 TMEM section)
+    wmma_title: bool = False  # a heading that ends "Matrix Fragments for WMMA"
     sentence_break: bool = False  # ". " or ": "
     last: str = ""  # the last token's kind: colon | bar | ...
     glued_at: int = -1  # offset of an opener glued to the character before it
@@ -61,6 +64,13 @@ class LineKind:
     @property
     def section_number(self) -> bool:
         return self.head == "heading"
+
+    @property
+    def heading(self) -> bool:
+        """A section's title: numbered (``9.7.14.5.9. ...``) or known by its words
+        (``Matrix Fragments for mma.m16n8k16 ...``, ``Warp-level matrix load instruction:
+        ldmatrix``) where a mirror dropped the numbers."""
+        return self.head in ("heading", "titled")
 
     @property
     def assignment(self) -> bool:
@@ -83,7 +93,7 @@ class LineKind:
 
     @property
     def prose_opener(self) -> bool:
-        return self.opener or self.head in ("bang", "heading") or \
+        return self.opener or self.head in ("bang", "heading", "titled") or \
             (self.head == "phrase" and self.phrase.startswith(_OTHER))
 
     @property
@@ -102,6 +112,13 @@ class LineKind:
             and self.major_matrix
 
     @property
+    def type_select(self) -> bool:
+        """``Fragment layout for accumulator matrix when .ctype is .f16 is shown in ...``:
+        the formulas below are for the rows of that type of the table above."""
+        return self.head == "phrase" and self.phrase.lower() == "fragment layout for" \
+            and self.type_is
+
+    @property
     def type_label(self) -> bool:
         return self.head in ("dotted", "header_type") and self.last == "colon" \
             and not self.vector
@@ -117,12 +134,17 @@ class LineKind:
     @property
     def move_heading(self) -> bool:
         """``9.7.14.5.15. Warp-level matrix load instruction: ldmatrix``."""
-        return self.head == "heading" and self.move_title
+        return self.heading and self.move_title
+
+    @property
+    def wmma_heading(self) -> bool:
+        """``9.7.14.4.1. Matrix Fragments for WMMA`` (numbered or not)."""
+        return self.heading and self.wmma_title
 
     @property
     def tmem_heading(self) -> bool:
         """``9.7.16.2.3.1.2. Matrix fragments for shape .16x64b`` (formal/parse/tmem.py)."""
-        return self.head == "heading" and self.tmem_title
+        return self.heading and self.tmem_title
 
     @property
     def figure(self) -> bool:
@@ -143,10 +165,10 @@ def _parser() -> Lark:
     return build_parser("lines", "line", positions=False)
 
 
-_HEADS = ("heading", "assignment", "phrase", "header_type", "dotted", "bang", "comment",
+_HEADS = ("heading", "titled", "assignment", "phrase", "header_type", "dotted", "bang", "comment",
           "where")
 _FLAGS = ("case_word", "vector_expression", "same_as", "major_matrix", "figure_layout",
-          "sentence_break", "move_title", "tmem_title")
+          "sentence_break", "move_title", "tmem_title", "type_is")
 
 
 class _Facts(Transformer[Token, Any]):
@@ -169,6 +191,10 @@ class _Facts(Transformer[Token, Any]):
             items = c[1:]
             if facts["phrase"].startswith("For "):  # "For matrix A, ...": a case word too
                 facts["case_word"] = True
+        elif c and c[0][0] == "move_title" and c[0][1].start_pos == 0 and len(c) <= 4 \
+                and len(self.text) < 80:
+            # "Warp-level matrix load instruction: ldmatrix" without its number
+            facts["head"] = "titled"
         for kind, tok in items:
             if kind in _FLAGS:
                 facts[kind] = True
@@ -189,6 +215,9 @@ class _Facts(Transformer[Token, Any]):
                 facts["same_as"] = True
         if texts:
             facts["last"] = "colon" if texts[-1].endswith(":") else c[-1][0]
+        if facts.get("head") in ("heading", "titled"):
+            facts["wmma_title"] = " ".join(self.text.split()).lower().endswith(
+                "matrix fragments for wmma")
         return LineKind(**facts)
 
 

@@ -76,7 +76,7 @@ def split_glued(src: SourceText) -> list[SourceText]:
 def text_prose(src: SourceText) -> Iterator[Block]:
     s = src.strip()
     kind = kind_of(s.text)
-    if kind.section_number:
+    if kind.heading:
         yield Block("heading", s)
     elif kind.figure:
         yield Block("figure", s.slice(1).strip())

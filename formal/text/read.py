@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..base.files import FileProblem, read_limited
 from ..base.source import Finding, SourceText, error
-from .blocks import MAX_BYTES, Document
+from .blocks import MAX_BYTES, Document, blank_glyphs
 from .html import html_blocks
 from .looks import looks_of_blocks, looks_of_lines
 from .markdown import markdown_blocks, unquote
@@ -83,6 +83,7 @@ def read_bytes(data: bytes, name: str, max_bytes: int = MAX_BYTES) -> Document:
 
 
 def read_text(text: str, name: str, digest: str = "") -> Document:
+    text = blank_glyphs(text)  # icon glyphs are spaces in every format (text.blocks)
     fmt = detect_format(text, name)
     findings: list[Finding] = []
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -102,11 +103,12 @@ def read_text(text: str, name: str, digest: str = "") -> Document:
                           else text_blocks(lines, name))
         looks = list(looks_of_lines(lines, name))
     sections = structure(blocks, name)
-    if not any(s.operands or s.references or s.move or s.tmem for s in sections):
+    if not any(s.operands or s.references or s.move or s.tmem or s.wmma for s in sections):
         # nothing to check is not a pass: the document is named as one that was not read
         findings.append(error("input", SourceText.at("", name, 1),
                               f"no operand blocks (Multiplicand A/B, Accumulators, Metadata) and "
                               f"no matrix move section (ldmatrix, stmatrix, movmatrix) "
+                              f"and no wmma fragment section "
                               f"found in this {fmt} document: nothing in it was checked"))
     return Document(name, fmt, tuple(sections), tuple(findings), digest, tuple(lines),
                     tuple(looks))

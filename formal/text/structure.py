@@ -60,24 +60,25 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
     current: _OpenBlock | None = None
     move = False  # the open section is a matrix move section
     tmem = False  # ... or a tcgen05 tensor-memory section (both keep their body blocks)
+    wmma = False  # the open section is the wmma fragment section
     body: list[Block] = []
     after_blank = True
 
     def close_section() -> None:
-        nonlocal current, title, move, tmem
+        nonlocal current, title, move, tmem, wmma
         if current is not None:
             operands.append(current.freeze())
             current = None
         if title is not None:
             t = title.text.strip()
             sections.append(Section(section_number(t), title, tuple(operands), tuple(refs),
-                                    tuple(prose), move, tuple(body), tmem))
+                                    tuple(prose), move, tuple(body), tmem, wmma))
         operands.clear()
         refs.clear()
         prose.clear()
         body.clear()
         title = None
-        move = tmem = False
+        move = tmem = wmma = False
 
     for b in blocks:
         if b.kind == "blank":
@@ -96,10 +97,11 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
             close_section()
             title = b.text
             move, tmem = kind_of(t).move_heading, kind_of(t).tmem_heading
+            wmma = kind_of(t).wmma_heading
             continue
         if title is None:
             title = SourceText.at("", doc, 1)  # content before any heading
-        if move or tmem:
+        if move or tmem or wmma:
             body.append(_joined(body, b) if joins else b)
             if joins and body[-1] is not b:
                 body.pop(-2)
@@ -129,8 +131,10 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 current.close_part()
                 current.label = b.text
                 continue
-            if current is not None and kind.major_label:
-                # the table above applies to every arrangement: each part keeps it
+            if current is not None and (kind.major_label or kind.type_select):
+                # the table above applies to every arrangement (each part keeps it), or
+                # holds a row for each type a sub-bullet names (each part keeps it too; the
+                # model takes the rows of the part's types)
                 header, rows = current.header, list(current.rows)
                 if current.label is not None or current.pseudo:
                     current.close_part()
