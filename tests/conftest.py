@@ -39,6 +39,15 @@ def seeds() -> dict[str, Path]:
     return {p: seed_path(p) for p in ("000", "001", "002", "003", "004")}
 
 
+@pytest.fixture(scope="session")
+def catalog_run() -> Any:
+    """The embedded catalog proven once a session (``api.analyze([], Options())``, what
+    ``ptxlayout prove`` runs): the tests that only read the result share it."""
+    from formal.api import analyze
+    from formal.prove.verdicts import Options
+    return analyze([], Options())
+
+
 # ---- the slow set's budget --------------------------------------------------------------------
 #
 # The slow set (marker 'slow': the short fuzz runs, the mutation sample, ...) runs its case

@@ -4,6 +4,8 @@ proved where a re-spelling keeps it true, in Markdown and in plain text alike.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from formal.model.smem import (
@@ -318,10 +320,9 @@ def test_prove_reads_a_shared_memory_document(tmp_path) -> None:  # type: ignore
     assert code == 0 and data["findings"] == []  # read, proved: no 'no operand blocks'
 
 
-def test_prove_catalog_counts_the_shared_memory_layouts() -> None:
-    from formal.api import analyze
+def test_prove_catalog_counts_the_shared_memory_layouts(catalog_run: Any) -> None:
     from formal.writers.report import summary
-    run = analyze([])
+    run = catalog_run
     assert len(run.proof.smem) == 60 and all(r.ok for r in run.proof.smem)
     assert summary(run.proof)["layouts"] == len(run.proof.results) + 60
 

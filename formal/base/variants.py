@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from .ids import LayoutId
@@ -321,7 +321,7 @@ class Variant:
     def move(self) -> bool:
         return self.instruction in MOVES
 
-    @property
+    @cached_property  # asked thousands of times a run (the evidence's index of runs)
     def key(self) -> str:
         """The row's name in evidence files (see the class): rows with a choice of layouts
         name it after the shape, as the opcode does: ``mma.m8n8k4.col.row.f32.f16.f16.f32``."""

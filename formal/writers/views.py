@@ -221,5 +221,6 @@ def catalog_export(entries: Sequence[IndexEntry] | None, fmt: str,
         else _layouts(entries, corrections)
     errata = list(catalog_model(False).layouts) if corrections and fmt == "json" else None
     text, problems = export(layouts, fmt, errata)
-    _store(name, key, {"text": text, "problems": list(problems)})
+    if 3 * len(text) < 2 * cache.MAX_ENTRY:  # quoted (about 1.2 x), it is read back; a
+        _store(name, key, {"text": text, "problems": list(problems)})  # larger one is remade
     return text, list(problems)
