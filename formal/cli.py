@@ -11,11 +11,12 @@
     ptxlayout evidence DIR         is the GPU evidence current for the layouts?
 
 Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
-2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.  No
-command answers 0 when it read, matched or ran nothing: an unreadable input, an id that
-matches no layout or several (``show mma.m16n8k16.A`` lists the four it could mean), a
-missing CUDA device or CuPy, an output that cannot be written and a value such as
-``--timeout -1`` are ``UsageError``s -- one line on stderr, exit 2.
+2 a usage or internal error, 130 interrupted (Ctrl-C: one line, no report).  No traceback
+reaches the user unless PTXLAYOUT_DEBUG=1.  No command answers 0 when it read, matched or
+ran nothing: an unreadable input, an id that matches no layout or several (``show
+mma.m16n8k16.A`` lists the four it could mean), a missing CUDA device or CuPy, an output
+that cannot be written and a value such as ``--timeout -1`` are ``UsageError``s -- one line
+on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130  # 130: Ctrl-C
 GC_THRESHOLDS = (50_000, 20, 100)  # Python's default is (700, 10, 10)
 
 
@@ -612,28 +613,24 @@ def parser() -> argparse.ArgumentParser:
 PROVER_MODULES = ("lark", "sympy", "z3", "mpmath")
 
 
-def _tolerant_streams() -> None:
-    """stdout and stderr that print what their encoding lacks as escapes (a check mark on an
-    ASCII terminal, ``PYTHONIOENCODING=ascii``) instead of ending in UnicodeEncodeError."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            try:
-                reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # pragma: no cover - a stream already in use
-                pass
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    from .base.console import interrupts_exit
+    with interrupts_exit():  # Ctrl-C: one line, exit 130 (base.console)
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"ptxlayout {__version__}")  # the one answer that needs no parser
         return EXIT_OK
     import gc
+
+    from .base.console import tolerant_streams
     # A run allocates millions of small objects it keeps to the end (SymPy terms, Lark
     # trees, verdicts); with the default thresholds the collector walks them again and
     # again, about a tenth of a fresh run.  Cycles are still collected, less often.
     gc.set_threshold(*GC_THRESHOLDS)
-    _tolerant_streams()
+    tolerant_streams()
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -642,6 +639,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         ap.print_help(sys.stderr)
         return EXIT_USAGE
+    if args.command in ("prove", "diff", "audit"):  # the commands that ask Z3
+        import z3
+        z3.set_param("ctrl_c", False)  # Ctrl-C is ours (_interrupted), not the query's
     from .base import cache
     if getattr(args, "no_cache", False):
         cache.disable()
@@ -656,7 +656,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ptxlayout: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return EXIT_USAGE
+        print("ptxlayout: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except ModuleNotFoundError as exc:

@@ -310,3 +310,42 @@ def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> 
     write_atomic(tmp_path / "fresh", b"\x00\x01")
     assert (tmp_path / "fresh").read_bytes() == b"\x00\x01"
     assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []
+
+
+# ---- class 3: Ctrl-C is exit 130 with one line -----------------------------------------
+
+# a query Z3 needs seconds for (a product of 64-bit words): the interrupt lands inside check()
+HARD_QUERY = """
+import os, signal, threading, z3
+def analyze(*_a, **_k):
+    x, y = z3.BitVecs("x y", 64)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    for k in range(5):
+        s = z3.Solver()
+        s.set("timeout", 10000)
+        s.add(x * y == 0x1234567890abcdef + 2**63 + 7 + k, x > 1, y > 1,
+              x * x * y * y * x == y * 3 + 123457, (x ^ y) * (x + y) == 77777777777)
+        print("z3 answered", s.check(), s.reason_unknown(), flush=True)
+    print("the interrupt was lost", flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["python", "z3"])
+def test_an_interrupt_exits_130_with_one_line_and_no_report(how: str) -> None:
+    body = ("import os, signal\n"
+            "def analyze(*_a, **_k):\n    os.kill(os.getpid(), signal.SIGINT)\n"
+            if how == "python" else HARD_QUERY)
+    p = _python(body + "import sys, formal.api\nformal.api.analyze = analyze\n"
+                "from formal.cli import main\nsys.exit(main(['prove']))")
+    assert (p.returncode, p.stderr) == (130, "ptxlayout: interrupted\n"), p.stdout + p.stderr
+    assert "lost" not in p.stdout and "unknown" not in p.stdout, p.stdout
+
+
+def test_ctrl_c_during_a_real_catalog_run() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "formal", "prove", "--no-cache"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+    time.sleep(4)  # imported, reading or proving: a run with no cache takes a minute or more
+    proc.send_signal(__import__("signal").SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err, out) == (130, "ptxlayout: interrupted\n", "")
