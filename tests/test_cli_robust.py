@@ -349,3 +349,63 @@ def test_ctrl_c_during_a_real_catalog_run() -> None:
     proc.send_signal(__import__("signal").SIGINT)
     out, err = proc.communicate(timeout=120)
     assert (proc.returncode, err, out) == (130, "ptxlayout: interrupted\n", "")
+
+
+# ---- class 4: memory bounded by the input, whatever its lines -----------------------------
+
+
+def _peak_over_baseline(data: bytes, suffix: str, tmp: Path, *argv: str) -> tuple[int, int]:
+    """(exit status, peak resident bytes of ``ptxlayout ARGV FILE`` less that of the same
+    command on a one-line file), each child its own process (``VmHWM``)."""
+    def peak(content: bytes, name: str) -> tuple[int, int]:
+        path = tmp / name
+        path.write_bytes(content)
+        hwm = tmp / f"{name}.hwm"
+        probe = ("import atexit, runpy, sys\n"
+                 "def _hwm():\n"
+                 "    for line in open('/proc/self/status'):\n"
+                 "        if line.startswith('VmHWM:'):\n"
+                 f"            open({str(hwm)!r}, 'w').write(line.split()[1])\n"
+                 "atexit.register(_hwm)\n"
+                 "sys.argv = ['ptxlayout', *sys.argv[1:]]\n"
+                 "runpy.run_module('formal', run_name='__main__')\n")
+        code = subprocess.run([sys.executable, "-c", probe, *argv, str(path)], cwd=ROOT,
+                              capture_output=True, timeout=600).returncode
+        return code, int(hwm.read_text()) * 1024
+    _c, base = peak(b"x\n", f"small{suffix}")
+    code, big = peak(data, f"big{suffix}")
+    return code, big - base
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+@pytest.mark.parametrize("kind", ["txt", "html"])
+def test_one_4_mb_line_peaks_under_20_times_its_size(kind: str, tmp_path: Path) -> None:
+    line = b"x" * 4_000_000  # was 3.1 GB: one Lark token a character
+    data = line + b"\n" if kind == "txt" else b"<html><body><section><h1>x</h1><p>" + line \
+        + b"</p></section></body></html>\n"
+    code, over = _peak_over_baseline(data, f".{kind}", tmp_path, "prove", "--no-catalog")
+    assert code == 1 and over < 20 * len(data), (code, over)
+
+
+def test_a_long_line_is_named_as_unread(tmp_path: Path, seeds: dict[str, Path],
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "long.txt"
+    text = seeds["000"].read_text(encoding="utf-8")
+    doc.write_text(text + "\n" + "row = " * 4000 + "\n", encoding="utf-8")
+    code, out, _err = run(capsys, "prove", "--no-catalog", str(doc))
+    n = len(text.split("\n")) + 1
+    assert f"{doc}:{n}:1: warning: limit: this line has more than 16384 characters: not read, " \
+           "so nothing on it was checked" in out
+    assert code == 1  # the seed's own erratum; its other layouts are all read and proved
+    assert "✓ A        .u8/.s8" in out
+
+
+def test_a_header_over_4_mib_is_refused_unread(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    big = tmp_path / "big_traits_sm80.hpp"
+    big.write_bytes(b"namespace cute {\n" + b"using X = int;\n" * 300_000 + b"}\n")
+    code, _out, err = run(capsys, "audit", "cute", str(big))
+    assert code == 2
+    assert f"{big}:0:0: warning: header: cannot read: it is {big.stat().st_size} bytes; the " \
+           "limit is 4194304" in err
+
