@@ -169,7 +169,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     # a document not read at all (missing, empty, binary, too big, a FIFO) is exit 2, not an
     # erratum; one read with nothing to check in it is the report's error finding (exit 1)
     _refuse_unread([f for d in run.model.documents if d.format == "unknown" for f in d.findings])
-    proof = run.proof
+    proof = _allowing_unknown(run.proof) if args.allow_unknown else run.proof
     for path, k, entry in named:
         if not accepts_any(entry, proof.findings):
             import json
@@ -212,12 +212,20 @@ def cmd_prove(args: argparse.Namespace) -> int:
         accepted = False
     if proof.internal_errors:
         return EXIT_USAGE
-    errors = [f for f in proof.findings if f.fails
-              and not (args.allow_unknown and f.kind == "unknown")]
+    errors = [f for f in proof.findings if f.fails]
     if accepted:
         # with a ledger, the accepted findings are known errata: only drift fails the run
         return status
     return EXIT_FINDINGS if errors else status
+
+
+def _allowing_unknown(proof: Any) -> Any:
+    """``--allow-unknown``: an undecided obligation is a warning, so that the report's count
+    of errors and the exit status say the same (it printed '314 errors' and exited 0)."""
+    from dataclasses import replace
+    return replace(proof, findings=tuple(
+        replace(f, severity="warning") if f.kind == "unknown" and f.severity == "error" else f
+        for f in proof.findings))
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
@@ -239,10 +247,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def _one(layouts: Sequence[Any], query: str) -> list[Any]:
     """The layouts ``query`` names; a ``UsageError`` when it names none, or several where one
     was meant (the message lists the candidates' ids)."""
-    from .api import find
+    from .api import find, near
     hits = find(layouts, query)
     if not hits:
-        raise UsageError(f"no layout matches '{query}' (see 'ptxlayout extract')")
+        close = near(layouts, query)
+        raise UsageError(f"no layout matches '{query}'" + (
+            f"; did you mean {' or '.join(close)}?" if close else " (see 'ptxlayout list')"))
     if len(hits) > 1:
         ids = "\n".join(f"  {h.id}" for h in hits)
         raise UsageError(f"'{query}' matches {len(hits)} layouts; name one of them:\n{ids}")
@@ -254,20 +264,32 @@ def _pick(args: argparse.Namespace) -> Any:
     return _one(model.layouts, args.id)[0]
 
 
+def cmd_list(args: argparse.Namespace) -> int:
+    """The ids, one a line: every layout's, or those any QUERY names (as ``show`` reads an
+    id) or is part of; a QUERY that names nothing is a usage error."""
+    from .api import find
+    layouts = _read_model(args.docs, args.max_size, not args.no_catalog).layouts
+    chosen: set[str] = set()
+    for q in args.queries:
+        hits = find(layouts, q) or [lay for lay in layouts if q.lower() in lay.id.lower()]
+        if not hits:
+            _one(layouts, q)  # the usage error, with its did-you-mean
+        chosen.update(lay.id for lay in hits)
+    _write("".join(f"{lay.id}\n" for lay in layouts
+                   if not args.queries or lay.id in chosen), None)
+    return EXIT_OK
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from .writers.figures import ascii_grid
-    lay = _pick(args)
-    if lay is None:
-        return EXIT_USAGE
+    lay = _pick(args)  # one layout, or a UsageError
     _write(ascii_grid(lay), None)
     return EXIT_OK
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
     from .writers import drawing, figures
-    lay = _pick(args)
-    if lay is None:
-        return EXIT_USAGE
+    lay = _pick(args)  # one layout, or a UsageError
     if args.svg:
         _write(drawing.svg(lay), args.svg)
     elif args.png:
@@ -316,7 +338,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .api import with_catalog_tables
     from .writers.diff import diff_models, render_diff
     bar = _progress()
-    old, new = _read_model([args.old, args.new], args.max_size, each=True, bar=bar)
+    old, new = _read_model([args.old, args.new], args.max_size, not args.no_catalog, each=True,
+                           bar=bar)
     for f in (*old.findings, *new.findings):
         if f.kind in READING_KINDS:
             print(f.format(), file=sys.stderr)
@@ -352,7 +375,6 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from .base.files import load_json
     from .prove.evidence import Evidence
     from .writers.evidence import owed, stale
     try:
@@ -366,13 +388,11 @@ def cmd_evidence(args: argparse.Namespace) -> int:
               "be checked", file=sys.stderr)
         return EXIT_USAGE
     if args.layouts:
+        from .execute.record import load_export
         try:
-            doc = load_json(args.layouts)
-            records: list[Any] = list(doc["layouts"])
-            errata: list[Any] = list(doc.get("errata") or ())
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"ptxlayout: {args.layouts}: not a layouts export ({exc})", file=sys.stderr)
-            return EXIT_USAGE
+            records, errata = load_export(args.layouts)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{args.layouts}: not a layouts export ({exc})") from exc
     else:
         from .api import current_catalog
         records, errata = current_catalog()
@@ -384,24 +404,9 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if lines else EXIT_OK
 
 
-def _positive(kind: type) -> Any:
-    """An argparse type: a number of ``kind`` greater than zero (``--timeout -1`` is a
-    usage error, not a run where every query is 'unknown')."""
-    def parse(text: str) -> Any:
-        import argparse
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not value > 0 or value != value or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"must be a positive finite number: {text!r}")
-        return value
-    parse.__name__ = f"positive {kind.__name__}"
-    return parse
-
-
 def _common_doc_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-size", type=_positive(int), default=16 * 1024 * 1024, metavar="BYTES",
+    from .base.console import positive
+    p.add_argument("--max-size", type=positive(int), default=16 * 1024 * 1024, metavar="BYTES",
                    help="refuse documents larger than this (default 16 MiB)")
     p.add_argument("--no-catalog", action="store_true",
                    help="do not resolve references against the embedded catalog")
@@ -411,7 +416,8 @@ def _common_doc_args(p: argparse.ArgumentParser) -> None:
 
 
 def _proof_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=_positive(float), default=5.0, metavar="SEC",
+    from .base.console import positive
+    p.add_argument("--timeout", type=positive(float), default=5.0, metavar="SEC",
                    help="Z3 time limit per query; a query that runs out is 'unknown' "
                         "(default 5)")
     p.add_argument("--cross-check", choices=("enumerate", "off"), default="enumerate",
@@ -455,6 +461,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     import argparse
+
+    from .base.console import positive
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
         description="Prove the PTX ISA's fragment layouts (mma, mma.sp, ldmatrix / stmatrix / "
@@ -500,6 +508,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE")
     _common_doc_args(p)
     p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("list", help="the layout ids, one a line (exit 2 when a QUERY names "
+                                    "none)")
+    p.add_argument("queries", nargs="*", metavar="QUERY",
+                   help="only the layouts QUERY names (as 'show' reads an id) or is part of")
+    p.add_argument("--doc", dest="docs", action="append", default=[], metavar="DOC",
+                   help="list DOC's layouts instead of the catalog's (repeatable)")
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("show", help="print the lane grid of one layout (T<lane>:<element>)")
     p.add_argument("id", metavar="ID", help="a layout id, e.g. mma.m16n8k16.A.s8")
@@ -556,7 +573,7 @@ def parser() -> argparse.ArgumentParser:
                    help="layouts exported by 'ptxlayout export --format json --corrections' "
                         "(or a folder holding layouts.json); its 'errata' are run too "
                         "(default: the catalog, which needs the prover installed)")
-    p.add_argument("--trials", type=_positive(int), default=4, help="random trials (warps) per run")
+    p.add_argument("--trials", type=positive(int), default=4, help="random trials (warps) per run")
     p.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
     p.add_argument("--discover", action="store_true",
                    help="recover every operand's map and the metadata layouts from the "
@@ -565,9 +582,9 @@ def parser() -> argparse.ArgumentParser:
                    help="only variants whose key contains this (a comma-separated list: any "
                         "of them), e.g. 'mma.m16n8k16,ldmatrix,wgmma.sp.'")
     p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
-    p.add_argument("--timeout", type=_positive(float), default=120.0,
+    p.add_argument("--timeout", type=positive(float), default=120.0,
                    help="watchdog: seconds one variant may take (default 120)")
-    p.add_argument("--deadline", type=_positive(float), metavar="SEC",
+    p.add_argument("--deadline", type=positive(float), metavar="SEC",
                    help="the whole run's time limit: past it the rest is not run, and the "
                         "evidence is still written")
     p.add_argument("--allow-no-device", action="store_true",

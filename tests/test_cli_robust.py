@@ -409,3 +409,94 @@ def test_a_header_over_4_mib_is_refused_unread(tmp_path: Path,
     assert f"{big}:0:0: warning: header: cannot read: it is {big.stat().st_size} bytes; the " \
            "limit is 4194304" in err
 
+
+# ---- class 5: exit codes that say what happened ----------------------------------------------
+
+
+def test_ptx_for_an_architecture_no_kernel_is_for_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "ptx", "--arch", "sm_10", "--out", str(tmp_path / "k"))
+    assert code == 2 and out == "" and not (tmp_path / "k").exists()
+    assert one_line(err) == "ptxlayout: no kernel is for sm_10: nothing to write"
+
+
+def test_a_target_ptxas_no_longer_knows_is_not_a_failure_of_the_compile_only_run(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from formal.execute import ptx
+    monkeypatch.setattr(ptx, "ptxas_path", lambda: "/usr/bin/ptxas")
+    monkeypatch.setattr(ptx, "assemble", lambda _text, target: (
+        (False, "ptxas fatal   : Value 'sm_70' is not defined for option 'gpu-name'")
+        if target == "sm_70" else (True, "")))
+    code, out, err = run(capsys, "gpu", "--allow-no-device", "--device", "cuda:99",
+                         "--only", "mma.m8n8k4")
+    assert code == 0, out + err
+    assert "mma m8n8k4         9  1 compiled-only, 8 not-executed" in out
+
+
+def test_allow_unknown_makes_the_report_and_the_exit_agree(
+        seeds: dict[str, Path], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    import formal.api
+    from formal.base.source import Finding, Span
+    real = formal.api.analyze
+
+    def undecided(*a: object, **k: object) -> formal.api.Analysis:
+        got = real(*a, **k)  # type: ignore[arg-type]
+        lost = Finding("error", "unknown", Span(str(seeds["001"]), 1, 1), "Z3 timed out")
+        return replace(got, proof=replace(got.proof, findings=(*got.proof.findings, lost)))
+
+    monkeypatch.setattr(formal.api, "analyze", undecided)
+    code, out, _err = run(capsys, "prove", "--no-catalog", str(seeds["001"]))
+    assert code == 1 and "; 1 errors, " in out
+    code, out, _err = run(capsys, "prove", "--no-catalog", "--allow-unknown", str(seeds["001"]))
+    assert code == 0 and "; 0 errors, 2 warnings" in out, out[-300:]
+
+
+def test_diff_no_catalog_resolves_nothing_against_the_catalog(
+        seeds: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("diff", str(seeds["003"]), str(seeds["004"]))
+    _c, with_catalog, _e = run(capsys, *argv)
+    code, without, _e = run(capsys, *argv, "--no-catalog")
+    assert code == 1 and with_catalog != without
+    assert "the layout has no cell table (the document gives it only as a figure)" in without
+
+
+# ---- class 6: ids -------------------------------------------------------------------------
+
+
+def test_a_segment_that_names_nothing_matches_nothing() -> None:
+    from formal.api import find, model_of
+    layouts = model_of([]).layouts
+    assert find(layouts, "mma.m16n8k16.zzz.s8") == []  # matched both A and B
+    assert [lay.id for lay in find(layouts, "mma.m16n8k16.A.S8")] == \
+        ["catalog:mma.m16n8k16.A.u8-s8"]
+    assert [lay.id for lay in find(layouts, "catalog:mma.m16n8k16.A.s8")] == \
+        ["catalog:mma.m16n8k16.A.u8-s8"]
+    assert find(layouts, "other:mma.m16n8k16.A.s8") == []  # the prefix is kept, not dropped
+    assert find(layouts, "mma.m16n8k16.A.s8.extra") == []
+
+
+def test_an_id_with_a_typo_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run(capsys, "show", "mma.m16n8k16.A.s9")
+    assert code == 2
+    assert one_line(err) == ("ptxlayout: no layout matches 'mma.m16n8k16.A.s9'; did you mean "
+                             "mma.m16n8k16.A.u8-s8 or mma.m16n8k16.A.f64 or "
+                             "mma.m16n8k64.A.s4-u4?")
+    code, _out, err = run(capsys, "show", "nothing.at.all")
+    assert code == 2
+    assert one_line(err) == "ptxlayout: no layout matches 'nothing.at.all' (see 'ptxlayout list')"
+
+
+def test_list_prints_ids_one_a_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "list")
+    ids = out.splitlines()
+    assert code == 0 and err == "" and len(ids) == 163 and len(set(ids)) == 163
+    assert "catalog:mma.m16n8k16.A.u8-s8" in ids and all(" " not in i for i in ids)
+    code, out, _err = run(capsys, "list", "ldmatrix.m8n8.x4", "m16n8k16.A.u8")
+    assert code == 0 and out.splitlines() == [
+        "catalog:mma.m16n8k16.A.u8-s8", "catalog:ldmatrix.m8n8.x4.b16",
+        "catalog:ldmatrix.m8n8.x4.trans.b16"]
+    code, out, err = run(capsys, "list", "nothing.at.all")
+    assert code == 2 and out == "" and "no layout matches 'nothing.at.all'" in err

@@ -72,3 +72,19 @@ def colour(stream: TextIO) -> bool:
         return True
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def positive(kind: type) -> Any:
+    """An argparse type: a number of ``kind`` greater than zero (``--timeout -1`` is a
+    usage error, not a run where every query is 'unknown')."""
+    def parse(text: str) -> Any:
+        import argparse
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive finite number: {text!r}")
+        return value
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
