@@ -11,11 +11,12 @@
     ptxlayout evidence DIR         is the GPU evidence current for the layouts?
 
 Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
-2 a usage or internal error.  No traceback reaches the user unless PTXLAYOUT_DEBUG=1.  No
-command answers 0 when it read, matched or ran nothing: an unreadable input, an id that
-matches no layout or several (``show mma.m16n8k16.A`` lists the four it could mean), a
-missing CUDA device or CuPy, an output that cannot be written and a value such as
-``--timeout -1`` are ``UsageError``s -- one line on stderr, exit 2.
+2 a usage or internal error, 130 interrupted (Ctrl-C: one line, no report).  No traceback
+reaches the user unless PTXLAYOUT_DEBUG=1.  No command answers 0 when it read, matched or
+ran nothing: an unreadable input, an id that matches no layout or several (``show
+mma.m16n8k16.A`` lists the four it could mean), a missing CUDA device or CuPy, an output
+that cannot be written and a value such as ``--timeout -1`` are ``UsageError``s -- one line
+on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130  # 130: Ctrl-C
 GC_THRESHOLDS = (50_000, 20, 100)  # Python's default is (700, 10, 10)
 
 
@@ -168,7 +169,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     # a document not read at all (missing, empty, binary, too big, a FIFO) is exit 2, not an
     # erratum; one read with nothing to check in it is the report's error finding (exit 1)
     _refuse_unread([f for d in run.model.documents if d.format == "unknown" for f in d.findings])
-    proof = run.proof
+    proof = _allowing_unknown(run.proof) if args.allow_unknown else run.proof
     for path, k, entry in named:
         if not accepts_any(entry, proof.findings):
             import json
@@ -211,12 +212,20 @@ def cmd_prove(args: argparse.Namespace) -> int:
         accepted = False
     if proof.internal_errors:
         return EXIT_USAGE
-    errors = [f for f in proof.findings if f.fails
-              and not (args.allow_unknown and f.kind == "unknown")]
+    errors = [f for f in proof.findings if f.fails]
     if accepted:
         # with a ledger, the accepted findings are known errata: only drift fails the run
         return status
     return EXIT_FINDINGS if errors else status
+
+
+def _allowing_unknown(proof: Any) -> Any:
+    """``--allow-unknown``: an undecided obligation is a warning, so that the report's count
+    of errors and the exit status say the same (it printed '314 errors' and exited 0)."""
+    from dataclasses import replace
+    return replace(proof, findings=tuple(
+        replace(f, severity="warning") if f.kind == "unknown" and f.severity == "error" else f
+        for f in proof.findings))
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
@@ -238,10 +247,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def _one(layouts: Sequence[Any], query: str) -> list[Any]:
     """The layouts ``query`` names; a ``UsageError`` when it names none, or several where one
     was meant (the message lists the candidates' ids)."""
-    from .api import find
+    from .api import find, near
     hits = find(layouts, query)
     if not hits:
-        raise UsageError(f"no layout matches '{query}' (see 'ptxlayout extract')")
+        close = near(layouts, query)
+        raise UsageError(f"no layout matches '{query}'" + (
+            f"; did you mean {' or '.join(close)}?" if close else " (see 'ptxlayout list')"))
     if len(hits) > 1:
         ids = "\n".join(f"  {h.id}" for h in hits)
         raise UsageError(f"'{query}' matches {len(hits)} layouts; name one of them:\n{ids}")
@@ -260,6 +271,22 @@ def _pick(args: argparse.Namespace) -> Any:
             return catalog_figure(_one(entries, args.id)[0])
     model = _read_model(args.docs, args.max_size, not args.no_catalog)
     return figure(_one(model.layouts, args.id)[0])
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """The ids, one a line: every layout's, or those any QUERY names (as ``show`` reads an
+    id) or is part of; a QUERY that names nothing is a usage error."""
+    from .api import find
+    layouts = _read_model(args.docs, args.max_size, not args.no_catalog).layouts
+    chosen: set[str] = set()
+    for q in args.queries:
+        hits = find(layouts, q) or [lay for lay in layouts if q.lower() in lay.id.lower()]
+        if not hits:
+            _one(layouts, q)  # the usage error, with its did-you-mean
+        chosen.update(lay.id for lay in hits)
+    _write("".join(f"{lay.id}\n" for lay in layouts
+                   if not args.queries or lay.id in chosen), None)
+    return EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -354,7 +381,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .api import with_catalog_tables
     from .writers.diff import diff_models, render_diff
     bar = _progress()
-    old, new = _read_model([args.old, args.new], args.max_size, each=True, bar=bar)
+    old, new = _read_model([args.old, args.new], args.max_size, not args.no_catalog, each=True,
+                           bar=bar)
     for f in (*old.findings, *new.findings):
         if f.kind in READING_KINDS:
             print(f.format(), file=sys.stderr)
@@ -404,7 +432,6 @@ def cmd_tmem(args: argparse.Namespace) -> int:
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from .base.files import load_json
     from .prove.evidence import Evidence
     from .writers.evidence import owed, stale
     try:
@@ -418,13 +445,11 @@ def cmd_evidence(args: argparse.Namespace) -> int:
               "be checked", file=sys.stderr)
         return EXIT_USAGE
     if args.layouts:
+        from .execute.record import load_export
         try:
-            doc = load_json(args.layouts)
-            records: list[Any] = list(doc["layouts"])
-            errata: list[Any] = list(doc.get("errata") or ())
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"ptxlayout: {args.layouts}: not a layouts export ({exc})", file=sys.stderr)
-            return EXIT_USAGE
+            records, errata = load_export(args.layouts)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{args.layouts}: not a layouts export ({exc})") from exc
     else:
         from .api import current_catalog
         records, errata = current_catalog()
@@ -436,24 +461,9 @@ def cmd_evidence(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if lines else EXIT_OK
 
 
-def _positive(kind: type) -> Any:
-    """An argparse type: a number of ``kind`` greater than zero (``--timeout -1`` is a
-    usage error, not a run where every query is 'unknown')."""
-    def parse(text: str) -> Any:
-        import argparse
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not value > 0 or value != value or value == float("inf"):
-            raise argparse.ArgumentTypeError(f"must be a positive finite number: {text!r}")
-        return value
-    parse.__name__ = f"positive {kind.__name__}"
-    return parse
-
-
 def _common_doc_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-size", type=_positive(int), default=16 * 1024 * 1024, metavar="BYTES",
+    from .base.console import positive
+    p.add_argument("--max-size", type=positive(int), default=16 * 1024 * 1024, metavar="BYTES",
                    help="refuse documents larger than this (default 16 MiB)")
     p.add_argument("--no-catalog", action="store_true",
                    help="do not resolve references against the embedded catalog")
@@ -463,7 +473,8 @@ def _common_doc_args(p: argparse.ArgumentParser) -> None:
 
 
 def _proof_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout", type=_positive(float), default=5.0, metavar="SEC",
+    from .base.console import positive
+    p.add_argument("--timeout", type=positive(float), default=5.0, metavar="SEC",
                    help="Z3 time limit per query; a query that runs out is 'unknown' "
                         "(default 5)")
     p.add_argument("--cross-check", choices=("enumerate", "off"), default="enumerate",
@@ -507,6 +518,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     import argparse
+
+    from .base.console import positive
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
         description="Prove the PTX ISA's fragment layouts (mma, mma.sp, ldmatrix / stmatrix / "
@@ -552,6 +565,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE")
     _common_doc_args(p)
     p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("list", help="the layout ids, one a line (exit 2 when a QUERY names "
+                                    "none)")
+    p.add_argument("queries", nargs="*", metavar="QUERY",
+                   help="only the layouts QUERY names (as 'show' reads an id) or is part of")
+    p.add_argument("--doc", dest="docs", action="append", default=[], metavar="DOC",
+                   help="list DOC's layouts instead of the catalog's (repeatable)")
+    _common_doc_args(p)
+    p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("show", help="print the lane grid of one layout (T<lane>:<element>)")
     p.add_argument("id", metavar="ID", help="a layout id, e.g. mma.m16n8k16.A.s8")
@@ -608,7 +630,7 @@ def parser() -> argparse.ArgumentParser:
                    help="layouts exported by 'ptxlayout export --format json --corrections' "
                         "(or a folder holding layouts.json); its 'errata' are run too "
                         "(default: the catalog, which needs the prover installed)")
-    p.add_argument("--trials", type=_positive(int), default=4, help="random trials (warps) per run")
+    p.add_argument("--trials", type=positive(int), default=4, help="random trials (warps) per run")
     p.add_argument("--record", metavar="DIR", help="write evidence JSON to DIR")
     p.add_argument("--discover", action="store_true",
                    help="recover every operand's map and the metadata layouts from the "
@@ -617,9 +639,9 @@ def parser() -> argparse.ArgumentParser:
                    help="only variants whose key contains this (a comma-separated list: any "
                         "of them), e.g. 'mma.m16n8k16,ldmatrix,wgmma.sp.'")
     p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake (tests)")
-    p.add_argument("--timeout", type=_positive(float), default=120.0,
+    p.add_argument("--timeout", type=positive(float), default=120.0,
                    help="watchdog: seconds one variant may take (default 120)")
-    p.add_argument("--deadline", type=_positive(float), metavar="SEC",
+    p.add_argument("--deadline", type=positive(float), metavar="SEC",
                    help="the whole run's time limit: past it the rest is not run, and the "
                         "evidence is still written")
     p.add_argument("--allow-no-device", action="store_true",
@@ -641,7 +663,7 @@ def parser() -> argparse.ArgumentParser:
                                     "(sm_100a) device and compare every word with the catalog")
     p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake:sm=100 (tests)")
     p.add_argument("--only", metavar="SUBSTR", help="only forms whose key contains this")
-    p.add_argument("--trials", type=_positive(int), default=2, help="random images per form")
+    p.add_argument("--trials", type=positive(int), default=2, help="random images per form")
     p.set_defaults(func=cmd_tmem)
 
     p = sub.add_parser("evidence", help="is the GPU evidence current for the layouts? (exit 1 "
@@ -672,28 +694,24 @@ def parser() -> argparse.ArgumentParser:
 PROVER_MODULES = ("lark", "sympy", "z3", "mpmath")
 
 
-def _tolerant_streams() -> None:
-    """stdout and stderr that print what their encoding lacks as escapes (a check mark on an
-    ASCII terminal, ``PYTHONIOENCODING=ascii``) instead of ending in UnicodeEncodeError."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            try:
-                reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # pragma: no cover - a stream already in use
-                pass
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    from .base.console import interrupts_exit
+    with interrupts_exit():  # Ctrl-C: one line, exit 130 (base.console)
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
         print(f"ptxlayout {__version__}")  # the one answer that needs no parser
         return EXIT_OK
     import gc
+
+    from .base.console import tolerant_streams
     # A run allocates millions of small objects it keeps to the end (SymPy terms, Lark
     # trees, verdicts); with the default thresholds the collector walks them again and
     # again, about a tenth of a fresh run.  Cycles are still collected, less often.
     gc.set_threshold(*GC_THRESHOLDS)
-    _tolerant_streams()
+    tolerant_streams()
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -702,6 +720,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         ap.print_help(sys.stderr)
         return EXIT_USAGE
+    if args.command in ("prove", "diff", "audit"):  # the commands that ask Z3
+        import z3
+        z3.set_param("ctrl_c", False)  # Ctrl-C is ours (_interrupted), not the query's
     from .base import cache
     if getattr(args, "no_cache", False):
         cache.disable()
@@ -716,7 +737,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ptxlayout: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return EXIT_USAGE
+        print("ptxlayout: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except ModuleNotFoundError as exc:

@@ -310,3 +310,193 @@ def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> 
     write_atomic(tmp_path / "fresh", b"\x00\x01")
     assert (tmp_path / "fresh").read_bytes() == b"\x00\x01"
     assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []
+
+
+# ---- class 3: Ctrl-C is exit 130 with one line -----------------------------------------
+
+# a query Z3 needs seconds for (a product of 64-bit words): the interrupt lands inside check()
+HARD_QUERY = """
+import os, signal, threading, z3
+def analyze(*_a, **_k):
+    x, y = z3.BitVecs("x y", 64)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    for k in range(5):
+        s = z3.Solver()
+        s.set("timeout", 10000)
+        s.add(x * y == 0x1234567890abcdef + 2**63 + 7 + k, x > 1, y > 1,
+              x * x * y * y * x == y * 3 + 123457, (x ^ y) * (x + y) == 77777777777)
+        print("z3 answered", s.check(), s.reason_unknown(), flush=True)
+    print("the interrupt was lost", flush=True)
+"""
+
+
+@pytest.mark.parametrize("how", ["python", "z3"])
+def test_an_interrupt_exits_130_with_one_line_and_no_report(how: str) -> None:
+    body = ("import os, signal\n"
+            "def analyze(*_a, **_k):\n    os.kill(os.getpid(), signal.SIGINT)\n"
+            if how == "python" else HARD_QUERY)
+    p = _python(body + "import sys, formal.api\nformal.api.analyze = analyze\n"
+                "from formal.cli import main\nsys.exit(main(['prove']))")
+    assert (p.returncode, p.stderr) == (130, "ptxlayout: interrupted\n"), p.stdout + p.stderr
+    assert "lost" not in p.stdout and "unknown" not in p.stdout, p.stdout
+
+
+def test_ctrl_c_during_a_real_catalog_run() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "formal", "prove", "--no-cache"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+    time.sleep(4)  # imported, reading or proving: a run with no cache takes a minute or more
+    proc.send_signal(__import__("signal").SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err, out) == (130, "ptxlayout: interrupted\n", "")
+
+
+# ---- class 4: memory bounded by the input, whatever its lines -----------------------------
+
+
+def _peak_over_baseline(data: bytes, suffix: str, tmp: Path, *argv: str) -> tuple[int, int]:
+    """(exit status, peak resident bytes of ``ptxlayout ARGV FILE`` less that of the same
+    command on a one-line file), each child its own process (``VmHWM``)."""
+    def peak(content: bytes, name: str) -> tuple[int, int]:
+        path = tmp / name
+        path.write_bytes(content)
+        hwm = tmp / f"{name}.hwm"
+        probe = ("import atexit, runpy, sys\n"
+                 "def _hwm():\n"
+                 "    for line in open('/proc/self/status'):\n"
+                 "        if line.startswith('VmHWM:'):\n"
+                 f"            open({str(hwm)!r}, 'w').write(line.split()[1])\n"
+                 "atexit.register(_hwm)\n"
+                 "sys.argv = ['ptxlayout', *sys.argv[1:]]\n"
+                 "runpy.run_module('formal', run_name='__main__')\n")
+        code = subprocess.run([sys.executable, "-c", probe, *argv, str(path)], cwd=ROOT,
+                              capture_output=True, timeout=600).returncode
+        return code, int(hwm.read_text()) * 1024
+    _c, base = peak(b"x\n", f"small{suffix}")
+    code, big = peak(data, f"big{suffix}")
+    return code, big - base
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+@pytest.mark.parametrize("kind", ["txt", "html"])
+def test_one_4_mb_line_peaks_under_20_times_its_size(kind: str, tmp_path: Path) -> None:
+    line = b"x" * 4_000_000  # was 3.1 GB: one Lark token a character
+    data = line + b"\n" if kind == "txt" else b"<html><body><section><h1>x</h1><p>" + line \
+        + b"</p></section></body></html>\n"
+    code, over = _peak_over_baseline(data, f".{kind}", tmp_path, "prove", "--no-catalog")
+    assert code == 1 and over < 20 * len(data), (code, over)
+
+
+def test_a_long_line_is_named_as_unread(tmp_path: Path, seeds: dict[str, Path],
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    doc = tmp_path / "long.txt"
+    text = seeds["000"].read_text(encoding="utf-8")
+    doc.write_text(text + "\n" + "row = " * 4000 + "\n", encoding="utf-8")
+    code, out, _err = run(capsys, "prove", "--no-catalog", str(doc))
+    n = len(text.split("\n")) + 1
+    assert f"{doc}:{n}:1: warning: limit: this line has more than 16384 characters: not read, " \
+           "so nothing on it was checked" in out
+    assert code == 1  # the seed's own erratum; its other layouts are all read and proved
+    assert "✓ A        .u8/.s8" in out
+
+
+def test_a_header_over_4_mib_is_refused_unread(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    big = tmp_path / "big_traits_sm80.hpp"
+    big.write_bytes(b"namespace cute {\n" + b"using X = int;\n" * 300_000 + b"}\n")
+    code, _out, err = run(capsys, "audit", "cute", str(big))
+    assert code == 2
+    assert f"{big}:0:0: warning: header: cannot read: it is {big.stat().st_size} bytes; the " \
+           "limit is 4194304" in err
+
+
+# ---- class 5: exit codes that say what happened ----------------------------------------------
+
+
+def test_ptx_for_an_architecture_no_kernel_is_for_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "ptx", "--arch", "sm_10", "--out", str(tmp_path / "k"))
+    assert code == 2 and out == "" and not (tmp_path / "k").exists()
+    assert one_line(err) == "ptxlayout: no kernel is for sm_10: nothing to write"
+
+
+def test_a_target_ptxas_no_longer_knows_is_not_a_failure_of_the_compile_only_run(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from formal.execute import ptx
+    monkeypatch.setattr(ptx, "ptxas_path", lambda: "/usr/bin/ptxas")
+    monkeypatch.setattr(ptx, "assemble", lambda _text, target: (
+        (False, "ptxas fatal   : Value 'sm_70' is not defined for option 'gpu-name'")
+        if target == "sm_70" else (True, "")))
+    code, out, err = run(capsys, "gpu", "--allow-no-device", "--device", "cuda:99",
+                         "--only", "mma.m8n8k4")
+    assert code == 0, out + err
+    assert "mma m8n8k4         9  1 compiled-only, 8 not-executed" in out
+
+
+def test_allow_unknown_makes_the_report_and_the_exit_agree(
+        seeds: dict[str, Path], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    import formal.api
+    from formal.base.source import Finding, Span
+    real = formal.api.analyze
+
+    def undecided(*a: object, **k: object) -> formal.api.Analysis:
+        got = real(*a, **k)  # type: ignore[arg-type]
+        lost = Finding("error", "unknown", Span(str(seeds["001"]), 1, 1), "Z3 timed out")
+        return replace(got, proof=replace(got.proof, findings=(*got.proof.findings, lost)))
+
+    monkeypatch.setattr(formal.api, "analyze", undecided)
+    code, out, _err = run(capsys, "prove", "--no-catalog", str(seeds["001"]))
+    assert code == 1 and "; 1 errors, " in out
+    code, out, _err = run(capsys, "prove", "--no-catalog", "--allow-unknown", str(seeds["001"]))
+    assert code == 0 and "; 0 errors, 2 warnings" in out, out[-300:]
+
+
+def test_diff_no_catalog_resolves_nothing_against_the_catalog(
+        seeds: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("diff", str(seeds["003"]), str(seeds["004"]))
+    _c, with_catalog, _e = run(capsys, *argv)
+    code, without, _e = run(capsys, *argv, "--no-catalog")
+    assert code == 1 and with_catalog != without
+    assert "the layout has no cell table (the document gives it only as a figure)" in without
+
+
+# ---- class 6: ids -------------------------------------------------------------------------
+
+
+def test_a_segment_that_names_nothing_matches_nothing() -> None:
+    from formal.api import find, model_of
+    layouts = model_of([]).layouts
+    assert find(layouts, "mma.m16n8k16.zzz.s8") == []  # matched both A and B
+    assert [lay.id for lay in find(layouts, "mma.m16n8k16.A.S8")] == \
+        ["catalog:mma.m16n8k16.A.u8-s8"]
+    assert [lay.id for lay in find(layouts, "catalog:mma.m16n8k16.A.s8")] == \
+        ["catalog:mma.m16n8k16.A.u8-s8"]
+    assert find(layouts, "other:mma.m16n8k16.A.s8") == []  # the prefix is kept, not dropped
+    assert find(layouts, "mma.m16n8k16.A.s8.extra") == []
+
+
+def test_an_id_with_a_typo_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _out, err = run(capsys, "show", "mma.m16n8k16.A.s9")
+    assert code == 2
+    assert one_line(err) == ("ptxlayout: no layout matches 'mma.m16n8k16.A.s9'; did you mean "
+                             "mma.m16n8k16.A.u8-s8 or mma.m16n8k16.A.f64 or "
+                             "mma.m16n8k64.A.s4-u4?")
+    code, _out, err = run(capsys, "show", "nothing.at.all")
+    assert code == 2
+    assert one_line(err) == "ptxlayout: no layout matches 'nothing.at.all' (see 'ptxlayout list')"
+
+
+def test_list_prints_ids_one_a_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "list")
+    ids = out.splitlines()
+    assert code == 0 and err == "" and len(ids) == 163 and len(set(ids)) == 163
+    assert "catalog:mma.m16n8k16.A.u8-s8" in ids and all(" " not in i for i in ids)
+    code, out, _err = run(capsys, "list", "ldmatrix.m8n8.x4", "m16n8k16.A.u8")
+    assert code == 0 and out.splitlines() == [
+        "catalog:mma.m16n8k16.A.u8-s8", "catalog:ldmatrix.m8n8.x4.b16",
+        "catalog:ldmatrix.m8n8.x4.trans.b16"]
+    code, out, err = run(capsys, "list", "nothing.at.all")
+    assert code == 2 and out == "" and "no layout matches 'nothing.at.all'" in err

@@ -356,6 +356,9 @@ def ptx_command(args: argparse.Namespace) -> int:
     if not variants:
         print(f"ptxlayout: no variant matches --only {args.only}", file=sys.stderr)
         return 2
+    if not any(assembles_for(v, a) for v in variants for a in archs):  # with --check or not
+        print(f"ptxlayout: no kernel is for {args.arch}: nothing to write", file=sys.stderr)
+        return 2
     paths = write(variants, args.out)
     print(f"wrote {len(paths)} PTX modules to {args.out}")
     if not args.check:

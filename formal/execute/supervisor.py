@@ -272,16 +272,25 @@ def no_device(report: Report) -> str | None:
     return "; ".join(report.notes) or "no device answered"
 
 
+# what ptxas says of a target it does not know (CUDA 13 dropped sm_70, m8n8k4's target)
+UNKNOWN_TARGET = "is not defined for option 'gpu-name'"
+
+
 def assemble_only(report: Report, use_ptxas: bool = True) -> Report:
     """The compile-only run where no device is: every run that was not executed is
     assembled with ptxas for its own target (``compiled-only``, or an ``error`` when ptxas
-    rejects it); without ptxas it stays ``not-executed``."""
+    rejects it); without ptxas, or with one that no longer knows the variant's target, it
+    stays ``not-executed`` with the reason."""
     checker = gpu.ptxas_checker(use_ptxas)
     for k, r in enumerate(report.runs):
         if r.result != "not-executed":
             continue
         err = checker(r.variant)
         if err == "no ptxas":
+            continue
+        if err is not None and UNKNOWN_TARGET in err:  # CUDA 13's ptxas and sm_70: not ours
+            report.runs[k] = replace(r, detail=f"this ptxas no longer knows {r.variant.target}: "
+                                     "neither run nor assembled")
             continue
         report.runs[k] = replace(
             r, result="compiled-only" if err is None else "error",

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 
 from ..base.source import SourceText
 from .blocks import Block, blank_glyphs, select_chars
+from .lines import MAX_LINE
 from .plain import text_prose
 
 # ---- HTML (the Sphinx page of the PTX ISA) -----------------------------------------------------
@@ -45,6 +46,10 @@ class _HTMLReader(HTMLParser):
     def _append(self, text: str, line: int, col: int) -> None:
         if not text:
             return
+        room = MAX_LINE + 1 - sum(len(p.text) for p in self.buf)
+        if room <= 0:
+            return  # a run already over MAX_LINE is not read (read_text names it)
+        text = text[:room]  # a 4 MB <p> is never held, or mapped character by character
         piece = _multi_line(text, self.doc, line, col)
         if self.mode != "pre":
             piece = _squash(piece)

@@ -221,9 +221,17 @@ class _Facts(Transformer[Token, Any]):
         return LineKind(**facts)
 
 
+# characters: a longer line is not tokenized (a 4 MB line of one word took 3 GB: a token
+# object a character); read_text names it in a warning.  The spec's longest is under 500.
+MAX_LINE = 16384
+
+
 @lru_cache(maxsize=65536)
 def kind_of(text: str) -> LineKind:
-    """The facts of a line (each distinct text is read once)."""
+    """The facts of a line (each distinct text is read once); a line over ``MAX_LINE`` has
+    none."""
+    if len(text) > MAX_LINE:
+        return LineKind(first=text[:1], length=len(text))
     try:
         tree = _parser().parse(text)
     except UnexpectedInput:  # pragma: no cover - ANY takes any character the rest do not

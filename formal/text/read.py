@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.files import FileProblem, read_limited
-from ..base.source import Finding, SourceText, error
+from ..base.source import Finding, SourceText, Span, error, warning
 from .blocks import MAX_BYTES, Document, blank_glyphs
 from .html import html_blocks
+from .lines import MAX_LINE
 from .looks import looks_of_blocks, looks_of_lines
 from .markdown import markdown_blocks, unquote
 from .plain import text_blocks
@@ -82,13 +83,25 @@ def read_bytes(data: bytes, name: str, max_bytes: int = MAX_BYTES) -> Document:
     return read_text(text, name, digest)
 
 
+def _unread_line(where: SourceText | Span) -> Finding:
+    return warning("limit", where, f"this line has more than {MAX_LINE} characters: not "
+                                   "read, so nothing on it was checked")
+
+
 def read_text(text: str, name: str, digest: str = "") -> Document:
     text = blank_glyphs(text)  # icon glyphs are spaces in every format (text.blocks)
     fmt = detect_format(text, name)
     findings: list[Finding] = []
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for k, ln in enumerate(lines):
+        if len(ln) > MAX_LINE and fmt != "html":  # HTML: its blocks are its lines (below)
+            findings.append(_unread_line(SourceText.at("", name, k + 1)))
+            lines[k] = ""
     if fmt == "html":
         blocks = html_blocks(text, name)
+        long = [b for b in blocks if len(b.text.text) > MAX_LINE]
+        findings.extend(_unread_line(b.text.span(0)) for b in long)
+        blocks = [b for b in blocks if len(b.text.text) <= MAX_LINE]
         looks = list(looks_of_blocks(blocks))
     else:
         starts = _quoted(lines)
