@@ -78,7 +78,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     proof = prove(model, with_catalog_tables(options or Options()))
     named = {str(p) for p in paths}
     proof = with_smem(proof, [d for d in model.documents if d.name in named],
-                      use_catalog and not paths)
+                      use_catalog and not paths, (options or Options()).evidence)
     proof = with_block_scale(proof, [d for d in model.documents if d.name in named])
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
@@ -90,7 +90,8 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
 SMEM_CATALOG = "catalog/smem/layouts.md"
 
 
-def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = False) -> Proof:
+def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = False,
+              evidence: Any = None) -> Proof:
     """``proof`` with the shared-memory layouts, examples and descriptor tables proved
     (``formal.prove.smem``): the catalog's, at every width wgmma and tcgen05 take, with
     ``the_catalog``; and each document's, from the lines the text stage read (the file is
@@ -103,7 +104,7 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
     if the_catalog:
         text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
         proofs.append(prove_smem(read_smem(text, SMEM_CATALOG),
-                                 catalog_families=("wgmma", "tcgen05")))
+                                 catalog_families=("wgmma", "tcgen05"), evidence=evidence))
     read_here = set()
     for doc in documents:
         if not doc.lines:

@@ -103,3 +103,43 @@ def test_a_missing_record_is_not_executed() -> None:
     r = S.run_smem_task(dev, Task("wgmma.m64n64k16.f32.f16.f16.ss", "check",
                                   catalog="wgmma.smem.K-major.none.b16#0"), [], 2)
     assert r.result == "not-executed" and "no record" in r.detail
+
+
+# ---- the hardware verdict of the catalog's layouts ---------------------------------------------
+
+
+def _wgmma_instances() -> list[Any]:
+    from formal.catalog import CATALOG_DIR
+    from formal.model.smem import instances, read_smem
+    text = (CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    return instances("wgmma", read_smem(text, "layouts.md").canonical)
+
+
+def test_the_h100_evidence_confirms_every_wgmma_catalog_layout() -> None:
+    from pathlib import Path
+
+    from formal.prove.evidence import Evidence
+    from formal.prove.smem_descriptor import hardware_verdict
+    ev = Evidence.load(Path(__file__).parents[1] / "proofs" / "evidence")
+    got = {i.id: hardware_verdict(i, ev, None) for i in _wgmma_instances()}
+    assert len(got) == 20 and {v.status for v in got.values()} == {"proved"}
+    msg = got["wgmma.smem.MN-major.128B.b16"].message
+    assert "6 runs of wgmma.m64n64k16.f32.bf16.bf16.ss, wgmma.m64n64k16.f32.f16.f16.ss" in msg
+    assert "4 planted edits" in msg  # M/N-major: no K-wider plant
+    assert "NVIDIA H100" in msg
+
+
+def test_a_check_that_mismatched_refutes_the_layout() -> None:
+    from formal.model.smem import smem_hash
+    from formal.prove.evidence import Evidence, EvidenceFile, EvidenceRun
+    from formal.prove.smem_descriptor import hardware_verdict
+    inst = next(i for i in _wgmma_instances() if i.id == "wgmma.smem.K-major.64B.b8")
+    f = EvidenceFile("x.json", "NVIDIA H100 80GB HBM3", 90, "x", "2026-11-25T00:00:00Z")
+    run = EvidenceRun("wgmma.m64n64k32.s32.s8.s8.ss", None, "check", "mismatch",
+                      {"smem": smem_hash(inst)}, {}, 8, "3 D elements differ", f)
+    f.runs.append(run)
+    v = hardware_verdict(inst, Evidence([f]), None)
+    assert v.status == "refuted" and "3 D elements differ" in v.message
+    f.runs[0] = EvidenceRun(run.key, None, "check", "match", run.layout_hashes, {}, 8, "", f)
+    assert hardware_verdict(inst, Evidence([f]), None).status == "proved"
+    assert hardware_verdict(inst, Evidence([]), None).status == "not-applicable"

@@ -379,6 +379,14 @@ def layout_bit_address(lay: SwizzledLayout, mn: Any, k: Any, div: Any = _floordi
     return lay.swizzle(div(b, 8)) * 8 + mod(b, 8)
 
 
+def smem_hash(inst: SmemInstance) -> str:
+    """The hash of a catalog layout: its bit address of every (mn, k), in CuTe's order (the
+    name GPU evidence gives the layout a run was built from)."""
+    from ..base.hashes import cell_table_hash_of_texts
+    return cell_table_hash_of_texts(f"{inst.family}.smem", inst.id, inst.major, "addresses",
+                                    (f"{a};" for a in inst.layout.bit_addresses))
+
+
 def descriptor_values(inst: SmemInstance) -> dict[str, int]:
     """The fields of the descriptor that names ``inst``: LBO and SBO in bytes (a field the
     layout does not use holds 16, the spec's "assumed 1"), and the swizzle code."""

@@ -54,7 +54,7 @@ from ..model.smem import (
     instances,
     names_in,
 )
-from .smem_descriptor import descriptor_core, tma_core
+from .smem_descriptor import descriptor_core, hardware_verdict, tma_core
 from .verdicts import Core, Verdict
 
 SMEM_OBLIGATIONS = ("exact-layout", "injective", "in-atom", "swizzle", "atom-shape", "definitions",
@@ -508,18 +508,23 @@ def family_of(text: SmemText) -> str:
 
 
 def prove_smem(text: SmemText, family: str | None = None,
-               catalog_families: tuple[str, ...] = ()) -> SmemProof:
+               catalog_families: tuple[str, ...] = (), evidence: Any = None) -> SmemProof:
     """Every obligation of a document's shared-memory sections (and, for the catalog, every
-    family's layouts at every width); findings are the refuted and unchecked verdicts."""
+    family's layouts at every width, with the GPU ``evidence``'s verdict on each); findings
+    are the refuted and unchecked verdicts."""
     fam = family or family_of(text)
     results = [prove_example(ex, text.canonical, fam) for ex in text.examples]
     results += prove_tables(text, fam)
-    for f in catalog_families:
-        results += [prove_instance(i) for i in instances(f, text.canonical)]
-    # every entry of the report answers 'hardware': no GPU run reads these layouts yet
+    # every entry of the report answers 'hardware': the catalog's layouts from the runs built
+    # from them, the examples and tables none (the runs read the catalog's layouts)
     results = [replace(r, verdicts=(*r.verdicts, Verdict(
-        "hardware", "not-applicable", "no GPU run of shared-memory layouts and descriptors yet",
+        "hardware", "not-applicable", "the GPU runs read the catalog's layouts, not this entry",
         None, r.span))) for r in results]
+    for f in catalog_families:
+        for i in instances(f, text.canonical):
+            r = prove_instance(i)
+            results.append(replace(r, verdicts=(*r.verdicts,
+                                                hardware_verdict(i, evidence, r.span))))
     findings = list(text.findings)
     for r in results:
         for v in r.verdicts:

@@ -40,8 +40,9 @@ from ..model.smem import (
     SmemInstance,
     Swizzle,
     layout_bit_address,
+    smem_hash,
 )
-from .verdicts import Core, InternalError
+from .verdicts import Core, InternalError, Verdict
 
 TMA_MODES = ("32B", "64B", "128B")
 SWIZZLES = {"none": Swizzle(0, 4, 3), "32B": Swizzle(1, 4, 3), "64B": Swizzle(2, 4, 3),
@@ -136,3 +137,37 @@ def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
                     method="z3")
     return Core("proved", f"CU_TENSOR_MAP_SWIZZLE_{tma_mode} stores every byte where {sw} reads "
                 "it", method="z3+enumeration")
+
+
+def hardware_verdict(inst: SmemInstance, evidence: Any, span: Any) -> Verdict:
+    """What the GPU evidence says of a catalog layout: the runs built from it (their
+    ``layout_hashes["smem"]`` is its hash) -- every check bit-exact and every planted edit
+    mismatched: proved; a check that mismatched or a plant that matched: refuted with the run;
+    none: not applicable (tcgen05: no lent device runs sm_100a)."""
+    if inst.family != "wgmma":
+        return Verdict("hardware", "not-applicable", "tcgen05.mma needs sm_100a, which no lent "
+                       "device runs", None, span)
+    h = smem_hash(inst)
+    runs = [r for r in (evidence.runs if evidence is not None else ())
+            if r.layout_hashes.get("smem") == h]
+    if not runs:
+        return Verdict("hardware", "not-applicable", "no GPU run of this layout in the evidence",
+                       None, span)
+    checks = [r for r in runs if r.mode == "check"]
+    plants = [r for r in runs if r.mode == "experiment"]
+    bad = [r for r in checks if r.result != "match"] + \
+        [r for r in plants if r.result != "mismatch"]
+    if bad:
+        r = bad[0]
+        return Verdict("hardware", "refuted", f"{r.key} on {r.file.where}: {r.mode} "
+                       f"{r.result}: {r.detail}", {"key": r.key, "mode": r.mode,
+                                                    "result": r.result}, span)
+    if not checks:
+        return Verdict("hardware", "not-applicable", "no check of this layout in the evidence",
+                       None, span)
+    last = max((r.file for r in checks), key=lambda f: f.date)
+    keys = sorted({r.key for r in checks})
+    return Verdict("hardware", "proved", f"confirmed on {last.where}: {len(checks)} runs of "
+                   f"{', '.join(keys)} bit-exact with the descriptor built from this layout, "
+                   f"{len(plants)} planted edits (LBO/SBO swapped, another swizzle, K one atom "
+                   "wider) mismatched", None, span, method="gpu")

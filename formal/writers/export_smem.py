@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base.hashes import cell_table_hash_of_texts
 from ..model.smem import (
     CHUNKS,
     K_SLICE_BYTES,
@@ -30,15 +29,10 @@ from ..model.smem import (
     at_params,
     descriptor_values,
     names_in,
+    smem_hash,
 )
 
 ROWS = 64  # rows of A (m64) and of B at n64
-
-
-def smem_hash(inst: SmemInstance) -> str:
-    """The hash of a catalog layout: its bit address of every (mn, k), in CuTe's order."""
-    return cell_table_hash_of_texts(f"{inst.family}.smem", inst.id, inst.major, "addresses",
-                                    (f"{a};" for a in inst.layout.bit_addresses))
 
 
 def _choices(inst: SmemInstance) -> list[dict[str, int]]:
