@@ -535,3 +535,20 @@ def test_sarif_has_relative_uris_fingerprints_and_rule_help(
     moved = {r["partialFingerprints"]["ptxlayout/v1"]:
              r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in b["results"]}
     assert {p: moved[p] - 3 for p in prints} == dict(zip(prints, lines))
+
+
+# ---- class 7: --help says what the exit status means -----------------------------------------
+
+
+@pytest.mark.parametrize("argv", [[], ["prove"], ["extract"], ["list"], ["show"], ["draw"],
+                                  ["export"], ["diff"], ["ptx"], ["gpu"], ["evidence"],
+                                  ["audit", "cute"]])
+def test_every_help_names_the_exit_codes(argv: list[str],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run(capsys, *argv, "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert flat.endswith("exit status: 0 nothing wrong found; 1 findings (an error finding, a "
+                         "differing map or atom, stale evidence, a failed kernel); 2 a usage "
+                         "error, an input that cannot be read or nothing checked (one line on "
+                         "stderr); 130 interrupted"), out
