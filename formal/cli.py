@@ -519,7 +519,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     import argparse
 
-    from .base.console import positive
+    from .base.console import EXIT_HELP, positive
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
         description="Prove the PTX ISA's fragment layouts (mma, mma.sp, ldmatrix / stmatrix / "
@@ -687,6 +687,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true",
                    help="text: list the atoms whose operands are all equal too")
     p.set_defaults(func=cmd_audit)
+    for q in (ap, *sub.choices.values(), *asub.choices.values()):
+        q.epilog = EXIT_HELP  # what pytest, ruff and mypy users look for in --help
     return ap
 
 

@@ -500,3 +500,55 @@ def test_list_prints_ids_one_a_line(capsys: pytest.CaptureFixture[str]) -> None:
         "catalog:ldmatrix.m8n8.x4.trans.b16"]
     code, out, err = run(capsys, "list", "nothing.at.all")
     assert code == 2 and out == "" and "no layout matches 'nothing.at.all'" in err
+
+
+# ---- class 8: SARIF fit for code scanning -------------------------------------------------
+
+
+def test_sarif_has_relative_uris_fingerprints_and_rule_help(
+        tmp_path: Path, seeds: dict[str, Path], capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    monkeypatch.chdir(tmp_path)
+    text = seeds["003"].read_text(encoding="utf-8")
+    for folder, head in (("spec", ""), ("next", "\n\n\n")):  # next: the same, 3 lines down
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "s.txt").write_text(head + text, encoding="utf-8")
+
+    def sarif(name: str) -> dict:
+        code, out, _err = run(capsys, "prove", "--no-catalog", "--format", "sarif", name)
+        assert code == 1
+        return json.loads(out)["runs"][0]
+
+    a, b = sarif("spec/s.txt"), sarif("next/s.txt")
+    loc = a["results"][0]["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "spec/s.txt", "uriBaseId": "SRCROOT"}
+    for r in a["tool"]["driver"]["rules"]:
+        assert r["fullDescription"]["text"].startswith(r["shortDescription"]["text"])
+        assert r["helpUri"].endswith(f"/docs/obligations.md#{r['id']}")
+    for res in a["results"]:
+        assert a["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
+    # the alerts keep their identity when the lines move (three lines added above)
+    prints = [r["partialFingerprints"]["ptxlayout/v1"] for r in a["results"]]
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in a["results"]]
+    assert len(set(prints)) == len(prints)
+    moved = {r["partialFingerprints"]["ptxlayout/v1"]:
+             r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in b["results"]}
+    assert {p: moved[p] - 3 for p in prints} == dict(zip(prints, lines))
+
+
+# ---- class 7: --help says what the exit status means -----------------------------------------
+
+
+@pytest.mark.parametrize("argv", [[], ["prove"], ["extract"], ["list"], ["show"], ["draw"],
+                                  ["export"], ["diff"], ["ptx"], ["gpu"], ["evidence"],
+                                  ["audit", "cute"]])
+def test_every_help_names_the_exit_codes(argv: list[str],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _err = run(capsys, *argv, "--help")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert flat.endswith("exit status: 0 nothing wrong found; 1 findings (an error finding, a "
+                         "differing map or atom, stale evidence, a failed kernel); 2 a usage "
+                         "error, an input that cannot be read or nothing checked (one line on "
+                         "stderr); 130 interrupted"), out

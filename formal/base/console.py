@@ -26,6 +26,9 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as every shell reports it
+EXIT_HELP = ("exit status: 0 nothing wrong found; 1 findings (an error finding, a differing "
+             "map or atom, stale evidence, a failed kernel); 2 a usage error, an input that "
+             "cannot be read or nothing checked (one line on stderr); 130 interrupted")
 
 
 def tolerant_streams() -> None:

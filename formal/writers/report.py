@@ -30,9 +30,6 @@ from ..model.layout import Layout
 from ..prove.verdicts import OBLIGATIONS, LayoutResult, Proof, Verdict
 from .jsontext import dumps_indented
 
-TOOL_NAME = "ptxlayout"
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-
 
 def _operand_json(op: str) -> str:
     return op
@@ -336,74 +333,6 @@ def to_markdown(proof: Proof, sources: dict[str, list[str]] | None = None,
     return "\n".join(out)
 
 
-# ---- SARIF ---------------------------------------------------------------------------------------
-
-
-def report_sarif(proof: Proof, version: str = "0") -> str:
-    rules = sorted({f.kind for f in proof.findings})
-    results = []
-    for f in proof.findings:
-        results.append({
-            "ruleId": f.kind,
-            "level": "error" if f.severity == "error" else "warning",
-            "message": {"text": f.message},
-            "locations": [{
-                "physicalLocation": {
-                    "artifactLocation": {"uri": f.span.document},
-                    "region": {"startLine": max(1, f.span.line),
-                               "startColumn": max(1, f.span.column)},
-                },
-                **({"logicalLocations": [{"name": f.layout, "kind": "object"}]}
-                   if f.layout else {}),
-            }],
-            **({"properties": {"counterexample": f.counterexample, "section": f.section}}
-               if f.counterexample is not None or f.section else {}),
-            **({"suppressions": [{"kind": "external", "justification": f.accepted}]}
-               if f.accepted else {}),
-        })
-    doc = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": TOOL_NAME,
-                "version": version,
-                "informationUri": "https://github.com/ptxlayout/ptxlayout",
-                "rules": [{"id": r, "shortDescription": {"text": _RULE_TEXT.get(r, r)}}
-                          for r in rules],
-            }},
-            "results": results,
-        }],
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-_RULE_TEXT = {
-    "cases": "The cases of a formula must cover every element exactly once",
-    "guard": "A condition must admit only the elements a lane holds",
-    "in-range": "Every (lane, element) must map inside the tile",
-    "injective": "No two (lane, element) pairs may share a cell",
-    "surjective": "Every cell of the tile must be held",
-    "register-budget": "Registers x elements per register must match the tile",
-    "element-list": "The element list must be x0 .. x(n-1)",
-    "reference": "A 'same as' reference must resolve to a compatible layout",
-    "type-names": "Type names must be real and legal for the operand",
-    "sparse-chunks": "Sparse A must hold whole chunks with the stated non-zeros",
-    "metadata-coverage": "Metadata must describe every (row, chunk, slot) once",
-    "selector-range": "Metadata lanes per group must imply the selector range",
-    "hardware": "The map must match the GPU",
-    "parse": "The text must be readable",
-    "punctuation": "Element lists should be punctuated consistently",
-    "model": "Formulas must define every needed name",
-    "input": "The document must be readable text",
-    "limit": "Inputs must stay within limits",
-    "internal": "Z3 and enumeration must agree",
-    "unknown": "Every obligation must be decided",
-    "element-name": "Conditions must name this operand's elements",
-    "composes": "A producer's layout must be the consumer's, moved by the arrangement",
-}
-
-
 # ---- JUnit ---------------------------------------------------------------------------------------
 
 
@@ -470,6 +399,7 @@ def render(proof: Proof, fmt: str, sources: dict[str, list[str]] | None = None,
     if fmt == "markdown":
         return to_markdown(proof, sources, grid, figure)
     if fmt == "sarif":
+        from .sarif import report_sarif
         return report_sarif(proof, version)
     if fmt == "junit":
         return report_junit(proof)
