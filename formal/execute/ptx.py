@@ -378,6 +378,8 @@ def ptx_command(args: argparse.Namespace) -> int:
         for a in archs:
             r = by_key[v.key][a]
             label = {"ok": "ok", "failed": "FAILED", "skipped": "-", "no-ptxas": "?"}[r.status]
+            if r.status == "skipped" and r.detail.startswith("needs PTX ISA"):
+                label = f"needs-ptx-{r.detail.split()[3].rstrip(';')}"
             if r.status == "ok" and not runs_on(v, LENT_SM):
                 label = "ok (compile-only)"
             cells.append(f"{label:<14}")
@@ -386,8 +388,10 @@ def ptx_command(args: argparse.Namespace) -> int:
         first = r.detail.splitlines()[:3]
         print(f"FAILED {r.variant.key} for {r.arch}: " + " | ".join(first), file=sys.stderr)
     ok = sum(r.status == "ok" for r in results)
+    newer = [r for r in results if r.status == "skipped" and r.detail.startswith("needs PTX")]
     print(f"{ok} assembled, {len(failed)} failed, "
-          f"{sum(r.status == 'skipped' for r in results)} not for that architecture")
+          f"{sum(r.status == 'skipped' for r in results) - len(newer)} not for that architecture"
+          + (f", {len(newer)} newer than this ptxas ({newer[0].detail})" if newer else ""))
     if not ok and not failed:
         print(f"ptxlayout: no kernel is for {args.arch}: nothing was assembled", file=sys.stderr)
         return 2
