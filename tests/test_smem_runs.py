@@ -143,3 +143,34 @@ def test_a_check_that_mismatched_refutes_the_layout() -> None:
     f.runs[0] = EvidenceRun(run.key, None, "check", "match", run.layout_hashes, {}, 8, "", f)
     assert hardware_verdict(inst, Evidence([f]), None).status == "proved"
     assert hardware_verdict(inst, Evidence([]), None).status == "not-applicable"
+
+
+# ---- tcgen05: the catalog's descriptors in kernels ptxas assembles for sm_100a ----------------
+
+
+def test_tcgen05_kernels_with_the_catalogs_descriptors_assemble() -> None:
+    import re
+
+    from formal.catalog import CATALOG_DIR
+    from formal.execute.ptx import assemble, ptxas_path
+    from formal.execute.ptx_tcgen05 import KINDS, tcgen05_module
+    from formal.model.smem import descriptor_of, instances, read_smem
+    text = (CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    insts = [i for i in instances("tcgen05", read_smem(text, "l.md").canonical)
+             if i.bits in KINDS]
+    assert len(insts) == 24  # K-major 3 widths x 4 modes, M/N-major 3 x 4 (b4: block-scaled)
+    entries = [(re.sub(r"\W", "_", i.id), i.bits, descriptor_of(i), descriptor_of(i))
+               for i in insts]
+    ptx = tcgen05_module(entries)
+    k128 = next(i for i in insts if i.id == "tcgen05.smem.K-major.128B.b16")
+    assert descriptor_of(k128) == 0x4000404000010000  # the module docstring's example
+    assert "mov.b64 %rd1, 0x4000404000010000;" in ptx
+    assert ptx.count(".entry") == 24 + 8  # and a kind::i8 entry for each 8-bit layout
+    with pytest.raises(ValueError):
+        tcgen05_module([("x", 4, 0, 0)])
+    if ptxas_path() is None:
+        pytest.skip("no ptxas here")
+    ok, msg = assemble(ptx, "sm_100a")
+    assert ok, msg
+    bad = ptx.replace("tcgen05.mma.cta_group::1", "tcgen05.mma.cta_group::3", 1)
+    assert not assemble(bad, "sm_100a")[0]  # ptxas does check the text

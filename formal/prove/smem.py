@@ -77,7 +77,8 @@ class SmemResult:
 
     @property
     def ok(self) -> bool:
-        return all(v.status in ("proved", "not-applicable") for v in self.verdicts)
+        return all(v.status in ("proved", "not-applicable", "unconfirmed")
+                   for v in self.verdicts)
 
 
 @dataclass(frozen=True)
@@ -531,4 +532,7 @@ def prove_smem(text: SmemText, family: str | None = None,
             if v.status in ("refuted", "error") and v.span is not None:
                 findings.append(Finding("error", f"smem-{v.name}", v.span, f"{r.id}: {v.message}",
                                         counterexample=v.counterexample, layout=r.id))
+            elif v.status == "unconfirmed" and v.span is not None:  # as a register layout's
+                findings.append(Finding("warning", "hardware", v.span, f"{r.id}: {v.message}",
+                                        layout=r.id))
     return SmemProof(tuple(results), tuple(findings))
