@@ -151,9 +151,12 @@ def _decide(instruction: str, e: Entry) -> str:
     if e.operand == "A":  # values 2j, 2j+1 are the stored element j's two logical columns
         r, c = _a_cell(bits, t, i // 2)
         return verdict(values == 64 * k // 128 and np.all(idx == r + 64 * (2 * c + i % 2)))
-    width = 4 if bits != 32 else 2  # logical columns a metadata chunk spans
-    r, c = _meta_cell(bits, t, i // 2)
-    return verdict(values == 32 and np.all((idx % 64 == r) & (idx // 64 // width == c)))
+    # 16 two-bit fields a thread; a field describes 2 logical values (sparse_elem<8, uint8_t>)
+    # or, for tf32, 1 (sparse_elem<4, uint8_t>); a chunk spans 4 logical columns (tf32: 2)
+    per, width = (1, 2) if bits == 32 else (2, 4)
+    r, c = _meta_cell(bits, t, i // per)
+    return verdict(values == 16 * per
+                   and np.all((idx % 64 == r) & (idx // 64 // width == c)))
 
 
 def test_every_gmma_verdict_agrees_with_the_hand_evaluation(gmma: Audit) -> None:
