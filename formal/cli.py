@@ -484,11 +484,31 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
                         "shipped with ptxlayout, proofs/evidence; 'none' to leave it out)")
 
 
+def cmd_audit_triton(args: argparse.Namespace) -> int:
+    from .audit.report import render_audit
+    from .audit.triton import TritonMissing, audit_triton
+    try:
+        audit = audit_triton()
+    except TritonMissing as e:
+        print(f"ptxlayout: audit triton needs Triton's wheel: pip install 'ptxlayout[triton]' "
+              f"({e})", file=sys.stderr)
+        return EXIT_USAGE
+    _write(render_audit(audit, args.format, args.verbose, __version__), args.output)
+    counts = audit.counts()
+    if counts["equal"] + counts["differs"] == 0:
+        print("ptxlayout: audit triton: no layout could be compared with the spec",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_FINDINGS if audit.differs else EXIT_OK
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .audit import AUDIT_DEFAULT_HEADERS, audit_cute, installed_include
     from .audit.report import render_audit
+    if args.library == "triton":
+        return cmd_audit_triton(args)
     paths = list(args.paths)
     include = installed_include()
     if not paths:
@@ -686,6 +706,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE")
     p.add_argument("--verbose", "-v", action="store_true",
                    help="text: list the atoms whose operands are all equal too")
+    p.set_defaults(func=cmd_audit)
+    p = asub.add_parser("triton", help="Triton's NVIDIA MMA and dot-operand layouts, computed "
+                                       "by the installed triton package on the CPU")
+    p.add_argument("--format", choices=("text", "json", "sarif", "junit"), default="text")
+    p.add_argument("--output", "-o", metavar="FILE")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="text: list the layouts equal to the spec too")
     p.set_defaults(func=cmd_audit)
     for q in (ap, *sub.choices.values(), *asub.choices.values()):
         q.epilog = EXIT_HELP  # what pytest, ruff and mypy users look for in --help

@@ -6,7 +6,8 @@ asm selects the catalog layout of each operand (``layout_serves`` over the varia
 
     equal        CuTe's (thread, value) -> index map is the spec's
     differs      with the smallest counterexample (thread, value, CuTe's cell, the spec's)
-    not-in-spec  the catalog has no layout for the instruction (ldmatrix, stmatrix, wgmma)
+    not-in-spec  the catalog has no layout for the instruction (its message names the
+                 variant or operand missing)
     unreadable   the layout or the instruction could not be read (why)
 
 Where the catalog's correction changes an operand's layout (the spec's errata), the operand
@@ -117,7 +118,7 @@ class Audit:
                 "warnings": len(self.findings)}
 
 
-def _spec_for(layouts: Sequence[Layout], atom: Atom, operand: str) -> Layout | None:
+def spec_for(layouts: Sequence[Layout], atom: Atom, operand: str) -> Layout | None:
     v = atom.instruction.variant if atom.instruction is not None else None
     if v is None:
         return None
@@ -286,7 +287,7 @@ def audit_atom(atom: Atom) -> AtomResult:
         if v is not None and v.wgmma and op.operand in ("A", "B") and broadcast(op.layout):
             out.append(_smem_entry(op, v, atom))
             continue
-        lay = _spec_for(spec, atom, op.operand)
+        lay = spec_for(spec, atom, op.operand)
         if lay is not None and v is not None and v.sparse and v.wgmma \
                 and op.operand in ("A", "metadata"):
             out.append(_view_entry(op, lay, atom))
@@ -294,9 +295,11 @@ def audit_atom(atom: Atom) -> AtomResult:
         if lay is None:
             what = str(atom.instruction.opcode)
             if atom.instruction.variant is None:
-                msg = f"the catalog has no layouts for {what}"
+                msg = (f"the catalog's variants table has no row for {what}: no "
+                       f"{atom.instruction.head} layout of that shape and types is stated")
             else:
-                msg = f"the catalog has no {op.operand} layout for {what}"
+                msg = (f"the catalog states no {op.operand} layout of "
+                       f"{atom.instruction.variant.key}")
             out.append(Entry(op.operand, "not-in-spec", "spec", None, msg, "", cute, op.line))
             continue
         table = spec_table(lay)

@@ -1,6 +1,7 @@
 """The audit's reports: text, JSON (the contract), SARIF 2.1.0, JUnit XML.
 
-One line per operand entry in the text form, e.g.
+The text form opens with one row per instruction family (atoms; operand checks equal,
+differs, not-in-spec, unreadable), then one line per operand entry that is not equal, e.g.
 
     mma_traits_sm80.hpp:623: SM80_16x8x256_S32U1U1S32_TN_XORPOPC  mma.sync.aligned.m16n8k256...
       A    differs vs spec (mma.m16n8k256.A.b1): thread 0, value 32: CuTe says (row 8,
@@ -33,24 +34,42 @@ def _line(r: AtomResult, e: Entry) -> str:
     return f"  {what}" + (f": {e.message}" if e.message else "")
 
 
-def audit_text(audit: Audit, verbose: bool = False) -> str:
-    out: list[str] = []
-    absent: dict[str, int] = {}
+VERDICTS = ("equal", "differs", "not-in-spec", "unreadable")
+
+
+def family_table(audit: Audit) -> list[str]:
+    """One row per instruction family: atoms, and the operand checks by verdict."""
+    atoms: dict[str, int] = {}
+    ops: dict[str, dict[str, int]] = {}
     for r in audit.results:
-        interesting = verbose or any(e.verdict != "equal" or e.against != "spec"
-                                     for e in r.entries)
-        if not interesting:
+        fam = r.atom.instruction.head if r.atom.instruction is not None else "?"
+        atoms[fam] = atoms.get(fam, 0) + 1
+        row = ops.setdefault(fam, dict.fromkeys(VERDICTS, 0))
+        for e in r.entries:
+            if e.against == "spec":
+                row[e.verdict] += 1
+    head = f"{'family':<10} {'atoms':>6} " + " ".join(f"{v:>11}" for v in VERDICTS)
+    out = [head]
+    for fam in sorted(atoms):
+        out.append(f"{fam:<10} {atoms[fam]:>6} "
+                   + " ".join(f"{ops[fam][v]:>11}" for v in VERDICTS))
+    return out
+
+
+def audit_text(audit: Audit, verbose: bool = False) -> str:
+    """The family table, then every operand that is not equal to the spec (each difference
+    with its cells), then the totals; ``verbose`` lists every atom."""
+    out: list[str] = family_table(audit)
+    shown = 0
+    for r in audit.results:
+        odd = [e for e in r.entries if e.verdict != "equal" or e.against != "spec"]
+        if not verbose and not odd:
             continue
-        if not verbose and r.entries and all(e.verdict == "not-in-spec" for e in r.entries):
-            head = r.instruction.split(".", 1)[0] or "?"
-            absent[head] = absent.get(head, 0) + 1
-            continue
+        if not shown:
+            out.append("")
+        shown += 1
         out.append(f"{r.atom.file}:{r.atom.line}: {r.atom.name}  {r.instruction or '?'}")
-        out.extend(_line(r, e) for e in r.entries)
-    if absent:
-        out.append(f"({sum(absent.values())} atoms whose instruction the catalog has no "
-                   "layouts for: " + ", ".join(f"{k} {v}" for k, v in sorted(absent.items()))
-                   + "; -v lists them)")
+        out.extend(_line(r, e) for e in (r.entries if verbose else odd))
     s = audit.summary()
     ops = s["operands"]
     quiet = sum(1 for r in audit.results if all(e.verdict == "equal" for e in r.entries))
