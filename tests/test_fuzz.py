@@ -83,7 +83,7 @@ def damaged_seed(draw: Any) -> tuple[str, str]:
     text = fk.seed_text(key)
     suffix = ".md" if key in fk.MARKDOWN_SEEDS else ".txt"
     made = [R.bulleted(text, suffix), R.quoted_whole(text, suffix),
-            *R.headings_damaged(text, suffix)]
+            *R.headings_damaged(text, suffix), R.titles_without_numbers(text, suffix)]
     r = made[draw(st.integers(0, len(made) - 1))]
     return draw(fk.edited(r.text, max_edits=3)), r.suffix
 

@@ -150,7 +150,6 @@ def _lone_formula(base: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("damage, first", [
     (_without_title, "Multiplicand A:"),
-    (_title_without_number, "Multiplicand A:"),
     (_without_headings, ".u8 / .s8 A vector expression"),
     (_lone_formula, "Multiplicand A:"),
 ])
@@ -172,6 +171,21 @@ def test_a_section_that_opens_nowhere_is_named_not_passed(tmp_path: Path, base: 
              and ("vector expression" in ln or not ln.startswith("."))]
     assert f["message"].startswith(f"{len(looks)} lines that look like part of a fragment "
                                    "section were not checked: ")
+
+
+def test_a_title_without_its_number_opens_its_section(tmp_path: Path, base: list[str]) -> None:
+    """A heading is known by its words ("Matrix Fragments for mma.m16n8k16 ..."), numbered
+    or not: the section opens and reads to the same layouts and findings as numbered."""
+    code, res = prove(tmp_path, base)
+    code2, res2 = prove(tmp_path, _title_without_number(base))
+    assert res["layouts"] and code2 == code
+    def facts(r: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return sorted((la["shape"], la["operand"], tuple(la["types"]),
+                       [(o["name"], o["status"]) for o in la["obligations"]])
+                      for la in r["layouts"])
+    assert facts(res2) == facts(res)
+    assert sorted(f["kind"] for f in res2["findings"]) == sorted(f["kind"]
+                                                                 for f in res["findings"])
 
 
 def test_an_empty_operand_block_is_an_error(tmp_path: Path, base: list[str]) -> None:

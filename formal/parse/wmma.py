@@ -149,7 +149,9 @@ def _flat_cells(src: SourceText) -> list[SourceText]:
     expression ...``): the cells before the fragment sentence, and the sentence -- cut where
     the rest of the line first reads as a fragment sentence."""
     text = src.text
-    for k, ch in enumerate(text):
+    # the cells before the sentence are a few words: a cut is looked for in the first 120
+    # characters only (each try is a parse; a long paragraph is no row)
+    for k, ch in enumerate(text[:120]):
         if ch == " " and text[k + 1:k + 2].isalpha():
             rest = src.slice(k + 1)
             if try_prose(rest, "fragment_cell") is not None:
