@@ -356,7 +356,7 @@ def scale_maps(form: str) -> tuple[Any, Any, Any, Any]:
     matches): the maps as the executor takes them, data from the proved catalog."""
     import numpy as np
 
-    from .base.variants import BLOCK_SCALE_VARIANTS
+    from .base.matrix_variants import BLOCK_SCALE_VARIANTS
     from .execute.block_scale import ScaleMap
     from .model.block_scale import scale_layouts
     from .model.cells import cells

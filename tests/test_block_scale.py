@@ -234,7 +234,7 @@ HAS_PTXAS = __import__("shutil").which("ptxas") is not None
 
 
 def test_every_legal_form_has_kernels_with_selectors_from_memory() -> None:
-    from formal.base.variants import BLOCK_SCALE_VARIANTS
+    from formal.base.matrix_variants import BLOCK_SCALE_VARIANTS
     from formal.execute import ptx
     assert len(BLOCK_SCALE_VARIANTS) == 25 + 4  # mxf8f6f4: 5 x 5 types; the e2m1 forms
     forms = {(v.kind, v.shape, v.scale_vec, v.scale) for v in BLOCK_SCALE_VARIANTS}
@@ -256,7 +256,7 @@ def test_every_legal_form_has_kernels_with_selectors_from_memory() -> None:
 @pytest.mark.ptxas
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
 def test_every_legal_form_assembles_for_sm_120a_only() -> None:
-    from formal.base.variants import BLOCK_SCALE_VARIANTS
+    from formal.base.matrix_variants import BLOCK_SCALE_VARIANTS
     from formal.execute import ptx
     res = ptx.check(BLOCK_SCALE_VARIANTS, ["sm_120a", "sm_90a"], jobs=2)
     by = {(r.variant.key, r.arch): r for r in res}

@@ -34,6 +34,7 @@ from dataclasses import replace
 from typing import Any
 
 from .variants import (
+    F8F6F4_TYPES,
     MOVE_SHAPES,
     MOVES,
     PACKED_FORMATS,
@@ -284,3 +285,21 @@ __all__ = ["Variant", "move_tile", "TMEM_FAMILIES",
            "WGMMA_SP_K", "WGMMA_SP_SELECTORS", "wgmma_sp_variants", "wgmma_sp_dtypes",
            "wgmma_sp_atypes", "WGMMA_SP_VARIANTS",
            "TMEM_VARIANTS", "tmem_variants", "executed", "sparse_owed"]
+
+
+# ---- block-scaled mma.sync (PTX ISA "Block Scaling for mma.sync"): every legal form ---------
+# (kind, shape, element types, scale type, .scale_vec::NX, PTX ISA version).  Their scale-factor
+# layouts are proved in formal.prove.block_scale; their kernels pass scale-a-data, scale-b-data
+# and the byte-id / thread-id selectors per run (formal.execute.ptx).  sm_120a only: assembled,
+# never run.  .kind::mxf4nvf4 with .scale_vec::4X and .ue8m0 came with PTX ISA 9.1: ptxas 13.0
+# (PTX ISA 9.0) refuses it ("Illegal modifier '.scale_vec::4X' ... with type '.ue8m0'").
+BLOCK_SCALE_FORMS: tuple[tuple[str, str, tuple[str, ...], str, int, tuple[int, int]], ...] = (
+    ("mxf8f6f4", "m16n8k32", F8F6F4_TYPES, "ue8m0", 1, (8, 7)),
+    ("mxf4", "m16n8k64", ("e2m1",), "ue8m0", 2, (8, 7)),
+    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue8m0", 2, (8, 7)),
+    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue8m0", 4, (9, 1)),
+    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue4m3", 4, (8, 7)),
+)
+BLOCK_SCALE_VARIANTS: tuple[Variant, ...] = tuple(
+    Variant("mma", shape, a, b, "f32", "f32", 120, ptx, kind, "", "a", stype, scale_vec=vec)
+    for kind, shape, types, stype, vec, ptx in BLOCK_SCALE_FORMS for a in types for b in types)

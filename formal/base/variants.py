@@ -535,7 +535,7 @@ def _rows(instruction: str, shape: str, ab: Iterable[str], cd: Iterable[str], sm
 
 
 _FP8 = ("e4m3", "e5m2")
-_F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+F8F6F4_TYPES = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
 
 VARIANTS: tuple[Variant, ...] = tuple(
     _rows("mma", "m8n8k4", ["f16"], ["f16", "f32"], 70, (6, 4), layouts=ANY_LAYOUTS)
@@ -559,7 +559,7 @@ VARIANTS: tuple[Variant, ...] = tuple(
     + _rows("mma", "m16n8k32", ["s8", "u8"], ["s32"], 80, (7, 0), mixed=True)
     + _rows("mma", "m16n8k32", _FP8, ["f16"], 89, (8, 7), mixed=True)
     + _rows("mma", "m16n8k32", _FP8, ["f32"], 89, (8, 4), mixed=True)
-    + _rows("mma", "m16n8k32", _F8F6F4, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
+    + _rows("mma", "m16n8k32", F8F6F4_TYPES, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
             mixed=True, suffix="a")
     + _rows("mma", "m16n8k64", ["s4", "u4"], ["s32"], 80, (7, 0), mixed=True)
     + _rows("mma", "m16n8k64", ["e2m1"], ["f32"], 120, (8, 7), kind="mxf4", suffix="a",
@@ -579,7 +579,7 @@ VARIANTS: tuple[Variant, ...] = tuple(
     + _rows("mma.sp", "m16n8k64", _FP8, ["f32"], 89, (8, 5), mixed=True)
     # ptxas: "mma with F16 accumulator and F8 floating point type" is sm_120a-only when sparse
     + _rows("mma.sp", "m16n8k64", _FP8, ["f16"], 120, (8, 7), mixed=True, suffix="a")
-    + _rows("mma.sp", "m16n8k64", _F8F6F4, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
+    + _rows("mma.sp", "m16n8k64", F8F6F4_TYPES, ["f16", "f32"], 120, (8, 7), kind="f8f6f4",
             mixed=True, suffix="a")
     + _rows("mma.sp", "m16n8k64", ["s4", "u4"], ["s32"], 80, (8, 5), mixed=True)
     + _rows("mma.sp", "m16n8k128", ["s4", "u4"], ["s32"], 80, (8, 5), mixed=True)
@@ -587,23 +587,6 @@ VARIANTS: tuple[Variant, ...] = tuple(
             scale="ue8m0")
 )
 
-
-# ---- block-scaled mma.sync (PTX ISA "Block Scaling for mma.sync"): every legal form ---------
-# (kind, shape, element types, scale type, .scale_vec::NX, PTX ISA version).  Their scale-factor
-# layouts are proved in formal.prove.block_scale; their kernels pass scale-a-data, scale-b-data
-# and the byte-id / thread-id selectors per run (formal.execute.ptx).  sm_120a only: assembled,
-# never run.  .kind::mxf4nvf4 with .scale_vec::4X and .ue8m0 came with PTX ISA 9.1: ptxas 13.0
-# (PTX ISA 9.0) refuses it ("Illegal modifier '.scale_vec::4X' ... with type '.ue8m0'").
-BLOCK_SCALE_FORMS: tuple[tuple[str, str, tuple[str, ...], str, int, tuple[int, int]], ...] = (
-    ("mxf8f6f4", "m16n8k32", _F8F6F4, "ue8m0", 1, (8, 7)),
-    ("mxf4", "m16n8k64", ("e2m1",), "ue8m0", 2, (8, 7)),
-    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue8m0", 2, (8, 7)),
-    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue8m0", 4, (9, 1)),
-    ("mxf4nvf4", "m16n8k64", ("e2m1",), "ue4m3", 4, (8, 7)),
-)
-BLOCK_SCALE_VARIANTS: tuple[Variant, ...] = tuple(
-    Variant("mma", shape, a, b, "f32", "f32", 120, ptx, kind, "", "a", stype, scale_vec=vec)
-    for kind, shape, types, stype, vec, ptx in BLOCK_SCALE_FORMS for a in types for b in types)
 
 @cache
 def legal_types(instruction: str, shape: str, operand: str) -> frozenset[str]:
@@ -636,26 +619,6 @@ def selector_count(shape: str, atype: str, kind: str = "") -> int:
     lanes_needed = bits // 32  # 32 bits of metadata per contributing lane
     per_group = max(1, lanes_needed // 8)  # 8 groups of four lanes
     return 4 // per_group
-
-
-def closest(name: str, candidates: Iterable[str]) -> str | None:
-    """The candidate nearest to ``name`` by edit distance (for 'did you mean')."""
-    best, best_d = None, 3
-    for c in sorted(candidates):
-        d = _edit_distance(name, c)
-        if d < best_d:
-            best, best_d = c, d
-    return best
-
-
-def _edit_distance(a: str, b: str) -> int:
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
 
 
 # ---- which layout serves which variant --------------------------------------------------------

@@ -42,9 +42,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.matrix_variants import MATRIX_VARIANTS, TMEM_VARIANTS, WGMMA_SP_VARIANTS
-from ..base.variants import (
+from ..base.matrix_variants import (
     BLOCK_SCALE_VARIANTS,
+    MATRIX_VARIANTS,
+    TMEM_VARIANTS,
+    WGMMA_SP_VARIANTS,
+)
+from ..base.variants import (
     VARIANTS,
     Variant,
     assembles_for,

@@ -18,7 +18,6 @@ from ..base.variants import (
     PTX_TYPES,
     REGISTER_BITS,
     TYPE_BITS,
-    closest,
     legal_types,
 )
 from ..model.layout import Layout
@@ -289,3 +288,23 @@ def reference_core(lay: Layout, by_id: dict[str, Layout]) -> Core:
                          {"target": lay.reference_of, "target_tile": list(ttile),
                           "tile": list(tile)}, None, "table")
     return Core("proved", f"resolved to {lay.reference_of}", method="table")
+
+
+def closest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate nearest to ``name`` by edit distance (for 'did you mean')."""
+    best, best_d = None, 3
+    for c in sorted(candidates):
+        d = _edit_distance(name, c)
+        if d < best_d:
+            best, best_d = c, d
+    return best
+
+
+def _edit_distance(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
