@@ -143,6 +143,7 @@ def test_a_check_that_mismatched_refutes_the_layout() -> None:
     f.runs[0] = EvidenceRun(run.key, None, "check", "match", run.layout_hashes, {}, 8, "", f)
     assert hardware_verdict(inst, Evidence([f]), None).status == "proved"
     assert hardware_verdict(inst, Evidence([]), None).status == "not-applicable"
+    assert hardware_verdict(inst, None, None).message == "no GPU evidence given (--evidence)"
 
 
 # ---- tcgen05: the catalog's descriptors in kernels ptxas assembles for sm_100a ----------------

@@ -143,15 +143,18 @@ def hardware_verdict(inst: SmemInstance, evidence: Any, span: Any) -> Verdict:
     """What the GPU evidence says of a catalog layout: the runs built from it (their
     ``layout_hashes["smem"]`` is its hash) -- every check bit-exact and every planted edit
     mismatched: proved; a check that mismatched or a plant that matched: refuted with the run;
-    none: not applicable.  tcgen05: unconfirmed (a warning), no lent device runs sm_100a."""
+    none: not applicable.  tcgen05: unconfirmed (a warning), no lent device runs sm_100a.
+    Without evidence (``evidence`` None): not applicable, as for a register layout."""
+    if evidence is None:  # as a register layout's
+        return Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)",
+                       None, span)
     if inst.family != "wgmma":
         return Verdict("hardware", "unconfirmed", "unconfirmed: tcgen05.mma needs sm_100a, which "
                        "no lent device runs; not executed (a kernel with this layout's "
                        "descriptor is assembled for sm_100a by ptxas in the tests: "
                        "formal.execute.ptx_tcgen05)", None, span, "warning", "gpu")
     h = smem_hash(inst)
-    runs = [r for r in (evidence.runs if evidence is not None else ())
-            if r.layout_hashes.get("smem") == h]
+    runs = [r for r in evidence.runs if r.layout_hashes.get("smem") == h]
     if not runs:
         return Verdict("hardware", "not-applicable", "no GPU run of this layout in the evidence",
                        None, span)
