@@ -127,7 +127,7 @@ def spec_for(layouts: Sequence[Layout], atom: Atom, operand: str) -> Layout | No
         for lay in layouts if name else ():
             if matrix_layout_serves(v, name, lay.instruction, lay.shape_text, lay.operand,
                                     lay.types, lay.n_values):
-                return lay.at(v.n) if lay.n_values else lay
+                return _at_n(lay, v.n) if lay.n_values else lay
         return None
     op = SPEC_OPERAND.get(operand, "")
     for lay in layouts:
@@ -148,6 +148,19 @@ def _entry(op: Operand, against: str, lay: Layout, table: SpecTable | str,
     got: Comparison = compare_with_spec(op.layout, atom.thr_id, table)
     return Entry(op.operand, got.verdict, against, got.counterexample, got.message,
                  lay.short_id, cute, op.line)
+
+
+def _at_n(lay: Layout, n: int) -> Layout:
+    """``lay.at(n)``, its (thread, value) table cut from the largest N's: the layout at N is
+    each thread's first elements (``Layout.at``), so the table is each row's first values on
+    the 64 x N tile -- the same cells ``tv_view`` would enumerate afresh for every N."""
+    at = lay.at(n)
+    memo = at.__dict__.setdefault("_ptxlayout_audit_table", [])
+    full = spec_table(lay)
+    if not memo and not isinstance(full, str):
+        memo.append(SpecTable(at.id, at.tile[0], at.tile[1], full.swapped,
+                              tuple(row[:at.elements] for row in full.cells), full.note))
+    return at
 
 
 def _smem_entry(op: Operand, v: Variant, atom: Atom) -> Entry:
