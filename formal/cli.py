@@ -290,12 +290,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from .parse.block_scale import read_query
     from .writers.figures import render_ascii
-    facts = read_query(args.id)
-    if facts is not None:
+    try:
+        fig = _pick(args)
+    except UsageError:  # not a layout's id: a block-scaled mma opcode asks for its factors
+        from .parse.block_scale import read_query
+        facts = read_query(args.id)
+        if facts is None:
+            raise
         return _show_scale(facts)
-    _write(render_ascii(_pick(args)), None)
+    _write(render_ascii(fig), None)
     return EXIT_OK
 
 

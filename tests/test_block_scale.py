@@ -144,8 +144,8 @@ def test_equivalent_rewritings_proved(old: str, new: str) -> None:
 
 
 def test_rows_rotated_breaks_quad_locality_only() -> None:
-    from formal.api import catalog_model
     from formal.model.cells import cells
+    from formal.model.resolve import catalog_model
     a = next(f for f in catalog_model(False).layouts
              if f.instruction == "mma" and str(f.shape) == "m16n8k64" and f.operand == "A"
              and "e2m1" in f.types)

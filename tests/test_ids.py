@@ -49,9 +49,9 @@ def test_an_id_prints_as_it_always_did_and_parses_back(lid: LayoutId, text: str)
 
 
 def test_an_id_of_no_known_family_keeps_its_text() -> None:
-    lid = LayoutId.parse("doc:tcgen05.ld.32x32b.x2@a#3")
+    lid = LayoutId.parse("doc:cp.async.bulk.x2@a#3")
     assert (lid.document, lid.instruction, lid.shape, lid.for_types, lid.copy) == \
-        ("doc", "", "tcgen05.ld.32x32b.x2", ("a",), 3)
-    assert str(lid) == "doc:tcgen05.ld.32x32b.x2@a#3"
+        ("doc", "", "cp.async.bulk.x2", ("a",), 3)
+    assert str(lid) == "doc:cp.async.bulk.x2@a#3"
     assert LayoutId.parse("seed:mma.m8n8k4.A.f16.row").arrangement == "row"
     assert LayoutId.parse("seed:mma.m8n8k4.A.f16").arrangement == ""

@@ -26,8 +26,10 @@ from typing import Any
 
 from .. import __version__
 from ..base import cache as disk
+from ..base.files import FileProblem, read_limited
 from ..base.grammar_files import grammar_dir
 from .header import (
+    MAX_HEADER,
     Alias,
     CppBinOp,
     CppHeader,
@@ -207,9 +209,9 @@ def header_lie(text: str, h: CppHeader) -> str:
 def cached_header(path: str | Path) -> CppHeader:
     """``read_header(path)``, from the cache when an entry for its text passes the check."""
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    try:  # bounded, and never blocking on a FIFO: read_header names what went wrong
+        text = read_limited(Path(path), MAX_HEADER).decode("utf-8", errors="replace")
+    except (OSError, FileProblem):
         return read_header(path)
     key = header_key(text)
     file = f"{key}.json"

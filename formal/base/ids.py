@@ -62,7 +62,8 @@ class MoveInstr:
 
 # the register layouts' operand tags (wgmma's accumulator is D: it has no C operand)
 ID_OPERANDS = {"A": "A", "B": "B", "C/D": "CD", "metadata": "meta"}
-_FAMILIES = ("wgmma.sp", "wgmma", "mma.sp", "mma", *MOVE_INSTRUCTIONS)
+TMEM_INSTRUCTIONS = ("tcgen05.ld", "tcgen05.st")
+_FAMILIES = ("wgmma.sp", "wgmma", "mma.sp", "mma", *MOVE_INSTRUCTIONS, *TMEM_INSTRUCTIONS)
 _MOVE_NAME = re.compile(r"(?P<shape>m[0-9]+n[0-9]+(?:\.x[0-9]+)?(?:\.trans)?)"
                         r"\.(?P<type>b[0-9]+(?:x[0-9]+\.b[0-9]+x[0-9]+_p[0-9]+)?)"
                         r"(?:\.(?P<tail>[ad]))?")
@@ -155,6 +156,10 @@ class LayoutId:
             if m:
                 return cls(document, instruction, m["shape"], "", (m["type"],),
                            m["tail"] or "", for_types, copy)
+        elif instruction in TMEM_INSTRUCTIONS:  # tcgen05.ld.16x256b.x2.pack::16b.b16
+            shape, dot, elem = body.rpartition(".")
+            if dot and shape and elem:
+                return cls(document, instruction, shape, "", (elem,), "", for_types, copy)
         elif instruction:
             m = _REGISTER_NAME.fullmatch(body)
             if m:
