@@ -81,7 +81,9 @@ def test_the_catalog_model_is_built_once_a_process(monkeypatch: pytest.MonkeyPat
 def test_the_gpu_export_records_are_the_exports_values() -> None:
     records, errata = api.current_catalog()
     fixed, plain = api.model_of([], corrections=True), api.model_of([])
-    text = json.loads(to_json(fixed.layouts, plain.layouts))
-    assert records == expand(text["layouts"]) and errata == text["errata"]
-    assert len(records) == len(fixed.layouts) and errata
+    smem = api.smem_export()
+    text = json.loads(to_json(fixed.layouts, plain.layouts, smem))
+    # the layouts, then the shared-memory records the catalog runs are built from
+    assert records == expand(text["layouts"]) + text["smem"] and errata == text["errata"]
+    assert len(records) == len(fixed.layouts) + len(smem) and errata and len(smem) == 20
     assert all(isinstance(r["cells"], list) for r in records if "cells" in r)

@@ -64,8 +64,13 @@ def _choices(inst: SmemInstance) -> list[dict[str, int]]:
 def _layout(inst: SmemInstance, p: dict[str, int]) -> dict[str, Any]:
     lay = at_params(inst.row.layout, p, inst.bits, inst.row.swizzle)
     sw = lay.swizzle
-    return {"shape": lay.layout.shape, "stride": lay.layout.stride,
+    return {"shape": _lists(lay.layout.shape), "stride": _lists(lay.layout.stride),
             "swizzle": [sw.bits, sw.base, sw.shift]}
+
+
+def _lists(t: Any) -> Any:
+    """Nested tuples as the lists JSON reads back (the record is the same before and after)."""
+    return t if isinstance(t, int) else [_lists(x) for x in t]
 
 
 def smem_record(inst: SmemInstance) -> dict[str, Any]:
