@@ -29,6 +29,7 @@ from typing import Any
 
 import z3
 
+from ..base.ids import LayoutId
 from ..model.cells import map_of
 from ..model.layout import Layout, Model
 from ..prove.confirm import stated_in
@@ -48,12 +49,22 @@ class Change:
     hardware_message: str = ""
 
 
-def _key(lay: Layout) -> tuple[str, str, str, frozenset[str]]:
-    return (lay.instruction, str(lay.shape), lay.operand, frozenset(lay.types))
+def _key(lay: Layout) -> tuple[str, str, str, frozenset[str], tuple[str, ...]]:
+    """What pairs a layout of one revision with its counterpart in the other: the shape as
+    the instruction spells it (a move's ``m8n16.x2`` is not ``m16n16.x1.trans``, though both
+    tiles are 16 x 16), m8n8k4's register arrangement (``.row`` / ``.col``), and -- preferred,
+    not required -- the section types an accumulator is stated for (``...CD.f16@u8-s8``)."""
+    return (lay.instruction, _shape(lay), lay.operand, frozenset(lay.types),
+            LayoutId.parse(lay.id).for_types)
+
+
+def _shape(lay: Layout) -> str:
+    shape = lay.shape_name or str(lay.shape)
+    return f"{shape}.{lay.arrangement}" if lay.arrangement else shape
 
 
 def _label(lay: Layout) -> str:
-    return f"{lay.instruction}.{lay.shape}.{lay.operand}.{'-'.join(sorted(lay.types))}"
+    return f"{lay.instruction}.{_shape(lay)}.{lay.operand}.{'-'.join(sorted(lay.types))}"
 
 
 def pair(old: Sequence[Layout], new: Sequence[Layout]) -> list[tuple[Layout | None,
