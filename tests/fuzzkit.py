@@ -189,6 +189,13 @@ def check_cli(data: bytes | str, suffix: str = ".txt", *extra: str,
         code = main(["prove", str(path), "--format", "json", "--timeout", Z3_TIMEOUT_S,
                      *extra])
     seconds = time.perf_counter() - t0
+    unread = err.getvalue().startswith("ptxlayout: cannot read the input: ") \
+        and err.getvalue().count("\n") == 1 and ": error: input: " in err.getvalue()
+    if code == 2 and unread:  # not read at all (empty, binary, too big): one line, exit 2
+        message = err.getvalue().split(": error: input: ", 1)[1].strip()
+        return {"layouts": [], "relations": [], "summary": {}, "findings": [
+            {"severity": "error", "kind": "input", "line": 1, "column": 1,
+             "document": str(path), "message": message}]}
     if code not in (0, 1):
         internal = re.findall(r'"message": "(internal error[^"]*)"', out.getvalue())
         raise AssertionError(f"exit status {code}: {err.getvalue()[-2000:]} {internal[:3]}")
