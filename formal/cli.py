@@ -421,20 +421,6 @@ def cmd_gpu(args: argparse.Namespace) -> int:
     return int(record.gpu_command(args, catalog))
 
 
-def cmd_tmem(args: argparse.Namespace) -> int:
-    from .api import current_catalog
-    from .execute.devices import DeviceError
-    from .execute.gpu import make_device
-    from .execute.tmem import tmem_command
-    records = current_catalog()[0]
-    try:
-        device = make_device(args.device, records)
-    except DeviceError as exc:
-        print(f"ptxlayout tmem: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    return tmem_command(args, records, device)
-
-
 def cmd_evidence(args: argparse.Namespace) -> int:
     from .prove.evidence import Evidence
     from .writers.evidence import owed, stale
@@ -682,13 +668,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--full-table", action="store_true",
                    help="one line per variant (default: one per instruction and shape)")
     p.set_defaults(func=cmd_gpu)
-
-    p = sub.add_parser("tmem", help="run every tcgen05.ld / tcgen05.st form on a Blackwell "
-                                    "(sm_100a) device and compare every word with the catalog")
-    p.add_argument("--device", default="cuda", help="cuda, cuda:N, or fake:sm=100 (tests)")
-    p.add_argument("--only", metavar="SUBSTR", help="only forms whose key contains this")
-    p.add_argument("--trials", type=positive(int), default=2, help="random images per form")
-    p.set_defaults(func=cmd_tmem)
 
     p = sub.add_parser("evidence", help="is the GPU evidence current for the layouts? (exit 1 "
                                         "and one line per missing run when it is not)")

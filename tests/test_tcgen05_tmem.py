@@ -288,17 +288,23 @@ def test_hardware_with_another_map_is_caught_with_the_lane_and_cells(
     assert "lane 1, r0" in got[0]["detail"] and "[(8, 0)]" in got[0]["detail"]
 
 
-def test_the_tmem_command_exits_by_what_it_checked() -> None:
+def test_ptxlayout_gpu_runs_the_tmem_family_on_a_blackwell_device_only(tmp_path: Path) -> None:
     def run(*argv: str) -> tuple[int, str]:
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            code = main(["tmem", *argv])
+            code = main(["gpu", "--no-ptxas", "--trials", "2", *argv])
         return code, out.getvalue()
 
-    code, out = run("--device", "fake:sm=100", "--only", "tcgen05.st.16x128b.x2")
-    assert code == 0 and "2 of 2 forms match" in out
-    assert run("--device", "fake", "--only", "tcgen05.ld.32x32b.x1.b32")[0] == 2  # sm_90
-    assert run("--device", "fake:absent")[0] == 2
+    code, out = run("--device", "fake:sm=100", "--only", "tcgen05.st.16x128b.x2",
+                    "--record", str(tmp_path))
+    assert code == 0 and "checks: 2 match" in out
+    runs = json.loads(next(tmp_path.glob("*.json")).read_text())["runs"]
+    assert sorted((r["key"], r["result"]) for r in runs) == [
+        ("tcgen05.st.16x128b.x2.b32", "match"),
+        ("tcgen05.st.16x128b.x2.unpack::16b.b16", "match")]
+    # an sm_90 device runs none of them (assembling is off): nothing was checked, exit 2
+    code, out = run("--device", "fake", "--only", "tcgen05.ld.32x32b.x1.b32")
+    assert code == 2 and "checks: 1 not-executed" in out
 
 
 # ---- reading the sections ---------------------------------------------------------------------

@@ -67,6 +67,7 @@ import numpy as np
 from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import (
     MATRIX_VARIANTS,
+    TMEM_VARIANTS,
     WGMMA_SP_VARIANTS,
     Variant,
     runs_on,
@@ -313,3 +314,34 @@ def run_matrix(device: CupyDevice | FakeDevice | None, job: Job, task: Task,
     into the evidence's ``discovered``."""
     run, kept = run_matrix_task(device, task, job.records, job.trials, job.use_ptxas)
     return Outcome([run], kept)
+
+
+def tmem_tasks(job: Job, sm: int) -> list[Task]:
+    """The tcgen05.ld / tcgen05.st forms ``job.only`` picks: checked on a Blackwell device
+    (every word of fresh random images, ``formal.execute.tmem``), assembled for sm_100a on any
+    other (``compile``)."""
+    return [Task(v.key, "check" if runs_on(v, sm) else "compile")
+            for v in TMEM_VARIANTS if selects(job.only, v.key)]
+
+
+def run_tmem(device: CupyDevice | FakeDevice | None, job: Job, task: Task,
+             memo: dict[str, Any]) -> Outcome:
+    """One tcgen05.ld / tcgen05.st form: assembled (``compile``, as a move's), or run and
+    every word compared with its map (``tmem.check_forms``)."""
+    if task.mode == "compile":
+        return run_matrix(device, job, task, memo)
+    from .tmem import check_forms
+    seed = secrets.randbits(63)
+    got = [r for r in check_forms(device, job.records, task.key, job.trials, seed)
+           if r["key"] == task.key]
+    if not got:
+        return Outcome([_run(task.key, "check", "not-executed", "no map of this form")])
+    r = got[0]
+    try:
+        hashes = mx.hashes(mx.maps_for(variant(task.key), job.records))
+    except mx.LayoutError:
+        hashes = {}
+    run = _run(task.key, "check", r["result"], short_text(r["detail"]) or
+               f"{job.trials} trials bit-exact ({r['elements']} words)", layout_hashes=hashes)
+    run.seed, run.trials = seed, job.trials
+    return Outcome([run])

@@ -292,4 +292,10 @@ def gpu_command(args: argparse.Namespace,
     if absent:
         print("compile-only run: no device (--allow-no-device); nothing was checked")
     print(table(report, bool(getattr(args, "full_table", False))))
-    return 1 if failed(report) else 0
+    if failed(report):
+        return 1
+    if not absent and all(r.result in ("not-executed", "compiled-only") for r in report.runs):
+        print(f"ptxlayout gpu: {report.info.get('device')} ran none of the selected variants "
+              "(they need another architecture): nothing was checked", file=sys.stderr)
+        return 2
+    return 0

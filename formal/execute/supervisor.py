@@ -57,6 +57,7 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("mma", gpu.mma_tasks, gpu.run_mma),
     Family("matrix", gpu_matrix.matrix_tasks, gpu_matrix.run_matrix),
+    Family("tmem", gpu_matrix.tmem_tasks, gpu_matrix.run_tmem),
 )
 
 

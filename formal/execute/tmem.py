@@ -120,22 +120,4 @@ def check_forms(device: Any, records: Sequence[Mapping[str, Any]], only: str | N
     return out
 
 
-def tmem_command(args: Any, records: Sequence[Mapping[str, Any]], device: Any) -> int:
-    """``ptxlayout tmem [--device SPEC] [--only KEYS] [--trials N]`` on ``device``: 0 every
-    form matched bit for bit, 1 a mismatch or a form's error, 2 nothing checked."""
-    import sys
-
-    results = check_forms(device, records, args.only or "tcgen05.", args.trials)
-    for r in results:
-        print(f"{r['result']:<9} {r['key']}" + (f": {r['detail']}" if r["detail"] else ""))
-    ok = sum(r["result"] == "match" for r in results)
-    print(f"{ok} of {len(results)} forms match on {device.name}: "
-          f"{sum(r['elements'] for r in results)} words compared")
-    if not ok and all(r["result"] == "error" for r in results):
-        print("ptxlayout tmem: nothing was checked", file=sys.stderr)
-        return 2
-    return 0 if ok == len(results) else 1
-
-
-__all__ = ["TmemTrial", "trial", "expected", "differences", "emulate_tmem", "check_forms",
-           "tmem_command"]
+__all__ = ["TmemTrial", "trial", "expected", "differences", "emulate_tmem", "check_forms"]
