@@ -57,20 +57,19 @@ def read_limited(path: str | Path, limit: int = MAX_JSON) -> bytes:
         raise FileProblem(f"it is {what_it_is(st.st_mode)}, not a plain file")
     if st.st_size > limit:
         raise FileProblem(f"it is {st.st_size} bytes; the limit is {limit}")
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)  # what was opened, in case the path was swapped after the stat
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    with open(path, "rb", buffering=0,
+              opener=lambda p, flags: os.open(p, flags | nonblock)) as fh:
+        st = os.fstat(fh.fileno())  # what was opened, in case the path was swapped
         if not stat.S_ISREG(st.st_mode):
             raise FileProblem(f"it is {what_it_is(st.st_mode)}, not a plain file")
         chunks, size = [], 0
         while size <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            chunk = fh.read(min(1 << 20, limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
-    finally:
-        os.close(fd)
     if size > limit:
         raise FileProblem(f"it grew past the limit of {limit} bytes while read")
     return b"".join(chunks)

@@ -32,6 +32,7 @@ class _HTMLReader(HTMLParser):
         self.lines = text.split("\n")
         self.blocks: list[Block] = []
         self.buf: list[SourceText] = []  # the open text run, joined when it is flushed
+        self.buf_len = 0  # its characters, as read (a run past MAX_LINE stops growing)
         self.mode = "prose"  # "prose" | "heading" | "pre" | "cell" | "caption"
         self.skip = 0  # inside script/style/headerlink
         self.row: list[SourceText] | None = None
@@ -46,7 +47,7 @@ class _HTMLReader(HTMLParser):
     def _append(self, text: str, line: int, col: int) -> None:
         if not text:
             return
-        room = MAX_LINE + 1 - sum(len(p.text) for p in self.buf)
+        room = MAX_LINE + 1 - self.buf_len
         if room <= 0:
             return  # a run already over MAX_LINE is not read (read_text names it)
         text = text[:room]  # a 4 MB <p> is never held, or mapped character by character
@@ -54,9 +55,10 @@ class _HTMLReader(HTMLParser):
         if self.mode != "pre":
             piece = _squash(piece)
         self.buf.append(piece)
+        self.buf_len += len(text)
 
     def _flush(self) -> None:
-        pieces, self.buf = self.buf, []
+        pieces, self.buf, self.buf_len = self.buf, [], 0
         if not pieces:
             return
         buf = SourceText.concat(pieces)
@@ -165,6 +167,7 @@ class _HTMLReader(HTMLParser):
         line, col = self._here()
         text = blank_glyphs(htmlmod.unescape(f"&{name};"))  # &#xf0c1; as the character
         self.buf.append(SourceText.at(text, self.doc, line, col))
+        self.buf_len += len(text)
 
     def handle_charref(self, name: str) -> None:
         self.handle_entityref("#" + name)
