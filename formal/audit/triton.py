@@ -41,7 +41,7 @@ class TritonMissing(Exception):
 
 
 @dataclass(frozen=True)
-class Case:
+class TritonCase:
     """One Triton layout and the spec operand it must equal."""
 
     name: str
@@ -56,24 +56,24 @@ class Case:
 _MMA = "mma.sync.aligned.{s}.row.col.{d}.{a}.{a}.{d}"
 _WGMMA = "wgmma.mma_async.sync.aligned.m64n{n}k{k}.{d}.{a}.{a}"
 
-CASES: tuple[Case, ...] = (
-    Case("MMAv2 accumulator (f32)", 2, "C", (16, 8), 0,
+CASES: tuple[TritonCase, ...] = (
+    TritonCase("MMAv2 accumulator (f32)", 2, "C", (16, 8), 0,
          _MMA.format(s="m16n8k16", d="f32", a="f16")),
-    Case("MMAv2 dot operand A, k_width 2 (f16)", 2, "A", (16, 16), 2,
+    TritonCase("MMAv2 dot operand A, k_width 2 (f16)", 2, "A", (16, 16), 2,
          _MMA.format(s="m16n8k16", d="f32", a="f16")),
-    Case("MMAv2 dot operand B, k_width 2 (f16)", 2, "B", (16, 8), 2,
+    TritonCase("MMAv2 dot operand B, k_width 2 (f16)", 2, "B", (16, 8), 2,
          _MMA.format(s="m16n8k16", d="f32", a="f16")),
-    Case("MMAv2 dot operand A, k_width 1 (tf32)", 2, "A", (16, 8), 1,
+    TritonCase("MMAv2 dot operand A, k_width 1 (tf32)", 2, "A", (16, 8), 1,
          _MMA.format(s="m16n8k8", d="f32", a="tf32")),
-    Case("MMAv2 dot operand B, k_width 1 (tf32)", 2, "B", (8, 8), 1,
+    TritonCase("MMAv2 dot operand B, k_width 1 (tf32)", 2, "B", (8, 8), 1,
          _MMA.format(s="m16n8k8", d="f32", a="tf32")),
-    Case("MMAv2 dot operand A, k_width 4 (s8)", 2, "A", (16, 32), 4,
+    TritonCase("MMAv2 dot operand A, k_width 4 (s8)", 2, "A", (16, 32), 4,
          _MMA.format(s="m16n8k32", d="s32", a="s8")),
-    Case("MMAv2 dot operand B, k_width 4 (s8)", 2, "B", (32, 8), 4,
+    TritonCase("MMAv2 dot operand B, k_width 4 (s8)", 2, "B", (32, 8), 4,
          _MMA.format(s="m16n8k32", d="s32", a="s8")),
-    Case("MMAv3 dot operand A, k_width 2 (f16)", 3, "A", (64, 16), 2,
+    TritonCase("MMAv3 dot operand A, k_width 2 (f16)", 3, "A", (64, 16), 2,
          _WGMMA.format(n=64, k=16, d="f32", a="f16"), 64),
-    *(Case(f"MMAv3 accumulator, N = {n}", 3, "C", (64, n), 0,
+    *(TritonCase(f"MMAv3 accumulator, N = {n}", 3, "C", (64, n), 0,
            _WGMMA.format(n=n, k=16, d="f32", a="f16"), n) for n in (8, 16, 64, 128, 256)),
 )
 
@@ -98,7 +98,7 @@ def _builder() -> tuple[Any, Any, Any]:
     return ctx, gluon_ir.GluonOpBuilder(ctx), gl
 
 
-def _layout(gl: Any, case: Case) -> Any:
+def _layout(gl: Any, case: TritonCase) -> Any:
     if case.version == 2:
         parent = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1, 1],
                                            instr_shape=[16, 8])
@@ -172,7 +172,7 @@ def audit_triton() -> Audit:
     return Audit(tuple(results))
 
 
-def _entry(case: Case, got: np.ndarray, table: Any, lid: str, text: str) -> Entry:
+def _entry(case: TritonCase, got: np.ndarray, table: Any, lid: str, text: str) -> Entry:
     want = spec_cells(table, list(range(len(table.cells))))
     found = first_difference(got, want)
     if found is None:
