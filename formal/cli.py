@@ -392,12 +392,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f.format(), file=sys.stderr)
     result = diff_models(old, new, with_catalog_tables(_options(args, bar)))
     _write(render_diff(result, args.format), args.output)
-    # a map that differs, one the new revision no longer states, or one that could not be
-    # compared (its new formula no longer parses) is not a pass: nothing checked it is equal
     return EXIT_FINDINGS if any(r.kind in DIFF_FAILS for r in result) else EXIT_OK
 
 
-DIFF_FAILS = ("different-map", "removed", "not-comparable")
+# a map that differs, one the new revision no longer states, or one that could not be compared
+DIFF_FAILS = ("different-map", "removed", "not-comparable")  # (nothing checked it is equal)
 
 
 def cmd_ptx(args: argparse.Namespace) -> int:
@@ -413,42 +412,16 @@ def cmd_ptx(args: argparse.Namespace) -> int:
 def cmd_gpu(args: argparse.Namespace) -> int:
     import importlib
     record = importlib.import_module("formal.execute.record")  # numpy (and CuPy) only
-    catalog = None
-    if not args.layouts:
-        # the prover is installed here: the catalog as data, as an export would carry it
-        from .api import current_catalog
-        catalog = current_catalog()
-    return int(record.gpu_command(args, catalog))
+    if args.layouts:  # the GPU machine: numpy and CuPy only, the layouts an export
+        return int(record.gpu_command(args, None))
+    from .api import current_catalog  # the prover is here: the catalog as an export carries it
+    return int(record.gpu_command(args, current_catalog()))
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from .prove.evidence import Evidence
-    from .writers.evidence import owed, stale
-    try:
-        ev = Evidence.load(args.evidence)
-    except (OSError, ValueError) as exc:
-        print(f"ptxlayout: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    target = args.sm or ev.sm or 90
-    if not owed(target):
-        print(f"ptxlayout evidence: no variant of the table runs on sm_{target}: nothing would "
-              "be checked", file=sys.stderr)
-        return EXIT_USAGE
-    if args.layouts:
-        from .execute.record import load_export
-        try:
-            records, errata = load_export(args.layouts)
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{args.layouts}: not a layouts export ({exc})") from exc
-    else:
-        from .api import current_catalog
-        records, errata = current_catalog()
-    lines = stale(ev, records, args.sm, errata)
-    for line in lines:
-        print(line)
-    print(f"{len(lines)} stale of the variants sm_{args.sm or ev.sm or 90} runs "
-          f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
-    return EXIT_FINDINGS if lines else EXIT_OK
+    from .api import current_catalog
+    from .writers.evidence import evidence_command
+    return evidence_command(args, current_catalog)
 
 
 def _common_doc_args(p: argparse.ArgumentParser) -> None:
@@ -474,56 +447,9 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
                         "shipped with ptxlayout, proofs/evidence; 'none' to leave it out)")
 
 
-def cmd_audit_triton(args: argparse.Namespace) -> int:
-    from .audit.report import render_audit
-    from .audit.triton import TritonMissing, audit_triton
-    try:
-        audit = audit_triton()
-    except TritonMissing as e:
-        print(f"ptxlayout: audit triton needs Triton's wheel: pip install 'ptxlayout[triton]' "
-              f"({e})", file=sys.stderr)
-        return EXIT_USAGE
-    _write(render_audit(audit, args.format, args.verbose, __version__), args.output)
-    counts = audit.counts()
-    if counts["equal"] + counts["differs"] == 0:
-        print("ptxlayout: audit triton: no layout could be compared with the spec",
-              file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_FINDINGS if audit.differs else EXIT_OK
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .audit import AUDIT_DEFAULT_HEADERS, audit_cute, installed_include
-    from .audit.report import render_audit
-    if args.library == "triton":
-        return cmd_audit_triton(args)
-    paths = list(args.paths)
-    include = installed_include()
-    if not paths:
-        if include is None:
-            print("ptxlayout: audit cute needs CUTLASS headers: pip install "
-                  "'ptxlayout[cutlass]', or give an include directory or headers",
-                  file=sys.stderr)
-            return EXIT_USAGE
-        paths = [str(Path(include) / "cute" / "atom" / h) for h in AUDIT_DEFAULT_HEADERS]
-    audit = audit_cute(paths, [Path(include)] if include else [])
-    if not audit.results:
-        for f in audit.findings:
-            print(f.format(), file=sys.stderr)
-        print("ptxlayout: audit cute: no MMA_Traits or Copy_Traits atom in "
-              + " ".join(args.paths or paths[:1]), file=sys.stderr)
-        return EXIT_USAGE
-    _write(render_audit(audit, args.format, args.verbose, __version__), args.output)
-    counts = audit.counts()
-    if counts["equal"] + counts["differs"] == 0:
-        # atoms found, but no operand of theirs compared with the spec: nothing was checked
-        print(f"ptxlayout: audit cute: no operand of the {len(audit.results)} atom(s) could "
-              f"be compared with the spec ({counts['unreadable']} unreadable, "
-              f"{counts['not-in-spec']} not in the spec)", file=sys.stderr)
-        return EXIT_USAGE
-    return EXIT_FINDINGS if audit.differs else EXIT_OK
+    from .audit.command import audit_command
+    return audit_command(args, _write)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -140,3 +140,37 @@ def _current(v: Any, records: Sequence[Mapping[str, Any]]) -> dict[str, str] | N
 
 def _packed_with(r: EvidenceRun, want: Mapping[str, str]) -> bool:
     return all(r.layout_hashes.get(op) == h for op, h in want.items())
+
+
+def evidence_command(args: Any, catalog: Any) -> int:
+    """``ptxlayout evidence DIR [--layouts JSON] [--sm N]``: one line per variant whose run is
+    missing or stale, against ``--layouts`` or ``catalog()`` (the current catalog's records and
+    errata); 0 none, 1 some, 2 unreadable evidence or nothing that would be checked."""
+    import sys
+
+    from ..prove.evidence import Evidence
+    try:
+        ev = Evidence.load(args.evidence)
+    except (OSError, ValueError) as exc:
+        print(f"ptxlayout: {exc}", file=sys.stderr)
+        return 2
+    target = args.sm or ev.sm or 90
+    if not owed(target):
+        print(f"ptxlayout evidence: no variant of the table runs on sm_{target}: nothing would "
+              "be checked", file=sys.stderr)
+        return 2
+    if args.layouts:
+        from ..execute.record import load_export
+        try:
+            records, errata = load_export(args.layouts)
+        except (OSError, ValueError) as exc:
+            print(f"ptxlayout: {args.layouts}: not a layouts export ({exc})", file=sys.stderr)
+            return 2
+    else:
+        records, errata = catalog()
+    lines = stale(ev, records, args.sm, errata)
+    for line in lines:
+        print(line)
+    print(f"{len(lines)} stale of the variants sm_{args.sm or ev.sm or 90} runs "
+          f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
+    return 1 if lines else 0
