@@ -191,11 +191,8 @@ def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def smem_export() -> list[dict[str, Any]]:
     """The catalog's wgmma shared-memory layouts as export records (``writers.export_smem``):
     what ``formal.execute.smem_runs`` builds its descriptors and images from."""
-    from . import catalog
-    from .model.smem import instances, read_smem
-    from .writers.export_smem import smem_records
-    text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
-    return smem_records(instances("wgmma", read_smem(text, SMEM_CATALOG).canonical))
+    from .writers.export_smem import catalog_smem_records
+    return catalog_smem_records()
 
 
 def find(layouts: Sequence[Layout], query: str) -> list[Layout]:

@@ -258,12 +258,14 @@ def check_nothing_dropped(raw: bytes, name: str, model: Any, proof: Any) -> list
                 for seg in c.source.segments}
         if used:  # the block's program: its first formula line to its last
             read |= set(range(min(used), max(used) + 1))
-    named = {f.span.line for f in proof.findings
-             if f.severity == "error" and f.span.document == name}
-    for f in proof.findings:  # an error that lists the lines it leaves unchecked
+    # an error names its line; so does an 'unattached' warning (a formula block no layout
+    # takes, e.g. one a later 'row =' replaces: named, never silent)
+    naming = [f for f in proof.findings if f.span.document == name
+              and (f.severity == "error" or f.kind == "unattached")]
+    named = {f.span.line for f in naming}
+    for f in naming:  # a finding that lists the lines it leaves unchecked
         cex = f.counterexample
-        if f.severity == "error" and f.span.document == name and isinstance(cex, dict) \
-                and isinstance(cex.get("lines"), list):
+        if isinstance(cex, dict) and isinstance(cex.get("lines"), list):
             named |= set(cex["lines"])
     dropped = [k for k in lines if k not in read and k not in named]
     assert not dropped, f"formula lines dropped without a finding: {dropped[:10]}"

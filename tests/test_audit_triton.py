@@ -73,10 +73,11 @@ def test_without_triton_the_command_names_the_extra(monkeypatch: pytest.MonkeyPa
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     real = builtins.__import__
 
-    def no_triton(name: str, *a: Any, **k: Any) -> Any:
-        if name == "triton" or name.startswith("triton."):
+    def no_triton(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
+                  level: int = 0) -> Any:  # the top-level package only, not formal.audit.triton
+        if level == 0 and (name == "triton" or name.startswith("triton.")):
             raise ImportError("No module named 'triton'")
-        return real(name, *a, **k)
+        return real(name, globals, locals, fromlist, level)
 
     monkeypatch.setattr(builtins, "__import__", no_triton)
     assert main(["audit", "triton"]) == 2

@@ -101,3 +101,12 @@ def smem_record(inst: SmemInstance) -> dict[str, Any]:
 def smem_records(instances: list[SmemInstance]) -> list[dict[str, Any]]:
     """The records of the wgmma layouts among ``instances`` (tcgen05's are not run here)."""
     return [smem_record(i) for i in instances if i.family == "wgmma"]
+
+
+def catalog_smem_records() -> list[dict[str, Any]]:
+    """The embedded catalog's wgmma shared-memory layouts as export records: what
+    ``formal.execute.smem_runs`` builds its descriptors and images from."""
+    from .. import catalog
+    from ..model.smem import instances, read_smem
+    text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    return smem_records(instances("wgmma", read_smem(text, "catalog/smem/layouts.md").canonical))
