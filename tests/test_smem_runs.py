@@ -124,8 +124,8 @@ def test_the_h100_evidence_confirms_every_wgmma_catalog_layout() -> None:
     got = {i.id: hardware_verdict(i, ev, None) for i in _wgmma_instances()}
     assert len(got) == 20 and {v.status for v in got.values()} == {"proved"}
     msg = got["wgmma.smem.MN-major.128B.b16"].message
-    assert "6 runs of wgmma.m64n64k16.f32.bf16.bf16.ss, wgmma.m64n64k16.f32.f16.f16.ss" in msg
-    assert "4 planted edits" in msg  # M/N-major: no K-wider plant
+    assert "12 runs of wgmma.m64n64k16.f32.bf16.bf16.ss, wgmma.m64n64k16.f32.f16.f16.ss" in msg
+    assert "8 planted edits" in msg  # two evidence files; M/N-major: no K-wider plant
     assert "NVIDIA H100" in msg
 
 
