@@ -26,6 +26,7 @@ import numpy as np
 
 from ..model.cute import CuteLayout, flat_modes, size
 from .project import InternalError, Layout, tv_view
+from .views import axis_index
 
 Cell = tuple[int, int]
 
@@ -190,17 +191,7 @@ def index_array(cute: CuteLayout) -> np.ndarray:
     """CuTe's index of every (thread, value) of a rank-2 layout, as a threads x values array
     (each flat digit times its stride, summed: the layout function, vectorized)."""
 
-    def axis(mode: CuteLayout) -> np.ndarray:
-        n = mode.size
-        x = np.arange(n, dtype=np.int64)
-        out = np.zeros(n, dtype=np.int64)
-        place = 1
-        for s, d in flat_modes(mode.shape, mode.stride):
-            out += ((x // place) % s) * d
-            place *= s
-        return out
-
-    return axis(cute.mode(0))[:, None] + axis(cute.mode(1))[None, :]
+    return axis_index(cute.mode(0))[:, None] + axis_index(cute.mode(1))[None, :]
 
 
 def first_difference(got: np.ndarray, want: np.ndarray) \

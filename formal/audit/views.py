@@ -34,7 +34,8 @@ from ..model.cute import CuteLayout, flat_modes
 Cells = np.ndarray  # threads x values x 2
 
 
-def _axis(mode: CuteLayout) -> np.ndarray:
+def axis_index(mode: CuteLayout) -> np.ndarray:
+    """CuTe's index of every coordinate of one mode: each flat digit times its stride."""
     n = mode.size
     x = np.arange(n, dtype=np.int64)
     out = np.zeros(n, dtype=np.int64)
@@ -57,7 +58,7 @@ def whole_tile(cute: CuteLayout, rows: int, cols: int, swapped: bool) \
         -> tuple[int, int, tuple[int, int] | None, tuple[int, int] | None] | None:
     """The first (thread, value) whose index is not the value itself on a rows x cols tile
     (``swapped``: CuTe's first coordinate is the tile's column, B), else None."""
-    t_idx, v_idx = _axis(cute.mode(0)), _axis(cute.mode(1))
+    t_idx, v_idx = axis_index(cute.mode(0)), axis_index(cute.mode(1))
     cells = rows * cols
 
     def cell(i: int) -> tuple[int, int]:

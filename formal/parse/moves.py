@@ -340,7 +340,7 @@ def _read_sentence(src: SourceText, instruction: str, facts: list[MoveFact],
                                 message=f"{f.message}; {_UNCHECKED.format(ins=instruction)}"))
 
 
-def _table_text(rows: list[Block]) -> SourceText:
+def table_text(rows: list[Block]) -> SourceText:
     """Consecutive table rows as one text: cells joined by ' | ', each keeping its place."""
     parts: list[SourceText] = []
     for r in rows:
@@ -371,7 +371,7 @@ def parse_moves(section: Section, findings: list[Finding]) -> ParsedMoves | None
             j = k + 1
             while j < len(body) and body[j].kind == "row" and not body[j].header:
                 j += 1
-            table = _table_text(body[k:j])
+            table = table_text(body[k:j])
             value = _try(table, "move_table")
             if isinstance(value, MoveFact):
                 facts.append(value)

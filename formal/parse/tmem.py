@@ -26,8 +26,9 @@ from lark.exceptions import UnexpectedInput, VisitError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, warning
-from ..text.blocks import Block, Section
+from ..text.blocks import Section
 from .grammars import MAX_LINE
+from .moves import table_text
 
 TMEM_STARTS = ("tmem_heading", "paragraph", "tmem_sentence", "tmem_table")
 
@@ -145,18 +146,6 @@ def _sentences(src: SourceText) -> list[SourceText]:
     return out
 
 
-def _table_text(rows: list[Block]) -> SourceText:
-    """Consecutive table rows as one text: cells joined by ' | ', each keeping its place."""
-    parts: list[SourceText] = []
-    for r in rows:
-        for cell in (r.cells or (r.text,)):
-            if parts:
-                end = parts[-1].span(max(0, len(parts[-1].text) - 1))
-                parts.append(SourceText(" | ", cell.document, ((0, end.line, end.column + 1),)))
-            parts.append(cell)
-    return SourceText.concat(parts)
-
-
 def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
     """A tcgen05 tensor-memory section's heading, tables and sentences, read."""
     heading = _try(section.title.strip(), "tmem_heading")
@@ -169,7 +158,7 @@ def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
             j = k + 1
             while j < len(body) and body[j].kind == "row" and not body[j].header:
                 j += 1
-            value = _try(_table_text(body[k:j]), "tmem_table")
+            value = _try(table_text(body[k:j]), "tmem_table")
             if isinstance(value, TmemFact):
                 facts.append(value)
             k = j
