@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
+from ..base.hashes import cell_table_hash_of_texts, formula_hash
 from ..base.source import Finding, Span
 from ..model.smem import (
     CHUNKS,
@@ -53,6 +54,7 @@ from ..model.smem import (
     descriptor_of,
     instances,
     names_in,
+    smem_hash,
 )
 from .smem_descriptor import descriptor_core, hardware_verdict, tma_core
 from .verdicts import Core, Verdict
@@ -74,6 +76,11 @@ class SmemResult:
     shape: str = ""
     types: tuple[str, ...] = ()
     tile: tuple[int, ...] = ()
+    # what the proof ledger keeps of it (``formal.writers.ledger``): the hash of what the text
+    # states (layout, swizzle, parameters, fields), and of the bit address of every element
+    # where there is one (the ``smem`` hash a GPU run names)
+    formula: str = ""
+    map: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -324,6 +331,31 @@ def encoding_core(ex: Example, name: str, kind: str, shift: int, stated: int) ->
     return Core("proved", f"{name} = {v} bytes, {v} >> {shift} = {stated}", method="arithmetic")
 
 
+def stated_hash(kind: str, *parts: Any) -> str:
+    """The ledger's ``formula`` of a shared-memory entry: each part as written (a layout's
+    text, its swizzle, a parameter, a field), so an edit of any of them changes it."""
+    return formula_hash(f"smem|{kind}", [(kind, [(repr(p), "") for p in parts])])
+
+
+def addresses_hash(kind: str, lay: SwizzledLayout) -> str:
+    """The ledger's ``map`` of a layout at its parameters: every element's bit address."""
+    return cell_table_hash_of_texts("smem", kind, "", "addresses",
+                                    (f"{a};" for a in lay.bit_addresses))
+
+
+def _example_hashes(ex: Example, params: dict[str, int], bits: int) -> tuple[str, str | None]:
+    parts = (ex.exact.text if ex.exact else None, ex.canonical.text if ex.canonical else None,
+             sorted(params.items()),
+             [(e.name, e.kind, e.shift, e.stated) for e in ex.encodings])
+    lay = None
+    if ex.exact is not None and bits:
+        try:
+            lay = addresses_hash("example", at_params(ex.exact, params, bits))
+        except KeyError:  # a name the parameters lack: no map, the verdicts say why
+            lay = None
+    return stated_hash("example", *parts), lay
+
+
 def prove_example(ex: Example, rows: tuple[CanonicalRow, ...], family: str) -> SmemResult:
     rid = f"{family}.smem.example.{ex.major}-major.{ex.mode}.{ex.type}"
     shape = f"{ex.major}-major {ex.mode}"
@@ -331,7 +363,8 @@ def prove_example(ex: Example, rows: tuple[CanonicalRow, ...], family: str) -> S
     if ex.exact is None or ex.canonical is None:
         vs.append(Verdict("exact-layout", "error", "not checked: the example states no "
                           f"{'exact' if ex.exact is None else 'canonical'} layout", None, ex.span))
-        return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs), shape, (ex.type,))
+        return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs), shape, (ex.type,),
+                          formula=_example_hashes(ex, {}, 0)[0])
     _, where, _ = _params(ex)
     core, who = exact_core(ex, _row_for(ex, rows))
     span = ex.exact.span
@@ -361,7 +394,9 @@ def prove_example(ex: Example, rows: tuple[CanonicalRow, ...], family: str) -> S
     tile: tuple[int, ...] = ()
     if bits:
         tile = at_params(ex.exact, params, bits).extent
-    return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs), shape, (ex.type,), tile)
+    formula, addresses = _example_hashes(ex, params, bits)
+    return SmemResult(rid, f"{family}.smem", ex.span, tuple(vs), shape, (ex.type,), tile,
+                      formula, addresses)
 
 
 # ---- tables ----------------------------------------------------------------------------------
@@ -393,11 +428,15 @@ def prove_tables(text: SmemText, family: str) -> list[SmemResult]:
                                row.layout.span))
         out.append(SmemResult(f"{family}.smem.canonical.{row.major}-major.{row.mode}",
                               f"{family}.smem", row.layout.span, tuple(vs),
-                              f"{row.major}-major {row.mode}"))
+                              f"{row.major}-major {row.mode}",
+                              formula=stated_hash("canonical", row.layout.text, row.swizzle,
+                                                  atom.dims if atom else None)))
     for fam in sorted({f.family for f in text.fields}):
         rows = [f for f in text.fields if f.family == fam]
         out.append(SmemResult(f"{fam}.smem.descriptor", f"{fam}.smem", rows[0].span,
-                              (_fields_verdict(fam, rows),), "descriptor"))
+                              (_fields_verdict(fam, rows),), "descriptor",
+                              formula=stated_hash("descriptor", *(
+                                  (r.lo, r.hi, r.size, r.constant, r.description) for r in rows))))
     return out
 
 
@@ -500,7 +539,10 @@ def prove_instance(inst: SmemInstance) -> SmemResult:
               if inst.mode != "none" else
               _skipped("tma-swizzle", "no swizzle: the TMA writes the box as it is", span))
     return SmemResult(inst.id, f"{inst.family}.smem", span, tuple(vs),
-                      f"{inst.major}-major {inst.mode}", inst.types, inst.layout.extent)
+                      f"{inst.major}-major {inst.mode}", inst.types, inst.layout.extent,
+                      stated_hash("layout", inst.row.layout.text, inst.row.swizzle,
+                                  sorted(inst.params.items()), inst.bits),
+                      smem_hash(inst))
 
 
 def family_of(text: SmemText) -> str:

@@ -54,11 +54,34 @@ def snapshot(model: Model, proof: Proof) -> dict[str, Any]:
             "source": lay.source,
             "obligations": {v.name: v.status for v in r.verdicts},
         }
+    for sr in proof.smem:  # the shared-memory layouts, examples and tables
+        names = _numbered(v.name for v in sr.verdicts)
+        layouts[smem_key(sr)] = {"formula": sr.formula, "map": sr.map, "source": "smem",
+                                 "obligations": {n: v.status
+                                                 for n, v in zip(names, sr.verdicts)}}
     findings = sorted((_finding_key(f) for f in proof.findings),
                       key=lambda d: (d["document"], d["line"], d["column"], d["kind"],
                                      d["message"]))
     return {"documents": [{"name": n, "sha256": h} for n, h in docs],
             "layouts": dict(sorted(layouts.items())), "findings": findings}
+
+
+def smem_key(sr: Any) -> str:
+    """A shared-memory entry's ledger key: ``catalog:wgmma.smem.K-major.128B.b16`` for the
+    embedded catalog's, ``<document name>:<id>`` for a document's."""
+    doc = sr.span.document
+    return f"{'catalog' if doc.startswith('catalog/') else Path(doc).name}:{sr.id}"
+
+
+def _numbered(names: Any) -> list[str]:
+    """Obligation names, a repeated one numbered (an example's two ``encoding`` verdicts,
+    LBO's and SBO's, are ``encoding`` and ``encoding#2``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
 
 
 def write_ledger(directory: str | Path, model: Model, proof: Proof) -> Path:
