@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 from formal.cli import main
 from tests import smem_sections as S
@@ -72,3 +73,26 @@ def test_the_catalog_ledger_has_every_shared_memory_layout() -> None:
     assert {f"catalog:{i.id}" for i in insts} <= set(smem)
     one = prove_instance(insts[0])
     assert smem[f"catalog:{insts[0].id}"]["map"] == one.map
+
+
+# ---- stale GPU evidence of a shared-memory layout -------------------------------------------
+
+
+def test_evidence_flags_a_shared_memory_layout_changed_since_its_runs() -> None:
+    from formal.prove.evidence import Evidence
+    from formal.writers.export_smem import catalog_smem_records, stale_smem
+
+    ev = Evidence.load(Path("proofs/evidence"))
+    records = catalog_smem_records()
+    assert len(records) == 20 and stale_smem(ev, records) == []  # every wgmma layout current
+    # one layout's addresses changed (its hash is no run's): that layout, and only it, is named
+    edited = [dict(r, map_hash="0123456789abcdef") if r["id"] == "wgmma.smem.K-major.128B.b16"
+              else r for r in records]
+    lines = stale_smem(ev, edited)
+    assert len(lines) == 1 and lines[0].startswith(
+        "wgmma.smem.K-major.128B.b16: no hardware run of the current shared-memory layout "
+        "(smem 0123456789abcdef; the layout changed since the runs of 2026-11-25)")
+    # a device that runs no wgmma owes none; evidence with no shared-memory run owes none yet
+    assert stale_smem(ev, edited, sm=80) == []
+    older = SimpleNamespace(runs=[r for r in ev.runs if not r.layout_hashes.get("smem")])
+    assert stale_smem(older, edited) == []

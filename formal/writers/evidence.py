@@ -75,7 +75,8 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
                     out.append(f"{label}: the spec's erratum layout {lid} as written gave "
                                f"'{ran[-1].result}' on {ran[-1].file.where}, not the "
                                "mismatch that refutes it")
-    return out + _stale_matrix(evidence, records, target)
+    from .export_smem import stale_smem
+    return out + _stale_matrix(evidence, records, target) + stale_smem(evidence, records, target)
 
 
 def owed(sm: int) -> int:

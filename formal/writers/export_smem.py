@@ -15,11 +15,13 @@ planted "K slice too wide" edit.  A worked example, K-major, 128B, f16, dense:
 
 (``lbo`` 16: the field the layout does not use holds the spec's "assumed 1").  ``map_hash``
 is the hash of the catalog layout's addresses at the catalog's parameters, the name a run's
-evidence gives the layout it confirms.
+evidence gives the layout it confirms; ``stale_smem`` names each layout whose hash no
+bit-exact run (and no mismatched planted edit) of the evidence carries any more.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model.smem import (
@@ -110,3 +112,33 @@ def catalog_smem_records() -> list[dict[str, Any]]:
     from ..model.smem import instances, read_smem
     text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
     return smem_records(instances("wgmma", read_smem(text, "catalog/smem/layouts.md").canonical))
+
+
+def stale_smem(evidence: Any, records: Sequence[Mapping[str, Any]], sm: int = 90) -> list[str]:
+    """The wgmma shared-memory layouts among ``records`` that the evidence (a
+    ``formal.prove.evidence.Evidence``) no longer confirms, one line each: no ``check`` run
+    built from the layout's current ``map_hash`` (its ``layout_hashes["smem"]``) matched, or
+    none of its planted edits mismatched.  Owed only where the device runs wgmma (sm_90) and
+    once the evidence holds any shared-memory run (the first device run switches it on, as
+    for wgmma.sp): a layout edited since then is named with the date of the last run."""
+    runs = [r for r in evidence.runs if r.layout_hashes.get("smem")]
+    if sm != 90 or not runs:
+        return []
+    last = max(r.file.date for r in runs)[:10]
+    out = []
+    for rec in records:
+        if rec.get("instruction") != "wgmma.smem":
+            continue
+        h = str(rec.get("map_hash") or "")
+        mine = [r for r in runs if r.layout_hashes["smem"] == h]
+        checks = [r for r in mine if r.mode == "check"]
+        if not checks:
+            out.append(f"{rec['id']}: no hardware run of the current shared-memory layout "
+                       f"(smem {h}; the layout changed since the runs of {last})")
+        elif not any(r.result == "match" for r in checks):
+            out.append(f"{rec['id']}: no hardware match for the current shared-memory layout "
+                       f"(last run {checks[-1].result}; smem {h})")
+        elif not any(r.mode == "experiment" and r.result == "mismatch" for r in mine):
+            out.append(f"{rec['id']}: no planted edit of the current shared-memory layout "
+                       f"mismatched on hardware (smem {h})")
+    return out
