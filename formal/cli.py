@@ -366,10 +366,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         as_written = model_of(args.docs, args.max_size, not args.no_catalog, False,
                               _reading(bar))
         errata = list(as_written.layouts)
-    smem = None
-    if args.format == "json" and not args.ids and not args.no_catalog:
-        from .api import smem_export  # the catalog's wgmma smem layouts, for the GPU runs
-        smem = smem_export()
+    from .api import smem_export  # the catalog's wgmma smem layouts, for the GPU runs
+    smem = smem_export() if args.format == "json" and not args.ids and not args.no_catalog \
+        else None
     text, problems = export.export(layouts, args.format, errata, smem)
     _write(text, args.output)
     for p in problems:
@@ -670,7 +669,9 @@ def _main(argv: Sequence[str] | None) -> int:
         for where in (getattr(args, name, None) for name in OUTPUTS):
             if where:
                 _writable(where)  # before the work: an unwritable output fails at once
-        return int(args.func(args))
+        from .writers.smem_figure import smem_command  # show / export of a shared-memory id
+        done = smem_command(args, _write)
+        return int(args.func(args)) if done is None else done
     except UsageError as exc:
         print(f"ptxlayout: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -85,7 +85,8 @@ def smem_record(inst: SmemInstance) -> dict[str, Any]:
         values = descriptor_values(SmemInstance(inst.family, inst.major, inst.mode, inst.bits,
                                                 p, inst.layout, inst.row))
         ch: dict[str, Any] = {**lay, "params": p,
-                              "lbo": values["leading dimension byte offset"],
+                              "lbo": next(v for n, v in values.items()
+                                          if n.startswith("leading dimension")),
                               "sbo": values["stride dimension byte offset"]}
         if junk is not None:
             ch["lbo"] = junk
