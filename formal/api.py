@@ -110,9 +110,10 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
         if not doc.lines:
             continue  # not read (missing, too large, not text): the text stage says so
         sm = read_smem("\n".join(doc.lines), doc.name)
-        if not sm.empty:
+        checked = prove_smem(sm) if not sm.empty else None
+        if checked is not None and checked.results:  # a table alone checks nothing: no read
             read_here.add(doc.name)
-            proofs.append(prove_smem(sm))
+            proofs.append(checked)
     if not proofs:
         return proof
     kept = [f for f in proof.findings if not (f.kind == "input" and f.span.document in read_here

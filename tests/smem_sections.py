@@ -128,3 +128,34 @@ def line_of(text: str, needle: str) -> int:
         if needle in line:
             return n
     raise ValueError(needle)
+
+# tcgen05's own sections (9.7.16.10.6's atom table, 9.7.16.3's canonical layouts): the atom
+# table has the 32-byte-atomicity row and a row of dashes, the examples' LBO rows say which LBO
+# mode they use, and the anchors name tcgen05
+TCGEN05_ATOMS = """Table 53 Layout for swizzle atoms
+
+| Swizzling mode and Swizzle-Atomicity | Leading Dimension | Swizzle atom layout (128b element) |
+| --- | --- | --- |
+| 128B Swizzling with 32B atomicity | M/N | 8x4 |
+| – | – |
+| 128B Swizzling with 16B atomicity | M/N | 8x8 |
+| K | 8x8 |
+| 64B Swizzling Mode | M/N | 4x8 |
+| K | 8x4 |
+| 32B Swizzling Mode | M/N | 2x8 |
+| K | 8x2 |
+| None | M/N | 1x8 |
+| K | 8x1 |
+"""
+
+TCGEN05_K_NONE_TF32 = example(
+    "K-Major, no-swizzling and tf32 type: [Figure 188](#tcgen05-k-no-swizzle-tf32)",
+    "Swizzle<0,4,3> o ((8,2),(4,4)):((4,32),(1,64))",
+    "Swizzle<0,4,3> o ((8,m),(T,2k)):((1T,SBO),(1,LBO))",
+    [("T", "4"), ("m", "2"), ("k", "2"), ("LBO (relative offset)", "64\\*sizeof(tf32)"),
+     ("SBO", "32\\*sizeof(tf32)"), ("Encoding of LBO in descriptor", "(LBO) >> 4 = 16"),
+     ("Encoding of SBO in descriptor", "(SBO) >> 4 = 8")]).replace(
+         ": [Figure 188](#tcgen05-k-no-swizzle-tf32):", ": [Figure 188](#tcgen05-k-no-swizzle-tf32)")
+
+TCGEN05 = (TCGEN05_ATOMS + "\n" + CANONICAL.replace("9.7.15.5.1.2.1.3.", "9.7.16.3.3.")
+           + "\nExamples\n\n" + TCGEN05_K_NONE_TF32)

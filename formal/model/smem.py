@@ -345,7 +345,8 @@ class DescriptorRead:
                     div: Any = _floordiv, mod: Any = _mod) -> Any:
         c = CHUNKS.get(self.mode, 8)  # 128B-base32B reads 128-byte rows
         w = 16 * c
-        sw = Swizzle({1: 0, 2: 1, 4: 2, 8: 3}[c], 4, 3)
+        sw = Swizzle(2, 5, 2) if self.mode == "128B-base32B" else \
+            Swizzle({1: 0, 2: 1, 4: 2, 8: 3}[c], 4, 3)
         if major == "K":
             kbits = k * bits
             kb, bit = div(kbits, 8), mod(kbits, 8)

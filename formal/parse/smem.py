@@ -32,138 +32,26 @@ from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, Span, warning
+from .smem_records import (
+    MODES,
+    PARAMS,
+    AtomRow,
+    CanonicalRow,
+    Encoding,
+    Example,
+    FieldRow,
+    LayoutText,
+    OffsetDefinition,
+    Param,
+    SmemText,
+    SymEntry,
+    SymTuple,
+    Value,
+)
 
-SymTuple = Any  # SymEntry | tuple[SymTuple, ...]
-
-MODES = ("none", "32B", "64B", "128B")
-PARAMS = ("T", "m", "k", "LBO", "SBO")
-
-
-@dataclass(frozen=True)
-class SymEntry:
-    """One entry of a layout as written: ``8`` (scale 8, no name), ``T``, ``2T``, ``SBO``."""
-
-    scale: int
-    name: str = ""
-    explicit: bool = False  # the number written even when it is 1 (``1T``)
-
-    def __str__(self) -> str:
-        if not self.name:
-            return str(self.scale)
-        return self.name if self.scale == 1 and not self.explicit else f"{self.scale}{self.name}"
-
-
-@dataclass(frozen=True)
-class LayoutText:
-    """``Swizzle<B,M,S> o shape:stride`` as written (the swizzle may be absent)."""
-
-    shape: SymTuple
-    stride: SymTuple
-    swizzle: tuple[int, int, int] | None
-    span: Span
-    text: str
-
-
-@dataclass(frozen=True)
-class AtomRow:
-    mode: str  # none | 32B | 64B | 128B
-    major: str  # K | MN
-    dims: tuple[int, int]  # MN x K, the leading dimension in 128-bit elements
-    span: Span
-
-
-@dataclass(frozen=True)
-class CanonicalRow:
-    major: str
-    mode: str
-    layout: LayoutText
-    swizzle: tuple[int, int, int]
-    swizzle_span: Span
-
-
-@dataclass(frozen=True)
-class Value:
-    """A product of numbers and ``sizeof(type)`` (bytes), or not applicable (``factors=None``)."""
-
-    factors: tuple[tuple[int, str], ...] | None  # (number, "") or (1, type name)
-
-    def bytes(self, sizes: dict[str, int]) -> int | None:
-        if self.factors is None:
-            return None
-        out = 1
-        for n, t in self.factors:
-            out *= sizes[t] if t else n
-        return out
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    value: Value
-    span: Span
-
-
-@dataclass(frozen=True)
-class Encoding:
-    name: str  # LBO | SBO
-    kind: str  # shifted | assumed
-    shift: int
-    stated: int
-    span: Span
-
-
-@dataclass(frozen=True)
-class Example:
-    major: str
-    mode: str
-    type: str
-    span: Span
-    exact: LayoutText | None = None
-    canonical: LayoutText | None = None
-    params: tuple[Param, ...] = ()
-    encodings: tuple[Encoding, ...] = ()
-
-
-@dataclass(frozen=True)
-class FieldRow:
-    family: str  # wgmma | tcgen05
-    lo: int
-    hi: int
-    size: int
-    description: str
-    constant: str  # the fixed constant as written ("0b001"), or ""
-    span: Span
-
-
-@dataclass(frozen=True)
-class OffsetDefinition:
-    """What LBO or SBO is, as a definition table says it: the step from the first ``count``
-    rows (M/N) or columns (K) to the next, counted in 128-bit units along the leading
-    dimension; ``unit`` is "unused" where the text says the offset is not used."""
-
-    quantity: str  # LBO | SBO
-    major: str  # K | MN
-    swizzled: bool | None  # None: the clause holds for every mode
-    count: int | str  # a number, or "c" for (swizzle-byte-size/16)
-    unit: str  # row | column | unused
-    span: Span
-
-
-@dataclass(frozen=True)
-class SmemText:
-    document: str
-    atoms: tuple[AtomRow, ...]
-    canonical: tuple[CanonicalRow, ...]
-    examples: tuple[Example, ...]
-    fields: tuple[FieldRow, ...]
-    findings: tuple[Finding, ...]
-    definitions: tuple[OffsetDefinition, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not (self.atoms or self.canonical or self.examples or self.fields
-                    or self.definitions)
-
+__all__ = ["MODES", "PARAMS", "AtomRow", "CanonicalRow", "Encoding", "Example", "FieldRow",
+           "LayoutText", "OffsetDefinition", "Param", "SmemText", "SymEntry", "SymTuple",
+           "Value", "line_facts", "read_cell", "read_layout", "read_smem"]
 
 # ---- the grammars ----------------------------------------------------------------------------
 
@@ -315,6 +203,7 @@ class LineFacts:
     type: str = ""
     comma: int = -1
     encoding: tuple[str, int] | None = None  # "Encoding of LBO in descriptor": LBO, its end
+    families: tuple[str, ...] = ()  # the instruction families it names (wgmma, tcgen05)
 
     @property
     def counts(self) -> bool:
@@ -363,6 +252,9 @@ class _LineFacts(Transformer):  # type: ignore[type-arg]
     def mode_bytes(self, c: list[Token]) -> tuple[str, Any]:
         return ("mode", (c[0].start_pos, str(c[0]).upper()))
 
+    def mode_atom32(self, c: list[Token]) -> tuple[str, Any]:
+        return ("mode", (c[0].start_pos, "128B-base32B"))
+
     def mode_none(self, c: list[Token]) -> tuple[str, Any]:
         return ("mode", (c[0].start_pos, "none"))
 
@@ -374,6 +266,9 @@ class _LineFacts(Transformer):  # type: ignore[type-arg]
 
     def example_type(self, c: list[Token]) -> tuple[str, Any]:
         return ("type", str(c[0]))
+
+    def family(self, c: list[Token]) -> tuple[str, Any]:
+        return ("family", str(c[0]))
 
     def comma(self, c: list[Token]) -> tuple[str, Any]:
         return ("comma", c[0].start_pos)
@@ -396,7 +291,7 @@ class _LineFacts(Transformer):  # type: ignore[type-arg]
         return LineFacts(heading, tuple(got.get("table", ())), (got.get("label") or [""])[0],
                          tuple(got.get("mode", ())), tuple(got.get("major", ())),
                          (got.get("type") or [""])[0], (got.get("comma") or [-1])[0],
-                         (got.get("encoding") or [None])[0])
+                         (got.get("encoding") or [None])[0], tuple(got.get("family", ())))
 
 
 @cache
@@ -424,6 +319,7 @@ class _Reader:
         self.fields: list[FieldRow] = []
         self.definitions: list[OffsetDefinition] = []
         self.findings: list[Finding] = []
+        self.mentions: set[str] = set()  # the families the text names
         self.mode = ""
         self.major = ""
         self.table = ""  # atoms | canonical | params | fields
@@ -438,6 +334,7 @@ class _Reader:
     def line(self, n: int, raw: str, src: SourceText | None = None) -> None:
         blank = _blank_markup(raw.rstrip("\n"))
         facts = line_facts(blank)
+        self.mentions.update(facts.families)
         if not self.table and not self.in_example and not facts.counts:
             return  # outside a table only a heading, a label or a majorness starts anything
         self.src = src
@@ -622,8 +519,11 @@ class _Reader:
 
     def _param(self, n: int, raw: str, cells: list[tuple[int, str]], facts: LineFacts) -> None:
         ex = self.examples[-1]
+        cells, qualifier = _qualified(cells)
         name = cells[0][1]
         if name in PARAMS and len(cells) >= 2:
+            if qualifier:  # tcgen05's "LBO (relative offset)" / "(absolute address)"
+                ex = _with(ex, lbo_mode="absolute" if "absolute" in qualifier else "relative")
             rest = " ".join(t for _, t in cells[1:])
             try:
                 v = read_cell(rest, "smem_value")
@@ -645,6 +545,18 @@ class _Reader:
                 return
             enc = Encoding(name, kind, shift, stated, self.span(n, col))
             self.examples[-1] = _with(ex, encodings=(*ex.encodings, enc))
+
+
+def _qualified(cells: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], str]:
+    """A parameter's cells without the words in parentheses after its name, and those words:
+    ``| LBO (relative offset) | 64 |`` and plain ``LBO (relative offset) 64`` -> ``LBO``,
+    ``64`` and "relative offset"; any other row as it is."""
+    head, paren, tail = " ".join(t for _, t in cells[:3]).partition("(")
+    inside = tail.partition(")")[0]
+    ends = [i for i, (_, t) in enumerate(cells[:3]) if t.endswith(")")]
+    if not (paren and ends and head.strip().isalpha() and inside.replace(" ", "").isalpha()):
+        return cells, ""
+    return [(cells[0][0], head.strip()), *cells[ends[0] + 1:]], inside.strip()
 
 
 def _with(ex: Example, **kw: Any) -> Example:
@@ -689,4 +601,5 @@ def read_smem(text: str, document: str) -> SmemText:
         for n, raw in enumerate(text.splitlines(), start=1):
             r.line(n, raw)
     return SmemText(document, tuple(r.atoms), tuple(r.canonical), tuple(r.examples),
-                    tuple(r.fields), tuple(r.findings), tuple(r.definitions))
+                    tuple(r.fields), tuple(r.findings), tuple(r.definitions),
+                    tuple(sorted(r.mentions)))

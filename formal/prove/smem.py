@@ -62,6 +62,9 @@ from .verdicts import Core, Verdict
 SMEM_OBLIGATIONS = ("exact-layout", "injective", "in-atom", "swizzle", "atom-shape", "definitions",
                     "encoding", "field-fit", "descriptor", "tma-swizzle")
 FIELD_BITS = 14  # LBO, SBO and start address fields hold 14 bits
+# tcgen05's 128-byte swizzle with 32-byte atomicity (descriptor code 1): CuTe's
+# SWIZZLE_128B_BASE32B, the two bits 7-8 XORed into bits 5-6 (32-byte units of a 128-byte row)
+ATOM32 = Swizzle(2, 5, 2)
 
 
 @dataclass(frozen=True)
@@ -431,6 +434,20 @@ def prove_tables(text: SmemText, family: str) -> list[SmemResult]:
                               f"{row.major}-major {row.mode}",
                               formula=stated_hash("canonical", row.layout.text, row.swizzle,
                                                   atom.dims if atom else None)))
+    for atom in text.atoms:  # a mode no canonical layout has: tcgen05's 32-byte atomicity
+        if atom.mode in CHUNKS:
+            continue
+        n = ATOM32.period // 128  # 128-byte rows of 8 units, the pattern repeats after 4
+        want = (8, n) if atom.major == "MN" else (n, 8)
+        ok = atom.dims == want
+        out.append(SmemResult(
+            f"{family}.smem.atom.{atom.major}-major.{atom.mode}", f"{family}.smem", atom.span,
+            (Verdict("atom-shape", "proved" if ok else "refuted",
+                     f"{ATOM32} repeats every {ATOM32.period} bytes: {want[0]}x{want[1]}"
+                     + ("" if ok else f", the table says {atom.dims[0]}x{atom.dims[1]}"),
+                     None if ok else {"table": list(atom.dims), "swizzle": list(want)},
+                     atom.span, "error", "arithmetic"),),
+            f"{atom.major}-major {atom.mode}", formula=stated_hash("atom", atom.dims)))
     for fam in sorted({f.family for f in text.fields}):
         rows = [f for f in text.fields if f.family == fam]
         out.append(SmemResult(f"{fam}.smem.descriptor", f"{fam}.smem", rows[0].span,
@@ -546,7 +563,9 @@ def prove_instance(inst: SmemInstance) -> SmemResult:
 
 
 def family_of(text: SmemText) -> str:
-    fams = {f.family for f in text.fields}
+    """Whose sections these are: the descriptor table's family, else tcgen05 where the text
+    names tcgen05 and never wgmma (its canonical layouts, 9.7.16.3), else wgmma."""
+    fams = {f.family for f in text.fields} or set(text.mentions)
     return "tcgen05" if fams == {"tcgen05"} else "wgmma"
 
 
