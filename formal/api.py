@@ -305,7 +305,7 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
         prove_tcgen05_captions,
         spec_table_findings,
     )
-    from .prove.tc_scale import prove_tc_scale
+    from .prove.tc_scale import caption_selectors, prove_tc_scale
     fragments = (model or catalog_model(False)).layouts
     docs = []
     if the_catalog:
@@ -319,6 +319,7 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     findings: list[Any] = []
     lays: list[Any] = []
     cat_layouts = scale_layouts(block_scale_catalog())
+    tc_layouts = tc_scale_layouts(block_scale_catalog("tcgen05"))
     for sd in docs:
         findings.extend(sd.findings)
         for lay in scale_layouts(sd):
@@ -340,8 +341,11 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             lays.append(tlay)
         figures, found = prove_tcgen05_captions(sd.tcgen05, sd.name)
         if figures is not None:
+            ids, wrong = caption_selectors(sd.tcgen05, tc_layouts)
+            figures = replace(figures, verdicts=(*figures.verdicts[:-1], ids,
+                                                 figures.verdicts[-1]))
             results.append(figures)
-            findings.extend(found)
+            findings.extend([*found, *wrong])
         table = prove_scale_tables(spec_tables(sd), cat_layouts, sd.name)
         if table is not None:
             results.append(table)

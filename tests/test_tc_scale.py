@@ -260,3 +260,50 @@ def test_show_an_illegal_form_names_the_legal_ones(capsys: pytest.CaptureFixture
     assert ("no legal block-scaled tcgen05.mma matches .kind::mxf4 .scale_vec::4X: .kind::mxf4 "
             "takes .block32 or .scale_vec::2X") in captured.err
     assert "kind::mxf4.block_scale.scale_vec::2X" in captured.out
+
+
+# ---- the real section (../notes mirror, read at test time) in Markdown, HTML and text --------
+
+REAL = Path("/work/notes/bw-sections/9-7-16-10-7-block-scaling.md")
+
+
+def _render(kind: str) -> str:
+    from tests.renderings import browser, sphinx
+    md = REAL.read_text(encoding="utf-8")
+    return md if kind == "md" else (sphinx(md) if kind == "html" else browser(md)).text
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason="the spec's block-scaling section is not here")
+@pytest.mark.parametrize("kind", ["md", "html", "txt"])
+def test_the_real_section_read_in_every_rendering(tmp_path: Path, kind: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from formal.cli import main
+    doc = tmp_path / f"block-scaling.{kind}"
+    doc.write_text(_render(kind), encoding="utf-8")
+    rc = main(["prove", str(doc), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 1  # the B figures' captions name SFA_ID: one error
+    (entry,) = data["layouts"]
+    got = {o["name"]: o["status"] for o in entry["obligations"]}
+    assert got == {"selector-names": "refuted", "sub-column-fit": "refuted",
+                   "selector-range": "proved", "hardware": "unconfirmed"}
+    errors = [f for f in data["findings"] if f["severity"] == "error"]
+    assert [(f["kind"], f["counterexample"]["figures"][:2]) for f in errors] == [
+        ("block-scale-caption", [243, 244])]
+    assert len(errors[0]["counterexample"]["figures"]) == 16
+    # a caption that draws an ID the layout does not admit: an error at that caption
+    text = _render(kind)
+    for old in ("SFA\\_ID=10", "SFA_ID=10"):  # escaped or not, as the rendering keeps it
+        text = text.replace(f"block16 with K=96 with {old}",
+                            f"block16 with K=96 with {old[:-2]}01", 1)
+    doc.write_text(text, encoding="utf-8")
+    main(["prove", str(doc), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    bad = [f for f in data["findings"] if f["severity"] == "error"
+           and "drawn" in (f["counterexample"] or {})]
+    assert len(bad) == 1 and bad[0]["counterexample"] == {
+        "drawn": [0, 1], "admitted": [0, 2], "figures": [238, 239]}
+    line = text.splitlines()[bad[0]["line"] - 1] if kind != "html" else ""
+    assert kind == "html" or "SFA_ID=01" in line.replace("\\_", "_")

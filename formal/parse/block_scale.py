@@ -344,12 +344,31 @@ def _heading(text: str) -> str | None:
     return s.lstrip("#").strip()
 
 
-def _html_rows(text: str, name: str) -> list[ScaleTableRow]:
+def _tc_line(text: str, src: SourceText) -> TcScaleLine | None:
+    """A tcgen05 scale-factor heading or figure caption, or None."""
+    if not ("cale" in text and "actor" in text and "atrix" in text):
+        return None
+    plain = _unlink(_heading(text) or text.strip()).replace("\uf0c1", " ")
+    for start, kind in (("tc_heading", "heading"), ("tc_caption", "caption")):
+        got = read_line(plain, start)
+        if got is not None:
+            return TcScaleLine(kind, got[1], src)
+    return None
+
+
+def _html_rows(text: str, name: str) -> tuple[list[ScaleTableRow], list[TcScaleLine]]:
     """The spec tables' rows of the Sphinx HTML page, from the text stage's row blocks (each
-    row's cells joined by bars, placed at its first cell)."""
+    row's cells joined by bars, placed at its first cell), and its tcgen05 scale-factor
+    headings and figure captions."""
     from ..text.html import html_blocks
     rows = []
+    tc = []
     for b in html_blocks(text, name):
+        if b.kind in ("heading", "figure"):
+            got_tc = _tc_line(b.text.text, b.text)
+            if got_tc is not None:
+                tc.append(got_tc)
+            continue
         if b.kind != "row" or not b.cells or not any("scale_vec" in c.text for c in b.cells):
             continue
         line = "| " + " | ".join(c.text for c in b.cells) + " |"
@@ -359,7 +378,7 @@ def _html_rows(text: str, name: str) -> list[ScaleTableRow]:
             if got is not None:
                 rows.append(ScaleTableRow(table, tuple(got[1:]), b.cells[0]))
                 break
-    return rows
+    return rows, tc
 
 
 def read_block_scale(text: str, name: str) -> ScaleDocument:
@@ -371,7 +390,8 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
     table row is recognised wherever it stands."""
     from ..text.read import detect_format
     if detect_format(text, name) == "html":
-        return ScaleDocument(name, (), tuple(_html_rows(text, name)))
+        rows_h, tc_h = _html_rows(text, name)
+        return ScaleDocument(name, (), tuple(rows_h), (), tuple(tc_h))
     lines = text.split("\n")
     sections: list[ScaleSection] = []
     rows: list[ScaleTableRow] = []
@@ -428,13 +448,9 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
         if raw.strip().startswith("```"):
             block = []
             continue
-        if "cale" in raw and "actor" in raw and "atrix" in raw:  # a tcgen05 heading, caption
-            plain = _unlink(_heading(raw) or raw.strip())
-            for start, kind in (("tc_heading", "heading"), ("tc_caption", "caption")):
-                got = read_line(plain, start)
-                if got is not None:
-                    tc.append(TcScaleLine(kind, got[1], src))
-                    break
+        got_tc = _tc_line(raw, src)  # a tcgen05 heading, caption
+        if got_tc is not None:
+            tc.append(got_tc)
         head = _heading(raw)
         if head is not None:
             title = read_line(head, "scale_title")

@@ -21,6 +21,7 @@ proof.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..base.matrix_variants import TCGEN05_SCALE_FORMS
 from ..base.source import Finding, error, warning
@@ -197,3 +198,46 @@ def prove_tc_scale(lay: TcScaleLayout, stated: tuple[int, ...] | None = None) \
                              counterexample=v.counterexample, layout=lay.id))
     return ScaleResult(lay.id, "tcgen05.block_scale", lay.span, tuple(verdicts), lay.shape,
                        (lay.stype,), lay.tile, f"scale_{lay.operand}"), findings
+
+
+def caption_selectors(lines: Sequence[Any], layouts: Sequence[TcScaleLayout]) \
+        -> tuple[Verdict, list[Finding]]:
+    """The scale factor IDs a document's figures draw (``TcScaleLine`` captions, grouped
+    under their heading) against the IDs the catalog's layout of that matrix, form and K
+    admits: ``selector-range``, refuted (an error on the first caption) where a heading's
+    figures draw an ID the layout does not admit (drawing fewer is no contradiction: the
+    figures may be examples)."""
+    first = lines[0].source.span(0) if lines else None
+    groups: list[tuple[Any, list[Any]]] = []
+    for ln in lines:
+        if ln.kind == "heading":
+            groups.append((ln, []))
+        elif groups and ln.facts["id"] is not None:
+            groups[-1][1].append(ln)
+    checked = 0
+    for head, caps in groups:
+        if not caps:
+            continue
+        f = head.facts
+        forms = {x.lstrip(".") for x in f.get("forms", ())}
+        mine = [lay for lay in layouts if lay.operand == f.get("matrix") and
+                lay.form in forms and lay.k in f.get("k", ())]
+        if not mine:
+            continue
+        checked += 1
+        drawn = tuple(sorted({c.facts["id"] for c in caps}))
+        want = tuple(sorted(set(mine[0].sf_ids)))
+        if set(drawn) - set(want):
+            nums = [c.facts["figure"] for c in caps]
+            msg = (f"the figures of scale factor {f['matrix']} with {'/'.join(sorted(forms))} at "
+                   f"K = {mine[0].k} (Figures {', '.join(map(str, nums))}) draw IDs "
+                   f"{_fmt(drawn)}; the layout ({mine[0].id}) admits {_fmt(want)}")
+            cex = {"drawn": list(drawn), "admitted": list(want), "figures": nums}
+            odd = [c for c in caps if c.facts["id"] not in want]
+            sp = (odd or caps)[0].source.span(0)
+            return (Verdict("selector-range", "refuted", msg, cex, sp, method="text"),
+                    [error("block-scale-caption", sp, msg, counterexample=cex)])
+    if not checked:
+        return Verdict("selector-range", "not-applicable", "no figure names an ID of a form "
+                       "the catalog states", None, first), []
+    return Verdict("selector-range", "proved", "", None, first, method="text"), []
