@@ -280,12 +280,13 @@ class ScaleProof:
     layouts: tuple[Any, ...] = ()
 
 
-def block_scale_catalog() -> Any:
-    """The catalog's block-scale sections, read (``formal.parse.block_scale.ScaleDocument``)."""
+def block_scale_catalog(which: str = "mma-sync") -> Any:
+    """The catalog's block-scale sections, read (``formal.parse.block_scale.ScaleDocument``):
+    ``mma-sync`` (mma.sync's register factors) or ``tcgen05`` (tensor memory's)."""
     from . import catalog
     from .parse.block_scale import read_block_scale
-    text = (catalog.CATALOG_DIR / "block-scale" / "mma-sync.md").read_text(encoding="utf-8")
-    return read_block_scale(text, BLOCK_SCALE_CATALOG)
+    text = (catalog.CATALOG_DIR / "block-scale" / f"{which}.md").read_text(encoding="utf-8")
+    return read_block_scale(text, f"catalog/block-scale/{which}.md")
 
 
 def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = True,
@@ -297,6 +298,7 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     from .model.block_scale import scale_layouts, spec_tables
     from .model.cells import cells
     from .model.resolve import catalog_model
+    from .model.tc_scale import tc_scale_layouts
     from .parse.block_scale import read_block_scale
     from .prove.block_scale import (
         prove_scale,
@@ -304,17 +306,21 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
         prove_tcgen05_captions,
         spec_table_findings,
     )
+    from .prove.tc_scale import caption_selectors, prove_tc_scale
     fragments = (model or catalog_model(False)).layouts
     docs = []
     if the_catalog:
-        docs.append(block_scale_catalog())
+        docs += [block_scale_catalog(), block_scale_catalog("tcgen05")]
     for doc in documents:
         if doc.lines:
             sd = read_block_scale("\n".join(doc.lines), doc.name)
             if not sd.empty:
                 docs.append(sd)
-    results, findings, lays = [], [], []
+    results: list[Any] = []
+    findings: list[Any] = []
+    lays: list[Any] = []
     cat_layouts = scale_layouts(block_scale_catalog())
+    tc_layouts = tc_scale_layouts(block_scale_catalog("tcgen05"))
     for sd in docs:
         findings.extend(sd.findings)
         for lay in scale_layouts(sd):
@@ -329,10 +335,18 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             results.append(r)
             findings.extend(fs)
             lays.append(lay)
+        for tlay in tc_scale_layouts(sd):
+            r, fs = prove_tc_scale(tlay)
+            results.append(r)
+            findings.extend(fs)
+            lays.append(tlay)
         figures, found = prove_tcgen05_captions(sd.tcgen05, sd.name)
         if figures is not None:
+            ids, wrong = caption_selectors(sd.tcgen05, tc_layouts)
+            figures = replace(figures, verdicts=(*figures.verdicts[:-1], ids,
+                                                 figures.verdicts[-1]))
             results.append(figures)
-            findings.extend(found)
+            findings.extend([*found, *wrong])
         table = prove_scale_tables(spec_tables(sd), cat_layouts, sd.name)
         if table is not None:
             results.append(table)

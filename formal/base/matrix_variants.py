@@ -303,3 +303,21 @@ BLOCK_SCALE_FORMS: tuple[tuple[str, str, tuple[str, ...], str, int, tuple[int, i
 BLOCK_SCALE_VARIANTS: tuple[Variant, ...] = tuple(
     Variant("mma", shape, a, b, "f32", "f32", 120, ptx, kind, "", "a", stype, scale_vec=vec)
     for kind, shape, types, stype, vec, ptx in BLOCK_SCALE_FORMS for a in types for b in types)
+
+
+# ---- block-scaled tcgen05.mma (PTX ISA "Block Scaling" of tcgen05.mma): every legal form ------
+# (kind, .scale_vectorsize as written, scale type, K, block size: the K elements one factor
+# scales).  A row of A has K / block factors: 1X, 2X and 4X at their K, three (block32) or six
+# (block16) at K = 96.  Their tensor-memory layouts are proved in formal.prove.tc_scale; sm_100a
+# only: assembled, never run.
+TCGEN05_SCALE_FORMS: tuple[tuple[str, str, str, int, int], ...] = (
+    ("mxf8f6f4", "scale_vec::1X", "ue8m0", 32, 32),
+    ("mxf4", "scale_vec::2X", "ue8m0", 64, 32),
+    ("mxf4nvf4", "scale_vec::2X", "ue8m0", 64, 32),
+    ("mxf4nvf4", "scale_vec::4X", "ue8m0", 64, 16),
+    ("mxf4nvf4", "scale_vec::4X", "ue4m3", 64, 16),
+    ("mxf4", "block32", "ue8m0", 96, 32),
+    ("mxf4nvf4", "block32", "ue8m0", 96, 32),
+    ("mxf4nvf4", "block16", "ue8m0", 96, 16),
+    ("mxf4nvf4", "block16", "ue4m3", 96, 16),
+)

@@ -67,3 +67,58 @@ def tcgen05_module(entries: Sequence[tuple[str, int, int, int]]) -> str:
             raise ValueError(f"{name}: no tcgen05.mma kind here reads {bits}-bit elements")
         out += [_entry(f"{name}_{kind}", kind, a, b) for kind in KINDS[bits]]
     return "".join(out)
+
+
+_SCALE_BODY = """
+.visible .entry {name}(.param .u32 idesc, .param .u64 adesc, .param .u64 bdesc)
+{{
+    .shared .align 16 .b32 taddr;
+    .shared .align 8 .b64 mbar;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    .reg .pred %p<4>;
+    mov.u32 %r5, %tid.x;
+    shr.u32 %r6, %r5, 5;
+    setp.eq.u32 %p1, %r6, 0;
+    @!%p1 bra ALLOCATED;
+    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [taddr], 512;
+    tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOCATED:
+    bar.sync 0;
+    ld.shared.b32 %r1, [taddr];
+    add.u32 %r7, %r1, 256;
+    add.u32 %r8, %r1, 272;
+    add.u32 %r9, %r1, 288;
+    ld.param.u64 %rd1, [adesc];
+    ld.param.u64 %rd2, [bdesc];
+    ld.param.u32 %r2, [idesc];
+    setp.ne.u32 %p2, %r5, %r5;
+    setp.eq.u32 %p3, %r5, 0;
+    @%p3 {opcode} [%r1], %rd1, %rd2, {meta}%r2, [%r7], [%r8], %p2;
+    @%p3 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar];
+    bar.sync 0;
+    @!%p1 bra DONE;
+    tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r1, 512;
+DONE:
+    ret;
+}}
+"""
+
+
+def scale_opcode(kind: str, form: str, sparse: bool = False) -> str:
+    """``tcgen05.mma{.sp}.cta_group::1.kind::<kind>.block_scale.<form>`` (``form`` as the
+    catalog writes it: ``scale_vec::2X``, ``block32``)."""
+    sp = ".sp" if sparse else ""
+    return f"tcgen05.mma{sp}.cta_group::1.kind::{kind}.block_scale.{form}"
+
+
+def tcgen05_scale_module(forms: Sequence[tuple[str, str]], sparse: bool = False) -> str:
+    """One PTX module for sm_100a: an entry per (kind, form) of a block-scaled tcgen05.mma,
+    A and B from shared-memory descriptors, the scale factors (and, ``sparse``, the metadata)
+    from tensor memory."""
+    out = [".version 9.0\n.target sm_100a\n.address_size 64\n"]
+    for k, (kind, form) in enumerate(forms):
+        name = f"scale{'_sp' if sparse else ''}_{k}_{kind}"
+        out.append(_SCALE_BODY.format(name=name, opcode=scale_opcode(kind, form, sparse),
+                                      meta="[%r9], " if sparse else ""))
+    return "".join(out)

@@ -85,31 +85,35 @@ class ScaleLayout:
                 f".scale_vec::{self.vec}X")
 
 
-class _Undefined(Exception):
+class Undefined(Exception):
+    """A name a selector program uses but does not define (or a division by zero)."""
+
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name
 
 
-def _value(e: S.Expr, env: Mapping[str, int], defs: Mapping[str, S.Definition]) -> int:
+def program_value(e: S.Expr, env: Mapping[str, int], defs: Mapping[str, S.Definition]) -> int:
+    """``e`` at ``env`` (names bound there first, then the program's own definitions), with
+    C's integer arithmetic; ``Undefined`` for a name neither binds."""
     if isinstance(e, S.Num):
         return e.value
     if isinstance(e, S.Special):
         if e.name.lstrip("%") == "laneid":
             return env["%laneid"]
-        raise _Undefined(e.name)
+        raise Undefined(e.name)
     if isinstance(e, S.Name):
         if e.name in env:
             return env[e.name]
         d = defs.get(e.name)
         if d is None or d.kind != "expr" or d.cases[0].expr is None:
-            raise _Undefined(e.name)
-        return _value(d.cases[0].expr, env, defs)
+            raise Undefined(e.name)
+        return program_value(d.cases[0].expr, env, defs)
     if isinstance(e, S.Neg):
-        return -_value(e.operand, env, defs)
-    a, b = _value(e.left, env, defs), _value(e.right, env, defs)
+        return -program_value(e.operand, env, defs)
+    a, b = program_value(e.left, env, defs), program_value(e.right, env, defs)
     if e.op in ("/", "%") and b == 0:
-        raise _Undefined(f"{e.op} by zero")
+        raise Undefined(f"{e.op} by zero")
     ops = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b,
            "<<": a << b if 0 <= b < 64 else 0, ">>": a >> b if b >= 0 else 0}
     if e.op in ops:
@@ -125,16 +129,17 @@ _REL = {"==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: 
 
 def _holds(c: S.Cond, env: Mapping[str, int], defs: Mapping[str, S.Definition]) -> bool:
     if isinstance(c, S.Compare):
-        vals = [_value(x, env, defs) for x in c.operands]
+        vals = [program_value(x, env, defs) for x in c.operands]
         return all(_REL[op](vals[k], vals[k + 1]) for k, op in enumerate(c.ops))
     if isinstance(c, S.InSet):
-        v = _value(c.expr, env, defs)
+        v = program_value(c.expr, env, defs)
         return any(lo <= v <= hi for lo, hi in c.ranges)
     parts = [_holds(p, env, defs) for p in c.parts]
     return all(parts) if c.op == "and" else any(parts)
 
 
-def _set_values(d: S.Definition | None) -> tuple[int, ...]:
+def set_values(d: S.Definition | None) -> tuple[int, ...]:
+    """The values a set definition (``byte_id = {0, 2}``) lists, in order; () for none."""
     if d is None or d.kind != "set":
         return ()
     out: list[int] = []
@@ -161,8 +166,8 @@ def scale_layout(sec: ScaleSection, op: ScaleOperand, document: str) -> ScaleLay
     if prog.unparsed:
         faults.append(error("block-scale", prog.unparsed[0].span(0), f"{lid}: a line of the "
                             "program did not parse; its layout is not checked", layout=lid))
-    byte_ids = _set_values(defs.get("byte_id"))
-    thread_ids = _set_values(defs.get("thread_id"))
+    byte_ids = set_values(defs.get("byte_id"))
+    thread_ids = set_values(defs.get("thread_id"))
     width = REGISTER_BITS.get(op.register_type, 32) * op.registers
     nbytes = width // BYTE_BITS
     every: list[tuple[tuple[int, int], tuple[Holding, ...]]] = []
@@ -172,7 +177,7 @@ def scale_layout(sec: ScaleSection, op: ScaleOperand, document: str) -> ScaleLay
             for t in range(4):
                 try:
                     every.append(((b, t), _held(defs, mn, op.operand, b, t, nbytes)))
-                except _Undefined as exc:
+                except Undefined as exc:
                     faults.append(error("block-scale", op.source, f"{lid}: the program uses "
                                         f"{exc.name}, which it does not define", layout=lid))
                     break
@@ -197,8 +202,8 @@ def _held(defs: Mapping[str, S.Definition], mn: str, operand: str, b: int, t: in
             env = {"%laneid": lane, "i": i, "byte_id": b, "thread_id": t}
             if not _definition_holds(defs["used"], env, defs):
                 continue
-            m = _value(_expr(defs[mn]), env, defs)
-            k = _value(_expr(defs["block"]), env, defs)
+            m = program_value(_expr(defs[mn]), env, defs)
+            k = program_value(_expr(defs["block"]), env, defs)
             got.append((lane, i, m, k) if operand == "A" else (lane, i, k, m))
     return tuple(got)
 
@@ -206,7 +211,7 @@ def _held(defs: Mapping[str, S.Definition], mn: str, operand: str, b: int, t: in
 def _expr(d: S.Definition) -> S.Expr:
     e = d.cases[0].expr
     if e is None:
-        raise _Undefined(d.name)
+        raise Undefined(d.name)
     return e
 
 
@@ -214,7 +219,7 @@ def _definition_holds(d: S.Definition, env: Mapping[str, int],
                       defs: Mapping[str, S.Definition]) -> bool:
     c = d.cases[0].cond
     if d.kind != "predicate" or c is None:
-        raise _Undefined(d.name)
+        raise Undefined(d.name)
     return _holds(c, env, defs)
 
 

@@ -36,7 +36,7 @@ from . import syntax as S
 from .pseudocode import parse_program
 
 STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query",
-          "tc_heading", "tc_caption")
+          "tc_heading", "tc_caption", "tc_title", "tc_decl")
 
 
 @cache
@@ -94,6 +94,40 @@ class TcScaleLine:
 
 
 @dataclass(frozen=True)
+class TcScaleOperand:
+    """One tcgen05 scale operand as the catalog states it: its matrix, the tensor-memory
+    columns and lanes (of one partition) it takes, its factors' byte alignment and its
+    placement program (``sf_id``, ``lane``, ``column``, ``byte``)."""
+
+    operand: str  # "A" | "B"
+    rows: int
+    cols: int
+    columns: int
+    lanes: int
+    stype: str
+    aligned: int  # bytes
+    program: S.Program
+    source: SourceText
+
+
+@dataclass(frozen=True)
+class TcScaleSection:
+    """One legal block-scaled ``tcgen05.mma`` form at one (M, N, K): ``form`` as written
+    (``scale_vec::2X``, ``block32``) and ``vec``, the factors a row of A has."""
+
+    kind: str
+    form: str
+    vec: int
+    stype: str
+    m: int
+    n: int
+    k: int
+    title: str
+    source: SourceText
+    operands: tuple[TcScaleOperand, ...] = ()
+
+
+@dataclass(frozen=True)
 class ScaleDocument:
     """What one document says about block scaling."""
 
@@ -102,10 +136,11 @@ class ScaleDocument:
     rows: tuple[ScaleTableRow, ...] = ()
     findings: tuple[Finding, ...] = field(default=(), compare=False)
     tcgen05: tuple[TcScaleLine, ...] = ()
+    tc_sections: tuple[TcScaleSection, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not self.sections and not self.rows and not self.tcgen05
+        return not self.sections and not self.rows and not self.tcgen05 and not self.tc_sections
 
 
 class _ToValues(Transformer[Token, Any]):
@@ -160,7 +195,11 @@ class _ToValues(Transformer[Token, Any]):
 
     def scale_query(self, items: list[Any]) -> tuple[Any, ...]:
         facts: dict[str, Any] = {"other": []}
-        for key, value in items:
+        for item in items:
+            if isinstance(item, Token):  # tcgen05.mma
+                facts["family"] = "tcgen05"
+                continue
+            key, value = item
             if key == "other":
                 facts["other"].append(value)
             else:
@@ -175,6 +214,9 @@ class _ToValues(Transformer[Token, Any]):
 
     def q_vec(self, items: list[Token]) -> tuple[str, Any]:
         return ("vec", _vec(str(items[0])))
+
+    def q_blockn(self, items: list[Token]) -> tuple[str, Any]:
+        return ("form", str(items[0]).lstrip("."))
 
     def q_stype(self, items: list[Token]) -> tuple[str, Any]:
         return ("stype", str(items[0]).lstrip("."))
@@ -224,6 +266,22 @@ class _ToValues(Transformer[Token, Any]):
     def tc_caption(self, items: list[Any]) -> tuple[Any, ...]:
         return ("tc_caption", self._tc(items))
 
+    def tc_title(self, items: list[Any]) -> tuple[Any, ...]:
+        toks = {t.type: str(t) for t in items if isinstance(t, Token)}
+        m, n, k = (int(toks[x][2:]) for x in ("M_EQ", "N_EQ", "K_EQ"))
+        form = (toks.get("SCALE_VEC") or toks["BLOCKN"]).lstrip(".")
+        vec = _vec(form) if "SCALE_VEC" in toks else k // int(form[5:])
+        return ("tc_title", toks["KIND"].partition("::")[2], form, vec,
+                toks["STYPE"].lstrip("."), m, n, k)
+
+    def tc_decl(self, items: list[Any]) -> tuple[Any, ...]:
+        toks = [t for t in items if isinstance(t, Token)]
+        ints = [int(t) for t in toks if t.type == "INT"]
+        mat = next(str(t) for t in toks if t.type == "MATNAME")
+        name = next(str(t) for t in toks if t.type == "SCALE_NAME")
+        stype = next(str(t) for t in toks if t.type == "STYPE").lstrip(".")
+        return ("tc_decl", mat, name, ints[0], ints[1], ints[2], ints[3], stype, ints[4])
+
     def selector_row(self, items: list[Any]) -> tuple[Any, ...]:
         items = _no_bars(items)
         return ("selector", _vec(str(items[0])), tuple(items[1:]))
@@ -260,7 +318,7 @@ def read_query(text: str) -> dict[str, Any] | None:
     if got is None:
         return None
     facts: dict[str, Any] = got[1]
-    return facts if facts.get("block_scale") or "vec" in facts else None
+    return facts if facts.get("block_scale") or "vec" in facts or "form" in facts else None
 
 
 def _unlink(text: str) -> str:
@@ -286,12 +344,31 @@ def _heading(text: str) -> str | None:
     return s.lstrip("#").strip()
 
 
-def _html_rows(text: str, name: str) -> list[ScaleTableRow]:
+def _tc_line(text: str, src: SourceText) -> TcScaleLine | None:
+    """A tcgen05 scale-factor heading or figure caption, or None."""
+    if not ("cale" in text and "actor" in text and "atrix" in text):
+        return None
+    plain = _unlink(_heading(text) or text.strip()).replace("\uf0c1", " ")
+    for start, kind in (("tc_heading", "heading"), ("tc_caption", "caption")):
+        got = read_line(plain, start)
+        if got is not None:
+            return TcScaleLine(kind, got[1], src)
+    return None
+
+
+def _html_rows(text: str, name: str) -> tuple[list[ScaleTableRow], list[TcScaleLine]]:
     """The spec tables' rows of the Sphinx HTML page, from the text stage's row blocks (each
-    row's cells joined by bars, placed at its first cell)."""
+    row's cells joined by bars, placed at its first cell), and its tcgen05 scale-factor
+    headings and figure captions."""
     from ..text.html import html_blocks
     rows = []
+    tc = []
     for b in html_blocks(text, name):
+        if b.kind in ("heading", "figure"):
+            got_tc = _tc_line(b.text.text, b.text)
+            if got_tc is not None:
+                tc.append(got_tc)
+            continue
         if b.kind != "row" or not b.cells or not any("scale_vec" in c.text for c in b.cells):
             continue
         line = "| " + " | ".join(c.text for c in b.cells) + " |"
@@ -301,7 +378,7 @@ def _html_rows(text: str, name: str) -> list[ScaleTableRow]:
             if got is not None:
                 rows.append(ScaleTableRow(table, tuple(got[1:]), b.cells[0]))
                 break
-    return rows
+    return rows, tc
 
 
 def read_block_scale(text: str, name: str) -> ScaleDocument:
@@ -313,12 +390,14 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
     table row is recognised wherever it stands."""
     from ..text.read import detect_format
     if detect_format(text, name) == "html":
-        return ScaleDocument(name, (), tuple(_html_rows(text, name)))
+        rows_h, tc_h = _html_rows(text, name)
+        return ScaleDocument(name, (), tuple(rows_h), (), tuple(tc_h))
     lines = text.split("\n")
     sections: list[ScaleSection] = []
     rows: list[ScaleTableRow] = []
     tc: list[TcScaleLine] = []
     findings: list[Finding] = []
+    tc_secs: list[TcScaleSection] = []
     current: dict[str, Any] | None = None
     operand: dict[str, Any] | None = None
     block: list[SourceText] | None = None
@@ -331,15 +410,25 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
             if not operand["lines"]:
                 findings.append(error("block-scale", operand["source"],
                                       f"scale {operand['mat']} states no selector program"))
-            current["operands"].append(ScaleOperand(
-                operand["mat"], operand["rows"], operand["cols"], operand["regs"],
-                operand["reg"], operand["elems"], program, operand["source"]))
+            if current.get("tc"):
+                current["operands"].append(TcScaleOperand(
+                    operand["mat"], operand["rows"], operand["cols"], operand["columns"],
+                    operand["lanes"], operand["stype"], operand["aligned"], program,
+                    operand["source"]))
+            else:
+                current["operands"].append(ScaleOperand(
+                    operand["mat"], operand["rows"], operand["cols"], operand["regs"],
+                    operand["reg"], operand["elems"], program, operand["source"]))
         operand = None
 
     def close_section() -> None:
         nonlocal current
         close_operand()
-        if current is not None:
+        if current is not None and current.get("tc"):
+            kind, form, vec, stype, m, n, k = current["tc"]
+            tc_secs.append(TcScaleSection(kind, form, vec, stype, m, n, k, current["title"],
+                                          current["source"], tuple(current["operands"])))
+        elif current is not None:
             sections.append(ScaleSection(current["shape"], current["kind"], current["vec"],
                                          current["stype"], current["title"], current["source"],
                                          tuple(current["operands"])))
@@ -359,24 +448,40 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
         if raw.strip().startswith("```"):
             block = []
             continue
-        if "cale" in raw and "actor" in raw and "atrix" in raw:  # a tcgen05 heading, caption
-            plain = _unlink(_heading(raw) or raw.strip())
-            for start, kind in (("tc_heading", "heading"), ("tc_caption", "caption")):
-                got = read_line(plain, start)
-                if got is not None:
-                    tc.append(TcScaleLine(kind, got[1], src))
-                    break
+        got_tc = _tc_line(raw, src)  # a tcgen05 heading, caption
+        if got_tc is not None:
+            tc.append(got_tc)
         head = _heading(raw)
         if head is not None:
             title = read_line(head, "scale_title")
-            if title is not None or current is not None:
+            tc_title = read_line(head, "tc_title") if "tcgen05" in head else None
+            if title is not None or tc_title is not None or current is not None:
                 close_section()
-            if title is not None:
+            if tc_title is not None:
+                current = {"tc": tc_title[1:], "title": head, "source": src, "operands": []}
+            elif title is not None:
                 _, shape, kind, vec, stype = title
                 current = {"shape": shape, "kind": kind, "vec": vec, "stype": stype,
                            "title": head, "source": src, "operands": []}
             continue
         body = raw.strip().lstrip("*+-> ").strip()
+        if current is not None and current.get("tc") and body.lower().startswith("scale "):
+            tdecl = read_line(body, "tc_decl")
+            if tdecl is None:
+                findings.append(error("parse", src, "a scale operand line that does not read "
+                                      "as 'Scale A: scale_A is R x C, in N columns of 32 lanes, "
+                                      "<type> bytes at B-byte aligned offsets'"))
+                continue
+            close_operand()
+            _, mat, sname, r, c, ncol, nlane, stype, al = tdecl
+            if sname[-1] != mat:
+                findings.append(error("block-scale", src, f"scale {mat} names {sname}"))
+            if stype != current["tc"][3]:
+                findings.append(error("block-scale", src, f"scale {mat} holds .{stype} bytes; "
+                                      f"the section is .{current['tc'][3]}"))
+            operand = {"mat": mat, "rows": r, "cols": c, "columns": ncol, "lanes": nlane,
+                       "stype": stype, "aligned": al, "source": src, "lines": []}
+            continue
         if current is not None and body.lower().startswith("scale "):
             decl = read_line(body, "scale_decl")
             if decl is None:
@@ -402,4 +507,5 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
                     rows.append(ScaleTableRow(table, tuple(got[1:]), src))
                     break
     close_section()
-    return ScaleDocument(name, tuple(sections), tuple(rows), tuple(findings), tuple(tc))
+    return ScaleDocument(name, tuple(sections), tuple(rows), tuple(findings), tuple(tc),
+                         tuple(tc_secs))

@@ -130,12 +130,18 @@ def match_forms(facts: Mapping[str, Any], layouts: Sequence[ScaleLayout]) \
     return near, why
 
 
-def show_scale_forms(facts: Mapping[str, Any], layouts: Sequence[ScaleLayout],
+def show_scale_forms(facts: Mapping[str, Any], layouts: Sequence[Any],
                      results: Sequence[Any]) -> tuple[str, list[str], bool]:
     """(the drawings, notes for the user, whether all is well) for an opcode's facts: the
     legal form's scale layouts with their proved obligations and hardware verdict, or, when
-    no legal form matches, the nearest ones and why (not well)."""
-    hits, why = match_forms(facts, layouts)
+    no legal form matches, the nearest ones and why (not well).  A ``tcgen05.mma`` opcode's
+    are drawn by ``formal.writers.tc_scale``."""
+    if facts.get("family") == "tcgen05":
+        from ..model.tc_scale import TcScaleLayout
+        from .tc_scale import show_tc_forms
+        return show_tc_forms(facts, [x for x in layouts if isinstance(x, TcScaleLayout)],
+                             results)
+    hits, why = match_forms(facts, [x for x in layouts if isinstance(x, ScaleLayout)])
     notes = []
     if why:
         notes.append("no legal block-scaled mma.sync matches: " + "; ".join(why))

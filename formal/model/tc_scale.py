@@ -1,0 +1,137 @@
+"""Block-scale factors of ``tcgen05.mma`` in tensor memory: which (lane, column, byte) holds
+which scale factor, for every value of the scale factor ID.
+
+A catalog program (``formal.parse.block_scale.TcScaleOperand``) says, for a factor of scale_A
+at (row, block) and a selector ``sf_id``, the lane of a 32-lane partition, the column counted
+from the operand's address and the byte of that column's 32-bit word.  For
+``.scale_vec::2X`` (scale_A is 128 x 2: ``lane = row % 32``, ``column = row / 32``,
+``byte = sf_id + block``) and ``sf_id = 2``::
+
+    (row, block)  ->  (lane, column, byte)
+      (0, 0)             (0, 0, 2)
+      (0, 1)             (0, 0, 3)
+      (33, 1)            (1, 1, 3)
+
+so the factors of rows 0, 32, 64 and 96 share lane 0, one column each, and ``sf_id`` picks
+the half word.  A ``TcScaleLayout`` keeps such a table for each of the four values a two-bit
+ID can take, stated legal or not, so that the prove stage can say which values the layout
+admits.  Cells are (row, column) of the scale matrix as the spec states it: scale_A is
+M x SFA_N (row, block), scale_B is SFB_M x N (block, col).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..base.source import Finding, Span, error
+from ..parse import syntax as S
+from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
+from .block_scale import Undefined, program_value, set_values
+
+SF_ID_VALUES = 4  # the scale factor ID is a two-bit field of the instruction descriptor
+WORD_BYTES = 4  # a tensor-memory column is one 32-bit word a lane
+PLACE_NAMES = ("lane", "column", "byte")
+
+Placement = tuple[int, int, int, int, int]  # (row, col) of the scale matrix -> lane, column, byte
+
+
+@dataclass(frozen=True)
+class TcScaleLayout:
+    """One scale operand of one legal block-scaled ``tcgen05.mma`` form, evaluated."""
+
+    id: str  # tcgen05.block_scale.m128n256k64.mxf4.scale_vec::2X.ue8m0.scale_A
+    kind: str
+    form: str  # scale_vec::2X | block32 | block16 (as the catalog writes it)
+    vec: int  # factors a row of A (a column of B) has
+    stype: str
+    m: int
+    n: int
+    k: int
+    operand: str  # "A" | "B"
+    tile: tuple[int, int]  # as stated: (M, SFA_N) or (SFB_M, N)
+    columns: int  # tensor-memory columns the operand takes (stated)
+    lanes: int  # lanes of a partition (stated)
+    aligned: int  # bytes a selector's byte offset is aligned to (stated)
+    sf_ids: tuple[int, ...]  # the stated legal values
+    every: tuple[tuple[int, tuple[Placement, ...]], ...]  # per ID value 0..3
+    span: Span
+    lines: tuple[tuple[str, Span], ...]
+    faults: tuple[Finding, ...] = ()
+
+    def line_of(self, name: str) -> Span:
+        for n, sp in self.lines:
+            if n == name:
+                return sp
+        return self.span
+
+    def placed(self, sf_id: int) -> tuple[Placement, ...]:
+        for s, ps in self.every:
+            if s == sf_id:
+                return ps
+        return ()
+
+    @property
+    def shape(self) -> str:
+        return f"m{self.m}n{self.n}k{self.k}"
+
+    @property
+    def instruction(self) -> str:
+        return f"tcgen05.mma.cta_group::1.kind::{self.kind}.block_scale.{self.form}"
+
+
+TC_REQUIRED = {"A": ("sf_id", "lane", "column", "byte"), "B": ("sf_id", "lane", "column", "byte")}
+
+
+def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
+    """One operand's program evaluated at every factor and every two-bit ID value."""
+    prog = op.program
+    defs = {d.name: d for d in prog.definitions}
+    lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
+    lid = (f"tcgen05.block_scale.m{sec.m}n{sec.n}k{sec.k}.{sec.kind}.{sec.form}.{sec.stype}"
+           f".scale_{op.operand}")
+    faults: list[Finding] = []
+    missing = [n for n in TC_REQUIRED[op.operand] if n not in defs]
+    if missing:
+        faults.append(error("block-scale", op.source, f"{lid}: the program defines no "
+                            f"{', '.join(missing)}", layout=lid))
+    if prog.unparsed:
+        faults.append(error("block-scale", prog.unparsed[0].span(0), f"{lid}: a line of the "
+                            "program did not parse; its layout is not checked", layout=lid))
+    every: list[tuple[int, tuple[Placement, ...]]] = []
+    if not faults:
+        try:
+            every = [(s, _placed(defs, op, s)) for s in range(SF_ID_VALUES)]
+        except Undefined as exc:
+            faults.append(error("block-scale", op.source, f"{lid}: the program uses "
+                                f"{exc.name}, which it does not define", layout=lid))
+            every = []
+    return TcScaleLayout(lid, sec.kind, sec.form, sec.vec, sec.stype, sec.m, sec.n, sec.k,
+                         op.operand, (op.rows, op.cols), op.columns, op.lanes, op.aligned,
+                         set_values(defs.get("sf_id")), tuple(every), op.source.span(0), lines,
+                         tuple(faults))
+
+
+def _placed(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int) \
+        -> tuple[Placement, ...]:
+    out: list[Placement] = []
+    mn = "row" if op.operand == "A" else "col"
+    for r in range(op.rows):
+        for c in range(op.cols):
+            who, block = (r, c) if op.operand == "A" else (c, r)
+            env = {mn: who, "block": block, "sf_id": s}
+            lane, col, byte = (program_value(_expr(defs[n]), env, defs) for n in PLACE_NAMES)
+            out.append((r, c, lane, col, byte))
+    return tuple(out)
+
+
+def _expr(d: S.Definition) -> S.Expr:
+    e = d.cases[0].expr
+    if d.kind != "expr" or e is None:
+        raise Undefined(d.name)
+    return e
+
+
+def tc_scale_layouts(doc: ScaleDocument) -> tuple[TcScaleLayout, ...]:
+    """Every tcgen05 scale operand of every tcgen05 section of a document."""
+    return tuple(tc_scale_layout(sec, op) for sec in doc.tc_sections for op in sec.operands)

@@ -1,0 +1,243 @@
+"""Block-scale factors of ``tcgen05.mma`` proved: every factor in its own tensor-memory byte,
+for every legal scale factor ID, and exactly the IDs the layout admits stated legal.
+
+For scale_A of ``.scale_vec::2X`` (128 x 2 factors in 4 columns of 32 lanes, half-word
+aligned) and ``sf_id = 2``, the 256 factors land on bytes 2 and 3 of the 4 x 32 words, each
+byte once: ``scale-coverage`` enumerates the placements of every stated ID and refutes with
+the two factors that share a byte (a rewrite ``column = row / 64`` puts (0, 0) and (32, 0)
+both on lane 0, column 0, byte 2: ``{"selector": 2, "a": [0, 0], "b": [32, 0], "place":
+{"lane": 0, "column": 0, "byte": 2}}``) or the one that lands outside the stated columns.
+``selector-range`` compares the stated IDs with the admitted ones -- those of the two-bit
+field that are multiples of the stated alignment and place every factor once -- so
+``sf_id = {0, 1}`` is refuted (1 is not half-word aligned).  ``register-budget`` checks the
+widths (one 8-bit factor a byte; the stated IDs use exactly the stated columns),
+``tile-shape`` the stated matrices against the form (M x K/block, K/block x N, the block
+size of the form's legal row) and ``sub-column-fit`` warns where a row's factors run past the
+word their sub-column starts in while fewer words would hold them (K = 96: the text does not
+say where those go).  Every map here has at most 8 x 256 points per ID: enumeration is the
+proof.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..base.matrix_variants import TCGEN05_SCALE_FORMS
+from ..base.source import Finding, error, warning
+from ..model.block_scale import SCALE_BITS
+from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
+from .block_scale import ScaleResult
+from .verdicts import Core, Verdict
+
+TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
+                        "sub-column-fit", "hardware")
+TC_NO_DEVICE = ("not run: block-scaled tcgen05.mma needs sm_100a and no lent device has it; "
+                "the kernels are assembled with ptxas for sm_100a (compile-only)")
+
+
+def _place(p: tuple[int, int, int, int, int]) -> dict[str, int]:
+    return {"lane": p[2], "column": p[3], "byte": p[4]}
+
+
+def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
+    """Do the factors at ID ``s`` each sit inside the stated lanes, columns and word, no two
+    on one byte?"""
+    seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+    for p in lay.placed(s):
+        cell, at = (p[0], p[1]), (p[2], p[3], p[4])
+        bounds = (("lane", p[2], lay.lanes), ("column", p[3], lay.columns),
+                  ("byte", p[4], WORD_BYTES))
+        for name, got, top in bounds:
+            if not 0 <= got < top:
+                return Core("refuted", f"sf_id {s}: factor ({cell[0]}, {cell[1]}) of scale_"
+                            f"{lay.operand} lands on {name} {got}, outside the {top} "
+                            f"{name}s", {"selector": s, "a": list(cell), "place": _place(p),
+                                         "name": name}, method="enumeration")
+        if at in seen:
+            other = seen[at]
+            return Core("refuted", f"sf_id {s}: factors ({other[0]}, {other[1]}) and "
+                        f"({cell[0]}, {cell[1]}) of scale_{lay.operand} both sit on lane "
+                        f"{at[0]}, column {at[1]}, byte {at[2]}",
+                        {"selector": s, "a": list(other), "b": list(cell), "place": _place(p),
+                         "name": "byte"}, method="enumeration")
+        seen[at] = cell
+    return Core("proved", method="enumeration")
+
+
+def tc_coverage_core(lay: TcScaleLayout) -> Core:
+    """Every stated ID places every factor once, inside the operand's columns."""
+    for s in lay.sf_ids:
+        core = tc_placement_core(lay, s)
+        if core.status != "proved":
+            return core
+    return Core("proved", method="enumeration")
+
+
+def admitted_ids(lay: TcScaleLayout) -> tuple[int, ...]:
+    """The IDs of the two-bit field that are multiples of the stated alignment and place
+    every factor once."""
+    return tuple(s for s in range(SF_ID_VALUES) if s % max(lay.aligned, 1) == 0
+                 and tc_placement_core(lay, s).status == "proved")
+
+
+def _fmt(vals: Sequence[int]) -> str:
+    return "{" + ", ".join(str(v) for v in vals) + "}"
+
+
+def tc_selector_core(lay: TcScaleLayout, stated: tuple[int, ...] | None = None) -> Core:
+    want = admitted_ids(lay)
+    got = lay.sf_ids if stated is None else stated
+    if tuple(got) == want:
+        return Core("proved", method="enumeration")
+    extra = [s for s in got if s not in want]
+    why = (f"sf_id {extra[0]} is not a multiple of {lay.aligned} or does not place every "
+           "factor once" if extra else "")
+    return Core("refuted", f"the stated sf_id {_fmt(got)}; the layout admits {_fmt(want)} "
+                f"(ID values of two bits, {lay.aligned}-byte aligned, every factor placed once)"
+                + (f": {why}" if why else ""),
+                {"stated": list(got), "admitted": list(want)}, method="enumeration")
+
+
+def tc_budget_core(lay: TcScaleLayout) -> Core:
+    faults = []
+    bits = SCALE_BITS.get(lay.stype)
+    if bits is None:
+        faults.append(f".{lay.stype} is not a scale type ({', '.join(SCALE_BITS)})")
+    elif bits != 8:
+        faults.append(f".{lay.stype} factors are {bits} bits, not one byte")
+    used = {p[3] for s in lay.sf_ids for p in lay.placed(s)}
+    if used and max(used) + 1 != lay.columns:
+        faults.append(f"the stated IDs use columns 0-{max(used)}; the operand is stated to take "
+                      f"{lay.columns}")
+    if lay.lanes != 32:
+        faults.append(f"{lay.lanes} lanes: a tensor-memory partition has 32")
+    if faults:
+        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
+    return Core("proved", method="table")
+
+
+def tc_tile_core(lay: TcScaleLayout) -> Core:
+    rows = [f for f in TCGEN05_SCALE_FORMS if (f[0], f[1], f[2], f[3]) ==
+            (lay.kind, lay.form, lay.stype, lay.k)]
+    if not rows:
+        legal = sorted({f"{f[0]} .{f[1]} .{f[2]} K={f[3]}" for f in TCGEN05_SCALE_FORMS})
+        return Core("refuted", f".kind::{lay.kind} .{lay.form} .{lay.stype} at K = {lay.k} is "
+                    f"not a legal form ({'; '.join(legal)})",
+                    {"form": [lay.kind, lay.form, lay.stype, lay.k]}, method="table")
+    block = rows[0][4]
+    vec = lay.k // block
+    want = (lay.m, vec) if lay.operand == "A" else (vec, lay.n)
+    faults = []
+    if lay.tile != want:
+        faults.append(f"scale_{lay.operand} is stated {lay.tile[0]} x {lay.tile[1]}; K = {lay.k} "
+                      f"in blocks of {block} makes it {want[0]} x {want[1]}")
+    if lay.vec != vec:
+        faults.append(f"the form has {lay.vec} factors a row; K = {lay.k} in blocks of {block} "
+                      f"is {vec}")
+    if faults:
+        return Core("refuted", "; ".join(faults),
+                    {"stated": list(lay.tile), "expected": list(want)}, method="table")
+    return Core("proved", method="table")
+
+
+def tc_fit_core(lay: TcScaleLayout) -> Core:
+    """A row's (column's) factors at each stated ID take no more words than they need; where
+    they do (the factors run on past the word their byte offset starts in), the text does not
+    say where they go: a warning."""
+    need = -(-lay.vec // WORD_BYTES)
+    for s in lay.sf_ids:
+        words: dict[int, set[int]] = {}
+        for p in lay.placed(s):
+            who = p[0] if lay.operand == "A" else p[1]
+            words.setdefault(who, set()).add(p[3])
+        who, cols = min(words.items(), key=lambda kv: (-len(kv[1]), kv[0]), default=(0, set()))
+        if len(cols) > need:
+            name = "row" if lay.operand == "A" else "column"
+            return Core("refuted", f"sf_id {s}: {name} {who}'s {lay.vec} one-byte factors start "
+                        f"at byte {s} and run on into {len(cols)} columns "
+                        f"({', '.join(map(str, sorted(cols)))}) where {need} would hold them; "
+                        "the text does not say where those past the word go (the figures draw "
+                        "it), this catalog reads them as running on into the next column",
+                        {"selector": s, name: who, "columns": sorted(cols), "needed": need},
+                        method="enumeration")
+    return Core("proved", method="enumeration")
+
+
+def prove_tc_scale(lay: TcScaleLayout, stated: tuple[int, ...] | None = None) \
+        -> tuple[ScaleResult, list[Finding]]:
+    """Every obligation of one tcgen05 scale layout; an error finding for each refuted one
+    (a warning for ``sub-column-fit``), on the line of the definition it is about."""
+    findings = list(lay.faults)
+    if lay.faults:
+        verdicts = [Verdict(n, "error", "not checked: the program is incomplete", None, lay.span)
+                    for n in TC_SCALE_OBLIGATIONS[:-1]]
+    else:
+        cover = tc_coverage_core(lay)
+        bad = (cover.cex or {}).get("name", "byte")
+        lines = {"scale-coverage": lay.line_of(bad), "selector-range": lay.line_of("sf_id"),
+                 "register-budget": lay.span, "tile-shape": lay.span,
+                 "sub-column-fit": lay.line_of("column")}
+        cores = {"scale-coverage": cover, "selector-range": tc_selector_core(lay, stated),
+                 "register-budget": tc_budget_core(lay), "tile-shape": tc_tile_core(lay),
+                 "sub-column-fit": tc_fit_core(lay)}
+        verdicts = []
+        for n in TC_SCALE_OBLIGATIONS[:-1]:
+            c = cores[n]
+            sev = "warning" if n == "sub-column-fit" and c.status == "refuted" else "error"
+            verdicts.append(Verdict(n, c.status, c.message, c.cex, lines[n], method=c.method,
+                                    severity=sev))
+    verdicts.append(Verdict("hardware", "unconfirmed", TC_NO_DEVICE, None, lay.span,
+                            severity="warning"))
+    findings.append(warning("hardware", lay.span, f"{lay.id}: {TC_NO_DEVICE}", layout=lay.id))
+    for v in verdicts:
+        if v.status != "refuted" or v.span is None:
+            continue
+        make = warning if v.severity == "warning" else error
+        findings.append(make(f"block-scale-{v.name}", v.span, f"{lay.id}: {v.message}",
+                             counterexample=v.counterexample, layout=lay.id))
+    return ScaleResult(lay.id, "tcgen05.block_scale", lay.span, tuple(verdicts), lay.shape,
+                       (lay.stype,), lay.tile, f"scale_{lay.operand}"), findings
+
+
+def caption_selectors(lines: Sequence[Any], layouts: Sequence[TcScaleLayout]) \
+        -> tuple[Verdict, list[Finding]]:
+    """The scale factor IDs a document's figures draw (``TcScaleLine`` captions, grouped
+    under their heading) against the IDs the catalog's layout of that matrix, form and K
+    admits: ``selector-range``, refuted (an error on the first caption) where a heading's
+    figures draw an ID the layout does not admit (drawing fewer is no contradiction: the
+    figures may be examples)."""
+    first = lines[0].source.span(0) if lines else None
+    groups: list[tuple[Any, list[Any]]] = []
+    for ln in lines:
+        if ln.kind == "heading":
+            groups.append((ln, []))
+        elif groups and ln.facts["id"] is not None:
+            groups[-1][1].append(ln)
+    checked = 0
+    for head, caps in groups:
+        if not caps:
+            continue
+        f = head.facts
+        forms = {x.lstrip(".") for x in f.get("forms", ())}
+        mine = [lay for lay in layouts if lay.operand == f.get("matrix") and
+                lay.form in forms and lay.k in f.get("k", ())]
+        if not mine:
+            continue
+        checked += 1
+        drawn = tuple(sorted({c.facts["id"] for c in caps}))
+        want = tuple(sorted(set(mine[0].sf_ids)))
+        if set(drawn) - set(want):
+            nums = [c.facts["figure"] for c in caps]
+            msg = (f"the figures of scale factor {f['matrix']} with {'/'.join(sorted(forms))} at "
+                   f"K = {mine[0].k} (Figures {', '.join(map(str, nums))}) draw IDs "
+                   f"{_fmt(drawn)}; the layout ({mine[0].id}) admits {_fmt(want)}")
+            cex = {"drawn": list(drawn), "admitted": list(want), "figures": nums}
+            odd = [c for c in caps if c.facts["id"] not in want]
+            sp = (odd or caps)[0].source.span(0)
+            return (Verdict("selector-range", "refuted", msg, cex, sp, method="text"),
+                    [error("block-scale-caption", sp, msg, counterexample=cex)])
+    if not checked:
+        return Verdict("selector-range", "not-applicable", "no figure names an ID of a form "
+                       "the catalog states", None, first), []
+    return Verdict("selector-range", "proved", "", None, first, method="text"), []

@@ -1,0 +1,309 @@
+"""Block-scale factors of tcgen05.mma in tensor memory: the catalog proved for every legal
+form, its selector and placement facts mutated and refuted with counterexamples, equivalent
+rewritings proved, the K = 96 forms' run past the word a warning, the kernels assembled."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from formal.api import block_scale_catalog, prove_block_scale
+from formal.base.matrix_variants import TCGEN05_SCALE_FORMS
+from formal.model.tc_scale import tc_scale_layouts
+from formal.parse.block_scale import read_block_scale
+from formal.prove.tc_scale import TC_SCALE_OBLIGATIONS, admitted_ids, prove_tc_scale
+
+CATALOG = Path(__file__).resolve().parents[1] / "formal" / "catalog" / "block-scale" / "tcgen05.md"
+TEXT = CATALOG.read_text(encoding="utf-8")
+TITLE_2X = ("## Block scaling for tcgen05.mma .kind::mxf4 .scale_vec::2X .ue8m0 with M=128, "
+            "N=256, K=64")
+TITLE_1X = ("## Block scaling for tcgen05.mma .kind::mxf8f6f4 .scale_vec::1X .ue8m0 with M=128, "
+            "N=256, K=32")
+TITLE_K96 = "## Block scaling for tcgen05.mma .kind::mxf4 .block32 .ue8m0 with M=128, N=256, K=96"
+
+
+def _section(title: str) -> str:
+    start = TEXT.index(title)
+    end = TEXT.find("\n## ", start + 1)
+    return TEXT[start:] if end < 0 else TEXT[start:end]
+
+
+def _mutate(old: str, new: str, title: str = TITLE_2X, operand: str = "Scale A") -> str:
+    sec = _section(title)
+    k = sec.index(old, sec.index(operand))
+    return sec[:k] + new + sec[k + len(old):]
+
+
+def _prove(text: str, which: str = "scale_A") -> tuple[dict, list, int]:
+    """The verdicts and findings of one layout of a catalog text, and the line of its
+    program's first definition."""
+    doc = read_block_scale(text, "mutant.md")
+    assert not doc.findings
+    lay = next(x for x in tc_scale_layouts(doc) if x.id.endswith(which))
+    res, findings = prove_tc_scale(lay)
+    return {v.name: v for v in res.verdicts}, findings, lay.line_of("sf_id").line
+
+
+def test_catalog_reads_every_legal_form() -> None:
+    doc = block_scale_catalog("tcgen05")
+    assert not doc.findings and not doc.sections
+    got = [(s.kind, s.form, s.stype, s.k, s.vec) for s in doc.tc_sections]
+    assert got == [(k, f, t, kk, kk // b) for k, f, t, kk, b in TCGEN05_SCALE_FORMS]
+    lays = tc_scale_layouts(doc)
+    assert len(lays) == 18
+    assert {(x.operand, x.tile, x.columns) for x in lays} == {
+        ("A", (128, 1), 4), ("B", (1, 256), 8), ("A", (128, 2), 4), ("B", (2, 256), 8),
+        ("A", (128, 4), 4), ("B", (4, 256), 8), ("A", (128, 3), 8), ("B", (3, 256), 16),
+        ("A", (128, 6), 8), ("B", (6, 256), 16)}
+    assert {x.sf_ids for x in lays if x.vec == 2} == {(0, 2)}
+
+
+def test_catalog_proved_k96_block32_a_warning() -> None:
+    proof = prove_block_scale()
+    mine = [r for r in proof.results if r.instruction == "tcgen05.block_scale"
+            and r.id.startswith("tcgen05.")]
+    assert len(mine) == 18
+    for r in mine:
+        got = {v.name: v.status for v in r.verdicts}
+        fit = "refuted" if ".block32." in r.id else "proved"
+        assert got == {**{n: "proved" for n in TC_SCALE_OBLIGATIONS[:-2]},
+                       "sub-column-fit": fit, "hardware": "unconfirmed"}, r.id
+        assert r.verdict("sub-column-fit").severity == ("warning" if fit == "refuted"
+                                                        else "error")
+        assert "sm_100a" in r.verdict("hardware").message
+    tc = [f for f in proof.findings if f.layout.startswith("tcgen05.")]
+    assert not [f for f in tc if f.severity == "error"]
+    fits = [f for f in tc if f.kind == "block-scale-sub-column-fit"]
+    assert len(fits) == 4
+    assert fits[0].counterexample == {"selector": 2, "row": 0, "columns": [0, 1], "needed": 1}
+
+
+def test_placements_named_factor_by_factor() -> None:
+    lay = next(x for x in tc_scale_layouts(block_scale_catalog("tcgen05"))
+               if x.id == "tcgen05.block_scale.m128n256k64.mxf4.scale_vec::2X.ue8m0.scale_A")
+    at = {(p[0], p[1]): p[2:] for p in lay.placed(2)}
+    assert at[(0, 0)] == (0, 0, 2) and at[(0, 1)] == (0, 0, 3)
+    assert at[(33, 1)] == (1, 1, 3) and at[(127, 0)] == (31, 3, 2)
+    b = next(x for x in tc_scale_layouts(block_scale_catalog("tcgen05"))
+             if x.id == "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.scale_B")
+    assert {(p[0], p[1]): p[2:] for p in b.placed(3)}[(0, 200)] == (8, 6, 3)
+    assert admitted_ids(lay) == (0, 2) and admitted_ids(b) == (0, 1, 2, 3)
+
+
+def test_column_formula_mutated_collides_with_counterexample() -> None:
+    v, findings, line = _prove(_mutate("column = row / 32", "column = row / 64"))
+    cov = v["scale-coverage"]
+    assert cov.status == "refuted"
+    assert cov.counterexample == {"selector": 0, "a": [0, 0], "b": [32, 0],
+                                  "place": {"lane": 0, "column": 0, "byte": 0},
+                                  "name": "byte"}
+    err = next(f for f in findings if f.kind == "block-scale-scale-coverage")
+    assert err.severity == "error" and line <= err.span.line <= line + 3
+
+
+def test_selector_range_mutated_refuted() -> None:
+    v, findings, line = _prove(_mutate("sf_id  = {0, 2}", "sf_id  = {0, 1}"))
+    sel = v["selector-range"]
+    assert sel.status == "refuted" and sel.counterexample == {"stated": [0, 1],
+                                                              "admitted": [0, 2]}
+    assert "sf_id 1 is not a multiple of 2" in sel.message
+    assert v["scale-coverage"].status == "proved"  # 1 still places each factor once
+    err = next(f for f in findings if f.kind == "block-scale-selector-range")
+    assert err.span.line == line
+    v, _f, _l = _prove(_mutate("sf_id  = {0, 2}", "sf_id  = {0}"))
+    assert v["selector-range"].counterexample == {"stated": [0], "admitted": [0, 2]}
+
+
+def test_byte_past_the_word_refuted() -> None:
+    v, _f, _l = _prove(_mutate("byte   = sf_id + block", "byte   = sf_id + block + 1"))
+    cov = v["scale-coverage"]
+    assert cov.status == "refuted" and cov.counterexample["name"] == "byte"
+    assert cov.counterexample["a"] == [0, 1] and cov.counterexample["place"]["byte"] == 4
+    assert v["selector-range"].counterexample == {"stated": [0, 2], "admitted": [0]}
+
+
+def test_lane_past_the_partition_refuted() -> None:
+    v, _f, _l = _prove(_mutate("lane   = row % 32", "lane   = row % 64"))
+    cov = v["scale-coverage"]
+    assert cov.status == "refuted"
+    assert cov.counterexample["a"] == [32, 0] and cov.counterexample["name"] == "lane"
+
+
+def test_stated_shape_and_columns_mutated() -> None:
+    v, _f, _l = _prove(_mutate("scale_A is 128 x 2", "scale_A is 128 x 4"))
+    assert v["tile-shape"].status == "refuted"
+    assert v["tile-shape"].counterexample == {"stated": [128, 4], "expected": [128, 2]}
+    v, _f, _l = _prove(_mutate("in 4 columns", "in 5 columns"))
+    assert v["register-budget"].status == "refuted"
+    assert "use columns 0-3" in v["register-budget"].message
+
+
+def test_illegal_form_refuted() -> None:
+    text = _section(TITLE_1X).replace(".kind::mxf8f6f4 .scale", ".kind::mxf4 .scale")
+    v, _f, _l = _prove(text)
+    assert v["tile-shape"].status == "refuted"
+    assert v["tile-shape"].counterexample == {"form": ["mxf4", "scale_vec::1X", "ue8m0", 32]}
+
+
+@pytest.mark.parametrize("old,new", [
+    ("lane   = row % 32", "lane   = row & 31"),
+    ("column = row / 32", "column = row >> 5"),
+    ("byte   = sf_id + block", "byte   = block + sf_id"),
+])
+def test_equivalent_rewritings_proved(old: str, new: str) -> None:
+    v, _f, _l = _prove(_mutate(old, new))
+    assert all(x.status in ("proved", "unconfirmed") for x in v.values())
+
+
+def test_k96_run_past_the_word_is_a_warning() -> None:
+    v, findings, _l = _prove(_section(TITLE_K96))
+    fit = v["sub-column-fit"]
+    assert (fit.status, fit.severity) == ("refuted", "warning")
+    assert "does not say where those past the word go" in fit.message
+    assert [f.severity for f in findings if f.kind.startswith("block-scale")] == ["warning"]
+    # the same reading with only the IDs whose factors fit one word: nothing to warn of
+    v, _f, _l = _prove(_section(TITLE_K96).replace("sf_id  = {0, 1, 2, 3}", "sf_id  = {0, 1}", 1))
+    assert v["sub-column-fit"].status == "proved"
+    assert v["selector-range"].counterexample == {"stated": [0, 1], "admitted": [0, 1, 2, 3]}
+
+
+def test_an_undefined_name_is_a_fault_not_a_crash() -> None:
+    v, findings, _l = _prove(_mutate("byte   = sf_id + block", "byte   = sf_id + blok"))
+    assert {x.status for n, x in v.items() if n != "hardware"} == {"error"}
+    assert any("blok" in f.message for f in findings if f.severity == "error")
+
+
+def test_prove_the_catalog_document(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from formal.cli import main
+    rc = main(["prove", str(CATALOG), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert data["summary"]["layouts"] == 18
+    lay = data["layouts"][2]
+    assert (lay["instruction"], lay["operand"], lay["shape"], lay["tile"]) == \
+        ("tcgen05.block_scale", "scale_A", "m128n256k64", [128, 2])
+    kinds = sorted({f["kind"] for f in data["findings"]})
+    assert kinds == ["block-scale-sub-column-fit", "hardware"]
+    assert all(f["severity"] == "warning" for f in data["findings"])
+
+
+# ---- ptxas: every legal form assembles for sm_100a, dense and .sp; Table 55's others do not --
+
+
+def _assemble(ptx: str, tmp_path: Path, name: str) -> subprocess.CompletedProcess[str]:
+    src = tmp_path / f"{name}.ptx"
+    src.write_text(ptx, encoding="utf-8")
+    return subprocess.run(["ptxas", "-arch=sm_100a", str(src), "-o", str(tmp_path / "x.cubin")],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+@pytest.mark.parametrize("sparse", [False, True])
+def test_every_legal_form_assembles_for_sm_100a(tmp_path: Path, sparse: bool) -> None:
+    from formal.execute.ptx_tcgen05 import tcgen05_scale_module
+    forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
+    ptx = tcgen05_scale_module(forms, sparse)
+    assert ptx.count(".block_scale.") == 7 and ptx.count("tcgen05.mma.sp.") == (7 if sparse else 0)
+    got = _assemble(ptx, tmp_path, "legal")
+    assert got.returncode == 0, got.stderr
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+def test_forms_the_table_leaves_out_are_refused(tmp_path: Path) -> None:
+    from formal.execute.ptx_tcgen05 import tcgen05_scale_module
+    legal = {(f[0], f[1]) for f in TCGEN05_SCALE_FORMS}
+    every = {(k, f) for k in ("mxf8f6f4", "mxf4", "mxf4nvf4")
+             for f in ("scale_vec::1X", "scale_vec::2X", "scale_vec::4X", "block16", "block32")}
+    # block32 is mxf8f6f4's name for 1X (Table 55) though the catalog states it at K = 96 only
+    for form in sorted(every - legal - {("mxf8f6f4", "block32")}):
+        got = _assemble(tcgen05_scale_module([form]), tmp_path, "illegal")
+        assert got.returncode != 0 and "cannot be combined" in got.stderr, form
+
+
+# ---- ptxlayout show: the sub-columns each ID selects, as the spec's figures draw them --------
+
+
+def test_show_one_operand_draws_every_id(capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X.scale_A"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "scale_A (128 x 2) in 4 tensor-memory columns, scale factor A ID in {0, 2}" in out
+    assert "sf_id = 2: 8 sub-columns" in out
+    lines = out.splitlines()
+    k = lines.index("sf_id = 2: 8 sub-columns")
+    assert lines[k + 1].split() == ["lane", "c0.b2", "c0.b3", "c1.b2", "c1.b3", "c2.b2",
+                                    "c2.b3", "c3.b2", "c3.b3"]
+    assert lines[k + 3].split()[:4] == ["1", "r1k0", "r1k1", "r33k0"]
+    assert "hardware: unconfirmed" in out and "scale_B" not in out
+
+
+def test_show_k96_carries_its_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.block32.scale_B"])
+    out = capsys.readouterr().out
+    assert rc == 0  # a warning, not an error
+    assert "(.ue8m0, K = 64)" in out and "(.ue8m0, K = 96)" in out
+    assert "warning: sub-column-fit: sf_id 2: column 0's 3 one-byte factors" in out
+
+
+def test_show_an_illegal_form_names_the_legal_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::4X"])
+    captured = capsys.readouterr()
+    assert rc == 1
+    assert ("no legal block-scaled tcgen05.mma matches .kind::mxf4 .scale_vec::4X: .kind::mxf4 "
+            "takes .block32 or .scale_vec::2X") in captured.err
+    assert "kind::mxf4.block_scale.scale_vec::2X" in captured.out
+
+
+# ---- the real section (../notes mirror, read at test time) in Markdown, HTML and text --------
+
+REAL = Path("/work/notes/bw-sections/9-7-16-10-7-block-scaling.md")
+
+
+def _render(kind: str) -> str:
+    from tests.renderings import browser, sphinx
+    md = REAL.read_text(encoding="utf-8")
+    return md if kind == "md" else (sphinx(md) if kind == "html" else browser(md)).text
+
+
+@pytest.mark.skipif(not REAL.is_file(), reason="the spec's block-scaling section is not here")
+@pytest.mark.parametrize("kind", ["md", "html", "txt"])
+def test_the_real_section_read_in_every_rendering(tmp_path: Path, kind: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from formal.cli import main
+    doc = tmp_path / f"block-scaling.{kind}"
+    doc.write_text(_render(kind), encoding="utf-8")
+    rc = main(["prove", str(doc), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 1  # the B figures' captions name SFA_ID: one error
+    (entry,) = data["layouts"]
+    got = {o["name"]: o["status"] for o in entry["obligations"]}
+    assert got == {"selector-names": "refuted", "sub-column-fit": "refuted",
+                   "selector-range": "proved", "hardware": "unconfirmed"}
+    errors = [f for f in data["findings"] if f["severity"] == "error"]
+    assert [(f["kind"], f["counterexample"]["figures"][:2]) for f in errors] == [
+        ("block-scale-caption", [243, 244])]
+    assert len(errors[0]["counterexample"]["figures"]) == 16
+    # a caption that draws an ID the layout does not admit: an error at that caption
+    text = _render(kind)
+    for old in ("SFA\\_ID=10", "SFA_ID=10"):  # escaped or not, as the rendering keeps it
+        text = text.replace(f"block16 with K=96 with {old}",
+                            f"block16 with K=96 with {old[:-2]}01", 1)
+    doc.write_text(text, encoding="utf-8")
+    main(["prove", str(doc), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    bad = [f for f in data["findings"] if f["severity"] == "error"
+           and "drawn" in (f["counterexample"] or {})]
+    assert len(bad) == 1 and bad[0]["counterexample"] == {
+        "drawn": [0, 1], "admitted": [0, 2], "figures": [238, 239]}
+    line = text.splitlines()[bad[0]["line"] - 1] if kind != "html" else ""
+    assert kind == "html" or "SFA_ID=01" in line.replace("\\_", "_")
