@@ -26,7 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show_tuple
-from .header import Alias, CppBinOp, CppHeader, CppNeg, Opaque, Pack, Struct, Type, read_header
+from .header import (
+    Alias,
+    CppBinOp,
+    CppHeader,
+    CppNeg,
+    CppParen,
+    Opaque,
+    Pack,
+    Struct,
+    Type,
+    read_header,
+)
 from .project import Finding, Span, warning
 from .ptx import Instruction, instruction_of
 from .store import cached_header
@@ -54,6 +65,9 @@ class Atom:
     operands: tuple[Operand, ...]
     thr_id: CuteLayout | None = None
     shape_mnk: tuple[int, ...] | None = None
+    # a copy atom's ValID: logical bit -> the bit's address (SM100's TMEM atoms: lane * 2^21
+    # + column * 32 + bit), None where it has none or it cannot be read
+    val_id: CuteLayout | None = None
     value_types: tuple[tuple[str, str], ...] = ()
     params: tuple[str, ...] = ()  # template parameters the family ranges over
     why: str = ""  # why instruction is None
@@ -91,7 +105,8 @@ def _follow(inc: str) -> bool:
     file beside the includer (``"mma_traits_sm90_gmma_ext.hpp"``, the continuation files)."""
     base = inc.rsplit("/", 1)[-1]
     return (inc.startswith(("cute/arch/", "cute/atom/")) or "/" not in inc) and \
-        base.startswith(("mma_sm", "copy_sm", "mma_traits_sm", "copy_traits_sm"))
+        base.startswith(("mma_sm", "copy_sm", "mma_traits_sm", "copy_traits_sm",
+                         "tmem_allocator_sm"))
 
 
 class Env:
@@ -154,6 +169,8 @@ class Env:
             return e
         if isinstance(e, CppNeg):
             return -self.scalar(e.a, env, depth)
+        if isinstance(e, CppParen):
+            return self.int_tuple(e.a, env, depth + 1)
         if isinstance(e, CppBinOp):
             a, b = self.scalar(e.a, env, depth), self.scalar(e.b, env, depth)
             if e.op == "+":
@@ -168,6 +185,8 @@ class Env:
                 return int(a / b)
             if e.op == "%":
                 return a % b
+            if e.op == "<<" and 0 <= b < 64:
+                return a << b
             raise _Unreadable(f"operator {e.op} in a shape")
         if isinstance(e, (Opaque, Pack)):
             raise _Unreadable(f"'{e}' is not a constant the reader evaluates")
@@ -178,7 +197,7 @@ class Env:
                 return env[t.name]
             if t.name.startswith("_") and t.name[1:].isdigit():
                 return int(t.name[1:])
-        if t.name in ("Int", "C", "integral_constant") and t.args:
+        if t.name in ("Int", "C", "integral_constant", "constant") and t.args:
             return self.scalar(t.args[-1], env, depth)
         if t.name in ("Shape", "Stride", "tuple", "Coord", "Step") and t.args is not None:
             return tuple(self.int_tuple(a, env, depth + 1) for a in t.args)
@@ -273,7 +292,7 @@ def _names(e: Any) -> set[str]:
                 out |= _names(a)
     elif isinstance(e, CppBinOp):
         out |= _names(e.a) | _names(e.b)
-    elif isinstance(e, (CppNeg, Pack)):
+    elif isinstance(e, (CppNeg, CppParen, Pack)):
         out |= _names(e.a)
     return out
 
@@ -315,6 +334,13 @@ def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
                 thr = env.layout(tm.type, {})
             except _Unreadable:
                 thr = None
+        val_id = None
+        vm = env.member(trait, atom, "ValID") if kind == "copy" else None
+        if vm is not None:
+            try:
+                val_id = env.layout(vm.type, {})
+            except _Unreadable:
+                val_id = None
         sm = env.member(trait, atom, "Shape_MNK")
         if sm is not None:
             try:
@@ -330,7 +356,7 @@ def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
         ins = env.instruction(atom)
         out.append(Atom(atom, kind, header.path, s.line,
                         ins if isinstance(ins, Instruction) else None, tuple(ops), thr,
-                        shape_mnk, tuple(vals), s.params,
+                        shape_mnk, val_id, tuple(vals), s.params,
                         ins if isinstance(ins, str) else ""))
     return out
 

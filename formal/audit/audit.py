@@ -46,6 +46,7 @@ from .project import (
     matrix_layout_serves,
     spec_layouts,
 )
+from .tmem import compare_tmem
 from .views import broadcast, metadata, sparse_a, whole_tile
 
 SPEC_OPERAND = {"A": "A", "B": "B", "C": "C/D", "metadata": "metadata"}
@@ -278,6 +279,28 @@ def _move_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
     return tuple(out)
 
 
+def _tmem_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
+    """SM100's TMEM load / store atoms: ``formal.audit.tmem`` decides, side by side."""
+    ops = {op.operand: op for op in atom.operands}
+    src, dst = ops.get("src"), ops.get("dst")
+    if src is None or dst is None or src.layout is None or dst.layout is None:
+        return None
+    spec = next((lay for lay in spec_layouts(False) if lay.id.endswith(":" + v.key)), None)
+    if spec is None:
+        return None
+    load = v.instruction == "tcgen05.ld"
+    reg, mem = (dst, src) if load else (src, dst)
+    assert atom.instruction is not None
+    got = compare_tmem(v, reg.layout, mem.layout, atom.val_id, spec,  # type: ignore[arg-type]
+                       atom.instruction.immediates)
+    out = []
+    for op, side in ((src, "tmem" if load else "reg"), (dst, "reg" if load else "tmem")):
+        verdict, cx, msg = got[side]
+        out.append(Entry(op.operand, verdict, "spec", cx, msg, spec.short_id, str(op.layout),
+                         op.line))
+    return tuple(out)
+
+
 def audit_atom(atom: Atom) -> AtomResult:
     out: list[Entry] = []
     mv = atom.instruction.variant if atom.instruction is not None else None
@@ -285,6 +308,10 @@ def audit_atom(atom: Atom) -> AtomResult:
         moved = _move_entries(atom, mv)
         if moved is not None:
             return AtomResult(atom, moved)
+    if mv is not None and mv.tmem:
+        tm = _tmem_entries(atom, mv)
+        if tm is not None:
+            return AtomResult(atom, tm)
     spec, fixed = spec_layouts(False), spec_layouts(True)
     fixed_by_id = {lay.id: lay for lay in fixed}
     for op in atom.operands:

@@ -90,6 +90,14 @@ class CppNeg:
 
 
 @dataclass(frozen=True)
+class CppParen:
+    """A parenthesized C++ expression ``(a)``: kept, so the text re-prints as written
+    (``cute::constant<int32_t, (1 << 21)>``, TMEM's lane stride in bits)."""
+
+    a: Any
+
+
+@dataclass(frozen=True)
 class Pack:
     a: Any
 
@@ -99,6 +107,8 @@ def show_cpp(e: Any) -> str:
         return f"{show_cpp(e.a)}{e.op}{show_cpp(e.b)}"
     if isinstance(e, CppNeg):
         return f"-{show_cpp(e.a)}"
+    if isinstance(e, CppParen):
+        return f"({show_cpp(e.a)})"
     if isinstance(e, Pack):
         return f"{show_cpp(e.a)}..."
     return str(e)
@@ -236,6 +246,12 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
 
     def compare(self, meta: Any, c: list[Any]) -> Any:
         return self._binary(c)
+
+    def shift(self, meta: Any, c: list[Any]) -> Any:
+        return self._binary(c)
+
+    def paren(self, meta: Any, c: list[Any]) -> CppParen:
+        return CppParen(c[0])
 
     def targs(self, meta: Any, c: list[Any]) -> tuple[Any, ...]:
         return tuple(x for x in c if not isinstance(x, Token))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 
 from ..base.grammar_files import build_parser
-from ..base.matrix_variants import matrix_layout_serves
+from ..base.matrix_variants import TMEM_VARIANTS, matrix_layout_serves
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import (
     MOVE_SHAPES,
@@ -30,7 +30,7 @@ from ..model.tv import TV, tv_view
 from ..prove.verdicts import InternalError
 
 __all__ = ["Finding", "InternalError", "Layout", "MOVES", "MOVE_SHAPES", "PTX_TYPES", "Shape",
-           "Span", "TV", "VARIANTS",
+           "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
            "Variant", "build_parser", "cells_and_names", "error", "layout_serves",
            "matrix_layout_serves", "spec_layouts",
            "tv_view", "warning"]

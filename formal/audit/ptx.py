@@ -23,7 +23,16 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
-from .project import MOVE_SHAPES, MOVES, PTX_TYPES, VARIANTS, Shape, Variant, build_parser
+from .project import (
+    MOVE_SHAPES,
+    MOVES,
+    PTX_TYPES,
+    TMEM_VARIANTS,
+    VARIANTS,
+    Shape,
+    Variant,
+    build_parser,
+)
 
 
 @dataclass(frozen=True)
@@ -64,12 +73,17 @@ class Opcode:
 class Instruction:
     opcode: Opcode
     variant: Variant | None = None
+    # the instruction's integer operands in order (``tcgen05.ld...16x32bx2.x1.b32 {%0},
+    # [%1], 1``: the half-split offset 1)
+    immediates: tuple[int, ...] = ()
 
     @property
     def head(self) -> str:
-        """``mma``, ``mma.sp``, ``wgmma``, ``ldmatrix``, ..."""
+        """``mma``, ``mma.sp``, ``wgmma``, ``ldmatrix``, ``tcgen05.ld``, ``tcgen05.mma`` ..."""
         if self.opcode.name in ("mma", "wgmma") and "sp" in self.opcode.words:
             return f"{self.opcode.name}.sp"
+        if self.opcode.name == "tcgen05" and self.opcode.words:
+            return f"tcgen05.{self.opcode.words[0]}"
         return self.opcode.name
 
 
@@ -83,13 +97,15 @@ class _Opcodes(Transformer):  # type: ignore[type-arg]
     def opcode(self, c: list[Any]) -> Opcode:
         return Opcode(str(c[0]), tuple(c[1:]))
 
-    def instr(self, c: list[Any]) -> list[Opcode]:
-        return [next(x for x in c if isinstance(x, Opcode))]  # a guard comes first
+    def instr(self, c: list[Any]) -> list[tuple[Opcode, tuple[int, ...]]]:
+        op = next(x for x in c if isinstance(x, Opcode))  # a guard comes first
+        ints = tuple(int(str(x), 0) for x in c if isinstance(x, Token) and x.type == "INT")
+        return [(op, ints)]
 
-    def directive(self, c: list[Any]) -> list[Opcode]:
+    def directive(self, c: list[Any]) -> list[tuple[Opcode, tuple[int, ...]]]:
         return []
 
-    def block(self, c: list[Any]) -> list[Opcode]:
+    def block(self, c: list[Any]) -> list[tuple[Opcode, tuple[int, ...]]]:
         return [op for x in c if isinstance(x, list) for op in x]
 
     start = block
@@ -124,8 +140,9 @@ def join_literals(literals: tuple[str, ...]) -> str:
     return "".join(out)
 
 
-def opcodes(literals: tuple[str, ...]) -> list[Opcode] | str:
-    """The opcodes of the instructions in one asm statement, or why they cannot be read."""
+def statements(literals: tuple[str, ...]) -> list[tuple[Opcode, tuple[int, ...]]] | str:
+    """The instructions of one asm statement (each its opcode and integer operands), or why
+    they cannot be read."""
     text = join_literals(literals)
     try:
         got = _Opcodes().transform(_parser().parse(text))
@@ -136,17 +153,24 @@ def opcodes(literals: tuple[str, ...]) -> list[Opcode] | str:
     return got
 
 
+def opcodes(literals: tuple[str, ...]) -> list[Opcode] | str:
+    """The opcodes of the instructions in one asm statement, or why they cannot be read."""
+    got = statements(literals)
+    return got if isinstance(got, str) else [op for op, _ints in got]
+
+
 def instruction_of(asms: tuple[tuple[str, ...], ...]) -> Instruction | str:
-    """The atom's instruction: the last opcode of its asm statements."""
-    found: list[Opcode] = []
+    """The atom's instruction: the last instruction of its asm statements."""
+    found: list[tuple[Opcode, tuple[int, ...]]] = []
     for lits in asms:
-        got = opcodes(lits)
+        got = statements(lits)
         if isinstance(got, str):
             return got
         found.extend(got)
     if not found:
         return "its asm statement holds no instruction"
-    return Instruction(found[-1], match_variant(found[-1]))
+    op, ints = found[-1]
+    return Instruction(op, match_variant(op), ints)
 
 
 def match_variant(opcode: Opcode) -> Variant | None:
@@ -158,6 +182,8 @@ def match_variant(opcode: Opcode) -> Variant | None:
         return _wgmma_variant(head, words)
     if head in MOVES:
         return _move_variant(head, words)
+    if head in ("tcgen05.ld", "tcgen05.st"):
+        return next((v for v in TMEM_VARIANTS if v.opcode == str(opcode)), None)
     if head not in ("mma", "mma.sp"):
         return None
     shape = next((p for p in words if Shape.parse(p) is not None), None)

@@ -34,6 +34,7 @@ from .header import (
     CppBinOp,
     CppHeader,
     CppNeg,
+    CppParen,
     Opaque,
     Pack,
     Struct,
@@ -71,6 +72,8 @@ def _enc(e: Any) -> Any:
         return {"neg": _enc(e.a)}
     if isinstance(e, Pack):
         return {"pack": _enc(e.a)}
+    if isinstance(e, CppParen):
+        return {"paren": _enc(e.a)}
     raise TypeError(type(e).__name__)
 
 
@@ -86,6 +89,8 @@ def _dec(j: Any) -> Any:
         return CppBinOp(j["b"], _dec(j["x"]), _dec(j["y"]))
     if "neg" in j:
         return CppNeg(_dec(j["neg"]))
+    if "paren" in j:
+        return CppParen(_dec(j["paren"]))
     return Pack(_dec(j["pack"]))
 
 
