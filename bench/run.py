@@ -41,6 +41,7 @@ from formal.model import Model, build  # noqa: E402
 from formal.model.algebra import _floor_parts  # noqa: E402
 from formal.model.cells import build_map, clear_enumerated  # noqa: E402
 from formal.model.layout import srepr  # noqa: E402
+from formal.model.resolve import clear_catalog_layouts  # noqa: E402
 from formal.parse import clear_memo, parse_document  # noqa: E402
 from formal.prove import formula, table, witness  # noqa: E402
 from formal.text import read_path, read_text  # noqa: E402
@@ -75,9 +76,10 @@ def floor(model: Model) -> int:
 
 
 def cold() -> None:
-    """Forget every result a previous round left: proofs, parses, SymPy's own cache, the
-    memos of srepr and of floor's parts."""
+    """Forget every result a previous round left: proofs, parses, the catalog's layouts,
+    SymPy's own cache, the memos of srepr and of floor's parts."""
     pv.clear_cache()
+    clear_catalog_layouts()
     catalog.documents.cache_clear()
     clear_memo()
     sympy.core.cache.clear_cache()

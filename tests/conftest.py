@@ -14,8 +14,13 @@ from typing import Any
 import pytest
 
 # the tests never read or write the user's own caches: a private folder for this session
-# (a test that wants another sets PTXLAYOUT_CACHE_DIR itself)
-os.environ["PTXLAYOUT_CACHE_DIR"] = tempfile.mkdtemp(prefix="ptxlayout-test-cache-")
+# (a test that wants another sets PTXLAYOUT_CACHE_DIR itself).  pytest-xdist's workers start
+# from the controller's environment and share its folder: the grammar tables are built and
+# each Z3 answer found once a session, not once a worker (entries are written atomically, and
+# a hit skips only Z3, never the enumeration: formal/prove/cache.py)
+if not os.environ.get("PTXLAYOUT_TEST_SESSION_CACHE"):
+    os.environ["PTXLAYOUT_TEST_SESSION_CACHE"] = tempfile.mkdtemp(prefix="ptxlayout-test-cache-")
+os.environ["PTXLAYOUT_CACHE_DIR"] = os.environ["PTXLAYOUT_TEST_SESSION_CACHE"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT.parent / "shared" / "seeds"

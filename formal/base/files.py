@@ -76,18 +76,18 @@ def read_limited(path: str | Path, limit: int = MAX_JSON) -> bytes:
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Is ``value`` (parsed JSON) nested deeper than ``limit``?  Walked without recursion."""
-    stack = [(value, 1)]
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, dict):
-            v = list(v.values())
-        elif not isinstance(v, list):
-            continue
-        if depth > limit:
-            return True
-        stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list)))
-    return False
+    """Is ``value`` (parsed JSON) nested deeper than ``limit``?  Walked level by level, without
+    recursion: ``[1, [2]]`` has its containers at depths 1 and 2."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _depth in range(limit):
+        if not level:
+            return False
+        below: list[Any] = []
+        for v in level:
+            below += [x for x in (v.values() if isinstance(v, dict) else v)
+                      if isinstance(x, (dict, list))]
+        level = below
+    return bool(level)
 
 
 def parse_json(data: bytes | str, limit: int = MAX_DEPTH) -> Any:

@@ -99,6 +99,7 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
         heads = [src.span(0).line for what, src in doc.looks if what == "operand"]
         wmma_titles = {ps.section.title.span(0).line for ps in d.sections
                        if ps.wmma is not None and ps.section.title.text}
+        titles = _title_lines(d)
         run: list[tuple[str, SourceText]] = []
         for what, src in doc.looks:
             line = src.span(0).line
@@ -108,7 +109,8 @@ def unchecked(docs: Sequence[ParsedDocument], layouts: Iterable[Layout],
                 ok = k < len(starts) and (nxt is None or starts[k] < nxt)
             else:
                 ok = line in read
-            title = _title_line(d, line)
+            k = bisect_right(titles, line)
+            title = titles[k - 1] if k else None  # the title of the section the line is in
             if not ok and title in wmma_titles:
                 ok = True  # the wmma section: its rows' register budgets are checked
             if not ok and title is not None and (doc.name, title) in named:
@@ -152,15 +154,11 @@ def _short(text: str) -> str:
     return t if len(t) <= 40 else t[:37] + "..."
 
 
-def _title_line(d: ParsedDocument, line: int) -> int | None:
-    """The title line of the section ``line`` stands in (an error there names the whole
-    section as not checked: a shape over the limits), None before every title."""
-    out = None
-    for ps in d.sections:
-        t = ps.section.title
-        if t.text and t.span(0).line <= line:
-            out = t.span(0).line
-    return out
+def _title_lines(d: ParsedDocument) -> list[int]:
+    """The title lines of the document's sections, in order (a line stands in the section of
+    the last title at or above it: an error there names the whole section as not checked, a
+    shape over the limits)."""
+    return sorted(ps.section.title.span(0).line for ps in d.sections if ps.section.title.text)
 
 
 def _why(d: ParsedDocument, line: int) -> str:

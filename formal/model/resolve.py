@@ -8,6 +8,7 @@ back to its own section, or to nothing, is a finding.  ``build`` is the stage's 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import cache
@@ -151,6 +152,33 @@ def layouts_of(doc: Document | ParsedDocument, provenance: str = "text",
     return layouts, refs, findings
 
 
+_CATALOG_LAYOUTS: dict[tuple[str, str, str], tuple[Layout, ...]] = {}
+
+
+def catalog_layouts(doc: Document | ParsedDocument) -> tuple[Layout, ...]:
+    """The layouts a catalog document states, for references to resolve against: built once a
+    process for each text (keyed by name, format and the SHA-256 of the text, so an edited
+    catalog is built again), not once for every document proved beside it.  Layouts are
+    frozen values; the prover enumerates every map it is asked about on its own."""
+    d = doc.document if isinstance(doc, ParsedDocument) else doc
+    key = (d.name, d.format,
+           d.digest or hashlib.sha256("\n".join(d.lines).encode("utf-8")).hexdigest())
+    hit = _CATALOG_LAYOUTS.get(key)
+    if hit is None:
+        parsed = doc if isinstance(doc, ParsedDocument) else parse_document(doc)
+        hit = tuple(layouts_of(parsed, "catalog", "catalog")[0])
+        if len(_CATALOG_LAYOUTS) >= 64:  # bounded: a long-lived process sees few catalogs
+            _CATALOG_LAYOUTS.clear()
+        _CATALOG_LAYOUTS[key] = hit
+    return hit
+
+
+def clear_catalog_layouts() -> None:
+    """Forget the catalog's layouts (benchmarks measure cold runs)."""
+    _CATALOG_LAYOUTS.clear()
+    catalog_model.cache_clear()
+
+
 @cache
 def catalog_model(corrections: bool = False) -> Model:
     """The embedded catalog proven on its own (its documents are the documents), built once a
@@ -185,11 +213,7 @@ def build(documents: Iterable[Document | ParsedDocument],
         findings.extend(wmma_budgets(d))  # the wmma section: register counts, no layout
         if done is not None:
             done(len(docs))
-    cat_docs = [d if isinstance(d, ParsedDocument) else parse_document(d) for d in catalog]
-    cat_layouts: list[Layout] = []
-    for d in cat_docs:
-        lays, _refs, _errs = layouts_of(d, "catalog", "catalog")
-        cat_layouts.extend(lays)
+    cat_layouts = [lay for d in catalog for lay in catalog_layouts(d)]
     for d in docs:  # the matrix move sections: their variants, by name, from the catalog
         lab = _label_for(d.document)
         for ps in d.sections:

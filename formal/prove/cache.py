@@ -15,16 +15,17 @@ and for ``col = lane >> 1``, whose lanes 0 and 1 collide, Z3's answer to each ob
 
     {..., "z3_answer": "sat", "answers": {"in-range": "proved", "injective": "refuted"}}
 
-The same holds for ``surjective`` where Z3 decides it (no counting argument applies) and for
-the ``composes`` relations (``relation_key``: both layouts' formula hashes and the
-arrangement).  On the next run the same map finds the entry and Z3 is skipped -- but the
-enumeration still decides every obligation on its own and must agree, and every witness
-reported is the enumeration's.  An entry that says "proved" for a map the enumeration refutes
-(or "refuted" for one it proves) is a lie: it is ignored with a warning and removed, and Z3
-runs as if there were no cache, so a cache can never turn a refutation into a proof.  Nothing
-is kept where Z3 gave up (``unknown``), and nothing is used or kept when the cross-check is
-off.  An entry that is not valid JSON, has another schema, version or key, is ignored with a
-warning.
+The same holds for ``surjective`` where Z3 decides it (no counting argument applies) and for the
+``composes`` relations (``relation_key``: both layouts' formula hashes and the arrangement), and
+for any other query a caller names in full (``z3_unsat``: the shared-memory descriptor relation,
+whose enumeration visits the same tile).  On the next run the same map finds the entry and Z3 is
+skipped -- but the enumeration still decides every obligation on its own and must agree, and
+every witness reported is the enumeration's.  An entry that says "proved" for a map the
+enumeration refutes (or "refuted" for one it proves) is a lie: it is ignored with a warning and
+removed, and Z3 runs as if there were no cache, so a cache can never turn a refutation into a
+proof.  Nothing is kept where Z3 gave up (``unknown``), and nothing is used or kept when the
+cross-check is off.  An entry that is not valid JSON, has another schema, version or key, is
+ignored with a warning.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +145,26 @@ class ProofCache:
         disk.warn(os.path.join(self.where, f"{key}.json"), why)
         if self.fd is not None:
             disk.remove(self.fd, f"{key}.json")
+
+
+def z3_unsat(what: list[Any], obligation: str, solve: Callable[[], bool]) -> bool:
+    """Z3's *unsat* to the query that ``what`` (JSON values) names in full, from an earlier
+    run's entry, else ``solve()``'s answer (True: *unsat*), kept when it is.  The caller's
+    enumeration runs whatever this answers; only Z3's half is skipped.  With the cache off
+    (``--no-cache``, no folder) it is ``solve()``."""
+    key = hashlib.sha256(json.dumps([SCHEMA, __version__, _z3_version(), obligation, what])
+                         .encode("utf-8")).hexdigest()
+    store = ProofCache.open()
+    try:
+        if store is not None and store.proved(key, obligation):
+            return True
+        unsat = solve()
+        if unsat and store is not None:
+            store.store(key, obligation)
+        return unsat
+    finally:
+        if store is not None:
+            store.close()
 
 
 def _head(key: str, obligation: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ the same mode, and refuted (an address and both images) with another.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import z3
@@ -42,6 +43,7 @@ from ..model.smem import (
     layout_bit_address,
     smem_hash,
 )
+from .cache import z3_unsat
 from .verdicts import Core, InternalError, Verdict
 
 TMA_MODES = ("32B", "64B", "128B")
@@ -91,12 +93,19 @@ def descriptor_core(inst: SmemInstance, descriptor: int,
                             f"reads byte {got // 8}",
                             {"mn": mn, "k": k, "layout_byte": want // 8,
                              "descriptor_byte": got // 8}, method="enumeration")
-    mn_v, k_v = z3.BitVec("mn", 32), z3.BitVec("k", 32)
-    s = z3.Solver()
-    s.add(z3.ULT(mn_v, rows), z3.ULT(k_v, cols))
-    s.add(read.bit_address(inst.major, inst.bits, mn_v, k_v, _udiv, _urem)
-          != layout_bit_address(lay, mn_v, k_v, _udiv, _urem))
-    if s.check() != z3.unsat:
+
+    def unsat() -> bool:
+        mn_v, k_v = z3.BitVec("mn", 32), z3.BitVec("k", 32)
+        s = z3.Solver()
+        s.add(z3.ULT(mn_v, rows), z3.ULT(k_v, cols))
+        s.add(read.bit_address(inst.major, inst.bits, mn_v, k_v, _udiv, _urem)
+              != layout_bit_address(lay, mn_v, k_v, _udiv, _urem))
+        return bool(s.check() == z3.unsat)
+
+    # Z3's answer from an earlier run where the same query was asked (the enumeration above
+    # ran all the same): the descriptor as decoded, the layout's value, the tile read
+    if not z3_unsat([repr(read), repr(lay), inst.major, inst.bits, rows, cols], "descriptor",
+                    unsat):
         raise InternalError(f"{inst.id}: Z3 finds a coordinate read elsewhere, enumeration none")
     return Core("proved", f"descriptor (LBO {read.lbo}, SBO {read.sbo}, {read.mode}) reads all "
                 f"{rows} x {cols} elements where the layout puts them", method="z3+enumeration")
@@ -115,6 +124,7 @@ def tma_swizzle(mode: str, addr: Any) -> Any:
     return base + row * 128 + (chunk - low + (low ^ _urem(row, c))) * 16 + _urem(within, 16)
 
 
+@cache  # a pure function of two mode names: each pair enumerated and solved once a process
 def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
     """The TMA's swizzle of ``tma_mode`` equals the descriptor's of ``descriptor_mode`` on every
     32-bit address; else the first address where they part (enumeration over two 1024-byte
