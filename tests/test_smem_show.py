@@ -121,3 +121,10 @@ def test_show_and_export_on_the_command_line(tmp_path: Path, capsys) -> None:  #
     assert main(["export", "--format", "c", "tcgen05.smem.K-major.128B.b16",
                  "--output", str(out_file)]) == 0
     assert "namespace tcgen05_smem_K_major_128B_b16 {" in out_file.read_text()
+
+
+def test_the_module_docstring_toy() -> None:
+    grid = {line.split("|")[0].strip(): line.split("|")[1].split()
+            for line in draw_smem(pick_smem("wgmma.smem.K-major.32B.b16")).splitlines()
+            if "|" in line and line.split("|")[0].strip().isdigit()}
+    assert grid["96"] == ["3,0", "3,1"] and grid["128"] == ["4,1", "4,0"]

@@ -59,3 +59,55 @@ def test_a_table_alone_checks_nothing_and_says_so(tmp_path: Path, capsys) -> Non
     doc.write_text(S.DEFINITIONS.split("9.7.15.5.1.2.1.2.")[0], encoding="utf-8")
     assert main(["prove", str(doc), "-o", str(tmp_path / "o")]) == 1
     assert "nothing in it was checked" in (tmp_path / "o").read_text()
+
+
+# ---- the K slice one instruction reads (dense and sparse) --------------------------------------
+
+K_SLICES = Path("formal/catalog/smem/k-slices.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("render", [lambda t: t, S.plain], ids=["markdown", "plain"])
+def test_the_catalogs_k_slices_are_read_and_proved(render) -> None:  # type: ignore[no-untyped-def]
+    text = read_smem(render(K_SLICES), "k.md")
+    assert len(text.k_slices) == 14 and text.findings == ()
+    f16 = [r for r in text.k_slices if (r.family, r.type) == ("wgmma", "f16")][0]
+    assert (f16.bits, f16.k, f16.sparse_k) == (16, 16, 32)
+    b1 = [r for r in text.k_slices if r.type == "b1"][0]
+    assert (b1.k, b1.sparse_k) == (256, None)  # no sparse form
+    proof = prove_smem(text)
+    assert proof.findings == () and len(proof.results) == 14
+    v = {r.id: r.verdicts[0] for r in proof.results}["wgmma.smem.k-slice.f16"]
+    assert v.message == ("K = 16 x 16 bits = 32 bytes of each row; sparse K = 32: A's "
+                         "compressed row 32 bytes, B's 64 bytes (atom rows: 2 of 32B, 1 of "
+                         "64B, 1 of 128B)")
+
+
+@pytest.mark.parametrize("old,new,cex", [
+    ("| wgmma | f16 | 16 | 16 | 32 |", "| wgmma | f16 | 16 | 16 | 48 |",
+     {"sparse_k": 48, "twice_k": 32}),
+    ("| tcgen05 | tf32 | 32 | 8 | 16 |", "| tcgen05 | tf32 | 32 | 16 | 32 |",
+     {"k": 16, "bits": 32, "bytes": 64}),
+    ("| wgmma | e4m3 | 8 | 32 | 64 |", "| wgmma | e4m3 | 16 | 16 | 32 |",
+     {"type": "e4m3", "bits": 16, "width": 8}),
+])
+def test_a_k_slice_edited_is_refuted_at_its_row(old: str, new: str, cex: dict) -> None:  # type: ignore[type-arg]
+    text = K_SLICES.replace(old, new)
+    proof = prove_smem(read_smem(text, "k.md"))
+    [f] = proof.findings
+    assert f.kind == "smem-k-slice" and f.counterexample == cex
+    assert f.span.line == S.line_of(text, new)
+
+
+def test_prove_json_of_the_k_slices_and_tcgen05_sections_meets_the_schema(
+        tmp_path: Path) -> None:
+    import json
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(Path("docs/schema/prove.schema.json").read_text(encoding="utf-8"))
+    for name, text in (("k.md", K_SLICES), ("tc.md", S.TCGEN05)):
+        doc = tmp_path / name
+        doc.write_text(text, encoding="utf-8")
+        out = tmp_path / f"{name}.json"
+        assert main(["prove", str(doc), "--format", "json", "-o", str(out)]) == 0
+        data = json.loads(out.read_text())
+        jsonschema.validate(data, schema)
+        assert data["summary"]["layouts"] == (14 if name == "k.md" else 1 + 8 + 1)  # + atom

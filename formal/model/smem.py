@@ -31,12 +31,21 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..parse.smem import CanonicalRow, Example, LayoutText, SmemText, SymEntry, read_smem
+from ..parse.smem import (
+    CanonicalRow,
+    Example,
+    KSliceRow,
+    LayoutText,
+    SmemText,
+    SymEntry,
+    read_smem,
+)
 from .cute import CuteLayout, flat_modes, size
 
 # the reader's records are the model's values here (frozen, evaluated by this module); the
 # prove stage takes them from the model, never from the parser
-__all__ = ["CanonicalRow", "Example", "LayoutText", "SmemText", "SymEntry", "read_smem"]
+__all__ = ["CanonicalRow", "Example", "KSliceRow", "LayoutText", "SmemText", "SymEntry",
+           "read_smem"]
 
 # bits of one element in shared memory, by the type names the sections use
 ELEMENT_BITS = {

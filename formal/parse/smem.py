@@ -40,6 +40,7 @@ from .smem_records import (
     Encoding,
     Example,
     FieldRow,
+    KSliceRow,
     LayoutText,
     OffsetDefinition,
     Param,
@@ -50,8 +51,8 @@ from .smem_records import (
 )
 
 __all__ = ["MODES", "PARAMS", "AtomRow", "CanonicalRow", "Encoding", "Example", "FieldRow",
-           "LayoutText", "OffsetDefinition", "Param", "SmemText", "SymEntry", "SymTuple",
-           "Value", "line_facts", "read_cell", "read_layout", "read_smem"]
+           "KSliceRow", "LayoutText", "OffsetDefinition", "Param", "SmemText", "SymEntry",
+           "SymTuple", "Value", "line_facts", "read_cell", "read_layout", "read_smem"]
 
 # ---- the grammars ----------------------------------------------------------------------------
 
@@ -240,6 +241,9 @@ class _LineFacts(Transformer):  # type: ignore[type-arg]
     def table_sbo(self, c: list[Token]) -> tuple[str, Any]:
         return ("table", "SBO")
 
+    def table_kslice(self, c: list[Token]) -> tuple[str, Any]:
+        return ("table", "kslice")
+
     def label_exact(self, c: list[Token]) -> tuple[str, Any]:
         return ("label", "exact")
 
@@ -318,6 +322,7 @@ class _Reader:
         self.examples: list[Example] = []
         self.fields: list[FieldRow] = []
         self.definitions: list[OffsetDefinition] = []
+        self.k_slices: list[KSliceRow] = []
         self.findings: list[Finding] = []
         self.mentions: set[str] = set()  # the families the text names
         self.mode = ""
@@ -354,7 +359,7 @@ class _Reader:
         if facts.label:
             self._layout_line(n, raw, cells, facts.label)
             return
-        if self.table == "fields" and self._field(n, cells):
+        if self.table == "fields" and self._field(n, cells) or self._k_slice(n, cells):
             return
         if self._atom(n, cells, facts) or self._canonical(n, cells, facts) \
                 or self._example_head(n, cells, facts):
@@ -372,7 +377,25 @@ class _Reader:
         elif "canonical" in facts.tables:
             self.table = "canonical"
             self.major = ""
+        elif "kslice" in facts.tables:
+            self.table = "kslice"
         return False
+
+    def _k_slice(self, n: int, cells: list[tuple[int, str]]) -> bool:
+        """``| wgmma.sp | f16 | 16 | 16 | 32 |``: family, type, bits, dense K, sparse K (a
+        dash: no sparse form); the header and rule rows are not rows of numbers."""
+        if self.table != "kslice" or len(cells) != 5:
+            return False
+        try:
+            nums = [None if t in ("–", "-", "—") else read_cell(t, "smem_value").bytes({})
+                    for _, t in cells[2:]]
+        except (ValueError, KeyError):  # not numbers (a header), or a sizeof()
+            return False
+        if nums[0] is None or nums[1] is None:
+            return False
+        self.k_slices.append(KSliceRow(cells[0][1], cells[1][1], nums[0], nums[1], nums[2],
+                                       self.span(n, cells[0][0])))
+        return True
 
     def _definition(self, n: int, cells: list[tuple[int, str]], facts: LineFacts) -> bool:
         """``K-Major | * No-Swizzling: the offset from the first column to the second ... *
@@ -602,4 +625,4 @@ def read_smem(text: str, document: str) -> SmemText:
             r.line(n, raw)
     return SmemText(document, tuple(r.atoms), tuple(r.canonical), tuple(r.examples),
                     tuple(r.fields), tuple(r.findings), tuple(r.definitions),
-                    tuple(sorted(r.mentions)))
+                    tuple(sorted(r.mentions)), tuple(r.k_slices))

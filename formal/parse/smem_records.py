@@ -131,6 +131,19 @@ class OffsetDefinition:
 
 
 @dataclass(frozen=True)
+class KSliceRow:
+    """The K one instruction reads, by element type: ``wgmma | f16 | 16 | 16 | 32`` is 16
+    elements of 16 bits dense and 32 sparse (None: the type has no sparse form)."""
+
+    family: str  # wgmma | tcgen05
+    type: str
+    bits: int
+    k: int
+    sparse_k: int | None
+    span: Span
+
+
+@dataclass(frozen=True)
 class SmemText:
     document: str
     atoms: tuple[AtomRow, ...]
@@ -140,8 +153,9 @@ class SmemText:
     findings: tuple[Finding, ...]
     definitions: tuple[OffsetDefinition, ...] = ()
     mentions: tuple[str, ...] = ()  # the instruction families the text names, sorted
+    k_slices: tuple[KSliceRow, ...] = ()
 
     @property
     def empty(self) -> bool:
         return not (self.atoms or self.canonical or self.examples or self.fields
-                    or self.definitions)
+                    or self.definitions or self.k_slices)

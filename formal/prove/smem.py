@@ -26,6 +26,8 @@ Obligations (``SMEM_OBLIGATIONS``):
 - ``descriptor``    a catalog layout's descriptor makes the instruction read every (mn, k) of its
   tile where the layout puts it (``formal.prove.smem_descriptor``)
 - ``tma-swizzle``   the TMA's swizzle of the layout's mode writes the atoms its descriptor reads
+- ``k-slice``       the K one instruction reads, by type: 32 bytes of each row dense, twice the
+  K sparse (``formal.prove.smem_kslice``)
 """
 
 from __future__ import annotations
@@ -57,10 +59,11 @@ from ..model.smem import (
     smem_hash,
 )
 from .smem_descriptor import descriptor_core, hardware_verdict, tma_core
+from .smem_kslice import k_slice_verdict
 from .verdicts import Core, Verdict
 
 SMEM_OBLIGATIONS = ("exact-layout", "injective", "in-atom", "swizzle", "atom-shape", "definitions",
-                    "encoding", "field-fit", "descriptor", "tma-swizzle")
+                    "encoding", "field-fit", "descriptor", "tma-swizzle", "k-slice")
 FIELD_BITS = 14  # LBO, SBO and start address fields hold 14 bits
 # tcgen05's 128-byte swizzle with 32-byte atomicity (descriptor code 1): CuTe's
 # SWIZZLE_128B_BASE32B, the two bits 7-8 XORed into bits 5-6 (32-byte units of a 128-byte row)
@@ -577,6 +580,10 @@ def prove_smem(text: SmemText, family: str | None = None,
     fam = family or family_of(text)
     results = [prove_example(ex, text.canonical, fam) for ex in text.examples]
     results += prove_tables(text, fam)
+    results += [SmemResult(f"{r.family}.smem.k-slice.{r.type}", f"{r.family}.smem", r.span,
+                           (k_slice_verdict(r),), "k-slice", (r.type,),
+                           formula=stated_hash("k-slice", r.bits, r.k, r.sparse_k))
+                for r in text.k_slices]
     # every entry of the report answers 'hardware': the catalog's layouts from the runs built
     # from them, the examples and tables none (the runs read the catalog's layouts)
     results = [replace(r, verdicts=(*r.verdicts, Verdict(

@@ -5,11 +5,11 @@ one line per row of the swizzle atom (16c bytes for a mode of c 16-byte chunks),
 per 16-byte chunk, and in each cell the 16-byte unit of the matrix it holds (T elements of
 one row along K for K-major, written ``row,kunit``; T elements along M/N of one column for
 MN-major, written ``mnunit,col``).  A toy: K-major, 32B (two chunks a row), 16-bit elements
-(T = 8), a 2 x 16 tile:
+(T = 8), rows 3 and 4 of a 16 x 16 tile:
 
     byte  | chunk 0 chunk 1
-       0  |   0,0     0,1          row 0 of the atom: no swizzle
-      32  |   1,1     1,0          row 1: the chunk index XORed with 1 (Swizzle<1,4,3>)
+      96  |   3,0     3,1          bytes 0-127: address bit 7 is 0, no swap
+     128  |   4,1     4,0          bytes 128-255: Swizzle<1,4,3> XORs bit 7 into bit 4
 
 The chunk index permuted per row is the swizzle; a ``.`` is a chunk of the atom the tile
 leaves to other K slices or other tiles.  The whole tile is drawn at the catalog's
