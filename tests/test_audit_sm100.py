@@ -189,3 +189,71 @@ def test_tmem_cells_reject_bits_out_of_order() -> None:
     assert (tmem_cells(reversed_bits, val, 32) == -1).all()
     assert np.array_equal(tmem_cells(fine, val, 16), np.array([[[0, 0], [-1, -1]],
                                                                [[1, 0], [-1, -1]]]))
+
+
+# ---- the block-scaled atoms' scale factors: a family of the audit's report -------------------
+
+SM120 = "cute/atom/mma_traits_sm120.hpp"
+
+
+def _sm120(tmp_path: Path, edit: tuple[str, str] | None = None) -> Audit:
+    inc = _include()
+    text = (inc / SM120).read_text(encoding="utf-8")
+    if edit is not None:
+        assert text.count(edit[0]) >= 1, edit[0]
+        text = text.replace(*edit)
+    (tmp_path / SM120).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / SM120).write_text(text, encoding="utf-8")
+    return audit_cute([tmp_path / SM120], [inc])
+
+
+def test_the_scale_factor_layouts_are_in_the_report(tmp_path: Path) -> None:
+    import json
+
+    from formal.audit.report import audit_json, audit_text
+    audit = _sm120(tmp_path)
+    assert len(audit.scales) == 10 and audit.scale_counts()["equal"] == 10
+    assert not audit.differs
+    doc = json.loads(audit_json(audit))
+    assert doc["summary"]["scale_factors"] == {"equal": 10, "differs": 0, "not-in-spec": 0,
+                                               "unreadable": 0}
+    a16 = [x for x in doc["scale_factors"] if x["operand"] == "A" and x["vector_size"] == 16]
+    assert [x["cute"] for x in a16] == ["((2,2,8),64):((8,0,1),16)"] * 2
+    assert a16[0]["ignored_lanes"] == [ln for ln in range(32) if ln % 4 in (2, 3)]
+    rows = {ln.split()[0]: ln.split()[1:] for ln in audit_text(audit).splitlines()[1:]
+            if ln.strip() and not ln.startswith(("/", " "))}
+    assert rows["block-scale"] == ["2", "10", "0", "0", "0"]
+    from tests.test_schema import errors  # the report keeps the schema of docs/
+    assert errors("audit", doc) == []
+
+
+def test_a_scale_factor_difference_is_named_by_lane_and_byte(tmp_path: Path) -> None:
+    """SFALayout's lane bit 0 on row + 4 instead of + 8: lane 1's byte 0 holds (mn 4, block 0)
+    where the spec's scale_A puts (mn 8, block 0); the audit differs and exits 1."""
+    import json
+
+    from formal.audit.report import audit_json, audit_text
+    audit = _sm120(tmp_path, ("Stride<Stride<_8,_0,_1>,_16>>", "Stride<Stride<_4,_0,_1>,_16>>"))
+    assert audit.differs
+    doc = json.loads(audit_json(audit))
+    bad = [x for x in doc["scale_factors"] if x["verdict"] == "differs"]
+    assert bad and all(x["operand"] == "A" for x in bad)
+    assert bad[0]["differences"][0] == {"lane": 1, "byte": 0, "spec": [8, 0], "cute": [4, 0]}
+    text = audit_text(audit)
+    assert "SFA VS 32 differs vs spec" in text
+    assert "lane 1, byte 0: CuTe says (mn 4, block 0), the spec says (mn 8, block 0)" in text
+
+
+def test_umma_atoms_say_what_the_catalog_lacks(tmp_path: Path) -> None:
+    inc = _include()
+    audit = audit_cute([inc / "cute/atom/mma_traits_sm100.hpp"], [inc])
+    umma = [r for r in audit.results if r.atom.instruction is not None
+            and r.atom.instruction.head == "tcgen05.mma"]
+    assert len(umma) >= 30
+    assert not [f for f in audit.findings if f.kind == "cute-syntax"]  # (M/2 > 64 ? M/2 : M)
+    for r in umma:
+        assert {e.verdict for e in r.entries} == {"not-in-spec"}, r.atom.name
+    r = next(r for r in umma if r.atom.name == "SM100_MMA_F16BF16_SS")
+    c = next(e for e in r.entries if e.operand == "C")
+    assert c.message.startswith("tcgen05.mma.cta_group::1.kind::f16 (f16, cta_group::1): the "
+                                "catalog has no tcgen05 data-path layout A-G")

@@ -38,8 +38,9 @@ __all__ = ["AUDIT_DEFAULT_HEADERS", "Audit", "AtomResult", "CuteLayout", "Entry"
 # The CuTe headers `ptxlayout audit cute` reads when given no PATH (of the installed wheel).
 AUDIT_DEFAULT_HEADERS = ("mma_traits_sm70.hpp", "mma_traits_sm75.hpp", "mma_traits_sm80.hpp",
                          "mma_traits_sm90.hpp", "mma_traits_sm90_gmma.hpp",
-                         "mma_traits_sm90_gmma_sparse.hpp", "copy_traits_sm75.hpp",
-                         "copy_traits_sm90.hpp")
+                         "mma_traits_sm90_gmma_sparse.hpp", "mma_traits_sm100.hpp",
+                         "mma_traits_sm120.hpp", "copy_traits_sm75.hpp", "copy_traits_sm90.hpp",
+                         "copy_traits_sm100.hpp")
 
 
 def installed_include() -> str | None:

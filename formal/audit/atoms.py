@@ -29,6 +29,8 @@ from ..model.cute import CuteLayout, IntTuple, compact_left, congruent, show_tup
 from .header import (
     Alias,
     CppBinOp,
+    CppBraced,
+    CppChoice,
     CppHeader,
     CppNeg,
     CppParen,
@@ -169,8 +171,11 @@ class Env:
             return e
         if isinstance(e, CppNeg):
             return -self.scalar(e.a, env, depth)
-        if isinstance(e, CppParen):
+        if isinstance(e, (CppParen, CppBraced)):
             return self.int_tuple(e.a, env, depth + 1)
+        if isinstance(e, CppChoice):
+            pick = e.a if self.scalar(e.cond, env, depth) else e.b
+            return self.int_tuple(pick, env, depth + 1)
         if isinstance(e, CppBinOp):
             a, b = self.scalar(e.a, env, depth), self.scalar(e.b, env, depth)
             if e.op == "+":
@@ -187,6 +192,9 @@ class Env:
                 return a % b
             if e.op == "<<" and 0 <= b < 64:
                 return a << b
+            if e.op in (">", "<=", ">=", "==", "!="):
+                return int({">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b,
+                            "!=": a != b}[e.op])
             raise _Unreadable(f"operator {e.op} in a shape")
         if isinstance(e, (Opaque, Pack)):
             raise _Unreadable(f"'{e}' is not a constant the reader evaluates")
@@ -292,8 +300,10 @@ def _names(e: Any) -> set[str]:
                 out |= _names(a)
     elif isinstance(e, CppBinOp):
         out |= _names(e.a) | _names(e.b)
-    elif isinstance(e, (CppNeg, CppParen, Pack)):
+    elif isinstance(e, (CppNeg, CppParen, CppBraced, Pack)):
         out |= _names(e.a)
+    elif isinstance(e, CppChoice):
+        out |= _names(e.cond) | _names(e.a) | _names(e.b)
     return out
 
 
@@ -364,6 +374,14 @@ def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
 def read_atoms(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) \
         -> tuple[list[Atom], list[Finding]]:
     """Atoms of the given headers (directories: their ``cute/atom/*_traits_sm*.hpp``)."""
+    atoms, findings, _env = read_atoms_env(paths, include_dirs)
+    return atoms, findings
+
+
+def read_atoms_env(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) \
+        -> tuple[list[Atom], list[Finding], Env]:
+    """``read_atoms``, and the ``Env`` of every header read (the scale-factor audit asks it
+    for the traits members no operand names)."""
     files: list[Path] = []
     findings: list[Finding] = []
     for p in paths:
@@ -394,4 +412,4 @@ def read_atoms(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) \
         done.add(name)
         atoms.extend(atoms_of(env, h))
         todo[:0] = env.continued.get(name, [])
-    return atoms, findings
+    return atoms, findings, env

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .atoms import Atom, Operand, read_atoms
+from .atoms import Atom, Operand, read_atoms_env
 from .compare import (
     Comparison,
     Counterexample,
@@ -44,8 +44,10 @@ from .project import (
     cells_and_names,
     layout_serves,
     matrix_layout_serves,
+    scale_spec_layouts,
     spec_layouts,
 )
+from .scale import ScaleComparison, audit_scale_env
 from .tmem import compare_tmem
 from .views import broadcast, metadata, sparse_a, whole_tile
 
@@ -92,14 +94,31 @@ class AtomResult:
 class Audit:
     results: tuple[AtomResult, ...]
     findings: tuple[Finding, ...] = field(default=())
+    # the block-scaled atoms' scale-factor layouts (SFALayout / SFBLayout, SM120) against the
+    # catalog's block-scale layouts (``formal.audit.scale``), by (lane, byte)
+    scales: tuple[ScaleComparison, ...] = field(default=())
 
     def counts(self) -> dict[str, int]:
         c = Counter(e.verdict for r in self.results for e in r.entries)
         return {k: c.get(k, 0) for k in ("equal", "differs", "not-in-spec", "unreadable")}
 
+    def scale_counts(self) -> dict[str, int]:
+        c = Counter(s.verdict for s in self.scales)
+        return {k: c.get(k, 0) for k in ("equal", "differs", "not-in-spec", "unreadable")}
+
+    @property
+    def compared(self) -> int:
+        """Checks that compared something with the spec (equal or differs)."""
+        n = self.counts()
+        s = self.scale_counts()
+        return n["equal"] + n["differs"] + s["equal"] + s["differs"]
+
     @property
     def differs(self) -> bool:
-        """Does an operand differ from the spec where no correction says CuTe is right?"""
+        """Does an operand (or a scale-factor layout) differ from the spec where no correction
+        says CuTe is right?"""
+        if any(s.verdict == "differs" for s in self.scales):
+            return True
         for r in self.results:
             ok = {e.operand for e in r.entries if e.against == "correction"
                   and e.verdict == "equal"}
@@ -116,6 +135,7 @@ class Audit:
             atoms_by[worst] += 1
         return {"atoms": len(self.results), "operands": self.counts(),
                 "atoms_by_worst_verdict": dict(sorted(atoms_by.items())),
+                "scale_factors": self.scale_counts(),
                 "warnings": len(self.findings)}
 
 
@@ -301,6 +321,36 @@ def _tmem_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
     return tuple(out)
 
 
+# what the catalog would need to compare an SM100 UMMA atom's operands with, by operand
+UMMA_MISSING = {
+    "A": "no tcgen05.mma variant row (its M x K tile); CuTe's ALayout is one thread "
+         "holding the whole tile, laid out in shared memory by the descriptor CuTe builds at "
+         "run time (UMMA::make_umma_desc)",
+    "B": "no tcgen05.mma variant row (its N x K tile); CuTe's BLayout is one thread holding "
+         "the whole tile of the smem descriptor",
+    "C": "no tcgen05 data-path layout A-G (PTX ISA 9.7.16.10.5): which TMEM lanes and "
+         "columns hold D for {cta} M x N; CuTe's CLayout is one thread holding the whole tile, "
+         "its TMEM placement C++ code (UMMA::tmem_frg)",
+    "metadata": "no sparse tcgen05.mma metadata layout (PTX ISA 9.7.16.10.8)",
+}
+
+
+def _umma_entries(atom: Atom) -> tuple[Entry, ...]:
+    """An SM100 UMMA atom (``tcgen05.mma``): not in the catalog, each operand saying what the
+    catalog lacks for it (CuTe's layouts are templated on M and N, so no instance is read)."""
+    assert atom.instruction is not None
+    op = atom.instruction.opcode
+    cta = f"cta_group::{op.qualifier('cta_group') or '1'}"
+    kind = op.qualifier("kind")
+    out = []
+    for o in atom.operands:
+        need = UMMA_MISSING.get(o.operand, "no layout of this operand").format(cta=cta)
+        out.append(Entry(o.operand, "not-in-spec", "spec", None,
+                         f"{op} ({kind or '?'}, {cta}): the catalog has {need}", "",
+                         str(o.layout) if o.layout is not None else "", o.line))
+    return tuple(out)
+
+
 def audit_atom(atom: Atom) -> AtomResult:
     out: list[Entry] = []
     mv = atom.instruction.variant if atom.instruction is not None else None
@@ -312,6 +362,8 @@ def audit_atom(atom: Atom) -> AtomResult:
         tm = _tmem_entries(atom, mv)
         if tm is not None:
             return AtomResult(atom, tm)
+    if atom.instruction is not None and atom.instruction.head == "tcgen05.mma" and mv is None:
+        return AtomResult(atom, _umma_entries(atom))
     spec, fixed = spec_layouts(False), spec_layouts(True)
     fixed_by_id = {lay.id: lay for lay in fixed}
     for op in atom.operands:
@@ -355,7 +407,14 @@ def audit_atom(atom: Atom) -> AtomResult:
     return AtomResult(atom, tuple(out))
 
 
+SCALE_HEADER = "mma_traits_sm120.hpp"
+
+
 def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) -> Audit:
-    """Read the headers and audit every atom they define."""
-    atoms, findings = read_atoms(paths, include_dirs)
-    return Audit(tuple(audit_atom(a) for a in atoms), tuple(findings))
+    """Read the headers and audit every atom they define; where the SM120 block-scaled
+    atoms are among them, their scale-factor layouts too (``formal.audit.scale``)."""
+    atoms, findings, env = read_atoms_env(paths, include_dirs)
+    scales: list[ScaleComparison] = []
+    if any(Path(h.path).name == SCALE_HEADER for h in env.headers):
+        scales = audit_scale_env(env, scale_spec_layouts())
+    return Audit(tuple(audit_atom(a) for a in atoms), tuple(findings), tuple(scales))

@@ -61,7 +61,7 @@ def audit_command(args: Any, write: Callable[[str, str | None], None]) -> int:
         return EXIT_USAGE
     write(render_audit(audit, args.format, args.verbose, __version__), args.output)
     counts = audit.counts()
-    if counts["equal"] + counts["differs"] == 0:
+    if audit.compared == 0:
         # atoms found, but no operand of theirs compared with the spec: nothing was checked
         print(f"ptxlayout: audit cute: no operand of the {len(audit.results)} atom(s) could "
               f"be compared with the spec ({counts['unreadable']} unreadable, "

@@ -98,6 +98,22 @@ class CppParen:
 
 
 @dataclass(frozen=True)
+class CppChoice:
+    """``cond ? a : b`` (inside parentheses, as CUTLASS writes ``(M/2 > 64 ? M/2 : M)``)."""
+
+    cond: Any
+    a: Any
+    b: Any
+
+
+@dataclass(frozen=True)
+class CppBraced:
+    """A value-initialized type ``T{}`` (``Int<_DP{}*32>``): an integral constant's value."""
+
+    a: Any
+
+
+@dataclass(frozen=True)
 class Pack:
     a: Any
 
@@ -109,6 +125,10 @@ def show_cpp(e: Any) -> str:
         return f"-{show_cpp(e.a)}"
     if isinstance(e, CppParen):
         return f"({show_cpp(e.a)})"
+    if isinstance(e, CppBraced):
+        return f"{show_cpp(e.a)}{{}}"
+    if isinstance(e, CppChoice):
+        return f"{show_cpp(e.cond)}?{show_cpp(e.a)}:{show_cpp(e.b)}"
     if isinstance(e, Pack):
         return f"{show_cpp(e.a)}..."
     return str(e)
@@ -252,6 +272,18 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
 
     def paren(self, meta: Any, c: list[Any]) -> CppParen:
         return CppParen(c[0])
+
+    def greater(self, meta: Any, c: list[Any]) -> CppBinOp:
+        return CppBinOp(">", c[0], c[1])
+
+    def choice(self, meta: Any, c: list[Any]) -> CppChoice:
+        return CppChoice(c[0], c[1], c[2])
+
+    def call(self, meta: Any, c: list[Any]) -> Opaque:
+        return Opaque(f"{c[0]}(...)")  # a function's value: not evaluated
+
+    def braced(self, meta: Any, c: list[Any]) -> CppBraced:
+        return CppBraced(c[0])
 
     def targs(self, meta: Any, c: list[Any]) -> tuple[Any, ...]:
         return tuple(x for x in c if not isinstance(x, Token))

@@ -32,7 +32,7 @@ from ..prove.verdicts import InternalError
 __all__ = ["Finding", "InternalError", "Layout", "MOVES", "MOVE_SHAPES", "PTX_TYPES", "Shape",
            "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
            "Variant", "build_parser", "cells_and_names", "error", "layout_serves",
-           "matrix_layout_serves", "spec_layouts",
+           "matrix_layout_serves", "scale_spec_layouts", "spec_layouts",
            "tv_view", "warning"]
 
 
@@ -41,3 +41,18 @@ def spec_layouts(corrections: bool) -> tuple[Layout, ...]:
     """The embedded catalog's layouts; ``corrections`` applies corrections.md."""
     from ..model import catalog_model
     return catalog_model(corrections).layouts
+
+
+BLOCK_SCALE_CATALOG = "catalog/block-scale/mma-sync.md"
+
+
+@cache
+def scale_spec_layouts() -> tuple[object, ...]:
+    """The catalog's block-scale factor layouts (``formal.model.block_scale.ScaleLayout``:
+    every legal ``mma.sync ... .block_scale`` form's scale_A and scale_B), as proved by
+    ``ptxlayout prove formal/catalog/block-scale/mma-sync.md``."""
+    from ..catalog import CATALOG_DIR
+    from ..model.block_scale import scale_layouts
+    from ..parse.block_scale import read_block_scale
+    text = (CATALOG_DIR / "block-scale" / "mma-sync.md").read_text(encoding="utf-8")
+    return tuple(scale_layouts(read_block_scale(text, BLOCK_SCALE_CATALOG)))

@@ -9,8 +9,11 @@ differs, not-in-spec, unreadable), then one line per operand entry that is not e
       A    equal vs correction (mma.m16n8k256.A.b1): CuTe follows the correction, ...
 
 The JSON is ``{"atoms": [{"atom", "file", "line", "instruction", "operands": [{"operand",
-"verdict", "against", "counterexample", "message", ...}]}], "summary": {...},
-"warnings": [...]}``.
+"verdict", "against", "counterexample", "message", ...}]}], "scale_factors": [{"atom",
+"operand", "vector_size", "cute", "spec_layout", "verdict", "differences": [{"lane", "byte",
+"cute", "spec"}], "ignored_lanes", ...}], "summary": {...}, "warnings": [...]}``; the
+scale-factor checks (SM120's block-scaled atoms, ``formal.audit.scale``) are the family
+``block-scale`` of the text table.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from xml.sax.saxutils import quoteattr
 
 from ..base.junit import testcase
 from .audit import AtomResult, Audit, Entry
+from .scale import ScaleComparison
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -48,12 +52,30 @@ def family_table(audit: Audit) -> list[str]:
         for e in r.entries:
             if e.against == "spec":
                 row[e.verdict] += 1
-    head = f"{'family':<10} {'atoms':>6} " + " ".join(f"{v:>11}" for v in VERDICTS)
+    if audit.scales:  # the scale-factor layouts: a check per (atom, operand, vector size, form)
+        fam = "block-scale"
+        atoms[fam] = len({s.atom for s in audit.scales})
+        ops[fam] = audit.scale_counts()
+    head = f"{'family':<11} {'atoms':>6} " + " ".join(f"{v:>11}" for v in VERDICTS)
     out = [head]
     for fam in sorted(atoms):
-        out.append(f"{fam:<10} {atoms[fam]:>6} "
+        out.append(f"{fam:<11} {atoms[fam]:>6} "
                    + " ".join(f"{ops[fam][v]:>11}" for v in VERDICTS))
     return out
+
+
+def _scale_line(s: ScaleComparison) -> str:
+    """A scale-factor comparison that is not equal, with its first differing (lane, byte)."""
+    head = f"  SF{s.operand} VS {s.vs} {s.verdict} vs spec ({s.spec or '?'})"
+    if s.verdict != "differs" or not s.differences:
+        return head + (f": {s.why}" if s.why else "")
+    d = s.differences[0]
+
+    def cell(x: Any) -> str:
+        return f"(mn {x[0]}, block {x[1]})" if x is not None else "nothing"
+    more = len(s.differences) - 1
+    return (head + f": lane {d['lane']}, byte {d['byte']}: CuTe says {cell(d['cute'])}, the "
+            f"spec says {cell(d['spec'])}" + (f" (and {more} more bytes)" if more else ""))
 
 
 def audit_text(audit: Audit, verbose: bool = False) -> str:
@@ -70,14 +92,24 @@ def audit_text(audit: Audit, verbose: bool = False) -> str:
         shown += 1
         out.append(f"{r.atom.file}:{r.atom.line}: {r.atom.name}  {r.instruction or '?'}")
         out.extend(_line(r, e) for e in (r.entries if verbose else odd))
+    odd_scales = [sc for sc in audit.scales if sc.verdict != "equal" or verbose]
+    for sc in odd_scales:
+        if not shown:
+            out.append("")
+        shown += 1
+        out.append(f"{sc.file}:{sc.line}: {sc.atom}  block-scale factors")
+        out.append(_scale_line(sc))
     s = audit.summary()
     ops = s["operands"]
     quiet = sum(1 for r in audit.results if all(e.verdict == "equal" for e in r.entries))
     if quiet and not verbose:
         out.append(f"({quiet} atoms with every operand equal to the spec not shown; -v shows "
                    "them)")
+    sf = s["scale_factors"]
     out.append(f"{s['atoms']} atoms, {sum(ops.values())} operand checks: "
                + ", ".join(f"{v} {k}" for k, v in ops.items())
+               + (f"; {sum(sf.values())} scale-factor checks: "
+                  + ", ".join(f"{v} {k}" for k, v in sf.items() if v) if audit.scales else "")
                + (f"; {s['warnings']} warnings" if s["warnings"] else ""))
     for f in audit.findings:
         out.append(f.format())
@@ -87,6 +119,7 @@ def audit_text(audit: Audit, verbose: bool = False) -> str:
 def audit_json(audit: Audit) -> str:
     doc: dict[str, Any] = {
         "atoms": [r.as_json() for r in audit.results],
+        "scale_factors": [sc.as_json() for sc in audit.scales],
         "summary": audit.summary(),
         "warnings": [{"file": f.span.document, "line": f.span.line, "column": f.span.column,
                       "kind": f.kind, "message": f.message} for f in audit.findings],
@@ -114,6 +147,16 @@ def audit_sarif(audit: Audit, version: str = "0") -> str:
                 **({"properties": {"counterexample": e.counterexample.as_json()}}
                    if e.counterexample is not None else {}),
             })
+    for sc in audit.scales:
+        if sc.verdict == "equal":
+            continue
+        results.append({
+            "ruleId": f"cute-{sc.verdict}", "level": _LEVEL.get(sc.verdict, "warning"),
+            "message": {"text": f"{sc.atom} SF{sc.operand} VS {sc.vs}: "
+                                + _scale_line(sc).split(": ", 1)[-1]},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": sc.file},
+                                                "region": {"startLine": max(1, sc.line)}}}],
+            "properties": {"differences": list(sc.differences)}})
     for f in audit.findings:
         results.append({"ruleId": f.kind, "level": "warning", "message": {"text": f.message},
                         "locations": [{"physicalLocation": {
@@ -142,6 +185,17 @@ def audit_junit(audit: Audit) -> str:
             else:
                 skipped += 1
                 cases.append(testcase(attrs, "skipped", e.verdict + ": " + e.message))
+    for sc in audit.scales:
+        attrs = (f"classname={quoteattr(sc.file)} "
+                 f"name={quoteattr(f'{sc.atom}::SF{sc.operand}::VS{sc.vs}::{sc.spec}')}")
+        if sc.verdict == "equal":
+            cases.append(testcase(attrs))
+        elif sc.verdict == "differs":
+            failures += 1
+            cases.append(testcase(attrs, "failure", _scale_line(sc).strip()))
+        else:
+            skipped += 1
+            cases.append(testcase(attrs, "skipped", sc.verdict + ": " + sc.why))
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite '
             f'name="ptxlayout-audit-cute" tests="{len(cases)}" failures="{failures}" '
             f'errors="0" skipped="{skipped}">')

@@ -42,6 +42,14 @@ class ScaleComparison:
     ignored_lanes: tuple[int, ...] = ()
     why: str = ""
 
+    def as_json(self) -> dict[str, Any]:
+        """The report's entry: every differing (lane, byte) with both cells (mn, block)."""
+        return {"atom": self.atom, "file": self.file, "line": self.line,
+                "operand": self.operand, "vector_size": self.vs, "cute": self.cute,
+                "spec_layout": self.spec or None, "verdict": self.verdict,
+                "differences": list(self.differences),
+                "ignored_lanes": list(self.ignored_lanes), "message": self.why}
+
 
 def cute_scale_cells(layout: Any, tile_mn: int, vs: int) -> dict[int, set[tuple[int, int]]]:
     """lane -> the (mn, block) factors CuTe's (thread, value) layout gives it."""
@@ -90,8 +98,11 @@ def compare_scale(atom: str, file: str, line: int, operand: str, vs: int, layout
 def audit_scale(include: str | Path, layouts: Sequence[Any]) -> list[ScaleComparison]:
     """Every SM120 block-scaled atom's SFALayout / SFBLayout against the proved layouts of
     the forms it serves (VS 32 at K 32: 1X; VS 32 at K 64: 2X; VS 16 at K 64: 4X)."""
-    path = Path(include) / HEADER
-    env = Env([path])
+    return audit_scale_env(Env([Path(include) / HEADER]), layouts)
+
+
+def audit_scale_env(env: Env, layouts: Sequence[Any]) -> list[ScaleComparison]:
+    """``audit_scale`` over the headers ``env`` has read (``ptxlayout audit cute``'s)."""
     out: list[ScaleComparison] = []
     for (trait, atom), (_struct, file) in sorted(env.traits.items()):
         if trait != "MMA_Traits" or atom not in SCALE_ATOMS:

@@ -32,6 +32,8 @@ from .header import (
     MAX_HEADER,
     Alias,
     CppBinOp,
+    CppBraced,
+    CppChoice,
     CppHeader,
     CppNeg,
     CppParen,
@@ -74,6 +76,10 @@ def _enc(e: Any) -> Any:
         return {"pack": _enc(e.a)}
     if isinstance(e, CppParen):
         return {"paren": _enc(e.a)}
+    if isinstance(e, CppBraced):
+        return {"braced": _enc(e.a)}
+    if isinstance(e, CppChoice):
+        return {"if": _enc(e.cond), "then": _enc(e.a), "else": _enc(e.b)}
     raise TypeError(type(e).__name__)
 
 
@@ -91,6 +97,10 @@ def _dec(j: Any) -> Any:
         return CppNeg(_dec(j["neg"]))
     if "paren" in j:
         return CppParen(_dec(j["paren"]))
+    if "braced" in j:
+        return CppBraced(_dec(j["braced"]))
+    if "if" in j:
+        return CppChoice(_dec(j["if"]), _dec(j["then"]), _dec(j["else"]))
     return Pack(_dec(j["pack"]))
 
 
@@ -159,10 +169,14 @@ def _printed(e: Any) -> str:
     """How the text writes ``e``, up to the first expression the reader keeps opaque
     (``decltype(...)``: its inside is not kept, so only its keyword is compared)."""
     if isinstance(e, Opaque):
-        return "decltype" if e.text.startswith("decltype") else "sizeof"
+        if e.text.startswith("decltype"):
+            return "decltype"
+        return e.text.split("(", 1)[0] if e.text.endswith("(...)") else "sizeof"
     out = show_cpp(e).replace(" ", "")
-    cut = min((i for i in (out.find("decltype("), out.find("sizeof(")) if i >= 0),
-              default=-1)
+    cut = min((i for i in (out.find("decltype("), out.find("sizeof("), out.find("(...)"))
+               if i >= 0), default=-1)
+    if cut >= 0 and out.startswith("(...)", cut):  # a call's name is kept, up to its "("
+        return out[:cut + 1]
     return out if cut < 0 else out[:cut]
 
 

@@ -271,7 +271,8 @@ def variant(key: str) -> Variant:
         return BY_KEY[key]
     if key in _MMA_BY_KEY:
         return _MMA_BY_KEY[key]
-    for v in wgmma_variants() + wgmma_sp_variants() + list(TMEM_VARIANTS):
+    for v in wgmma_variants() + wgmma_sp_variants() + list(TMEM_VARIANTS) \
+            + list(BLOCK_SCALE_VARIANTS):
         if v.key == key:
             return v
     raise KeyError(key)

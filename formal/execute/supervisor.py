@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import gpu, gpu_matrix
+from . import block_scale, gpu, gpu_matrix
 from .devices import DeviceError
 from .runs import NO_DEVICE_INFO, Job, Outcome, Report, Run, Task, short_text, task_runs
 
@@ -58,6 +58,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("mma", gpu.mma_tasks, gpu.run_mma),
     Family("matrix", gpu_matrix.matrix_tasks, gpu_matrix.run_matrix),
     Family("tmem", gpu_matrix.tmem_tasks, gpu_matrix.run_tmem),
+    Family("block-scale", block_scale.scale_tasks, block_scale.run_scale),
 )
 
 
