@@ -54,12 +54,13 @@ This module imports neither numpy nor the prover at import time.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..base.files import FileProblem, load_json
+from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
 from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
 from ..base.ids import LayoutId
 from ..base.variants import VARIANTS, layout_serves
@@ -143,6 +144,36 @@ class LazyRows(Sequence[dict[str, Any]]):
         return iter(self._all())
 
 
+# The files read in this process, by path and the SHA-256 of their bytes: a process that
+# proves many times (the tests, an editor's server) reads the shipped evidence once; a file
+# whose bytes changed is read again.  The runs are read-only once made.
+_READ: dict[tuple[str, str], EvidenceFile] = {}
+
+
+def _read_file(q: Path) -> EvidenceFile:
+    try:
+        data = read_limited(q, MAX_JSON)
+        key = (str(q), hashlib.sha256(data).hexdigest())
+        if key in _READ:
+            return _READ[key]
+        doc = parse_json(data)
+    except FileProblem as exc:  # an OSError (missing, no permission) goes up as it is
+        raise FileProblem(f"{q}: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) \
+            or not isinstance(doc.get("device"), str):
+        raise FileProblem(f"{q}: not an evidence file (a JSON object with a "
+                          "'device' and a list of 'runs')")
+    f = EvidenceFile(str(q), str(doc.get("device", "?")), int(doc.get("sm") or 0),
+                     str(doc.get("driver", "?")), str(doc.get("date", "")),
+                     discovered=dict(doc.get("discovered") or {}),
+                     maps=dict(doc.get("maps") or {}))
+    f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
+    if len(_READ) >= 256:
+        _READ.clear()
+    _READ[key] = f
+    return f
+
+
 class Evidence:
     """Every evidence file of a folder (or one file)."""
 
@@ -181,23 +212,7 @@ class Evidence:
             paths = [p]
         else:
             raise FileNotFoundError(f"no evidence at {p}")
-        files = []
-        for q in paths:
-            try:
-                doc = load_json(q)
-            except FileProblem as exc:
-                raise FileProblem(f"{q}: {exc}") from None
-            if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) \
-                    or not isinstance(doc.get("device"), str):
-                raise FileProblem(f"{q}: not an evidence file (a JSON object with a "
-                                  "'device' and a list of 'runs')")
-            f = EvidenceFile(str(q), str(doc.get("device", "?")), int(doc.get("sm") or 0),
-                             str(doc.get("driver", "?")), str(doc.get("date", "")),
-                             discovered=dict(doc.get("discovered") or {}),
-                             maps=dict(doc.get("maps") or {}))
-            f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
-            files.append(f)
-        return cls(files)
+        return cls([_read_file(q) for q in paths])
 
     @property
     def runs(self) -> list[EvidenceRun]:
