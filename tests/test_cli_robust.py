@@ -525,7 +525,7 @@ def test_sarif_has_relative_uris_fingerprints_and_rule_help(
     assert loc["artifactLocation"] == {"uri": "spec/s.txt", "uriBaseId": "SRCROOT"}
     for r in a["tool"]["driver"]["rules"]:
         assert r["fullDescription"]["text"].startswith(r["shortDescription"]["text"])
-        assert r["helpUri"].endswith(f"/docs/obligations.md#{r['id']}")
+        assert r["helpUri"].endswith(f"/docs/obligations.md#kind-{r['id']}")
     for res in a["results"]:
         assert a["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == res["ruleId"]
     # the alerts keep their identity when the lines move (three lines added above)

@@ -328,7 +328,16 @@ def audit_atom(atom: Atom) -> AtomResult:
     return AtomResult(atom, tuple(out))
 
 
-def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) -> Audit:
-    """Read the headers and audit every atom they define."""
+def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = (),
+               progress: Any = None) -> Audit:
+    """Read the headers and audit every atom they define (``progress(done, total)``: told
+    of each atom, as ``formal.base.progress`` bars are)."""
     atoms, findings = read_atoms(paths, include_dirs)
-    return Audit(tuple(audit_atom(a) for a in atoms), tuple(findings))
+    results = []
+    for k, a in enumerate(atoms):
+        if progress is not None:
+            progress(k, len(atoms))
+        results.append(audit_atom(a))
+    if progress is not None:
+        progress(len(atoms), len(atoms))
+    return Audit(tuple(results), tuple(findings))
