@@ -9,12 +9,14 @@ Three conventions, added to the parser ``formal.cli`` builds, after its own opti
                        (prove)
     --format json      evidence's report as JSON (docs/schema/evidence.schema.json)
 
-and one rule for ``--help``: every option says what it does and, where it has one, its
-default.  ``document_options`` fills in the words for the options every command names alike
-(``--output``, ``--format``) and appends ``(default: ...)`` where the help does not say it;
-``undocumented`` lists what is still missing (a test walks the tree with it).  For
-``--timeout`` with ``default=5.0`` and the help "Z3 time limit per query" the help becomes
-"Z3 time limit per query (default: 5.0)".
+and two rules for ``--help``: it ends with what each exit status means for this command
+(``exit_help``: for diff, 1 is "a map changed, was removed or could not be compared"), and
+every option says what it does and, where it has one, its default.  ``document_options``
+fills in the words for the options every command names alike (``--output``, ``--format``) and
+appends ``(default: ...)`` where the help does not say it; ``undocumented`` lists what is
+still missing (a test walks the tree with it).  For ``--trials`` with ``default=4`` and the
+help "random trials (warps) per run" the help becomes "random trials (warps) per run
+(default: 4)".
 """
 
 from __future__ import annotations
@@ -42,15 +44,43 @@ COMMON_HELP = {
 }
 
 
+# what exit status 1 means for each command (docs/cli.md's table, "Exit status")
+EXIT_ONE = {
+    "prove": "an error finding nobody accepted, an undecided obligation (unless "
+             "--allow-unknown), or drift from --check-ledger",
+    "extract": "an error finding (not one of the catalog's accepted errata)",
+    "show": "a block-scaled opcode with no legal form, or a form that is refuted",
+    "export": "a named layout the format cannot express",
+    "diff": "a map changed, was removed or could not be compared",
+    "ptx": "a kernel ptxas does not assemble",
+    "gpu": "a mismatch, an error, or an erratum the device did not refute",
+    "evidence": "a variant without current evidence",
+    "audit cute": "an atom whose layout differs from the spec's",
+    "audit triton": "a layout that differs from the spec's",
+}
+
+
+def exit_help(command: str) -> str:
+    """The exit statuses of ``command`` as its ``--help`` ends."""
+    one = EXIT_ONE.get(command)
+    return ("exit status: 0 done, nothing wrong found; "
+            + (f"1 {one}; " if one else "1 is not used; ")
+            + "2 a usage error, an input that cannot be read or nothing checked (one line on "
+              "stderr, no traceback); 130 interrupted (Ctrl-C)")
+
+
 def kinds(values: Iterable[str] | None) -> list[str]:
     """The kinds of repeated, comma-separated ``--select`` / ``--ignore`` values."""
     return [k.strip() for v in values or () for k in v.split(",") if k.strip()]
 
 
 def add_conventions(commands: dict[str, argparse.ArgumentParser]) -> None:
-    """``-q`` on the commands of ``QUIET``, ``--select`` / ``--ignore`` on those of
-    ``SELECT``, ``--format`` on evidence (``commands``: name -> its parser; ``audit cute``
-    for a subcommand's)."""
+    """Each command's exit statuses in its help; ``-q`` on the commands of ``QUIET``,
+    ``--select`` / ``--ignore`` on those of ``SELECT``, ``--format`` on evidence
+    (``commands``: name -> its parser; ``audit cute`` for a subcommand's)."""
+    for name, p in commands.items():
+        if name != "audit":
+            p.epilog = exit_help(name)
     for name in QUIET:
         if name in commands:
             commands[name].add_argument(
