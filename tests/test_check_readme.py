@@ -36,11 +36,12 @@ def test_each_kind_of_false_claim_is_caught(tmp_path: Path) -> None:
         "ptxlayout prove --frobnicate               # no such option\n"
         "ptxlayout proove                           # no such command\n"
         "ptxlayout audit                            # a library is needed\n"
+        "pip install -e '.[test,nope]'              # no extra 'nope'\n"
         "```\n\n"
         "See `docs/cli.md`, `docs/nowhere.md`, [the manual](docs/obligations.md) and "
         "`--strict`, `--no-such-flag`; exit 130.\n", encoding="utf-8")
     problems = tool().check(page)
-    assert len(problems) == 6, problems
+    assert len(problems) == 7, problems
     text = "\n".join(problems)
     assert "ptxlayout prove has no option --frobnicate" in text
     assert "no command 'proove'" in text
@@ -48,6 +49,7 @@ def test_each_kind_of_false_claim_is_caught(tmp_path: Path) -> None:
     assert "docs/nowhere.md: no such file" in text
     assert "`--no-such-flag`: no command takes --no-such-flag" in text
     assert "9999: a number neither computed" in text
+    assert "no extra 'nope' in pyproject.toml" in text
 
 
 def test_the_script_exits_1_on_a_false_claim(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@
 Three kinds of claim, worked on lines of the front page::
 
     ptxlayout prove spec.md --format json    the command exists and takes --format
+    pip install -e '.[test]'                 pyproject.toml defines the extra 'test'
     `--strict` fails on them                 some command takes --strict
     `formal/catalog/errata.json` says why    the file exists in the repository
     2206 atoms, 7665 operand checks          each number stands in a block that
@@ -134,6 +135,21 @@ def check_command(line: str, ap: argparse.ArgumentParser) -> list[str]:
             for w in words if w.startswith("-") and w.split("=")[0] not in known]
 
 
+def _extras() -> set[str]:
+    import tomllib
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return set(data["project"].get("optional-dependencies", {}))
+
+
+def check_install(line: str) -> list[str]:
+    """A ``pip install ... '.[extra,...]'`` line names extras pyproject.toml defines."""
+    out = []
+    for group in re.findall(r"\.\[([\w,-]+)\]", line):
+        out += [f"'{line}': no extra '{e}' in pyproject.toml" for e in group.split(",")
+                if e not in _extras()]
+    return out
+
+
 def _prose(text: str) -> str:
     """``text`` without its computed blocks, fenced code and link targets."""
     text = BLOCK.sub("", text)
@@ -168,6 +184,10 @@ def check(page: Path) -> list[str]:
     ap = _parser()
     for line in _commands(text):
         problems += check_command(line, ap)
+    for fence in FENCE.finditer(text):
+        for line in fence.group(1).splitlines():
+            if "pip install" in line:
+                problems += check_install(line.split(" #")[0])
     every = _all_options(ap)
     for span in CODE.findall(_prose(text)):
         if span.startswith("--"):
