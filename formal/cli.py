@@ -55,7 +55,8 @@ def _writable(output: str) -> Path:
 OUTPUTS = ("output", "svg", "png")
 
 
-def _write(text: str | bytes, output: str | None) -> None:
+def _write(text: str | bytes, output: str | None, paint: bool = False) -> None:
+    """``text`` to ``output`` (None: stdout); ``paint``: coloured where ``console.colour``."""
     if output:
         from .base.files import write_atomic
         path = _writable(output)
@@ -66,8 +67,9 @@ def _write(text: str | bytes, output: str | None) -> None:
         return
     if isinstance(text, bytes):
         sys.stdout.buffer.write(text)
-    else:
-        sys.stdout.write(text)
+        return
+    from .base.console import colour, painted
+    sys.stdout.write(painted(text) if paint and colour(sys.stdout) else text)
 
 
 def _options(args: argparse.Namespace, bar: Any = None) -> Any:
@@ -89,8 +91,7 @@ def _options(args: argparse.Namespace, bar: Any = None) -> Any:
 
 
 def _progress() -> Any:
-    """The progress bar on stderr (``formal.base.progress``), or ``None`` when stderr is not a
-    terminal: a captured stderr gets nothing it did not get without it."""
+    """The bar on stderr (``base.progress``); ``None`` unless stderr is a terminal, or -q."""
     from .base.progress import progress
     return progress()
 
@@ -107,8 +108,7 @@ def _something_to_read(docs: Sequence[str], use_catalog: bool) -> None:
 
 
 def _reading(bar: Any, offset: int = 0, total: int | None = None) -> Any:
-    """``bar``'s ``reading k/n documents`` callback (``None`` without a bar); ``offset`` and
-    ``total``: a share of a larger count (``diff`` reads its two documents one by one)."""
+    """``bar``'s ``reading k/n documents`` (None without a bar), as a share of ``total``."""
     if bar is None:
         return None
     phase = bar.phase("reading", "documents")
@@ -145,23 +145,16 @@ def _refuse_unread(findings: Sequence[Any]) -> None:
 
 def cmd_prove(args: argparse.Namespace) -> int:
     from .api import analyze
-    from .writers.ledger import accepts_any, read_accept_file
+    from .writers.kinds import allowing_unknown, kept_kinds
+    from .writers.ledger import accepts_any, gather_accepts
     from .writers.report import render
-    accept: list[dict[str, Any]] | None = None
-    named: list[tuple[str, int, dict[str, Any]]] = []  # (file, entry number, entry)
-    if args.accept or args.strict:
-        accept = []
-        for path in args.accept or ():
-            try:
-                named.extend(read_accept_file(path))
-            except ValueError as exc:
-                raise UsageError(str(exc)) from exc
-        if args.strict:  # accepts nothing, whatever --accept names
-            if named:
-                print("ptxlayout: --strict: the entries of --accept are not applied",
-                      file=sys.stderr)
-            named = []
-        accept = [e for _p, _k, e in named]
+    try:
+        named, note = gather_accepts(args.accept or (), args.strict, args.config.accept)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    if note:
+        print(f"ptxlayout: {note}", file=sys.stderr)
+    accept = None if named is None else [e for _p, _k, e in named]
     _something_to_read(args.docs, not args.no_catalog)
     opts = _options(args)
     run = analyze(args.docs, opts, args.max_size, not args.no_catalog,
@@ -169,14 +162,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
     # a document not read at all (missing, empty, binary, too big, a FIFO) is exit 2, not an
     # erratum; one read with nothing to check in it is the report's error finding (exit 1)
     _refuse_unread([f for d in run.model.documents if d.format == "unknown" for f in d.findings])
-    proof = _allowing_unknown(run.proof) if args.allow_unknown else run.proof
-    for path, k, entry in named:
+    proof = allowing_unknown(run.proof) if args.allow_unknown else run.proof
+    for path, k, entry in named or ():
         if not accepts_any(entry, proof.findings):
             import json
             print(f"ptxlayout: {path}: entry {k} {json.dumps(entry)} accepts no error "
                   "finding of this run (a value misspelled, or an erratum since fixed)",
                   file=sys.stderr)
             return EXIT_USAGE
+    proof = kept_kinds(proof, args.select, args.ignore)  # the report and exit status: these
     grid = figure = None
     if args.format == "markdown":
         from .writers.drawing import svg_for
@@ -184,9 +178,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
         grid, figure = ascii_for, svg_for if args.figures else None
     # the lines the pipeline read (the catalog's, with no documents), quoted as they were read
     sources = {d.name: list(d.lines) for d in run.model.documents}
-    _write(render(proof, args.format, sources, grid, __version__, args.verbose, figure),
-           args.output)
-    status = EXIT_OK
+    _write(render(proof, args.format, sources, grid, __version__, args.verbose, figure,
+                  args.quiet), args.output, args.format == "text")
     if args.ledger:
         from .writers.ledger import write_ledger
         try:
@@ -207,25 +200,11 @@ def cmd_prove(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         if drift:
             return EXIT_FINDINGS
-        accepted = True
-    else:
-        accepted = False
     if proof.internal_errors:
         return EXIT_USAGE
-    errors = [f for f in proof.findings if f.fails]
-    if accepted:
-        # with a ledger, the accepted findings are known errata: only drift fails the run
-        return status
-    return EXIT_FINDINGS if errors else status
-
-
-def _allowing_unknown(proof: Any) -> Any:
-    """``--allow-unknown``: an undecided obligation is a warning, so that the report's count
-    of errors and the exit status say the same (it printed '314 errors' and exited 0)."""
-    from dataclasses import replace
-    return replace(proof, findings=tuple(
-        replace(f, severity="warning") if f.kind == "unknown" and f.severity == "error" else f
-        for f in proof.findings))
+    # with a ledger, the accepted findings are known errata: only drift fails the run
+    failed = any(f.fails for f in proof.findings) and not args.check_ledger
+    return EXIT_FINDINGS if failed else EXIT_OK
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
@@ -260,8 +239,7 @@ def _one(layouts: Sequence[Any], query: str) -> list[Any]:
 
 
 def _pick(args: argparse.Namespace) -> Any:
-    """The ``Figure`` of the layout ``args.id`` names: of the catalog alone, from the views
-    kept between runs (``formal.writers.views``: no model is built when they hold it)."""
+    """The ``Figure`` of ``args.id``: of the catalog alone, from its views (no model built)."""
     from .writers.figures import figure
     if not args.docs and not args.no_catalog:
         from .api import catalog_entries
@@ -390,7 +368,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if f.kind in READING_KINDS:
             print(f.format(), file=sys.stderr)
     result = diff_models(old, new, with_catalog_tables(_options(args, bar)))
-    _write(render_diff(result, args.format), args.output)
+    _write(render_diff(result, args.format, args.quiet, __version__), args.output)
     return EXIT_FINDINGS if any(r.kind in DIFF_FAILS for r in result) else EXIT_OK
 
 
@@ -420,7 +398,7 @@ def cmd_gpu(args: argparse.Namespace) -> int:
 def cmd_evidence(args: argparse.Namespace) -> int:
     from .api import current_catalog
     from .writers.evidence import evidence_command
-    return evidence_command(args, current_catalog)
+    return evidence_command(args, current_catalog, None if args.quiet else _progress())
 
 
 def _common_doc_args(p: argparse.ArgumentParser) -> None:
@@ -436,9 +414,9 @@ def _common_doc_args(p: argparse.ArgumentParser) -> None:
 
 def _proof_args(p: argparse.ArgumentParser) -> None:
     from .base.console import positive
-    p.add_argument("--timeout", type=positive(float), default=5.0, metavar="SEC",
+    p.add_argument("--timeout", type=positive(float), metavar="SEC",
                    help="Z3 time limit per query; a query that runs out is 'unknown' "
-                        "(default 5)")
+                        "(default 5, or timeout in [tool.ptxlayout])")
     p.add_argument("--cross-check", choices=("enumerate", "off"), default="enumerate",
                    help="re-check every Z3 verdict by enumeration (default: enumerate)")
     p.add_argument("--evidence", metavar="DIR", default="auto",
@@ -446,15 +424,35 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
                         "shipped with ptxlayout, proofs/evidence; 'none' to leave it out)")
 
 
+def _configure(args: argparse.Namespace) -> None:
+    """``-q``: no progress bar; prove, diff: ``[tool.ptxlayout]`` (``writers.config``)."""
+    from .base import progress
+    progress.silence(bool(getattr(args, "quiet", False)))
+    if args.command in ("prove", "diff"):
+        from .writers.config import configure
+        try:
+            configure(args)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
+    """``audit_command``, its report through ``writers.sarif.audit_output``."""
+    from .audit import installed_include
     from .audit.command import audit_command
-    return audit_command(args, _write)
+    from .writers.sarif import audit_output
+    fmt, args.format = args.format, "json" if args.format == "sarif" else args.format
+    bar = _progress()
+    args.bar = bar.phase("auditing", "atoms") if bar is not None else None
+    return audit_command(args, lambda text, out: _write(audit_output(
+        text, fmt, __version__, args.quiet, installed_include()), out))
 
 
 def parser() -> argparse.ArgumentParser:
     import argparse
 
     from .base.console import EXIT_HELP, positive
+    from .base.options import add_conventions, document_options
     ap = argparse.ArgumentParser(
         prog="ptxlayout",
         description="Prove the PTX ISA's fragment layouts (mma, mma.sp, ldmatrix / stmatrix / "
@@ -624,6 +622,8 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_audit)
     for q in (ap, *sub.choices.values(), *asub.choices.values()):
         q.epilog = EXIT_HELP  # what pytest, ruff and mypy users look for in --help
+    add_conventions({**sub.choices, **{f"audit {k}": v for k, v in asub.choices.items()}})
+    document_options(ap)  # every option's help says its default
     return ap
 
 
@@ -669,6 +669,7 @@ def _main(argv: Sequence[str] | None) -> int:
         for where in (getattr(args, name, None) for name in OUTPUTS):
             if where:
                 _writable(where)  # before the work: an unwritable output fails at once
+        _configure(args)
         from .writers.smem_figure import smem_command  # show / export of a shared-memory id
         done = smem_command(args, _write)
         return int(args.func(args)) if done is None else done

@@ -76,7 +76,8 @@ def test_json_contract(seed_report: dict) -> None:
                         "obligations"}
     assert all(set(o) == {"name", "status", "counterexample"} for o in lay["obligations"])
     assert all(set(f) == {"severity", "kind", "document", "line", "column", "section",
-                          "message", "counterexample"} for f in seed_report["findings"])
+                          "message", "counterexample", "layout", "accepted"}
+               for f in seed_report["findings"])
     assert {o["name"] for o in lay["obligations"]} == {
         "cases", "in-range", "injective", "surjective", "register-budget", "element-list",
         "reference", "type-names", "sparse-chunks", "metadata-coverage", "selector-range",

@@ -410,11 +410,20 @@ def audit_atom(atom: Atom) -> AtomResult:
 SCALE_HEADER = "mma_traits_sm120.hpp"
 
 
-def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) -> Audit:
-    """Read the headers and audit every atom they define; where the SM120 block-scaled
-    atoms are among them, their scale-factor layouts too (``formal.audit.scale``)."""
+def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = (),
+               progress: Any = None) -> Audit:
+    """Read the headers and audit every atom they define (``progress(done, total)``: told
+    of each atom, as ``formal.base.progress`` bars are); where the SM120 block-scaled atoms
+    are among them, their scale-factor layouts too (``formal.audit.scale``)."""
     atoms, findings, env = read_atoms_env(paths, include_dirs)
+    results = []
+    for k, a in enumerate(atoms):
+        if progress is not None:
+            progress(k, len(atoms))
+        results.append(audit_atom(a))
+    if progress is not None:
+        progress(len(atoms), len(atoms))
     scales: list[ScaleComparison] = []
     if any(Path(h.path).name == SCALE_HEADER for h in env.headers):
         scales = audit_scale_env(env, scale_spec_layouts())
-    return Audit(tuple(audit_atom(a) for a in atoms), tuple(findings), tuple(scales))
+    return Audit(tuple(results), tuple(findings), tuple(scales))

@@ -52,7 +52,7 @@ def audit_command(args: Any, write: Callable[[str, str | None], None]) -> int:
                   file=sys.stderr)
             return EXIT_USAGE
         paths = [str(Path(include) / "cute" / "atom" / h) for h in AUDIT_DEFAULT_HEADERS]
-    audit = audit_cute(paths, [Path(include)] if include else [])
+    audit = audit_cute(paths, [Path(include)] if include else [], getattr(args, "bar", None))
     if not audit.results:
         for f in audit.findings:
             print(f.format(), file=sys.stderr)

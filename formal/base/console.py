@@ -14,12 +14,15 @@ one line and leaves with ``os._exit(130)``: no report is printed half, and no fi
 (Z3's ``__del__`` printed a traceback at exit).  Z3 must not take the signal itself -- its
 own handler ends the running query as 'unknown' and the interrupt is lost -- so
 ``z3.set_param("ctrl_c", False)`` goes with it where Z3 is used; the signal then waits for the
-query, at most its timeout.  ``colour(stream)`` answers whether to colour a stream.
+query, at most its timeout.  ``colour(stream)`` answers whether to colour a stream, and
+``painted(text)`` colours a text report: a check mark green, a cross and ``error`` red,
+``warning`` yellow, ``accepted`` cyan (``  \u2717 A ...`` -> ``  \x1b[31m\u2717\x1b[0m A ...``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,6 +78,19 @@ def colour(stream: TextIO) -> bool:
         return True
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+_PAINT = {"\u2713": "32", "\u2717": "31", "error": "1;31", "warning": "33", "accepted": "36"}
+_MARKS = re.compile(r"^(\s*)([\u2713\u2717]|(?:error|warning|accepted)(?=: ))"
+                    r"|(?<=: )(error|warning|accepted)(?=: )", re.M)
+
+
+def painted(text: str) -> str:
+    """``text`` with ANSI colours on its marks and severities (see the module's docstring)."""
+    def paint(m: re.Match[str]) -> str:
+        word = m.group(2) or m.group(3)
+        return f"{m.group(1) or ''}\x1b[{_PAINT[word]}m{word}\x1b[0m"
+    return _MARKS.sub(paint, text)
 
 
 def positive(kind: type) -> Any:

@@ -10,7 +10,7 @@ the run has taken ``AFTER`` seconds; the line is wiped when the count reaches it
 stages take the bar as a plain callback ``(done, total)`` (``part``: how far into the next item,
 0..1, filling the bar between ``done`` and ``done + 1``), so none of them imports this module
 but the command lines that make one.  Standard library only: the GPU runner, which needs only
-numpy and CuPy, uses it too.
+numpy and CuPy, uses it too.  ``silence(True)`` (``-q``) turns every bar off.
 """
 
 from __future__ import annotations
@@ -85,8 +85,20 @@ def is_terminal(stream: Any) -> bool:
         return False
 
 
+_SILENT = [False]  # -q: the command line asked for the problems only
+
+
+def silence(quiet: bool) -> None:
+    """``quiet``: no bar at all from here on, terminal or not (``ptxlayout -q``); each run of
+    the command line sets it afresh."""
+    _SILENT[0] = quiet
+
+
 def progress(what: str = "proving", unit: str = "layouts",
              stream: TextIO | None = None) -> Progress | None:
-    """A bar on ``stream`` (default stderr) when it is a terminal; ``None`` when it is not."""
+    """A bar on ``stream`` (default stderr) when it is a terminal and the run is not quiet;
+    ``None`` when it is not."""
+    if _SILENT[0]:
+        return None
     return Progress(what, unit, stream) if is_terminal(
         stream if stream is not None else sys.stderr) else None

@@ -169,13 +169,18 @@ HARDWARE_WORDS = {"proved": "confirmed", "refuted": "refuted", "unconfirmed": "u
                   "unknown": "unconfirmed"}
 
 
-def render_diff(changes: Sequence[Change], fmt: str = "text") -> str:
+def render_diff(changes: Sequence[Change], fmt: str = "text", quiet: bool = False,
+                version: str = "0") -> str:
+    """The changes as text (``quiet``: only the maps that differ, were added, removed or could
+    not be compared, and the counts) or JSON (docs/schema/diff.schema.json)."""
     if fmt == "json":
-        return json.dumps({"changes": [c.__dict__ for c in changes],
+        return json.dumps({"version": version, "changes": [c.__dict__ for c in changes],
                            "summary": _summary(changes),
                            "hardware": _hardware_summary(changes)}, indent=2) + "\n"
     lines = []
     for c in changes:
+        if quiet and c.kind in ("same-text", "same-map"):
+            continue
         msg = f"  {c.message}" if c.message else ""
         lines.append(f"{c.kind:<15} {c.key}{msg}")
         if c.hardware:

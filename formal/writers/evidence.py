@@ -9,7 +9,7 @@ for each erratum layout (the spec as written, where ``corrections.md`` changes a
 ``mismatch`` on every variant it serves.  Take m16n8k16 ``.f16``: if the catalog's A map changes,
 its hash changes, the old run no longer counts, and ``stale`` names the variant ("the layouts
 changed since 2026-11-22").  ``ptxlayout evidence DIR`` prints one line per missing run and
-exits 1, or 0 when the evidence is current.
+exits 1, or 0 when the evidence is current (``--format json``: the same as one object).
 """
 
 from __future__ import annotations
@@ -35,15 +35,19 @@ def _as_records(layouts: Iterable[Any]) -> list[Mapping[str, Any]]:
 
 
 def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
-          errata: Iterable[Any] = ()) -> list[str]:
+          errata: Iterable[Any] = (), bar: Any = None) -> list[str]:
     """Variants the evidence's device can run and the layouts describe, lacking a ``match``
     with the current layout hashes; and each (erratum layout, variant it serves) lacking a
-    ``mismatch`` packed with it (one line each; empty: the evidence is current)."""
+    ``mismatch`` packed with it (one line each; empty: the evidence is current).  ``bar``:
+    a progress bar (``formal.base.progress``), told of each variant checked."""
     records = _as_records(layouts)
     target = sm or evidence.sm or 90
     checks = [r for r in evidence.runs if r.mode == "check"]
     out = []
-    for v in VARIANTS:
+    tick = bar.phase("checking", "variants") if bar is not None else None
+    for k, v in enumerate(VARIANTS):
+        if tick is not None:
+            tick(k, len(VARIANTS))
         if not runs_on(v, target):
             continue
         want = _current(v, records)
@@ -76,7 +80,10 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
                                f"'{ran[-1].result}' on {ran[-1].file.where}, not the "
                                "mismatch that refutes it")
     from .export_smem import stale_smem
-    return out + _stale_matrix(evidence, records, target) + stale_smem(evidence, records, target)
+    out += _stale_matrix(evidence, records, target) + stale_smem(evidence, records, target)
+    if bar is not None:
+        bar.clear()
+    return out
 
 
 def owed(sm: int) -> int:
@@ -143,10 +150,12 @@ def _packed_with(r: EvidenceRun, want: Mapping[str, str]) -> bool:
     return all(r.layout_hashes.get(op) == h for op, h in want.items())
 
 
-def evidence_command(args: Any, catalog: Any) -> int:
-    """``ptxlayout evidence DIR [--layouts JSON] [--sm N]``: one line per variant whose run is
-    missing or stale, against ``--layouts`` or ``catalog()`` (the current catalog's records and
-    errata); 0 none, 1 some, 2 unreadable evidence or nothing that would be checked."""
+def evidence_command(args: Any, catalog: Any, bar: Any = None) -> int:
+    """``ptxlayout evidence DIR [--layouts JSON] [--sm N] [--format json] [-q]``: one line per
+    variant whose run is missing or stale, against ``--layouts`` or ``catalog()`` (the current
+    catalog's records and errata), and a total (not with ``-q``); or all of it as JSON
+    (docs/schema/evidence.schema.json).  0 none, 1 some, 2 unreadable evidence or nothing that
+    would be checked.  ``bar``: the progress bar (None: none)."""
     import sys
 
     from ..prove.evidence import Evidence
@@ -169,9 +178,34 @@ def evidence_command(args: Any, catalog: Any) -> int:
             return 2
     else:
         records, errata = catalog()
-    lines = stale(ev, records, args.sm, errata)
-    for line in lines:
-        print(line)
-    print(f"{len(lines)} stale of the variants sm_{args.sm or ev.sm or 90} runs "
-          f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
+    lines = stale(ev, records, args.sm, errata, bar)
+    if getattr(args, "format", "text") == "json":
+        sys.stdout.write(evidence_json(ev, target, lines, len(errata)))
+    else:
+        for line in lines:
+            print(line)
+        if not getattr(args, "quiet", False):
+            print(f"{len(lines)} stale of the variants sm_{target} runs "
+                  f"({len(ev.files)} evidence files; {len(errata)} erratum layouts)")
     return 1 if lines else 0
+
+
+def evidence_json(ev: Evidence, sm: int, lines: Sequence[str], errata: int) -> str:
+    """The staleness check as JSON: the evidence files read, each missing or stale run as
+    ``{"variant", "message"}`` and the counts."""
+    import json
+
+    from .. import __version__
+    stale_runs = []
+    for line in lines:
+        variant, _, message = line.partition(": ")
+        stale_runs.append({"variant": variant, "message": message})
+    return json.dumps({
+        "version": __version__,
+        "sm": sm,
+        "files": [{"path": f.path, "device": f.device, "sm": f.sm, "driver": f.driver,
+                   "date": f.date, "runs": len(f.runs)} for f in ev.files],
+        "stale": stale_runs,
+        "summary": {"stale": len(lines), "files": len(ev.files), "erratum_layouts": errata,
+                    "current": not lines},
+    }, indent=2, ensure_ascii=False) + "\n"

@@ -263,3 +263,22 @@ def check_ledger(directory: str | Path, model: Model, proof: Proof) -> list[str]
         if not any(accepts(e, f) for f in new["findings"]):
             out.append(f"drift: accepted entry {idx} ({e.get('reason')}) matches no finding")
     return out
+
+
+def gather_accepts(paths: Sequence[str | Path], strict: bool,
+                   configured: Sequence[tuple[str, int, dict[str, Any]]] = ()) \
+        -> tuple[list[tuple[str, int, dict[str, Any]]] | None, str]:
+    """The accepted findings of ``prove`` as (file, entry number, entry): those of the
+    ``--accept`` files and of ``[tool.ptxlayout]`` (``configured``); None when neither names
+    any and not ``strict`` (the catalog's own errata are accepted then); empty with
+    ``strict``, which accepts nothing.  The second value is a note for stderr ("" when none).
+    A ``ValueError`` of one line when a file or an entry cannot be used."""
+    if not (paths or strict or configured):
+        return None, ""
+    named = [*configured]
+    for path in paths:
+        named.extend(read_accept_file(path))
+    if strict and named:  # accepts nothing, whatever --accept names
+        return [], "--strict: the accepted findings of --accept and [tool.ptxlayout] are " \
+                   "not applied"
+    return ([] if strict else named), ""

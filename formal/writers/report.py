@@ -3,11 +3,12 @@
 Every format is deterministic (sorted, no timestamps) so that two runs on the same input are
 byte-identical and a CI job can diff them.  The JSON shape is the contract of DESIGN.md:
 
-    {"layouts": [{"id", "section", "title", "document", "line", "instruction", "shape",
+    {"version": "0.1.0",
+     "layouts": [{"id", "section", "title", "document", "line", "instruction", "shape",
                   "operand", "types", "tile", "elements_per_thread", "source",
                   "obligations": [{"name", "status", "counterexample"}]}],
      "findings": [{"severity", "kind", "document", "line", "column", "section", "message",
-                   "counterexample"}],
+                   "counterexample", "layout", "accepted"}],
      "relations": [{"producer", "consumer", "arrangement", "status", "message",
                     "counterexample"}],
      "summary": {...}}
@@ -20,6 +21,7 @@ marked.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 from xml.sax.saxutils import quoteattr
@@ -97,8 +99,9 @@ def scale_json(r: Any, verbose: bool = False) -> dict[str, Any]:
 
 
 def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
-    """One finding, with exactly the keys of the contract; an accepted erratum says so at
-    the end of its message (``verbose`` adds ``layout`` and ``accepted`` as keys)."""
+    """One finding, with exactly the keys of the contract: the layout it belongs to (null
+    when it belongs to none, a parse error of a section say) and the reason it was accepted
+    (null unless it is a known erratum, which also says so at the end of its message)."""
     message = f.shown_message
     out: dict[str, Any] = {
         "severity": f.severity,
@@ -110,9 +113,8 @@ def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
         "message": message,
         "counterexample": f.counterexample,
     }
-    if verbose:
-        out["layout"] = f.layout or None
-        out["accepted"] = f.accepted or None
+    out["layout"] = f.layout or None
+    out["accepted"] = f.accepted or None
     return out
 
 
@@ -136,8 +138,9 @@ def summary(proof: Proof) -> dict[str, Any]:
     }
 
 
-def report_json(proof: Proof, verbose: bool = False) -> str:
+def report_json(proof: Proof, verbose: bool = False, version: str = "0") -> str:
     data = {
+        "version": version,
         "layouts": [*(layout_json(r, verbose) for r in proof.results),
                     *(smem_json(r, verbose) for r in proof.smem),
                     *(scale_json(r, verbose) for r in proof.scales)],
@@ -156,10 +159,13 @@ def _failed(r: LayoutResult) -> list[Verdict]:
     return [v for v in r.verdicts if v.status not in ("proved", "not-applicable")]
 
 
-def report_text(proof: Proof, verbose: bool = False) -> str:
+def report_text(proof: Proof, verbose: bool = False, quiet: bool = False) -> str:
+    """One line per layout with its check mark, the relations, the findings (identical
+    warnings as one line, ``finding_lines``) and the counts; ``quiet``: the problems only
+    (no layout or relation that was proved)."""
     out: list[str] = []
     by_section: dict[tuple[str, str, str], list[LayoutResult]] = {}
-    for r in proof.results:
+    for r in proof.results if not quiet else ():
         key = (r.layout.document, r.layout.section, r.layout.title)
         by_section.setdefault(key, []).append(r)
     for (doc, _sec, title), rs in by_section.items():
@@ -178,17 +184,17 @@ def report_text(proof: Proof, verbose: bool = False) -> str:
                 for formula in lay.formulas:
                     out.append(f"      {formula.text()}")
         out.append("")
-    if proof.relations:
+    shown = [v for v in proof.relations if not quiet or v.status != "proved"]
+    if shown:
         out.append("relations (composes):")
-        for v in proof.relations:
+        for v in shown:
             mark = "\u2713" if v.status == "proved" else "\u2717"
             tail = "" if v.status == "proved" else f"  {v.status}"
             out.append(f"  {mark} {v.relation.producer} -> {v.relation.consumer}{tail}")
         out.append("")
     if proof.findings:
         out.append("findings:")
-        for f in proof.findings:
-            out.append(f"  {f.format()}")
+        out.extend(f"  {line}" for line in finding_lines(proof.findings, verbose))
         out.append("")
     s = summary(proof)
     accepted = f", {s['accepted']} accepted errata" if s["accepted"] else ""
@@ -202,6 +208,44 @@ def report_text(proof: Proof, verbose: bool = False) -> str:
     if decided:  # Z3 timed out; the enumeration, a proof on a finite map, decided
         out.append(f"{len(decided)} obligations {max(decided, key=len)}")
     return "\n".join(out) + "\n"
+
+
+# what varies between warnings that say the same thing: an instruction or layout id
+# (``tcgen05.ld.sync.aligned.16x64b.x1.b32``), a count
+_VARYING = re.compile(r"\b[A-Za-z_][\w:-]*(?:\.[\w:-]+)+|\b\d+\b")
+
+
+def finding_lines(findings: Iterable[Finding], verbose: bool = False) -> list[str]:
+    """One line per finding, except that warnings saying the same thing (the same kind and
+    message once the ids and counts in it are set aside: 148 tcgen05 layouts "unconfirmed: no
+    sm_100a device") are one line with their count and the first's place; ``verbose`` lists
+    each one's place and layout under it.  Errors always stand alone."""
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    order: list[Finding | tuple[str, str, str]] = []
+    for f in findings:
+        if f.severity != "warning":
+            order.append(f)
+            continue
+        key = (f.label, f.kind, _VARYING.sub("\u2026", f.shown_message))
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(f)
+    out = []
+    for item in order:
+        if isinstance(item, Finding):
+            out.append(item.format())
+            continue
+        group = groups[item]
+        if len(group) == 1:
+            out.append(group[0].format())
+            continue
+        label, kind, message = item
+        out.append(f"{label}: {kind}: {message} ({len(group)} findings, the first at "
+                   f"{group[0].span}" + ("" if verbose else "; -v lists them") + ")")
+        if verbose:
+            out.extend(f"    {f.span}" + (f" {f.layout}" if f.layout else "") for f in group)
+    return out
 
 
 def _relations_line(s: dict[str, Any]) -> str:
@@ -393,9 +437,9 @@ def report_junit(proof: Proof) -> str:
 
 def render(proof: Proof, fmt: str, sources: dict[str, list[str]] | None = None,
            grid: Any = None, version: str = "0", verbose: bool = False,
-           figure: Any = None) -> str:
+           figure: Any = None, quiet: bool = False) -> str:
     if fmt == "json":
-        return report_json(proof, verbose)
+        return report_json(proof, verbose, version)
     if fmt == "markdown":
         return to_markdown(proof, sources, grid, figure)
     if fmt == "sarif":
@@ -403,7 +447,7 @@ def render(proof: Proof, fmt: str, sources: dict[str, list[str]] | None = None,
         return report_sarif(proof, version)
     if fmt == "junit":
         return report_junit(proof)
-    return report_text(proof, verbose)
+    return report_text(proof, verbose, quiet)
 
 
 def extract_json(layouts: Iterable[Layout]) -> str:

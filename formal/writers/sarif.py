@@ -9,7 +9,10 @@ What code scanning needs beyond the format, on one finding (the seed's erratum a
     rule               {"id": "injective", "shortDescription", "fullDescription", "helpUri"}
 
 Nothing depends on the directory the command ran in except the relative URIs themselves,
-which are what code scanning matches against the repository.
+which are what code scanning matches against the repository.  The audit's report
+(``sarif_of_audit``) has the same shape: one result per operand that differs from the spec
+(rule ``audit-differs``), a header path relative to the CUTLASS include folder
+(``uriBaseId`` ``CUTLASS_INCLUDE``, given in ``originalUriBaseIds``).
 """
 
 from __future__ import annotations
@@ -17,39 +20,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+from collections.abc import Sequence
 from pathlib import Path, PurePath
+from typing import Any
 
 from ..prove.verdicts import Proof
+from .kinds import help_uri, rule_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "ptxlayout"
 INFORMATION_URI = "https://github.com/ptxlayout/ptxlayout"
-HELP_URI = INFORMATION_URI + "/blob/main/docs/obligations.md"
 
-_RULE_TEXT = {
-    "cases": "The cases of a formula must cover every element exactly once",
-    "guard": "A condition must admit only the elements a lane holds",
-    "in-range": "Every (lane, element) must map inside the tile",
-    "injective": "No two (lane, element) pairs may share a cell",
-    "surjective": "Every cell of the tile must be held",
-    "register-budget": "Registers x elements per register must match the tile",
-    "element-list": "The element list must be x0 .. x(n-1)",
-    "reference": "A 'same as' reference must resolve to a compatible layout",
-    "type-names": "Type names must be real and legal for the operand",
-    "sparse-chunks": "Sparse A must hold whole chunks with the stated non-zeros",
-    "metadata-coverage": "Metadata must describe every (row, chunk, slot) once",
-    "selector-range": "Metadata lanes per group must imply the selector range",
-    "hardware": "The map must match the GPU",
-    "parse": "The text must be readable",
-    "punctuation": "Element lists should be punctuated consistently",
-    "model": "Formulas must define every needed name",
-    "input": "The document must be readable text",
-    "limit": "Inputs must stay within limits",
-    "internal": "Z3 and enumeration must agree",
-    "unknown": "Every obligation must be decided",
-    "element-name": "Conditions must name this operand's elements",
-    "composes": "A producer's layout must be the consumer's, moved by the arrangement",
-}
 
 
 def artifact(document: str) -> dict[str, str]:
@@ -72,13 +54,15 @@ def fingerprint(*parts: str) -> str:
 
 
 def rule(kind: str) -> dict[str, object]:
-    short = _RULE_TEXT.get(kind, kind)
+    """A rule of the run: its id, its one line, what a finding of it means, and the anchor in
+    the docs that explains it (``formal.writers.kinds``)."""
+    short = rule_text(kind)
     return {"id": kind, "shortDescription": {"text": short},
             "fullDescription": {"text": f"{short}. A '{kind}' finding of ptxlayout: an error "
                                         "when the text contradicts itself, the instruction "
                                         "table or the hardware; a warning when a sentence "
                                         "could not be read."},
-            "helpUri": f"{HELP_URI}#{kind}"}
+            "helpUri": help_uri(kind)}
 
 
 def report_sarif(proof: Proof, version: str = "0") -> str:
@@ -120,3 +104,102 @@ def report_sarif(proof: Proof, version: str = "0") -> str:
         }],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _located(path: str, roots: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``path`` relative to the first root (``(uriBaseId, folder)``) it lies under; else as
+    ``artifact`` places it."""
+    for base, folder in roots:
+        try:
+            rel = Path(path).resolve().relative_to(Path(folder).resolve())
+        except (ValueError, OSError):
+            continue
+        return {"uri": rel.as_posix(), "uriBaseId": base}
+    return artifact(path)
+
+
+def sarif_of_audit(data: dict[str, Any], version: str = "0",
+                   roots: Sequence[tuple[str, str]] = ()) -> str:
+    """The audit's JSON report (``formal.audit.report.audit_json``) as SARIF for code
+    scanning: one result per operand that differs from the spec, cannot be read or is not in
+    the spec, and per warning of the headers.  A difference the correction of a known erratum
+    explains (the library follows the correction) is a suppressed result.  ``roots``: the
+    folders the header paths are made relative to, each with its ``uriBaseId`` (the CUTLASS
+    include directory as ``CUTLASS_INCLUDE``); SRCROOT, the working folder, comes last."""
+    roots = [*roots, ("SRCROOT", os.getcwd())]
+    results: list[dict[str, Any]] = []
+    levels = {"differs": "error", "unreadable": "warning", "not-in-spec": "note"}
+    for atom in data.get("atoms", ()):
+        ops = atom.get("operands", ())
+        followed = {e["operand"] for e in ops
+                    if e.get("against") == "correction" and e.get("verdict") == "equal"}
+        for e in ops:
+            if e.get("verdict") == "equal" or e.get("against") != "spec":
+                continue
+            kind = f"audit-{e['verdict']}"
+            text = f"{atom['atom']} {e['operand']}: {e.get('message') or e['verdict']}" + (
+                f" (the spec's {e['spec_layout']})" if e.get("spec_layout") else "")
+            result: dict[str, Any] = {
+                "ruleId": kind, "level": levels.get(e["verdict"], "warning"),
+                "message": {"text": text},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": _located(atom["file"], roots),
+                    "region": {"startLine": max(1, int(atom.get("line") or 1))}},
+                    "logicalLocations": [{"name": atom["atom"], "kind": "type"}]}],
+                "partialFingerprints": {"ptxlayout/v1": fingerprint(
+                    kind, atom["atom"], e["operand"], PurePath(atom["file"]).name,
+                    e.get("message") or "")},
+            }
+            if e.get("counterexample") is not None:
+                result["properties"] = {"counterexample": e["counterexample"]}
+            if e["operand"] in followed:
+                result["suppressions"] = [{"kind": "external", "justification":
+                                           "the library follows the correction of a known "
+                                           "erratum of the spec"}]
+            results.append(result)
+    for w in data.get("warnings", ()):
+        results.append({
+            "ruleId": w["kind"], "level": "warning", "message": {"text": w["message"]},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": _located(w["file"], roots),
+                "region": {"startLine": max(1, int(w.get("line") or 1)),
+                           "startColumn": max(1, int(w.get("column") or 1))}}}],
+            "partialFingerprints": {"ptxlayout/v1": fingerprint(
+                w["kind"], PurePath(w["file"]).name, w["message"])},
+        })
+    rules = sorted({str(r["ruleId"]) for r in results})
+    for r in results:
+        r["ruleIndex"] = rules.index(r["ruleId"])
+    bases = {base: {"uri": Path(folder).resolve().as_uri() + "/"}
+             for base, folder in roots if base != "SRCROOT"}
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": TOOL_NAME, "version": version,
+                            "informationUri": INFORMATION_URI,
+                            "rules": [rule(r) for r in rules]}},
+        **({"originalUriBaseIds": bases} if bases else {}),
+        "results": results,
+    }
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def audit_output(text: str, fmt: str, version: str, quiet: bool = False,
+                 include: str | Path | None = None) -> str:
+    """The audit's report as the user asked for it, from what ``formal.audit.report`` wrote:
+    ``json`` with the ``version`` first; ``sarif`` made from the JSON (``sarif_of_audit``,
+    header paths relative to the CUTLASS ``include`` folder); ``text`` with ``quiet``: the
+    problems only (no family table, no count of the atoms found equal)."""
+    if fmt in ("json", "sarif"):
+        data = json.loads(text)
+        if fmt == "sarif":
+            roots = [("CUTLASS_INCLUDE", str(include))] if include else []
+            return sarif_of_audit(data, version, roots)
+        return json.dumps({"version": version, **data}, indent=1) + "\n"
+    if fmt != "text" or not quiet:
+        return text
+    return "".join(f"{x}\n" for x in text.splitlines()
+                   if x and not _TABLE_ROW.match(x) and not x.startswith("("))
+
+
+# a row of the audit's family table (``mma  1290  5120  12  0  0``) or its header
+_TABLE_ROW = re.compile(r"family\s|\S+(\s+\d+){5}$")
