@@ -80,6 +80,8 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     proof = with_smem(proof, [d for d in model.documents if d.name in named],
                       use_catalog and not paths, (options or Options()).evidence)
     proof = with_block_scale(proof, [d for d in model.documents if d.name in named])
+    proof = with_datapath(proof, model, [d for d in model.documents if d.name in named],
+                          use_catalog and not paths, (options or Options()).evidence)
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
@@ -156,6 +158,95 @@ def with_block_scale(proof: Proof, documents: Sequence[Document]) -> Proof:
     findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
                                  f.message, f.layout))
     return replace(proof, findings=tuple(findings), scales=proof.scales + got.results)
+
+
+def datapath_catalog(rows: bool = False) -> list[Any]:
+    """The catalog's data-path layouts (formal/catalog/tcgen05-datapath.md), read (with
+    ``rows``: its summary table's rows instead)."""
+    from . import catalog
+    from .model.datapath import datapaths, summary_rows
+    from .parse.document import parse_document
+    doc = next(d for d in catalog.documents() if d.name.endswith("tcgen05-datapath.md"))
+    parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
+    return list(summary_rows(parsed)) if rows else datapaths(parsed)
+
+
+def datapath_drawing(query: str) -> str | None:
+    """``ptxlayout show tcgen05.datapath.E``: the catalog's layout drawn, with its verdicts
+    (``formal.writers.datapath``); None when ``query`` names no data-path layout."""
+    from .prove.datapath import prove_datapath
+    from .writers.datapath import draw_datapath, find_datapath
+    dp = find_datapath(datapath_catalog(), query)
+    if dp is None:
+        return None
+    row = next((r for r in datapath_catalog(rows=True) if r.layout == dp.layout), None)
+    return draw_datapath(dp, prove_datapath(dp, row, evidence=True)[0])
+
+
+def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
+                  the_catalog: bool, evidence: Any = None) -> Proof:
+    """``proof`` with the tcgen05.mma data-path layouts each document states proved
+    (``formal.prove.datapath``), the catalog's with ``the_catalog``; a document's summary
+    table checked against tensor memory and the variant table, and its organization column
+    against the blocks of the layouts (the catalog's where the document draws them only as
+    figures); Layout D read back with tcgen05.ld.32x32b (``relations.DATAPATH_READS``)."""
+    from .base.source import error
+    from .model.cells import cells
+    from .model.datapath import check_summary, datapaths, summary_rows
+    from .parse.document import parse_document
+    from .prove.datapath import prove_datapath, prove_reads
+    from .prove.relations import DATAPATH_READS
+    docs = list(documents)
+    if the_catalog:
+        from . import catalog
+        docs += [d for d in catalog.documents() if d.name.endswith("tcgen05-datapath.md")]
+    results, findings, reads = [], [], []
+    cat = {dp.layout: dp for dp in datapath_catalog()}
+    from .model.resolve import catalog_model
+    by_id: dict[str, Any] = {}
+    for lay in [*model.layouts, *catalog_model(False).layouts]:
+        by_id.setdefault(lay.short_id, lay)
+    for doc in docs:
+        parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
+        rows = summary_rows(parsed)
+        mine = datapaths(parsed)
+        if not rows and not mine:
+            continue
+        findings.extend(check_summary(rows))
+        by_letter = {r.layout: r for r in rows}
+        for dp in mine:
+            r, fs = prove_datapath(dp, by_letter.get(dp.layout), evidence)
+            results.append(r)
+            findings.extend(fs)
+        drawn = {dp.layout for dp in mine}
+        for row in rows:  # a layout the document gives only as figures: the catalog's blocks
+            known = cat.get(row.layout)
+            if row.layout in drawn or known is None or \
+                    row.organization[0] * row.organization[1] != 4:
+                continue
+            got = known.organization()
+            if (got, known.half()) != (row.organization, row.half):
+                findings.append(error("datapath", row.src, f"Layout {row.layout}: the table "
+                                      f"says {row.organization[0]}x{row.organization[1]}, "
+                                      f"the catalog's blocks form {got[0]}x{got[1]}",
+                                      counterexample={"layout": row.layout}))
+        for rv in prove_reads(DATAPATH_READS, mine, by_id, cells):
+            reads.append(rv)
+            if rv.status == "refuted":
+                at = next(dp for dp in mine if dp.id == rv.relation.consumer).title.span(0)
+                line = (rv.counterexample or {}).get("line", at.line)
+                findings.append(error("composes", replace(at, line=line, column=1),
+                                      f"{rv.relation.producer} -> {rv.relation.consumer}: "
+                                      f"{rv.message}", counterexample=rv.counterexample))
+    if not results and not findings:
+        return proof
+    findings = [f for f in proof.findings if not (
+        f.kind == "input" and "no operand blocks" in f.message
+        and any(f.span.document == d.name for d in docs))] + findings
+    findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
+                                 f.message, f.layout))
+    return replace(proof, findings=tuple(findings), datapaths=tuple(results),
+                   relations=proof.relations + tuple(reads))
 
 
 def with_catalog_tables(options: Options) -> Options:

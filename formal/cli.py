@@ -13,10 +13,8 @@
 Exit status (as pytest, ruff and mypy): 0 no error findings, 1 at least one error finding,
 2 a usage or internal error, 130 interrupted (Ctrl-C: one line, no report).  No traceback
 reaches the user unless PTXLAYOUT_DEBUG=1.  No command answers 0 when it read, matched or
-ran nothing: an unreadable input, an id that matches no layout or several (``show
-mma.m16n8k16.A`` lists the four it could mean), a missing CUDA device or CuPy, an output
-that cannot be written and a value such as ``--timeout -1`` are ``UsageError``s -- one line
-on stderr, exit 2.
+ran nothing: an unreadable input, an id that matches no layout or several, a missing CUDA
+device or CuPy, an unwritable output, ``--timeout -1`` are ``UsageError``s (exit 2).
 """
 
 from __future__ import annotations
@@ -271,19 +269,21 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .writers.figures import render_ascii
     try:
         fig = _pick(args)
-    except UsageError:  # not a layout's id: a block-scaled mma opcode asks for its factors
+    except UsageError:  # a block-scaled mma opcode asks for its factors, a data path its blocks
+        from .api import datapath_drawing
         from .parse.block_scale import read_query
-        facts = read_query(args.id)
-        if facts is None:
+        facts, drawn = read_query(args.id), datapath_drawing(args.id)
+        if facts is None and drawn is None:
             raise
-        return _show_scale(facts)
-    _write(render_ascii(fig), None)
+        if facts is not None:
+            return _show_scale(facts)
+        fig = drawn
+    _write(fig if isinstance(fig, str) else render_ascii(fig), None)
     return EXIT_OK
 
 
 def _show_scale(facts: dict[str, Any]) -> int:
-    """``ptxlayout show`` of a block-scaled mma (``formal.writers.block_scale.show``): exit 1
-    when no legal form matches the opcode (the nearest are drawn) or a drawn one is refuted."""
+    """``show`` of a block-scaled mma: exit 1 when no legal form matches or one is refuted."""
     from .api import prove_block_scale
     from .writers.block_scale import show_scale_forms
     proof = prove_block_scale()

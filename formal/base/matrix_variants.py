@@ -322,3 +322,21 @@ TCGEN05_SCALE_FORMS: tuple[tuple[str, str, str, int, int], ...] = (
     ("mxf4nvf4", "block16", "ue8m0", 96, 16),
     ("mxf4nvf4", "block16", "ue4m3", 96, 16),
 )
+# ---- tcgen05.mma data-path layouts (PTX ISA 9.7.16.10.5, the N values of Table 39) ---------
+# (layout, M, cta_group, A sparsity, .ws, the mma's legal N).  A row's layout keeps D in tensor
+# memory as formal/catalog/tcgen05-datapath.md states; formal.prove.datapath proves each for
+# every N here.  M = 128 with cta_group::1 is Layout D with and without .ws (.ws: N 64 / 128 /
+# 256, within the steps of 8).
+DATAPATH_N_STEP8 = tuple(range(8, 257, 8))
+DATAPATH_N_STEP16 = tuple(range(16, 257, 16))
+DATAPATH_N_WS = (64, 128, 256)
+DATAPATH_ROWS: tuple[tuple[str, int, int, str, str, tuple[int, ...]], ...] = (
+    ("G", 32, 1, "either", "yes", DATAPATH_N_WS),
+    ("E", 64, 1, "either", "yes", DATAPATH_N_WS),
+    ("F", 64, 1, "either", "no", DATAPATH_N_STEP8),
+    ("D", 128, 1, "either", "either", DATAPATH_N_STEP8),
+    ("B", 128, 2, "dense", "n/a", DATAPATH_N_STEP16),
+    ("C", 128, 2, "sparse", "n/a", DATAPATH_N_STEP16),
+    ("A", 256, 2, "either", "n/a", DATAPATH_N_STEP16),
+)
+TMEM_LANE_COUNT, TMEM_COLUMN_COUNT, TMEM_SUBPARTITION = 128, 512, 32

@@ -18,6 +18,7 @@ sync semantics) are not the layout's and pass.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -340,6 +341,24 @@ def _read_sentence(src: SourceText, instruction: str, facts: list[MoveFact],
                                 message=f"{f.message}; {_UNCHECKED.format(ins=instruction)}"))
 
 
+def body_parts(body: Sequence[Block]) -> Iterator[tuple[Block, SourceText | None]]:
+    """A section body's blocks in order, a table's consecutive rows (a header row opens a
+    new table) given once: (its first row, the rows joined by ``table_text``); any other
+    block as (the block, None).  The one row-grouping loop of the move and tcgen05 readers."""
+    k = 0
+    while k < len(body):
+        b = body[k]
+        if b.kind != "row":
+            yield b, None
+            k += 1
+            continue
+        j = k + 1
+        while j < len(body) and body[j].kind == "row" and not body[j].header:
+            j += 1
+        yield b, table_text(list(body[k:j]))
+        k = j
+
+
 def table_text(rows: list[Block]) -> SourceText:
     """Consecutive table rows as one text: cells joined by ' | ', each keeping its place."""
     parts: list[SourceText] = []
@@ -363,15 +382,8 @@ def parse_moves(section: Section, findings: list[Finding]) -> ParsedMoves | None
     forms: list[MoveForm] = []
     quals: list[tuple[str, tuple[str, ...], SourceText]] = []
     facts: list[MoveFact] = []
-    body = list(section.body)
-    k = 0
-    while k < len(body):
-        b = body[k]
-        if b.kind == "row":
-            j = k + 1
-            while j < len(body) and body[j].kind == "row" and not body[j].header:
-                j += 1
-            table = table_text(body[k:j])
+    for b, table in body_parts(section.body):
+        if table is not None:
             value = _try(table, "move_table")
             if isinstance(value, MoveFact):
                 facts.append(value)
@@ -380,9 +392,7 @@ def parse_moves(section: Section, findings: list[Finding]) -> ParsedMoves | None
                             b.cells[:1]):
                 findings.append(warning("unreadable", table, "cannot read this table; "
                                         + _UNCHECKED.format(ins=instruction)))
-            k = j
             continue
-        k += 1
         src = b.text
         if b.kind == "figure":
             value = _try(src, "figure_caption")

@@ -18,17 +18,18 @@ layout); a shape section whose lanes or bits sentence cannot be read is a warnin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Section
 from .grammars import MAX_LINE
-from .moves import table_text
+from .moves import body_parts
 
 TMEM_STARTS = ("tmem_heading", "paragraph", "tmem_sentence", "tmem_table")
 
@@ -61,6 +62,12 @@ class ParsedTmem:
         return tuple(f for f in self.facts if f.kind in kinds)
 
 
+def _npart(text: str) -> Fraction:
+    """``N`` -> 1, ``N/4`` -> 1/4, ``3N/4`` -> 3/4 (a bound's multiple of the mma's N)."""
+    head, _n, tail = text.replace(" ", "").replace("*", "").partition("N")
+    return Fraction(int(head or 1), int(tail.lstrip("/") or 1))
+
+
 def _shape(tok: Token) -> str:
     """``tcgen05{.ld,.st}.16x64b`` or ``.16x64b`` -> ``16x64b``."""
     return str(tok).rsplit(".", 1)[-1] if "x" in str(tok).rsplit(".", 1)[-1] else ""
@@ -82,6 +89,57 @@ class TmemTransformer(Transformer[Token, Any]):
 
     def instruction_heading(self, c: list[Token]) -> TmemFact:
         return self._fact("instruction_heading", opcode=str(c[-1]))
+
+    def datapath_heading(self, c: list[Token]) -> TmemFact:
+        return self._fact("datapath_heading")
+
+    def layout_heading(self, c: list[Token]) -> TmemFact:
+        ints = [t for t in c if t.type == "INT"]
+        return self._fact("layout_heading", layout=str(next(t for t in c
+                                                            if t.type == "LAYOUT_ID")),
+                          m=int(ints[0]))
+
+    @v_args(meta=True)
+    def dp_row(self, meta: Any, c: list[Token]) -> tuple[Any, ...]:
+        """(M, cta_group, sparsity, .ws, (row groups, column groups), half the lanes,
+        layout letter, lane alignments, the row's text)."""
+        ints = [t for t in c if t.type == "INT"]
+        of = {t.type: str(t) for t in c}
+        rows, cols = (int(x) for x in of["ORG"].lower().split("x"))
+        return (int(ints[0]), int(ints[1]), of["SPARSITY"].lower(), of["WS_MODE"].lower(),
+                (rows, cols), "HALF" in of, of["LAYOUT_ID"],
+                tuple(int(t) for t in ints[2:]),
+                self.src.slice(c[0].start_pos or 0, meta.end_pos))
+
+    def datapath_table(self, c: list[Any]) -> TmemFact:
+        return self._fact("datapath_table", rows=tuple(c[1:]))
+
+    def span(self, c: list[Token]) -> tuple[int, int]:
+        return int(c[0]), int(c[2])
+
+    def bound_int(self, c: list[Token]) -> tuple[Fraction, int]:
+        return Fraction(0), int(c[0])
+
+    def bound_n(self, c: list[Token]) -> tuple[Fraction, int]:
+        return _npart(str(c[0])), 0
+
+    def bound_below(self, c: list[Token]) -> tuple[Fraction, int]:
+        return _npart(str(c[0])), -int(c[2])
+
+    def bound_above(self, c: list[Token]) -> tuple[Fraction, int]:
+        return _npart(str(c[0])), int(c[1])
+
+    def cspan(self, c: list[Any]) -> tuple[tuple[Fraction, int], tuple[Fraction, int]]:
+        return c[0], c[1]
+
+    @v_args(meta=True)
+    def block_row(self, meta: Any, c: list[Any]) -> tuple[Any, ...]:
+        """(cta, warp, lanes, TMEM columns, rows, columns of D, the row's text)."""
+        return (int(c[0]), int(c[1]), c[2], c[3], c[4], c[5],
+                self.src.slice(c[0].start_pos or 0, meta.end_pos))
+
+    def block_table(self, c: list[Any]) -> TmemFact:
+        return self._fact("block_table", rows=tuple(c[1:]))
 
     def lanes(self, c: list[Token]) -> TmemFact:
         return self._fact("lanes", shape=_shape(c[0]), lanes=int(c[1]))
@@ -150,20 +208,17 @@ def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
     """A tcgen05 tensor-memory section's heading, tables and sentences, read."""
     heading = _try(section.title.strip(), "tmem_heading")
     facts: list[TmemFact] = []
-    body = list(section.body)
-    k = 0
-    while k < len(body):
-        b = body[k]
-        if b.kind == "row":
-            j = k + 1
-            while j < len(body) and body[j].kind == "row" and not body[j].header:
-                j += 1
-            value = _try(table_text(body[k:j]), "tmem_table")
+    for b, table in body_parts(section.body):
+        if table is not None:
+            value = _try(table, "tmem_table")
             if isinstance(value, TmemFact):
                 facts.append(value)
-            k = j
+            elif isinstance(heading, TmemFact) and heading.kind == "layout_heading" \
+                    and b.header:
+                findings.append(warning("unreadable", table, "cannot read this table as the "
+                                        "blocks of a data-path layout: the layout is not "
+                                        "checked"))
             continue
-        k += 1
         if b.kind == "prose":
             flat = _try(b.text, "tmem_table")  # a browser's flattened table
             if isinstance(flat, TmemFact):

@@ -121,6 +121,13 @@ WGMMA_SP_D = (
 )
 
 
+# tcgen05.ld of a data-path layout (formal/prove/datapath.read_back): the ld form, the layout's
+# letter, N (= the registers a thread gets).  Layout D (M = 128, cta_group::1) read with
+# .32x32b gives thread t of warp w row 32w + t of D, register i its column i.
+DATAPATH_READS: tuple[tuple[str, str, int], ...] = tuple(
+    (f"tcgen05.ld.32x32b.x{n}.b32", "D", n) for n in (8, 16, 32, 64, 128))
+
+
 def relation_table() -> list[Relation]:
     """Every relation; a wgmma accumulator is stated for every N at once (its map at the
     largest N, of which each N's is the first elements of every thread)."""

@@ -75,6 +75,8 @@ class Proof:
     smem: tuple[Any, ...] = ()
     # block_scale.ScaleResult of each block-scale factor layout a document states
     scales: tuple[Any, ...] = ()
+    # datapath.DataPathResult of each tcgen05.mma data-path layout a document states
+    datapaths: tuple[Any, ...] = ()
 
 
 class InternalError(Exception):

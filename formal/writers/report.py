@@ -98,6 +98,14 @@ def scale_json(r: Any, verbose: bool = False) -> dict[str, Any]:
     return out
 
 
+def datapath_json(r: Any, verbose: bool = False) -> dict[str, Any]:
+    """A data-path layout (``formal.prove.datapath.DataPathResult``); verbose: its blocks."""
+    out = scale_json(r, verbose)
+    if verbose:
+        out["formulas"] = list(r.statements)
+    return out
+
+
 def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
     """One finding, with exactly the keys of the contract: the layout it belongs to (null
     when it belongs to none, a parse error of a section say) and the reason it was accepted
@@ -120,7 +128,7 @@ def finding_json(f: Finding, verbose: bool = False) -> dict[str, Any]:
 
 def summary(proof: Proof) -> dict[str, Any]:
     statuses: dict[str, int] = {}
-    every = [*proof.results, *proof.smem, *proof.scales]
+    every = [*proof.results, *proof.smem, *proof.scales, *proof.datapaths]
     for r in every:
         for v in r.verdicts:
             statuses[v.status] = statuses.get(v.status, 0) + 1
@@ -143,7 +151,8 @@ def report_json(proof: Proof, verbose: bool = False, version: str = "0") -> str:
         "version": version,
         "layouts": [*(layout_json(r, verbose) for r in proof.results),
                     *(smem_json(r, verbose) for r in proof.smem),
-                    *(scale_json(r, verbose) for r in proof.scales)],
+                    *(scale_json(r, verbose) for r in proof.scales),
+                    *(datapath_json(r, verbose) for r in proof.datapaths)],
         "relations": [v.to_json() for v in proof.relations],
         "findings": [finding_json(f, verbose) for f in proof.findings],
         "summary": summary(proof),
@@ -421,7 +430,7 @@ def report_junit(proof: Proof) -> str:
         else:
             tally["error"] += 1
             cases.append(testcase(attrs, "error", rv.status + ": " + (rv.message or "")))
-    for sr in (*proof.smem, *proof.scales):  # shared-memory and block-scale layouts
+    for sr in (*proof.smem, *proof.scales, *proof.datapaths):  # smem, scale, data path
         for v in sr.verdicts:
             attrs = f"classname={quoteattr(sr.span.document)} " \
                     f"name={quoteattr(f'{sr.id}::{v.name}')}"

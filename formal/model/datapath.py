@@ -1,0 +1,178 @@
+"""The tcgen05.mma data-path layouts: where the accumulator D lies in tensor memory, as maps.
+
+A layout is a few *blocks*, each a rectangle of D laid out in order in one 32-lane
+sub-partition of a CTA's tensor memory (TMEM).  A worked example, Layout E (M = 64, .ws)
+at N = 8, two of its four blocks:
+
+    CTA  warp  TMEM lanes  TMEM columns  rows of D  columns of D
+    0    0     0-31        0 to N/2-1    0-31       0 to N/2-1      lane 5, column 2 -> D[5][2]
+    0    2     64-95       0 to N/2-1    0-31       N/2 to N-1      lane 69, column 2 -> D[5][6]
+
+so the map is (cta, lane, column) -> (row, column of D), affine inside each block: lane
+``lo + k`` holds row ``row_lo + k``, column ``c + k`` column ``dcol_lo + k``.  A bound
+``N/2-1`` is (1/2, -1): a multiple of the mma's N plus a constant (``Bound``), so one table
+states the layout for every N the mma takes.  ``datapath_cells(dp, n)`` enumerates the map at one N
+(numpy arrays, one entry per TMEM cell a block holds); formal/prove/datapath.py proves it a
+bijection onto D and each block inside the lanes its warp reaches.
+
+The summary table of the section (M, cta_group, sparsity, .ws, the organization "R x C", the
+layout's letter, the lane alignment) is read as ``SummaryRow``; ``check_summary`` checks each
+row against the arithmetic of tensor memory (R x C groups are the four sub-partitions) and
+the variant table (``base.matrix_variants.DATAPATH_ROWS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..base.matrix_variants import DATAPATH_ROWS, TMEM_LANE_COUNT, TMEM_SUBPARTITION
+from ..base.source import Finding, SourceText, error
+from ..parse.tmem import ParsedTmem
+
+Bound = tuple[Fraction, int]  # (multiple of N, constant)
+SUBPARTITIONS = TMEM_LANE_COUNT // TMEM_SUBPARTITION  # 4
+
+
+def at(b: Bound, n: int) -> int:
+    """A bound's value at N = ``n`` (``n`` a multiple of its denominator)."""
+    return int(b[0] * n) + b[1]
+
+
+@dataclass(frozen=True)
+class TmemBlock:
+    cta: int
+    warp: int
+    lanes: tuple[int, int]
+    tcols: tuple[Bound, Bound]
+    rows: tuple[int, int]
+    dcols: tuple[Bound, Bound]
+    src: SourceText
+
+    def tcol_range(self, n: int) -> tuple[int, int]:
+        return at(self.tcols[0], n), at(self.tcols[1], n)
+
+    def dcol_range(self, n: int) -> tuple[int, int]:
+        return at(self.dcols[0], n), at(self.dcols[1], n)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    m: int
+    cta_group: int
+    sparsity: str
+    ws: str
+    organization: tuple[int, int]
+    half: bool
+    layout: str
+    alignments: tuple[int, ...]
+    src: SourceText
+
+
+@dataclass(frozen=True)
+class DataPath:
+    """One data-path layout as a document states it (its blocks), with its variant row."""
+
+    layout: str  # A..G
+    m: int
+    title: SourceText
+    blocks: tuple[TmemBlock, ...]
+    cta_group: int
+    ns: tuple[int, ...]  # the N values of the mma (DATAPATH_ROWS)
+
+    @property
+    def id(self) -> str:
+        return f"tcgen05.datapath.{self.layout}"
+
+    def organization(self, n: int = 256) -> tuple[int, int]:
+        """(row groups, column groups) of CTA 0's blocks, as the summary table counts them."""
+        mine = [b for b in self.blocks if b.cta == 0]
+        return len({b.rows for b in mine}), len({b.dcol_range(n) for b in mine})
+
+    def half(self) -> bool:
+        return all(b.lanes[1] - b.lanes[0] + 1 == TMEM_SUBPARTITION // 2 for b in self.blocks)
+
+
+def summary_rows(parsed: Sequence[ParsedTmem]) -> list[SummaryRow]:
+    return [SummaryRow(*row) for p in parsed for f in p.facts_of("datapath_table")
+            for row in f.get("rows", ())]
+
+
+def datapaths(parsed: Sequence[ParsedTmem]) -> list[DataPath]:
+    """Every layout section of a document that states its blocks."""
+    rows = {r[0]: r for r in DATAPATH_ROWS}
+    out = []
+    for p in parsed:
+        if p.heading is None or p.heading.kind != "layout_heading":
+            continue
+        letter = str(p.heading.get("layout"))
+        blocks = tuple(TmemBlock(*row) for f in p.facts_of("block_table") for row in f.get("rows"))
+        if not blocks or letter not in rows:
+            continue
+        _l, _m, cta, _s, _w, ns = rows[letter]
+        out.append(DataPath(letter, int(p.heading.get("m")), p.title, blocks, cta, ns))
+    return out
+
+
+def datapath_cells(dp: DataPath, n: int, align: int = 0) -> dict[str, np.ndarray]:
+    """The map at N = ``n``, one entry per TMEM cell a block holds: ``block`` (its index),
+    ``cta``, ``lane`` (shifted by the lane alignment ``align``), ``tcol``, ``row``, ``dcol``."""
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in
+                                          ("block", "cta", "lane", "tcol", "row", "dcol")}
+    for k, b in enumerate(dp.blocks):
+        t0, t1 = b.tcol_range(n)
+        d0, _d1 = b.dcol_range(n)
+        nl, nc = max(0, b.lanes[1] - b.lanes[0] + 1), max(0, t1 - t0 + 1)
+        grid = np.meshgrid(np.arange(nl), np.arange(nc), indexing="ij")
+        li, ci = grid[0].ravel(), grid[1].ravel()
+        parts["block"].append(np.full(li.shape, k))
+        parts["cta"].append(np.full(li.shape, b.cta))
+        parts["lane"].append(b.lanes[0] + align + li)
+        parts["tcol"].append(t0 + ci)
+        parts["row"].append(b.rows[0] + li)
+        parts["dcol"].append(d0 + ci)
+    return {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in parts.items()}
+
+
+def check_summary(rows: Sequence[SummaryRow]) -> list[Finding]:
+    """Each summary row against tensor memory's four sub-partitions and the variant table."""
+    want = {r[0]: r for r in DATAPATH_ROWS}
+    out: list[Finding] = []
+    for r in rows:
+        g, c = r.organization
+        if g * c != SUBPARTITIONS:
+            out.append(error(
+                "datapath", r.src,
+                f"Layout {r.layout}: the organization {g}x{c} is {g * c} groups, but tensor "
+                f"memory has {SUBPARTITIONS} sub-partitions of {TMEM_SUBPARTITION} lanes "
+                f"({TMEM_LANE_COUNT} lanes) for them",
+                counterexample={"layout": r.layout, "organization": f"{g}x{c}",
+                                "groups": g * c, "subpartitions": SUBPARTITIONS}))
+        w = want.get(r.layout)
+        stated = (r.m, r.cta_group, r.sparsity, r.ws)
+        if w is not None and stated != w[1:5]:
+            out.append(error("datapath", r.src, f"Layout {r.layout} is stated for M = {r.m}, "
+                             f"cta_group::{r.cta_group}, {r.sparsity} A, .ws {r.ws}; the "
+                             f"variant table has M = {w[1]}, cta_group::{w[2]}, {w[3]} A, "
+                             f".ws {w[4]}", counterexample={"layout": r.layout,
+                                                            "stated": list(stated),
+                                                            "variant": list(w[1:5])}))
+        aligned = (0, TMEM_SUBPARTITION // 2) if r.half else (0,)
+        if tuple(sorted(r.alignments)) != aligned:
+            out.append(error("datapath", r.src, f"Layout {r.layout} uses "
+                             f"{'half' if r.half else 'all'} of each sub-partition's lanes, "
+                             f"so it may start at lane {' or '.join(map(str, aligned))} of "
+                             f"one; the table gives {' or '.join(map(str, r.alignments))}",
+                             counterexample={"layout": r.layout,
+                                             "alignments": list(r.alignments)}))
+    return out
+
+
+def block_place(b: TmemBlock) -> dict[str, Any]:
+    """A block as a counterexample shows it (the line it is stated on)."""
+    return {"cta": b.cta, "warp": b.warp, "lanes": list(b.lanes), "rows": list(b.rows),
+            "line": b.src.span(0).line}

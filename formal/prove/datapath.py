@@ -1,0 +1,347 @@
+"""The data-path layouts proved: each a bijection of TMEM blocks onto D, each block in its
+warp's lanes, for every N the mma takes.
+
+A worked example, Layout E (M = 64, .ws, N in {64, 128, 256}): its four blocks hold
+D[0-31][0 to N/2-1], D[32-63][0 to N/2-1], D[0-31][N/2 to N-1], D[32-63][N/2 to N-1] in lanes
+0-31, 32-63, 64-95, 96-127.  Injective: no cell of D lies in two blocks; surjective: every
+cell of the 64 x N tile lies in one; warp-quarter: warp w's block lies in lanes 32w..32w+31.
+Edit the third block's rows to 32-63 and D[32][N/2] lies in two blocks (the second and the
+third, lines named) while D[0][N/2] lies in none: ``injective`` and ``surjective`` are refuted
+with those cells at the smallest N.
+
+Each obligation is a statement over (N, a cell) in linear integer arithmetic, N one of the
+mma's values and every bound ``a * N + c``; Z3 decides it, and enumerating every N's cells
+(``model.datapath.datapath_cells``) decides it again.  The two must agree -- a disagreement is an
+internal error, never a verdict.  An obligation whose premises failed (a block whose lanes and
+rows differ in number, a block outside the tile) is ``error`` ("not checked").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import z3
+
+from ..base.matrix_variants import TMEM_COLUMN_COUNT, TMEM_LANE_COUNT, TMEM_SUBPARTITION
+from ..base.source import Finding, Span, error, warning
+from ..model.datapath import Bound, DataPath, SummaryRow, TmemBlock, block_place, datapath_cells
+from ..model.layout import Layout
+from .composes import Arrangement, Relation, RelationVerdict
+from .verdicts import InternalError, Verdict
+
+HARDWARE = ("no lent machine runs sm_100a: the layout is proved from the text, not run on "
+            "a Blackwell GPU")
+
+
+@dataclass(frozen=True)
+class DataPathResult:
+    """One data-path layout and its verdicts (the keys of a layout in the JSON report)."""
+
+    id: str
+    instruction: str
+    span: Span
+    verdicts: tuple[Verdict, ...]
+    shape: str = ""
+    types: tuple[str, ...] = ()
+    tile: tuple[int, ...] = ()
+    operand: str = "D"
+    statements: tuple[str, ...] = ()  # the blocks as stated (the verbose report's formulas)
+
+    @property
+    def ok(self) -> bool:
+        return all(v.status in ("proved", "not-applicable") or v.severity == "warning"
+                   for v in self.verdicts)
+
+    def verdict(self, name: str) -> Verdict:
+        return next((v for v in self.verdicts if v.name == name),
+                    Verdict(name, "not-applicable"))
+
+
+def _alignments(dp: DataPath) -> tuple[int, ...]:
+    return (0, TMEM_SUBPARTITION // 2) if dp.half() else (0,)
+
+
+# ---- Z3 -----------------------------------------------------------------------------------
+
+
+def _z(b: Bound, n: Any) -> Any:
+    return (b[0].numerator * n) / b[0].denominator + b[1]
+
+
+def _solver(dp: DataPath) -> tuple[Any, Any]:
+    n = z3.Int("N")
+    s = z3.Solver()
+    s.add(z3.Or(*[n == v for v in dp.ns]))
+    return s, n
+
+
+def _sat(s: Any) -> bool:
+    r = s.check()
+    if r == z3.unknown:
+        raise InternalError("Z3 gave no answer on a linear data-path statement")
+    return bool(r == z3.sat)
+
+
+def _z3_shape(dp: DataPath) -> bool:
+    s, n = _solver(dp)
+    s.add(z3.Or(*[z3.Or(_z(b.tcols[1], n) - _z(b.tcols[0], n) != _z(b.dcols[1], n) -
+                        _z(b.dcols[0], n), b.lanes[1] - b.lanes[0] != b.rows[1] - b.rows[0])
+                  for b in dp.blocks]))
+    return _sat(s)
+
+
+def _z3_range(dp: DataPath) -> bool:
+    s, n = _solver(dp)
+    top = max(_alignments(dp))
+    bad = []
+    for b in dp.blocks:
+        t0, t1, d0, d1 = (_z(x, n) for x in (*b.tcols, *b.dcols))
+        bad.append(z3.Or(t0 < 0, t1 >= TMEM_COLUMN_COUNT, t0 > t1, d0 < 0, d1 >= n, d0 > d1,
+                         z3.BoolVal(b.lanes[0] < 0 or b.lanes[1] + top >= TMEM_LANE_COUNT
+                                    or b.rows[0] < 0 or b.rows[1] >= dp.m
+                                    or not 0 <= b.cta < dp.cta_group)))
+    s.add(z3.Or(*bad))
+    return _sat(s)
+
+
+def _inside(b: TmemBlock, r: Any, c: Any, n: Any) -> Any:
+    return z3.And(r >= b.rows[0], r <= b.rows[1], c >= _z(b.dcols[0], n), c <= _z(b.dcols[1], n))
+
+
+def _z3_cover(dp: DataPath, twice: bool) -> bool:
+    """Is some cell of D in two blocks (``twice``), or in none?"""
+    s, n = _solver(dp)
+    r, c = z3.Ints("row col")
+    s.add(r >= 0, r < dp.m, c >= 0, c < n)
+    count = z3.Sum(*[z3.If(_inside(b, r, c, n), 1, 0) for b in dp.blocks])
+    s.add(count >= 2 if twice else count == 0)
+    return _sat(s)
+
+
+def _z3_tmem_shared(dp: DataPath) -> bool:
+    s, n = _solver(dp)
+    cta, lane, col = z3.Ints("cta lane tcol")
+    held = [z3.If(z3.And(cta == b.cta, lane >= b.lanes[0], lane <= b.lanes[1],
+                         col >= _z(b.tcols[0], n), col <= _z(b.tcols[1], n)), 1, 0)
+            for b in dp.blocks]
+    s.add(z3.Sum(*held) >= 2)
+    return _sat(s)
+
+
+# ---- enumeration -----------------------------------------------------------------------------
+
+
+def _first(dp: DataPath, test: Any) -> dict[str, Any] | None:
+    """The counterexample ``test`` finds at the smallest N (None: none at any N)."""
+    for n in dp.ns:
+        for a in _alignments(dp):
+            found = test(n, a)
+            if found is not None:
+                return {"N": n, **({"alignment": a} if a else {}), **found}
+    return None
+
+
+def _shape_bad(dp: DataPath, n: int, _a: int) -> dict[str, Any] | None:
+    for b in dp.blocks:
+        (t0, t1), (d0, d1) = b.tcol_range(n), b.dcol_range(n)
+        if b.lanes[1] - b.lanes[0] != b.rows[1] - b.rows[0] or t1 - t0 != d1 - d0:
+            return {"block": block_place(b), "lanes": b.lanes[1] - b.lanes[0] + 1,
+                    "rows": b.rows[1] - b.rows[0] + 1, "tmem_columns": t1 - t0 + 1,
+                    "columns": d1 - d0 + 1}
+    return None
+
+
+def _range_bad(dp: DataPath, n: int, a: int) -> dict[str, Any] | None:
+    for b in dp.blocks:
+        (t0, t1), (d0, d1) = b.tcol_range(n), b.dcol_range(n)
+        if not (0 <= t0 <= t1 < TMEM_COLUMN_COUNT and 0 <= d0 <= d1 < n
+                and 0 <= b.lanes[0] and b.lanes[1] + a < TMEM_LANE_COUNT
+                and 0 <= b.rows[0] and b.rows[1] < dp.m and 0 <= b.cta < dp.cta_group):
+            return {"block": block_place(b), "tile": [dp.m, n], "tmem_columns": [t0, t1],
+                    "columns": [d0, d1]}
+    return None
+
+
+def _collision(dp: DataPath, keys: tuple[str, ...], n: int, a: int) -> dict[str, Any] | None:
+    c = datapath_cells(dp, n, a)
+    key = np.zeros(c["block"].shape, dtype=np.int64)
+    for k in keys:
+        key = key * 1024 + c[k]
+    _u, first, counts = np.unique(key, return_index=True, return_counts=True)
+    dup = np.nonzero(counts > 1)[0]
+    if not len(dup):
+        return None
+    k0 = int(first[dup[0]])
+    others = np.nonzero(key == key[k0])[0]
+    blocks = sorted({int(c["block"][j]) for j in others})
+    return {"cell": {k: int(c[k][k0]) for k in keys},
+            "blocks": [block_place(dp.blocks[j]) for j in blocks[:2]]}
+
+
+def _uncovered(dp: DataPath, n: int, a: int) -> dict[str, Any] | None:
+    c = datapath_cells(dp, n, a)
+    held = np.zeros((dp.m, n), dtype=bool)
+    ok = (c["row"] >= 0) & (c["row"] < dp.m) & (c["dcol"] >= 0) & (c["dcol"] < n)
+    held[c["row"][ok], c["dcol"][ok]] = True
+    miss = np.argwhere(~held)
+    return None if not len(miss) else {"cell": {"row": int(miss[0][0]),
+                                                "col": int(miss[0][1])}}
+
+
+def _quarter_bad(dp: DataPath, _n: int, a: int) -> dict[str, Any] | None:
+    for b in dp.blocks:
+        lo, hi = TMEM_SUBPARTITION * b.warp, TMEM_SUBPARTITION * b.warp + TMEM_SUBPARTITION - 1
+        if not (0 <= b.warp < 4 and lo <= b.lanes[0] + a and b.lanes[1] + a <= hi):
+            return {"block": block_place(b), "warp_lanes": [lo, hi],
+                    "lanes": [b.lanes[0] + a, b.lanes[1] + a]}
+    return None
+
+
+def _quarter_z3(dp: DataPath) -> bool:
+    # no N in it: the lanes and the warp are numbers; Z3 is asked over the alignment
+    a = z3.Int("align")
+    s = z3.Solver()
+    s.add(z3.Or(*[a == x for x in _alignments(dp)]))
+    s.add(z3.Or(*[z3.Or(b.warp < 0, b.warp > 3, b.lanes[0] + a < TMEM_SUBPARTITION * b.warp,
+                        b.lanes[1] + a > TMEM_SUBPARTITION * b.warp + TMEM_SUBPARTITION - 1)
+                  for b in dp.blocks]))
+    return _sat(s)
+
+
+def _decide(name: str, z3_says: bool, found: dict[str, Any] | None, what: str,
+            dp: DataPath) -> Verdict:
+    if z3_says != (found is not None):
+        raise InternalError(f"{dp.id} {name}: Z3 says {'sat' if z3_says else 'unsat'}, the "
+                            "enumeration of every N the opposite")
+    if found is None:
+        return Verdict(name, "proved", method="z3+enumeration")
+    line = (found.get("block") or (found.get("blocks") or [{}])[0]).get("line")
+    span = dp.title.span(0)
+    if line is not None:
+        span = Span(span.document, line, 1)
+    return Verdict(name, "refuted", f"{dp.id}: {what}", found, span,
+                   method="z3+enumeration")
+
+
+def _organization(dp: DataPath, row: SummaryRow | None) -> Verdict:
+    if row is None:
+        return Verdict("organization", "not-applicable", "no summary table row names "
+                       f"Layout {dp.layout}")
+    got, half = dp.organization(), dp.half()
+    if (got, half) == (row.organization, row.half):
+        return Verdict("organization", "proved", method="exhaustive")
+    return Verdict("organization", "refuted",
+                   f"{dp.id}: the blocks form {got[0]}x{got[1]}"
+                   f"{' (half the lanes)' if half else ''}; the summary table says "
+                   f"{row.organization[0]}x{row.organization[1]}"
+                   f"{' (half the lanes)' if row.half else ''}",
+                   {"blocks": f"{got[0]}x{got[1]}", "table": "x".join(map(str, row.organization)),
+                    "half": [half, row.half]}, row.src.span(0), method="exhaustive")
+
+
+def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = None,
+                   ) -> tuple[DataPathResult, list[Finding]]:
+    """Every obligation of one data-path layout (the module's docstring).  ``hardware``:
+    unconfirmed (a warning) when GPU evidence is read -- none can hold an sm_100a run --, not
+    applicable without evidence, as for a register layout."""
+    def first(test: Any) -> dict[str, Any] | None:
+        return _first(dp, lambda n, a: test(dp, n, a))
+
+    vs = [_decide("block-shape", _z3_shape(dp), first(_shape_bad),
+                  "a block's lanes and rows (or TMEM columns and columns) differ in number", dp),
+          _decide("in-range", _z3_range(dp), first(_range_bad),
+                  "a block lies outside D's tile or the CTA's tensor memory", dp)]
+    sound = all(v.status == "proved" for v in vs)
+    if sound:
+        vs += [_decide("injective", _z3_cover(dp, True),
+                       first(lambda d, n, a: _collision(d, ("row", "dcol"), n, a)),
+                       "a cell of D lies in two blocks", dp),
+               _decide("tmem-injective", _z3_tmem_shared(dp),
+                       first(lambda d, n, a: _collision(d, ("cta", "lane", "tcol"), n, a)),
+                       "a TMEM cell holds two cells of D", dp),
+               _decide("surjective", _z3_cover(dp, False), first(_uncovered),
+                       "a cell of D lies in no block", dp)]
+    else:
+        vs += [Verdict(x, "error", "not checked: a block's bounds did not hold")
+               for x in ("injective", "tmem-injective", "surjective")]
+    vs.append(_decide("warp-quarter", _quarter_z3(dp), first(_quarter_bad),
+                      "a block lies outside the lanes its warp reaches", dp))
+    vs.append(_organization(dp, row))
+    if evidence is None:
+        vs.append(Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)"))
+    else:
+        vs.append(Verdict("hardware", "unconfirmed", HARDWARE, severity="warning"))
+    findings = [error("datapath", v.span or dp.title.span(0), v.message,
+                      counterexample=v.counterexample)
+                for v in vs if v.status == "refuted"]
+    if evidence is not None:
+        findings += [warning("hardware", dp.title.span(0), f"{dp.id}: {HARDWARE}")]
+    return DataPathResult(dp.id, "tcgen05.mma", dp.title.span(0), tuple(vs),
+                          f"M = {dp.m}, cta_group::{dp.cta_group}",
+                          tile=(dp.m, max(dp.ns)),
+                          statements=tuple(b.src.text for b in dp.blocks)), findings
+
+
+# ---- reading D back with tcgen05.ld ----------------------------------------------------------
+
+
+def read_back(rel: Relation, dp: DataPath, ld: Layout, ld_cells: dict[Any, Any],
+              registers: int) -> RelationVerdict:
+    """Warp w reads its quarter with ``ld`` at its block's first lane and TMEM column: thread
+    t's register i must be D[32w + t][dcol_lo + i] (each thread of the warpgroup its own row
+    of D, its registers the row's columns in order).  Decided by
+    enumerating every warp, thread and register: finite maps, so the enumeration is a
+    proof."""
+    n = registers
+    if n not in dp.ns:
+        return RelationVerdict(rel, "error", f"not checked: N = {n} is not an N of {dp.id}")
+    c = datapath_cells(dp, n)
+    where = {(int(c["cta"][k]), int(c["lane"][k]), int(c["tcol"][k])): k
+             for k in range(len(c["block"]))}
+    for b in sorted(dp.blocks, key=lambda x: (x.cta, x.warp)):
+        if b.cta != 0:
+            continue
+        t0, _t1 = b.tcol_range(n)
+        d0, _d1 = b.dcol_range(n)
+        for (_s, t, i), cell in sorted(ld_cells.items()):
+            lane, col = b.lanes[0] + int(cell[0]), t0 + int(cell[1])
+            k = where.get((0, lane, col))
+            want = [TMEM_SUBPARTITION * b.warp + t, d0 + i]
+            got = None if k is None else [int(c["row"][k]), int(c["dcol"][k])]
+            if got != want:
+                return RelationVerdict(rel, "refuted", f"warp {b.warp}, thread {t}, register "
+                                       f"{i} of {ld.id} reads TMEM lane {lane}, column {col}: "
+                                       f"{'no cell of D' if got is None else f'D{got}'}, not "
+                                       f"D{want}", {"warp": b.warp, "lane": t,
+                                                    "element": f"r{i}", "N": n,
+                                                    "tmem": [lane, col], "consumer_cell": got,
+                                                    "want": want,
+                                                    "line": b.src.span(0).line},
+                                       method="exhaustive")
+    return RelationVerdict(rel, "proved", method="exhaustive")
+
+
+def read_relation(producer: str, dp: DataPath) -> Relation:
+    return Relation(producer, dp.id, Arrangement(
+        "warp w reads its block with taddr at the block's first lane and TMEM column: thread "
+        "t's register i is D[32w + t][first column + i]"))
+
+
+def prove_reads(table: Sequence[tuple[str, str, int]], dps: Sequence[DataPath],
+                by_id: dict[str, Layout], cells_of: Any) -> list[RelationVerdict]:
+    """Each (ld layout, data-path layout, registers = N) of the relations table."""
+    out = []
+    mine = {dp.layout: dp for dp in dps}
+    for producer, letter, n in table:
+        dp, ld = mine.get(letter), by_id.get(producer)
+        if dp is None:
+            continue
+        rel = read_relation(producer, dp)
+        if ld is None:
+            out.append(RelationVerdict(rel, "error", f"not checked: no layout {producer}"))
+            continue
+        out.append(read_back(rel, dp, ld, cells_of(ld), n))
+    return out

@@ -1,0 +1,202 @@
+"""tcgen05.mma data-path layouts A-G (formal/catalog/tcgen05-datapath.md): read through
+grammar/tmem.lark, proved a bijection of TMEM blocks onto D for every N, each block in its
+warp's lanes, Layout D read back with tcgen05.ld.32x32b; mutants refuted near their line; the
+real sections (Markdown, HTML, browser text) give exactly their one real finding."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from formal import catalog
+from formal.cli import main
+from formal.model.datapath import datapath_cells
+from tests import renderings
+
+CATALOG = Path(catalog.__file__).resolve().parent / "tcgen05-datapath.md"
+SECTIONS = Path("/work/notes/bw-sections")
+REAL = SECTIONS / "9-7-16-10-5-data-path-layout-organization.md"
+
+
+def run_json(*argv: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(argv))
+    return code, json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    code, rep = run_json("prove", str(CATALOG), "--format", "json")
+    assert code == 0
+    return rep
+
+
+def _statuses(lay: dict[str, Any]) -> dict[str, str]:
+    return {o["name"]: o["status"] for o in lay["obligations"]}
+
+
+def test_the_seven_layouts_are_proved_for_every_n(report: dict[str, Any]) -> None:
+    lays = {x["id"]: x for x in report["layouts"]}
+    assert sorted(lays) == [f"tcgen05.datapath.{c}" for c in "ABCDEFG"]
+    for lay in lays.values():
+        got = _statuses(lay)
+        assert got.pop("hardware") == "unconfirmed"  # prove reads proofs/evidence
+        assert set(got.values()) == {"proved"}, (lay["id"], got)
+        assert set(got) == {"block-shape", "in-range", "injective", "tmem-injective",
+                            "surjective", "warp-quarter", "organization"}
+    assert lays["tcgen05.datapath.A"]["tile"] == [256, 256]
+    assert lays["tcgen05.datapath.G"]["tile"] == [32, 256]
+
+
+def test_with_evidence_the_hardware_is_unconfirmed_with_its_reason() -> None:
+    evidence = Path(__file__).resolve().parents[1] / "proofs" / "evidence"
+    code, rep = run_json("prove", str(CATALOG), "--evidence", str(evidence), "--format", "json")
+    assert code == 0
+    for lay in rep["layouts"]:
+        assert _statuses(lay)["hardware"] == "unconfirmed"
+    notes = [f["message"] for f in rep["findings"] if f["kind"] == "hardware"]
+    assert len(notes) == 7 and all("sm_100a" in m for m in notes)
+
+
+def test_layout_d_is_read_back_by_32x32b(report: dict[str, Any]) -> None:
+    reads = [r for r in report["relations"] if r["consumer"] == "tcgen05.datapath.D"]
+    assert [r["producer"] for r in reads] == [f"tcgen05.ld.32x32b.x{n}.b32"
+                                              for n in (8, 16, 32, 64, 128)]
+    assert {r["status"] for r in reads} == {"proved"}
+
+
+def test_the_maps_by_hand() -> None:
+    """Layout E at N = 64: lane 69, TMEM column 2 is D[5][34] (the second column half);
+    Layout F at alignment 16: rows 16-31 in lanes 48-63."""
+    from formal.api import datapath_catalog
+    dps = {dp.layout: dp for dp in datapath_catalog()}
+    e = datapath_cells(dps["E"], 64)
+    k = [j for j in range(len(e["lane"])) if e["lane"][j] == 69 and e["tcol"][j] == 2]
+    assert [(int(e["row"][j]), int(e["dcol"][j])) for j in k] == [(5, 34)]
+    f = datapath_cells(dps["F"], 8, 16)
+    rows = sorted({int(f["row"][j]) for j in range(len(f["lane"])) if 48 <= f["lane"][j] < 64})
+    assert rows == list(range(16, 32))
+    assert dps["E"].organization() == (2, 2) and dps["G"].organization() == (1, 4)
+    assert dps["C"].half() and not dps["B"].half()
+
+
+# ---- mutants ---------------------------------------------------------------------------------
+
+
+def _mutant(tmp_path: Path, old: str, new: str) -> tuple[int, dict[str, Any], int]:
+    text = CATALOG.read_text(encoding="utf-8")
+    assert text.count(old) >= 1, old
+    line = text[:text.index(old)].count("\n") + 1
+    p = tmp_path / "mutant.md"
+    p.write_text(text.replace(old, new, 1), encoding="utf-8")
+    code, rep = run_json("prove", str(p), "--format", "json")
+    return code, rep, line
+
+
+@pytest.mark.parametrize("old, new, broken", [
+    # Layout E's third block holds rows 32-63 instead of 0-31: D[32][N/2] twice, D[0][N/2] never
+    ("| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",
+     "| 0 | 2 | 64-95 | 0 to N/2-1 | 32-63 | N/2 to N-1 |", "injective"),
+    # Layout G's last quarter of the columns starts at N/2 instead of 3N/4
+    ("| 0 | 3 | 96-127 | 0 to N/4-1 | 0-31 | 3N/4 to N-1 |",
+     "| 0 | 3 | 96-127 | 0 to N/4-1 | 0-31 | N/2 to 3N/4-1 |", "injective"),
+    # Layout A's second warp reaches lanes 16-47, half of them another warp's
+    ("| 0 | 1 | 32-63 | 0 to N-1 | 32-63 | 0 to N-1 |\n| 0 | 2 | 64-95 | 0 to N-1 | 64-95",
+     "| 0 | 1 | 16-47 | 0 to N-1 | 32-63 | 0 to N-1 |\n| 0 | 2 | 64-95 | 0 to N-1 | 64-95",
+     "warp-quarter"),
+    # Layout B's TMEM columns run to N-1 while the block holds only N/2 columns of D
+    ("| 1 | 3 | 96-127 | 0 to N/2-1 | 96-127 | N/2 to N-1 |",
+     "| 1 | 3 | 96-127 | 0 to N-1 | 96-127 | N/2 to N-1 |", "block-shape"),
+])
+def test_an_edited_fact_is_refuted_near_its_line(tmp_path: Path, old: str, new: str,
+                                                 broken: str) -> None:
+    code, rep, line = _mutant(tmp_path, old, new)
+    assert code == 1
+    bad = [o for lay in rep["layouts"] for o in lay["obligations"] if o["status"] == "refuted"]
+    assert broken in {o["name"] for o in bad}
+    errs = [f for f in rep["findings"] if f["kind"] == "datapath"]
+    assert errs and any(abs(f["line"] - line) <= 1 for f in errs), (line, errs)
+    assert all(f["counterexample"] for f in errs)
+
+
+def test_layout_d_with_its_warps_swapped_is_not_read_back_row_by_row(tmp_path: Path) -> None:
+    """Rows 0-31 in lanes 32-63 and rows 32-63 in lanes 0-31: still a bijection, but warp 0's
+    thread 0 reads D[32][0] with tcgen05.ld.32x32b, not its row 0."""
+    old = "| 0 | 0 | 0-31 | 0 to N-1 | 0-31 | 0 to N-1 |\n| 0 | 1 | 32-63 | 0 to N-1 | 32-63 |"
+    new = "| 0 | 0 | 0-31 | 0 to N-1 | 32-63 | 0 to N-1 |\n| 0 | 1 | 32-63 | 0 to N-1 | 0-31 |"
+    text = CATALOG.read_text(encoding="utf-8")
+    at = text.index("Layout D (M = 128")
+    p = tmp_path / "mutant.md"
+    p.write_text(text[:at] + text[at:].replace(old, new, 1), encoding="utf-8")
+    code, rep = run_json("prove", str(p), "--format", "json")
+    assert code == 1
+    d = next(x for x in rep["layouts"] if x["id"] == "tcgen05.datapath.D")
+    assert _statuses(d)["injective"] == "proved"
+    reads = [r for r in rep["relations"] if r["consumer"] == "tcgen05.datapath.D"]
+    assert {r["status"] for r in reads} == {"refuted"}
+    ce = reads[0]["counterexample"]
+    assert (ce["warp"], ce["lane"], ce["consumer_cell"], ce["want"]) == (0, 0, [32, 0], [0, 0])
+
+
+def test_an_equivalent_respelling_still_proves(tmp_path: Path) -> None:
+    """``N/2 to N-1`` written ``N/2 to N - 1`` and ``4x1`` rows in any order."""
+    code, rep, _line = _mutant(tmp_path, "| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",
+                               "| 0 | 2 | 64-95 | 0 to N/2 - 1 | 0-31 | N/2 to N - 1 |")
+    assert code == 0
+    assert all(_statuses(x)["injective"] == "proved" for x in rep["layouts"])
+
+
+def test_the_summary_table_rows_are_checked(tmp_path: Path) -> None:
+    code, rep, line = _mutant(tmp_path, "| 64 | ::1 | Either | No | 4x1 (1/2 datapath utilized) "
+                              "| Layout F | 0 or 16 |",
+                              "| 64 | ::1 | Either | No | 4x1 (1/2 datapath utilized) "
+                              "| Layout F | 0 |")
+    assert code == 1
+    errs = [f for f in rep["findings"] if f["severity"] == "error"]
+    assert [f["line"] for f in errs] == [line] and "lane 0 or 16" in errs[0]["message"]
+
+
+# ---- the real sections -----------------------------------------------------------------------
+
+
+needs_sections = pytest.mark.skipif(not REAL.exists(), reason="the spec's sections are not here")
+
+
+@needs_sections
+@pytest.mark.parametrize("render", ["markdown", "sphinx", "browser"])
+def test_the_real_section_gives_exactly_its_one_real_error(tmp_path: Path, render: str) -> None:
+    """The spec's table calls Layout E's organization "2x3": six groups for four
+    sub-partitions (CuTe's tmem_frg_ws builds it 2x2, as the catalog states)."""
+    seed = REAL.read_text(encoding="utf-8")
+    if render == "markdown":
+        p = tmp_path / "dp.md"
+        shutil.copy(REAL, p)
+    elif render == "sphinx":
+        p = tmp_path / "dp.html"
+        p.write_text(renderings.sphinx(seed).text, encoding="utf-8")
+    else:
+        p = tmp_path / "dp.txt"
+        p.write_text(renderings.browser(seed).text, encoding="utf-8")
+    code, rep = run_json("prove", str(p), "--format", "json")
+    assert code == 1
+    errs = [f for f in rep["findings"] if f["severity"] == "error"]
+    assert len(errs) == 1, errs
+    assert errs[0]["kind"] == "datapath" and "2x3" in errs[0]["message"]
+    assert errs[0]["counterexample"]["groups"] == 6
+
+
+def test_show_draws_a_layout_as_lanes_by_columns() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["show", "tcgen05.datapath.E"])
+    text = out.getvalue()
+    assert code == 0
+    assert "64-95   warp 2   D[0-31][N/2 to N-1]" in text
+    assert "organization: proved" in text and "hardware: unconfirmed (no lent" in text
