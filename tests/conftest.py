@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -44,13 +47,47 @@ def seeds() -> dict[str, Path]:
     return {p: seed_path(p) for p in ("000", "001", "002", "003", "004")}
 
 
-@pytest.fixture(scope="session")
-def catalog_run() -> Any:
-    """The embedded catalog proven once a session (``api.analyze([], Options())``, what
-    ``ptxlayout prove`` runs): the tests that only read the result share it."""
+@lru_cache(maxsize=2)
+def proven_catalog(corrections: bool = False) -> Any:
+    """The embedded catalog proven once a process (``api.analyze([], Options())``, what
+    ``ptxlayout prove`` runs; ``--corrections`` with ``corrections``).  The result is shared:
+    read it, never change it.  Tests that prove the catalog with other options, or that are
+    about one run's own behaviour (a planted fault, a cache, an interrupt), prove it
+    themselves."""
     from formal.api import analyze
     from formal.prove.verdicts import Options
-    return analyze([], Options())
+    return analyze([], Options(), corrections=corrections)
+
+
+@pytest.fixture(scope="session")
+def catalog_run() -> Any:
+    """``proven_catalog()`` as a fixture: the tests that only read the result share it."""
+    return proven_catalog()
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What ``ptxlayout ARGS`` did, run in this process: exit status, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
+    """``cli("prove", "--format", "json")``: ``formal.cli.main`` called in this process (no
+    new interpreter, no second import of z3/sympy/lark: a subprocess costs a second or more
+    on a busy 2-core runner), with what it printed.  Start a real process only where the
+    process itself is what the test is about (exit by signal, the console script, imports,
+    environment)."""
+    from formal.cli import main
+
+    def run(*argv: str | Path) -> CliRun:
+        code = main([str(a) for a in argv])
+        cap = capsys.readouterr()
+        return CliRun(code, cap.out, cap.err)
+    return run
 
 
 # ---- the slow set's budget --------------------------------------------------------------------
