@@ -171,6 +171,15 @@ def datapath_catalog(rows: bool = False) -> list[Any]:
     return list(summary_rows(parsed)) if rows else datapaths(parsed)
 
 
+def packing_catalog() -> list[Any]:
+    """The catalog's packing formats (formal/catalog/tcgen05-packing.md), read."""
+    from . import catalog
+    from .model.datapath import pack_formats
+    from .parse.document import parse_document
+    doc = next(d for d in catalog.documents() if d.name.endswith("tcgen05-packing.md"))
+    return pack_formats([ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None])
+
+
 def datapath_drawing(query: str) -> str | None:
     """``ptxlayout show tcgen05.datapath.E``: the catalog's layout drawn, with its verdicts
     (``formal.writers.datapath``); None when ``query`` names no data-path layout."""
@@ -192,16 +201,25 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
     figures); Layout D read back with tcgen05.ld.32x32b (``relations.DATAPATH_READS``)."""
     from .base.source import error
     from .model.cells import cells
-    from .model.datapath import check_summary, datapaths, summary_rows
+    from .model.datapath import (
+        check_pack_statements,
+        check_summary,
+        datapaths,
+        pack_formats,
+        summary_rows,
+    )
     from .parse.document import parse_document
-    from .prove.datapath import prove_datapath, prove_reads
+    from .prove.datapath import DataPathResult, prove_datapath, prove_packing, prove_reads
     from .prove.relations import DATAPATH_READS
+    from .prove.verdicts import Verdict
     docs = list(documents)
     if the_catalog:
         from . import catalog
-        docs += [d for d in catalog.documents() if d.name.endswith("tcgen05-datapath.md")]
+        docs += [d for d in catalog.documents()
+                 if d.name.endswith(("tcgen05-datapath.md", "tcgen05-packing.md"))]
     results, findings, reads = [], [], []
     cat = {dp.layout: dp for dp in datapath_catalog()}
+    cat_formats = packing_catalog()
     from .model.resolve import catalog_model
     by_id: dict[str, Any] = {}
     for lay in [*model.layouts, *catalog_model(False).layouts]:
@@ -210,6 +228,21 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
         parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
         rows = summary_rows(parsed)
         mine = datapaths(parsed)
+        formats = pack_formats(parsed)
+        for pf in formats:
+            pr, fs = prove_packing(pf, evidence)
+            results.append(pr)
+            findings.extend(fs)
+        checked, wrong = check_pack_statements(parsed, cat_formats)
+        if checked:  # the sentences that state a packing, against the catalog's formats
+            findings.extend(wrong)
+            results.append(DataPathResult(
+                "tcgen05.packing.statements", "tcgen05.mma", wrong[0].span if wrong else
+                next(p for p in parsed if p.heading is not None).title.span(0),
+                (Verdict("stated", "refuted" if wrong else "proved",
+                         f"{len(wrong)} of {checked} statements differ from the catalog's "
+                         "formats" if wrong else "", method="exhaustive"),),
+                "sentences", (), (), "A/B"))
         if not rows and not mine:
             continue
         findings.extend(check_summary(rows))

@@ -171,7 +171,8 @@ def test_every_section_of_the_chapter_is_there() -> None:
     moves = {"9.7.14.5.15", "9.7.14.5.16", "9.7.14.5.17"}  # ldmatrix, stmatrix, movmatrix
     tmem = {f"9.7.16.2.3.1.{k}" for k in range(1, 6)}  # tcgen05.ld/st: the five shapes
     datapath = {"9.7.16.10.5"} | {f"9.7.16.10.5.{k}" for k in range(1, 8)}  # layouts A-G
-    assert numbers == dense | sparse | wgmma | wgmma_sparse | moves | tmem | datapath
+    packing = {f"9.7.16.10.4.{k}" for k in (1, 3, 4, 5, 6)}  # tcgen05.mma element packing
+    assert numbers == dense | sparse | wgmma | wgmma_sparse | moves | tmem | datapath | packing
 
 
 def test_matrix_moves_by_hand() -> None:

@@ -200,3 +200,94 @@ def test_show_draws_a_layout_as_lanes_by_columns() -> None:
     assert code == 0
     assert "64-95   warp 2   D[0-31][N/2 to N-1]" in text
     assert "organization: proved" in text and "hardware: unconfirmed (no lent" in text
+
+
+# ---- packing formats (9.7.16.10.4) -------------------------------------------------------------
+
+
+PACKING = Path(catalog.__file__).resolve().parent / "tcgen05-packing.md"
+REAL_PACKING = SECTIONS / "9-7-16-10-4-packing-formats-of-elements-in-tensor-and-shared-memory.md"
+
+
+def test_the_packing_formats_are_proved() -> None:
+    code, rep = run_json("prove", str(PACKING), "--format", "json")
+    assert code == 0
+    lays = {x["id"]: x for x in rep["layouts"]}
+    assert len(lays) == 11
+    for lay in lays.values():
+        got = _statuses(lay)
+        assert got.pop("hardware") == "unconfirmed"
+        assert got == {"slot-fit": "proved", "unit-fit": "proved", "bit-injective": "proved"}
+    # 4-bit elements of .kind::mxf8f6f4 in shared memory: 16 in a 128-bit row, 64 bits padding
+    assert lays["tcgen05.packing.shared.mxf8f6f4.e2m1"]["tile"] == [16, 128]
+    assert lays["tcgen05.packing.shared.mxf4-mxf4nvf4.e2m1"]["tile"] == [2, 8]
+
+
+def test_the_padding_by_hand() -> None:
+    from formal.api import packing_catalog
+    pads = {(f.memory, f.kinds, f.type): f.padding for f in packing_catalog()}
+    assert pads[("shared", ("mxf8f6f4",), "e2m1")] == 64
+    assert pads[("shared", ("mxf8f6f4",), "e3m2")] == 32
+    assert pads[("shared", ("mxf4", "mxf4nvf4"), "e2m1")] == 0
+    f16 = next(f for f in packing_catalog() if f.type == "f16")
+    # one element a word, in its low 16 bits: the high half of its 32-bit slot unused
+    assert (f16.count, f16.first_bit(0), f16.slot - f16.bits, f16.padding) == (1, 0, 16, 0)
+
+
+@pytest.mark.parametrize("old, new, broken", [
+    # .e2m1 in its TMEM byte from bit 5: bits 5..8 leave the byte
+    ("| .e2m1 | 4 | 8 | 32 | 4 | 8k + 2 |", "| .e2m1 | 4 | 8 | 32 | 4 | 8k + 5 |", "slot-fit"),
+    # 6-bit elements of shared memory 5 bits apart: element 1 (bits 10..5) leaves its slot
+    ("| .e3m2 | 6 | 6 | 128 | 16 | 6k |", "| .e3m2 | 6 | 6 | 128 | 16 | 5k |", "slot-fit"),
+    # five 8-bit slots in a 32-bit word
+    ("| .e2m1 | 4 | 8 | 32 | 4 | 8k + 2 |", "| .e2m1 | 4 | 8 | 32 | 5 | 8k + 2 |", "unit-fit"),
+])
+def test_an_edited_packing_is_refuted_at_its_row(tmp_path: Path, old: str, new: str,
+                                                 broken: str) -> None:
+    text = PACKING.read_text(encoding="utf-8")
+    line = text[:text.index(old)].count("\n") + 1
+    p = tmp_path / "mutant.md"
+    p.write_text(text.replace(old, new, 1), encoding="utf-8")
+    code, rep = run_json("prove", str(p), "--format", "json")
+    assert code == 1
+    bad = [f for f in rep["findings"] if f["kind"] == "packing"]
+    assert [f["line"] for f in bad] == [line] and broken.split("-")[0] in json.dumps(rep)
+    refuted = [o["name"] for x in rep["layouts"] for o in x["obligations"]
+               if o["status"] == "refuted"]
+    assert refuted == [broken]
+
+
+def test_an_equivalent_packing_respelling_proves(tmp_path: Path) -> None:
+    text = PACKING.read_text(encoding="utf-8").replace("| 8k + 2 |", "| 8k+2 |")
+    p = tmp_path / "same.md"
+    p.write_text(text, encoding="utf-8")
+    code, _rep = run_json("prove", str(p), "--format", "json")
+    assert code == 0
+
+
+@needs_sections
+@pytest.mark.parametrize("render", ["markdown", "sphinx", "browser"])
+def test_the_real_packing_sentences_agree_with_the_catalog(tmp_path: Path, render: str) -> None:
+    seed = REAL_PACKING.read_text(encoding="utf-8")
+    text = {"markdown": lambda: seed, "sphinx": lambda: renderings.sphinx(seed).text,
+            "browser": lambda: renderings.browser(seed).text}[render]()
+    p = tmp_path / ("pk" + {"markdown": ".md", "sphinx": ".html", "browser": ".txt"}[render])
+    p.write_text(text, encoding="utf-8")
+    code, rep = run_json("prove", str(p), "--format", "json")
+    assert code == 0, rep["findings"]
+    stated = next(x for x in rep["layouts"] if x["id"] == "tcgen05.packing.statements")
+    assert _statuses(stated) == {"stated": "proved"}
+
+
+@needs_sections
+def test_a_wrong_packing_sentence_is_an_error_at_its_line(tmp_path: Path) -> None:
+    seed = REAL_PACKING.read_text(encoding="utf-8")
+    old = "then 4 consecutive"
+    line = seed[:seed.index(old)].count("\n") + 1
+    p = tmp_path / "pk.md"
+    p.write_text(seed.replace(old, "then 5 consecutive", 1), encoding="utf-8")
+    code, rep = run_json("prove", str(p), "--format", "json")
+    assert code == 1
+    errs = [f for f in rep["findings"] if f["severity"] == "error"]
+    assert len(errs) == 1 and errs[0]["kind"] == "packing" and errs[0]["line"] == line
+    assert "5 elements in a 32-bit word" in errs[0]["message"]

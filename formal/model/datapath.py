@@ -176,3 +176,104 @@ def block_place(b: TmemBlock) -> dict[str, Any]:
     """A block as a counterexample shows it (the line it is stated on)."""
     return {"cta": b.cta, "warp": b.warp, "lanes": list(b.lanes), "rows": list(b.rows),
             "line": b.src.span(0).line}
+
+
+# ---- packing of elements (9.7.16.10.4) -----------------------------------------------------
+# A format packs ``count`` elements of ``bits`` bits into a unit of ``unit`` bits (a TMEM
+# word, a byte, a 16-byte smem row), element k from bit ``stride * k + offset``, each owning a
+# slot of ``slot`` bits (its container, or its own width packed tight).  .kind::mxf8f6f4's
+# .e2m1 in TMEM: slot 8, unit 32, 4 a word, element k at bit 8k + 2 (bits 8k+2..8k+5).
+
+
+@dataclass(frozen=True)
+class PackFormat:
+    matrices: tuple[str, ...]
+    kinds: tuple[str, ...]
+    memory: str  # tensor | shared
+    type: str
+    bits: int
+    slot: int
+    unit: int
+    count: int
+    first: tuple[int, int]  # (stride, offset): element k's first bit
+    src: SourceText
+    title: SourceText
+
+    @property
+    def id(self) -> str:
+        return f"tcgen05.packing.{self.memory}.{'-'.join(self.kinds) or 'D'}.{self.type}"
+
+    def first_bit(self, k: int) -> int:
+        return self.first[0] * k + self.first[1]
+
+    @property
+    def padding(self) -> int:
+        return self.unit - self.count * self.slot
+
+    def holds(self, matrices: Sequence[str], kinds: Sequence[str], memory: str) -> bool:
+        return (tuple(matrices), tuple(kinds), memory) == (self.matrices, self.kinds,
+                                                          self.memory)
+
+
+def pack_formats(parsed: Sequence[ParsedTmem]) -> list[PackFormat]:
+    out = []
+    for p in parsed:
+        if p.heading is None or p.heading.kind != "packing_heading":
+            continue
+        h = p.heading
+        for f in p.facts_of("packing_table"):
+            for t, bits, slot, unit, count, first, src in f.get("rows", ()):
+                out.append(PackFormat(h.get("matrices"), h.get("kinds"), h.get("memory"), t,
+                                      bits, slot, unit, count, first, src, p.title))
+    return out
+
+
+def check_pack_statements(parsed: Sequence[ParsedTmem],
+                          formats: Sequence[PackFormat]) -> tuple[int, list[Finding]]:
+    """Each sentence of a packing section that states a number (a D element alone in its
+    word; n elements a word; n elements a container, with no padding) against the formats
+    (the catalog's) of the same matrices, kinds and memory: (statements checked, findings)."""
+    checked, out = 0, []
+    for p in parsed:
+        if p.heading is None or p.heading.kind != "packing_heading":
+            continue
+        h = p.heading
+        mine = [f for f in formats if f.holds(h.get("matrices"), h.get("kinds"), h.get("memory"))]
+        for s in p.facts_of("word_single", "per_word", "per_container"):
+            bits = int(s.get("bits"))
+            rows = [f for f in mine if f.bits == bits]
+            checked += 1
+            if not rows:
+                out.append(error("packing", s.src, f"the section states {bits}-bit elements; "
+                                 "no packing format of these matrices, kinds and memory has "
+                                 "them", counterexample={"bits": bits}))
+                continue
+            bad = [(f, _stated_bad(s.kind, s, f)) for f in rows]
+            bad = [(f, why) for f, why in bad if why]
+            if bad:  # one sentence, one error, however many formats it contradicts
+                out.append(error("packing", s.src, f"{bad[0][0].id}: {bad[0][1]}"
+                                 + (f" (and {len(bad) - 1} more formats)" if len(bad) > 1
+                                    else ""),
+                                 counterexample={"formats": [f.id for f, _w in bad],
+                                                 "lines": [f.src.span(0).line for f, _w in bad]}))
+    return checked, out
+
+
+def _stated_bad(kind: str, s: Any, f: PackFormat) -> str:
+    if kind == "word_single":
+        low = int(s.get("low"))
+        if (f.count, f.unit, f.first_bit(0), low) != (1, 32, 0, f.bits):
+            return (f"the text puts one {f.bits}-bit element in the low {low} bits of a 32-bit "
+                    f"word; the format packs {f.count} in {f.unit} bits from bit "
+                    f"{f.first_bit(0)}")
+    elif kind == "per_word":
+        if (f.count, f.unit) != (int(s.get("count")), int(s.get("word"))):
+            return (f"the text packs {s.get('count')} elements in a {s.get('word')}-bit word; "
+                    f"the format {f.count} in {f.unit} bits")
+    elif kind == "per_container":
+        n, c = int(s.get("count")), int(s.get("container"))
+        if n * f.slot != c or (s.get("no_padding") and f.padding != 0):
+            return (f"the text packs {n} elements in a {c}-bit container"
+                    f"{' with no padding' if s.get('no_padding') else ''}; the format gives "
+                    f"each a {f.slot}-bit slot and {f.padding} bits of padding a unit")
+    return ""

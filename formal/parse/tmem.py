@@ -62,6 +62,16 @@ class ParsedTmem:
         return tuple(f for f in self.facts if f.kind in kinds)
 
 
+def _width(tok: Token) -> int:
+    """``16-bit`` -> 16."""
+    return int(str(tok).split("-")[0])
+
+
+def _count(tok: Token) -> int:
+    words = {"one": 1, "two": 2, "three": 3, "four": 4}
+    return words.get(str(tok).lower()) or int(str(tok))
+
+
 def _npart(text: str) -> Fraction:
     """``N`` -> 1, ``N/4`` -> 1/4, ``3N/4`` -> 3/4 (a bound's multiple of the mma's N)."""
     head, _n, tail = text.replace(" ", "").replace("*", "").partition("N")
@@ -141,6 +151,46 @@ class TmemTransformer(Transformer[Token, Any]):
     def block_table(self, c: list[Any]) -> TmemFact:
         return self._fact("block_table", rows=tuple(c[1:]))
 
+    def packing_heading(self, c: list[Token]) -> TmemFact:
+        return self._fact("packing_heading",
+                          matrices=tuple(str(t) for t in c if t.type == "MATRIX_V"),
+                          kinds=tuple(str(t).split("::")[1] for t in c if t.type == "KIND_V"),
+                          memory=next(str(t).lower() for t in c if t.type == "MEM_V"))
+
+    def word_single(self, c: list[Token]) -> TmemFact:
+        ints = [int(t) for t in c if t.type == "INT"]
+        return self._fact("word_single", bits=ints[0], width=_width(c[-2]), low=ints[1])
+
+    def per_word(self, c: list[Token]) -> TmemFact:
+        ints = [int(t) for t in c if t.type == "INT"]
+        return self._fact("per_word", bits=ints[0], count=_count(next(
+            t for t in c if t.type == "COUNT")), word=_width(next(
+                t for t in c if t.type == "WIDTH")))
+
+    def per_container(self, c: list[Any]) -> TmemFact:
+        c = [t for t in c if isinstance(t, Token)]
+        widths = [_width(t) for t in c if t.type == "WIDTH"]
+        return self._fact("per_container", count=_count(next(
+            t for t in c if t.type == "COUNT")), bits=widths[0], container=widths[-1],
+            no_padding=any(t.type == "NO_PADDING" for t in c))
+
+    def bit_linear(self, c: list[Token]) -> tuple[int, int]:
+        head = str(c[0])[:-1]
+        return int(head or 1), int(c[1]) if len(c) > 1 else 0
+
+    def bit_const(self, c: list[Token]) -> tuple[int, int]:
+        return 0, int(c[0])
+
+    @v_args(meta=True)
+    def pack_row(self, meta: Any, c: list[Any]) -> tuple[Any, ...]:
+        """(type, element bits, slot bits, unit bits, elements a unit, (stride, offset) of
+        element k's first bit, the row's text)."""
+        return (str(c[0])[1:], int(c[1]), int(c[2]), int(c[3]), int(c[4]), c[5],
+                self.src.slice(c[0].start_pos or 0, meta.end_pos))
+
+    def packing_table(self, c: list[Any]) -> TmemFact:
+        return self._fact("packing_table", rows=tuple(c[1:]))
+
     def lanes(self, c: list[Token]) -> TmemFact:
         return self._fact("lanes", shape=_shape(c[0]), lanes=int(c[1]))
 
@@ -148,9 +198,7 @@ class TmemTransformer(Transformer[Token, Any]):
         return self._fact("bits", bits=int(c[0]))
 
     def split(self, c: list[Token]) -> TmemFact:
-        words = {"two": 2, "three": 3, "four": 4}
-        n = str(c[1]).lower()
-        return self._fact("split", shape=_shape(c[0]), accesses=words.get(n) or int(n),
+        return self._fact("split", shape=_shape(c[0]), accesses=_count(c[1]),
                           part=_shape(c[2]))
 
     def chunks(self, c: list[Token]) -> TmemFact:
