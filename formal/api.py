@@ -82,6 +82,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     proof = with_block_scale(proof, [d for d in model.documents if d.name in named],
                              use_catalog and not paths, model,
                              (options or Options()).evidence is not None)
+    proof = with_tc_sparse(proof, [d for d in model.documents if d.name in named])
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
@@ -166,6 +167,32 @@ def with_block_scale(proof: Proof, documents: Sequence[Document], the_catalog: b
                     severity="error") if v.name == "hardware" and v.status == "unconfirmed"
             else v for v in r.verdicts)) for r in results]
         new = [f for f in new if f.kind != "hardware"]
+    findings = kept + new
+    findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
+                                 f.message, f.layout))
+    return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
+
+
+def with_tc_sparse(proof: Proof, documents: Sequence[Document]) -> Proof:
+    """``proof`` with each document's sparse ``tcgen05.mma.sp`` sub-sections checked
+    (``formal.prove.sparse.prove_tc_sparse``: kind names, granularity, meaningful index
+    values), read from the lines the text stage read; such a document's 'no operand blocks'
+    error is dropped."""
+    from .parse.tc_sparse import read_tc_sparse
+    from .prove.sparse import prove_tc_sparse
+    results, new, read_here = [], [], set()
+    for d in documents:
+        if not d.lines or not any("tcgen05.mma.sp" in ln for ln in d.lines):
+            continue
+        for sec in read_tc_sparse("\n".join(d.lines), d.name):
+            read_here.add(d.name)
+            r, fs = prove_tc_sparse(sec, d.name)
+            results.append(r)
+            new.extend(fs)
+    if not read_here:
+        return proof
+    kept = [f for f in proof.findings if not (f.kind == "input" and f.span.document in read_here
+                                              and "no operand blocks" in f.message)]
     findings = kept + new
     findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
                                  f.message, f.layout))

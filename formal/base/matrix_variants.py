@@ -321,3 +321,8 @@ TCGEN05_SCALE_FORMS: tuple[tuple[str, str, str, int, int], ...] = (
     ("mxf4nvf4", "block16", "ue8m0", 96, 16),
     ("mxf4nvf4", "block16", "ue4m3", 96, 16),
 )
+# Sparse tcgen05.mma.sp: the sparsity row (formal.base.variants.SPARSITY, the ones mma.sp uses)
+# that each .kind compresses A by: 1:2 tf32, 2:4 16- and 8-bit, 4:8 in pairs for 4-bit.
+TCGEN05_SPARSITY: dict[str, str] = {
+    "tf32": "tf32", "f16": "f16", "f8f6f4": "u8", "mxf8f6f4": "u8", "i8": "u8",
+    "mxf4": "e2m1", "mxf4nvf4": "e2m1"}
