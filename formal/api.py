@@ -79,7 +79,10 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     named = {str(p) for p in paths}
     proof = with_smem(proof, [d for d in model.documents if d.name in named],
                       use_catalog and not paths, (options or Options()).evidence)
-    proof = with_block_scale(proof, [d for d in model.documents if d.name in named])
+    proof = with_block_scale(proof, [d for d in model.documents if d.name in named],
+                             use_catalog and not paths, model,
+                             (options or Options()).evidence is not None)
+    proof = with_tc_sparse(proof, [d for d in model.documents if d.name in named])
     proof = with_datapath(proof, model, [d for d in model.documents if d.name in named],
                           use_catalog and not paths, (options or Options()).evidence)
     if accept is None:
@@ -127,17 +130,22 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
                    smem=tuple(r for sp in proofs for r in sp.results))
 
 
-def with_block_scale(proof: Proof, documents: Sequence[Document]) -> Proof:
+def with_block_scale(proof: Proof, documents: Sequence[Document], the_catalog: bool = False,
+                     model: Model | None = None, evidence: bool = True) -> Proof:
     """``proof`` with the block-scale factor layouts and tables of each document that states
     any (``prove_block_scale``), read from the lines the text stage read; such a document's
-    'no operand blocks' error is dropped.  (The embedded block-scale catalog is proved by
-    ``ptxlayout prove formal/catalog/block-scale/mma-sync.md`` and by ``show``.)"""
+    'no operand blocks' error is dropped.  With ``the_catalog``, the embedded block-scale
+    catalog's layouts too (mma.sync's register factors, tcgen05.mma's tensor-memory ones),
+    each scale operand related to ``model``'s fragments.  Without ``evidence`` read, the
+    hardware obligation is not applicable, as every layout's is ('no GPU evidence given'):
+    the 'unconfirmed' warnings come with the evidence that no device ran them."""
     from .parse.block_scale import read_block_scale
     read = {d.name: read_block_scale("\n".join(d.lines), d.name) for d in documents if d.lines}
     read_here = {name for name, sd in read.items() if not sd.empty}
-    if not read_here:
+    if not read_here and not the_catalog:
         return proof
-    got = prove_block_scale([d for d in documents if d.name in read_here], the_catalog=False)
+    got = prove_block_scale([d for d in documents if d.name in read_here],
+                            the_catalog=the_catalog, model=model if the_catalog else None)
     # the program lines of the block-scale sections are checked here, not by the fragments'
     # reader: its 'unchecked' finding goes when it names only those lines
     programs = {name: {d.source.span(0).line for sec in read[name].sections
@@ -154,10 +162,44 @@ def with_block_scale(proof: Proof, documents: Sequence[Document]) -> Proof:
         return bool(lines) and set(lines or ()) <= programs[doc]
 
     kept = [f for f in proof.findings if not mine(f)]
-    findings = kept + list(got.findings)
+    results = list(got.results)
+    new = list(got.findings)
+    if not evidence:
+        results = [replace(r, verdicts=tuple(
+            replace(v, status="not-applicable", message="no GPU evidence given (--evidence)",
+                    severity="error") if v.name == "hardware" and v.status == "unconfirmed"
+            else v for v in r.verdicts)) for r in results]
+        new = [f for f in new if f.kind != "hardware"]
+    findings = kept + new
     findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
                                  f.message, f.layout))
-    return replace(proof, findings=tuple(findings), scales=proof.scales + got.results)
+    return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
+
+
+def with_tc_sparse(proof: Proof, documents: Sequence[Document]) -> Proof:
+    """``proof`` with each document's sparse ``tcgen05.mma.sp`` sub-sections checked
+    (``formal.prove.sparse.prove_tc_sparse``: kind names, granularity, meaningful index
+    values), read from the lines the text stage read; such a document's 'no operand blocks'
+    error is dropped."""
+    from .parse.tc_sparse import read_tc_sparse
+    from .prove.sparse import prove_tc_sparse
+    results, new, read_here = [], [], set()
+    for d in documents:
+        if not d.lines or not any("tcgen05.mma.sp" in ln for ln in d.lines):
+            continue
+        for sec in read_tc_sparse("\n".join(d.lines), d.name):
+            read_here.add(d.name)
+            r, fs = prove_tc_sparse(sec, d.name)
+            results.append(r)
+            new.extend(fs)
+    if not read_here:
+        return proof
+    kept = [f for f in proof.findings if not (f.kind == "input" and f.span.document in read_here
+                                              and "no operand blocks" in f.message)]
+    findings = kept + new
+    findings.sort(key=lambda f: (f.span.document, f.span.line, f.span.column, f.kind,
+                                 f.message, f.layout))
+    return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
 
 
 def datapath_catalog(rows: bool = False) -> list[Any]:

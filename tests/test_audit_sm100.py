@@ -224,7 +224,9 @@ def test_the_scale_factor_layouts_are_in_the_report(tmp_path: Path) -> None:
             if ln.strip() and not ln.startswith(("/", " "))}
     assert rows["block-scale"] == ["2", "10", "0", "0", "0"]
     from formal.writers.sarif import audit_output
-    from tests.test_schema import errors  # the report (as the command writes it) keeps docs/'s schema
+    from tests.test_schema import (
+        errors,  # the report (as the command writes it) keeps docs/'s schema
+    )
     assert errors("audit", json.loads(audit_output(audit_json(audit), "json", "0"))) == []
 
 

@@ -340,3 +340,8 @@ DATAPATH_ROWS: tuple[tuple[str, int, int, str, str, tuple[int, ...]], ...] = (
     ("A", 256, 2, "either", "n/a", DATAPATH_N_STEP16),
 )
 TMEM_LANE_COUNT, TMEM_COLUMN_COUNT, TMEM_SUBPARTITION = 128, 512, 32
+# Sparse tcgen05.mma.sp: the sparsity row (formal.base.variants.SPARSITY, the ones mma.sp uses)
+# that each .kind compresses A by: 1:2 tf32, 2:4 16- and 8-bit, 4:8 in pairs for 4-bit.
+TCGEN05_SPARSITY: dict[str, str] = {
+    "tf32": "tf32", "f16": "f16", "f8f6f4": "u8", "mxf8f6f4": "u8", "i8": "u8",
+    "mxf4": "e2m1", "mxf4nvf4": "e2m1"}

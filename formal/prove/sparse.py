@@ -90,6 +90,19 @@ def metadata_cores(m: CellMap, opts: Options, inj: Core, sur: Core) -> tuple[Cor
     return cov, sel
 
 
+def placement_words(sparsity: Any) -> list[tuple[tuple[int, ...], int]]:
+    """Every placement of a chunk's non-zeros (strictly increasing index units; ``.tf32``'s
+    element k is the halves (2k, 2k+1)) with its metadata word, slot 0 in the low bits: for
+    2:4, ((0, 1), 0b0100), ((0, 2), 0b1000), ... ((2, 3), 0b1110)."""
+    from itertools import combinations
+    units, bits = sparsity.units_per_chunk, sparsity.index_bits
+    if sparsity.meaningful_fields:
+        placements = [tuple(range(2 * k, 2 * k + 2)) for k in range(units // 2)]
+    else:
+        placements = list(combinations(range(units), sparsity.slots))
+    return [(p, sum(idx << (bits * slot) for slot, idx in enumerate(p))) for p in placements]
+
+
 def ordered_encodings(sparsity: Any) -> str:
     """'' when every placement of a chunk's non-zeros has a legal ``::ordered_metadata``
     encoding; else why not.
@@ -100,16 +113,10 @@ def ordered_encodings(sparsity: Any) -> str:
     ``.tf32`` may only use 0b0100 and 0b1110 (one element = two halves, indices (0,1) or
     (2,3)).  Decided by enumerating the placements: 6 for 2:4, 2 for 1:2, 6 for 4:8 in pairs.
     """
-    from itertools import combinations
-    units, bits = sparsity.units_per_chunk, sparsity.index_bits
-    if sparsity.meaningful_fields:
-        placements = [tuple(range(2 * k, 2 * k + 2)) for k in range(units // 2)]
-    else:
-        placements = list(combinations(range(units), sparsity.slots))
-    for p in placements:
+    bits = sparsity.index_bits
+    for p, word in placement_words(sparsity):
         if list(p) != sorted(set(p)):
             return f"placement {p} has no strictly increasing encoding"
-        word = sum(idx << (bits * slot) for slot, idx in enumerate(p))
         nibbles = [(word >> (4 * k)) & 0xF for k in range((bits * len(p) + 3) // 4)]
         if any(n in sparsity.invalid_nibbles for n in nibbles):
             return f"placement {p} encodes as an invalid metadata nibble {word:#06b}"
@@ -152,3 +159,115 @@ def quad_fault(m: CellMap, a_layout: Layout) -> tuple[str, Any] | None:
                     {"selector": s, "lane": t, "field": i, "row": r, "chunk": ch,
                      "value_lane": holder})
     return None
+
+
+# ---- tcgen05.mma.sp: the kinds, granularity and index values its text states --------------------
+
+TC_SPARSE_OBLIGATIONS = ("type-names", "sparse-chunks", "metadata-coverage", "hardware")
+
+
+def _decode(word: int, sparsity: Any) -> list[int]:
+    mask = (1 << sparsity.index_bits) - 1
+    return [(word >> (sparsity.index_bits * k)) & mask for k in range(sparsity.slots)]
+
+
+def listed_values_core(listed: list[int], sparsity: Any) -> Core:
+    """The index values a text lists as the only meaningful ones, against the words of every
+    placement of a chunk's non-zeros (``placement_words``): each listed value must be one,
+    and each placement listed."""
+    words = {w: p for p, w in placement_words(sparsity)}
+    extra = [v for v in listed if v not in words]
+    missing = sorted(w for w in words if w not in listed)
+    if not extra and not missing:
+        return Core("proved", method="enumeration")
+    parts = []
+    cex: dict[str, Any] = {}
+    if extra:
+        v = extra[0]
+        idx = _decode(v, sparsity)
+        same = next((w for w, p in words.items() if sorted(p) == sorted(idx)), None)
+        parts.append(f"{v:#06b} names index units {tuple(idx)}, which no placement of "
+                     f"{sparsity.nonzeros} non-zeros of a {sparsity.chunk}-wide chunk encodes "
+                     "as (indices increase from the low bits)" +
+                     (f"; the same units are listed as {same:#06b}" if same is not None else ""))
+        cex.update({"value": f"{v:#06b}", "indices": idx,
+                    "same_as": None if same is None else f"{same:#06b}"})
+    if missing:
+        parts.append(f"{', '.join(f'{w:#06b}' for w in missing)} (placement "
+                     f"{words[missing[0]]}) is not listed")
+        cex["missing"] = [f"{w:#06b}" for w in missing]
+    return Core("refuted", "; ".join(parts), cex, method="enumeration")
+
+
+def prove_tc_sparse(section: Any, document: str) -> tuple[Any, list[Any]]:
+    """One sparse tcgen05 sub-section (``formal.parse.tc_sparse.SparseKinds``): every kind it
+    names is a kind of tcgen05.mma.sp (``type-names``), its granularity is that kind's
+    sparsity row (``sparse-chunks``), and its meaningful index values are exactly the words
+    of the chunk's placements (``metadata-coverage``); the metadata's tensor-memory layout
+    is a figure only, so the hardware obligation is unconfirmed."""
+    import difflib
+
+    from ..base.matrix_variants import TCGEN05_SPARSITY
+    from ..base.source import error, warning
+    from ..base.variants import SPARSITY
+    from .block_scale import ScaleResult
+    from .verdicts import Verdict
+    span = section.source.span(0)
+    names = [k for k, _ in section.kinds]
+    lid = f"{document}:tcgen05.mma.sp.{'-'.join(dict.fromkeys(names))}.metadata"
+    findings: list[Any] = []
+    verdicts: list[Verdict] = []
+    bad = [(k, src) for k, src in section.kinds if k not in TCGEN05_SPARSITY]
+    if bad:
+        k, src = bad[0]
+        near = difflib.get_close_matches(k, list(TCGEN05_SPARSITY), 1, 0.6)
+        msg = (f".kind::{k} is not a kind of tcgen05.mma.sp ({', '.join(TCGEN05_SPARSITY)})"
+               + (f"; .kind::{near[0]} is meant?" if near else ""))
+        cex = {"kind": k, "nearest": near[0] if near else None}
+        verdicts.append(Verdict("type-names", "refuted", msg, cex, src.span(0), method="table"))
+        findings.append(error("type-names", src, f"{lid}: {msg}", counterexample=cex, layout=lid))
+    else:
+        verdicts.append(Verdict("type-names", "proved", "", None, span, method="table"))
+    rows = {TCGEN05_SPARSITY[k] for k in names if k in TCGEN05_SPARSITY}
+    sp = SPARSITY[sorted(rows)[0]] if len({SPARSITY[r] for r in rows}) == 1 else None
+    grain_span = section.grain_source.span(0) if section.grain_source is not None else span
+    if sp is None:
+        msg = ("the kinds compress A differently: " + ", ".join(sorted(rows)) if rows else
+               "no kind of tcgen05.mma.sp named")
+        verdicts.append(Verdict("sparse-chunks", "refuted", msg, {"rows": sorted(rows)}, span,
+                                method="table"))
+        findings.append(error("sparse-chunks", section.source, f"{lid}: {msg}", layout=lid))
+    elif section.grain is None:
+        verdicts.append(Verdict("sparse-chunks", "not-applicable", "no granularity stated",
+                                None, span))
+    elif section.grain != (sp.nonzeros, sp.chunk):
+        msg = (f"granularity {section.grain[0]}:{section.grain[1]}; "
+               f"{'/'.join(names)} is {sp.nonzeros}:{sp.chunk} sparse")
+        cex = {"stated": list(section.grain), "expected": [sp.nonzeros, sp.chunk]}
+        verdicts.append(Verdict("sparse-chunks", "refuted", msg, cex, grain_span,
+                                method="table"))
+        findings.append(error("sparse-chunks", grain_span, f"{lid}: {msg}", counterexample=cex,
+                              layout=lid))
+    else:
+        verdicts.append(Verdict("sparse-chunks", "proved", "", None, grain_span, method="table"))
+    if sp is None or not section.values:
+        verdicts.append(Verdict("metadata-coverage", "not-applicable",
+                                "no index values listed" if sp is not None else
+                                "not checked: the kinds' sparsity is not one row", None, span))
+    else:
+        core = listed_values_core([v for v, _ in section.values], sp)
+        at = section.values[0][1].span(0)
+        if core.status == "refuted" and core.cex and "value" in core.cex:
+            at = next(src.span(0) for v, src in section.values
+                      if f"{v:#06b}" == core.cex["value"])
+        verdicts.append(Verdict("metadata-coverage", core.status, core.message, core.cex, at,
+                                method=core.method))
+        if core.status == "refuted":
+            findings.append(error("metadata-coverage", at, f"{lid}: {core.message}",
+                                  counterexample=core.cex, layout=lid))
+    why = ("not run: tcgen05.mma.sp needs sm_100a and no lent device has it; its metadata's "
+           "tensor-memory layout is given as figures only (Figures 262-267 in PTX ISA 9.1)")
+    verdicts.append(Verdict("hardware", "unconfirmed", why, None, span, severity="warning"))
+    findings.append(warning("hardware", span, f"{lid}: {why}", layout=lid))
+    return ScaleResult(lid, "tcgen05.mma.sp", span, tuple(verdicts), "chunks",
+                       tuple(dict.fromkeys(names)), (), "metadata"), findings

@@ -1,0 +1,136 @@
+"""Sparse ``tcgen05.mma.sp``: what the text states per ``.kind``, read into facts.
+
+Each sparse sub-section names its kinds in its heading (and again as bullets), states the
+granularity of A's sparsity and lists the only meaningful values of a chunk's metadata
+index::
+
+    ###### 9.7.16.10.8.1. Sparse tcgen05.mma.sp with .kind::tf32
+    For .kind::tf32, matrix A is structured sparse at a granularity of 1:2. ...
+    * 0b1110
+    * 0b0100
+
+becomes ``SparseKinds(kinds=("tf32",), grain=(1, 2), values=(0b1110, 0b0100), ...)``, each
+fact with its line.  The lines are read by ``grammar/tc_sparse.lark``; nothing is evaluated
+here (``formal.prove.sparse`` checks the facts against the sparsity rows mma.sp uses).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError
+
+from ..base.grammar_files import build_parser
+from ..base.source import SourceText
+
+STARTS = ("sp_heading", "sp_kind", "sp_grain", "sp_value")
+
+
+@cache
+def _parser() -> Lark:
+    return build_parser("tc_sparse", list(STARTS))
+
+
+@dataclass(frozen=True)
+class SparseKinds:
+    """One sparse sub-section: its kinds (heading and bullets, each with its line), its
+    stated granularity (non-zeros, chunk) and its listed index values."""
+
+    kinds: tuple[tuple[str, SourceText], ...]
+    grain: tuple[int, int] | None
+    grain_source: SourceText | None
+    values: tuple[tuple[int, SourceText], ...]
+    source: SourceText
+
+
+class _ToFacts(Transformer[Token, Any]):
+    def sp_heading(self, items: list[Token]) -> tuple[Any, ...]:
+        return ("heading", tuple(str(t).partition("::")[2] for t in items if t.type == "KIND"))
+
+    def sp_kind(self, items: list[Token]) -> tuple[Any, ...]:
+        return ("kind", next(str(t).partition("::")[2] for t in items if t.type == "KIND"))
+
+    def sp_grain(self, items: list[Token]) -> tuple[Any, ...]:
+        a, _, b = next(str(t) for t in items if t.type == "RATIO").partition(":")
+        return ("grain", (int(a), int(b)))
+
+    def sp_value(self, items: list[Token]) -> tuple[Any, ...]:
+        return ("value", int(next(str(t) for t in items if t.type == "BINARY")[2:], 2))
+
+
+def _clean(text: str) -> str:
+    """Markdown's marks dropped (backquotes, emphasis, escapes) and links reduced to their
+    text: ``[Sparse `tcgen05.mma.sp` with ...](#x)[](#x "Permalink")``."""
+    out, k = [], 0
+    text = text.replace("`", " ").replace("\\_", "_").replace("\uf0c1", " ")
+    while k < len(text):
+        if text.startswith("](", k):
+            end = text.find(")", k)
+            k = len(text) if end < 0 else end + 1
+        elif text[k] == "[":
+            k += 1
+        else:
+            out.append(text[k])
+            k += 1
+    return "".join(out).strip().lstrip("#>").strip()
+
+
+def read_sparse_line(text: str) -> tuple[Any, ...] | None:
+    """One line as the first start symbol that reads it, or None."""
+    clean = _clean(text)
+    for start in STARTS:
+        try:
+            return _ToFacts().transform(_parser().parse(clean, start=start))  # type: ignore[no-any-return]
+        except LarkError:
+            continue
+    return None
+
+
+def _lines(text: str, name: str) -> list[tuple[SourceText, bool]]:
+    """(line, is a heading) of a Markdown or text document, or of the Sphinx HTML page's
+    blocks (a heading, a paragraph or list item each)."""
+    from ..text.read import detect_format
+    if detect_format(text, name) == "html":
+        from ..text.html import html_blocks
+        return [(b.text, b.kind == "heading") for b in html_blocks(text, name)
+                if b.kind in ("heading", "prose")]
+    return [(SourceText.at(raw, name, no), raw.lstrip().startswith("#"))
+            for no, raw in enumerate(text.split("\n"), start=1)]
+
+
+def read_tc_sparse(text: str, name: str) -> tuple[SparseKinds, ...]:
+    """Every sparse sub-section of a document: one opens at a line that reads as
+    ``sp_heading`` (a heading, or a numbered title line of a text scrape) and runs to the
+    next heading."""
+    out: list[SparseKinds] = []
+    cur: dict[str, Any] | None = None
+
+    def close() -> None:
+        if cur is not None:
+            out.append(SparseKinds(tuple(cur["kinds"]), cur["grain"], cur["grain_src"],
+                                   tuple(cur["values"]), cur["src"]))
+
+    for src, heading in _lines(text, name):
+        raw = src.text
+        wanted = "tcgen05.mma.sp" in raw or (cur is not None and any(
+            w in raw for w in ("kind::", "0b", "granularity")))
+        got = read_sparse_line(raw) if wanted else None
+        if got is not None and got[0] == "heading":
+            close()
+            cur = {"kinds": [(k, src) for k in got[1]], "grain": None, "grain_src": None,
+                   "values": [], "src": src}
+        elif heading:
+            close()
+            cur = None
+        elif cur is not None and got is not None:
+            if got[0] == "kind":
+                cur["kinds"].append((got[1], src))
+            elif got[0] == "grain" and cur["grain"] is None:
+                cur["grain"], cur["grain_src"] = got[1], src
+            elif got[0] == "value":
+                cur["values"].append((got[1], src))
+    close()
+    return tuple(out)
