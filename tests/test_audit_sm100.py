@@ -260,3 +260,20 @@ def test_umma_atoms_say_what_the_catalog_lacks(tmp_path: Path) -> None:
     c = next(e for e in r.entries if e.operand == "C")
     assert c.message.startswith("tcgen05.mma.cta_group::1.kind::f16 (f16, cta_group::1): the "
                                 "catalog has no tcgen05 data-path layout A-G")
+
+
+def test_the_u8_ldsm_t_atoms_are_the_instruction_reordered(sm100: Audit) -> None:
+    """SM100_U8x8_LDSM_T's DstLayout is not ldmatrix.m16n16.x1.trans.b8's registers: its
+    copy() swaps the middle bytes of the two registers after the asm (bytes 2, 3 <-> 4, 5).
+    The audit says differs -- at thread 0, element 2 CuTe has (row 0, col 8), the
+    instruction's element 2 is (row 2, col 0) -- and names the reordering, the same in every
+    thread, that makes them equal."""
+    for name, order in (("SM100_U8x8_LDSM_T", [0, 1, 4, 5, 2, 3, 6, 7]),
+                        ("SM100_U8x16_LDSM_T", [0, 1, 4, 5, 2, 3, 6, 7,
+                                                8, 9, 12, 13, 10, 11, 14, 15])):
+        got = _entries(sm100, name)
+        verdict, cx, msg = got["dst"]
+        assert got["src"][0] == "equal" and verdict == "differs"
+        assert cx.as_json() == {"thread": 0, "value": 2, "cute": [0, 8], "spec": [2, 0]}  # type: ignore[attr-defined]
+        assert f"CuTe's element e is the instruction's element {order}[e] in every thread" \
+            in msg

@@ -135,12 +135,35 @@ def _verdict(got: np.ndarray, want: np.ndarray, what: str) \
     t, e, g, w = found
     gs = f"(row {g[0]}, col {g[1]})" if g is not None else "no whole element"
     ws = f"(row {w[0]}, col {w[1]})" if w is not None else "no cell"
+    order = common_order(got, want)
+    why = "" if order is None else (
+        f"; CuTe's element e is the instruction's element {list(order)}[e] in every thread "
+        "(the same cells, reordered: what an atom's copy() does to the registers after its "
+        "asm, in C++ the audit does not read)")
     return "differs", Counterexample(t, e, g, w), \
-        f"{what}: thread {t}, element {e}: CuTe says {gs}, the spec says {ws}"
+        f"{what}: thread {t}, element {e}: CuTe says {gs}, the spec says {ws}{why}"
+
+
+def common_order(got: np.ndarray, want: np.ndarray) -> tuple[int, ...] | None:
+    """The one permutation p with ``got[t, e] == want[t, p[e]]`` for every thread t, where
+    the two hold the same cells in another order, else None.  ``SM100_U8x8_LDSM_T``:
+    (0, 1, 4, 5, 2, 3, 6, 7) -- its copy() swaps the middle bytes of its two registers."""
+    if got.shape != want.shape or got.shape[0] == 0 or (got < 0).any():
+        return None
+    order = []
+    for e in range(got.shape[1]):
+        hit = np.nonzero((want[0] == got[0, e]).all(axis=1))[0]
+        if len(hit) != 1:
+            return None
+        order.append(int(hit[0]))
+    if sorted(order) == list(range(got.shape[1])) and (got == want[:, order]).all():
+        return tuple(order)
+    return None
 
 
 def element_bits(type_name: str) -> int:
     return 8 if type_name.startswith("b8") else 16
 
 
-__all__: Sequence[str] = ("compare_move", "memory_rows", "register_cells", "element_bits")
+__all__: Sequence[str] = ("common_order", "compare_move", "memory_rows", "register_cells",
+                          "element_bits")
