@@ -30,6 +30,10 @@ The renderings (each must read to the same findings as the seed):
                       words: ``Matrix Fragments for mma.m16n8k32``)
 * ``glyph_headings``  the permalink glyph U+F0C1 as heading text, outside any link (a saved
                       page), in Markdown, plain text and the Sphinx HTML made from it
+* ``bare_tables``     table rows without their outer pipes over a ``---|---`` delimiter row
+                      (a converted mirror's GFM tables: the PTX ISA 9.4 Markdown mirror)
+* ``html_tables``     every table as the page's raw HTML ``<table>`` inside the Markdown (the
+                      9.4 mirror keeps the tables with merged cells so)
 * ``sub_bulleted``    an operand's per-type parts (``+ .s4 or .u4:`` each over its own
                       table) as one table of every type, then one sub-bullet per type that
                       names it (``+ Fragment layout for matrix A when .atype is .s4 or .u4
@@ -139,64 +143,69 @@ def sphinx(md: str) -> Rendering:
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HEAD = re.compile(r"^#+\s*")
+_ESCAPE_OR_CODE = re.compile(r"\\([!-/:-@\[-`{-~])|`([^`]+)`")
 
 
 def _plain(text: str) -> str:
+    """Inline Markdown as a browser shows it: link text, no glyphs, no backticks, and every
+    backslash escape outside code undone (``mma\\_async`` is ``mma_async``)."""
     text = _LINK.sub(lambda m: m.group(1), text)
     text = "".join(ch for ch in text if not "\ue000" <= ch <= "\uf8ff")  # icon glyphs
-    return text.replace("`", "").replace("\\", "")
+    return _ESCAPE_OR_CODE.sub(lambda m: m.group(1) if m.group(1) is not None
+                               else m.group(2), text).replace("`", "")
 
 
 def browser(md: str) -> Rendering:
     """The page as a browser copies it: headings and paragraphs as lines, a table row as
-    one line of its cells, a figure as ``!alt``, code as its lines."""
+    one line of its cells, a figure as ``!alt``, code as its lines.  A paragraph the
+    Markdown wraps over lines (soft line breaks) is one line, as a browser shows it: a line
+    continues the one above when both are prose of the same paragraph -- no blank line,
+    block quote depth, list item, heading, table, fence or figure between them."""
     out: list[Line] = []
     fence: str | None = None
+    para = False  # the line above is prose that a next prose line continues
+    depth = -1  # its block-quote depth
     for text, k in _lines(md):
         m = _FENCE.match(text)
         if m:
             fence = None if fence is not None else m.group("pre")
+            para = False
             continue
         if fence is not None:
             body = text[len(fence):] if text.startswith(fence) else text.lstrip(" >")
             out.append((body.rstrip(), k))
             continue
-        s = text[len(_prefix(text)):].strip()
-        if s.startswith(("* ", "- ", "+ ")):
+        pre = _prefix(text)
+        s = text[len(pre):].strip()
+        quotes = pre.count(">")
+        item = s.startswith(("* ", "- ", "+ "))
+        if item:
             s = s[2:].strip()
         if s == "Copy to clipboard":
+            para = False
             continue
         if s.startswith("!["):
             alt = s[2:s.find("]")]
             out.append(("!" + _plain(alt), k))
+            para = False
             continue
         if s.startswith("|"):
             cells = [c.strip() for c in s.strip("|").split("|")]
+            para = False
             if all(set(c) <= set("-: ") for c in cells):
                 continue
             out.append((" ".join(_plain(c) for c in cells if c), k))
             continue
-        if s.startswith("#"):
+        heading = s.startswith("#")
+        if heading:
             s = _HEAD.sub("", s)
-        out.append((_plain(s).strip(), k))
-    # a Markdown paragraph wrapped over lines is one line in a browser copy
-    joined: list[Line] = []
-    for text, k in out:
-        prose = joined and joined[-1][0] and text and not text.startswith(("!", ".")) \
-            and _is_wrapped(joined[-1][0], text)
-        if prose:
-            joined[-1] = (joined[-1][0] + " " + text, joined[-1][1])
-        else:
-            joined.append((text, k))
-    return _render("browser", joined, ".txt")
-
-
-def _is_wrapped(prev: str, text: str) -> bool:
-    """``text`` continues the paragraph ``prev`` (a Markdown soft line break)."""
-    ends = prev.rstrip()[-1:]
-    return ends not in (".", ":", ")") and "=" not in prev and "=" not in text \
-        and not re.match(r"^\d+(\.\d+)+", text) and prev[:1].isalpha() \
-        and not prev.startswith(("Figure ",)) and len(prev) > 60
+        line = _plain(s).strip()
+        if para and line and not item and not heading and quotes == depth and out:
+            out[-1] = (out[-1][0] + " " + line, out[-1][1])
+            continue
+        out.append((line, k))
+        para, depth = bool(line) and not heading, quotes
+    return _render("browser", out, ".txt")
 
 
 _OPENER = re.compile(r"^(Multiplicand [AB]|Accumulators|Matrix fragments for|Metadata:|"
@@ -358,6 +367,64 @@ def sub_bulleted(md: str) -> Rendering:
     return _render("sub_bulleted", out, ".md")
 
 
+def bare_tables(md: str) -> Rendering:
+    """Every table row without its outer pipes and the delimiter row as ``---|---|---``,
+    as a converted mirror writes GFM tables (``.atype | Fragment | Elements``)."""
+    out: list[Line] = []
+    for text, k in _lines(md):
+        m = _ROW.match(text)
+        if m is None:
+            out.append((text, k))
+            continue
+        cells = [c.strip() for c in m.group("cells").split("|")]
+        if cells and all(c and set(c) <= set("-: ") for c in cells):
+            out.append((m.group("pre") + "|".join("---" for _ in cells), k))
+            continue
+        out.append((m.group("pre") + " | ".join(cells), k))
+    return _render("bare_tables", out, ".md")
+
+
+def html_tables(md: str) -> Rendering:
+    """Every unquoted table as the page's raw HTML ``<table>`` at the line's start (one tag a
+    line, a cell's ``code`` as ``<code><span>``), as a converted mirror keeps the tables
+    whose cells the page merges (the PTX ISA 9.4 Markdown mirror)."""
+    out: list[Line] = []
+    rows: list[Line] = []
+
+    def close() -> None:
+        if not rows:
+            return
+        out.append(("<table>", 0))
+        head = True
+        for text, k in rows:
+            cells = [c.strip() for c in text.strip().strip("|").split("|")]
+            if all(c and set(c) <= set("-: ") for c in cells):
+                out.append(("</thead>", 0))
+                out.append(("<tbody>", 0))
+                head = False
+                continue
+            if head:
+                out.append(("<thead>", 0))
+            tag = "th" if head else "td"
+            out.append(("<tr>", k))
+            for c in cells:
+                body = re.sub(r"`([^`]+)`", r"<code><span>\1</span></code>", c)
+                out.append((f"<{tag}><p>{body}</p></{tag}>", k))
+            out.append(("</tr>", k))
+        out.append(("</tbody>", 0))
+        out.append(("</table>", 0))
+        rows.clear()
+
+    for text, k in _lines(md):
+        if _ROW.match(text) and not _prefix(text).strip():
+            rows.append((text, k))
+            continue
+        close()
+        out.append((text, k))
+    close()
+    return _render("html_tables", out, ".md")
+
+
 def renderings(seed: str, markdown: bool) -> list[Rendering]:
     """Every rendering of one seed that must read to the seed's own findings."""
     suffix = ".md" if markdown else ".txt"
@@ -374,7 +441,7 @@ def renderings(seed: str, markdown: bool) -> list[Rendering]:
                 _chain(text, bulleted(text.text, ".txt")),
                 _chain(text, titles_without_numbers(text.text, ".txt")),
                 replace(sphinx(glyphs.text), name="glyph_headings_html"),
-                sub_bulleted(seed)]
+                sub_bulleted(seed), bare_tables(seed), html_tables(seed)]
     return [glued(seed), text_missing_lists(seed), *damage]
 
 

@@ -14,30 +14,44 @@ import html
 import re
 
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
-_CODE = re.compile(r"`([^`]+)`")
+# a backslash escape (CommonMark: any ASCII punctuation) or a code span, whichever comes first
+_ESCAPE_OR_CODE = re.compile(r"\\([!-/:-@\[-`{-~])|`([^`]+)`")
 
 
 def _inline(text: str) -> str:
     out = []
     pos = 0
     for m in _LINK.finditer(text):
-        out.append(_code(html.escape(text[pos:m.start()], quote=False)))
+        out.append(_code(text[pos:m.start()]))
         label = m.group(1)
         if label.strip() and not all("\ue000" <= ch <= "\uf8ff" for ch in label):
             out.append(f'<a class="reference internal" href="{html.escape(m.group(2))}">'
-                       f'<span class="std std-ref">{_code(html.escape(label, quote=False))}'
+                       f'<span class="std std-ref">{_code(label)}'
                        "</span></a>")
         else:
             out.append(f'<a class="headerlink" href="{html.escape(m.group(2))}" '
                        'title="Permalink to this headline">\uf0c1</a>')
         pos = m.end()
-    out.append(_code(html.escape(text[pos:], quote=False)))
+    out.append(_code(text[pos:]))
     return "".join(out)
 
 
 def _code(text: str) -> str:
-    return _CODE.sub(lambda m: '<code class="docutils literal notranslate"><span class="pre">'
-                     f"{m.group(1)}</span></code>", text)
+    """Markdown inline text as Sphinx writes it: ``\\_`` is ``_`` (a renderer undoes every
+    backslash escape outside code; ``wgmma.mma\\_async`` in a link is ``wgmma.mma_async``
+    on the page), a code span is ``code.literal``, the rest HTML-escaped."""
+    out = []
+    pos = 0
+    for m in _ESCAPE_OR_CODE.finditer(text):
+        out.append(html.escape(text[pos:m.start()], quote=False))
+        if m.group(1) is not None:
+            out.append(html.escape(m.group(1), quote=False))
+        else:
+            out.append('<code class="docutils literal notranslate"><span class="pre">'
+                       f"{html.escape(m.group(2), quote=False)}</span></code>")
+        pos = m.end()
+    out.append(html.escape(text[pos:], quote=False))
+    return "".join(out)
 
 
 def markdown_to_sphinx_html(md: str) -> str:

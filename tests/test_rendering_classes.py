@@ -137,3 +137,115 @@ def test_a_plain_text_chapter_without_numbers_opens_each_section(tmp_path: Path)
     assert [s.title.text.strip() for s in doc.sections] == [
         "Matrix Fragments for mma.m8n8k4 with .f16 floating point type",
         "Multiply-and-Accumulate Instruction: mma"]
+
+
+# ---- escaped characters in link text; a merged-cell table flattened by a browser ------------
+
+# a wgmma accumulator table of our own with the spec's facts and merges: the element list stated
+# once for three rows (the .s32 row's says N is in the next column), the N column once for the
+# .f32 and .f16 rows; the section's D also names the dense section through an escaped link
+WGMMA_MERGED = """## 9.7.15.5.1.1.3. Matrix Fragments for `wgmma.mma_async.m64nNk32`
+
+* Accumulator D:
+
+  | .dtype | Fragment | Elements (low to high) | N |
+  | --- | --- | --- | --- |
+  | `.s32` | S32 | LIST | N_S32 |
+  | `.f32` | F32 | N_F32 |
+  | `.f16` | F16 |
+
+## 9.7.15.6.2.1. Matrix Fragments for sparse `wgmma.mma_async.m64nNk32`
+
+* Accumulator D:
+
+  Matrix fragments for accumulator D are the same as in case of
+  [Matrix Fragments for wgmma.mma\\_async.m64nNk32](#dense-64n32)
+  for the same `.dtype` format.
+""".replace("N_S32", "`N = 8*i where i = {1, 2, 3, 4}`  `= 16*i where i = {3, 4, ..., 15, 16}`") \
+   .replace("N_F32", "`N = 8*i where i = {1, 2, ... , 32}`") \
+   .replace("S32", "A vector expression containing N/2 number of `.s32` registers.") \
+   .replace("F32", "A vector expression containing N/2 number of `.f32` registers.") \
+   .replace("F16", "A vector expression containing N/4 number of `.f16x2` registers, with each "
+            "register containing two `.f16` elements from matrix D.") \
+   .replace("LIST", "d0, d1, d2, d3, …, dX, dY, dZ, dW  where `X = N/2  -  4`  `Y = N/2  -  3`  "
+            "`Z = N/2  -  2`  `W = N/2  -  1`  `N` depends on .dtype, as described in the next "
+            "column.")
+
+WANT_N = {
+    "wgmma.m64nNk32.D.s32": (8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208,
+                             224, 240, 256),
+    "wgmma.m64nNk32.D.f32": tuple(range(8, 257, 8)),
+    "wgmma.m64nNk32.D.f16": tuple(range(8, 257, 8)),  # no N of its own: the row above's
+}
+
+
+def _wgmma_read(tmp_path: Path, text: str, name: str) -> tuple[dict[str, tuple[int, ...]],
+                                                                list[tuple[str, str]]]:
+    lays, findings = _run(tmp_path, text, name)
+    return ({k: lay.n_values for k, lay in lays.items()},  # type: ignore[attr-defined]
+            sorted((f.severity, f.kind) for f in findings))
+
+
+def test_a_merged_cell_table_reads_alike_in_every_rendering(tmp_path: Path) -> None:
+    """The Markdown table, the Sphinx page and the browser copy (each row one line: the .s32
+    row ends in its N column, the .f32 row has its N column where the element list stood):
+    the same layouts at the same N, and the same findings."""
+    from . import renderings as R
+
+    want = _wgmma_read(tmp_path, WGMMA_MERGED, "w.md")
+    n_of = {k: v for k, v in want[0].items() if k.startswith("wgmma.m64")}
+    assert n_of == WANT_N
+    # the sparse D, named through the escaped link (sparse k32 has .f16 / .bf16 A: no .s32)
+    assert sorted(k for k in want[0] if k.startswith("wgmma.sp")) == [
+        "wgmma.sp.m64nNk32.D.f16", "wgmma.sp.m64nNk32.D.f32"]
+    assert ("error", "model") not in want[1] and ("error", "parse") not in want[1]
+    text = R.browser(WGMMA_MERGED).text
+    assert ".f32 A vector expression containing N/2 number of .f32 registers. N = 8*i" in text
+    for name, doc in (("w.html", R.sphinx(WGMMA_MERGED).text), ("w.txt", text),
+                      ("n.txt", R.titles_without_numbers(text, ".txt").text)):
+        assert _wgmma_read(tmp_path, doc, name) == want, name
+
+
+def test_escapes_in_link_text_are_undone_outside_code() -> None:
+    """CommonMark: a backslash escapes any ASCII punctuation, except in a code span.  The
+    reader undoes every such escape (in a link's text too); the Sphinx page and the browser
+    copy made from Markdown show the character itself."""
+    from formal.base.source import SourceText
+    from formal.text.blocks import strip_markup
+
+    from . import renderings as R
+
+    def plain(s: str) -> str:
+        return strip_markup(SourceText(s, "d.md", ((0, 1, 1),))).text
+
+    assert plain(r"see [wgmma.mma\_async.m64nNk32](#x) and \*, \., \<") == \
+        "see wgmma.mma_async.m64nNk32 and *, ., <"
+    assert plain(r"`a\_b` and [`c\_d` e\_f](#y)") == r"a\_b and c\_d e_f"
+    # the column of a character after an undone escape is its own
+    src = strip_markup(SourceText(r"[mma\_async.m64nNk32](#x)", "d.md", ((0, 1, 1),)))
+    assert src.text == "mma_async.m64nNk32" and src.span(3).column == 6  # the "_"
+    page = R.sphinx("## 1.2. T\n\nsee [wgmma.mma\\_async](#x) and `c\\_d`\n").text
+    assert "wgmma.mma_async</span></a>" in page and '<span class="pre">c\\_d</span>' in page
+    assert "mma\\_async" not in page
+    assert R.browser("see [wgmma.mma\\_async](#x) and `c\\_d`\n").text == \
+        "see wgmma.mma_async and c\\_d\n"
+
+
+def test_tables_without_outer_pipes_are_tables(tmp_path: Path) -> None:
+    """GFM lets a table drop its outer pipes (``.ctype / .dtype | Fragment | Elements`` over
+    ``---|---|---``), as the PTX ISA 9.4 Markdown mirror writes every table: the same rows,
+    layouts and findings; a line with a '|' over a lone ``---`` (a rule) is no table."""
+    from formal.text.markdown import markdown_blocks
+
+    from . import renderings as R
+
+    bare = R.bare_tables(M8N8K4_CD).text
+    assert "  .ctype / .dtype | Fragment | Elements (low to high)\n  ---|---|---\n" in bare
+    want = _run(tmp_path, M8N8K4_CD)
+    got = _run(tmp_path, bare, "bare.md")
+    assert sorted(got[0]) == sorted(want[0]) == ["mma.m8n8k4.CD.f16", "mma.m8n8k4.CD.f32"]
+    assert [(f.kind, f.span.line) for f in got[1]] == [(f.kind, f.span.line) for f in want[1]]
+    rows = [b for b in markdown_blocks(bare.split("\n"), "d.md") if b.kind == "row"]
+    assert [len(b.cells) for b in rows] == [3, 3, 2]  # the header, .f16, .f32 (no list)
+    kinds = [b.kind for b in markdown_blocks(["a | b", "---", "", "c"], "d.md")]
+    assert "row" not in kinds

@@ -9,6 +9,7 @@ README.md (tests/test_docs.py); here only their invariance is asserted."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -187,14 +188,18 @@ def test_damaged_headings_drop_no_formula_without_a_finding(prefix: str) -> None
 # ---- the catalog in the renderings that change its headings and its type labels -----------
 
 CATALOG_RENDERINGS = ("titles_without_numbers", "glyph_headings", "glyph_headings_html",
-                      "sub_bulleted")
+                      "sub_bulleted", "sphinx", "browser", "browser_without_numbers",
+                      "bare_tables", "html_tables")
 
 
 def _catalog_renderings(md: str) -> list[R.Rendering]:
     glyphs = R.glyph_headings(md, ".md")
+    text = R.browser(md)
     return [R.titles_without_numbers(md, ".md"), glyphs,
             R.Rendering("glyph_headings_html", R.sphinx(glyphs.text).text, ".html"),
-            R.sub_bulleted(md)]
+            R.sub_bulleted(md), R.sphinx(md), text,
+            replace(R.titles_without_numbers(text.text, ".txt"),
+                    name="browser_without_numbers"), R.bare_tables(md), R.html_tables(md)]
 
 
 def _ids_and_errors(tmp_path: Path, name: str, text: str, suffix: str,
@@ -211,8 +216,10 @@ def _ids_and_errors(tmp_path: Path, name: str, text: str, suffix: str,
 def test_the_catalog_reads_the_same_in_every_heading_and_label_rendering(
         doc: str, tmp_path: Path) -> None:
     """The catalog's own documents without section numbers, with the permalink glyph as
-    heading text (Markdown and HTML), and with per-type parts as one table and sub-bullets
-    that name their types: the same layouts and the same errors, layout by layout."""
+    heading text (Markdown and HTML), with per-type parts as one table and sub-bullets
+    that name their types, as the Sphinx page and as a browser's copy (every table row one
+    line, the terse fragments too), with and without numbers: the same layouts and the same
+    errors, layout by layout."""
     from formal import catalog
 
     md = (Path(catalog.__file__).parent / f"{doc}.md").read_text(encoding="utf-8")

@@ -63,7 +63,7 @@ class MoveInstr:
 # the register layouts' operand tags (wgmma's accumulator is D: it has no C operand)
 ID_OPERANDS = {"A": "A", "B": "B", "C/D": "CD", "metadata": "meta"}
 TMEM_INSTRUCTIONS = ("tcgen05.ld", "tcgen05.st")
-_FAMILIES = ("wgmma.sp", "wgmma", "mma.sp", "mma", *MOVE_INSTRUCTIONS, *TMEM_INSTRUCTIONS)
+_FAMILIES = ("wgmma.sp", "wgmma", "wmma", "mma.sp", "mma", *MOVE_INSTRUCTIONS, *TMEM_INSTRUCTIONS)
 _MOVE_NAME = re.compile(r"(?P<shape>m[0-9]+n[0-9]+(?:\.x[0-9]+)?(?:\.trans)?)"
                         r"\.(?P<type>b[0-9]+(?:x[0-9]+\.b[0-9]+x[0-9]+_p[0-9]+)?)"
                         r"(?:\.(?P<tail>[ad]))?")

@@ -37,7 +37,7 @@ from .sections import (
     with_section_context,
 )
 from .tmem import check_tmem
-from .wmma import wmma_budgets
+from .wmma import wmma_layouts
 
 # ---- references ----------------------------------------------------------------------------------
 
@@ -200,6 +200,7 @@ def build(documents: Iterable[Document | ParsedDocument],
     docs: list[ParsedDocument] = []
     findings: list[Finding] = []
     written: list[Layout] = []
+    wmma: list[Layout] = []  # the wmma sections' fragments: register budgets, no map
     pending: list[tuple[Any, ...]] = []
     for one in documents:
         d = one if isinstance(one, ParsedDocument) else parse_document(one)
@@ -210,7 +211,7 @@ def build(documents: Iterable[Document | ParsedDocument],
         written.extend(lays)
         pending.extend(refs)
         findings.extend(errs)
-        findings.extend(wmma_budgets(d))  # the wmma section: register counts, no layout
+        wmma.extend(wmma_layouts(d, lab))
         if done is not None:
             done(len(docs))
     cat_layouts = [lay for d in catalog for lay in catalog_layouts(d)]
@@ -237,7 +238,7 @@ def build(documents: Iterable[Document | ParsedDocument],
             one = replace(ref, operands=(operand,), target=target)
             resolved.extend(with_section_context(
                 _resolve(ctx, src, one, own, pool, findings, circular, ref), own))
-    layouts = _fill_from_catalog(written + resolved, cat_layouts)
+    layouts = _fill_from_catalog(written + resolved, cat_layouts) + wmma
     findings = unchecked(docs, layouts, findings)
     return Model(tuple(_unique_ids(layouts)), tuple(findings),
                  tuple(d.document for d in docs))

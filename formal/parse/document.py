@@ -113,7 +113,8 @@ def parse_row(row: TableRow, header: TableRow | None,
             shift = fr.elements_pos
             elements = replace(elements, items=tuple(replace(it, pos=it.pos - shift)
                                                      for it in elements.items))
-        return S.TableFacts(src, fr.types, fr.fragment, src, elements, esrc, hdr, hdr_src)
+        return S.TableFacts(src, fr.types, fr.fragment, src, elements, esrc, hdr, hdr_src,
+                            fr.n_set)
     tsrc = cells[0]
     tvalue, errs = parse_prose(tsrc, "type_cell", "the type cell")
     if tvalue is None:

@@ -338,9 +338,10 @@ class ProseTransformer(Transformer[Token, Any]):
 
     def flat_row(self, c: list[Any]) -> S.FlatRow:
         types, tpos = c[0]
-        elements = c[2] if len(c) > 2 else None
+        elements = next((x for x in c[2:] if isinstance(x, S.ElementList)), None)
+        n_set = next((x for x in c[2:] if isinstance(x, S.NSet)), None)
         epos = elements.items[0].pos if elements is not None and elements.items else 0
-        return S.FlatRow(types, tpos, c[1], elements, epos)
+        return S.FlatRow(types, tpos, c[1], elements, epos, n_set)
 
     def type_cell(self, c: list[Any]) -> tuple[tuple[str, ...], int]:
         return c[0]

@@ -276,6 +276,7 @@ class FlatRow:
     fragment: FragmentDesc
     elements: ElementList | None
     elements_pos: int
+    n_set: NSet | None = None  # a wgmma row's N column, flattened onto the row's line
 
 
 @dataclass(frozen=True)

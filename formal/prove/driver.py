@@ -276,7 +276,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         el = _every_n(lay, lambda at: element_list_core(at)[0])
     verdicts["element-list"] = _verdict("element-list", el, lay)
     if lay.table is not None and lay.table.elements is None and lay.table.fragment is not None \
-            and not lay.sparse_a:
+            and not lay.sparse_a and lay.instruction != "wmma":  # wmma's tables name no elements
         findings.append(Finding("warning", "element-list", lay.table.source.span(0),
                                 "this row gives no element list (its register budget is "
                                 "still checked from the fragment sentence)", lay.section,

@@ -21,6 +21,7 @@ from ..base.variants import (
     legal_types,
 )
 from ..model.layout import Layout
+from ..model.wmma import wmma_budget
 from ..parse.syntax import ElementList
 from .verdicts import Core
 
@@ -28,6 +29,8 @@ from .verdicts import Core
 
 
 def register_budget_core(lay: Layout) -> Core:
+    if lay.instruction == "wmma":
+        return _wmma_budget_core(lay)
     if lay.operand == "metadata":
         md = lay.metadata
         if md is None or md.desc is None:
@@ -86,6 +89,26 @@ def register_budget_core(lay: Layout) -> Core:
                      {"registers": regs, "per_register": per, "register_kind": fr.register_kind,
                       "elements_needed": n}, None, "table")
     return Core("proved", method="table")
+
+
+def _wmma_budget_core(lay: Layout) -> Core:
+    """A wmma fragment holds its tile once or in whole copies (``formal.model.wmma``)."""
+    tf = lay.table
+    if tf is None or tf.fragment is None:
+        return Core("not-applicable", "no fragment description in the table", method="table")
+    b = wmma_budget(tf.fragment, lay.types, lay.tile)
+    if b is None:
+        return Core("not-applicable", "the fragment sentence does not say how many elements "
+                    "a register holds", method="table")
+    r, c = lay.tile
+    if b.faults:
+        return Core("refuted", f"the wmma {' / '.join('.' + t for t in lay.types)} fragment: "
+                    + "; ".join(b.faults),
+                    {"elements_per_lane": b.elements, "lanes": lay.lanes, "tiles": [[r, c]]},
+                    None, "table")
+    copies = "once" if b.copies == 1 else f"{b.copies} times (replicated)"
+    return Core("proved", f"{b.elements} elements a lane x {lay.lanes} lanes hold the {r} x {c} "
+                f"tile {copies}", method="table")
 
 
 def element_list_core(lay: Layout) -> tuple[Core, list[tuple[int, str]]]:

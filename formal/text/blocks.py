@@ -127,6 +127,11 @@ def section_number(text: str) -> str:
     return text[:k].rstrip(".")
 
 
+# the characters a Markdown backslash escapes: every ASCII punctuation mark (CommonMark), so
+# ``mma\\_async``, ``\\*`` and ``\\.`` read as ``mma_async``, ``*`` and ``.`` in every place
+ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
 def strip_markup(src: SourceText) -> SourceText:
     """Remove Markdown inline markup, keeping each kept character's position.
 
@@ -140,9 +145,12 @@ def strip_markup(src: SourceText) -> SourceText:
     k = 0
     n = len(text)
     brackets, parens = _pairs(text, "[", "]"), _pairs(text, "(", ")")
+    code = False  # inside a code span: a backslash is itself (CommonMark)
     while k < n:
         ch = text[k]
-        if ch == "\\" and k + 1 < n and text[k + 1] in "*_[]()#|`\\":
+        if ch == "`":
+            code = not code
+        elif ch == "\\" and not code and k + 1 < n and text[k + 1] in ESCAPABLE:
             keep.append(k + 1)
             k += 2
             continue
@@ -158,8 +166,12 @@ def strip_markup(src: SourceText) -> SourceText:
                         k = end + 1
                         continue
                     j = k + 1
+                    in_code = False
                     while j < close:  # the link text, its escapes (mma\_async) undone
-                        if text[j] == "\\" and j + 1 < close and text[j + 1] in "*_[]()#|`\\":
+                        if text[j] == "`":
+                            in_code = not in_code
+                        elif text[j] == "\\" and not in_code and j + 1 < close \
+                                and text[j + 1] in ESCAPABLE:
                             j += 1
                         keep.append(j)
                         j += 1

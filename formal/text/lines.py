@@ -48,6 +48,7 @@ class LineKind:
     length: int = 0
     case_word: bool = False
     vector_expression: bool = False
+    terse_fragment: bool = False  # the catalog's "four .b32 registers of ..." (a flat row's)
     vector: bool = False  # the word "vector" (lower case) anywhere
     same_as: bool = False
     major_matrix: bool = False
@@ -129,7 +130,8 @@ class LineKind:
 
     @property
     def flat_row(self) -> bool:
-        return self.head in ("dotted", "header_type") and self.vector_expression
+        return self.head in ("dotted", "header_type") and (self.vector_expression
+                                                            or self.terse_fragment)
 
     @property
     def move_heading(self) -> bool:
@@ -167,8 +169,8 @@ def _parser() -> Lark:
 
 _HEADS = ("heading", "titled", "assignment", "phrase", "header_type", "dotted", "bang", "comment",
           "where")
-_FLAGS = ("case_word", "vector_expression", "same_as", "major_matrix", "figure_layout",
-          "sentence_break", "move_title", "tmem_title", "type_is")
+_FLAGS = ("case_word", "vector_expression", "terse_fragment", "same_as", "major_matrix",
+          "figure_layout", "sentence_break", "move_title", "tmem_title", "type_is")
 
 
 class _Facts(Transformer[Token, Any]):

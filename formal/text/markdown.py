@@ -1,17 +1,21 @@
 """Markdown renderings -> blocks.
 
-Headings (``#`` .. ``######``, with or without links), ``> `` quotes, fenced code, ``|`` tables and
+Headings (``#`` .. ``######``, with or without links), ``> `` quotes, fenced code, ``|`` tables
+(with or without their outer pipes: ``.atype | Fragment`` over ``---|---`` is a table too; a raw
+HTML ``<table>`` is read by the HTML reader, its merged cells as the page writes them) and
 ``+``/``*``/``-`` bullets.  A quoted table row ``> | .s8 | ... | a0, a1 |`` is the same row as
 its unquoted form, at the column where its first cell starts.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 
 from ..base.source import SourceText
 from .blocks import Block, clean_text, line_text, strip_markup
+from .html import html_blocks
 from .lines import kind_of
 from .plain import cells_of, split_glued, text_prose
 
@@ -55,12 +59,23 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
             yield from _md_table(table_rows)
             table_rows.clear()
 
+    html_end = 0  # the last line of a raw HTML table being read
     for lineno, raw in enumerate(raw_lines, 1):
+        if lineno <= html_end:
+            continue
         raw = raw.rstrip("\n").rstrip()
         start, _depth = unquote(raw)
         body = raw[start:]
         src = line_text(raw, doc, lineno, start)
         stripped = body.strip()
+        if not in_fence and start == 0 and stripped.lower().startswith("<table"):
+            # raw HTML in Markdown (a converted mirror keeps each table with merged cells as
+            # the page's <table>, rowspan and all): its rows, read by the HTML reader
+            yield from flush_para()
+            yield from flush_table()
+            html_end = _html_table_end(raw_lines, lineno)
+            yield from _html_table(raw_lines, lineno, html_end, doc)
+            continue
         if stripped.startswith("```"):
             yield from flush_para()
             yield from flush_table()
@@ -74,7 +89,10 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
             yield from flush_table()
             yield Block("blank", src)
             continue
-        if stripped.startswith("|"):
+        if stripped.startswith("|") or ("|" in stripped and (
+                table_rows or _opens_table(raw_lines, lineno))):
+            # a GFM table: rows open with '|', or -- a mirror that writes them without the
+            # outer pipes (``.atype | Fragment | Elements``) -- a header over ``---|---``
             yield from flush_para()
             table_rows.append(src.strip())
             continue
@@ -122,6 +140,35 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
         para.append(piece)
     yield from flush_para()
     yield from flush_table()
+
+
+def _html_table_end(raw_lines: list[str], lineno: int) -> int:
+    """The line (1-based) of the ``</table>`` that closes the table opened at ``lineno``
+    (the document's last line if none does)."""
+    for k in range(lineno - 1, len(raw_lines)):
+        if "</table>" in raw_lines[k].lower():
+            return k + 1
+    return len(raw_lines)
+
+
+def _html_table(raw_lines: list[str], first: int, last: int, doc: str) -> Iterator[Block]:
+    """The rows of a raw HTML table, each cell at its own line and column: the HTML reader
+    is given the table's lines below as many empty lines as stand above it."""
+    text = "\n" * (first - 1) + "\n".join(ln.rstrip("\n") for ln in raw_lines[first - 1:last])
+    yield from (b for b in html_blocks(text, doc) if b.kind == "row")
+
+
+_DELIMITER = re.compile(r"^\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?$|^\|\s*:?-+:?\s*\|$")
+
+
+def _opens_table(raw_lines: list[str], lineno: int) -> bool:
+    """The line ``lineno`` (1-based) is a table's header: the next line is a delimiter row
+    with at least one ``|`` (``---|---|---``; a lone ``---`` is a rule, not a table)."""
+    if lineno >= len(raw_lines):
+        return False
+    nxt = raw_lines[lineno].rstrip()
+    start, _depth = unquote(nxt)
+    return _DELIMITER.match(nxt[start:].strip()) is not None
 
 
 def _plain_kind(piece: SourceText, in_pseudo: bool) -> str:
