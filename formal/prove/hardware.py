@@ -98,9 +98,18 @@ def _pool_of(instruction: str) -> tuple[Variant, ...]:
 
 
 def _matrix_variants(lay: Any, op: str) -> list[Variant]:
-    return [v for v in _pool_of(lay.instruction)
-            if matrix_layout_serves(v, op, lay.instruction, lay.shape_text, lay.operand,
-                                    lay.types, lay.n_values)]
+    return list(_serving(op, lay.instruction, lay.shape_text, lay.operand, lay.types,
+                         lay.n_values))
+
+
+@cache
+def _serving(op: str, instruction: str, shape_text: str, operand: str, types: Any,
+             n_values: Any) -> tuple[Variant, ...]:
+    """The pool's rows a layout with these facts serves (a pure function of them: the same
+    answer for each of the hundreds of layouts that share them, asked once)."""
+    return tuple(v for v in _pool_of(instruction)
+                 if matrix_layout_serves(v, op, instruction, shape_text, operand, types,
+                                         n_values))
 
 
 class _Want:
