@@ -402,6 +402,13 @@ def test_evidence_tells_its_bar_of_every_variant() -> None:
     assert len(calls) == len(VARIANTS) + 1 and calls[-1] == ("clear",)
 
 
+def test_a_quiet_run_leaves_the_bar_on_for_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    from formal.base import progress
+    assert run("evidence", "/nonexistent", "-q")[0] == 2  # -q, then a bar again
+    monkeypatch.setattr("sys.stderr", Tty())
+    assert progress.progress() is not None
+
+
 def test_quiet_silences_the_progress_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     from formal.base import progress
     monkeypatch.setattr("sys.stderr", Tty())

@@ -67,6 +67,8 @@ def interrupts_exit() -> Iterator[None]:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        from .progress import silence
+        silence(False)  # a -q run's silence ends with it (tests call main again and again)
 
 
 def colour(stream: TextIO) -> bool:
