@@ -528,7 +528,7 @@ def catalog_entries(corrections: bool = False) -> list[IndexEntry] | None:
     return views.catalog_index(corrections) if views.enabled() else None
 
 
-def scale_maps(form: str) -> tuple[Any, Any, Any, Any]:
+def block_scale_form_maps(form: str) -> tuple[Any, Any, Any, Any]:
     """(variant, scale_A map, scale_B map, D cells) of one block-scaled form, named by a
     variant key or a part of one (``mxf4nvf4.block_scale.scale_vec::4X``, the first row that
     matches): the maps as the executor takes them, data from the proved catalog."""

@@ -666,9 +666,8 @@ def _main(argv: Sequence[str] | None) -> int:
     else:
         cache.enable()
     try:
-        for where in (getattr(args, name, None) for name in OUTPUTS):
-            if where:
-                _writable(where)  # before the work: an unwritable output fails at once
+        for where in filter(None, (getattr(args, name, None) for name in OUTPUTS)):
+            _writable(where)  # before the work: an unwritable output fails at once
         _configure(args)
         from .writers.smem_figure import smem_command  # show / export of a shared-memory id
         done = smem_command(args, _write)

@@ -383,7 +383,7 @@ def test_prove_the_spec_renderings(tmp_path: Path, rendering: str,
     ("mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.f32.e2m1.e2m1.f32.ue4m3", 4 * (64 + 32)),
 ])
 def test_the_harness_checks_every_factor_at_every_selector(form: str, checked: int) -> None:
-    from formal.api import scale_maps
+    from formal.api import block_scale_form_maps as scale_maps
     from formal.execute.block_scale import check_scale_layouts, one_hot_trials
     v, a, b, d = scale_maps(form)
     n, faults = check_scale_layouts(v, a, b, d)
@@ -395,7 +395,7 @@ def test_the_harness_checks_every_factor_at_every_selector(form: str, checked: i
 
 
 def test_the_harness_names_a_misplaced_factor() -> None:
-    from formal.api import scale_maps
+    from formal.api import block_scale_form_maps as scale_maps
     from formal.execute.block_scale import FakeScaleDevice, ScaleMap, check_scale_layouts
     v, a, b, d = scale_maps("mxf4.block_scale.scale_vec::2X")
     # a device that reads the even lane of each pair as row groupID + 8, the odd as groupID
