@@ -93,6 +93,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
 
 
 SMEM_CATALOG = "catalog/smem/layouts.md"
+SMEM_K_SLICES = "catalog/smem/k-slices.md"
 
 
 def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = False,
@@ -110,6 +111,8 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
         text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
         proofs.append(prove_smem(read_smem(text, SMEM_CATALOG),
                                  catalog_families=("wgmma", "tcgen05"), evidence=evidence))
+        text = (catalog.CATALOG_DIR / "smem" / "k-slices.md").read_text(encoding="utf-8")
+        proofs.append(prove_smem(read_smem(text, SMEM_K_SLICES)))
     read_here = set()
     for doc in documents:
         if not doc.lines:
