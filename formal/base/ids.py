@@ -58,6 +58,27 @@ class MoveInstr:
         return f"{self.instruction}.{self.variant}.{self.type}"
 
 
+@dataclass(frozen=True)
+class TmemInstr:
+    """One tcgen05.ld / tcgen05.st form as a title names it: ``tcgen05.ld.16x256b.x2.
+    pack::16b.b16`` is ``TmemInstr("tcgen05.ld", "16x256b", 2, True, "b16")``."""
+
+    instruction: str  # tcgen05.ld | tcgen05.st
+    shape: str  # 16x64b | 16x128b | 16x256b | 32x32b | 16x32bx2
+    num: int  # the .xN count
+    pack: bool  # .pack::16b (ld) / .unpack::16b (st)
+    elem: str  # b32 | b16
+
+    @property
+    def variant(self) -> str:
+        """The spelled form a layout is filed under: ``16x256b.x2.pack::16b``."""
+        qual = ".unpack::16b" if self.instruction.endswith("st") else ".pack::16b"
+        return f"{self.shape}.x{self.num}{qual if self.pack else ''}"
+
+    def __str__(self) -> str:
+        return f"{self.instruction}.{self.variant}.{self.elem}"
+
+
 # ---- a layout's id ----------------------------------------------------------------------------
 
 # the register layouts' operand tags (wgmma's accumulator is D: it has no C operand)

@@ -644,10 +644,8 @@ def move_section_layouts(doc: Document, doc_label: str, ps: ParsedSection,
     stores two 16 x 8 matrices as 2 x 8 rows of 16 bytes, a 16 x 16 tile."""
     move = title.move
     variant = title.shape  # m8n8.x4.trans: move.variant; a tcgen05.ld/st's 16x256b.x2.pack::16b
-    if title.instruction in TMEM_FAMILIES:
-        parts = variant.split(".")
-        num = next((int(p[1:]) for p in parts[1:] if p.startswith("x")), 1)
-        rows, cols = tmem_tile(parts[0], num, len(parts) > 2)
+    if title.tmem is not None:
+        rows, cols = tmem_tile(title.tmem.shape, title.tmem.num, title.tmem.pack)
     elif move is None or min(move.m, move.n) < 1 or \
             move.m * move.count * move.n > MAX_TILE_CELLS:
         findings.append(error("limit", ps.section.title.strip(),

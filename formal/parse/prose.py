@@ -14,7 +14,7 @@ from typing import Any
 from lark import Token, Transformer, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
-from ..base.ids import MoveInstr
+from ..base.ids import MoveInstr, TmemInstr
 from ..base.source import Finding, SourceText
 from ..base.variants import CONTAINER_BITS, COUNT_WORDS, REGISTER_BITS, TYPE_BITS, shapes
 from . import syntax as S
@@ -199,17 +199,23 @@ class ProseTransformer(Transformer[Token, Any]):
         return S.SectionTitle(number, False, move.variant, S.Qualifier(((move.type, at),)),
                               move.instruction, move)
 
+    def tmem_instr(self, c: list[Token]) -> tuple[TmemInstr, int]:
+        """``tcgen05.ld`` ``.16x256b`` ``.x2`` ``.pack::16b`` ``.b16``, each a token: the
+        parts as values, and where the element type starts."""
+        tok = {t.type: t for t in c}
+        elem = tok["TMEM_ELEM"]
+        return TmemInstr(str(tok["TMEM_OP"]), str(tok["TMEM_SHAPE"])[1:],
+                         int(str(tok["TMEM_NUM"])[2:]), "TMEM_PACK" in tok,
+                         str(elem)[1:]), (elem.start_pos or 0) + 1
+
     def tmem_title(self, c: list[Any]) -> S.SectionTitle:
         """``tcgen05.ld.16x256b.x2.pack::16b.b16``: the instruction ``tcgen05.ld``, the
         variant ``16x256b.x2.pack::16b`` and the element type ``b16``."""
         number = next((str(t).rstrip(".") for t in c if isinstance(t, Token)
                        and t.type == "SECNUM"), "")
-        instr = next(t for t in c if isinstance(t, Token) and t.type == "TMEM_INSTR")
-        head, _, elem = str(instr).rpartition(".")
-        family, variant = head[:10], head[11:]
-        return S.SectionTitle(number, False, variant,
-                              S.Qualifier(((elem, (instr.start_pos or 0) + len(head) + 1),)),
-                              family)
+        instr, at = next(x for x in c if isinstance(x, tuple))
+        return S.SectionTitle(number, False, instr.variant, S.Qualifier(((instr.elem, at),)),
+                              instr.instruction, tmem=instr)
 
     def types(self, c: list[Token]) -> tuple[tuple[str, ...], int]:
         return tuple(str(t)[1:] for t in c if t.type == "TYPE"), c[0].start_pos or 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..base.ids import MoveInstr
+from ..base.ids import MoveInstr, TmemInstr
 from ..base.source import SourceText
 
 # ---- expressions ------------------------------------------------------------------------
@@ -313,6 +313,7 @@ class SectionTitle:
     qualifier: Qualifier = field(default_factory=Qualifier)
     instruction: str = "mma"  # "mma" | "wgmma" (shape m64nNk16: N is a parameter)
     move: MoveInstr | None = None  # a matrix move's title: its parts (shape is its variant)
+    tmem: TmemInstr | None = None  # a tcgen05.ld / tcgen05.st title: its parts, likewise
 
 
 @dataclass(frozen=True)
