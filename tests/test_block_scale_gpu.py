@@ -16,7 +16,7 @@ from formal.api import block_scale_catalog, current_catalog
 from formal.base.matrix_variants import BLOCK_SCALE_VARIANTS, variant
 from formal.cli import main
 from formal.execute import supervisor
-from formal.execute.block_scale import SCALE_INSTRUCTION, scale_maps, scale_tasks
+from formal.execute.block_scale import SCALE_INSTRUCTION, scale_maps_in_records, scale_tasks
 from formal.execute.devices import FakeDevice
 from formal.execute.runs import Job
 from formal.model.block_scale import scale_layouts
@@ -55,14 +55,14 @@ def test_the_family_is_one_row_with_a_task_per_legal_form() -> None:
 
 
 def test_scale_maps_are_read_from_the_records(records: list[dict[str, Any]]) -> None:
-    a, b = scale_maps(variant(FORM), records)
+    a, b = scale_maps_in_records(variant(FORM), records)
     assert (a.tile, b.tile) == ((16, 4), (4, 8))
     # every (byte-id, thread-id) pair the spec allows for .scale_vec::4X: byte-id 0 and
     # thread-id 0 (lanes % 4 in {0, 1}) or 1 ({2, 3}); each pair's 64 factors of scale_A once
     assert sorted(a.places) == [(0, 0), (0, 1)]
     assert all(len(set(p)) == 64 for p in a.places.values())
     with pytest.raises(Exception, match="no mma.block_scale map of scale_A or scale_B"):
-        scale_maps(variant(FORM), [])
+        scale_maps_in_records(variant(FORM), [])
 
 
 def test_an_sm_120_fake_device_checks_every_factor(records: list[dict[str, Any]]) -> None:

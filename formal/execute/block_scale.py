@@ -251,7 +251,8 @@ def check_scale_layouts(v: Variant, a: ScaleMap, b: ScaleMap, d_cells: np.ndarra
 SCALE_INSTRUCTION = "mma.block_scale"
 
 
-def scale_maps(v: Variant, records: Sequence[Mapping[str, Any]]) -> tuple[ScaleMap, ScaleMap]:
+def scale_maps_in_records(v: Variant, records: Sequence[Mapping[str, Any]]) \
+        -> tuple[ScaleMap, ScaleMap]:
     """The scale_A and scale_B maps of form ``v`` from the layouts JSON's records;
     ``cpu.LayoutError`` names what is missing."""
     found: dict[str, ScaleMap] = {}
@@ -303,14 +304,14 @@ def run_scale(device: Any, job: Job, task: Task, memo: dict[str, Any]) -> Outcom
     if task.mode == "compile":
         return Outcome([_assembled(v, sm, job.use_ptxas)])
     try:
-        a, b = scale_maps(v, job.records)
+        a, b = scale_maps_in_records(v, job.records)
         p = cpu.plan(v, job.records)
     except cpu.LayoutError as exc:
         return Outcome([Run(v, None, "not-executed", short_text(str(exc)))])
     d_cells = np.stack([p.cd.row, p.cd.col], axis=-1)
     hashes = {**p.hashes}
     try:
-        dev: Launcher = (FakeScaleDevice(v, *scale_maps(v, device.truth), d_cells,
+        dev: Launcher = (FakeScaleDevice(v, *scale_maps_in_records(v, device.truth), d_cells,
                                          block_weights(a.tile[1], True))
                          if isinstance(device, FakeDevice) else _DeviceLauncher(device, v))
         checked, faults = check_scale_layouts(v, a, b, d_cells, dev, p)
@@ -340,4 +341,4 @@ def _assembled(v: Variant, sm: int, use_ptxas: bool) -> Run:
 
 
 __all__: Sequence[str] = ("FakeScaleDevice", "ScaleMap", "check_scale_layouts",
-                          "one_hot_trials", "run_scale", "scale_maps", "scale_tasks")
+                          "one_hot_trials", "run_scale", "scale_maps_in_records", "scale_tasks")
