@@ -294,7 +294,7 @@ def test_strict_accepts_nothing_whatever_accept_names(tmp_path: Path, base: list
     code, err, res = prove_cli(tmp_path, base, "--accept", str(acc), "--evidence", "none",
                                "--strict")
     assert code == 1
-    assert "--strict: the entries of --accept are not applied" in err
+    assert "--strict: the accepted findings of --accept and [tool.ptxlayout] are not applied" in err
     assert res["summary"]["accepted"] == 0
 
 

@@ -330,8 +330,10 @@ def test_prove_reads_a_shared_memory_document(tmp_path) -> None:  # type: ignore
 def test_prove_catalog_counts_the_shared_memory_layouts(catalog_run: Any) -> None:
     from formal.writers.report import summary
     run = catalog_run
-    assert len(run.proof.smem) == 60 and all(r.ok for r in run.proof.smem)
-    assert summary(run.proof)["layouts"] == len(run.proof.results) + 60
+    # 60 layouts, examples and tables, and the 14 K slices of catalog/smem/k-slices.md
+    assert len(run.proof.smem) == 60 + 14 and all(r.ok for r in run.proof.smem)
+    assert summary(run.proof)["layouts"] == (len(run.proof.results) + 60 + 14
+                                             + len(run.proof.scales) + len(run.proof.datapaths))
 
 
 def test_junit_counts_the_shared_memory_checks(tmp_path) -> None:  # type: ignore[no-untyped-def]

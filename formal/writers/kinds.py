@@ -77,6 +77,8 @@ _TEXT_KINDS = {
     "catalog": "Every variant a section admits must have its layout stated",
     "move-prose": "The prose of ldmatrix, stmatrix and movmatrix must be readable and consistent",
     "tmem": "The tcgen05 data-path tables must be readable and consistent",
+    "datapath": "A tcgen05.mma data-path layout must hold D once, each warp in its own lanes",
+    "packing": "A packing format must keep every element in its own bits of the unit",
     "smem-syntax": "A shared-memory layout must be written in CuTe notation",
     "block-scale": "A block-scaled mma section must be readable and consistent",
     "block-scale-table": "A block-scale table must be readable",
