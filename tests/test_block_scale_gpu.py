@@ -115,3 +115,21 @@ def test_without_ptxas_the_forms_are_not_executed() -> None:
         code = main(["gpu", "--device", "fake", "--no-ptxas", "--only", FORM])
     assert code == 2
     assert "not-executed" in out.getvalue() and "not assembled (--no-ptxas)" in out.getvalue()
+
+
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+def test_a_form_newer_than_this_ptxas_is_not_executed_rather_than_an_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``.scale_vec::4X .ue8m0`` mxf4nvf4 form needs PTX ISA 9.1: a ptxas that reads only
+    9.0 (CUDA 13.0) cannot judge it, so the run says so (not-executed), never an error of
+    the form -- the H100 run of 2026-11-26 reported it as one."""
+    from formal.execute import ptx
+    monkeypatch.setattr(ptx, "ptxas_isa", lambda exe: ((9, 0), "13.0"))
+    form = "mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.f32.e2m1.e2m1.f32.ue8m0"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["gpu", "--device", "fake", "--only", form])
+    text = out.getvalue()
+    assert code == 2
+    assert "not-executed" in text and "error" not in text.split("checks:")[-1].split("\n")[0]
+    assert "not assembled: needs PTX ISA 9.1; ptxas 13.0 reads up to 9.0" in text

@@ -327,13 +327,15 @@ def run_scale(device: Any, job: Job, task: Task, memo: dict[str, Any]) -> Outcom
 
 
 def _assembled(v: Variant, sm: int, use_ptxas: bool) -> Run:
-    from .ptx import assemble, module, ptxas_path
+    from .ptx import assemble, module, ptxas_path, ptxas_too_old
     why = f"block-scaled mma.sync needs {v.target}; the device is " + \
         (f"sm_{sm}" if sm else "absent")
     if not use_ptxas:
         return Run(v, None, "not-executed", f"{why}; not assembled (--no-ptxas)")
     if ptxas_path() is None:
         return Run(v, None, "not-executed", f"{why}; no ptxas here")
+    if (too_old := ptxas_too_old(v, v.target)) is not None:  # not the form's fault
+        return Run(v, None, "not-executed", f"{why}; not assembled: {too_old}")
     ok, msg = assemble(module(v).text, v.target)
     return Run(v, None, "compiled-only" if ok else "error",
                f"{why}: assembled with ptxas, not run" if ok

@@ -302,6 +302,18 @@ def assemble(text: str, arch: str, ptxas: str | None = None, timeout: float = 60
     return proc.returncode == 0, msg
 
 
+def ptxas_too_old(v: Variant, arch: str, exe: str | None = None) -> str | None:
+    """Why ``exe`` (the ptxas on PATH) cannot read ``v``'s module for ``arch`` -- its PTX ISA
+    is newer than the release knows -- or None (it can, or it does not say)."""
+    exe = exe or ptxas_path()
+    known = ptxas_isa(exe) if exe else None
+    need = ptx_version(v, arch)
+    if known is None or need <= known[0]:
+        return None
+    return (f"needs PTX ISA {need[0]}.{need[1]}; ptxas {known[1]} reads up to "
+            f"{known[0][0]}.{known[0][1]}")
+
+
 def check(variants: Iterable[Variant], archs: Sequence[str], jobs: int = 0) \
         -> list[Assembly]:
     """Assemble every variant for every architecture it supports (in parallel)."""
@@ -316,10 +328,8 @@ def check(variants: Iterable[Variant], archs: Sequence[str], jobs: int = 0) \
                 out.append(Assembly(v, arch, "skipped", f"needs {v.target}"))
             elif exe is None:
                 out.append(Assembly(v, arch, "no-ptxas", "ptxas is not on PATH"))
-            elif (known := ptxas_isa(exe)) is not None and ptx_version(v, arch) > known[0]:
-                need, have = ptx_version(v, arch), known[0]
-                out.append(Assembly(v, arch, "skipped", f"needs PTX ISA {need[0]}.{need[1]}; "
-                                    f"ptxas {known[1]} reads up to {have[0]}.{have[1]}"))
+            elif (too_old := ptxas_too_old(v, arch, exe)) is not None:
+                out.append(Assembly(v, arch, "skipped", too_old))
             else:
                 tasks.append((v, arch))
 
