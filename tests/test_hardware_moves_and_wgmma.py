@@ -39,13 +39,13 @@ def test_every_move_and_wgmma_layout_is_confirmed(ev, layouts) -> None:  # type:
               if k.split(".")[0] in ("ldmatrix", "stmatrix", "movmatrix", "wgmma")
               and not k.startswith("wgmma.sp.")]
     assert len(matrix) == 41
-    # wgmma.mma_async.sp ran on the H100 on 2026-11-25 (N = 8, 64, 256, every type pair and
+    # wgmma.mma_async.sp ran on the H100 (last on 2026-11-26) (N = 8, 64, 256, every type pair and
     # selector, A from registers and from shared memory): its 13 layouts are confirmed
     sparse = {k: ev.verdict(x) for k, x in layouts.items()  # type: ignore[attr-defined]
               if k.startswith("wgmma.sp.")}
     assert len(sparse) == 13 and {v.status for v in sparse.values()} == {"proved"}
     assert sparse["wgmma.sp.m64nNk64.meta.e4m3-e5m2-s8-u8"].message.endswith(
-        "2026-11-25: 72 of 656 runnable variants, 288 runs, 2304 trials bit-exact")
+        "2026-11-26: 72 of 656 runnable variants, 288 runs, 2304 trials bit-exact")
     verdicts = {x.short_id: ev.verdict(x) for x in matrix}  # type: ignore[attr-defined]
     # the 15 sm_100a moves (.m16n16, .m8n16, .m16n8) are only assembled: the H100 ran none
     sm100 = {k for k in verdicts if any(s in k for s in (".m16n16.", ".m8n16.", ".m16n8."))}
@@ -106,7 +106,7 @@ def test_staleness_names_a_move_whose_layout_changed(ev, layouts) -> None:  # ty
              if x.startswith("movmatrix")]
     assert len(lines) == 1 and lines[0].startswith("movmatrix.m8n8.trans.b16: no hardware "
                                                    "match for the current layouts (the "
-                                                   "layouts changed since 2026-11-25")
+                                                   "layouts changed since 2026-11-26")
 
 
 def test_the_first_elements_rule_gives_one_hash_in_every_stage(layouts) -> None:  # type: ignore[no-untyped-def]

@@ -91,7 +91,7 @@ def test_evidence_flags_a_shared_memory_layout_changed_since_its_runs() -> None:
     lines = stale_smem(ev, edited)
     assert len(lines) == 1 and lines[0].startswith(
         "wgmma.smem.K-major.128B.b16: no hardware run of the current shared-memory layout "
-        "(smem 0123456789abcdef; the layout changed since the runs of 2026-11-25)")
+        "(smem 0123456789abcdef; the layout changed since the runs of 2026-11-26)")
     # a device that runs no wgmma owes none; evidence with no shared-memory run owes none yet
     assert stale_smem(ev, edited, sm=80) == []
     older = SimpleNamespace(runs=[r for r in ev.runs if not r.layout_hashes.get("smem")])

@@ -1,4 +1,4 @@
-"""The audit's reports: text, JSON (the contract), SARIF 2.1.0, JUnit XML.
+"""The audit's reports: text, JSON (the contract; writers.sarif makes SARIF of it), JUnit XML.
 
 The text form opens with one row per instruction family (atoms; operand checks equal,
 differs, not-in-spec, unreadable), then one line per operand entry that is not equal, e.g.
@@ -25,8 +25,6 @@ from xml.sax.saxutils import quoteattr
 from ..base.junit import testcase
 from .audit import AtomResult, Audit, Entry
 from .scale import ScaleComparison
-
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def _line(r: AtomResult, e: Entry) -> str:
@@ -127,49 +125,6 @@ def audit_json(audit: Audit) -> str:
     return json.dumps(doc, indent=1) + "\n"
 
 
-_LEVEL = {"differs": "error", "unreadable": "warning", "not-in-spec": "note"}
-
-
-def audit_sarif(audit: Audit, version: str = "0") -> str:
-    results = []
-    for r in audit.results:
-        for e in r.entries:
-            if e.verdict == "equal":
-                continue
-            results.append({
-                "ruleId": f"cute-{e.verdict}",
-                "level": _LEVEL.get(e.verdict, "warning"),
-                "message": {"text": f"{r.atom.name} {e.operand} ({e.against}): "
-                                    f"{e.message or e.verdict}"},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": r.atom.file},
-                    "region": {"startLine": max(1, e.line or r.atom.line)}}}],
-                **({"properties": {"counterexample": e.counterexample.as_json()}}
-                   if e.counterexample is not None else {}),
-            })
-    for sc in audit.scales:
-        if sc.verdict == "equal":
-            continue
-        results.append({
-            "ruleId": f"cute-{sc.verdict}", "level": _LEVEL.get(sc.verdict, "warning"),
-            "message": {"text": f"{sc.atom} SF{sc.operand} VS {sc.vs}: "
-                                + _scale_line(sc).split(": ", 1)[-1]},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": sc.file},
-                                                "region": {"startLine": max(1, sc.line)}}}],
-            "properties": {"differences": list(sc.differences)}})
-    for f in audit.findings:
-        results.append({"ruleId": f.kind, "level": "warning", "message": {"text": f.message},
-                        "locations": [{"physicalLocation": {
-                            "artifactLocation": {"uri": f.span.document},
-                            "region": {"startLine": max(1, f.span.line)}}}]})
-    rules = sorted({str(x["ruleId"]) for x in results})
-    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
-        "tool": {"driver": {"name": "ptxlayout-audit-cute", "version": version,
-                            "rules": [{"id": x} for x in rules]}},
-        "results": results}]}
-    return json.dumps(doc, indent=1) + "\n"
-
-
 def audit_junit(audit: Audit) -> str:
     cases = []
     failures = skipped = 0
@@ -203,10 +158,10 @@ def audit_junit(audit: Audit) -> str:
 
 
 def render_audit(audit: Audit, fmt: str, verbose: bool = False, version: str = "0") -> str:
+    """The report in ``fmt`` (text, json or junit; the command line makes SARIF from the
+    JSON, ``writers.sarif.audit_output``); ``version`` is kept for callers that pass it."""
     if fmt == "json":
         return audit_json(audit)
-    if fmt == "sarif":
-        return audit_sarif(audit, version)
     if fmt == "junit":
         return audit_junit(audit)
     return audit_text(audit, verbose)

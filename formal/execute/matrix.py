@@ -92,11 +92,24 @@ def records_for(v: Variant, records: Sequence[Mapping[str, Any]]) \
     return out
 
 
-def maps_for(v: Variant, records: Sequence[Mapping[str, Any]]) -> dict[str, OperandMap]:
+def maps_for(v: Variant, records: Sequence[Mapping[str, Any]],
+             memo: dict[Any, OperandMap] | None = None) -> dict[str, OperandMap]:
     """Every register map a run of ``v`` needs (``execute.maps.operand_map`` with what the
-    variant fixes: its threads, tile and elements a thread), or ``LayoutError``."""
+    variant fixes: its threads, tile and elements a thread), or ``LayoutError``.  ``memo``:
+    a caller that asks for many variants of the same ``records`` (left unchanged while it
+    lives) builds each (record, threads, tile, elements, shape) map once -- wgmma's
+    accumulator at one N serves every type pair."""
     recs = records_for(v, records)
     out: dict[str, OperandMap] = {}
+
+    def built(rec: Mapping[str, Any], **kw: Any) -> OperandMap:
+        if memo is None:
+            return operand_map(rec, **kw)
+        key = (id(rec), tuple(sorted(kw.items())))
+        if key not in memo:
+            memo[key] = operand_map(rec, **kw)
+        return memo[key]
+
     for op in operands(v):
         rec = recs.get(op)
         if rec is None:
@@ -105,14 +118,13 @@ def maps_for(v: Variant, records: Sequence[Mapping[str, Any]]) -> dict[str, Oper
             out[op] = _sparse_map(v, op, rec)
         elif v.wgmma:
             tile = (64, v.k) if op == "A" else (64, v.n)
-            out[op] = operand_map(rec, lanes=128, tile=tile,
-                                  n=v.elements("A" if op == "A" else "D"), shape=v.shape)
+            out[op] = built(rec, lanes=128, tile=tile,
+                            n=v.elements("A" if op == "A" else "D"), shape=v.shape)
         elif v.instruction == "movmatrix":
-            out[op] = operand_map(rec, tile=(8, 8), n=2)
+            out[op] = built(rec, tile=(8, 8), n=2)
         else:
             per = 32 // v.element_bits()
-            out[op] = operand_map(rec, tile=v.tile, n=v.registers * per,
-                                  matrix_rows=v.matrix[0])
+            out[op] = built(rec, tile=v.tile, n=v.registers * per, matrix_rows=v.matrix[0])
     return out
 
 

@@ -108,11 +108,12 @@ def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: 
     full = expand(records)
     out = []
     sparse = WGMMA_SP_VARIANTS if sparse_owed(r.key for r in evidence.runs) else ()
+    memo: dict[Any, Any] = {}  # one map per record and shape: 'full' lives as long
     for v in MATRIX_VARIANTS + sparse:
         if not runs_on(v, sm):
             continue
         try:
-            want = mx.hashes(mx.maps_for(v, full))
+            want = mx.hashes(mx.maps_for(v, full, memo))
         except mx.LayoutError:
             continue  # the layouts do not describe it: no evidence is due
         line = _missing_match(v.key, [r for r in evidence.runs_of([v.key])
