@@ -347,15 +347,28 @@ def diff_documents(old: str | Path, new: str | Path, options: Options | None = N
                        with_catalog_tables(options or Options()))
 
 
+# the last current_catalog: (its two catalog models, the records as JSON text)
+_CURRENT: list[tuple[Any, Any, str]] = []
+
+
 def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(layouts, errata) as exported JSON records: the catalog as ``corrections.md`` fixes it
     (the maps the hardware must confirm), and the spec's layouts those corrections replace.
-    The GPU runner and the evidence check take these as data."""
+    The GPU runner and the evidence check take these as data.  Written once for each pair
+    of catalog models (``model.resolve.catalog_model``, itself keyed by the catalog's text):
+    each call gets fresh values read from that JSON, so a caller may change its own."""
+    import json
+
     from .base.records import expand
     from .model.resolve import catalog_model
     from .writers.export import export_records
-    doc = export_records(catalog_model(True).layouts, catalog_model(False).layouts)
-    return expand(doc["layouts"]) + smem_export(), list(doc["errata"])
+    fixed, plain = catalog_model(True), catalog_model(False)
+    if not (_CURRENT and _CURRENT[0][0] is fixed and _CURRENT[0][1] is plain):
+        doc = export_records(fixed.layouts, plain.layouts)
+        _CURRENT[:] = [(fixed, plain, json.dumps(
+            [expand(doc["layouts"]) + smem_export(), list(doc["errata"])]))]
+    records, errata = json.loads(_CURRENT[0][2])
+    return records, errata
 
 
 def smem_export() -> list[dict[str, Any]]:

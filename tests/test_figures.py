@@ -252,11 +252,19 @@ def test_replicated_layout_draws_one_panel_per_group() -> None:
 # ---- every catalog layout ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_catalog_layout_draws(catalog_run: Any) -> None:
+    """Every layout at full scale; at the slow set's scale an evenly spaced share of the
+    catalog's order (CI: every second layout, each family still drawn)."""
+    from .conftest import budget
     proof = catalog_run.proof  # the catalog's model (model_of([])) proven once a session
     assert {r.layout.id for r in proof.results} == {lay.id for lay in catalog()}
     ok = {r.layout.id for r in proof.results if r.ok}
-    for lay in catalog():
+    lays = list(catalog())
+    step = max(1, round(len(lays) / budget(len(lays))))
+    drawn = lays[::step]
+    assert {x.id.split(".")[0] for x in drawn} == {x.id.split(".")[0] for x in lays}
+    for lay in drawn:
         text = drawing.svg(lay)
         root = ET.fromstring(text)
         assert root.get("data-layout") == lay.id
