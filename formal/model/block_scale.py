@@ -21,11 +21,11 @@ is a fault of the layout, reported with the line that uses it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..base.source import Finding, Span, error
+from ..base.source import Finding, SourceText, Span, error
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, ScaleOperand, ScaleSection
 
@@ -138,6 +138,22 @@ def _holds(c: S.Cond, env: Mapping[str, int], defs: Mapping[str, S.Definition]) 
     return all(parts) if c.op == "and" else any(parts)
 
 
+def program_faults(where: SourceText | Span, prog: S.Program, lid: str,
+                   required: Sequence[str]) -> list[Finding]:
+    """What keeps one scale operand's program (mma.sync's or tcgen05's) from being checked:
+    a name of ``required`` it does not define (at ``where``), a line that did not parse."""
+    names = {d.name for d in prog.definitions}
+    faults: list[Finding] = []
+    missing = [n for n in required if n not in names]
+    if missing:
+        faults.append(error("block-scale", where, f"{lid}: the program defines no "
+                            f"{', '.join(missing)}", layout=lid))
+    if prog.unparsed:
+        faults.append(error("block-scale", prog.unparsed[0].span(0), f"{lid}: a line of the "
+                            "program did not parse; its layout is not checked", layout=lid))
+    return faults
+
+
 def set_values(d: S.Definition | None) -> tuple[int, ...]:
     """The values a set definition (``byte_id = {0, 2}``) lists, in order; () for none."""
     if d is None or d.kind != "set":
@@ -158,14 +174,7 @@ def scale_layout(sec: ScaleSection, op: ScaleOperand, document: str) -> ScaleLay
     defs = {d.name: d for d in prog.definitions}
     lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
     lid = f"mma.block_scale.{sec.shape}.{sec.kind}.{sec.vec}X.{sec.stype}.scale_{op.operand}"
-    faults: list[Finding] = []
-    missing = [n for n in REQUIRED[op.operand] if n not in defs]
-    if missing:
-        faults.append(error("block-scale", op.source, f"{lid}: the program defines no "
-                            f"{', '.join(missing)}", layout=lid))
-    if prog.unparsed:
-        faults.append(error("block-scale", prog.unparsed[0].span(0), f"{lid}: a line of the "
-                            "program did not parse; its layout is not checked", layout=lid))
+    faults = program_faults(op.source, prog, lid, REQUIRED[op.operand])
     byte_ids = set_values(defs.get("byte_id"))
     thread_ids = set_values(defs.get("thread_id"))
     width = REGISTER_BITS.get(op.register_type, 32) * op.registers

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..base.source import Finding, Span, error
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
-from .block_scale import Undefined, program_value, set_values
+from .block_scale import Undefined, program_faults, program_value, set_values
 
 SF_ID_VALUES = 4  # the scale factor ID is a two-bit field of the instruction descriptor
 WORD_BYTES = 4  # a tensor-memory column is one 32-bit word a lane
@@ -90,14 +90,7 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
     lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
     lid = (f"tcgen05.block_scale.m{sec.m}n{sec.n}k{sec.k}.{sec.kind}.{sec.form}.{sec.stype}"
            f".scale_{op.operand}")
-    faults: list[Finding] = []
-    missing = [n for n in TC_REQUIRED[op.operand] if n not in defs]
-    if missing:
-        faults.append(error("block-scale", op.source, f"{lid}: the program defines no "
-                            f"{', '.join(missing)}", layout=lid))
-    if prog.unparsed:
-        faults.append(error("block-scale", prog.unparsed[0].span(0), f"{lid}: a line of the "
-                            "program did not parse; its layout is not checked", layout=lid))
+    faults = program_faults(op.source, prog, lid, TC_REQUIRED[op.operand])
     every: list[tuple[int, tuple[Placement, ...]]] = []
     if not faults:
         try:

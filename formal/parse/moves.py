@@ -317,8 +317,10 @@ def move_instruction(title: SourceText) -> str | None:
 _UNCHECKED = "what it states about the {ins} layouts is not checked"
 
 
-def _sentences(src: SourceText) -> list[SourceText]:
-    tree = moves_parser().parse(src.text, start="paragraph")
+def sentences(src: SourceText, parser: Lark | None = None) -> list[SourceText]:
+    """The sentences of a paragraph, as the ``paragraph`` rule of ``parser`` (the moves'
+    grammar unless given; tcgen05's has the same rule) splits them, each keeping its span."""
+    tree = (parser or moves_parser()).parse(src.text, start="paragraph")
     out = []
     for tok in tree.children:
         if isinstance(tok, Token):
@@ -423,7 +425,7 @@ def parse_moves(section: Section, findings: list[Finding]) -> ParsedMoves | None
         if isinstance(caption, MoveFact):
             facts.append(caption)
             continue
-        for sentence in _sentences(src):
+        for sentence in sentences(src):
             _read_sentence(sentence, instruction, facts, findings)
     findings.extend(_slips(facts))
     return ParsedMoves(instruction, section.title, tuple(forms), tuple(quals), tuple(facts))

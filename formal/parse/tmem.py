@@ -29,7 +29,7 @@ from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Section
 from .grammars import MAX_LINE
-from .moves import body_parts
+from .moves import body_parts, sentences
 
 TMEM_STARTS = ("tmem_heading", "paragraph", "tmem_sentence", "tmem_table")
 
@@ -242,16 +242,6 @@ def _try(src: SourceText, start: str) -> Any:
         return None
 
 
-def _sentences(src: SourceText) -> list[SourceText]:
-    tree = tmem_parser().parse(src.text, start="paragraph")
-    out = []
-    for tok in tree.children:
-        if isinstance(tok, Token):
-            start = tok.start_pos or 0
-            out.append(src.slice(start, start + len(str(tok))).strip())
-    return out
-
-
 def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
     """A tcgen05 tensor-memory section's heading, tables and sentences, read."""
     heading = _try(section.title.strip(), "tmem_heading")
@@ -272,7 +262,7 @@ def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
             if isinstance(flat, TmemFact):
                 facts.append(flat)
                 continue
-            for sentence in _sentences(b.text):
+            for sentence in sentences(b.text, tmem_parser()):
                 value = _try(sentence, "tmem_sentence")
                 if isinstance(value, TmemFact):
                     facts.append(value)
