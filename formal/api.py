@@ -490,9 +490,12 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     )
     from .prove.tc_scale import caption_selectors, prove_tc_scale
     fragments = (model or catalog_model(False)).layouts
+    mma_doc, tc_doc = block_scale_catalog(), block_scale_catalog("tcgen05")
+    cat_layouts = scale_layouts(mma_doc)
+    tc_layouts = tc_scale_layouts(tc_doc)
     docs = []
     if the_catalog:
-        docs += [block_scale_catalog(), block_scale_catalog("tcgen05")]
+        docs += [mma_doc, tc_doc]
     for doc in documents:
         if doc.lines:
             sd = read_block_scale("\n".join(doc.lines), doc.name)
@@ -501,11 +504,9 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
     results: list[Any] = []
     findings: list[Any] = []
     lays: list[Any] = []
-    cat_layouts = scale_layouts(block_scale_catalog())
-    tc_layouts = tc_scale_layouts(block_scale_catalog("tcgen05"))
     for sd in docs:
         findings.extend(sd.findings)
-        for lay in scale_layouts(sd):
+        for lay in cat_layouts if sd is mma_doc else scale_layouts(sd):
             frag = None
             want = _SCALED_TYPE.get(lay.kind, "")
             for f in fragments:
@@ -517,7 +518,7 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             results.append(r)
             findings.extend(fs)
             lays.append(lay)
-        for tlay in tc_scale_layouts(sd):
+        for tlay in tc_layouts if sd is tc_doc else tc_scale_layouts(sd):
             r, fs = prove_tc_scale(tlay)
             results.append(r)
             findings.extend(fs)

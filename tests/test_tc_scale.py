@@ -176,6 +176,36 @@ def test_an_undefined_name_is_a_fault_not_a_crash() -> None:
     assert any("blok" in f.message for f in findings if f.severity == "error")
 
 
+def test_each_place_evaluated_over_the_matrix_equals_the_walk_point_by_point() -> None:
+    """model.tc_scale evaluates a program once over all factors (numpy); the scalar walk is
+    the reference: the same placements, in the same order, for every catalog operand and
+    every ID, and for programs whose C arithmetic differs from numpy's or Python's
+    (truncating division of negatives, shifts past 63, values past int64)."""
+    import formal.model.tc_scale as T
+    sd = block_scale_catalog("tcgen05")
+    cases = [(op, s) for sec in sd.tc_sections for op in sec.operands for s in range(4)]
+    assert len(cases) == 4 * 18  # 18 operands of the legal forms
+    for op, s in cases:
+        defs = {d.name: d for d in op.program.definitions}
+        assert T._placed(defs, op, s) == T._placed_by_point(defs, op, s)
+    odd = [("lane   = row % 32", "lane   = (row - 70) / 3 % 32"),
+           ("lane   = row % 32", "lane   = (0 - row) % 7"),
+           ("byte   = sf_id + block", "byte   = (block << 70) + (sf_id >> 65) + (row >> 2)"),
+           ("column = row / 32", "column = (row << 40) / (1 << 40) / 32"),
+           ("column = row / 32", "column = 123456789012 * row / 123456789012 / 32")]
+    for old, new in odd:
+        sec = read_block_scale(_mutate(old, new), "t.md").tc_sections[0]
+        op = sec.operands[0]
+        defs = {d.name: d for d in op.program.definitions}
+        for s in range(4):
+            got = T._placed(defs, op, s)
+            assert got == T._placed_by_point(defs, op, s), new
+            assert len(got) == 256
+    op = read_block_scale(_mutate(*odd[0]), "t.md").tc_sections[0].operands[0]
+    lane = {p[0]: p[2] for p in T._placed({d.name: d for d in op.program.definitions}, op, 0)}
+    assert (lane[0], lane[67], lane[70]) == (-23, -1, 0)  # C truncates: -70 / 3 is -23
+
+
 def test_prove_the_catalog_document(capsys: pytest.CaptureFixture[str]) -> None:
     import json
 

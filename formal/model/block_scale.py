@@ -122,6 +122,60 @@ def program_value(e: S.Expr, env: Mapping[str, int], defs: Mapping[str, S.Defini
     return q if e.op == "/" else a - q * b
 
 
+class TooWide(Exception):
+    """An array value that could leave int64's exact range: the caller evaluates per point."""
+
+
+_BOUND = 1 << 31  # every intermediate stays below this, so no int64 operation can wrap
+
+
+def program_array(e: S.Expr, env: Mapping[str, Any], defs: Mapping[str, S.Definition]) -> Any:
+    """``program_value`` over numpy arrays at once (``env`` binds names to int64 arrays that
+    broadcast, ``row`` as a column and ``block`` as a row, say): the same C arithmetic, so
+    ``lane = row % 32`` is computed once per row, not once per (row, block).  Raises
+    ``Undefined`` as the scalar walk would, and ``TooWide`` where a value reaches 2**31 (then
+    the caller walks per point with Python's unbounded integers)."""
+    import numpy as np
+    if isinstance(e, S.Num):
+        return _bounded(np.int64(e.value) if abs(e.value) < _BOUND else e.value)
+    if isinstance(e, S.Special):
+        if e.name.lstrip("%") == "laneid":
+            return env["%laneid"]
+        raise Undefined(e.name)
+    if isinstance(e, S.Name):
+        if e.name in env:
+            return env[e.name]
+        d = defs.get(e.name)
+        if d is None or d.kind != "expr" or d.cases[0].expr is None:
+            raise Undefined(e.name)
+        return program_array(d.cases[0].expr, env, defs)
+    if isinstance(e, S.Neg):
+        return -program_array(e.operand, env, defs)
+    a, b = program_array(e.left, env, defs), program_array(e.right, env, defs)
+    if e.op in ("/", "%"):
+        if np.any(b == 0):
+            raise Undefined(f"{e.op} by zero")
+        q = np.abs(a) // np.abs(b) * np.where((a >= 0) == (b >= 0), 1, -1)  # C: truncation
+        return _bounded(q if e.op == "/" else a - q * b)
+    if e.op == "<<":
+        inside = (b >= 0) & (b < 64)
+        if np.any(np.where(inside, b, 0) > 32):
+            raise TooWide(e.op)
+        return _bounded(np.where(inside, a << np.clip(b, 0, 32), 0))
+    if e.op == ">>":
+        return np.where(b >= 0, a >> np.clip(b, 0, 63), 0)
+    ops = {"+": np.add, "-": np.subtract, "*": np.multiply, "&": np.bitwise_and,
+           "|": np.bitwise_or, "^": np.bitwise_xor}
+    return _bounded(ops[e.op](a, b))
+
+
+def _bounded(v: Any) -> Any:
+    import numpy as np
+    if not isinstance(v, np.ndarray | np.integer) or np.any(np.abs(v) >= _BOUND):
+        raise TooWide("value")
+    return v
+
+
 _REL = {"==": lambda a, b: a == b, "=": lambda a, b: a == b, "!=": lambda a, b: a != b,
         "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
         ">=": lambda a, b: a >= b}

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from ..base.source import Finding, Span, error
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
-from .block_scale import Undefined, program_faults, program_value, set_values
+from .block_scale import (
+    TooWide,
+    Undefined,
+    program_array,
+    program_faults,
+    program_value,
+    set_values,
+)
 
 SF_ID_VALUES = 4  # the scale factor ID is a two-bit field of the instruction descriptor
 WORD_BYTES = 4  # a tensor-memory column is one 32-bit word a lane
@@ -106,6 +113,26 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
 
 
 def _placed(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int) \
+        -> tuple[Placement, ...]:
+    """Every factor's (row, col, lane, column, byte) at ID ``s``, row by row: each place's
+    program evaluated once over the whole matrix (numpy; a row's ``lane = row % 32`` once a
+    row), or point by point where a value could leave int64's exact range."""
+    import numpy as np
+    mn = "row" if op.operand == "A" else "col"
+    r = np.arange(op.rows, dtype=np.int64)[:, None]
+    c = np.arange(op.cols, dtype=np.int64)[None, :]
+    who, block = (r, c) if op.operand == "A" else (c, r)
+    env = {mn: who, "block": block, "sf_id": np.int64(s)}
+    try:
+        places = [program_array(_expr(defs[n]), env, defs) for n in PLACE_NAMES]
+    except (Undefined, TooWide):
+        return _placed_by_point(defs, op, s)
+    shape = (op.rows, op.cols)
+    table = np.stack([np.broadcast_to(x, shape) for x in (r, c, *places)], axis=-1)
+    return tuple(map(tuple, table.reshape(-1, 5).tolist()))
+
+
+def _placed_by_point(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int) \
         -> tuple[Placement, ...]:
     out: list[Placement] = []
     mn = "row" if op.operand == "A" else "col"
