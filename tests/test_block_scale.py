@@ -78,6 +78,38 @@ def test_the_2x_holdings_named_lane_by_lane() -> None:
     assert held_b[(7, 0)] == (0, 1) and held_b[(31, 3)] == (3, 7) and len(held_b) == 32
 
 
+@pytest.mark.parametrize("old,new", [
+    ("", ""),  # the catalog's own program
+    ("row    = groupID + 8 * (threadID_in_group & 0x1)",
+     "row    = (groupID - 5) / 2 + (i << 70) + (i >> 66)"),
+    ("block  = i - byte_id", "block  = i - byte_id + 0 * (1 / (i - byte_id + 1))"),
+    ("holder = threadID_in_group >> 1 == thread_id",
+     "holder = (%laneid - 7) / 4 % 2 == thread_id"),
+    ("block  = i - byte_id", "block  = (i << 40) / 1099511627776 - byte_id"),
+])
+def test_each_definition_evaluated_over_all_points_equals_the_walk_point_by_point(
+        old: str, new: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """model.block_scale evaluates a program once over all (lane, byte) points (numpy); the
+    scalar walk is the reference: the same holdings in the same order at every selector pair,
+    also for C's truncating division of negatives, a division by zero only at unused bytes,
+    shifts past 63 and values past int64."""
+    import formal.model.block_scale as B
+    sec = read_block_scale(_mutate(old, new) if old else TEXT, "t.md").sections[0 if old else 1]
+    op = sec.operands[0]
+    defs = {d.name: d for d in op.program.definitions}
+    total, walk = 0, B._held_by_point
+    if not old:  # the catalog's program is evaluated over arrays, never walked
+        monkeypatch.setattr(B, "_held_by_point", None)
+    for b in range(4):
+        for t in range(4):
+            got = B._held(defs, "row", "A", b, t, 4)
+            assert got == walk(defs, "row", "A", b, t, 4)
+            total += len(got)
+    assert total > 0
+    if "groupID - 5" in new:  # C truncates: (0 - 5) / 2 is -2, Python's floor -3
+        assert B._held(defs, "row", "A", 0, 0, 4)[0] == (0, 0, -2, 0)
+
+
 def test_row_formula_mutated_collides_with_counterexample() -> None:
     text = _mutate("row    = groupID + 8 * (threadID_in_group & 0x1)", "row    = groupID")
     v, findings = _prove(text, "scale_A")

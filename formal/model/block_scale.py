@@ -192,6 +192,20 @@ def _holds(c: S.Cond, env: Mapping[str, int], defs: Mapping[str, S.Definition]) 
     return all(parts) if c.op == "and" else any(parts)
 
 
+def holds_array(c: S.Cond, env: Mapping[str, Any], defs: Mapping[str, S.Definition]) -> Any:
+    """``_holds`` over numpy arrays (``program_array``'s arguments): a boolean array."""
+    import numpy as np
+    if isinstance(c, S.Compare):
+        vals = [program_array(x, env, defs) for x in c.operands]
+        return np.logical_and.reduce([_REL[op](vals[k], vals[k + 1])
+                                      for k, op in enumerate(c.ops)])
+    if isinstance(c, S.InSet):
+        v = program_array(c.expr, env, defs)
+        return np.logical_or.reduce([(lo <= v) & (v <= hi) for lo, hi in c.ranges])
+    parts = [holds_array(p, env, defs) for p in c.parts]
+    return np.logical_and.reduce(parts) if c.op == "and" else np.logical_or.reduce(parts)
+
+
 def program_faults(where: SourceText | Span, prog: S.Program, lid: str,
                    required: Sequence[str]) -> list[Finding]:
     """What keeps one scale operand's program (mma.sync's or tcgen05's) from being checked:
@@ -255,7 +269,38 @@ def scale_layout(sec: ScaleSection, op: ScaleOperand, document: str) -> ScaleLay
 def _held(defs: Mapping[str, S.Definition], mn: str, operand: str, b: int, t: int,
           nbytes: int) -> tuple[Holding, ...]:
     """Every (lane, byte, row, col) at selectors (b, t); bytes up to 4 past the register are
-    asked too, so a program that uses them is caught."""
+    asked too, so a program that uses them is caught.  Each definition is evaluated once over
+    all (lane, byte) points (numpy), point by point where that cannot say the same (a name
+    undefined, a division by zero somewhere, a value past 2**31: the walk decides)."""
+    import numpy as np
+    lane = np.arange(LANES, dtype=np.int64)[:, None]
+    i = np.arange(nbytes + 4, dtype=np.int64)[None, :]
+    sel = {"byte_id": np.int64(b), "thread_id": np.int64(t)}
+    try:
+        holder = _definition_array(defs["holder"], {"%laneid": lane, **sel}, defs)
+        env = {"%laneid": lane, "i": i, **sel}
+        used = _definition_array(defs["used"], env, defs)
+        m = program_array(_expr(defs[mn]), env, defs)
+        k = program_array(_expr(defs["block"]), env, defs)
+    except (Undefined, TooWide):
+        return _held_by_point(defs, mn, operand, b, t, nbytes)
+    shape = (LANES, nbytes + 4)
+    keep = np.broadcast_to(holder, shape) & np.broadcast_to(used, shape)
+    cols = [lane, i, m, k] if operand == "A" else [lane, i, k, m]
+    table = np.stack([np.broadcast_to(x, shape)[keep] for x in cols], axis=-1)
+    return tuple(map(tuple, table.tolist()))
+
+
+def _definition_array(d: S.Definition, env: Mapping[str, Any],
+                      defs: Mapping[str, S.Definition]) -> Any:
+    c = d.cases[0].cond
+    if d.kind != "predicate" or c is None:
+        raise Undefined(d.name)
+    return holds_array(c, env, defs)
+
+
+def _held_by_point(defs: Mapping[str, S.Definition], mn: str, operand: str, b: int, t: int,
+                   nbytes: int) -> tuple[Holding, ...]:
     got: list[Holding] = []
     for lane in range(LANES):
         env = {"%laneid": lane, "byte_id": b, "thread_id": t}
