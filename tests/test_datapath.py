@@ -126,6 +126,39 @@ def test_an_edited_fact_is_refuted_near_its_line(tmp_path: Path, old: str, new: 
     assert all(f["counterexample"] for f in errs)
 
 
+def test_z3_answers_kept_between_runs_only_confirm_the_enumeration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second run takes Z3's *unsat* from the cache (Z3 is not asked again) and still
+    enumerates every N; an entry cannot turn a counterexample into a proof: where the
+    enumeration finds one, Z3 itself is asked (here a cache that answers *unsat* to
+    everything leaves Layout E's mutant refuted, with its cell)."""
+    import z3
+
+    from formal.api import datapath_catalog
+    from formal.prove import datapath as P
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "cache"))
+    dps = datapath_catalog()
+    first = [P.prove_datapath(dp)[0] for dp in dps]
+    assert all(v.status == "proved" for r in first for v in r.verdicts
+               if v.name not in ("organization", "hardware"))
+    asked, walked = [], []
+    monkeypatch.setattr(z3.Solver, "check", lambda self, *a: asked.append(1))
+    real = P._collision
+    monkeypatch.setattr(P, "_collision", lambda *a: walked.append(1) or real(*a))
+    again = [P.prove_datapath(dp)[0] for dp in dps]
+    assert [r.verdicts for r in again] == [r.verdicts for r in first]
+    assert not asked and len(walked) == 2 * sum(len(dp.ns) * len(P._alignments(dp))
+                                                for dp in dps)
+    monkeypatch.undo()
+    monkeypatch.setattr(P, "z3_unsat", lambda *a: True)
+    code, rep, _line = _mutant(tmp_path, "| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",
+                               "| 0 | 2 | 64-95 | 0 to N/2-1 | 32-63 | N/2 to N-1 |")
+    got = {o["name"]: o for lay in rep["layouts"] for o in lay["obligations"]
+           if o["status"] == "refuted"}
+    cex = got["injective"]["counterexample"]
+    assert code == 1 and (cex["N"], cex["cell"]) == (16, {"row": 32, "dcol": 8})
+
+
 def test_layout_d_with_its_warps_swapped_is_not_read_back_row_by_row(tmp_path: Path) -> None:
     """Rows 0-31 in lanes 32-63 and rows 32-63 in lanes 0-31: still a bijection, but warp 0's
     thread 0 reads D[32][0] with tcgen05.ld.32x32b, not its row 0."""

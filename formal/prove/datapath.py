@@ -37,6 +37,7 @@ from ..model.datapath import (
     datapath_cells,
 )
 from ..model.layout import Layout
+from .cache import z3_unsat
 from .composes import Arrangement, Relation, RelationVerdict
 from .verdicts import InternalError, Verdict
 
@@ -173,8 +174,11 @@ def _range_bad(dp: DataPath, n: int, a: int) -> dict[str, Any] | None:
     return None
 
 
-def _collision(dp: DataPath, keys: tuple[str, ...], n: int, a: int) -> dict[str, Any] | None:
-    c = datapath_cells(dp, n, a)
+def _collision(c: dict[str, np.ndarray], dp: DataPath, keys: tuple[str, ...]) \
+        -> dict[str, Any] | None:
+    """The first cell (by the keys' values) two TMEM cells of the map ``c`` share."""
+    if _distinct(c, keys):
+        return None
     key = np.zeros(c["block"].shape, dtype=np.int64)
     for k in keys:
         key = key * 1024 + c[k]
@@ -189,8 +193,24 @@ def _collision(dp: DataPath, keys: tuple[str, ...], n: int, a: int) -> dict[str,
             "blocks": [block_place(dp.blocks[j]) for j in blocks[:2]]}
 
 
-def _uncovered(dp: DataPath, n: int, a: int) -> dict[str, Any] | None:
-    c = datapath_cells(dp, n, a)
+def _distinct(c: dict[str, np.ndarray], keys: tuple[str, ...]) -> bool:
+    """No two entries of ``c`` agree on every key: each entry's keys as one number in mixed
+    radix (each key's largest value + 1) counted in one pass -- False where that cannot say
+    (a negative value, a radix product past 2**22: the caller sorts)."""
+    if not len(c["block"]):
+        return True
+    key = np.zeros(c["block"].shape, dtype=np.int64)
+    size = 1
+    for k in keys:
+        top = int(c[k].max()) + 1
+        if int(c[k].min()) < 0 or size * top > 1 << 22:
+            return False
+        key, size = key * top + c[k], size * top
+    return bool(np.bincount(key, minlength=size).max() <= 1)
+
+
+def _uncovered(c: dict[str, np.ndarray], dp: DataPath, n: int) -> dict[str, Any] | None:
+    """The first cell of D at N = ``n`` no TMEM cell of the map ``c`` holds."""
     held = np.zeros((dp.m, n), dtype=bool)
     ok = (c["row"] >= 0) & (c["row"] < dp.m) & (c["dcol"] >= 0) & (c["dcol"] < n)
     held[c["row"][ok], c["dcol"][ok]] = True
@@ -219,8 +239,28 @@ def _quarter_z3(dp: DataPath) -> bool:
     return _sat(s)
 
 
-def _decide(name: str, z3_says: bool, found: dict[str, Any] | None, what: str,
+def _query(dp: DataPath) -> list[Any]:
+    """What every Z3 statement about ``dp`` depends on, as JSON values (the cache's key): the
+    blocks' numbers and bounds, the Ns, M, the CTA group, the alignments, tensor memory's
+    sizes."""
+    blocks = [[b.cta, b.warp, list(b.lanes), list(b.rows),
+               [[str(f), c] for f, c in (*b.tcols, *b.dcols)]] for b in dp.blocks]
+    return [blocks, list(dp.ns), dp.m, dp.cta_group, list(_alignments(dp)),
+            [TMEM_COLUMN_COUNT, TMEM_LANE_COUNT, TMEM_SUBPARTITION]]
+
+
+def _z3_says(name: str, solve: Any, found: dict[str, Any] | None, dp: DataPath) -> bool:
+    """Z3's answer (True: a violation exists).  Where the enumeration found none, an earlier
+    run's *unsat* to the same statement (``prove.cache.z3_unsat``) stands for it; a
+    counterexample always asks Z3 itself, so a cache entry can only confirm the enumeration."""
+    if found is not None:
+        return bool(solve(dp))
+    return not z3_unsat([name, _query(dp)], f"datapath-{name}", lambda: not solve(dp))
+
+
+def _decide(name: str, solve: Any, found: dict[str, Any] | None, what: str,
             dp: DataPath) -> Verdict:
+    z3_says = _z3_says(name, solve, found, dp)
     if z3_says != (found is not None):
         raise InternalError(f"{dp.id} {name}: Z3 says {'sat' if z3_says else 'unsat'}, the "
                             "enumeration of every N the opposite")
@@ -258,24 +298,34 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
     def first(test: Any) -> dict[str, Any] | None:
         return _first(dp, lambda n, a: test(dp, n, a))
 
-    vs = [_decide("block-shape", _z3_shape(dp), first(_shape_bad),
+    tables: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+
+    def cells_at(n: int, a: int) -> dict[str, np.ndarray]:
+        """The map at (N, alignment), built once for the three obligations that read it."""
+        if (n, a) not in tables:
+            tables[n, a] = datapath_cells(dp, n, a)
+        return tables[n, a]
+
+    vs = [_decide("block-shape", _z3_shape, first(_shape_bad),
                   "a block's lanes and rows (or TMEM columns and columns) differ in number", dp),
-          _decide("in-range", _z3_range(dp), first(_range_bad),
+          _decide("in-range", _z3_range, first(_range_bad),
                   "a block lies outside D's tile or the CTA's tensor memory", dp)]
     sound = all(v.status == "proved" for v in vs)
     if sound:
-        vs += [_decide("injective", _z3_cover(dp, True),
-                       first(lambda d, n, a: _collision(d, ("row", "dcol"), n, a)),
+        vs += [_decide("injective", lambda d: _z3_cover(d, True),
+                       first(lambda d, n, a: _collision(cells_at(n, a), d, ("row", "dcol"))),
                        "a cell of D lies in two blocks", dp),
-               _decide("tmem-injective", _z3_tmem_shared(dp),
-                       first(lambda d, n, a: _collision(d, ("cta", "lane", "tcol"), n, a)),
+               _decide("tmem-injective", _z3_tmem_shared,
+                       first(lambda d, n, a: _collision(cells_at(n, a), d,
+                                                        ("cta", "lane", "tcol"))),
                        "a TMEM cell holds two cells of D", dp),
-               _decide("surjective", _z3_cover(dp, False), first(_uncovered),
+               _decide("surjective", lambda d: _z3_cover(d, False),
+                       first(lambda d, n, a: _uncovered(cells_at(n, a), d, n)),
                        "a cell of D lies in no block", dp)]
     else:
         vs += [Verdict(x, "error", "not checked: a block's bounds did not hold")
                for x in ("injective", "tmem-injective", "surjective")]
-    vs.append(_decide("warp-quarter", _quarter_z3(dp), first(_quarter_bad),
+    vs.append(_decide("warp-quarter", _quarter_z3, first(_quarter_bad),
                       "a block lies outside the lanes its warp reaches", dp))
     vs.append(_organization(dp, row))
     if evidence is None:
