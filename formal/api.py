@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,24 +206,30 @@ def with_tc_sparse(proof: Proof, documents: Sequence[Document]) -> Proof:
     return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
 
 
+@lru_cache(maxsize=4)
+def _catalog_tmem(name: str) -> tuple[Any, tuple[Any, ...]]:
+    """One tensor-memory file of the catalog (``tcgen05-datapath.md``, ``-packing.md``) read
+    and its sections parsed, once a process: (document, each section's ``ParsedTmem``).  As
+    ``catalog.documents()`` gives it (no corrections), without reading the other files."""
+    from . import catalog
+    from .parse.document import parse_document
+    from .text.read import read_path
+    doc = read_path(catalog.CATALOG_DIR / name, name=f"catalog/{name}")
+    return doc, tuple(ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None)
+
+
 def datapath_catalog(rows: bool = False) -> list[Any]:
     """The catalog's data-path layouts (formal/catalog/tcgen05-datapath.md), read (with
     ``rows``: its summary table's rows instead)."""
-    from . import catalog
     from .model.datapath import datapaths, summary_rows
-    from .parse.document import parse_document
-    doc = next(d for d in catalog.documents() if d.name.endswith("tcgen05-datapath.md"))
-    parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
+    parsed = list(_catalog_tmem("tcgen05-datapath.md")[1])
     return list(summary_rows(parsed)) if rows else datapaths(parsed)
 
 
 def packing_catalog() -> list[Any]:
     """The catalog's packing formats (formal/catalog/tcgen05-packing.md), read."""
-    from . import catalog
     from .model.datapath import pack_formats
-    from .parse.document import parse_document
-    doc = next(d for d in catalog.documents() if d.name.endswith("tcgen05-packing.md"))
-    return pack_formats([ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None])
+    return pack_formats(list(_catalog_tmem("tcgen05-packing.md")[1]))
 
 
 def datapath_drawing(query: str) -> str | None:
@@ -259,9 +266,9 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
     from .prove.verdicts import Verdict
     docs = list(documents)
     if the_catalog:
-        from . import catalog
-        docs += [d for d in catalog.documents()
-                 if d.name.endswith(("tcgen05-datapath.md", "tcgen05-packing.md"))]
+        docs += [_catalog_tmem(n)[0] for n in ("tcgen05-datapath.md", "tcgen05-packing.md")]
+    tmem = {id(_catalog_tmem(n)[0]): _catalog_tmem(n)[1]
+            for n in ("tcgen05-datapath.md", "tcgen05-packing.md")}
     results, findings, reads = [], [], []
     cat = {dp.layout: dp for dp in datapath_catalog()}
     cat_formats = packing_catalog()
@@ -270,7 +277,8 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
     for lay in [*model.layouts, *catalog_model(False).layouts]:
         by_id.setdefault(lay.short_id, lay)
     for doc in docs:
-        parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
+        parsed = list(tmem[id(doc)]) if id(doc) in tmem else \
+            [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
         rows = summary_rows(parsed)
         mine = datapaths(parsed)
         formats = pack_formats(parsed)
