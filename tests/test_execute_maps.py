@@ -54,3 +54,22 @@ def test_matrices_stack_and_every_n_records_take_the_concrete_shape() -> None:
     assert at8.map_hash == cell_table_hash("toy", "m64n8k16", "C/D", "cells", kept)
     whole = operand_map(d, lanes=128, tile=(64, 16))
     assert (whole.n, whole.shape, whole.map_hash) == (8, "m64nNk16", "of-the-record")
+
+
+def test_a_row_is_written_as_json_writes_it() -> None:
+    """base.hashes writes a row of names and integers without json (the format kept per kind
+    of row); every other row, and every row of an expanded table, is exactly json's."""
+    import json
+
+    from formal.base.hashes import cells_at, row_text, row_texts
+
+    rows = [{"lane": 3, "element": 1, "row": -2, "col": 10}, {"col": 1, "row": 0},
+            {"flag": True, "n": 1}, {"x": 1.5}, {"name": "a%d\"b"}, {'k"%': 7}, {}]
+    assert [row_text(r) for r in rows] == [json.dumps(r, sort_keys=True) for r in rows]
+    assert row_text(rows[0]) == '{"col": 10, "element": 1, "lane": 3, "row": -2}'
+    cells = _toy([(t, i, t, i) for t in range(2) for i in range(4)])["cells"]
+    for e in (1, 2, 4):  # the texts given or not, the same rows and the same hash
+        kept, h = cells_at("toy", "m2n2", "C/D", cells, e)
+        assert (kept, h) == cells_at("toy", "m2n2", "C/D", cells, e, row_texts(cells))
+        assert len(kept) == 2 * e
+        assert h == cell_table_hash("toy", "m2n2", "C/D", "cells", kept)

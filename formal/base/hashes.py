@@ -81,10 +81,22 @@ def first_elements(instruction: str, shape: str, operand: str, rows: Sequence[Ro
 
 
 def cells_at(instruction: str, shape: str, operand: str, cells: Sequence[Mapping[str, Any]],
-             e: int) -> tuple[list[Mapping[str, Any]], str]:
-    """``first_elements`` of a table of cells as dicts (an export's ``cells``)."""
-    return first_elements(instruction, shape, operand, cells,
-                          [int(c["element"]) for c in cells], e, row_text)
+             e: int, texts: Sequence[str] | None = None) -> tuple[list[Mapping[str, Any]], str]:
+    """``first_elements`` of a table of cells as dicts (an export's ``cells``); ``texts``, when
+    given, are the ``row_text`` of ``cells`` (``row_texts``), so that a caller taking the
+    table at many N writes each row once."""
+    elements = [int(c["element"]) for c in cells]
+    if texts is None:
+        return first_elements(instruction, shape, operand, cells, elements, e, row_text)
+    kept = [r for r, k in zip(cells, elements, strict=True) if k < e]
+    return kept, cell_table_hash_of_texts(
+        instruction, shape, operand, "cells",
+        [t for t, k in zip(texts, elements, strict=True) if k < e])
+
+
+def row_texts(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``row_text`` of every row of a table."""
+    return [_row_text(r) for r in rows]
 
 
 def row_text(r: Mapping[str, Any]) -> str:
@@ -92,8 +104,33 @@ def row_text(r: Mapping[str, Any]) -> str:
     return _row_text(r)
 
 
+# the keys of a row as it is written (in order) -> (those keys sorted, the %-format that writes
+# a row of those keys holding integers): a table has one or two kinds of row
+_FORMATS: dict[tuple[Any, ...], tuple[tuple[str, ...], str]] = {}
+
+
+def _row_format(keys: tuple[Any, ...]) -> tuple[tuple[str, ...], str] | None:
+    hit = _FORMATS.get(keys)
+    if hit is None:
+        if not all(type(k) is str for k in keys):
+            return None
+        order = tuple(sorted(keys))
+        fmt = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in order) + "}"
+        if len(_FORMATS) >= 256:
+            _FORMATS.clear()
+        hit = _FORMATS[keys] = (order, fmt)
+    return hit
+
+
 def _row_text(r: Mapping[str, Any]) -> str:
-    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster."""
-    if all(type(v) is int for v in r.values()):
-        return "{" + ", ".join(f'"{k}": {r[k]}' for k in sorted(r)) + "}"
+    """``json.dumps(r, sort_keys=True)`` for a row of plain names and integers, faster: the
+    keys' order and format are worked out once per kind of row (``_row_format``)."""
+    how = _row_format(tuple(r))
+    if how is not None:
+        values = tuple([r[k] for k in how[0]])
+        for v in values:
+            if type(v) is not int:  # a bool, a float, a name: json writes it
+                break
+        else:
+            return how[1] % values
     return json.dumps(dict(r), sort_keys=True)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from .variants import (
@@ -271,11 +272,18 @@ def variant(key: str) -> Variant:
         return BY_KEY[key]
     if key in _MMA_BY_KEY:
         return _MMA_BY_KEY[key]
+    return _other_rows()[key]
+
+
+@lru_cache(maxsize=1)
+def _other_rows() -> dict[str, Variant]:
+    """Every wgmma, wgmma.sp (each N), tcgen05 and block-scale row by key, built on the
+    first lookup: ``variant`` reads thousands of evidence runs, each one a dict lookup."""
+    rows: dict[str, Variant] = {}
     for v in wgmma_variants() + wgmma_sp_variants() + list(TMEM_VARIANTS) \
             + list(BLOCK_SCALE_VARIANTS):
-        if v.key == key:
-            return v
-    raise KeyError(key)
+        rows.setdefault(v.key, v)
+    return rows
 
 
 __all__ = ["Variant", "move_tile", "TMEM_FAMILIES",

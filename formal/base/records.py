@@ -18,11 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .hashes import cells_at
+from .hashes import cells_at, row_texts
 
 
 def expand(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     by_id = {str(r.get("id")): r for r in records if r.get("cells")}
+    texts: dict[str, list[str]] = {}  # each base table's rows written once, for every N
     out: list[dict[str, Any]] = []
     for rec in records:
         ref = rec.get("cells_from")
@@ -40,8 +41,11 @@ def expand(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             n = int(ref.get("elements"))  # type: ignore[arg-type]
         except (TypeError, ValueError):
             raise ValueError(f"{lid}: 'cells_from' has no element count") from None
+        bid = str(ref.get("id"))
+        if bid not in texts:
+            texts[bid] = row_texts(base["cells"])
         cells, got = cells_at(str(rec.get("instruction")), str(rec.get("shape")),
-                              str(rec.get("operand")), base["cells"], n)
+                              str(rec.get("operand")), base["cells"], n, texts[bid])
         if not cells or 1 + max(int(c["element"]) for c in cells) < n:
             raise ValueError(f"{lid}: {base.get('id')} has fewer than {n} elements a thread")
         if rec.get("map_hash") and got != rec.get("map_hash"):
