@@ -328,7 +328,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             for p in problems:
                 print(p, file=sys.stderr)
             return EXIT_FINDINGS if problems and args.ids else EXIT_OK
-    from .writers import export, export_scale
+    from .writers import export
     bar = _progress()
     model = _read_model(args.docs, args.max_size, not args.no_catalog, args.corrections,
                         bar=bar)
@@ -344,10 +344,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         as_written = model_of(args.docs, args.max_size, not args.no_catalog, False,
                               _reading(bar))
         errata = list(as_written.layouts)
-    from .api import smem_export  # the catalog's wgmma smem and scale layouts, for GPU runs
+    from .api import smem_export  # the catalog's smem, scale and data-path layouts: GPU runs
     whole = args.format == "json" and not args.ids and not args.no_catalog
     text, problems = export.export(layouts, args.format, errata, *(
-        (smem_export(), export_scale.catalog_scale_records()) if whole else (None, None)))
+        (smem_export(), export.catalog_device_records()) if whole else (None, None)))
     _write(text, args.output)
     for p in problems:
         print(p, file=sys.stderr)

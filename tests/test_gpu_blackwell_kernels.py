@@ -1,6 +1,7 @@
 """tcgen05.mma kernels that no other test assembles: the data-path layouts A-G (the mma, then
 each warp's tcgen05.ld of its block at the catalog's address) and plain tcgen05.mma.sp, one
-template for every tcgen05 form (``formal.execute.ptx_tcgen05``)."""
+template for every tcgen05 form (``formal.execute.ptx_tcgen05``), the data paths' from the
+export records (``formal.execute.datapath.kernel``)."""
 
 from __future__ import annotations
 
@@ -8,32 +9,25 @@ import re
 
 import pytest
 
-from formal.api import datapath_catalog
+from formal.api import current_catalog
 from formal.base.matrix_variants import DATAPATH_ROWS
+from formal.execute.datapath import datapath_map, kernel
 from formal.execute.ptx import assemble, ptxas_path
 from formal.execute.ptx_tcgen05 import (
     SPARSE_KINDS,
     Tc05Kernel,
-    datapath_kernel,
     kernel_text,
     module_text,
     tcgen05_sparse_module,
 )
 
-ROWS = {r[0]: r for r in DATAPATH_ROWS}
-
 
 def datapath_kernels() -> list[Tc05Kernel]:
-    """Every layout at its smallest and largest N, read back block by block."""
-    out = []
-    for dp in datapath_catalog():
-        _l, _m, cta, sparsity, ws, ns = ROWS[dp.layout]
-        for n in (ns[0], ns[-1]):
-            blocks = [(b.cta, b.warp, b.tcol_range(n)[0],
-                       b.tcol_range(n)[1] - b.tcol_range(n)[0] + 1) for b in dp.blocks]
-            out.append(datapath_kernel("datapath", dp.layout, cta, sparsity == "sparse",
-                                       ws == "yes", n, blocks))
-    return out
+    """Every layout at its smallest and largest N, read back block by block, made from the
+    exported records (what a Blackwell run reads)."""
+    records = current_catalog()[0]
+    return [kernel(datapath_map(records, letter, n)) for letter, *_r, ns in DATAPATH_ROWS
+            for n in (ns[0], ns[-1])]
 
 
 def test_each_layout_has_its_mma_and_each_warp_reads_its_block_at_the_catalogs_address() \

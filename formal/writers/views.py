@@ -220,12 +220,12 @@ def catalog_export(entries: Sequence[IndexEntry] | None, fmt: str,
     layouts = list(catalog_model(corrections).layouts) if entries is None \
         else _layouts(entries, corrections)
     errata = list(catalog_model(False).layouts) if corrections and fmt == "json" else None
-    smem = scale = None
-    if fmt == "json" and entries is None:  # the shared-memory and scale layouts the GPU runs
-        from .export_scale import catalog_scale_records
+    smem = device = None
+    if fmt == "json" and entries is None:  # the shared-memory (and other) layouts GPU runs read
+        from .export import catalog_device_records
         from .export_smem import catalog_smem_records
-        smem, scale = catalog_smem_records(), catalog_scale_records()
-    text, problems = export(layouts, fmt, errata, smem, scale)
+        smem, device = catalog_smem_records(), catalog_device_records()
+    text, problems = export(layouts, fmt, errata, smem, device)
     if 3 * len(text) < 2 * cache.MAX_ENTRY:  # quoted (about 1.2 x), it is read back; a
         _store(name, key, {"text": text, "problems": list(problems)})  # larger one is remade
     return text, list(problems)
