@@ -369,12 +369,14 @@ def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
     from .base.records import expand
     from .model.resolve import catalog_model
-    from .writers.export import export_records
+    from .writers.export import catalog_device_records, export_records
     fixed, plain = catalog_model(True), catalog_model(False)
     if not (_CURRENT and _CURRENT[0][0] is fixed and _CURRENT[0][1] is plain):
         doc = export_records(fixed.layouts, plain.layouts)
         _CURRENT[:] = [(fixed, plain, json.dumps(
-            [expand(doc["layouts"]) + smem_export(), list(doc["errata"])]))]
+            [expand(doc["layouts"]) + smem_export()
+             + [r for recs in catalog_device_records().values() for r in recs],
+             list(doc["errata"])]))]
     records, errata = json.loads(_CURRENT[0][2])
     return records, errata
 

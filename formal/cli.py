@@ -344,10 +344,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         as_written = model_of(args.docs, args.max_size, not args.no_catalog, False,
                               _reading(bar))
         errata = list(as_written.layouts)
-    from .api import smem_export  # the catalog's wgmma smem layouts, for the GPU runs
-    smem = smem_export() if args.format == "json" and not args.ids and not args.no_catalog \
-        else None
-    text, problems = export.export(layouts, args.format, errata, smem)
+    from .api import smem_export  # the catalog's smem, scale and data-path layouts: GPU runs
+    whole = args.format == "json" and not args.ids and not args.no_catalog
+    text, problems = export.export(layouts, args.format, errata, *(
+        (smem_export(), export.catalog_device_records()) if whole else (None, None)))
     _write(text, args.output)
     for p in problems:
         print(p, file=sys.stderr)

@@ -12,37 +12,26 @@ from typing import Any
 
 import pytest
 
-from formal.api import block_scale_catalog, current_catalog
+from formal.api import current_catalog
 from formal.base.matrix_variants import BLOCK_SCALE_VARIANTS, variant
 from formal.cli import main
 from formal.execute import supervisor
 from formal.execute.block_scale import SCALE_INSTRUCTION, scale_maps_in_records, scale_tasks
 from formal.execute.devices import FakeDevice
 from formal.execute.runs import Job
-from formal.model.block_scale import scale_layouts
 
 FORM = "mma.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.f32.e2m1.e2m1.f32.ue4m3"
 HAS_PTXAS = __import__("shutil").which("ptxas") is not None
 
 
-def scale_records() -> list[dict[str, Any]]:
-    """The catalog's proved scale layouts as the layouts JSON's records (the format
-    ``formal.execute.block_scale`` reads)."""
-    out = []
-    for lay in scale_layouts(block_scale_catalog()):
-        places = [[b, t, lane, byte, r, c] for (b, t), held in lay.holdings
-                  for lane, byte, r, c in held]
-        out.append({"instruction": SCALE_INSTRUCTION, "kind": lay.kind, "shape": lay.shape,
-                    "scale_vec": lay.vec, "scale_type": lay.stype,
-                    "operand": f"scale_{lay.operand}", "tile": list(lay.tile),
-                    "places": places})
-    return out
-
-
 @pytest.fixture(scope="module")
 def records() -> list[dict[str, Any]]:
+    """The catalog as exported JSON records: the proved scale layouts among them as
+    ``formal.writers.export_scale`` writes them (the format ``formal.execute.block_scale``
+    reads)."""
     layouts, _errata = current_catalog()
-    return layouts + scale_records()
+    assert sum(r.get("instruction") == SCALE_INSTRUCTION for r in layouts) == 10
+    return layouts
 
 
 def test_the_family_is_one_row_with_a_task_per_legal_form() -> None:

@@ -87,12 +87,14 @@ def test_export_with_corrections_lists_the_errata(export: dict[str, Any],
     doc = json.loads(plain.read_text())
     assert "errata" not in doc
     assert {r["id"]: r["map_hash"] for r in doc["layouts"]}[B1_A] == errata[B1_A]["map_hash"]
-    # the GPU side reads both lists from the file or its folder, and the shared-memory
-    # layouts the catalog runs are built from (20 wgmma ones) after the layouts
+    # the GPU side reads both lists from the file or its folder, and after the layouts the
+    # shared-memory layouts the catalog runs are built from (20 wgmma ones), the block-scale
+    # factor maps (10) and the tcgen05.mma data paths (7)
     recs, errs = record.load_export(str(export["path"].parent))
-    assert len(export["smem"]) == 20
-    assert len(recs) == len(export["layouts"]) + 20 and len(errs) == 2
-    assert [r["instruction"] for r in recs[-20:]] == ["wgmma.smem"] * 20
+    assert (len(export["smem"]), len(export["scale"]), len(export["datapath"])) == (20, 10, 7)
+    assert len(recs) == len(export["layouts"]) + 37 and len(errs) == 2
+    assert [r["instruction"] for r in recs[-37:]] == \
+        ["wgmma.smem"] * 20 + ["mma.block_scale"] * 10 + ["tcgen05.datapath"] * 7
 
 
 def test_a_partial_map_is_refused_unless_asked_for(export: dict[str, Any]) -> None:
@@ -256,7 +258,8 @@ def test_staleness_is_judged_against_the_corrected_catalog(export: dict[str, Any
     records, errata = current_catalog()
     assert [e["id"] for e in errata] == [e["id"] for e in export["errata"]]
     assert {r["id"]: r["map_hash"] for r in records} == \
-        {r["id"]: r["map_hash"] for r in export["layouts"] + export["smem"]}
+        {r["id"]: r["map_hash"] for r in export["layouts"] + export["smem"] + export["scale"]
+         + export["datapath"]}
     full = tmp_path / "full"
     full.mkdir()
     (full / "h100.json").write_text(json.dumps(_synthetic_evidence(records, errata)))

@@ -24,7 +24,7 @@ from formal.audit.project import spec_layouts
 from formal.base.records import expand
 from formal.cli import main
 from formal.model import resolve
-from formal.writers.export import to_json
+from formal.writers.export import catalog_device_records, to_json
 
 from .test_never_lie import F32, HEAD, LAYOUTS
 
@@ -82,8 +82,11 @@ def test_the_gpu_export_records_are_the_exports_values() -> None:
     records, errata = api.current_catalog()
     fixed, plain = api.model_of([], corrections=True), api.model_of([])
     smem = api.smem_export()
-    text = json.loads(to_json(fixed.layouts, plain.layouts, smem))
-    # the layouts, then the shared-memory records the catalog runs are built from
-    assert records == expand(text["layouts"]) + text["smem"] and errata == text["errata"]
-    assert len(records) == len(fixed.layouts) + len(smem) and errata and len(smem) == 20
+    text = json.loads(to_json(fixed.layouts, plain.layouts, smem, catalog_device_records()))
+    # the layouts, then the shared-memory records the catalog runs are built from, then the
+    # block-scale factor maps and the data paths
+    assert records == expand(text["layouts"]) + text["smem"] + text["scale"] + \
+        text["datapath"] and errata == text["errata"]
+    assert len(records) == len(fixed.layouts) + len(smem) + 10 + 7 and errata and \
+        len(smem) == 20
     assert all(isinstance(r["cells"], list) for r in records if "cells" in r)

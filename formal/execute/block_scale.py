@@ -29,9 +29,11 @@ per scale operand of a form::
 
     {"instruction": "mma.block_scale", "kind": "mxf4nvf4", "shape": "m16n8k64",
      "scale_vec": 4, "scale_type": "ue4m3", "operand": "scale_A", "tile": [16, 4],
-     "places": [[byte_id, thread_id, lane, byte, row, col], ...]}
+     "map_hash": "...", "places": [[byte_id, thread_id, lane, byte, row, col], ...]}
 
-and D's cells are the C/D map of the form's shape (``cpu.plan``).
+(``formal.writers.export_scale`` writes them under the export's ``scale`` list; a run's
+evidence names each scale map by its ``map_hash``, ``layout_hashes["scale_A"]``), and D's
+cells are the C/D map of the form's shape (``cpu.plan``).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class ScaleMap:
     operand: str  # "A" | "B"
     tile: tuple[int, int]
     places: Mapping[tuple[int, int], tuple[Place, ...]]
+    map_hash: str = ""  # the record's (``writers.export_scale``), which runs' evidence names
 
 
 # the codes of 1.0 and 2.0 in each scale type
@@ -268,7 +271,8 @@ def scale_maps_in_records(v: Variant, records: Sequence[Mapping[str, Any]]) \
                 (int(lane), int(byte), int(row), int(col)))
         tile = tuple(int(x) for x in r.get("tile") or (0, 0))
         found[op] = ScaleMap(op, (tile[0], tile[1]),
-                             {k: tuple(p) for k, p in places.items()})
+                             {k: tuple(p) for k, p in places.items()},
+                             str(r.get("map_hash") or ""))
     missing = [op for op in ("A", "B") if op not in found]
     if missing:
         raise cpu.LayoutError(f"the layouts JSON has no {SCALE_INSTRUCTION} map of scale_"
@@ -309,7 +313,7 @@ def run_scale(device: Any, job: Job, task: Task, memo: dict[str, Any]) -> Outcom
     except cpu.LayoutError as exc:
         return Outcome([Run(v, None, "not-executed", short_text(str(exc)))])
     d_cells = np.stack([p.cd.row, p.cd.col], axis=-1)
-    hashes = {**p.hashes}
+    hashes = {**p.hashes, **{f"scale_{m.operand}": m.map_hash for m in (a, b) if m.map_hash}}
     try:
         dev: Launcher = (FakeScaleDevice(v, *scale_maps_in_records(v, device.truth), d_cells,
                                          block_weights(a.tile[1], True))

@@ -1,124 +1,236 @@
-"""tcgen05.mma kernels whose shared-memory descriptors are the catalog's (compile-only: no lent
-device runs sm_100a, so ``ptxas -arch=sm_100a`` assembling them is all that is checked).
+"""tcgen05.mma kernels, one template for every form: the catalog's shared-memory descriptors,
+block scaling, sparsity, and the data paths read back with tcgen05.ld (compile-only here: no
+lent device runs sm_100a, so ``ptxas -arch=sm_100a`` assembling them is what is checked).
 
-One module holds one entry per layout.  Each entry allocates tensor memory (warp 0), moves the
-two 64-bit descriptors in as immediates -- the values ``formal.model.smem.descriptor_of``
-packs for a catalog layout: LBO and SBO >> 4, the fixed constant 0b001 in bits 46-48, the
-swizzle code in bits 61-63 -- takes the 32-bit instruction descriptor as a parameter (its
-fields are not this catalog's), issues ``tcgen05.mma.cta_group::1.kind::<kind>`` from one
-thread, commits to an mbarrier and frees the tensor memory.  A worked example, the K-major
-128B layout of 16-bit elements (SBO 1024 bytes): descriptor ``0x4000404000010000`` (SBO
-field 64 in bits 32-45, the constant 1 at bit 46, code 2 in bits 61-63, LBO field 1), in
-``mov.b64 %rd1, 0x4000404000010000;``.
+Every entry (``Tc05Kernel``) allocates tensor memory (warp 0; with ``cta_group::2`` each CTA of
+a 2-CTA cluster), issues one ``tcgen05.mma`` from one thread, commits to an mbarrier, and frees
+the tensor memory.  What differs is data:
 
-``KINDS`` names the kind that reads each element width from shared memory: 32 bits
-``kind::tf32``, 16 ``kind::f16``, 8 ``kind::f8f6f4`` (e4m3 ...) and ``kind::i8``; packed
-4-bit operands are read by the block-scaled kinds only, whose scale operands this module does
-not write (those layouts are not assembled here).
+* the descriptors: immediates (a catalog layout's, ``formal.model.smem.descriptor_of``: LBO
+  and SBO >> 4, the fixed constant 0b001 in bits 46-48, the swizzle code in bits 61-63) or
+  parameters ``adesc`` / ``bdesc``.  A worked example, the K-major 128B layout of 16-bit
+  elements (SBO 1024 bytes): ``mov.b64 %rd1, 0x4000404000010000;`` (SBO field 64 in bits
+  32-45, the constant 1 at bit 46, code 2 in bits 61-63, LBO field 1);
+* the operands after the descriptors: ``.sp``'s metadata address and ``.block_scale``'s two
+  scale-factor addresses, all in tensor memory (columns 256, 272 and 288 of the allocation);
+* the read-back (``reads``): after the mma completes (the mbarrier's phase 0), warp ``w``
+  loads its block of D with ``tcgen05.ld.sync.aligned.32x32b.x<n>.b32`` at the catalog's
+  address -- lane ``32 * (w % 4)`` in bits 16-31, the block's first column in bits 0-15 --
+  and stores the words to ``out`` as TMEM is laid out: word ``(cta * 128 + lane) * cols +
+  column``.  Layout D at N = 64: warp 1 reads ``[taddr + (32 << 16) + 0]`` with ``.x64``.
+
+The instruction descriptor (M, N, types: fields this catalog does not state) is always the
+parameter ``idesc``.  ``KINDS`` names the kind that reads each element width from shared
+memory: 32 bits ``kind::tf32``, 16 ``kind::f16``, 8 ``kind::f8f6f4`` (e4m3 ...) and
+``kind::i8``; packed 4-bit operands are read by the block-scaled kinds only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 KINDS = {32: ("tf32",), 16: ("f16",), 8: ("f8f6f4", "i8")}
+# the columns of the allocation the metadata and the scale factors live in
+META_COLUMN, SCALE_A_COLUMN, SCALE_B_COLUMN = 288, 256, 272
+MAX_X = 128  # the widest tcgen05.ld .32x32b: .x128
 
 
-def _entry(name: str, kind: str, a_desc: int, b_desc: int) -> str:
-    return f"""
-.visible .entry {name}(.param .u32 idesc)
-{{
-    .shared .align 16 .b32 taddr;
-    .shared .align 8 .b64 mbar;
-    .reg .b32 %r<8>;
-    .reg .b64 %rd<4>;
-    .reg .pred %p<4>;
-    mov.u32 %r5, %tid.x;
-    shr.u32 %r6, %r5, 5;
-    setp.eq.u32 %p1, %r6, 0;
-    @!%p1 bra ALLOCATED;
-    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [taddr], 64;
-    tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-ALLOCATED:
-    bar.sync 0;
-    ld.shared.b32 %r1, [taddr];
-    mov.b64 %rd1, 0x{a_desc:016x};
-    mov.b64 %rd2, 0x{b_desc:016x};
-    ld.param.u32 %r2, [idesc];
-    setp.ne.u32 %p2, %r5, %r5;
-    setp.eq.u32 %p3, %r5, 0;
-    @%p3 tcgen05.mma.cta_group::1.kind::{kind} [%r1], %rd1, %rd2, %r2, %p2;
-    @%p3 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar];
-    bar.sync 0;
-    @!%p1 bra DONE;
-    tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r1, 64;
-DONE:
-    ret;
-}}
-"""
+@dataclass(frozen=True)
+class Read:
+    """One warp's tcgen05.ld of a data-path block: the sub-partition's lanes from ``column``
+    on, ``count`` columns, in CTA ``cta``."""
+
+    cta: int
+    warp: int
+    column: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Tc05Kernel:
+    """One entry of a tcgen05.mma module (see the module docstring)."""
+
+    name: str
+    opcode: str  # tcgen05.mma{.sp}{.ws}.cta_group::G.kind::K{.block_scale.F}
+    columns: int = 64  # tensor memory allocated (a power of 2, 32 .. 512)
+    descriptors: tuple[int, int] | None = None  # immediates; None: parameters
+    reads: tuple[Read, ...] = ()
+    out_columns: int = 0  # columns of ``out`` a TMEM lane has (the read-back's image)
+
+    @property
+    def cta_group(self) -> int:
+        return 2 if ".cta_group::2" in self.opcode else 1
+
+
+def mma_opcode(kind: str, cta_group: int = 1, sparse: bool = False, ws: bool = False,
+               scale: str = "") -> str:
+    """``tcgen05.mma{.sp}{.ws}.cta_group::G.kind::<kind>{.block_scale.<scale>}`` (``scale``
+    as the catalog writes it: ``scale_vec::2X``, ``block32``)."""
+    return ("tcgen05.mma" + (".sp" if sparse else "") + (".ws" if ws else "")
+            + f".cta_group::{cta_group}.kind::{kind}"
+            + (f".block_scale.{scale}" if scale else ""))
+
+
+def _x_counts(count: int) -> list[int]:
+    """``count`` columns as tcgen05.ld widths (powers of 2, at most .x128), widest first."""
+    out, left = [], count
+    while left:
+        x = min(MAX_X, 1 << (left.bit_length() - 1))
+        out.append(x)
+        left -= x
+    return out
+
+
+def _read_back(k: Tc05Kernel) -> list[str]:
+    """Wait for the mma, then each warp's loads and stores (``out``: the TMEM image)."""
+    lines = ["WAIT:", "    mbarrier.try_wait.parity.shared::cta.b64 %p4, [mbar], 0;",
+             "    @!%p4 bra WAIT;", "    tcgen05.fence::after_thread_sync;",
+             "    ld.param.u64 %rd3, [out];", "    cvta.to.global.u64 %rd3, %rd3;",
+             "    and.b32 %r10, %r5, 127;"]  # the TMEM lane this thread reads (32w + lane)
+    if k.cta_group == 2:
+        lines += ["    mov.u32 %r11, %cluster_ctarank;", "    mad.lo.u32 %r10, %r11, 128, %r10;"]
+    lines += [f"    mul.lo.u32 %r10, %r10, {4 * k.out_columns};",
+              "    cvt.u64.u32 %rd4, %r10;", "    add.u64 %rd3, %rd3, %rd4;"]
+    for j, r in enumerate(k.reads):
+        skip = f"SKIP{j}"
+        lines += [f"    setp.ne.u32 %p5, %r6, {r.warp};"]
+        if k.cta_group == 2:
+            lines += [f"    setp.ne.or.u32 %p5, %r11, {r.cta}, %p5;"]
+        lines += [f"    @%p5 bra {skip};"]
+        col = r.column
+        for x in _x_counts(r.count):
+            regs = ", ".join(f"%v{i}" for i in range(x))
+            lines += [f"    add.u32 %r12, %r1, {((32 * (r.warp % 4)) << 16) + col};",
+                      f"    tcgen05.ld.sync.aligned.32x32b.x{x}.b32 {{{regs}}}, [%r12];",
+                      "    tcgen05.wait::ld.sync.aligned;"]
+            lines += [f"    st.global.b32 [%rd3+{4 * (col + i)}], %v{i};" for i in range(x)]
+            col += x
+        lines.append(f"{skip}:")
+    return lines
+
+
+def kernel_text(k: Tc05Kernel) -> str:
+    """The PTX of one entry."""
+    g, cols = k.cta_group, k.columns
+    params = [".param .u32 idesc"]
+    if k.descriptors is None:
+        params += [".param .u64 adesc", ".param .u64 bdesc"]
+    if k.reads:
+        params.append(".param .u64 out")
+    sparse, scaled = ".sp." in k.opcode, ".block_scale" in k.opcode
+    head = [f".visible .entry {k.name}({', '.join(params)})"]
+    if g == 2:
+        head.append(".explicitcluster .reqnctapercluster 2, 1, 1")
+    body = ["    .shared .align 16 .b32 taddr;", "    .shared .align 8 .b64 mbar;",
+            "    .reg .b32 %r<16>;", "    .reg .b64 %rd<8>;", "    .reg .pred %p<8>;"]
+    if k.reads:
+        body.append(f"    .reg .b32 %v<{MAX_X}>;")
+    body += ["    mov.u32 %r5, %tid.x;", "    shr.u32 %r6, %r5, 5;",
+             "    setp.eq.u32 %p1, %r6, 0;", "    setp.eq.u32 %p3, %r5, 0;"]
+    if g == 2:  # one thread of the cluster's first CTA issues the pair's mma
+        body += ["    mov.u32 %r13, %cluster_ctarank;",
+                 "    setp.eq.and.u32 %p3, %r13, 0, %p3;"]
+    body += ["    @!%p1 bra ALLOCATED;",
+             f"    tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32 [taddr], {cols};",
+             f"    tcgen05.relinquish_alloc_permit.cta_group::{g}.sync.aligned;",
+             "ALLOCATED:",
+             "    setp.eq.u32 %p6, %r5, 0;",
+             "    @%p6 mbarrier.init.shared::cta.b64 [mbar], 1;",
+             "    fence.mbarrier_init.release.cluster;" if g == 2 else "",
+             "    tcgen05.fence::before_thread_sync;",
+             "    barrier.cluster.arrive.aligned;\n    barrier.cluster.wait.aligned;" if g == 2
+             else "    bar.sync 0;",
+             "    tcgen05.fence::after_thread_sync;",
+             "    ld.shared.b32 %r1, [taddr];"]
+    if k.descriptors is None:
+        body += ["    ld.param.u64 %rd1, [adesc];", "    ld.param.u64 %rd2, [bdesc];"]
+    else:
+        body += [f"    mov.b64 %rd1, 0x{k.descriptors[0]:016x};",
+                 f"    mov.b64 %rd2, 0x{k.descriptors[1]:016x};"]
+    body += ["    ld.param.u32 %r2, [idesc];",
+             "    setp.ne.u32 %p2, %r5, %r5;"]  # enable-input-d false: D = A x B
+    extra = ""
+    if sparse:
+        body.append(f"    add.u32 %r9, %r1, {META_COLUMN};")
+        extra += "[%r9], "
+    scales = ""
+    if scaled:
+        body += [f"    add.u32 %r7, %r1, {SCALE_A_COLUMN};",
+                 f"    add.u32 %r8, %r1, {SCALE_B_COLUMN};"]
+        scales = "[%r7], [%r8], "
+    body.append(f"    @%p3 {k.opcode} [%r1], %rd1, %rd2, {extra}%r2, {scales}%p2;")
+    if g == 2:  # both CTAs' mbarriers hear the pair's completion
+        body += ["    mov.b16 %rs1, 3;",
+                 "    @%p3 tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster"
+                 ".multicast::cluster.b64 [mbar], %rs1;"]
+        body.insert(4, "    .reg .b16 %rs<2>;")
+    else:
+        body.append("    @%p3 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster"
+                    ".b64 [mbar];")
+    if k.reads:
+        body += _read_back(k)
+    body += ["    tcgen05.fence::before_thread_sync;",
+             "    barrier.cluster.arrive.aligned;\n    barrier.cluster.wait.aligned;" if g == 2
+             else "    bar.sync 0;",
+             "    @!%p1 bra DONE;",
+             f"    tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r1, {cols};",
+             "DONE:", "    ret;"]
+    return "\n".join([*head, "{", *(x for x in body if x), "}", ""])
+
+
+def module_text(kernels: Sequence[Tc05Kernel], target: str = "sm_100a") -> str:
+    """One PTX module of the given entries."""
+    return "".join([f".version 9.0\n.target {target}\n.address_size 64\n",
+                    *("\n" + kernel_text(k) for k in kernels)])
+
+
+# ---- the catalog's forms as entries ------------------------------------------------------------
 
 
 def tcgen05_module(entries: Sequence[tuple[str, int, int, int]]) -> str:
-    """One PTX module for sm_100a: an entry per (name, bits, A descriptor, B descriptor), one
-    for each kind that reads that width; ValueError: a width no kind here reads."""
-    out = [".version 9.0\n.target sm_100a\n.address_size 64\n"]
+    """An entry per (name, bits, A descriptor, B descriptor), one for each kind that reads
+    that width; ValueError: a width no kind here reads."""
+    kernels = []
     for name, bits, a, b in entries:
         if bits not in KINDS:
             raise ValueError(f"{name}: no tcgen05.mma kind here reads {bits}-bit elements")
-        out += [_entry(f"{name}_{kind}", kind, a, b) for kind in KINDS[bits]]
-    return "".join(out)
-
-
-_SCALE_BODY = """
-.visible .entry {name}(.param .u32 idesc, .param .u64 adesc, .param .u64 bdesc)
-{{
-    .shared .align 16 .b32 taddr;
-    .shared .align 8 .b64 mbar;
-    .reg .b32 %r<12>;
-    .reg .b64 %rd<4>;
-    .reg .pred %p<4>;
-    mov.u32 %r5, %tid.x;
-    shr.u32 %r6, %r5, 5;
-    setp.eq.u32 %p1, %r6, 0;
-    @!%p1 bra ALLOCATED;
-    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [taddr], 512;
-    tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-ALLOCATED:
-    bar.sync 0;
-    ld.shared.b32 %r1, [taddr];
-    add.u32 %r7, %r1, 256;
-    add.u32 %r8, %r1, 272;
-    add.u32 %r9, %r1, 288;
-    ld.param.u64 %rd1, [adesc];
-    ld.param.u64 %rd2, [bdesc];
-    ld.param.u32 %r2, [idesc];
-    setp.ne.u32 %p2, %r5, %r5;
-    setp.eq.u32 %p3, %r5, 0;
-    @%p3 {opcode} [%r1], %rd1, %rd2, {meta}%r2, [%r7], [%r8], %p2;
-    @%p3 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar];
-    bar.sync 0;
-    @!%p1 bra DONE;
-    tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r1, 512;
-DONE:
-    ret;
-}}
-"""
+        kernels += [Tc05Kernel(f"{name}_{kind}", mma_opcode(kind), 64, (a, b))
+                    for kind in KINDS[bits]]
+    return module_text(kernels)
 
 
 def scale_opcode(kind: str, form: str, sparse: bool = False) -> str:
-    """``tcgen05.mma{.sp}.cta_group::1.kind::<kind>.block_scale.<form>`` (``form`` as the
-    catalog writes it: ``scale_vec::2X``, ``block32``)."""
-    sp = ".sp" if sparse else ""
-    return f"tcgen05.mma{sp}.cta_group::1.kind::{kind}.block_scale.{form}"
+    """``tcgen05.mma{.sp}.cta_group::1.kind::<kind>.block_scale.<form>``."""
+    return mma_opcode(kind, 1, sparse, scale=form)
 
 
 def tcgen05_scale_module(forms: Sequence[tuple[str, str]], sparse: bool = False) -> str:
-    """One PTX module for sm_100a: an entry per (kind, form) of a block-scaled tcgen05.mma,
-    A and B from shared-memory descriptors, the scale factors (and, ``sparse``, the metadata)
-    from tensor memory."""
-    out = [".version 9.0\n.target sm_100a\n.address_size 64\n"]
-    for k, (kind, form) in enumerate(forms):
-        name = f"scale{'_sp' if sparse else ''}_{k}_{kind}"
-        out.append(_SCALE_BODY.format(name=name, opcode=scale_opcode(kind, form, sparse),
-                                      meta="[%r9], " if sparse else ""))
-    return "".join(out)
+    """An entry per (kind, form) of a block-scaled tcgen05.mma, A and B from shared-memory
+    descriptors, the scale factors (and, ``sparse``, the metadata) from tensor memory."""
+    return module_text([Tc05Kernel(f"scale{'_sp' if sparse else ''}_{k}_{kind}",
+                                   scale_opcode(kind, form, sparse), 512)
+                        for k, (kind, form) in enumerate(forms)])
+
+
+SPARSE_KINDS = ("tf32", "f16", "f8f6f4", "i8")  # the .sp kinds without block scaling
+
+
+def tcgen05_sparse_module(kinds: Sequence[str] = SPARSE_KINDS) -> str:
+    """A plain ``tcgen05.mma.sp`` entry per kind, its metadata in tensor memory."""
+    return module_text([Tc05Kernel(f"sparse_{kind}", mma_opcode(kind, sparse=True), 512)
+                        for kind in kinds])
+
+
+def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bool,
+                    n: int, blocks: Sequence[tuple[int, int, int, int]]) -> Tc05Kernel:
+    """The mma of a data-path layout at N = ``n`` (``kind::f16``; ``.sp`` for Layout C,
+    ``.ws`` for E and G) and its read-back: per block (cta, warp, first column, columns)
+    one warp's loads.  The allocation covers every block's columns."""
+    reads = tuple(Read(c, w, t0, count) for c, w, t0, count in blocks)
+    last = max((r.column + r.count for r in reads), default=32)
+    cols = max(32, 1 << (last - 1).bit_length())
+    if sparse:
+        cols = 512  # the metadata sits at column META_COLUMN
+    return Tc05Kernel(f"{name}_{layout}_n{n}", mma_opcode("f16", cta_group, sparse, ws),
+                      cols, None, reads, last)

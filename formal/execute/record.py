@@ -208,12 +208,16 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     errata = doc.get("errata") or []
     if not isinstance(errata, list):
         raise ValueError(f"{p}: 'errata' is not a list")
-    smem = doc.get("smem") or []
-    if not isinstance(smem, list):
-        raise ValueError(f"{p}: 'smem' is not a list")
+    extra = []
+    for name in ("smem", "scale", "datapath"):
+        more = doc.get(name) or []
+        if not isinstance(more, list):
+            raise ValueError(f"{p}: '{name}' is not a list")
+        extra += [dict(r) for r in more]
     # a table the export states once ('cells_from') is spelled out here, checked by its hash;
-    # the shared-memory layouts (no cells) ride along for formal.execute.smem_runs
-    return expand(recs) + [dict(r) for r in smem], expand(errata)
+    # the shared-memory layouts, the block-scale factor maps and the data paths (no cells)
+    # ride along for formal.execute.smem_runs, .block_scale and .datapath
+    return expand(recs) + extra, expand(errata)
 
 
 def gpu_command(args: argparse.Namespace,

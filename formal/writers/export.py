@@ -21,7 +21,10 @@ the GPU executor needs only numpy and CuPy, so it reads layouts from this JSON:
                   "fields": [{"selector", "lane", "bit_lo", "bit_hi", "row",
                               "chunk", "slot"}]                                  metadata
                  }],
-     "errata": [ ...the same records... ]                           --corrections only}
+     "errata": [ ...the same records... ],                          --corrections only
+     "smem":   [ ...shared-memory layouts (export_smem)... ],       whole catalog only
+     "scale":  [ ...block-scale factor maps (export_scale)... ],    whole catalog only
+     "datapath": [ ...tcgen05.mma data paths (export_datapath)... ]} whole catalog only
 
 A table is stated once: a record whose cells are the first E elements of each thread of an
 earlier or later record's (``model.cells.prefix_sources``, decided by comparing the tables)
@@ -59,7 +62,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..model.cells import cell_rows, cells_and_names, map_hash, prefix_sources
@@ -129,11 +132,14 @@ def erratum_records(as_written: Sequence[Layout], corrected: Sequence[Layout]) \
 
 
 def export_records(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None,
-                   smem: Sequence[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   smem: Sequence[dict[str, Any]] | None = None,
+                   device: Mapping[str, Sequence[dict[str, Any]]] | None = None) \
+        -> dict[str, Any]:
     """The layouts as the JSON export's values (plain dicts, lists, strings and numbers), each
     table stated once (``cells_from``); with ``errata`` (the spec's layouts that ``layouts``
     correct), also the ``errata`` list of ``erratum_records`` (whole tables); with ``smem``,
-    the ``smem`` list of the shared-memory layouts' records (``export_smem``)."""
+    the ``smem`` list of the shared-memory layouts' records (``export_smem``); with ``device``,
+    its further lists for the GPU runner (``catalog_device_records``: ``scale``, ``datapath``)."""
     by_id = {lay.id: lay for lay in layouts}
     tables = [(lay, cell_rows(lay)) for lay in layouts]
     refs = prefix_sources(tables)
@@ -143,24 +149,37 @@ def export_records(layouts: Sequence[Layout], errata: Sequence[Layout] | None = 
         doc["errata"] = erratum_records(errata, layouts)
     if smem:
         doc["smem"] = list(smem)
+    for name, recs in (device or {}).items():
+        doc[name] = list(recs)
     return doc
 
 
+def catalog_device_records() -> dict[str, list[dict[str, Any]]]:
+    """The catalog's layouts that the GPU runner reads beside the cell tables and the
+    shared-memory layouts: the block-scale factor maps (``scale``, ``export_scale``) and the
+    tcgen05.mma data paths (``datapath``, ``export_datapath``)."""
+    from .export_datapath import catalog_datapath_records
+    from .export_scale import catalog_scale_records
+    return {"scale": catalog_scale_records(), "datapath": catalog_datapath_records()}
+
+
 def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None,
-            smem: Sequence[dict[str, Any]] | None = None) -> str:
+            smem: Sequence[dict[str, Any]] | None = None,
+            device: Mapping[str, Sequence[dict[str, Any]]] | None = None) -> str:
     """``export_records`` as JSON text."""
-    return _dump(export_records(layouts, errata, smem)) + "\n"
+    return _dump(export_records(layouts, errata, smem, device)) + "\n"
 
 
 def _dump(value: Any, indent: str = "") -> str:
-    """JSON as ``json.dumps(indent=1)`` writes it, except that a list of flat objects (a
-    cell table) has one object a line."""
+    """JSON as ``json.dumps(indent=1)`` writes it, except that a list of flat objects or flat
+    lists (a cell table, a scale map's places) has one row a line."""
     inner = indent + " "
     if isinstance(value, dict) and value:
         items = [f"{inner}{json.dumps(k)}: {_dump(v, inner)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + f"\n{indent}}}"
     if isinstance(value, list) and value:
-        if all(isinstance(x, dict) and not any(isinstance(y, (dict, list)) for y in x.values())
+        if all(isinstance(x, (dict, list)) and x and not any(
+                isinstance(y, (dict, list)) for y in (x.values() if isinstance(x, dict) else x))
                for x in value):
             return "[\n" + ",\n".join(inner + json.dumps(x) for x in value) + f"\n{indent}]"
         return "[\n" + ",\n".join(inner + _dump(x, inner) for x in value) + f"\n{indent}]"
@@ -352,12 +371,14 @@ FORMATS = ("json", "c", "cute", "f2")
 
 
 def export(layouts: Iterable[Layout], fmt: str, errata: Sequence[Layout] | None = None,
-           smem: Sequence[dict[str, Any]] | None = None) -> tuple[str, list[str]]:
+           smem: Sequence[dict[str, Any]] | None = None,
+           device: Mapping[str, Sequence[dict[str, Any]]] | None = None) \
+        -> tuple[str, list[str]]:
     """(text, problems): problems are layouts a format cannot express, with the reason.
     ``errata`` (json only): the spec's layouts the given ones correct (``to_json``)."""
     lays = list(layouts)
     if fmt == "json":
-        return to_json(lays, errata, smem), []
+        return to_json(lays, errata, smem, device), []
     if fmt == "c":
         return to_c(lays)
     if fmt == "cute":

@@ -220,11 +220,12 @@ def catalog_export(entries: Sequence[IndexEntry] | None, fmt: str,
     layouts = list(catalog_model(corrections).layouts) if entries is None \
         else _layouts(entries, corrections)
     errata = list(catalog_model(False).layouts) if corrections and fmt == "json" else None
-    smem = None
-    if fmt == "json" and entries is None:  # the shared-memory layouts the GPU runs build on
+    smem = device = None
+    if fmt == "json" and entries is None:  # the shared-memory (and other) layouts GPU runs read
+        from .export import catalog_device_records
         from .export_smem import catalog_smem_records
-        smem = catalog_smem_records()
-    text, problems = export(layouts, fmt, errata, smem)
+        smem, device = catalog_smem_records(), catalog_device_records()
+    text, problems = export(layouts, fmt, errata, smem, device)
     if 3 * len(text) < 2 * cache.MAX_ENTRY:  # quoted (about 1.2 x), it is read back; a
         _store(name, key, {"text": text, "problems": list(problems)})  # larger one is remade
     return text, list(problems)

@@ -1,0 +1,65 @@
+"""tcgen05.mma kernels that no other test assembles: the data-path layouts A-G (the mma, then
+each warp's tcgen05.ld of its block at the catalog's address) and plain tcgen05.mma.sp, one
+template for every tcgen05 form (``formal.execute.ptx_tcgen05``), the data paths' from the
+export records (``formal.execute.datapath.kernel``)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from formal.api import current_catalog
+from formal.base.matrix_variants import DATAPATH_ROWS
+from formal.execute.datapath import datapath_map, kernel
+from formal.execute.ptx import assemble, ptxas_path
+from formal.execute.ptx_tcgen05 import (
+    SPARSE_KINDS,
+    Tc05Kernel,
+    kernel_text,
+    module_text,
+    tcgen05_sparse_module,
+)
+
+
+def datapath_kernels() -> list[Tc05Kernel]:
+    """Every layout at its smallest and largest N, read back block by block, made from the
+    exported records (what a Blackwell run reads)."""
+    records = current_catalog()[0]
+    return [kernel(datapath_map(records, letter, n)) for letter, *_r, ns in DATAPATH_ROWS
+            for n in (ns[0], ns[-1])]
+
+
+def test_each_layout_has_its_mma_and_each_warp_reads_its_block_at_the_catalogs_address() \
+        -> None:
+    ks = {k.name: k for k in datapath_kernels()}
+    assert sorted(ks) == sorted(f"datapath_{x}_n{n}" for x, *_r, ns in DATAPATH_ROWS
+                                for n in (ns[0], ns[-1]))
+    d = kernel_text(ks["datapath_D_n8"])  # M = 128: warp w reads lanes 32w.., columns 0..7
+    assert "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p2;" in d
+    assert "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [taddr], 32;" in d
+    assert re.findall(r"add.u32 %r12, %r1, (\d+);", d) == [str((32 * w) << 16) for w in range(4)]
+    assert d.count("tcgen05.ld.sync.aligned.32x32b.x8.b32") == 4
+    g = kernel_text(ks["datapath_G_n64"])  # .ws, M = 32: four N/4-column blocks
+    assert "tcgen05.mma.ws.cta_group::1.kind::f16" in g and g.count(".x16.b32") == 4
+    c = kernel_text(ks["datapath_C_n256"])  # 2 CTAs, sparse: metadata in TMEM, 2 x .x128
+    assert "tcgen05.mma.sp.cta_group::2.kind::f16 [%r1], %rd1, %rd2, [%r9], %r2, %p2;" in c
+    assert ".reqnctapercluster 2, 1, 1" in c and "multicast::cluster" in c
+    assert c.count(".x128.b32") == 2 * 8  # 256 columns a block, 8 blocks
+    assert kernel_text(ks["datapath_A_n16"]).count("setp.ne.or.u32 %p5, %r11,") == 8
+
+
+@pytest.mark.ptxas
+def test_the_data_path_and_sparse_kernels_assemble_for_sm_100a() -> None:
+    if ptxas_path() is None:
+        pytest.skip("ptxas is not on PATH")
+    ok, msg = assemble(module_text(datapath_kernels()), "sm_100a")
+    assert ok, msg
+    sparse = tcgen05_sparse_module()
+    assert sparse.count("tcgen05.mma.sp.cta_group::1.kind::") == len(SPARSE_KINDS) == 4
+    ok, msg = assemble(sparse, "sm_100a")
+    assert ok, msg
+    # and ptxas refuses what is not a tcgen05 form (the check can fail): .ws with 2 CTAs
+    bad = Tc05Kernel("bad", "tcgen05.mma.ws.cta_group::2.kind::f16")
+    ok, msg = assemble(module_text([bad]), "sm_100a")
+    assert not ok and msg
