@@ -247,21 +247,6 @@ def test_a_scale_factor_difference_is_named_by_lane_and_byte(tmp_path: Path) -> 
     assert "lane 1, byte 0: CuTe says (mn 4, block 0), the spec says (mn 8, block 0)" in text
 
 
-def test_umma_atoms_say_what_the_catalog_lacks(tmp_path: Path) -> None:
-    inc = _include()
-    audit = audit_cute([inc / "cute/atom/mma_traits_sm100.hpp"], [inc])
-    umma = [r for r in audit.results if r.atom.instruction is not None
-            and r.atom.instruction.head == "tcgen05.mma"]
-    assert len(umma) >= 30
-    assert not [f for f in audit.findings if f.kind == "cute-syntax"]  # (M/2 > 64 ? M/2 : M)
-    for r in umma:
-        assert {e.verdict for e in r.entries} == {"not-in-spec"}, r.atom.name
-    r = next(r for r in umma if r.atom.name == "SM100_MMA_F16BF16_SS")
-    c = next(e for e in r.entries if e.operand == "C")
-    assert c.message.startswith("tcgen05.mma.cta_group::1.kind::f16 (f16, cta_group::1): the "
-                                "catalog has no tcgen05 data-path layout A-G")
-
-
 def test_the_u8_ldsm_t_atoms_are_the_instruction_reordered(sm100: Audit) -> None:
     """SM100_U8x8_LDSM_T's DstLayout is not ldmatrix.m16n16.x1.trans.b8's registers: its
     copy() swaps the middle bytes of the two registers after the asm (bytes 2, 3 <-> 4, 5).
