@@ -17,7 +17,8 @@ keeps two more things, each re-read from its span of the text with the same gram
 ``Layout x = Layout<...>{};`` with the ``if constexpr (...)`` conditions around it
 (``Struct.locals``: how ``UMMA::tmem_frg::make`` picks D's TMEM layout), and every
 ``static_assert(M == 64 || M == 128, "...")`` as its terms (``Struct.asserts``).  A token
-the grammar cannot place becomes a warning ``Finding`` at its line and the parse resumes after it: never a crash, never silence.
+the grammar cannot place becomes a warning ``Finding`` at its line and the parse resumes
+after it: never a crash, never silence.
 """
 
 from __future__ import annotations
