@@ -132,3 +132,36 @@ def test_a_mutated_tmem_atom_names_the_cell(tmp_path: Path) -> None:
                               "D(row 16, col 0): CuTe says (lane 16, column 0), the spec says "
                               "(lane 32, column 0) (lane = 128 * CTA + lane); 384 of 512 cells "
                               "differ")
+
+
+def test_the_smem_swizzle_atoms_equal_the_canonical_layouts(umma: Audit) -> None:
+    rows = {r.atom.name: r for r in umma.results if r.atom.kind == "smem"}
+    assert len(rows) == 9
+    k128 = {e.operand: e for e in rows["Layout_K_SW128_Atom"].entries}
+    assert sorted(k128) == ["b16", "b32", "b4", "b8"]
+    assert {e.verdict for e in k128.values()} == {"equal"}
+    assert k128["b16"].cute == "Swizzle<3,4,3> o (8,64):(64,1)"
+    assert k128["b16"].spec_layout == "tcgen05.smem.K-major.128B.b16"
+    assert k128["b4"].message.startswith("every element of the 8 x 256 (MN x K) atom at the "
+                                         "spec's bit address")
+    verdicts = {e.verdict for r in rows.values() for e in r.entries}
+    assert verdicts == {"equal", "not-in-spec"}
+    odd = rows["Layout_MN_SW128_32B_Atom"].entries[0]
+    assert odd.verdict == "not-in-spec" and "no MN-major 128B with 32B atomicity row" in odd.message
+
+
+def test_a_mutated_swizzle_atom_names_the_coordinate_and_bytes(tmp_path: Path) -> None:
+    """K-major 128B with the 64B swizzle: row 4's bit 9 no longer flips the chunk, so at
+    (MN 4, K 0) CuTe's byte is 4 * 128 = 512 and the spec's 512 ^ (4 << 4) = 576."""
+    from formal.audit.atoms import Env
+    from formal.audit.smem import smem_atoms
+    p = tmp_path / "atoms.hpp"
+    p.write_text("namespace cute { namespace GMMA {\nusing Layout_K_SW128_Atom_Bits = "
+                 "ComposedLayout<Swizzle<2,4,3>, smem_ptr_flag, "
+                 "Layout<Shape<_8,_1024>,Stride<_1024,_1>>>;\n} }\n", encoding="utf-8")
+    [(atom, verdicts)] = smem_atoms(Env([p]))
+    assert (atom.name, atom.line) == ("Layout_K_SW128_Atom", 2)
+    v = {x.bits: x for x in verdicts}
+    assert (v[16].verdict, v[16].message) == ("differs",
+                                              "(MN 4, K 0): CuTe's byte 512, the spec's byte 576")
+    assert v[4].message == "(MN 4, K 0): CuTe's bit 4096, the spec's bit 4608"

@@ -48,6 +48,7 @@ from .project import (
     spec_layouts,
 )
 from .scale import ScaleComparison, audit_scale_env
+from .smem import smem_atoms
 from .tmem import compare_tmem
 from .umma import compare_d
 from .views import broadcast, metadata, sparse_a, whole_tile
@@ -429,6 +430,10 @@ def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = (),
         results.append(audit_atom(a, env))
     if progress is not None:
         progress(len(atoms), len(atoms))
+    for atom, verdicts in smem_atoms(env):  # the UMMA/GMMA shared-memory swizzle atoms
+        results.append(AtomResult(atom, tuple(
+            Entry(f"b{v.bits}" if v.bits else "atom", v.verdict, "spec", None, v.message,
+                  v.spec_layout, v.cute, atom.line) for v in verdicts)))
     scales: list[ScaleComparison] = []
     if any(Path(h.path).name == SCALE_HEADER for h in env.headers):
         scales = audit_scale_env(env, scale_spec_layouts())

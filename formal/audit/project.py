@@ -12,6 +12,7 @@ shape:stride algebra ``formal.model.cute``, which the CuTe export shares).  For 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from ..base.grammar_files import build_parser
 from ..base.matrix_variants import DATAPATH_ROWS, TMEM_VARIANTS, matrix_layout_serves
@@ -33,8 +34,8 @@ from ..prove.verdicts import InternalError
 __all__ = ["DATAPATH_ROWS", "DataPath", "Finding", "InternalError", "Layout", "MOVES",
            "MOVE_SHAPES", "PTX_TYPES", "Shape", "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
            "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
-           "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "spec_datapaths",
-           "spec_layouts", "tv_view", "warning"]
+           "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "smem_canonical_rows",
+           "smem_layout_at", "spec_datapaths", "spec_layouts", "tv_view", "warning"]
 
 
 @cache
@@ -69,3 +70,28 @@ def spec_datapaths() -> tuple[DataPath, ...]:
     doc = next(d for d in documents() if d.name.endswith("tcgen05-datapath.md"))
     parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
     return tuple(datapaths(parsed))
+
+
+@cache
+def smem_canonical_rows() -> tuple[Any, ...]:
+    """The catalog's canonical shared-memory layouts (formal/catalog/smem/layouts.md), one
+    row per (majorness, swizzle mode), as ``ptxlayout prove`` reads them."""
+    from ..catalog import CATALOG_DIR
+    from ..model.smem import read_smem
+    text = (CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    return tuple(read_smem(text, "formal/catalog/smem/layouts.md").canonical)
+
+
+def smem_layout_at(row: Any, bits: int, mn: int, k: int) -> Any:
+    """A canonical row at ``bits``-bit elements, with m and k (its repetitions) doubled until
+    it covers ``mn`` x ``k`` elements (the tile parameters of ``model.smem.tile_params``)."""
+    from ..model.smem import at_params, tile_params
+    reps = [1, 1]
+    while True:
+        p = tile_params(row.major, row.mode, bits, reps[0])
+        p["k"] = reps[1]
+        lay = at_params(row.layout, p, bits, row.swizzle)
+        ext = lay.extent
+        if ext[0] >= mn and ext[1] >= k:
+            return lay
+        reps = [reps[0] * (2 if ext[0] < mn else 1), reps[1] * (2 if ext[1] < k else 1)]

@@ -44,7 +44,8 @@ def family_table(audit: Audit) -> list[str]:
     atoms: dict[str, int] = {}
     ops: dict[str, dict[str, int]] = {}
     for r in audit.results:
-        fam = r.atom.instruction.head if r.atom.instruction is not None else "?"
+        fam = r.atom.instruction.head if r.atom.instruction is not None else \
+            "smem-atom" if r.atom.kind == "smem" else "?"
         atoms[fam] = atoms.get(fam, 0) + 1
         row = ops.setdefault(fam, dict.fromkeys(VERDICTS, 0))
         for e in r.entries:
