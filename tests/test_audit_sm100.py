@@ -4,30 +4,22 @@ maps; mutated copies of the real atoms give the hand-computed counterexample."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from formal.audit import audit_cute, installed_include
+from formal.audit import audit_cute
 from formal.audit.atoms import read_atoms
 from formal.audit.audit import Audit
 from formal.audit.tmem import tmem_cells
 from formal.base.matrix_variants import TMEM_VARIANTS
 
+from .wheel import cutlass_include as _include
+
 TRAITS = "cute/atom/copy_traits_sm100.hpp"
 ARCH = "cute/arch/copy_sm100.hpp"
 ALLOC = "cute/arch/tmem_allocator_sm100.hpp"
-
-
-def _include() -> Path:
-    inc = installed_include()
-    if inc is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs the nvidia-cutlass wheel: pip install 'ptxlayout[cutlass]'")
-        pytest.skip("nvidia-cutlass is not installed")
-    return Path(inc)
 
 
 def _block(text: str, head: str) -> str:

@@ -4,25 +4,17 @@ layouts A-G, cell by cell at every M the atom's static_assert allows and every N
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from formal.audit import audit_cute, installed_include
+from formal.audit import audit_cute
 from formal.audit.audit import Audit
 from formal.audit.header import read_header
 
+from .wheel import cutlass_include as _include
+
 TRAITS = "cute/atom/mma_traits_sm100.hpp"
-
-
-def _include() -> Path:
-    inc = installed_include()
-    if inc is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs the nvidia-cutlass wheel: pip install 'ptxlayout[cutlass]'")
-        pytest.skip("nvidia-cutlass is not installed")
-    return Path(inc)
 
 
 @pytest.fixture(scope="module")
