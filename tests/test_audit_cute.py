@@ -5,13 +5,12 @@ outside CI); mutated copies live in tmp_path."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from formal.audit import audit_cute, installed_include, parse_text
+from formal.audit import audit_cute, parse_text
 from formal.audit.atoms import Env
 from formal.audit.audit import AtomResult, Audit
 from formal.audit.compare import Counterexample, compare_with_spec, spec_table
@@ -22,14 +21,7 @@ from formal.cli import main
 from formal.model.cute import CuteLayout
 from formal.writers import export_cute
 
-
-def _include() -> Path:
-    inc = installed_include()
-    if inc is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs the nvidia-cutlass wheel: pip install 'ptxlayout[cutlass]'")
-        pytest.skip("nvidia-cutlass is not installed")
-    return Path(inc)
+from .wheel import cutlass_include as _include
 
 
 def _copy(tmp_path: Path, traits: str, arch: str) -> Path:

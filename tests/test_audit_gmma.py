@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,20 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formal.audit import audit_cute, installed_include
+from formal.audit import audit_cute
 from formal.audit.audit import Audit, Entry
 from formal.audit.compare import Counterexample
 from formal.audit.store import SCHEMA, SUBFOLDER, header_key
 from formal.cli import main
 
-
-def _include() -> Path:
-    inc = installed_include()
-    if inc is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs the nvidia-cutlass wheel: pip install 'ptxlayout[cutlass]'")
-        pytest.skip("nvidia-cutlass is not installed")
-    return Path(inc)
+from .wheel import cutlass_include as _include
 
 
 @pytest.fixture(scope="module")

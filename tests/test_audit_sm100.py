@@ -4,30 +4,22 @@ maps; mutated copies of the real atoms give the hand-computed counterexample."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from formal.audit import audit_cute, installed_include
+from formal.audit import audit_cute
 from formal.audit.atoms import read_atoms
 from formal.audit.audit import Audit
 from formal.audit.tmem import tmem_cells
 from formal.base.matrix_variants import TMEM_VARIANTS
 
+from .wheel import cutlass_include as _include
+
 TRAITS = "cute/atom/copy_traits_sm100.hpp"
 ARCH = "cute/arch/copy_sm100.hpp"
 ALLOC = "cute/arch/tmem_allocator_sm100.hpp"
-
-
-def _include() -> Path:
-    inc = installed_include()
-    if inc is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs the nvidia-cutlass wheel: pip install 'ptxlayout[cutlass]'")
-        pytest.skip("nvidia-cutlass is not installed")
-    return Path(inc)
 
 
 def _block(text: str, head: str) -> str:
@@ -245,21 +237,6 @@ def test_a_scale_factor_difference_is_named_by_lane_and_byte(tmp_path: Path) -> 
     text = audit_text(audit)
     assert "SFA VS 32 differs vs spec" in text
     assert "lane 1, byte 0: CuTe says (mn 4, block 0), the spec says (mn 8, block 0)" in text
-
-
-def test_umma_atoms_say_what_the_catalog_lacks(tmp_path: Path) -> None:
-    inc = _include()
-    audit = audit_cute([inc / "cute/atom/mma_traits_sm100.hpp"], [inc])
-    umma = [r for r in audit.results if r.atom.instruction is not None
-            and r.atom.instruction.head == "tcgen05.mma"]
-    assert len(umma) >= 30
-    assert not [f for f in audit.findings if f.kind == "cute-syntax"]  # (M/2 > 64 ? M/2 : M)
-    for r in umma:
-        assert {e.verdict for e in r.entries} == {"not-in-spec"}, r.atom.name
-    r = next(r for r in umma if r.atom.name == "SM100_MMA_F16BF16_SS")
-    c = next(e for e in r.entries if e.operand == "C")
-    assert c.message.startswith("tcgen05.mma.cta_group::1.kind::f16 (f16, cta_group::1): the "
-                                "catalog has no tcgen05 data-path layout A-G")
 
 
 def test_the_u8_ldsm_t_atoms_are_the_instruction_reordered(sm100: Audit) -> None:

@@ -60,7 +60,7 @@ class Operand:
 @dataclass(frozen=True)
 class Atom:
     name: str
-    kind: str  # "mma" | "copy"
+    kind: str  # "mma" | "copy" | "smem" (a swizzle atom, formal.audit.smem)
     file: str
     line: int
     instruction: Instruction | None

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .atoms import Atom, Operand, read_atoms_env
+from .atoms import Atom, Env, Operand, read_atoms_env
 from .compare import (
     Comparison,
     Counterexample,
@@ -48,7 +48,9 @@ from .project import (
     spec_layouts,
 )
 from .scale import ScaleComparison, audit_scale_env
+from .smem import smem_atoms
 from .tmem import compare_tmem
+from .umma import compare_d
 from .views import broadcast, metadata, sparse_a, whole_tile
 
 SPEC_OPERAND = {"A": "A", "B": "B", "C": "C/D", "metadata": "metadata"}
@@ -328,22 +330,27 @@ UMMA_MISSING = {
          "run time (UMMA::make_umma_desc)",
     "B": "no tcgen05.mma variant row (its N x K tile); CuTe's BLayout is one thread holding "
          "the whole tile of the smem descriptor",
-    "C": "no tcgen05 data-path layout A-G (PTX ISA 9.7.16.10.5): which TMEM lanes and "
-         "columns hold D for {cta} M x N; CuTe's CLayout is one thread holding the whole tile, "
-         "its TMEM placement C++ code (UMMA::tmem_frg)",
     "metadata": "no sparse tcgen05.mma metadata layout (PTX ISA 9.7.16.10.8)",
 }
 
 
-def _umma_entries(atom: Atom) -> tuple[Entry, ...]:
-    """An SM100 UMMA atom (``tcgen05.mma``): not in the catalog, each operand saying what the
-    catalog lacks for it (CuTe's layouts are templated on M and N, so no instance is read)."""
+def _umma_entries(atom: Atom, env: Env | None) -> tuple[Entry, ...]:
+    """An SM100 UMMA atom (``tcgen05.mma``): D's place in tensor memory against the catalog's
+    data-path layouts (``formal.audit.umma``: CuTe's ``tmem_frg`` at every M and N); A and B
+    not in the catalog, each saying what it lacks."""
     assert atom.instruction is not None
     op = atom.instruction.opcode
     cta = f"cta_group::{op.qualifier('cta_group') or '1'}"
     kind = op.qualifier("kind")
     out = []
     for o in atom.operands:
+        if o.operand == "C" and env is not None:
+            d = compare_d(env, atom, int(op.qualifier("cta_group") or 1),
+                          "sp" in op.words, "ws" in op.words)
+            out.append(Entry("C", d.verdict, "spec", d.counterexample,
+                             f"{op} ({kind or '?'}, {cta}): {d.message}", d.spec_layout,
+                             str(o.layout) if o.layout is not None else "", o.line))
+            continue
         need = UMMA_MISSING.get(o.operand, "no layout of this operand").format(cta=cta)
         out.append(Entry(o.operand, "not-in-spec", "spec", None,
                          f"{op} ({kind or '?'}, {cta}): the catalog has {need}", "",
@@ -351,7 +358,7 @@ def _umma_entries(atom: Atom) -> tuple[Entry, ...]:
     return tuple(out)
 
 
-def audit_atom(atom: Atom) -> AtomResult:
+def audit_atom(atom: Atom, env: Env | None = None) -> AtomResult:
     out: list[Entry] = []
     mv = atom.instruction.variant if atom.instruction is not None else None
     if mv is not None and mv.move:
@@ -363,7 +370,7 @@ def audit_atom(atom: Atom) -> AtomResult:
         if tm is not None:
             return AtomResult(atom, tm)
     if atom.instruction is not None and atom.instruction.head == "tcgen05.mma" and mv is None:
-        return AtomResult(atom, _umma_entries(atom))
+        return AtomResult(atom, _umma_entries(atom, env))
     spec, fixed = spec_layouts(False), spec_layouts(True)
     fixed_by_id = {lay.id: lay for lay in fixed}
     for op in atom.operands:
@@ -420,9 +427,13 @@ def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = (),
     for k, a in enumerate(atoms):
         if progress is not None:
             progress(k, len(atoms))
-        results.append(audit_atom(a))
+        results.append(audit_atom(a, env))
     if progress is not None:
         progress(len(atoms), len(atoms))
+    for atom, verdicts in smem_atoms(env):  # the UMMA/GMMA shared-memory swizzle atoms
+        results.append(AtomResult(atom, tuple(
+            Entry(f"b{v.bits}" if v.bits else "atom", v.verdict, "spec", None, v.message,
+                  v.spec_layout, v.cute, atom.line) for v in verdicts)))
     scales: list[ScaleComparison] = []
     if any(Path(h.path).name == SCALE_HEADER for h in env.headers):
         scales = audit_scale_env(env, scale_spec_layouts())

@@ -12,13 +12,18 @@ statement inside them) and ``#include`` lines, and passes over everything else. 
 ``read_header`` gives a ``CppHeader`` with one ``Alias`` (``SM80_8x4``, params ``()``) and
 one ``Struct`` whose ``type`` is ``MMA_Traits<SM80_8x8x4_F64F64F64F64_TN>`` and whose
 ``members`` hold ``ALayout -> SM80_8x4``.  Types stay unevaluated here (``Type`` chains of
-``TName``); ``formal.audit.atoms`` evaluates them.  A token the grammar cannot place becomes a
-warning ``Finding`` at its line and the parse resumes after it: never a crash, never silence.
+``TName``); ``formal.audit.atoms`` evaluates them.  Inside a struct's member functions it
+keeps two more things, each re-read from its span of the text with the same grammar: every
+``Layout x = Layout<...>{};`` with the ``if constexpr (...)`` conditions around it
+(``Struct.locals``: how ``UMMA::tmem_frg::make`` picks D's TMEM layout), and every
+``static_assert(M == 64 || M == 128, "...")`` as its terms (``Struct.asserts``).  A token
+the grammar cannot place becomes a warning ``Finding`` at its line and the parse resumes
+after it: never a crash, never silence.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -145,6 +150,18 @@ class Alias:
 
 
 @dataclass(frozen=True)
+class LocalLayout:
+    """``Layout NAME = TYPE{};`` inside a member function's body, under the ``if constexpr``
+    conditions that enclose it (outermost first; each a tuple of the ``&&``-joined terms, or
+    None for a plain ``else`` the reader does not negate)."""
+
+    name: str
+    type: Type | Opaque
+    conditions: tuple[tuple[Any, ...] | None, ...]
+    line: int
+
+
+@dataclass(frozen=True)
 class Struct:
     type: Type | None
     line: int
@@ -157,6 +174,9 @@ class Struct:
     at: int = -1  # the offset of its ``struct`` keyword
     asm_at: tuple[tuple[int, ...], ...] = ()  # the offset of each string literal of ``asm``
     calls_at: tuple[int, ...] = ()  # the offset of each call's X
+    locals: tuple[LocalLayout, ...] = ()  # ``Layout x = ...{};`` in its member functions
+    # each ``static_assert(a || b || ..., "...")`` of its body as its terms (a, b, ...)
+    asserts: tuple[tuple[Any, ...], ...] = ()
 
     @property
     def name(self) -> str:
@@ -189,6 +209,11 @@ def _parser() -> Lark:
     return build_parser("cute", "start")
 
 
+@cache
+def _piece_parser() -> Lark:
+    return build_parser("cute", ["cpp_cond", "cpp_type", "cpp_assert"])
+
+
 @dataclass(frozen=True)
 class _Asm:
     strings: tuple[str, ...]
@@ -205,6 +230,30 @@ class _Call:
 class _Include:
     path: str
     at: int = -1
+
+
+@dataclass(frozen=True)
+class _Brace:
+    """The head of a ``{ }`` group's items: where its ``{`` is."""
+
+    at: int
+
+
+@dataclass(frozen=True)
+class _Local:
+    """A local layout as spans of the header's text, resolved by ``read_header``."""
+
+    name: str
+    type_span: tuple[int, int]
+    conditions: tuple[tuple[int, int] | None, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class _Assert:
+    """A ``static_assert``'s condition as a span of the header's text."""
+
+    span: tuple[int, int]
 
 
 def _pos(x: Any) -> int:
@@ -226,9 +275,44 @@ def _flat(items: list[Any]) -> list[Any]:
     for x in items:
         if isinstance(x, list):
             out.extend(_flat(x))
-        elif isinstance(x, (_Asm, _Call)):
+        elif isinstance(x, (_Asm, _Call, _Local, _Assert)):
             out.append(x)
     return out
+
+
+def _group_at(x: Any) -> int:
+    return x[0].at if isinstance(x, list) and x and isinstance(x[0], _Brace) else -1
+
+
+def _condition(c: list[Any], i: int) -> tuple[int, int] | None | bool:
+    """The span of the ``( ... )`` of ``if constexpr ( ... ) {`` before the group ``c[i]``;
+    None after a plain ``else``; False for any other group."""
+    k = i - 1
+    while k >= 0 and isinstance(c[k], Token) and str(c[k]) != "constexpr" \
+            and str(c[k]) not in ("{", "}", ";"):
+        k -= 1
+    if k >= 1 and isinstance(c[k], Token) and str(c[k]) == "constexpr" \
+            and str(c[k - 1]) == "if" and _group_at(c[i]) >= 0:
+        return (int(c[k].end_pos or 0), _group_at(c[i]))
+    if i >= 1 and isinstance(c[i - 1], Token) and str(c[i - 1]) == "else":
+        return None
+    return False
+
+
+def _local(c: list[Any], i: int) -> _Local | None:
+    """``Layout NAME = TYPE {} ;`` starting at ``c[i]`` (the ``=`` is not kept: the type is
+    re-read from its span, and must parse as one)."""
+    if i + 2 >= len(c) or not all(isinstance(c[j], Token) and c[j].type == "NAME"
+                                  for j in (i + 1, i + 2)):
+        return None
+    j = i + 3
+    while j < len(c) and isinstance(c[j], Token) and str(c[j]) not in (";", "{", "}"):
+        j += 1
+    if j + 1 >= len(c) or not isinstance(c[j], list) or len(c[j]) != 1 \
+            or str(c[j + 1]) != ";":
+        return None
+    return _Local(str(c[i + 1]), (int(c[i + 2].start_pos), _group_at(c[j])), (),
+                  int(c[i].line))
 
 
 @v_args(meta=True)
@@ -310,7 +394,20 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         return _Asm(tuple(str(t) for t in lits), tuple(_pos(t) for t in lits))
 
     def braces(self, meta: Any, c: list[Any]) -> list[Any]:
-        out = _flat(c)
+        out: list[Any] = [_Brace(_pos(c[0]) if c and isinstance(c[0], Token) else -1)]
+        for i, x in enumerate(c):
+            if isinstance(x, list):  # a nested group: its locals under its ``if constexpr``
+                cond = _condition(c, i)
+                for y in _flat([x]):
+                    if isinstance(y, _Local) and not isinstance(cond, bool):
+                        y = replace(y, conditions=(cond, *y.conditions))
+                    out.append(y)
+            elif isinstance(x, _Asm):
+                out.append(x)
+            elif isinstance(x, Token) and str(x) == "Layout":
+                local = _local(c, i)
+                if local is not None:
+                    out.append(local)
         toks = [t for t in c if isinstance(t, Token)]
         for a, b, f in zip(toks, toks[1:], toks[2:]):
             if a.type == "NAME" and b.type == "SCOPE" and str(f) == "fma":
@@ -318,6 +415,11 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         return out
 
     def other(self, meta: Any, c: list[Any]) -> list[Any]:
+        if c and isinstance(c[0], Token) and str(c[0]) == "static_assert":
+            msg = next((t for t in c if isinstance(t, Token) and t.type == "STRING"), None)
+            if msg is not None:
+                return [_Assert((int(c[0].end_pos or 0), int(msg.start_pos or 0))),
+                        *_flat(c)]
         return _flat(c)
 
     # -- declarations
@@ -359,16 +461,19 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         for x in soup:
             if isinstance(x, _Call):
                 first.setdefault(x.target, x.at)
+        raw = tuple(x for x in soup if isinstance(x, _Local))
+        checks = tuple(x for x in body if isinstance(x, list) for x in x
+                       if isinstance(x, _Assert))
         return Struct(typ, _line(meta), bases=bases, members=members, asm=asm,
                       calls=tuple(first), at=_pos(meta), asm_at=asm_at,
-                      calls_at=tuple(first.values()))
+                      calls_at=tuple(first.values()), locals=raw,  # type: ignore[arg-type]
+                      asserts=checks)  # type: ignore[arg-type]
 
     def template_decl(self, meta: Any, c: list[Any]) -> Any:
         params = next((x.params for x in c if isinstance(x, _Template)), ())
         decl = next((x for x in reversed(c) if not isinstance(x, Token)), None)
         if isinstance(decl, Struct):
-            return Struct(decl.type, _line(meta), params, True, decl.bases, decl.members,
-                          decl.asm, decl.calls, decl.at, decl.asm_at, decl.calls_at)
+            return replace(decl, line=_line(meta), params=params, templated=True)
         if isinstance(decl, Alias):
             return Alias(decl.name, decl.type, _line(meta), params, True, decl.at)
         return decl
@@ -392,6 +497,36 @@ def _walk(items: Any, aliases: list[Alias], structs: list[Struct],
             _walk(list(x.children), aliases, structs, includes)
         elif isinstance(x, list):
             _walk(x, aliases, structs, includes)
+
+
+def _piece(text: str, span: tuple[int, int], start: str) -> Any:
+    """One span of the header re-read as a condition or a type (None: not one)."""
+    if span[0] < 0 or span[1] < span[0]:
+        return None
+    try:
+        tree = _piece_parser().parse(text[span[0]:span[1]], start=start)
+        got = _Syntax().transform(tree)
+    except (LarkError, RecursionError):
+        return None
+    kids = [x for x in got.children if not isinstance(x, Token)]
+    return tuple(kids) if start != "cpp_type" else (kids[0] if kids else None)
+
+
+def _resolve(text: str, raw: Any) -> tuple[LocalLayout, ...]:
+    out = []
+    for r in raw:
+        typ = _piece(text, r.type_span, "cpp_type")
+        if not isinstance(typ, Type):
+            continue
+        conds = tuple(None if sp is None else _piece(text, sp, "cpp_cond")
+                      for sp in r.conditions)
+        out.append(LocalLayout(r.name, typ, conds, r.line))
+    return tuple(out)
+
+
+def _asserts(text: str, raw: Any) -> tuple[tuple[Any, ...], ...]:
+    got = (_piece(text, r.span, "cpp_assert") for r in raw)
+    return tuple(g for g in got if g)
 
 
 def read_header(path: str | Path, text: str | None = None) -> CppHeader:
@@ -444,5 +579,8 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
     structs: list[Struct] = []
     includes: list[_Include] = []
     _walk(list(items.children), aliases, structs, includes)
+    structs = [replace(st, locals=_resolve(text, st.locals),
+                       asserts=_asserts(text, st.asserts)) if st.locals or st.asserts else st
+               for st in structs]
     return CppHeader(name, tuple(aliases), tuple(structs), tuple(i.path for i in includes),
                      tuple(findings), tuple(i.at for i in includes))

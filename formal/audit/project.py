@@ -12,9 +12,10 @@ shape:stride algebra ``formal.model.cute``, which the CuTe export shares).  For 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from ..base.grammar_files import build_parser
-from ..base.matrix_variants import TMEM_VARIANTS, matrix_layout_serves
+from ..base.matrix_variants import DATAPATH_ROWS, TMEM_VARIANTS, matrix_layout_serves
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import (
     MOVE_SHAPES,
@@ -26,14 +27,15 @@ from ..base.variants import (
     layout_serves,
 )
 from ..model import Layout, cells_and_names
+from ..model.datapath import DataPath, datapath_cells
 from ..model.tv import TV, tv_view
 from ..prove.verdicts import InternalError
 
-__all__ = ["Finding", "InternalError", "Layout", "MOVES", "MOVE_SHAPES", "PTX_TYPES", "Shape",
-           "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
-           "Variant", "build_parser", "cells_and_names", "error", "layout_serves",
-           "matrix_layout_serves", "scale_spec_layouts", "spec_layouts",
-           "tv_view", "warning"]
+__all__ = ["DATAPATH_ROWS", "DataPath", "Finding", "InternalError", "Layout", "MOVES",
+           "MOVE_SHAPES", "PTX_TYPES", "Shape", "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
+           "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
+           "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "smem_canonical_rows",
+           "smem_layout_at", "spec_datapaths", "spec_layouts", "tv_view", "warning"]
 
 
 @cache
@@ -56,3 +58,40 @@ def scale_spec_layouts() -> tuple[object, ...]:
     from ..parse.block_scale import read_block_scale
     text = (CATALOG_DIR / "block-scale" / "mma-sync.md").read_text(encoding="utf-8")
     return tuple(scale_layouts(read_block_scale(text, BLOCK_SCALE_CATALOG)))
+
+
+@cache
+def spec_datapaths() -> tuple[DataPath, ...]:
+    """The catalog's tcgen05.mma data-path layouts A-G (formal/catalog/tcgen05-datapath.md),
+    as ``ptxlayout prove`` reads them."""
+    from ..catalog import documents
+    from ..model.datapath import datapaths
+    from ..parse.document import parse_document
+    doc = next(d for d in documents() if d.name.endswith("tcgen05-datapath.md"))
+    parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
+    return tuple(datapaths(parsed))
+
+
+@cache
+def smem_canonical_rows() -> tuple[Any, ...]:
+    """The catalog's canonical shared-memory layouts (formal/catalog/smem/layouts.md), one
+    row per (majorness, swizzle mode), as ``ptxlayout prove`` reads them."""
+    from ..catalog import CATALOG_DIR
+    from ..model.smem import read_smem
+    text = (CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    return tuple(read_smem(text, "formal/catalog/smem/layouts.md").canonical)
+
+
+def smem_layout_at(row: Any, bits: int, mn: int, k: int) -> Any:
+    """A canonical row at ``bits``-bit elements, with m and k (its repetitions) doubled until
+    it covers ``mn`` x ``k`` elements (the tile parameters of ``model.smem.tile_params``)."""
+    from ..model.smem import at_params, tile_params
+    reps = [1, 1]
+    while True:
+        p = tile_params(row.major, row.mode, bits, reps[0])
+        p["k"] = reps[1]
+        lay = at_params(row.layout, p, bits, row.swizzle)
+        ext = lay.extent
+        if ext[0] >= mn and ext[1] >= k:
+            return lay
+        reps = [reps[0] * (2 if ext[0] < mn else 1), reps[1] * (2 if ext[1] < k else 1)]

@@ -44,7 +44,8 @@ def family_table(audit: Audit) -> list[str]:
     atoms: dict[str, int] = {}
     ops: dict[str, dict[str, int]] = {}
     for r in audit.results:
-        fam = r.atom.instruction.head if r.atom.instruction is not None else "?"
+        fam = r.atom.instruction.head if r.atom.instruction is not None else \
+            "smem-atom" if r.atom.kind == "smem" else "?"
         atoms[fam] = atoms.get(fam, 0) + 1
         row = ops.setdefault(fam, dict.fromkeys(VERDICTS, 0))
         for e in r.entries:
@@ -126,31 +127,21 @@ def audit_json(audit: Audit) -> str:
 
 
 def audit_junit(audit: Audit) -> str:
+    """One test case per operand check and per scale-factor check: equal passes, differs
+    fails with the cells, anything else is skipped with its reason."""
+    checks = [(r.atom.file, f"{r.atom.name}::{e.operand}::{e.against}", e.verdict,
+               e.message if e.verdict == "differs" else e.verdict + ": " + e.message)
+              for r in audit.results for e in r.entries]
+    checks += [(sc.file, f"{sc.atom}::SF{sc.operand}::VS{sc.vs}::{sc.spec}", sc.verdict,
+                _scale_line(sc).strip() if sc.verdict == "differs"
+                else sc.verdict + ": " + sc.why) for sc in audit.scales]
     cases = []
-    failures = skipped = 0
-    for r in audit.results:
-        for e in r.entries:
-            attrs = (f"classname={quoteattr(r.atom.file)} "
-                     f"name={quoteattr(f'{r.atom.name}::{e.operand}::{e.against}')}")
-            if e.verdict == "equal":
-                cases.append(testcase(attrs))
-            elif e.verdict == "differs":
-                failures += 1
-                cases.append(testcase(attrs, "failure", e.message))
-            else:
-                skipped += 1
-                cases.append(testcase(attrs, "skipped", e.verdict + ": " + e.message))
-    for sc in audit.scales:
-        attrs = (f"classname={quoteattr(sc.file)} "
-                 f"name={quoteattr(f'{sc.atom}::SF{sc.operand}::VS{sc.vs}::{sc.spec}')}")
-        if sc.verdict == "equal":
-            cases.append(testcase(attrs))
-        elif sc.verdict == "differs":
-            failures += 1
-            cases.append(testcase(attrs, "failure", _scale_line(sc).strip()))
-        else:
-            skipped += 1
-            cases.append(testcase(attrs, "skipped", sc.verdict + ": " + sc.why))
+    for file, name, verdict, said in checks:
+        attrs = f"classname={quoteattr(file)} name={quoteattr(name)}"
+        cases.append(testcase(attrs) if verdict == "equal" else
+                     testcase(attrs, "failure" if verdict == "differs" else "skipped", said))
+    failures = sum(c[2] == "differs" for c in checks)
+    skipped = sum(c[2] not in ("equal", "differs") for c in checks)
     head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n  <testsuite '
             f'name="ptxlayout-audit-cute" tests="{len(cases)}" failures="{failures}" '
             f'errors="0" skipped="{skipped}">')

@@ -56,25 +56,24 @@ class TritonCase:
 _MMA = "mma.sync.aligned.{s}.row.col.{d}.{a}.{a}.{d}"
 _WGMMA = "wgmma.mma_async.sync.aligned.m64n{n}k{k}.{d}.{a}.{a}"
 
+def _dot_operands(m: int, n: int, k: int, d: str, a: str, k_width: int) \
+        -> tuple[TritonCase, ...]:
+    """MMAv2's dot operands A (M x K) and B (K x N) of one mma.sync shape and type."""
+    op = _MMA.format(s=f"m{m}n{n}k{k}", d=d, a=a)
+    return tuple(TritonCase(f"MMAv2 dot operand {x}, k_width {k_width} ({a})", 2, x, dims,
+                            k_width, op) for x, dims in (("A", (m, k)), ("B", (k, n))))
+
+
 CASES: tuple[TritonCase, ...] = (
     TritonCase("MMAv2 accumulator (f32)", 2, "C", (16, 8), 0,
-         _MMA.format(s="m16n8k16", d="f32", a="f16")),
-    TritonCase("MMAv2 dot operand A, k_width 2 (f16)", 2, "A", (16, 16), 2,
-         _MMA.format(s="m16n8k16", d="f32", a="f16")),
-    TritonCase("MMAv2 dot operand B, k_width 2 (f16)", 2, "B", (16, 8), 2,
-         _MMA.format(s="m16n8k16", d="f32", a="f16")),
-    TritonCase("MMAv2 dot operand A, k_width 1 (tf32)", 2, "A", (16, 8), 1,
-         _MMA.format(s="m16n8k8", d="f32", a="tf32")),
-    TritonCase("MMAv2 dot operand B, k_width 1 (tf32)", 2, "B", (8, 8), 1,
-         _MMA.format(s="m16n8k8", d="f32", a="tf32")),
-    TritonCase("MMAv2 dot operand A, k_width 4 (s8)", 2, "A", (16, 32), 4,
-         _MMA.format(s="m16n8k32", d="s32", a="s8")),
-    TritonCase("MMAv2 dot operand B, k_width 4 (s8)", 2, "B", (32, 8), 4,
-         _MMA.format(s="m16n8k32", d="s32", a="s8")),
+               _MMA.format(s="m16n8k16", d="f32", a="f16")),
+    *_dot_operands(16, 8, 16, "f32", "f16", 2),
+    *_dot_operands(16, 8, 8, "f32", "tf32", 1),
+    *_dot_operands(16, 8, 32, "s32", "s8", 4),
     TritonCase("MMAv3 dot operand A, k_width 2 (f16)", 3, "A", (64, 16), 2,
-         _WGMMA.format(n=64, k=16, d="f32", a="f16"), 64),
+               _WGMMA.format(n=64, k=16, d="f32", a="f16"), 64),
     *(TritonCase(f"MMAv3 accumulator, N = {n}", 3, "C", (64, n), 0,
-           _WGMMA.format(n=n, k=16, d="f32", a="f16"), n) for n in (8, 16, 64, 128, 256)),
+                 _WGMMA.format(n=n, k=16, d="f32", a="f16"), n) for n in (8, 16, 64, 128, 256)),
 )
 
 
