@@ -113,8 +113,9 @@ class TcScaleOperand:
 
 @dataclass(frozen=True)
 class TcScaleSection:
-    """One legal block-scaled ``tcgen05.mma`` form at one (M, N, K): ``form`` as written
-    (``scale_vec::2X``, ``block32``) and ``vec``, the factors a row of A has."""
+    """One legal block-scaled ``tcgen05.mma`` form at one (M, N, K) issued by ``cta_group``
+    CTAs: ``form`` as written (``scale_vec::2X``, ``block32``) and ``vec``, the factors a row
+    of A has."""
 
     kind: str
     form: str
@@ -126,6 +127,7 @@ class TcScaleSection:
     title: str
     source: SourceText
     operands: tuple[TcScaleOperand, ...] = ()
+    cta_group: int = 1
 
 
 @dataclass(frozen=True)
@@ -272,8 +274,9 @@ class _ToValues(Transformer[Token, Any]):
         m, n, k = (int(toks[x][2:]) for x in ("M_EQ", "N_EQ", "K_EQ"))
         form = (toks.get("SCALE_VEC") or toks["BLOCKN"]).lstrip(".")
         vec = _vec(form) if "SCALE_VEC" in toks else k // int(form[5:])
+        cta = int(toks.get("CTA_GROUP", "::1").rpartition("::")[2])
         return ("tc_title", toks["KIND"].partition("::")[2], form, vec,
-                toks["STYPE"].lstrip("."), m, n, k)
+                toks["STYPE"].lstrip("."), m, n, k, cta)
 
     def tc_decl(self, items: list[Any]) -> tuple[Any, ...]:
         toks = [t for t in items if isinstance(t, Token)]
@@ -451,9 +454,9 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
         nonlocal current
         close_operand()
         if current is not None and current.get("tc"):
-            kind, form, vec, stype, m, n, k = current["tc"]
+            kind, form, vec, stype, m, n, k, cta = current["tc"]
             tc_secs.append(TcScaleSection(kind, form, vec, stype, m, n, k, current["title"],
-                                          current["source"], tuple(current["operands"])))
+                                          current["source"], tuple(current["operands"]), cta))
         elif current is not None:
             sections.append(ScaleSection(current["shape"], current["kind"], current["vec"],
                                          current["stype"], current["title"], current["source"],
