@@ -50,14 +50,24 @@ def _prove(text: str, which: str = "scale_A") -> tuple[dict, list, int]:
 def test_catalog_reads_every_legal_form() -> None:
     doc = block_scale_catalog("tcgen05")
     assert not doc.findings and not doc.sections
-    got = [(s.kind, s.form, s.stype, s.k, s.vec) for s in doc.tc_sections]
-    assert got == [(k, f, t, kk, kk // b) for k, f, t, kk, b in TCGEN05_SCALE_FORMS]
+    forms = [(k, f, t, kk, kk // b) for k, f, t, kk, b in TCGEN05_SCALE_FORMS]
+    for m, cta in ((128, 1), (64, 1), (256, 2)):  # every form at each M, in that order
+        got = [(s.kind, s.form, s.stype, s.k, s.vec) for s in doc.tc_sections
+               if (s.m, s.cta_group) == (m, cta)]
+        assert got == forms, m
+    assert len(doc.tc_sections) == 3 * len(forms)
     lays = tc_scale_layouts(doc)
-    assert len(lays) == 18
-    assert {(x.operand, x.tile, x.columns) for x in lays} == {
+    assert len(lays) == 54
+    assert {(x.operand, x.tile, x.columns) for x in lays if x.m == 128} == {
         ("A", (128, 1), 4), ("B", (1, 256), 8), ("A", (128, 2), 4), ("B", (2, 256), 8),
         ("A", (128, 4), 4), ("B", (4, 256), 8), ("A", (128, 3), 8), ("B", (3, 256), 16),
         ("A", (128, 6), 8), ("B", (6, 256), 16)}
+    # M = 64 takes two columns of scale_A (four at K = 96); a pair's CTA four each (eight)
+    assert {(x.tile, x.columns) for x in lays if x.m == 64 and x.operand == "A"} == {
+        ((64, 1), 2), ((64, 2), 2), ((64, 4), 2), ((64, 3), 4), ((64, 6), 4)}
+    assert {(x.tile, x.columns) for x in lays if x.m == 256 and x.operand == "A"} == {
+        ((256, 1), 4), ((256, 2), 4), ((256, 4), 4), ((256, 3), 8), ((256, 6), 8)}
+    assert {x.cta_group for x in lays if x.m == 256} == {2}
     assert {x.sf_ids for x in lays if x.vec == 2} == {(0, 2)}
 
 
@@ -65,7 +75,7 @@ def test_catalog_proved_k96_block32_a_warning() -> None:
     proof = prove_block_scale()
     mine = [r for r in proof.results if r.instruction == "tcgen05.block_scale"
             and r.id.startswith("tcgen05.")]
-    assert len(mine) == 18
+    assert len(mine) == 54
     for r in mine:
         got = {v.name: v.status for v in r.verdicts}
         fit = "refuted" if ".block32." in r.id else "proved"
@@ -77,19 +87,19 @@ def test_catalog_proved_k96_block32_a_warning() -> None:
     tc = [f for f in proof.findings if f.layout.startswith("tcgen05.")]
     assert not [f for f in tc if f.severity == "error"]
     fits = [f for f in tc if f.kind == "block-scale-sub-column-fit"]
-    assert len(fits) == 4
+    assert len(fits) == 12  # the two .block32 forms' A and B at each of three M
     assert fits[0].counterexample == {"selector": 2, "row": 0, "columns": [0, 1], "needed": 1}
 
 
 def test_placements_named_factor_by_factor() -> None:
     lay = next(x for x in tc_scale_layouts(block_scale_catalog("tcgen05"))
                if x.id == "tcgen05.block_scale.m128n256k64.mxf4.scale_vec::2X.ue8m0.scale_A")
-    at = {(p[0], p[1]): p[2:] for p in lay.placed(2)}
+    at = {(p[0], p[1]): p[2:5] for p in lay.placed(2)}
     assert at[(0, 0)] == (0, 0, 2) and at[(0, 1)] == (0, 0, 3)
     assert at[(33, 1)] == (1, 1, 3) and at[(127, 0)] == (31, 3, 2)
     b = next(x for x in tc_scale_layouts(block_scale_catalog("tcgen05"))
              if x.id == "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.scale_B")
-    assert {(p[0], p[1]): p[2:] for p in b.placed(3)}[(0, 200)] == (8, 6, 3)
+    assert {(p[0], p[1]): p[2:5] for p in b.placed(3)}[(0, 200)] == (8, 6, 3)
     assert admitted_ids(lay) == (0, 2) and admitted_ids(b) == (0, 1, 2, 3)
 
 
@@ -208,6 +218,77 @@ def test_each_place_evaluated_over_the_matrix_equals_the_walk_point_by_point(
     op = read_block_scale(_mutate(*odd[0]), "t.md").tc_sections[0].operands[0]
     lane = {p[0]: p[2] for p in T._placed({d.name: d for d in op.program.definitions}, op, 0)}
     assert (lane[0], lane[67], lane[70]) == (-23, -1, 0)  # C truncates: -70 / 3 is -23
+# ---- M = 64 and the pair of M = 256 (.cta_group::2): placements and their mutations ----------
+
+TITLE_M64 = ("## Block scaling for tcgen05.mma .kind::mxf4 .scale_vec::2X .ue8m0 with M=64, "
+             "N=256, K=64")
+TITLE_PAIR = ("## Block scaling for tcgen05.mma .cta_group::2 .kind::mxf4 .scale_vec::2X .ue8m0 "
+              "with M=256, N=256, K=64")
+PAIR_A = "tcgen05.block_scale.m256n256k64.mxf4.scale_vec::2X.ue8m0.cta_group::2.scale_A"
+
+
+def test_pair_places_each_half_of_a_in_its_cta() -> None:
+    lay = next(x for x in tc_scale_layouts(block_scale_catalog("tcgen05")) if x.id == PAIR_A)
+    assert lay.instruction == "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X"
+    at = {(p[0], p[1]): (p[5], *p[2:5]) for p in lay.placed(2)}  # cta, lane, column, byte
+    assert at[(0, 0)] == (0, 0, 0, 2) and at[(127, 1)] == (0, 31, 3, 3)
+    assert at[(128, 0)] == (1, 0, 0, 2) and at[(160, 1)] == (1, 0, 1, 3)
+    m64 = next(x for x in tc_scale_layouts(block_scale_catalog("tcgen05"))
+               if x.id == "tcgen05.block_scale.m64n256k64.mxf4.scale_vec::2X.ue8m0.scale_A")
+    assert {(p[0], p[1]): p[2:5] for p in m64.placed(0)}[(63, 1)] == (31, 1, 1)
+    assert admitted_ids(lay) == (0, 2) and admitted_ids(m64) == (0, 2)
+
+
+def test_pair_mutations_refuted_with_the_cell() -> None:
+    # the CTA of a row off by a factor: rows 128.. go to a third CTA
+    v, findings, _l = _prove(_mutate("cta    = row / 128", "cta    = row / 64", TITLE_PAIR))
+    cov = v["scale-coverage"]
+    assert cov.status == "refuted" and cov.counterexample["name"] == "cta"
+    assert cov.counterexample["a"] == [128, 0]
+    assert cov.counterexample["place"] == {"cta": 2, "lane": 0, "column": 0, "byte": 0}
+    assert _section(TITLE_PAIR).splitlines()[cov.span.line - 1].split() == \
+        ["cta", "=", "row", "/", "128"]  # the refutation names the line of `cta`
+    # the column of a pair's row not restarted in CTA 1: rows 128.. past the four columns
+    v, _f, _l = _prove(_mutate("column = (row % 128) / 32", "column = row / 32", TITLE_PAIR))
+    assert v["scale-coverage"].counterexample["a"] == [128, 0]
+    assert v["scale-coverage"].counterexample["name"] == "column"
+    # a pair's scale_A that states no CTA is incomplete, not a crash
+    v, findings, _l = _prove(_mutate("  cta    = row / 128\n", "", TITLE_PAIR))
+    assert {x.status for n, x in v.items() if n != "hardware"} == {"error"}
+    assert any("cta" in f.message for f in findings if f.severity == "error")
+
+
+def test_m64_mutations_refuted_with_the_cell() -> None:
+    # a lane off by one: row 31 lands on lane 32, past the partition
+    v, _f, _l = _prove(_mutate("lane   = row % 32", "lane   = row % 32 + 1", TITLE_M64))
+    assert v["scale-coverage"].counterexample == {
+        "selector": 0, "a": [31, 0], "place": {"lane": 32, "column": 0, "byte": 0},
+        "name": "lane"}
+    # a byte past the word: ID 2's second factor on byte 4
+    v, _f, _l = _prove(_mutate("byte   = sf_id + block", "byte   = 2 * sf_id + block", TITLE_M64))
+    assert v["scale-coverage"].counterexample == {
+        "selector": 2, "a": [0, 0], "place": {"lane": 0, "column": 0, "byte": 4},
+        "name": "byte"}
+    # a shifted selector: the IDs {1, 3} are not half-word aligned
+    v, _f, _l = _prove(_mutate("sf_id  = {0, 2}", "sf_id  = {1, 3}", TITLE_M64))
+    assert v["selector-range"].status == "refuted"
+    assert v["selector-range"].counterexample == {"stated": [1, 3], "admitted": [0, 2]}
+    # M = 64 stated with M = 128's four columns: the IDs use two
+    v, _f, _l = _prove(_mutate("in 2 columns", "in 4 columns", TITLE_M64))
+    assert "use columns 0-1" in v["register-budget"].message
+
+
+def test_show_names_the_pair(capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    rc = main(["show", "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X.scale_A"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X" in out
+    assert "cta_group::1" not in out
+    lines = out.splitlines()
+    k = lines.index("sf_id = 0: 16 sub-columns")  # 2 CTAs x 4 columns x 2 bytes
+    assert lines[k + 1].split()[:3] == ["lane", "cta0.c0.b0", "cta0.c0.b1"]
+    assert lines[k + 1].split()[-1] == "cta1.c3.b1"
 
 
 def test_prove_the_catalog_document(capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,7 +298,7 @@ def test_prove_the_catalog_document(capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["prove", str(CATALOG), "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0
-    assert data["summary"]["layouts"] == 18
+    assert data["summary"]["layouts"] == 54
     lay = data["layouts"][2]
     assert (lay["instruction"], lay["operand"], lay["shape"], lay["tile"]) == \
         ("tcgen05.block_scale", "scale_A", "m128n256k64", [128, 2])
@@ -245,6 +326,20 @@ def test_every_legal_form_assembles_for_sm_100a(tmp_path: Path, sparse: bool) ->
     assert ptx.count(".block_scale.") == 7 and ptx.count("tcgen05.mma.sp.") == (7 if sparse else 0)
     got = _assemble(ptx, tmp_path, "legal")
     assert got.returncode == 0, got.stderr
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
+def test_every_legal_form_assembles_for_a_pair(tmp_path: Path) -> None:
+    """The M = 256 forms are issued by a pair (M is the instruction descriptor's, a register:
+    M = 64 and 128 are the same text).  The builder writes .cta_group::1; this test-only
+    kernel is its text with every tcgen05 instruction's group made ::2, as a kernel must."""
+    from formal.execute.ptx_tcgen05 import tcgen05_scale_module
+    forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
+    for sparse in (False, True):
+        ptx = tcgen05_scale_module(forms, sparse).replace(".cta_group::1", ".cta_group::2")
+        assert ptx.count(".cta_group::2.kind::") == 7 and ".cta_group::1" not in ptx
+        got = _assemble(ptx, tmp_path, "pair")
+        assert got.returncode == 0, got.stderr
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")

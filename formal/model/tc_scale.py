@@ -13,7 +13,11 @@ from the operand's address and the byte of that column's 32-bit word.  For
       (33, 1)            (1, 1, 3)
 
 so the factors of rows 0, 32, 64 and 96 share lane 0, one column each, and ``sf_id`` picks
-the half word.  A ``TcScaleLayout`` keeps such a table for each of the four values a two-bit
+the half word.  A form issued by a pair of CTAs (``.cta_group::2``) states ``cta`` too, the
+CTA of the pair whose tensor memory holds the factor (M = 256: ``cta = row / 128``, and row
+160 sits in CTA 1, lane 0, column 1); a single CTA's placements are in CTA 0.
+
+A ``TcScaleLayout`` keeps such a table for each of the four values a two-bit
 ID can take, stated legal or not, so that the prove stage can say which values the layout
 admits.  Cells are (row, column) of the scale matrix as the spec states it: scale_A is
 M x SFA_N (row, block), scale_B is SFB_M x N (block, col).
@@ -40,7 +44,9 @@ SF_ID_VALUES = 4  # the scale factor ID is a two-bit field of the instruction de
 WORD_BYTES = 4  # a tensor-memory column is one 32-bit word a lane
 PLACE_NAMES = ("lane", "column", "byte")
 
-Placement = tuple[int, int, int, int, int]  # (row, col) of the scale matrix -> lane, column, byte
+# (row, col) of the scale matrix -> lane, column, byte; and the CTA of the pair holding it,
+# appended by tc_scale_layout
+Placement = tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,7 @@ class TcScaleLayout:
     span: Span
     lines: tuple[tuple[str, Span], ...]
     faults: tuple[Finding, ...] = ()
+    cta_group: int = 1  # CTAs issuing the mma (.cta_group::2: a pair, each with its own TMEM)
 
     def line_of(self, name: str) -> Span:
         for n, sp in self.lines:
@@ -84,7 +91,8 @@ class TcScaleLayout:
 
     @property
     def instruction(self) -> str:
-        return f"tcgen05.mma.cta_group::1.kind::{self.kind}.block_scale.{self.form}"
+        return (f"tcgen05.mma.cta_group::{self.cta_group}.kind::{self.kind}.block_scale"
+                f".{self.form}")
 
 
 TC_REQUIRED = {"A": ("sf_id", "lane", "column", "byte"), "B": ("sf_id", "lane", "column", "byte")}
@@ -95,13 +103,19 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
     prog = op.program
     defs = {d.name: d for d in prog.definitions}
     lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
+    pair = f".cta_group::{sec.cta_group}" if sec.cta_group > 1 else ""
     lid = (f"tcgen05.block_scale.m{sec.m}n{sec.n}k{sec.k}.{sec.kind}.{sec.form}.{sec.stype}"
-           f".scale_{op.operand}")
-    faults = program_faults(op.source, prog, lid, TC_REQUIRED[op.operand])
+           f"{pair}.scale_{op.operand}")
+    # a pair splits A's rows between the CTAs (each holds the rows of D it computes), while
+    # each CTA holds all of scale_B: a pair's scale_A states its CTA
+    needed = TC_REQUIRED[op.operand] + (("cta",) if sec.cta_group > 1 and op.operand == "A"
+                                        else ())
+    faults = program_faults(op.source, prog, lid, needed)
     every: list[tuple[int, tuple[Placement, ...]]] = []
     if not faults:
         try:
-            every = [(s, _placed(defs, op, s)) for s in range(SF_ID_VALUES)]
+            every = [(s, _in_cta(defs, op, s, _placed(defs, op, s)))
+                     for s in range(SF_ID_VALUES)]
         except Undefined as exc:
             faults.append(error("block-scale", op.source, f"{lid}: the program uses "
                                 f"{exc.name}, which it does not define", layout=lid))
@@ -109,7 +123,22 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
     return TcScaleLayout(lid, sec.kind, sec.form, sec.vec, sec.stype, sec.m, sec.n, sec.k,
                          op.operand, (op.rows, op.cols), op.columns, op.lanes, op.aligned,
                          set_values(defs.get("sf_id")), tuple(every), op.source.span(0), lines,
-                         tuple(faults))
+                         tuple(faults), sec.cta_group)
+
+
+def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,
+            placed: tuple[Placement, ...]) -> tuple[Placement, ...]:
+    """Each placement with the CTA of the pair that holds it: the program's ``cta`` where it
+    states one, else 0 (one CTA)."""
+    if "cta" not in defs:
+        return tuple((*p, 0) for p in placed)
+    e = _expr(defs["cta"])
+    mn = "row" if op.operand == "A" else "col"
+    out = []
+    for p in placed:
+        who, block = (p[0], p[1]) if op.operand == "A" else (p[1], p[0])
+        out.append((*p, program_value(e, {mn: who, "block": block, "sf_id": s}, defs)))
+    return tuple(out)
 
 
 def _placed(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int) \

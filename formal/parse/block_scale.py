@@ -32,6 +32,7 @@ from lark.exceptions import LarkError
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from ..base.variants import COUNT_WORDS
+from ..text.blocks import strip_markup
 from . import syntax as S
 from .pseudocode import parse_program
 
@@ -112,8 +113,9 @@ class TcScaleOperand:
 
 @dataclass(frozen=True)
 class TcScaleSection:
-    """One legal block-scaled ``tcgen05.mma`` form at one (M, N, K): ``form`` as written
-    (``scale_vec::2X``, ``block32``) and ``vec``, the factors a row of A has."""
+    """One legal block-scaled ``tcgen05.mma`` form at one (M, N, K) issued by ``cta_group``
+    CTAs: ``form`` as written (``scale_vec::2X``, ``block32``) and ``vec``, the factors a row
+    of A has."""
 
     kind: str
     form: str
@@ -125,6 +127,7 @@ class TcScaleSection:
     title: str
     source: SourceText
     operands: tuple[TcScaleOperand, ...] = ()
+    cta_group: int = 1
 
 
 @dataclass(frozen=True)
@@ -271,8 +274,9 @@ class _ToValues(Transformer[Token, Any]):
         m, n, k = (int(toks[x][2:]) for x in ("M_EQ", "N_EQ", "K_EQ"))
         form = (toks.get("SCALE_VEC") or toks["BLOCKN"]).lstrip(".")
         vec = _vec(form) if "SCALE_VEC" in toks else k // int(form[5:])
+        cta = int(toks.get("CTA_GROUP", "::1").rpartition("::")[2])
         return ("tc_title", toks["KIND"].partition("::")[2], form, vec,
-                toks["STYPE"].lstrip("."), m, n, k)
+                toks["STYPE"].lstrip("."), m, n, k, cta)
 
     def tc_decl(self, items: list[Any]) -> tuple[Any, ...]:
         toks = [t for t in items if isinstance(t, Token)]
@@ -322,19 +326,10 @@ def read_query(text: str) -> dict[str, Any] | None:
 
 
 def _unlink(text: str) -> str:
-    """A Markdown line's links reduced to their text: ``[Layout ...](#x)[](#x "Permalink")``
-    reads ``Layout ...``."""
-    out, k = [], 0
-    while k < len(text):
-        if text.startswith("](", k):
-            end = text.find(")", k)
-            k = len(text) if end < 0 else end + 1
-        elif text[k] == "[":
-            k += 1
-        else:
-            out.append(text[k])
-            k += 1
-    return "".join(out)
+    """A Markdown line's links reduced to their text and its code marks dropped
+    (``[Layout ...](#x)[](#x "Permalink")`` reads ``Layout ...``): the text stage's
+    ``strip_markup``, on a bare string."""
+    return strip_markup(SourceText.at(text, "", 1)).text
 
 
 def _heading(text: str) -> str | None:
@@ -381,6 +376,40 @@ def _html_rows(text: str, name: str) -> tuple[list[ScaleTableRow], list[TcScaleL
     return rows, tc
 
 
+# the two forms of a scale operand's line: (start symbol, the fields it reads after its
+# matrix, name, rows and columns, the shape a line that does not read should have)
+_OPERAND_LINES = {
+    False: ("scale_decl", ("regs", "reg", "elems", "stype"),
+            "Scale A: scale_A is R x C, one .b32 register of N <type> bytes"),
+    True: ("tc_decl", ("columns", "lanes", "stype", "aligned"),
+           "Scale A: scale_A is R x C, in N columns of 32 lanes, <type> bytes at B-byte "
+           "aligned offsets"),
+}
+
+
+def _operand_line(body: str, src: SourceText, current: dict[str, Any],
+                  findings: list[Finding]) -> dict[str, Any] | None:
+    """A section's ``Scale A: ...`` line read as the section's form (mma.sync's register or
+    tcgen05's tensor-memory columns) into an open operand, or None (a finding says why)."""
+    tc = bool(current.get("tc"))
+    start, names, shape = _OPERAND_LINES[tc]
+    got = read_line(body, start)
+    if got is None:
+        findings.append(error("parse", src, f"a scale operand line that does not read as "
+                              f"'{shape}'"))
+        return None
+    _, mat, sname, r, c, *rest = got
+    fields = dict(zip(names, rest, strict=True))
+    section_stype = current["tc"][3] if tc else current["stype"]
+    if sname[-1] != mat:
+        findings.append(error("block-scale", src, f"scale {mat} names {sname}"))
+    if fields["stype"] != section_stype:
+        findings.append(error("block-scale", src, f"scale {mat} holds .{fields['stype']} bytes; "
+                              f"the section is .{section_stype}"))
+    return {"mat": mat, "rows": r, "cols": c, "source": src, "lines": [], **fields}
+
+
+
 def read_block_scale(text: str, name: str) -> ScaleDocument:
     """Every block-scale section and spec table row of one document's text (of the Sphinx
     HTML page: its tables' rows).
@@ -425,9 +454,9 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
         nonlocal current
         close_operand()
         if current is not None and current.get("tc"):
-            kind, form, vec, stype, m, n, k = current["tc"]
+            kind, form, vec, stype, m, n, k, cta = current["tc"]
             tc_secs.append(TcScaleSection(kind, form, vec, stype, m, n, k, current["title"],
-                                          current["source"], tuple(current["operands"])))
+                                          current["source"], tuple(current["operands"]), cta))
         elif current is not None:
             sections.append(ScaleSection(current["shape"], current["kind"], current["vec"],
                                          current["stype"], current["title"], current["source"],
@@ -465,39 +494,11 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
                            "title": head, "source": src, "operands": []}
             continue
         body = raw.strip().lstrip("*+-> ").strip()
-        if current is not None and current.get("tc") and body.lower().startswith("scale "):
-            tdecl = read_line(body, "tc_decl")
-            if tdecl is None:
-                findings.append(error("parse", src, "a scale operand line that does not read "
-                                      "as 'Scale A: scale_A is R x C, in N columns of 32 lanes, "
-                                      "<type> bytes at B-byte aligned offsets'"))
-                continue
-            close_operand()
-            _, mat, sname, r, c, ncol, nlane, stype, al = tdecl
-            if sname[-1] != mat:
-                findings.append(error("block-scale", src, f"scale {mat} names {sname}"))
-            if stype != current["tc"][3]:
-                findings.append(error("block-scale", src, f"scale {mat} holds .{stype} bytes; "
-                                      f"the section is .{current['tc'][3]}"))
-            operand = {"mat": mat, "rows": r, "cols": c, "columns": ncol, "lanes": nlane,
-                       "stype": stype, "aligned": al, "source": src, "lines": []}
-            continue
         if current is not None and body.lower().startswith("scale "):
-            decl = read_line(body, "scale_decl")
-            if decl is None:
-                findings.append(error("parse", src, "a scale operand line that does not read "
-                                      "as 'Scale A: scale_A is R x C, one .b32 register of N "
-                                      "<type> bytes'"))
-                continue
-            close_operand()
-            _, mat, sname, r, c, regs, reg, elems, stype = decl
-            if sname[-1] != mat:
-                findings.append(error("block-scale", src, f"scale {mat} names {sname}"))
-            if stype != current["stype"]:
-                findings.append(error("block-scale", src, f"scale {mat} holds .{stype} bytes; "
-                                      f"the section is .{current['stype']}"))
-            operand = {"mat": mat, "rows": r, "cols": c, "regs": regs, "reg": reg,
-                       "elems": elems, "source": src, "lines": []}
+            got_op = _operand_line(body, src, current, findings)
+            if got_op is not None:
+                close_operand()
+                operand = got_op
             continue
         if "scale_vec" in raw:  # every row of the three tables names a .scale_vec
             for start, table in (("shape_row", "shape"), ("combo_row", "combo"),

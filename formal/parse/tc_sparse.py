@@ -25,6 +25,7 @@ from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import SourceText
+from ..text.blocks import strip_markup
 
 STARTS = ("sp_heading", "sp_kind", "sp_grain", "sp_value")
 
@@ -62,20 +63,11 @@ class _ToFacts(Transformer[Token, Any]):
 
 
 def _clean(text: str) -> str:
-    """Markdown's marks dropped (backquotes, emphasis, escapes) and links reduced to their
-    text: ``[Sparse `tcgen05.mma.sp` with ...](#x)[](#x "Permalink")``."""
-    out, k = [], 0
-    text = text.replace("`", " ").replace("\\_", "_").replace("\uf0c1", " ")
-    while k < len(text):
-        if text.startswith("](", k):
-            end = text.find(")", k)
-            k = len(text) if end < 0 else end + 1
-        elif text[k] == "[":
-            k += 1
-        else:
-            out.append(text[k])
-            k += 1
-    return "".join(out).strip().lstrip("#>").strip()
+    """Markdown's marks dropped (code marks, escapes) and links reduced to their text:
+    ``[Sparse `tcgen05.mma.sp` with ...](#x)[](#x "Permalink")``, by the text stage's
+    ``strip_markup``."""
+    plain = strip_markup(SourceText.at(text.replace("\uf0c1", " "), "", 1)).text
+    return plain.strip().lstrip("#>").strip()
 
 
 def read_sparse_line(text: str) -> tuple[Any, ...] | None:

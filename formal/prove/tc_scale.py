@@ -36,18 +36,20 @@ TC_NO_DEVICE = ("not run: block-scaled tcgen05.mma needs sm_100a and no lent dev
                 "the kernels are assembled with ptxas for sm_100a (compile-only)")
 
 
-def _place(p: tuple[int, int, int, int, int]) -> dict[str, int]:
-    return {"lane": p[2], "column": p[3], "byte": p[4]}
+def _place(p: tuple[int, ...]) -> dict[str, int]:
+    """Where a factor sits; the CTA named only where a pair issues the mma."""
+    at = {"lane": p[2], "column": p[3], "byte": p[4]}
+    return at if len(p) < 6 or p[5] == 0 else {"cta": p[5], **at}
 
 
 def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
     """Do the factors at ID ``s`` each sit inside the stated lanes, columns and word, no two
     on one byte?"""
-    seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+    seen: dict[tuple[int, ...], tuple[int, int]] = {}
     for p in lay.placed(s):
-        cell, at = (p[0], p[1]), (p[2], p[3], p[4])
-        bounds = (("lane", p[2], lay.lanes), ("column", p[3], lay.columns),
-                  ("byte", p[4], WORD_BYTES))
+        cell, at = (p[0], p[1]), (p[5], p[2], p[3], p[4])
+        bounds = (("cta", p[5], lay.cta_group), ("lane", p[2], lay.lanes),
+                  ("column", p[3], lay.columns), ("byte", p[4], WORD_BYTES))
         for name, got, top in bounds:
             if not 0 <= got < top:
                 return Core("refuted", f"sf_id {s}: factor ({cell[0]}, {cell[1]}) of scale_"
@@ -56,9 +58,10 @@ def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
                                          "name": name}, method="enumeration")
         if at in seen:
             other = seen[at]
+            where = f"CTA {at[0]}, " if lay.cta_group > 1 else ""
             return Core("refuted", f"sf_id {s}: factors ({other[0]}, {other[1]}) and "
-                        f"({cell[0]}, {cell[1]}) of scale_{lay.operand} both sit on lane "
-                        f"{at[0]}, column {at[1]}, byte {at[2]}",
+                        f"({cell[0]}, {cell[1]}) of scale_{lay.operand} both sit on {where}lane "
+                        f"{at[1]}, column {at[2]}, byte {at[3]}",
                         {"selector": s, "a": list(other), "b": list(cell), "place": _place(p),
                          "name": "byte"}, method="enumeration")
         seen[at] = cell

@@ -22,7 +22,7 @@ from typing import Any
 from ..model.tc_scale import TcScaleLayout
 
 
-def _label(lay: TcScaleLayout, p: tuple[int, int, int, int, int]) -> str:
+def _label(lay: TcScaleLayout, p: tuple[int, ...]) -> str:
     return f"r{p[0]}k{p[1]}" if lay.operand == "A" else f"n{p[1]}k{p[0]}"
 
 
@@ -39,12 +39,13 @@ def tc_scale_figure(lay: TcScaleLayout, also: Sequence[TcScaleLayout] = ()) -> s
            "in each 32-lane partition"]
     for s in lay.sf_ids:
         placed = lay.placed(s)
-        subs = sorted({(p[3], p[4]) for p in placed})
-        grid = {(p[2], p[3], p[4]): _label(lay, p) for p in placed}
+        subs = sorted({(p[5], p[3], p[4]) for p in placed})
+        grid = {(p[2], p[5], p[3], p[4]): _label(lay, p) for p in placed}
         lanes = sorted({p[2] for p in placed})
         out += ["", f"sf_id = {s}: {len(subs)} sub-columns"]
-        head = ["lane", *(f"c{c}.b{b}" for c, b in subs)]
-        body = [[f"{ln:4d}", *(grid.get((ln, c, b), "-") for c, b in subs)] for ln in lanes]
+        pair = lay.cta_group > 1  # a pair's sub-columns are named with their CTA
+        head = ["lane", *((f"cta{t}." if pair else "") + f"c{c}.b{b}" for t, c, b in subs)]
+        body = [[f"{ln:4d}", *(grid.get((ln, *sub), "-") for sub in subs)] for ln in lanes]
         widths = [max(len(r[k]) for r in (head, *body)) for k in range(len(head))]
         out += ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in (head, *body)]
     return "\n".join(out) + "\n"
@@ -62,6 +63,9 @@ def show_tc_forms(facts: Mapping[str, Any], layouts: Sequence[TcScaleLayout],
     def fits(lay: TcScaleLayout) -> bool:
         if facts.get("operand", lay.operand) != lay.operand or \
                 facts.get("kind", lay.kind) != lay.kind:
+            return False
+        pair = [o for o in facts.get("other", []) if str(o).startswith("cta_group::")]
+        if pair and pair[0] != f"cta_group::{lay.cta_group}":
             return False
         if "vec" in facts and lay.form != f"scale_vec::{facts['vec']}X":
             return False
