@@ -360,20 +360,20 @@ READING_KINDS = ("input", "parse", "limit")
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .api import with_catalog_tables
-    from .writers.diff import diff_models, render_diff
+    from .writers.diff import diff_models, kept_changes, render_diff
     bar = _progress()
     old, new = _read_model([args.old, args.new], args.max_size, not args.no_catalog, each=True,
                            bar=bar)
     for f in (*old.findings, *new.findings):
         if f.kind in READING_KINDS:
             print(f.format(), file=sys.stderr)
-    result = diff_models(old, new, with_catalog_tables(_options(args, bar)))
+    result = kept_changes(diff_models(old, new, with_catalog_tables(_options(args, bar))),
+                          args.select, args.ignore)
     _write(render_diff(result, args.format, args.quiet, __version__), args.output)
     return EXIT_FINDINGS if any(r.kind in DIFF_FAILS for r in result) else EXIT_OK
 
 
-# a map that differs, one the new revision no longer states, or one that could not be compared
-DIFF_FAILS = ("different-map", "removed", "not-comparable")  # (nothing checked it is equal)
+DIFF_FAILS = ("different-map", "removed", "not-comparable")  # not shown equal, or gone
 
 
 def cmd_ptx(args: argparse.Namespace) -> int:
@@ -425,10 +425,10 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
 
 
 def _configure(args: argparse.Namespace) -> None:
-    """``-q``: no progress bar; prove, diff: ``[tool.ptxlayout]`` (``writers.config``)."""
+    """``-q``: no progress bar; ``[tool.ptxlayout]`` (``writers.config``)."""
     from .base import progress
     progress.silence(bool(getattr(args, "quiet", False)))
-    if args.command in ("prove", "diff"):
+    if args.command in ("prove", "diff", "evidence", "audit"):
         from .writers.config import configure
         try:
             configure(args)
