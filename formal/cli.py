@@ -250,18 +250,16 @@ def _pick(args: argparse.Namespace) -> Any:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """The ids, one a line: every layout's, or those any QUERY names (as ``show`` reads an
-    id) or is part of; a QUERY that names nothing is a usage error."""
-    from .api import find
+    """The ids ``show`` takes, one a line (``api.listed_ids``): of ``--family``, or those a
+    QUERY names or is part of; a QUERY or a family that names none is a usage error."""
+    from .api import listed_ids
     layouts = _read_model(args.docs, args.max_size, not args.no_catalog).layouts
-    chosen: set[str] = set()
-    for q in args.queries:
-        hits = find(layouts, q) or [lay for lay in layouts if q.lower() in lay.id.lower()]
-        if not hits:
-            _one(layouts, q)  # the usage error, with its did-you-mean
-        chosen.update(lay.id for lay in hits)
-    _write("".join(f"{lay.id}\n" for lay in layouts
-                   if not args.queries or lay.id in chosen), None)
+    try:
+        rows = listed_ids(layouts, not args.docs and not args.no_catalog, args.family,
+                          args.queries, lambda q: _one(layouts, q))  # none: did-you-mean
+    except ValueError as exc:  # a family with no id
+        raise UsageError(str(exc)) from exc
+    _write("".join(f"{i}\n" for _f, i in rows), None)
     return EXIT_OK
 
 

@@ -132,7 +132,8 @@ def select_of(command: str) -> str:
 
 def add_conventions(commands: dict[str, argparse.ArgumentParser]) -> None:
     """Each command's exit statuses in its help; ``-q`` on the commands of ``QUIET``,
-    ``--select`` / ``--ignore`` on those of ``SELECT``, ``--format`` on evidence
+    ``--select`` / ``--ignore`` on those of ``SELECT``, ``--format`` on evidence, ``--family``
+    on list
     (``commands``: name -> its parser; ``audit cute`` for a subcommand's)."""
     for name, p in commands.items():
         if name != "audit":
@@ -155,6 +156,11 @@ def add_conventions(commands: dict[str, argparse.ArgumentParser]) -> None:
                            help="leave out the findings whose kind starts with KIND "
                                 "(repeatable or comma-separated; wins over --select; "
                                 "default: none)")
+    if "list" in commands:
+        commands["list"].add_argument(
+            "--family", metavar="FAMILY",
+            help="only FAMILY's ids, e.g. wgmma.smem, or tcgen05 for its .ld, .st, .smem and "
+                 ".datapath (default: every family)")
     if "evidence" in commands:
         commands["evidence"].add_argument(
             "--format", choices=("text", "json"), default="text",
