@@ -441,6 +441,41 @@ def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
     return out
 
 
+def listed_ids(layouts: Sequence[Layout], the_catalog: bool, family: str | None = None,
+               queries: Sequence[str] = (), unmatched: Callable[[str], Any] = print) \
+        -> list[tuple[str, str]]:
+    """``ptxlayout list``: (family, id) of every id ``show`` takes -- the layouts', and with
+    ``the_catalog`` its shared-memory layouts (``wgmma.smem`` / ``tcgen05.smem``) and tcgen05's
+    data paths (``tcgen05.datapath``).  ``family``: only those whose family is it or starts
+    with it and a dot (``tcgen05``: .ld, .st, .smem, .datapath); a ValueError with the nearest
+    families when none is.  ``queries``: only the ids one names (as ``show`` reads an id) or
+    is part of; ``unmatched(query)`` is called for one that matches none (the CLI raises)."""
+    from difflib import get_close_matches
+    rows = [(lay.instruction, lay.id) for lay in layouts]
+    if the_catalog:
+        from .writers.smem_figure import catalog_instances
+        rows += [(f"{i.family}.smem", f"catalog:{i.id}") for i in catalog_instances()]
+        rows += [("tcgen05.datapath", f"catalog:{dp.id}") for dp in datapath_catalog()]
+    if family is not None:
+        known = sorted({f for f, _ in rows})
+        rows = [r for r in rows if r[0] == family or r[0].startswith(family + ".")]
+        if not rows:
+            close = get_close_matches(family, known, n=3, cutoff=0.5)
+            raise ValueError(f"no layout of family '{family}'" + (
+                f"; did you mean {' or '.join(close)}?" if close else
+                f" (the families: {', '.join(known)})"))
+    if not queries:
+        return rows
+    chosen: set[str] = set()
+    for q in queries:
+        hits = [lay.id for lay in find(layouts, q)] or [i for _f, i in rows
+                                                        if q.lower() in i.lower()]
+        if not hits:
+            unmatched(q)
+        chosen.update(hits)
+    return [r for r in rows if r[1] in chosen]
+
+
 def near(layouts: Sequence[Layout], query: str, n: int = 3) -> list[str]:
     """The short ids closest to ``query`` (difflib), for a 'did you mean' -- at most ``n``."""
     import difflib

@@ -250,18 +250,16 @@ def _pick(args: argparse.Namespace) -> Any:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """The ids, one a line: every layout's, or those any QUERY names (as ``show`` reads an
-    id) or is part of; a QUERY that names nothing is a usage error."""
-    from .api import find
+    """The ids ``show`` takes, one a line (``api.listed_ids``): of ``--family``, or those a
+    QUERY names or is part of; a QUERY or a family that names none is a usage error."""
+    from .api import listed_ids
     layouts = _read_model(args.docs, args.max_size, not args.no_catalog).layouts
-    chosen: set[str] = set()
-    for q in args.queries:
-        hits = find(layouts, q) or [lay for lay in layouts if q.lower() in lay.id.lower()]
-        if not hits:
-            _one(layouts, q)  # the usage error, with its did-you-mean
-        chosen.update(lay.id for lay in hits)
-    _write("".join(f"{lay.id}\n" for lay in layouts
-                   if not args.queries or lay.id in chosen), None)
+    try:
+        rows = listed_ids(layouts, not args.docs and not args.no_catalog, args.family,
+                          args.queries, lambda q: _one(layouts, q))  # none: did-you-mean
+    except ValueError as exc:  # a family with no id
+        raise UsageError(str(exc)) from exc
+    _write("".join(f"{i}\n" for _f, i in rows), None)
     return EXIT_OK
 
 
@@ -360,20 +358,20 @@ READING_KINDS = ("input", "parse", "limit")
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from .api import with_catalog_tables
-    from .writers.diff import diff_models, render_diff
+    from .writers.diff import diff_models, kept_changes, render_diff
     bar = _progress()
     old, new = _read_model([args.old, args.new], args.max_size, not args.no_catalog, each=True,
                            bar=bar)
     for f in (*old.findings, *new.findings):
         if f.kind in READING_KINDS:
             print(f.format(), file=sys.stderr)
-    result = diff_models(old, new, with_catalog_tables(_options(args, bar)))
+    result = kept_changes(diff_models(old, new, with_catalog_tables(_options(args, bar))),
+                          args.select, args.ignore)
     _write(render_diff(result, args.format, args.quiet, __version__), args.output)
     return EXIT_FINDINGS if any(r.kind in DIFF_FAILS for r in result) else EXIT_OK
 
 
-# a map that differs, one the new revision no longer states, or one that could not be compared
-DIFF_FAILS = ("different-map", "removed", "not-comparable")  # (nothing checked it is equal)
+DIFF_FAILS = ("different-map", "removed", "not-comparable")  # not shown equal, or gone
 
 
 def cmd_ptx(args: argparse.Namespace) -> int:
@@ -425,10 +423,10 @@ def _proof_args(p: argparse.ArgumentParser) -> None:
 
 
 def _configure(args: argparse.Namespace) -> None:
-    """``-q``: no progress bar; prove, diff: ``[tool.ptxlayout]`` (``writers.config``)."""
+    """``-q``: no progress bar; ``[tool.ptxlayout]`` (``writers.config``)."""
     from .base import progress
     progress.silence(bool(getattr(args, "quiet", False)))
-    if args.command in ("prove", "diff"):
+    if args.command in ("prove", "diff", "evidence", "audit"):
         from .writers.config import configure
         try:
             configure(args)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..base.options import picked
 from .atoms import Atom, Env, Operand, read_atoms_env
 from .compare import (
     Comparison,
@@ -127,6 +128,15 @@ class Audit:
             if any(e.verdict == "differs" and e.operand not in ok for e in r.entries):
                 return True
         return False
+
+    def kept(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> Audit:
+        """``audit --select`` / ``--ignore``: the operands and scale layouts whose verdict
+        they keep, and every equal one (not a finding: reported whatever is selected)."""
+        def keep(verdict: str) -> bool:
+            return verdict == "equal" or picked(verdict, select, ignore)
+        return replace(self, results=tuple(
+            replace(r, entries=tuple(e for e in r.entries if keep(e.verdict)))
+            for r in self.results), scales=tuple(s for s in self.scales if keep(s.verdict)))
 
     def summary(self) -> dict[str, Any]:
         atoms_by: Counter[str] = Counter()

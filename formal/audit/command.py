@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..base.options import selection
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -27,18 +28,20 @@ def _audit_triton(args: Any, write: Callable[[str, str | None], None]) -> int:
         print(f"ptxlayout: audit triton needs Triton's wheel: pip install 'ptxlayout[triton]' "
               f"({e})", file=sys.stderr)
         return EXIT_USAGE
-    write(render_audit(audit, args.format, args.verbose, __version__), args.output)
+    kept = audit.kept(*selection(args))
+    write(render_audit(kept, args.format, args.verbose, __version__), args.output)
     counts = audit.counts()
     if counts["equal"] + counts["differs"] == 0:
         print("ptxlayout: audit triton: no layout could be compared with the spec",
               file=sys.stderr)
         return EXIT_USAGE
-    return EXIT_FINDINGS if audit.differs else EXIT_OK
+    return EXIT_FINDINGS if kept.differs else EXIT_OK
 
 
 def audit_command(args: Any, write: Callable[[str, str | None], None]) -> int:
-    """``ptxlayout audit cute [PATH ...]`` / ``audit triton``: the report written by ``write``;
-    0 every operand equal, 1 one differs, 2 nothing could be compared."""
+    """``ptxlayout audit cute [PATH ...]`` / ``audit triton``: the report written by ``write``
+    (of the verdicts ``--select`` / ``--ignore`` keep); 0 every operand kept is equal, 1 one
+    differs, 2 nothing could be compared."""
     from . import AUDIT_DEFAULT_HEADERS, audit_cute, installed_include
     from .report import render_audit
     if args.library == "triton":
@@ -59,7 +62,8 @@ def audit_command(args: Any, write: Callable[[str, str | None], None]) -> int:
         print("ptxlayout: audit cute: no MMA_Traits or Copy_Traits atom in "
               + " ".join(args.paths or paths[:1]), file=sys.stderr)
         return EXIT_USAGE
-    write(render_audit(audit, args.format, args.verbose, __version__), args.output)
+    kept = audit.kept(*selection(args))  # --select / --ignore
+    write(render_audit(kept, args.format, args.verbose, __version__), args.output)
     counts = audit.counts()
     if audit.compared == 0:
         # atoms found, but no operand of theirs compared with the spec: nothing was checked
@@ -67,4 +71,4 @@ def audit_command(args: Any, write: Callable[[str, str | None], None]) -> int:
               f"be compared with the spec ({counts['unreadable']} unreadable, "
               f"{counts['not-in-spec']} not in the spec)", file=sys.stderr)
         return EXIT_USAGE
-    return EXIT_FINDINGS if audit.differs else EXIT_OK
+    return EXIT_FINDINGS if kept.differs else EXIT_OK

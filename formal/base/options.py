@@ -6,7 +6,7 @@ Three conventions, added to the parser ``formal.cli`` builds, after its own opti
                        progress bar (prove, diff, evidence, audit)
     --select KIND      only findings whose kind starts with KIND (repeatable, or
                        comma-separated: ``--select inj,surj``); ``--ignore KIND`` the others
-                       (prove)
+                       (prove, diff, evidence, audit: each its own kinds, ``SELECT``)
     --format json      evidence's report as JSON (docs/schema/evidence.schema.json)
 
 and two rules for ``--help``: it ends with what each exit status means for this command
@@ -22,10 +22,31 @@ help "random trials (warps) per run" the help becomes "random trials (warps) per
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from difflib import get_close_matches
 
 QUIET = ("prove", "diff", "evidence", "audit cute", "audit triton")
-SELECT = ("prove",)
+
+# the commands with --select / --ignore, and what a "kind" is in each (prove's: the finding
+# kinds of writers.kinds, handed to ``unknown_prefixes`` by writers.config).  A diff's kinds are
+# the changes that fail or inform; evidence's, the instruction of the stale variant (``mma.sp``
+# picks mma.sp's, ``mma`` both); the audit's, an operand's verdict other than equal (SARIF's
+# rule is ``audit-`` + the kind).  What is not a finding (an unchanged map, an equal operand)
+# is reported whatever is selected.
+SELECT_KINDS: dict[str, tuple[str, ...]] = {
+    "diff": ("different-map", "removed", "not-comparable", "added"),
+    "evidence": ("mma", "mma.sp", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "wgmma.sp",
+                 "wgmma.smem"),
+    "audit": ("differs", "not-in-spec", "unreadable"),
+}
+SELECT = ("prove", "diff", "evidence", "audit cute", "audit triton")
+# what --select names in each command's help
+_SELECT_WHAT = {
+    "prove": "the finding kinds of docs/obligations.md, e.g. 'inj,surj'",
+    "diff": "the changes " + ", ".join(SELECT_KINDS["diff"]),
+    "evidence": "the instructions " + ", ".join(SELECT_KINDS["evidence"]),
+    "audit": "the verdicts " + ", ".join(SELECT_KINDS["audit"]),
+}
 
 # the help of the options that mean the same in every command that has them
 COMMON_HELP = {
@@ -74,9 +95,45 @@ def kinds(values: Iterable[str] | None) -> list[str]:
     return [k.strip() for v in values or () for k in v.split(",") if k.strip()]
 
 
+def picked(kind: str, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> bool:
+    """Does ``--select`` / ``--ignore`` keep a finding of ``kind``: it starts with a ``select``
+    prefix (any, when none is given) and with no ``ignore`` prefix (ignore wins, as in ruff)."""
+    return ((not select or any(kind.startswith(p) for p in select))
+            and not any(kind.startswith(p) for p in ignore))
+
+
+def selection(args: object) -> tuple[list[str], list[str]]:
+    """A command's (select, ignore) as ``writers.config`` settled them (none: every kind)."""
+    return (list(getattr(args, "select", None) or ()),
+            list(getattr(args, "ignore", None) or ()))
+
+
+def unknown_prefixes(prefixes: Iterable[str], vocabulary: Iterable[str],
+                     hint: str = "the kinds are listed in docs/obligations.md") -> list[str]:
+    """One line per prefix that starts no kind of ``vocabulary``, with the closest kinds
+    (``--select injectve``: "unknown finding kind 'injectve'; did you mean injective?")."""
+    known = list(vocabulary)
+    out = []
+    for p in prefixes:
+        if any(k.startswith(p) for k in known):
+            continue
+        close = get_close_matches(p, known, n=3, cutoff=0.5)
+        out.append(f"unknown finding kind '{p}'" + (
+            f"; did you mean {' or '.join(close)}?" if close else
+            f" ({hint})"))
+    return out
+
+
+def select_of(command: str) -> str:
+    """The key of ``command``'s kinds and its ``[tool.ptxlayout]`` table: ``audit cute`` and
+    ``audit triton`` share ``audit``'s."""
+    return command.split()[0]
+
+
 def add_conventions(commands: dict[str, argparse.ArgumentParser]) -> None:
     """Each command's exit statuses in its help; ``-q`` on the commands of ``QUIET``,
-    ``--select`` / ``--ignore`` on those of ``SELECT``, ``--format`` on evidence
+    ``--select`` / ``--ignore`` on those of ``SELECT``, ``--format`` on evidence, ``--family``
+    on list
     (``commands``: name -> its parser; ``audit cute`` for a subcommand's)."""
     for name, p in commands.items():
         if name != "audit":
@@ -90,13 +147,20 @@ def add_conventions(commands: dict[str, argparse.ArgumentParser]) -> None:
     for name in SELECT:
         if name in commands:
             p = commands[name]
+            what = _SELECT_WHAT[select_of(name)]
             p.add_argument("--select", action="append", metavar="KIND",
-                           help="report only the findings whose kind starts with KIND "
-                                "(repeatable or comma-separated, e.g. 'inj,surj'; default: "
-                                "every kind); the exit status counts only these")
+                           help="report only the findings whose kind starts with KIND, of "
+                                f"{what} (repeatable or comma-separated; default: every "
+                                "kind); the exit status counts only these")
             p.add_argument("--ignore", action="append", metavar="KIND",
                            help="leave out the findings whose kind starts with KIND "
-                                "(repeatable or comma-separated; wins over --select)")
+                                "(repeatable or comma-separated; wins over --select; "
+                                "default: none)")
+    if "list" in commands:
+        commands["list"].add_argument(
+            "--family", metavar="FAMILY",
+            help="only FAMILY's ids, e.g. wgmma.smem, or tcgen05 for its .ld, .st, .smem and "
+                 ".datapath (default: every family)")
     if "evidence" in commands:
         commands["evidence"].add_argument(
             "--format", choices=("text", "json"), default="text",

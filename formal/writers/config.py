@@ -8,6 +8,8 @@ table is the configuration (one without it is passed over).  Worked on one file:
     ignore = ["punctuation"]                  # as --ignore
     timeout = 10                              # as --timeout (prove, diff)
     evidence = "proofs/evidence"              # as --evidence, relative to this file
+    diff-ignore = ["added"]                   # diff's --ignore (its kinds: the changes);
+                                              #   diff-select, evidence-, audit- alike
     [[tool.ptxlayout.accept]]                 # as an --accept file's entries
     kind = "type-names"
     line = 145
@@ -27,6 +29,7 @@ from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
+from ..base.options import SELECT_KINDS
 from .ledger import accept_entries
 
 TABLE = "tool.ptxlayout"
@@ -37,6 +40,8 @@ KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "timeout": ((int, float), "Z3's limit per query in seconds, as --timeout"),
     "evidence": ((str,), "the GPU evidence folder (relative to pyproject.toml), or 'none'"),
     "accept": ((list,), "accepted findings ([[tool.ptxlayout.accept]] tables), as --accept"),
+    **{f"{c}-{o}": ((list,), f"a list of {c}'s kinds (prefixes), as its --{o}")
+       for c in SELECT_KINDS for o in ("select", "ignore")},
 }
 
 
@@ -54,6 +59,16 @@ class Config:
     timeout: float | None = None
     evidence: str | None = None
     accept: tuple[tuple[str, int, dict[str, Any]], ...] = field(default=())
+    # (key, prefixes) of diff-select, diff-ignore, evidence-..., audit-...
+    commands: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+
+    def kinds_of(self, command: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``command``'s (select, ignore): prove's are ``select`` and ``ignore``, the
+        others' ``<command>-select`` and ``<command>-ignore``."""
+        if command == "prove":
+            return self.select, self.ignore
+        given = dict(self.commands)
+        return given.get(f"{command}-select", ()), given.get(f"{command}-ignore", ())
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -119,6 +134,7 @@ def load_config(start: Path | None = None) -> Config:
 def read_config(table: Mapping[str, Any], path: Path, text: str = "") -> Config:
     """``table`` (the parsed ``[tool.ptxlayout]``) checked key by key."""
     values: dict[str, Any] = {}
+    commands = []
     for key, value in table.items():
         where = f"{path}:{_line_of(text, key)}"
         if key not in KEYS:
@@ -130,9 +146,9 @@ def read_config(table: Mapping[str, Any], path: Path, text: str = "") -> Config:
         if isinstance(value, bool) or not any(isinstance(value, t) for t in types):
             raise ConfigError(f"{where}: '{key}' must be {what}, not {value!r}")
         if key in ("select", "ignore"):
-            if not all(isinstance(v, str) and v for v in value):
-                raise ConfigError(f"{where}: '{key}' must be {what}, not {value!r}")
-            values[key] = tuple(value)
+            values[key] = _prefixes(value, where, key, what)
+        elif key.endswith(("-select", "-ignore")):
+            commands.append((key, _prefixes(value, where, key, what)))
         elif key == "timeout":
             if not 0 < value < float("inf"):
                 raise ConfigError(f"{where}: 'timeout' must be a positive number of seconds")
@@ -144,27 +160,40 @@ def read_config(table: Mapping[str, Any], path: Path, text: str = "") -> Config:
                 values[key] = tuple(accept_entries(value, where))
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
-    return Config(path, **values)
+    return Config(path, **values, commands=tuple(commands))
+
+
+def _prefixes(value: Any, where: str, key: str, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}: '{key}' must be {what}, not {value!r}")
+    return tuple(value)
 
 
 def configure(args: Any, start: Path | None = None) -> Config:
-    """Settle prove's and diff's options (an argparse namespace, changed in place) with the
+    """Settle a command's options (an argparse namespace, changed in place) with the
     configuration found from ``start``: an option given on the command line wins; the kinds of
-    ``--select`` / ``--ignore`` (and of the file) are checked against ``writers.kinds``.  A
-    ``ValueError`` (``ConfigError`` for the file) of what cannot be used, one problem a line."""
-    from ..base.options import kinds
-    from .kinds import unknown_kinds
+    ``--select`` / ``--ignore`` (and of the file) are checked against the command's kinds
+    (prove's: ``writers.kinds``; diff's, evidence's and audit's: ``base.options.SELECT_KINDS``).
+    A ``ValueError`` (``ConfigError`` for the file) of what cannot be used, one problem a
+    line."""
+    from ..base.options import kinds, unknown_prefixes
+    from .kinds import KINDS
     args.config = cfg = load_config(start)
-    args.timeout = args.timeout or cfg.timeout or 5.0
-    if args.evidence == "auto" and cfg.evidence:
+    if hasattr(args, "timeout"):  # prove, diff
+        args.timeout = args.timeout or cfg.timeout or 5.0
+    if getattr(args, "evidence", None) == "auto" and cfg.evidence:
         args.evidence = cfg.evidence
-    if args.command != "prove":
+    if not hasattr(args, "select"):
         return cfg
+    known = KINDS if args.command == "prove" else SELECT_KINDS[args.command]
+    hint = ("the kinds are listed in docs/obligations.md" if args.command == "prove"
+            else "the kinds: " + ", ".join(known))
     select, ignore = kinds(args.select), kinds(args.ignore)
-    bad = unknown_kinds([*select, *ignore])
-    args.select, args.ignore = select or list(cfg.select), ignore or list(cfg.ignore)
-    bad += [f"{cfg.path}: {b}" for b in unknown_kinds(
-        [*(() if select else cfg.select), *(() if ignore else cfg.ignore)])]
+    bad = unknown_prefixes([*select, *ignore], known, hint)
+    file_select, file_ignore = cfg.kinds_of(args.command)
+    args.select, args.ignore = select or list(file_select), ignore or list(file_ignore)
+    bad += [f"{cfg.path}: {b}" for b in unknown_prefixes(
+        [*(() if select else file_select), *(() if ignore else file_ignore)], known, hint)]
     if bad:
         raise ValueError("\n  ".join(bad))
     return cfg

@@ -59,8 +59,9 @@ def draw_datapath(dp: DataPath, result: DataPathResult | None = None) -> str:
 
 
 def find_datapath(dps: Sequence[DataPath], query: str) -> DataPath | None:
-    """``tcgen05.datapath.E``, ``datapath.E``, ``layout-E`` or ``Layout E``."""
-    q = query.strip().replace(" ", "-").lower()
+    """``tcgen05.datapath.E``, ``datapath.E``, ``layout-E`` or ``Layout E`` (``catalog:`` in
+    front, as ``list`` writes it, is the same)."""
+    q = query.strip().replace(" ", "-").lower().removeprefix("catalog:")
     for dp in dps:
         if q in (dp.id.lower(), f"datapath.{dp.layout.lower()}", f"layout-{dp.layout.lower()}"):
             return dp

@@ -30,6 +30,7 @@ from typing import Any
 import z3
 
 from ..base.ids import LayoutId
+from ..base.options import picked
 from ..model.cells import map_of
 from ..model.layout import Layout, Model
 from ..prove.confirm import stated_in
@@ -167,6 +168,14 @@ def diff_models(mo: Model, mn: Model, opts: Options | None = None) -> list[Chang
 # the hardware obligation's status, as the diff names it for a changed map
 HARDWARE_WORDS = {"proved": "confirmed", "refuted": "refuted", "unconfirmed": "unconfirmed",
                   "unknown": "unconfirmed"}
+
+
+def kept_changes(changes: Sequence[Change], select: Sequence[str] = (),
+                 ignore: Sequence[str] = ()) -> list[Change]:
+    """``diff --select`` / ``--ignore``: the changes whose kind they keep, and every unchanged
+    map (not a finding: it is counted whatever is selected)."""
+    return [c for c in changes
+            if c.kind in ("same-text", "same-map") or picked(c.kind, select, ignore)]
 
 
 def render_diff(changes: Sequence[Change], fmt: str = "text", quiet: bool = False,

@@ -36,7 +36,15 @@ def _as_records(layouts: Iterable[Any]) -> list[Mapping[str, Any]]:
 
 def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
           errata: Iterable[Any] = (), bar: Any = None) -> list[str]:
-    """Variants the evidence's device can run and the layouts describe, lacking a ``match``
+    """The lines of ``stale_kinds``."""
+    return [line for _kind, line in stale_kinds(evidence, layouts, sm, errata, bar)]
+
+
+def stale_kinds(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
+                errata: Iterable[Any] = (), bar: Any = None) -> list[tuple[str, str]]:
+    """Each as (the variant's instruction, its line), the instruction being the kind that
+    ``evidence --select`` picks (``wgmma.smem`` for a shared-memory layout's).  Variants the
+    evidence's device can run and the layouts describe, lacking a ``match``
     with the current layout hashes; and each (erratum layout, variant it serves) lacking a
     ``mismatch`` packed with it (one line each; empty: the evidence is current).  ``bar``:
     a progress bar (``formal.base.progress``), told of each variant checked."""
@@ -58,7 +66,7 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
             line = _missing_match(label, [r for r in checks
                                           if r.key == v.key and r.selector == sel], want)
             if line:
-                out.append(line)
+                out.append((v.instruction, line))
     for e in _as_records(errata):
         op, h, lid = str(e.get("operand")), str(e.get("map_hash") or ""), str(e.get("id", ""))
         for v in VARIANTS:
@@ -73,14 +81,16 @@ def stale(evidence: Evidence, layouts: Iterable[Any], sm: int | None = None,
                 ran = [r for r in checks if r.key == v.key and r.selector == sel
                        and _packed_with(r, want)]
                 if not ran:
-                    out.append(f"{label}: no hardware run of the spec's erratum layout {lid} "
-                               f"as written ({op} {h}; expected: mismatch)")
+                    out.append((v.instruction, f"{label}: no hardware run of the spec's "
+                                f"erratum layout {lid} as written ({op} {h}; expected: "
+                                "mismatch)"))
                 elif ran[-1].result != "mismatch":
-                    out.append(f"{label}: the spec's erratum layout {lid} as written gave "
-                               f"'{ran[-1].result}' on {ran[-1].file.where}, not the "
-                               "mismatch that refutes it")
+                    out.append((v.instruction, f"{label}: the spec's erratum layout {lid} "
+                                f"as written gave '{ran[-1].result}' on "
+                                f"{ran[-1].file.where}, not the mismatch that refutes it"))
     from .export_smem import stale_smem
-    out += _stale_matrix(evidence, records, target) + stale_smem(evidence, records, target)
+    out += _stale_matrix(evidence, records, target)
+    out += [("wgmma.smem", line) for line in stale_smem(evidence, records, target)]
     if bar is not None:
         bar.clear()
     return out
@@ -95,7 +105,7 @@ def owed(sm: int) -> int:
 
 
 def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: int) \
-        -> list[str]:
+        -> list[tuple[str, str]]:
     """The same for the moves and wgmma (``formal.base.matrix_variants``): a bit-exact
     ``check`` of each variant the device runs, with the maps the executor would take from
     the current layouts (a wgmma accumulator's at the run's N).  wgmma.sp
@@ -119,7 +129,7 @@ def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: 
         line = _missing_match(v.key, [r for r in evidence.runs_of([v.key])
                                       if r.mode == "check"], want)
         if line:
-            out.append(line)
+            out.append((v.instruction, line))
     return out
 
 
@@ -152,7 +162,8 @@ def _packed_with(r: EvidenceRun, want: Mapping[str, str]) -> bool:
 
 
 def evidence_command(args: Any, catalog: Any, bar: Any = None) -> int:
-    """``ptxlayout evidence DIR [--layouts JSON] [--sm N] [--format json] [-q]``: one line per
+    """``ptxlayout evidence DIR [--layouts JSON] [--sm N] [--format json] [-q] [--select
+    INSTRUCTION] [--ignore INSTRUCTION]``: one line per
     variant whose run is missing or stale, against ``--layouts`` or ``catalog()`` (the current
     catalog's records and errata), and a total (not with ``-q``); or all of it as JSON
     (docs/schema/evidence.schema.json).  0 none, 1 some, 2 unreadable evidence or nothing that
@@ -179,7 +190,10 @@ def evidence_command(args: Any, catalog: Any, bar: Any = None) -> int:
             return 2
     else:
         records, errata = catalog()
-    lines = stale(ev, records, args.sm, errata, bar)
+    from ..base.options import picked, selection
+    select, ignore = selection(args)
+    lines = [line for kind, line in stale_kinds(ev, records, args.sm, errata, bar)
+             if picked(kind, select, ignore)]
     if getattr(args, "format", "text") == "json":
         sys.stdout.write(evidence_json(ev, target, lines, len(errata)))
     else:

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from difflib import get_close_matches
 from typing import TypeVar
 
+from ..base.options import picked, unknown_prefixes
 from ..base.source import Finding
 from ..prove.block_scale import SCALE_OBLIGATIONS
 from ..prove.smem import SMEM_OBLIGATIONS
@@ -121,15 +121,7 @@ def rule_text(kind: str) -> str:
 
 def unknown_kinds(prefixes: Iterable[str]) -> list[str]:
     """One line per prefix that starts no known kind, with the closest kinds."""
-    out = []
-    for p in prefixes:
-        if any(k.startswith(p) for k in KINDS):
-            continue
-        close = get_close_matches(p, list(KINDS), n=3, cutoff=0.5)
-        out.append(f"unknown finding kind '{p}'" + (
-            f"; did you mean {' or '.join(close)}?" if close else
-            " (the kinds are listed in docs/obligations.md)"))
-    return out
+    return unknown_prefixes(prefixes, KINDS)
 
 
 F = TypeVar("F", bound=Finding)
@@ -139,9 +131,7 @@ def select_findings(findings: Sequence[F], select: Sequence[str] = (),
                     ignore: Sequence[str] = ()) -> list[F]:
     """The findings whose kind starts with a ``select`` prefix (all, when none is given) and
     with no ``ignore`` prefix."""
-    return [f for f in findings
-            if (not select or any(f.kind.startswith(p) for p in select))
-            and not any(f.kind.startswith(p) for p in ignore)]
+    return [f for f in findings if picked(f.kind, select, ignore)]
 
 
 def allowing_unknown(proof: Proof) -> Proof:
