@@ -223,8 +223,8 @@ def test_a_lying_header_cache_entry_is_caught(tmp_path: Path,
     # the entry of the copied header says ALayout_64x16's stride _128 is _256: the header's
     # text disagrees, so the entry is removed and the header read afresh (all equal)
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "cache"))
-    from formal.audit import atoms
-    atoms._read_cached.cache_clear()
+    from formal.audit import store
+    store.in_process.cache_clear()
     hdr = _copy(tmp_path / "inc")
     first = audit_cute([hdr])
     key = header_key(hdr.read_text(encoding="utf-8"))
@@ -235,7 +235,7 @@ def test_a_lying_header_cache_entry_is_caught(tmp_path: Path,
     lie = raw.replace('["_128", null]', '["_256", null]', 1)
     assert lie != raw
     entry_path.write_text(lie, encoding="utf-8")
-    atoms._read_cached.cache_clear()
+    store.in_process.cache_clear()
     again = audit_cute([hdr])
     assert "the entry does not match" in capsys.readouterr().err
     assert again.counts() == first.counts() and again.counts()["differs"] == 0

@@ -368,6 +368,10 @@ def test_ptx_cli_writes_kernels(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.ptxas
 @pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+@pytest.mark.skipif(os.environ.get("PTXLAYOUT_CI_ASSEMBLES_EVERY_KERNEL") == "1",
+                    reason=".ci/run's PTX step assembles every kernel for these architectures "
+                           "and fails on any failure (test_every_variant_is_for_one_of_the_"
+                           "architectures_ci_assembles: each variant's own target is among them)")
 def test_every_variant_assembles_for_its_target() -> None:
     """Every family's kernels, for the architectures CI names (.ci/run); at the slow set's
     scale an evenly spaced share of them (.ci/run's own step, ``ptxlayout ptx --check``,

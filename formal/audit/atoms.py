@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,6 @@ from .header import (
     Pack,
     Struct,
     Type,
-    read_header,
 )
 from .project import Finding, Span, warning
 from .ptx import Instruction, instruction_of
@@ -77,21 +75,6 @@ class Atom:
 
 class _Unreadable(Exception):
     pass
-
-
-@lru_cache(maxsize=64)
-def _read_cached(path: str, mtime: float, size: int) -> CppHeader:
-    return cached_header(path)
-
-
-def _read(path: Path) -> CppHeader:
-    """A header's syntax: kept in this process by path, time and size, and between runs by
-    its text's hash (``formal.audit.store``)."""
-    try:
-        st = path.stat()
-        return _read_cached(str(path), st.st_mtime, st.st_size)
-    except OSError:
-        return read_header(path)
 
 
 def include_root(header: Path) -> Path | None:
@@ -133,7 +116,7 @@ class Env:
             if rp in seen:
                 continue
             seen.add(rp)
-            h = _read(p)
+            h = cached_header(p)  # once a process, and between runs by its text's hash
             self.headers.append(h)
             self.findings.extend(h.findings)
             roots = [r for r in (include_root(p), *include_dirs) if r is not None]

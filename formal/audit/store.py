@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,23 +29,7 @@ from .. import __version__
 from ..base import cache as disk
 from ..base.files import FileProblem, read_limited
 from ..base.grammar_files import grammar_dir
-from .header import (
-    MAX_HEADER,
-    Alias,
-    CppBinOp,
-    CppBraced,
-    CppChoice,
-    CppHeader,
-    CppNeg,
-    CppParen,
-    Opaque,
-    Pack,
-    Struct,
-    TName,
-    Type,
-    read_header,
-    show_cpp,
-)
+from . import header as cpp  # the syntax a header is read to
 from .project import Span, warning
 
 SUBFOLDER = "headers"
@@ -63,22 +48,22 @@ def header_key(text: str) -> str:
 def _enc(e: Any) -> Any:
     if isinstance(e, int):
         return e
-    if isinstance(e, Type):
+    if isinstance(e, cpp.Type):
         return {"t": [[p.name, None if p.args is None else [_enc(a) for a in p.args]]
                       for p in e.parts]}
-    if isinstance(e, Opaque):
+    if isinstance(e, cpp.Opaque):
         return {"o": e.text}
-    if isinstance(e, CppBinOp):
+    if isinstance(e, cpp.CppBinOp):
         return {"b": e.op, "x": _enc(e.a), "y": _enc(e.b)}
-    if isinstance(e, CppNeg):
+    if isinstance(e, cpp.CppNeg):
         return {"neg": _enc(e.a)}
-    if isinstance(e, Pack):
+    if isinstance(e, cpp.Pack):
         return {"pack": _enc(e.a)}
-    if isinstance(e, CppParen):
+    if isinstance(e, cpp.CppParen):
         return {"paren": _enc(e.a)}
-    if isinstance(e, CppBraced):
+    if isinstance(e, cpp.CppBraced):
         return {"braced": _enc(e.a)}
-    if isinstance(e, CppChoice):
+    if isinstance(e, cpp.CppChoice):
         return {"if": _enc(e.cond), "then": _enc(e.a), "else": _enc(e.b)}
     raise TypeError(type(e).__name__)
 
@@ -87,32 +72,32 @@ def _dec(j: Any) -> Any:
     if isinstance(j, int):
         return j
     if "t" in j:
-        return Type(tuple(TName(n, None if a is None else tuple(_dec(x) for x in a))
+        return cpp.Type(tuple(cpp.TName(n, None if a is None else tuple(_dec(x) for x in a))
                           for n, a in j["t"]))
     if "o" in j:
-        return Opaque(j["o"])
+        return cpp.Opaque(j["o"])
     if "b" in j:
-        return CppBinOp(j["b"], _dec(j["x"]), _dec(j["y"]))
+        return cpp.CppBinOp(j["b"], _dec(j["x"]), _dec(j["y"]))
     if "neg" in j:
-        return CppNeg(_dec(j["neg"]))
+        return cpp.CppNeg(_dec(j["neg"]))
     if "paren" in j:
-        return CppParen(_dec(j["paren"]))
+        return cpp.CppParen(_dec(j["paren"]))
     if "braced" in j:
-        return CppBraced(_dec(j["braced"]))
+        return cpp.CppBraced(_dec(j["braced"]))
     if "if" in j:
-        return CppChoice(_dec(j["if"]), _dec(j["then"]), _dec(j["else"]))
-    return Pack(_dec(j["pack"]))
+        return cpp.CppChoice(_dec(j["if"]), _dec(j["then"]), _dec(j["else"]))
+    return cpp.Pack(_dec(j["pack"]))
 
 
-def _alias_json(a: Alias) -> list[Any]:
+def _alias_json(a: cpp.Alias) -> list[Any]:
     return [a.name, _enc(a.type), a.line, list(a.params), a.templated, a.at]
 
 
-def _alias(j: list[Any]) -> Alias:
-    return Alias(j[0], _dec(j[1]), j[2], tuple(j[3]), j[4], j[5])
+def _alias(j: list[Any]) -> cpp.Alias:
+    return cpp.Alias(j[0], _dec(j[1]), j[2], tuple(j[3]), j[4], j[5])
 
 
-def header_json(h: CppHeader) -> dict[str, Any]:
+def header_json(h: cpp.CppHeader) -> dict[str, Any]:
     return {
         "aliases": [_alias_json(a) for a in h.aliases],
         "structs": [[None if s.type is None else _enc(s.type), s.line, list(s.params),
@@ -125,15 +110,15 @@ def header_json(h: CppHeader) -> dict[str, Any]:
     }
 
 
-def header_of_json(path: str, j: dict[str, Any]) -> CppHeader:
+def header_of_json(path: str, j: dict[str, Any]) -> cpp.CppHeader:
     structs = tuple(
-        Struct(None if t is None else _dec(t), line, tuple(params), templated,
+        cpp.Struct(None if t is None else _dec(t), line, tuple(params), templated,
                tuple(_dec(b) for b in bases), tuple(_alias(m) for m in members),
                tuple(tuple(x) for x in asm), tuple(calls), at,
                tuple(tuple(x) for x in asm_at), tuple(calls_at))
         for t, line, params, templated, bases, members, asm, calls, at, asm_at, calls_at
         in j["structs"])
-    return CppHeader(path, tuple(_alias(a) for a in j["aliases"]), structs,
+    return cpp.CppHeader(path, tuple(_alias(a) for a in j["aliases"]), structs,
                      tuple(j["includes"]),
                      tuple(warning(k, Span(path, ln, col), msg)
                            for k, ln, col, msg in j["findings"]),
@@ -168,11 +153,11 @@ def _canon(text: str, start: int, want: int) -> str:
 def _printed(e: Any) -> str:
     """How the text writes ``e``, up to the first expression the reader keeps opaque
     (``decltype(...)``: its inside is not kept, so only its keyword is compared)."""
-    if isinstance(e, Opaque):
+    if isinstance(e, cpp.Opaque):
         if e.text.startswith("decltype"):
             return "decltype"
         return e.text.split("(", 1)[0] if e.text.endswith("(...)") else "sizeof"
-    out = show_cpp(e).replace(" ", "")
+    out = cpp.show_cpp(e).replace(" ", "")
     cut = min((i for i in (out.find("decltype("), out.find("sizeof("), out.find("(...)"))
                if i >= 0), default=-1)
     if cut >= 0 and out.startswith("(...)", cut):  # a call's name is kept, up to its "("
@@ -180,7 +165,7 @@ def _printed(e: Any) -> str:
     return out if cut < 0 else out[:cut]
 
 
-def header_lie(text: str, h: CppHeader) -> str:
+def header_lie(text: str, h: cpp.CppHeader) -> str:
     """'' when every item of ``h`` is what ``text`` holds at its offset, else the first that
     is not."""
     def at(offset: int, what: str, name: str) -> str:
@@ -188,7 +173,7 @@ def header_lie(text: str, h: CppHeader) -> str:
             return f"{name} is not the header's text at offset {offset}"
         return ""
 
-    def alias(a: Alias) -> str:
+    def alias(a: cpp.Alias) -> str:
         return at(a.at, f"using{a.name}={_printed(a.type)}", f"alias {a.name}")
 
     for a in h.aliases:
@@ -225,18 +210,37 @@ def header_lie(text: str, h: CppHeader) -> str:
 # ---- the cache --------------------------------------------------------------------------------
 
 
-def cached_header(path: str | Path) -> CppHeader:
-    """``read_header(path)``, from the cache when an entry for its text passes the check."""
+def cached_header(path: str | Path) -> cpp.CppHeader:
+    """``read_header(path)``: kept in this process by the file's path, modification time and
+    size (``in_process``), and between runs by its text's hash (``header_key``), used only when
+    the entry passes the check against that text."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return cpp.read_header(path)
+    return in_process(str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=64)
+def in_process(path: str, mtime_ns: int, size: int) -> cpp.CppHeader:
+    """The header at ``path`` as it was at that time and size (``from_disk``), read once a
+    process; ``in_process.cache_clear()`` forgets it."""
+    return from_disk(path)
+
+
+def from_disk(path: str | Path) -> cpp.CppHeader:
+    """``read_header(path)``, from the cache folder when an entry for its text passes the
+    check."""
     name = str(path)
-    try:  # bounded, and never blocking on a FIFO: read_header names what went wrong
-        text = read_limited(Path(path), MAX_HEADER).decode("utf-8", errors="replace")
+    try:  # bounded, and never blocking on a FIFO: cpp.read_header names what went wrong
+        text = read_limited(Path(path), cpp.MAX_HEADER).decode("utf-8", errors="replace")
     except (OSError, FileProblem):
-        return read_header(path)
+        return cpp.read_header(path)
     key = header_key(text)
     file = f"{key}.json"
     with disk.folder(SUBFOLDER) as fd:
         if fd is None:
-            return read_header(name, text)
+            return cpp.read_header(name, text)
         where = os.path.join(disk.root() or "", SUBFOLDER)
         entry = disk.read_json(fd, file, where)
         if isinstance(entry, dict) and entry.get("schema") == SCHEMA \
@@ -252,6 +256,6 @@ def cached_header(path: str | Path) -> CppHeader:
             disk.remove(fd, file)
         elif entry is not None:
             disk.warn(os.path.join(where, file), "another schema, version or key")
-        h = read_header(name, text)
+        h = cpp.read_header(name, text)
         disk.write_json(fd, file, {"schema": SCHEMA, "key": key, "header": header_json(h)})
         return h

@@ -152,7 +152,8 @@ def _groups_of(rec: Mapping[str, Any], cells: Sequence[Mapping[str, Any]]) -> in
 def operand_map(rec: Mapping[str, Any], bits: int | None = None,
                 sparsity: Sparsity | None = None, partial: bool = False,
                 lanes: int = LANES, *, tile: tuple[int, int] | None = None,
-                n: int | None = None, shape: str = "", matrix_rows: int = 0) -> OperandMap:
+                n: int | None = None, shape: str = "", matrix_rows: int = 0,
+                texts: Sequence[str] | None = None) -> OperandMap:
     """Index arrays of one layout record (``formal.writers.export`` format), of any family.
 
     ``lanes``: the threads the fragment spans (128 for a wgmma warpgroup).  A replicated record
@@ -161,7 +162,8 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
     variant may fix what the record leaves open: ``tile`` and ``n`` (elements a thread), the
     concrete ``shape`` of a record stated for every N (its cells with element < ``n``, hashed
     as the layout at that shape) and ``matrix_rows`` (a cell's ``matrix`` j sits that many rows
-    down per j: the moves' stacked matrices)."""
+    down per j: the moves' stacked matrices); ``texts``, the ``row_texts`` of its cells, spare
+    a caller that takes one record at many N writing its rows again each time."""
     cells = rec.get("cells")
     lid = str(rec.get("id", ""))
     if not cells:
@@ -170,7 +172,7 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
     if rec.get("n") and n is not None:  # stated for every N: the layout at this N
         at_n = True
         cells, h = cells_at(str(rec["instruction"]), shape or str(rec["shape"]),
-                            str(rec["operand"]), cells, n)
+                            str(rec["operand"]), cells, n, texts)
     if n is None:
         n = int(rec.get("elements_per_thread") or 0) or 1 + max(int(c["element"]) for c in cells)
     groups = _groups_of(rec, cells)

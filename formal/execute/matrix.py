@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.hashes import row_texts
 from ..base.matrix_variants import Variant, matrix_layout_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
@@ -93,7 +94,7 @@ def records_for(v: Variant, records: Sequence[Mapping[str, Any]]) \
 
 
 def maps_for(v: Variant, records: Sequence[Mapping[str, Any]],
-             memo: dict[Any, OperandMap] | None = None) -> dict[str, OperandMap]:
+             memo: dict[Any, Any] | None = None) -> dict[str, OperandMap]:
     """Every register map a run of ``v`` needs (``execute.maps.operand_map`` with what the
     variant fixes: its threads, tile and elements a thread), or ``LayoutError``.  ``memo``:
     a caller that asks for many variants of the same ``records`` (left unchanged while it
@@ -107,7 +108,10 @@ def maps_for(v: Variant, records: Sequence[Mapping[str, Any]],
             return operand_map(rec, **kw)
         key = (id(rec), tuple(sorted(kw.items())))
         if key not in memo:
-            memo[key] = operand_map(rec, **kw)
+            texts = None
+            if rec.get("n") and rec.get("cells"):  # taken at many N: its rows written once
+                texts = memo.setdefault(("texts", id(rec)), row_texts(rec["cells"]))
+            memo[key] = operand_map(rec, texts=texts, **kw)
         return memo[key]
 
     for op in operands(v):
