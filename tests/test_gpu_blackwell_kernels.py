@@ -83,6 +83,11 @@ def test_ptx_check_for_sm_100a_assembles_the_tcgen05_modules(
         "tcgen05.mma.sp.ptx"]
     assert "tcgen05.mma.datapath (14 entries) for sm_100a: ok (compile-only)" in out
     assert "tcgen05.mma.sp (4 entries) for sm_100a: ok (compile-only)" in out
+    # without --check they are written all the same (here the two .sp ones)
+    assert main(["ptx", "--arch", "sm_100a", "--only", "tcgen05.mma.sp", "--out",
+                 str(tmp_path / "w")]) == 0
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == [
+        "tcgen05.mma.sp.block_scale.ptx", "tcgen05.mma.sp.ptx"]
     # without sm_100a among the targets there is nothing of them to write
     assert main(["ptx", "--arch", "sm_90", "--only", "tcgen05.mma", "--out",
                  str(tmp_path / "x")]) == 2

@@ -375,7 +375,14 @@ def ptx_command(args: argparse.Namespace,
     variants = [v for v in ALL_VARIANTS if selects(getattr(args, "only", None), v.key)]
     tc05 = _tcgen05_modules(args, archs, records)
     if not variants and tc05:
-        return _check_modules(tc05, args)
+        _write_modules(tc05, args.out)
+        if not args.check:
+            return 0
+        if ptxas_path() is None:
+            print("ptxlayout: ptxas is not on PATH; nothing assembled (--check)",
+                  file=sys.stderr)
+            return 2
+        return _assemble_modules(tc05)
     if not variants:
         print(f"ptxlayout: no variant matches --only {args.only}", file=sys.stderr)
         return 2
@@ -384,6 +391,8 @@ def ptx_command(args: argparse.Namespace,
         return 2
     paths = write(variants, args.out)
     print(f"wrote {len(paths)} PTX modules to {args.out}")
+    if tc05:
+        _write_modules(tc05, args.out)
     if not args.check:
         return 0
     if ptxas_path() is None:
@@ -418,7 +427,7 @@ def ptx_command(args: argparse.Namespace,
     if not ok and not failed:
         print(f"ptxlayout: no kernel is for {args.arch}: nothing was assembled", file=sys.stderr)
         return 2
-    return max(1 if failed else 0, _check_modules(tc05, args) if tc05 else 0)
+    return max(1 if failed else 0, _assemble_modules(tc05) if tc05 else 0)
 
 
 def _tcgen05_modules(args: argparse.Namespace, archs: Sequence[str],
@@ -433,19 +442,17 @@ def _tcgen05_modules(args: argparse.Namespace, archs: Sequence[str],
     return [(n, t) for n, t in catalog_modules(recs) if selects(only, n)]
 
 
-def _check_modules(modules: Sequence[tuple[str, str]], args: argparse.Namespace) -> int:
-    """Write each module to ``args.out``; with ``--check`` assemble it for sm_100a, a line
-    each: 0 all assembled (or not asked), 1 one failed, 2 no ptxas."""
-    out = Path(args.out)
+def _write_modules(modules: Sequence[tuple[str, str]], out_dir: str) -> None:
+    """Each (name, text) module as ``out_dir/name.ptx``."""
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, text in modules:
         (out / f"{name}.ptx").write_text(text, encoding="utf-8")
-    print(f"wrote {len(modules)} tcgen05.mma modules to {args.out}")
-    if not args.check:
-        return 0
-    if ptxas_path() is None:
-        print("ptxlayout: ptxas is not on PATH; nothing assembled (--check)", file=sys.stderr)
-        return 2
+    print(f"wrote {len(modules)} tcgen05.mma modules to {out_dir}")
+
+
+def _assemble_modules(modules: Sequence[tuple[str, str]]) -> int:
+    """Assemble each module for sm_100a, a line each: 0 all assembled, 1 one failed."""
     failed = 0
     for name, text in modules:
         ok, msg = assemble(text, "sm_100a")
