@@ -311,7 +311,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .api import model_of
+    from .api import model_of, smem_export  # smem, scale and data-path layouts: GPU runs
     if not args.docs and not args.no_catalog:
         from .api import catalog_entries
         entries = catalog_entries(args.corrections)
@@ -342,7 +342,6 @@ def cmd_export(args: argparse.Namespace) -> int:
         as_written = model_of(args.docs, args.max_size, not args.no_catalog, False,
                               _reading(bar))
         errata = list(as_written.layouts)
-    from .api import smem_export  # the catalog's smem, scale and data-path layouts: GPU runs
     whole = args.format == "json" and not args.ids and not args.no_catalog
     text, problems = export.export(layouts, args.format, errata, *(
         (smem_export(), export.catalog_device_records()) if whole else (None, None)))
@@ -377,8 +376,9 @@ DIFF_FAILS = ("different-map", "removed", "not-comparable")  # not shown equal, 
 def cmd_ptx(args: argparse.Namespace) -> int:
     import importlib
     ptx = importlib.import_module("formal.execute.ptx")
+    from .api import current_catalog  # sm_100a: the data paths' kernels come from the records
     try:
-        return int(ptx.ptx_command(args))
+        return int(ptx.ptx_command(args, lambda: current_catalog()[0]))
     except OSError as exc:
         raise UsageError(f"cannot write the kernels to {args.out}: "
                          f"{exc.strerror or exc}") from exc
@@ -551,7 +551,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="assemble each kernel with ptxas")
     p.add_argument("--only", metavar="SUBSTR",
                    help="only variants whose key contains this (a comma-separated list: any "
-                        "part), of any family: mma, mma.sp, the moves, wgmma, wgmma.sp")
+                        "part), of any family: mma, mma.sp, the moves, wgmma, wgmma.sp, tcgen05")
     p.set_defaults(func=cmd_ptx)
 
     p = sub.add_parser("gpu", help="run every variant of every family (mma, mma.sp, ldmatrix, "

@@ -19,7 +19,7 @@ from formal.execute.datapath import (
     FakeDataPathDevice,
     check_datapath,
     datapath_map,
-    operands,
+    random_operands,
 )
 
 
@@ -53,7 +53,7 @@ def test_a_truth_that_moves_one_warps_rows_is_found_with_its_cell(
     truth = replace(m, blocks=(m.blocks[0], replace(b1, row_lo=b2.row_lo),
                                replace(b2, row_lo=b1.row_lo), m.blocks[3]))
     seen, faults = check_datapath(m, FakeDataPathDevice(truth), trials=1, seed=7)
-    a, b = operands(m, np.random.default_rng(7))
+    a, b = random_operands(m, np.random.default_rng(7))
     d = a @ b
     # every cell of the two blocks but those where the swapped rows happen to agree
     assert seen == 128 * 8 and len(faults) == 2 * (32 * 8 - (d[32:64] == d[64:96]).sum())

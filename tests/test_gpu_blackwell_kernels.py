@@ -6,6 +6,7 @@ export records (``formal.execute.datapath.kernel``)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,30 @@ def test_the_data_path_and_sparse_kernels_assemble_for_sm_100a() -> None:
     bad = Tc05Kernel("bad", "tcgen05.mma.ws.cta_group::2.kind::f16")
     ok, msg = assemble(module_text([bad]), "sm_100a")
     assert not ok and msg
+
+
+@pytest.mark.ptxas
+def test_ptx_check_for_sm_100a_assembles_the_tcgen05_modules(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ptxlayout ptx --check --arch sm_100a`` (what .ci/run's ptx step runs, among other
+    targets) writes and assembles the modules the variant table has no row for."""
+    from formal.cli import main
+    if ptxas_path() is None:
+        pytest.skip("ptxas is not on PATH")
+    code = main(["ptx", "--check", "--arch", "sm_100a", "--only", "tcgen05.mma", "--out",
+                 str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "tcgen05.mma.block_scale.ptx", "tcgen05.mma.datapath.ptx", "tcgen05.mma.sp.block_scale.ptx",
+        "tcgen05.mma.sp.ptx"]
+    assert "tcgen05.mma.datapath (14 entries) for sm_100a: ok (compile-only)" in out
+    assert "tcgen05.mma.sp (4 entries) for sm_100a: ok (compile-only)" in out
+    # without --check they are written all the same (here the two .sp ones)
+    assert main(["ptx", "--arch", "sm_100a", "--only", "tcgen05.mma.sp", "--out",
+                 str(tmp_path / "w")]) == 0
+    assert sorted(p.name for p in (tmp_path / "w").iterdir()) == [
+        "tcgen05.mma.sp.block_scale.ptx", "tcgen05.mma.sp.ptx"]
+    # without sm_100a among the targets there is nothing of them to write
+    assert main(["ptx", "--arch", "sm_90", "--only", "tcgen05.mma", "--out",
+                 str(tmp_path / "x")]) == 2

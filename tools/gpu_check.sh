@@ -8,8 +8,11 @@
 # beforehand where the prover is installed:
 #     python -m formal export --format json --corrections -o build/layouts.json
 # That file holds the catalog as corrections.md fixes it (the maps the hardware must confirm)
-# and, under "errata", the spec's layouts as written wherever a correction changes the map.
-# build/ is git-ignored: carry it to the GPU machine.
+# and, under "errata", the spec's layouts as written wherever a correction changes the map;
+# under "smem", "scale" and "datapath" the shared-memory layouts, the block-scale factor maps
+# and the tcgen05.mma data paths the runs build on.  build/ is git-ignored: carry it to the
+# GPU machine.  On a Blackwell device the same command runs the Blackwell families too
+# (tcgen05.ld/st on sm_100, block-scaled mma.sync on sm_120: docs/gpu.md says which).
 #
 # In one run it checks every variant of every family the device runs -- mma and mma.sp
 # (every sparsity selector), ldmatrix / stmatrix / movmatrix, wgmma and wgmma.sp -- with

@@ -10,8 +10,8 @@ the f32 products are exact).
 A worked example, Layout D (M = 128) at N = 8: warp 1's block is TMEM lanes 32-63, columns
 0-7, rows 32-63 of D from column 0, so ``image[0, 40, 3]`` must be ``D[40][3]``.  A device
 whose truth puts warp 1's rows at lanes 64-95 leaves lane 40 holding something else:
-``differences`` names the first cell, (CTA 0, lane 40, column 3) -> D[40][3], with both
-values.  ``FakeDataPathDevice`` computes the image from its own "truth" record, so the
+``datapath_differences`` names the first cell, (CTA 0, lane 40, column 3) -> D[40][3], with
+both values.  ``FakeDataPathDevice`` computes the image from its own "truth" record, so the
 harness is tested without a Blackwell GPU (no lent machine runs sm_100a).
 """
 
@@ -30,7 +30,7 @@ EMPTY = np.float32(np.nan)  # an image cell no block of the truth writes
 
 
 @dataclass(frozen=True)
-class Block:
+class DataPathBlock:
     """One warp's rectangle of D at one N: lane ``lane_lo + k``, column ``tcol_lo + j`` holds
     D[row_lo + k][dcol_lo + j]."""
 
@@ -54,7 +54,7 @@ class DataPathMap:
     cta_group: int
     sparse: bool
     ws: bool
-    blocks: tuple[Block, ...]
+    blocks: tuple[DataPathBlock, ...]
     map_hash: str = ""
 
     @property
@@ -84,8 +84,8 @@ def datapath_map(records: Sequence[Mapping[str, Any]], layout: str, n: int) -> D
     if rec is None:
         raise DataPathError(f"the layouts JSON has no {DATAPATH_INSTRUCTION} record of "
                             f"Layout {layout}")
-    blocks = tuple(Block(*(int(b[f]) for f in ("cta", "warp", "lane_lo", "lane_hi", "tcol_lo",
-                                                "tcol_hi", "row_lo", "dcol_lo")))
+    fields = ("cta", "warp", "lane_lo", "lane_hi", "tcol_lo", "tcol_hi", "row_lo", "dcol_lo")
+    blocks = tuple(DataPathBlock(*(int(b[f]) for f in fields))
                    for b in rec.get("blocks") or () if int(b.get("n", -1)) == n)
     if not blocks:
         raise DataPathError(f"Layout {layout} is not stated at N = {n} (N in {rec.get('n')})")
@@ -94,7 +94,8 @@ def datapath_map(records: Sequence[Mapping[str, Any]], layout: str, n: int) -> D
                        str(rec.get("map_hash") or ""))
 
 
-def operands(m: DataPathMap, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def random_operands(m: DataPathMap, rng: np.random.Generator) \
+        -> tuple[np.ndarray, np.ndarray]:
     """Random A (M x K) and B (K x N) of small integers: D = A @ B exact in f32."""
     a = rng.integers(-3, 4, (m.m, K)).astype(np.float32)
     b = rng.integers(-3, 4, (K, m.n)).astype(np.float32)
@@ -121,7 +122,8 @@ class FakeDataPathDevice:
         return image_of(self.truth, a @ b)
 
 
-def differences(m: DataPathMap, d: np.ndarray, image: np.ndarray) -> list[dict[str, Any]]:
+def datapath_differences(m: DataPathMap, d: np.ndarray, image: np.ndarray) \
+        -> list[dict[str, Any]]:
     """Each cell of ``m`` whose image word is not the element of ``d`` it should hold:
     the cell (cta, lane, column), D's (row, col), what the image holds and what D is."""
     c = m.cells()
@@ -150,13 +152,14 @@ def check_datapath(m: DataPathMap, device: Any, trials: int = 2, seed: int = 0) 
     rng = np.random.default_rng(seed)
     checked = 0
     for _ in range(trials):
-        a, b = operands(m, rng)
-        bad = differences(m, a @ b, np.asarray(device.launch(a, b)))
+        a, b = random_operands(m, rng)
+        bad = datapath_differences(m, a @ b, np.asarray(device.launch(a, b)))
         checked += len(m.cells())
         if bad:
             return checked, bad
     return checked, []
 
 
-__all__ = ["Block", "DataPathError", "DataPathMap", "FakeDataPathDevice", "check_datapath",
-           "datapath_map", "differences", "image_of", "kernel", "operands"]
+__all__ = ["DataPathBlock", "DataPathError", "DataPathMap", "FakeDataPathDevice",
+           "check_datapath", "datapath_differences", "datapath_map", "image_of", "kernel",
+           "random_operands"]

@@ -38,9 +38,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..base.matrix_variants import (
     BLOCK_SCALE_VARIANTS,
@@ -58,6 +59,7 @@ from ..base.variants import (
     selects,
 )
 from . import ptx_matrix
+from .ptx_tcgen05 import TCGEN05_MODULES
 
 # Every row the executor has a kernel for, family by family: what ``ptxlayout ptx`` writes.
 ALL_VARIANTS: tuple[Variant, ...] = (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS,
@@ -356,9 +358,13 @@ def write(variants: Iterable[Variant], out_dir: str | Path) -> list[Path]:
     return paths
 
 
-def ptx_command(args: argparse.Namespace) -> int:
+def ptx_command(args: argparse.Namespace,
+                records: Callable[[], Sequence[Mapping[str, Any]]] = tuple) -> int:
     """``ptxlayout ptx [--check] [--arch LIST] [--out DIR] [--only KEYS]``: 0 ok, 1 a kernel
-    failed, 2 a usage error or nothing assembled."""
+    failed, 2 a usage error or nothing assembled.  With sm_100a among the targets, the
+    tcgen05.mma modules the variant table has no row for (``ptx_tcgen05.catalog_modules``:
+    the data paths, made from the layouts ``records()`` gives -- asked only then --, plain
+    .sp, block scaling) are written and assembled too."""
     try:
         archs = [a.strip() for a in str(args.arch).split(",") if a.strip()]
         for a in archs:
@@ -367,6 +373,16 @@ def ptx_command(args: argparse.Namespace) -> int:
         print(f"ptxlayout: {exc}", file=sys.stderr)
         return 2
     variants = [v for v in ALL_VARIANTS if selects(getattr(args, "only", None), v.key)]
+    tc05 = _tcgen05_modules(args, archs, records)
+    if not variants and tc05:
+        _write_modules(tc05, args.out)
+        if not args.check:
+            return 0
+        if ptxas_path() is None:
+            print("ptxlayout: ptxas is not on PATH; nothing assembled (--check)",
+                  file=sys.stderr)
+            return 2
+        return _assemble_modules(tc05)
     if not variants:
         print(f"ptxlayout: no variant matches --only {args.only}", file=sys.stderr)
         return 2
@@ -375,6 +391,8 @@ def ptx_command(args: argparse.Namespace) -> int:
         return 2
     paths = write(variants, args.out)
     print(f"wrote {len(paths)} PTX modules to {args.out}")
+    if tc05:
+        _write_modules(tc05, args.out)
     if not args.check:
         return 0
     if ptxas_path() is None:
@@ -409,6 +427,42 @@ def ptx_command(args: argparse.Namespace) -> int:
     if not ok and not failed:
         print(f"ptxlayout: no kernel is for {args.arch}: nothing was assembled", file=sys.stderr)
         return 2
+    return max(1 if failed else 0, _assemble_modules(tc05) if tc05 else 0)
+
+
+def _tcgen05_modules(args: argparse.Namespace, archs: Sequence[str],
+                     records: Callable[[], Sequence[Mapping[str, Any]]]) \
+        -> list[tuple[str, str]]:
+    """The tcgen05.mma modules ``--only`` picks, when sm_100a is a target."""
+    only = getattr(args, "only", None)
+    if "sm_100a" not in archs or not any(selects(only, n) for n in TCGEN05_MODULES):
+        return []
+    from .ptx_tcgen05 import catalog_modules
+    recs = records() if selects(only, TCGEN05_MODULES[0]) else ()
+    return [(n, t) for n, t in catalog_modules(recs) if selects(only, n)]
+
+
+def _write_modules(modules: Sequence[tuple[str, str]], out_dir: str) -> None:
+    """Each (name, text) module as ``out_dir/name.ptx``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in modules:
+        (out / f"{name}.ptx").write_text(text, encoding="utf-8")
+    print(f"wrote {len(modules)} tcgen05.mma modules to {out_dir}")
+
+
+def _assemble_modules(modules: Sequence[tuple[str, str]]) -> int:
+    """Assemble each module for sm_100a, a line each: 0 all assembled, 1 one failed."""
+    failed = 0
+    for name, text in modules:
+        ok, msg = assemble(text, "sm_100a")
+        entries = text.count(".entry ")
+        print(f"{name} ({entries} entries) for sm_100a: "
+              + ("ok (compile-only)" if ok else "FAILED"))
+        if not ok:
+            failed += 1
+            print(f"FAILED {name} for sm_100a: " + " | ".join(msg.splitlines()[:3]),
+                  file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -27,8 +27,9 @@ memory: 32 bits ``kind::tf32``, 16 ``kind::f16``, 8 ``kind::f8f6f4`` (e4m3 ...) 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 KINDS = {32: ("tf32",), 16: ("f16",), 8: ("f8f6f4", "i8")}
 # the columns of the allocation the metadata and the scale factors live in
@@ -234,3 +235,26 @@ def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bo
         cols = 512  # the metadata sits at column META_COLUMN
     return Tc05Kernel(f"{name}_{layout}_n{n}", mma_opcode("f16", cta_group, sparse, ws),
                       cols, None, reads, last)
+
+
+# the names of catalog_modules' modules, in its order
+TCGEN05_MODULES = ("tcgen05.mma.datapath", "tcgen05.mma.sp", "tcgen05.mma.block_scale",
+                   "tcgen05.mma.sp.block_scale")
+
+
+def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(name, PTX) of the tcgen05.mma modules the variant table has no row for: the data
+    paths at each layout's smallest and largest N (from the records' ``tcgen05.datapath``;
+    none without them), plain ``.sp`` per kind, and every legal block-scaled form, dense and
+    ``.sp`` (``base.matrix_variants.TCGEN05_SCALE_FORMS``)."""
+    from ..base.matrix_variants import DATAPATH_ROWS, TCGEN05_SCALE_FORMS
+    from .datapath import DATAPATH_INSTRUCTION, datapath_map, kernel
+    forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
+    out = []
+    if any(r.get("instruction") == DATAPATH_INSTRUCTION for r in records):
+        out.append(module_text([kernel(datapath_map(records, letter, n))
+                                for letter, *_r, ns in DATAPATH_ROWS for n in (ns[0], ns[-1])]))
+    out += [tcgen05_sparse_module(), tcgen05_scale_module(forms),
+            tcgen05_scale_module(forms, True)]
+    names = TCGEN05_MODULES[len(TCGEN05_MODULES) - len(out):]
+    return list(zip(names, out, strict=True))
