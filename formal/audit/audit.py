@@ -38,6 +38,7 @@ from .compare import (
 )
 from .moves import compare_move, element_bits
 from .project import (
+    VARIANTS,
     Finding,
     Layout,
     Variant,
@@ -393,7 +394,14 @@ def audit_atom(atom: Atom, env: Env | None = None) -> AtomResult:
             continue
         if lay is None:
             what = str(atom.instruction.opcode)
-            if atom.instruction.variant is None:
+            if atom.instruction.variant is None and "block_scale" in \
+                    atom.instruction.opcode.words:
+                have = sorted(v.key for v in VARIANTS if v.scale)
+                msg = (f"the catalog's variants table has no row for {what}: of the "
+                       f"block-scaled mma forms it states only {', '.join(have)}; this "
+                       "one's A/B/C are not compared (its scale factors are, under "
+                       "scale_factors)")
+            elif atom.instruction.variant is None:
                 msg = (f"the catalog's variants table has no row for {what}: no "
                        f"{atom.instruction.head} layout of that shape and types is stated")
             else:
