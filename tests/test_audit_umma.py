@@ -187,3 +187,17 @@ def test_an_fma_of_one_thread_says_so(umma: Audit) -> None:
         "no instruction: SM100_1x2x1_F32F32F32F32 has no asm: its fma calls cute::fma, CuTe's "
         "element-wise fused multiply-add in one thread (FFMA2 on float2), no matrix-fragment "
         "instruction the spec states a layout for")
+
+
+def test_umma_a_and_b_and_utccp_say_what_is_not_compared(umma: Audit) -> None:
+    r = next(r for r in umma.results if r.atom.name == "SM100_MMA_F16BF16_SS")
+    a = next(e for e in r.entries if e.operand == "A")
+    assert a.verdict == "not-in-spec"
+    assert a.message.startswith("tcgen05.mma.cta_group::1.kind::f16 (f16, cta_group::1): the "
+                                "catalog has no tcgen05.mma (thread, value) row for A")
+    inc = _include()
+    cp = audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc])
+    r = next(r for r in cp.results if r.atom.name == "SM100_UTCCP_4x32dp128bit_1cta")
+    assert {e.verdict for e in r.entries} == {"not-in-spec"}
+    assert r.entries[0].message.startswith("the catalog has no tcgen05.cp layouts, so none for "
+                                           "tcgen05.cp.cta_group::1.32x128b.warpx4")
