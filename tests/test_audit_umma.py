@@ -157,3 +157,47 @@ def test_a_mutated_swizzle_atom_names_the_coordinate_and_bytes(tmp_path: Path) -
     assert (v[16].verdict, v[16].message) == ("differs",
                                               "(MN 4, K 0): CuTe's byte 512, the spec's byte 576")
     assert v[4].message == "(MN 4, K 0): CuTe's bit 4096, the spec's bit 4608"
+
+
+def test_sm120_specializations_are_atoms_of_their_own() -> None:
+    """SM120_16x8x32_TN's asm is in its explicit specializations, one type pair each: every
+    one is an atom with its own instruction, compared; the _VS traits' `UnderlyingTraits::
+    ALayout` is read through the alias; block-scaled forms the catalog has no row for say
+    which rows it has."""
+    inc = _include()
+    audit = audit_cute([inc / "cute/atom/mma_traits_sm120.hpp"], [inc])
+    by = {r.atom.name: r for r in audit.results}
+    r = by["SM120_16x8x32_TN<float_e2m1_t,float_e3m2_t,float>"]
+    assert r.instruction == "mma.sync.aligned.kind::f8f6f4.m16n8k32.row.col.f32.e2m1.e3m2.f32"
+    assert [(e.operand, e.verdict) for e in r.entries] == [("A", "equal"), ("B", "equal"),
+                                                           ("C", "equal")]
+    assert not [x for x in audit.results if x.atom.name == "SM120_16x8x32_TN"]
+    vs = by["SM120_16x8x32_TN_VS<float_e2m1_t,float_e2m1_t,float,float_ue8m0_t,VS>"]
+    a = next(e for e in vs.entries if e.operand == "A")
+    assert a.cute == "((4,8),(4,2,2)):((64,1),(16,8,256))"  # UnderlyingTraits::ALayout, read
+    assert a.verdict == "not-in-spec"
+    assert "of the block-scaled mma forms it states only mma.kind::mxf4.block_scale" in a.message
+    assert audit.counts()["unreadable"] == 0
+
+
+def test_an_fma_of_one_thread_says_so(umma: Audit) -> None:
+    r = next(r for r in umma.results if r.atom.name == "SM100_1x2x1_F32F32F32F32")
+    assert {e.verdict for e in r.entries} == {"unreadable"}
+    assert r.entries[0].message == (
+        "no instruction: SM100_1x2x1_F32F32F32F32 has no asm: its fma calls cute::fma, CuTe's "
+        "element-wise fused multiply-add in one thread (FFMA2 on float2), no matrix-fragment "
+        "instruction the spec states a layout for")
+
+
+def test_umma_a_and_b_and_utccp_say_what_is_not_compared(umma: Audit) -> None:
+    r = next(r for r in umma.results if r.atom.name == "SM100_MMA_F16BF16_SS")
+    a = next(e for e in r.entries if e.operand == "A")
+    assert a.verdict == "not-in-spec"
+    assert a.message.startswith("tcgen05.mma.cta_group::1.kind::f16 (f16, cta_group::1): the "
+                                "catalog has no tcgen05.mma (thread, value) row for A")
+    inc = _include()
+    cp = audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc])
+    r = next(r for r in cp.results if r.atom.name == "SM100_UTCCP_4x32dp128bit_1cta")
+    assert {e.verdict for e in r.entries} == {"not-in-spec"}
+    assert r.entries[0].message.startswith("the catalog has no tcgen05.cp layouts, so none for "
+                                           "tcgen05.cp.cta_group::1.32x128b.warpx4")

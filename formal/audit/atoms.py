@@ -107,6 +107,9 @@ class Env:
         self.aliases: dict[str, Alias] = {}
         self.traits: dict[tuple[str, str], tuple[Struct, str]] = {}
         self.arch: dict[str, Struct] = {}
+        # explicit specializations with an asm of their own (``template <> struct
+        # SM120_16x8x32_TN<float_e2m1_t, float_e2m1_t, float> { asm(...) }``), by name
+        self.special: dict[str, list[Struct]] = {}
         self.continued: dict[str, list[str]] = {}
         seen: set[Path] = set()
         todo = [Path(h) for h in headers]
@@ -145,6 +148,8 @@ class Env:
                         self.traits.setdefault((last.name, atom.last.name), (s, h.path))
                 elif last.args is None and (s.asm or s.calls):
                     self.arch.setdefault(last.name, s)
+                elif last.args is not None and s.asm:
+                    self.special.setdefault(last.name, []).append(s)
 
     # ---- evaluation ----------------------------------------------------------------------
     def int_tuple(self, e: Any, env: dict[str, int], depth: int = 0) -> IntTuple:
@@ -269,6 +274,10 @@ class Env:
         ok = {i.opcode: i for i in inner if isinstance(i, Instruction)}
         if len(ok) == 1:
             return next(iter(ok.values()))
+        if not ok and s.calls and set(s.calls) == {"cute"}:
+            return (f"{atom} has no asm: its fma calls cute::fma, CuTe's element-wise fused "
+                    "multiply-add in one thread (FFMA2 on float2), no matrix-fragment "
+                    "instruction the spec states a layout for")
         if not ok:
             return f"{atom} has no asm statement and calls no atom that has one"
         return f"{atom} calls several instructions: {', '.join(sorted(map(str, ok)))}"
@@ -316,7 +325,8 @@ def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
                                    f"parameter(s) {', '.join(sorted(used))}"))
                 continue
             try:
-                ops.append(Operand(op, env.layout(m.type, {}), m.line))
+                ops.append(Operand(op, env.layout(_in_scope(env, trait, atom, m.type), {}),
+                                   m.line))
             except _Unreadable as e:
                 ops.append(Operand(op, None, m.line, f"{member} = {m.type}: {e}"))
         thr = None
@@ -347,11 +357,32 @@ def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
             if vm is not None:
                 vals.append((v[-1], str(vm.type)))
         ins = env.instruction(atom)
-        out.append(Atom(atom, kind, header.path, s.line,
-                        ins if isinstance(ins, Instruction) else None, tuple(ops), thr,
-                        shape_mnk, val_id, tuple(vals), s.params,
-                        ins if isinstance(ins, str) else ""))
+        specs = env.special.get(atom, []) if isinstance(ins, str) else []
+        for sp in specs:  # one atom per explicit specialization: each has its own asm
+            assert sp.type is not None
+            got = instruction_of(sp.asm)
+            out.append(Atom(str(sp.type.last), kind, header.path, s.line,
+                            got if isinstance(got, Instruction) else None, tuple(ops), thr,
+                            shape_mnk, val_id, tuple(vals), s.params,
+                            got if isinstance(got, str) else ""))
+        if not specs:
+            out.append(Atom(atom, kind, header.path, s.line,
+                            ins if isinstance(ins, Instruction) else None, tuple(ops), thr,
+                            shape_mnk, val_id, tuple(vals), s.params,
+                            ins if isinstance(ins, str) else ""))
     return out
+
+
+def _in_scope(env: Env, trait: str, atom: str, t: Any) -> Any:
+    """``UnderlyingTraits::ALayout`` where the trait says ``using UnderlyingTraits =
+    MMA_Traits<X<...>>``: the member's type with that alias put in its place (so that
+    ``MMA_Traits<X>::ALayout`` is looked up), else ``t`` itself."""
+    if not isinstance(t, Type) or len(t.parts) < 2 or t.parts[0].args is not None:
+        return t
+    inner = env.member(trait, atom, t.parts[0].name)
+    if inner is None or not isinstance(inner.type, Type) or inner.type.last.name != trait:
+        return t
+    return Type(inner.type.parts + t.parts[1:])
 
 
 def read_atoms(paths: Sequence[str | Path], include_dirs: Sequence[Path] = ()) \

@@ -39,6 +39,7 @@ from .compare import (
 )
 from .moves import compare_move, element_bits
 from .project import (
+    VARIANTS,
     Finding,
     Layout,
     Variant,
@@ -335,11 +336,13 @@ def _tmem_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
 
 # what the catalog would need to compare an SM100 UMMA atom's operands with, by operand
 UMMA_MISSING = {
-    "A": "no tcgen05.mma variant row (its M x K tile); CuTe's ALayout is one thread "
-         "holding the whole tile, laid out in shared memory by the descriptor CuTe builds at "
-         "run time (UMMA::make_umma_desc)",
-    "B": "no tcgen05.mma variant row (its N x K tile); CuTe's BLayout is one thread holding "
-         "the whole tile of the smem descriptor",
+    "A": "no tcgen05.mma (thread, value) row for A: CuTe's ALayout is one thread holding the "
+         "whole M x K tile, whose cells are in shared memory (or TMEM for _TS) where the "
+         "descriptor UMMA::make_umma_desc builds at run time puts them, from a swizzle atom "
+         "(the smem-atom rows compare those atoms with the spec's canonical layouts)",
+    "B": "no tcgen05.mma (thread, value) row for B: CuTe's BLayout is one thread holding the "
+         "whole N x K tile of the shared-memory descriptor (the smem-atom rows compare its "
+         "swizzle atoms)",
     "metadata": "no sparse tcgen05.mma metadata layout (PTX ISA 9.7.16.10.8)",
 }
 
@@ -403,7 +406,19 @@ def audit_atom(atom: Atom, env: Env | None = None) -> AtomResult:
             continue
         if lay is None:
             what = str(atom.instruction.opcode)
-            if atom.instruction.variant is None:
+            if atom.instruction.variant is None and "block_scale" in \
+                    atom.instruction.opcode.words:
+                have = sorted(v.key for v in VARIANTS if v.scale)
+                msg = (f"the catalog's variants table has no row for {what}: of the "
+                       f"block-scaled mma forms it states only {', '.join(have)}; this "
+                       "one's A/B/C are not compared (its scale factors are, under "
+                       "scale_factors)")
+            elif atom.instruction.head == "tcgen05.cp":
+                msg = (f"the catalog has no tcgen05.cp layouts, so none for {what}: which "
+                       "TMEM lanes receive which shared-memory rows (PTX ISA 9.7.16.9.2, the "
+                       ".warpx2::02_13 / 01_23 and .warpx4 multicasts) is not restated there "
+                       "yet; CuTe's layout here is not compared")
+            elif atom.instruction.variant is None:
                 msg = (f"the catalog's variants table has no row for {what}: no "
                        f"{atom.instruction.head} layout of that shape and types is stated")
             else:

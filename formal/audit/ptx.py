@@ -197,6 +197,8 @@ def match_variant(opcode: Opcode) -> Variant | None:
     for a, b in zip(after, after[1:]):
         if b == "popc":
             op = f".{a}.popc"
+    if "block_scale" in words and len(types) == 5:  # .f32.e2m1.e2m1.f32.ue8m0: the scale's
+        types = types[:4]
     if len(types) != 4:
         return None
     d, a, b, c = types
