@@ -16,6 +16,7 @@ from formal.audit.tmem import tmem_cells
 from formal.base.matrix_variants import TMEM_VARIANTS
 
 from .wheel import cutlass_include as _include
+from .tmem_hand import BY_ATOM
 
 TRAITS = "cute/atom/copy_traits_sm100.hpp"
 ARCH = "cute/arch/copy_sm100.hpp"
@@ -92,19 +93,9 @@ def test_the_family_table_has_a_row_per_tmem_instruction(sm100: Audit) -> None:
 
 
 # (thread, register) -> (TMEM lane, column), worked out by hand from the atoms' DstLayout and
-# ValID (the same table test_tcgen05_tmem.py checks the catalog against): the audit's own
-# decoding of the header gives these cells.
-HAND = {
-    "SM100_TMEM_LOAD_16dp256b1x": {(0, 0): (0, 0), (1, 1): (0, 3), (5, 2): (9, 2),
-                                   (31, 3): (15, 7)},
-    "SM100_TMEM_LOAD_16dp128b2x": {(0, 1): (8, 0), (6, 2): (1, 6), (31, 3): (15, 7)},
-    "SM100_TMEM_LOAD_16dp64b1x": {(1, 0): (8, 0), (2, 0): (0, 1), (5, 0): (9, 0),
-                                  (30, 0): (7, 1)},
-    "SM100_TMEM_LOAD_16dp64b2x": {(3, 1): (8, 3), (4, 1): (1, 2)},
-    "SM100_TMEM_LOAD_16dp32b1x": {(15, 0): (15, 0), (16, 0): (0, 1)},
-    "SM100_TMEM_LOAD_16dp32b2x": {(17, 1): (1, 3)},
-    "SM100_TMEM_LOAD_32dp32b4x": {(7, 3): (7, 3)},
-}
+# ValID (tests/tmem_hand.py, the table test_tcgen05_tmem.py checks the catalog against): the
+# audit's own decoding of the header gives these cells.
+HAND = BY_ATOM
 
 
 def test_the_audit_decodes_the_hand_worked_cells(tmp_path: Path) -> None:

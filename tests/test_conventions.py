@@ -286,8 +286,19 @@ def test_every_json_output_has_a_version_and_findings_name_their_layout(
         assert "accepted" in f and "layout" in f
         assert f["layout"] in ids, f
     code, out, _ = run("prove", "--format", "json")
-    accepted = [f for f in json.loads(out)["findings"] if f["accepted"]]
-    assert len(accepted) >= 3 and all(f["layout"] for f in accepted if f["kind"] != "parse")
+    data = json.loads(out)
+    accepted = [f for f in data["findings"] if f["accepted"]]
+    assert len(accepted) >= 3 and all(f["layout"] for f in accepted)
+    # every finding of the catalog concerns a layout and names it: the formula line the parse
+    # stage cannot read (dense-float.md:314, before the model stage makes the id) and the
+    # data-path and packing layouts' hardware warnings too
+    ids = {x["id"] for x in data["layouts"]}
+    assert [f for f in data["findings"] if f["layout"] not in ids] == []
+    (f314,) = [f for f in data["findings"] if f["kind"] == "parse"]
+    assert (f314["document"], f314["line"], f314["layout"]) == \
+        ("catalog/dense-float.md", 314, "catalog:mma.m16n8k16.A.f64")
+    assert {f["layout"] for f in data["findings"] if f["kind"] == "hardware"} >= \
+        {"tcgen05.datapath.E", "tcgen05.packing.tensor.D.f16"}
 
 
 def test_the_evidence_json_keeps_its_contract() -> None:

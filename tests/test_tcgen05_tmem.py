@@ -24,6 +24,8 @@ from formal.model import build
 from formal.model.cells import cells
 from formal.model.layout import Layout
 
+from .tmem_hand import BY_FORM
+
 CATALOG = Path(catalog.__file__).resolve().parent / "tcgen05-tmem.md"
 
 # PTX ISA Table 47 / 48: registers a thread holds at .x1, and the largest legal .num
@@ -108,26 +110,8 @@ def _at(lay: Layout, lane: int, i: int) -> tuple[int, int]:
     return int(row), int(col)
 
 
-# Worked out by hand from CuTe's SM100 TMEM atoms (cute/atom/copy_traits_sm100.hpp): each
-# atom maps (thread, bit) to bit b of a lane-major TMEM block, lane b // width, column
-# (b % width) // 32.  (thread, register) -> (lane, column):
-CUTE = {
-    # 16dp256b1x: ((4,8),(64,2)):((64,256),(1,2048)) -- the m16n8 accumulator pattern
-    "tcgen05.ld.16x256b.x1.b32": {(0, 0): (0, 0), (1, 1): (0, 3), (5, 2): (9, 2),
-                                  (31, 3): (15, 7)},
-    # 16dp128b2x: ((4,8),(32,2,2)):((32,256),(1,2048,128))
-    "tcgen05.ld.16x128b.x2.b32": {(0, 1): (8, 0), (6, 2): (1, 6), (31, 3): (15, 7)},
-    # 16dp64b1x: ((2,2,8),32):((512,32,64),1): lane (t >> 2) + 8 (t & 1)
-    "tcgen05.ld.16x64b.x1.b32": {(1, 0): (8, 0), (2, 0): (0, 1), (5, 0): (9, 0),
-                                 (30, 0): (7, 1)},
-    # 16dp64b2x: ((2,2,8),(32,2)):((1024,32,128),(1,64))
-    "tcgen05.ld.16x64b.x2.b32": {(3, 1): (8, 3), (4, 1): (1, 2)},
-    # 16dp32b1x: ((16,2),32):((64,32),1): threads 16..31 the second access
-    "tcgen05.ld.16x32bx2.x1.b32": {(15, 0): (15, 0), (16, 0): (0, 1)},
-    "tcgen05.ld.16x32bx2.x2.b32": {(17, 1): (1, 3)},
-    # 32dp32b4x: (32,128):(128,1)
-    "tcgen05.ld.32x32b.x4.b32": {(7, 3): (7, 3)},
-}
+# the hand-worked cells of CuTe's TMEM atoms (tests/tmem_hand.py, which the audit's test shares)
+CUTE = BY_FORM
 
 
 def test_the_maps_agree_with_cutes_tmem_atoms(layouts: dict[str, Layout]) -> None:

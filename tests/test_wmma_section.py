@@ -148,3 +148,18 @@ def test_every_fragment_is_a_layout_whose_budget_is_an_obligation(tmp_path: Path
     assert want["wmma.m8n8k4.CD.f64"][0] == "refuted"
     for name, text in (("w.txt", R.browser(WMMA).text), ("w.html", R.sphinx(WMMA).text)):
         assert _budgets(tmp_path, text, name) == want, name
+
+
+def test_the_text_report_names_each_fragments_shape(tmp_path: Path) -> None:
+    """One wmma section states several shapes: each layout's line names its own (a section of
+    one shape, every mma section, leaves it to its title)."""
+    from formal.writers.report import report_text
+    p = tmp_path / "w.md"
+    p.write_text(WMMA, encoding="utf-8")
+    lines = [ln.split() for ln in report_text(analyze([p], OPTS).proof).splitlines()
+             if ln.startswith("  \u2713") or ln.startswith("  \u2717")]
+    assert [ln[1:4] for ln in lines] == [
+        ["m16n16k16", "A", ".u8/.s8"], ["m16n16k16", "B", ".u8/.s8"],
+        ["m8n32k16", "A", ".u8/.s8"], ["m16n16k16", "C/D", ".s32"],
+        ["m8n32k16", "C/D", ".s32"], ["m16n16k16", "A", ".f16"], ["m16n16k16", "B", ".f16"],
+        ["m8n32k16", "A", ".f16"], ["m8n32k16", "B", ".f16"], ["m8n8k4", "C/D", ".f64"]]

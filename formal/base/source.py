@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -167,3 +167,13 @@ def error(kind: str, where: SourceText | Span, message: str, **kw: Any) -> Findi
 def warning(kind: str, where: SourceText | Span, message: str, **kw: Any) -> Finding:
     span = where.span(0) if isinstance(where, SourceText) else where
     return Finding("warning", kind, span, message, **kw)
+
+
+def name_layout(findings: list[Finding], lines: Sequence[SourceText], layout: str) -> None:
+    """The ``parse`` findings on ``lines`` that name no layout name ``layout`` (in place): the
+    parse stage reports a formula line it cannot read before the model stage makes the id of
+    the layout the line belongs to."""
+    at = {(ln.span(0).document, ln.span(0).line) for ln in lines}
+    for k, f in enumerate(findings):
+        if f.kind == "parse" and not f.layout and (f.span.document, f.span.line) in at:
+            findings[k] = replace(f, layout=layout)

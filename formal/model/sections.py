@@ -16,7 +16,7 @@ import sympy as sp
 
 from ..base.ids import LayoutId
 from ..base.matrix_variants import move_tile
-from ..base.source import Finding, SourceText, error, warning
+from ..base.source import Finding, SourceText, error, name_layout, warning
 from ..base.variants import (
     ELEMENT_LETTER,
     MOVES,
@@ -350,6 +350,8 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
             helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
             # a formula that is no map (its error is the finding): never proved
             incomplete=bool(program.unparsed) or (has_code and len(formulas) < len(targets))))
+    if out:  # a line that did not parse: its error names the first layout the block states
+        name_layout(ctx.findings, program.unparsed, out[0].id)
     return out
 
 

@@ -336,7 +336,7 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
                       counterexample=v.counterexample)
                 for v in vs if v.status == "refuted"]
     if evidence is not None:
-        findings += [warning("hardware", dp.title.span(0), f"{dp.id}: {HARDWARE}")]
+        findings += [warning("hardware", dp.title.span(0), f"{dp.id}: {HARDWARE}", layout=dp.id)]
     return DataPathResult(dp.id, "tcgen05.mma", dp.title.span(0), tuple(vs),
                           f"M = {dp.m}, cta_group::{dp.cta_group}",
                           tile=(dp.m, max(dp.ns)),
@@ -465,7 +465,7 @@ def prove_packing(pf: PackFormat, evidence: Any = None) -> tuple[DataPathResult,
     findings = [error("packing", v.span or pf.src.span(0), v.message,
                       counterexample=v.counterexample) for v in vs if v.status == "refuted"]
     if evidence is not None:
-        findings += [warning("hardware", pf.src.span(0), f"{pf.id}: {HARDWARE}")]
+        findings += [warning("hardware", pf.src.span(0), f"{pf.id}: {HARDWARE}", layout=pf.id)]
     operand = "D" if pf.matrices == ("D",) else "/".join(pf.matrices)
     return DataPathResult(pf.id, "tcgen05.mma", pf.src.span(0), tuple(vs),
                           f"{pf.memory} memory, {pf.count} x {pf.bits} bits in {pf.unit}",

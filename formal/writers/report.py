@@ -179,13 +179,15 @@ def report_text(proof: Proof, verbose: bool = False, quiet: bool = False) -> str
         by_section.setdefault(key, []).append(r)
     for (doc, _sec, title), rs in by_section.items():
         out.append(f"{doc}: {title}")
+        # a section of several shapes (wmma's: m16n16k16, m8n32k16, ...) names each line's
+        shapes = len({r.layout.shape_text for r in rs}) > 1  # (one shape: the title says it)
         for r in rs:
             lay = r.layout
             bad = _failed(r)
             mark = "\u2713" if r.ok else "\u2717"
             types = "/".join("." + t for t in lay.types) + \
                 (f" (.{lay.arrangement})" if lay.arrangement else "")
-            what = f"{lay.operand:<8} {types:<28}"
+            what = (f"{lay.shape_text:<10} " if shapes else "") + f"{lay.operand:<8} {types:<28}"
             src = f"[{lay.source}]"
             tail = "" if not bad else "  " + ", ".join(f"{v.name}: {v.status}" for v in bad)
             out.append(f"  {mark} {what} {src:<14}{tail}")
