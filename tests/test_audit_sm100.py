@@ -15,8 +15,8 @@ from formal.audit.audit import Audit
 from formal.audit.tmem import tmem_cells
 from formal.base.matrix_variants import TMEM_VARIANTS
 
-from .wheel import cutlass_include as _include
 from .tmem_hand import BY_ATOM
+from .wheel import cutlass_include as _include
 
 TRAITS = "cute/atom/copy_traits_sm100.hpp"
 ARCH = "cute/arch/copy_sm100.hpp"
