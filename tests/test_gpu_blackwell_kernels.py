@@ -1,7 +1,7 @@
 """tcgen05.mma kernels that no other test assembles: the data-path layouts A-G (the mma, then
 each warp's tcgen05.ld of its block at the catalog's address) and plain tcgen05.mma.sp, one
 template for every tcgen05 form (``formal.execute.ptx_tcgen05``), the data paths' from the
-export records (``formal.execute.datapath.kernel``)."""
+export records (``ptx_tcgen05.datapath_map_kernel``)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ import pytest
 
 from formal.api import current_catalog
 from formal.base.matrix_variants import DATAPATH_ROWS
-from formal.execute.datapath import datapath_map, kernel
+from formal.execute.datapath import datapath_map
 from formal.execute.ptx import assemble, ptxas_path
 from formal.execute.ptx_tcgen05 import (
     SPARSE_KINDS,
     Tc05Kernel,
+    datapath_map_kernel,
     kernel_text,
     module_text,
     tcgen05_sparse_module,
@@ -27,8 +28,8 @@ def datapath_kernels() -> list[Tc05Kernel]:
     """Every layout at its smallest and largest N, read back block by block, made from the
     exported records (what a Blackwell run reads)."""
     records = current_catalog()[0]
-    return [kernel(datapath_map(records, letter, n)) for letter, *_r, ns in DATAPATH_ROWS
-            for n in (ns[0], ns[-1])]
+    return [datapath_map_kernel(datapath_map(records, letter, n))
+            for letter, *_r, ns in DATAPATH_ROWS for n in (ns[0], ns[-1])]
 
 
 def test_each_layout_has_its_mma_and_each_warp_reads_its_block_at_the_catalogs_address() \

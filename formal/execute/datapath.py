@@ -1,6 +1,6 @@
 """tcgen05.mma data paths on a device: where D lands in tensor memory, checked cell by cell.
 
-The kernel (``formal.execute.ptx_tcgen05.datapath_kernel``) runs the mma and has each warp
+The kernel (``formal.execute.ptx_tcgen05.datapath_map_kernel``) runs the mma and has each warp
 read its block back with ``tcgen05.ld.32x32b`` at the catalog's address, storing the words as
 tensor memory is laid out: an image ``(CTAs, 128 lanes, columns)``.  The layout (an export
 record, ``formal.writers.export_datapath``) says which cell of the image holds which element of
@@ -136,15 +136,6 @@ def datapath_differences(m: DataPathMap, d: np.ndarray, image: np.ndarray) \
             for k in bad]
 
 
-def kernel(m: DataPathMap) -> Any:
-    """The kernel of ``m`` (``ptx_tcgen05.datapath_kernel``): its mma and each block's
-    read-back at the record's lane and column."""
-    from .ptx_tcgen05 import datapath_kernel
-    return datapath_kernel("datapath", m.layout, m.cta_group, m.sparse, m.ws, m.n,
-                           [(b.cta, b.warp, b.tcol_lo, b.tcol_hi - b.tcol_lo + 1)
-                            for b in m.blocks])
-
-
 def check_datapath(m: DataPathMap, device: Any, trials: int = 2, seed: int = 0) \
         -> tuple[int, list[dict[str, Any]]]:
     """(cells checked, faults of the first trial that has any): ``trials`` random A and B on
@@ -161,5 +152,5 @@ def check_datapath(m: DataPathMap, device: Any, trials: int = 2, seed: int = 0) 
 
 
 __all__ = ["DataPathBlock", "DataPathError", "DataPathMap", "FakeDataPathDevice",
-           "check_datapath", "datapath_differences", "datapath_map", "image_of", "kernel",
+           "check_datapath", "datapath_differences", "datapath_map", "image_of",
            "random_operands"]

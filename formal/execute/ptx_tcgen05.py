@@ -31,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .datapath import DATAPATH_INSTRUCTION, DataPathMap, datapath_map
+
 KINDS = {32: ("tf32",), 16: ("f16",), 8: ("f8f6f4", "i8")}
 # the columns of the allocation the metadata and the scale factors live in
 META_COLUMN, SCALE_A_COLUMN, SCALE_B_COLUMN = 288, 256, 272
@@ -248,13 +250,20 @@ def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
     none without them), plain ``.sp`` per kind, and every legal block-scaled form, dense and
     ``.sp`` (``base.matrix_variants.TCGEN05_SCALE_FORMS``)."""
     from ..base.matrix_variants import DATAPATH_ROWS, TCGEN05_SCALE_FORMS
-    from .datapath import DATAPATH_INSTRUCTION, datapath_map, kernel
     forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
     out = []
     if any(r.get("instruction") == DATAPATH_INSTRUCTION for r in records):
-        out.append(module_text([kernel(datapath_map(records, letter, n))
+        out.append(module_text([datapath_map_kernel(datapath_map(records, letter, n))
                                 for letter, *_r, ns in DATAPATH_ROWS for n in (ns[0], ns[-1])]))
     out += [tcgen05_sparse_module(), tcgen05_scale_module(forms),
             tcgen05_scale_module(forms, True)]
     names = TCGEN05_MODULES[len(TCGEN05_MODULES) - len(out):]
     return list(zip(names, out, strict=True))
+
+
+def datapath_map_kernel(m: DataPathMap) -> Tc05Kernel:
+    """The kernel of a data-path layout read from the records (``execute.datapath``): its
+    mma and each block's read-back at the record's lane and column."""
+    return datapath_kernel("datapath", m.layout, m.cta_group, m.sparse, m.ws, m.n,
+                           [(b.cta, b.warp, b.tcol_lo, b.tcol_hi - b.tcol_lo + 1)
+                            for b in m.blocks])
