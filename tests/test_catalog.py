@@ -72,7 +72,7 @@ KNOWN_ERRATA = [
     # 9.7.14.5.8, A .f64: 'col = ... (i * 2) - 2 + (threadID_in_group   otherwise' has an
     # unbalanced parenthesis; the line cannot be read -- the one finding: the partial map
     # (odd elements have no column) is not judged.
-    ("catalog/dense-float.md", "parse", "", "(threadID_in_group"),
+    ("catalog/dense-float.md", "parse", "mma.m16n8k16.A.f64", "(threadID_in_group"),
     # 9.7.14.5.13, A .b1: 'col = (threadID_in_group * 32) + i  for ai where i < 64' runs
     # a32..a63 past the lane's 32 columns: lane 3 a32 and lane 0 a96 share (8, 128).
     ("catalog/dense-integer.md", "injective", "mma.m16n8k256.A.b1",
