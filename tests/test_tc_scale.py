@@ -195,7 +195,7 @@ def test_each_place_evaluated_over_the_matrix_equals_the_walk_point_by_point(
     import formal.model.tc_scale as T
     sd = block_scale_catalog("tcgen05")
     cases = [(op, s) for sec in sd.tc_sections for op in sec.operands for s in range(4)]
-    assert len(cases) == 4 * 18  # 18 operands of the legal forms
+    assert len(cases) == 4 * 54  # 18 operands of the legal forms at M = 64, 128 and a pair's 256
     walk = T._placed_by_point
     monkeypatch.setattr(T, "_placed_by_point", None)  # the catalog's are never walked
     for op, s in cases:
