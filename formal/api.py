@@ -84,6 +84,8 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
                              use_catalog and not paths, model,
                              (options or Options()).evidence is not None)
     proof = with_tc_sparse(proof, [d for d in model.documents if d.name in named])
+    if use_catalog and not paths:
+        proof = with_tc_meta(proof, (options or Options()).evidence is not None)
     proof = with_datapath(proof, model, [d for d in model.documents if d.name in named],
                           use_catalog and not paths, (options or Options()).evidence)
     if accept is None:
@@ -216,6 +218,34 @@ def _catalog_tmem(name: str) -> tuple[Any, tuple[Any, ...]]:
     from .text.read import read_path
     doc = read_path(catalog.CATALOG_DIR / name, name=f"catalog/{name}")
     return doc, tuple(ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None)
+TC_META_CATALOG = "catalog/sparse-metadata/tcgen05.md"
+
+
+def with_tc_meta(proof: Proof, evidence: bool = False) -> Proof:
+    """``proof`` with the catalog's sparse ``tcgen05.mma.sp`` metadata layouts proved
+    (``formal.prove.tc_meta``), one entry a selector value; without ``evidence`` read, their
+    hardware obligation is not applicable, as ``with_block_scale`` makes it."""
+    from . import catalog
+    from .model.tc_meta import meta_layouts
+    from .parse.tc_meta import read_tc_meta
+    from .prove.tc_meta import prove_meta
+    text = (catalog.CATALOG_DIR / "sparse-metadata" / "tcgen05.md").read_text(encoding="utf-8")
+    sections, new_findings = read_tc_meta(text, TC_META_CATALOG)
+    results: list[Any] = []
+    new = list(new_findings)
+    for lay in meta_layouts(sections):
+        rs, fs = prove_meta(lay)
+        results.extend(rs)
+        new.extend(fs)
+    if not evidence:
+        results = [replace(r, verdicts=tuple(
+            replace(v, status="not-applicable", message="no GPU evidence given (--evidence)",
+                    severity="error") if v.name == "hardware" else v for v in r.verdicts))
+            for r in results]
+        new = [f for f in new if f.kind != "hardware"]
+    findings = sorted((*proof.findings, *new), key=lambda f: (
+        f.span.document, f.span.line, f.span.column, f.kind, f.message, f.layout))
+    return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
 
 
 def datapath_catalog(rows: bool = False) -> list[Any]:

@@ -84,6 +84,8 @@ _TEXT_KINDS = {
     "block-scale-table": "A block-scale table must be readable",
     "block-scale-caption": "A block-scale figure's caption must name its operand",
     "block-scale-fit": "A block-scale layout must fit its scale matrix",
+    "sparse-metadata": "A tcgen05.mma.sp metadata section must be readable",
+    "lane-partition": "A row's sparse metadata must sit in its row's 32-lane partition",
     "header": "A header must be readable",
     "cute-syntax": "A CuTe atom must be written in the subset the audit reads",
     "cute-input": "A CuTe header must be readable",

@@ -1,0 +1,112 @@
+"""The sparsity metadata of ``tcgen05.mma.sp`` in tensor memory: which (lane, column, bits)
+holds the metadata field of which (row, chunk) of A, for every value of the selector.
+
+A chunk is the run of K that one field describes (four elements at 2:4, so a 4-bit field of
+two 2-bit indices).  For ``.kind::f16`` at M = 128, K = 32 (``lane = row % 8 + 8 * (chunk /
+4) + 16 * (row / 16)``, ``column = sel``, ``bit = 4 * (chunk % 4) + 16 * ((row / 8) % 2)``)
+and ``sel = 1``::
+
+    (row, chunk)  ->  (lane, column, bits)
+      (0, 0)            (0, 1, 0-3)
+      (0, 5)            (8, 1, 4-7)
+      (8, 0)            (0, 1, 16-19)
+
+so rows 0 and 8 share lane 0 (each half word one row) and the second half of a row's chunks
+goes eight lanes down.  A ``MetaLayout`` keeps such a table for each of the four values the
+instruction descriptor's two-bit selector field can take, stated legal or not, so that the
+prove stage can say which values the layout admits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..base.source import Finding, Span, error
+from ..parse import syntax as S
+from ..parse.tc_meta import MetaSection
+from .block_scale import Undefined, program_faults, program_value, set_values
+
+SELECTOR_VALUES = 4  # the instruction descriptor's sparsity selector is a two-bit field
+WORD_BITS = 32  # a tensor-memory column is one 32-bit word a lane
+TMEM_LANES = 128
+PLACE_NAMES = ("lane", "column", "bit")
+REQUIRED = ("sel", "lane", "column", "bit")
+
+Field = tuple[int, int, int, int, int]  # (row, chunk) of the metadata -> lane, column, bit
+
+
+@dataclass(frozen=True)
+class MetaLayout:
+    """The metadata of one sparse ``tcgen05.mma.sp`` form, evaluated."""
+
+    id: str  # tcgen05.sp_meta.m128.f16
+    kind: str
+    m: int
+    k: int
+    rows: int  # stated
+    chunks: int  # fields a row (stated)
+    width: int  # bits a field (stated)
+    columns: int  # columns the stated selector values take
+    lanes: int  # lanes they take
+    sels: tuple[int, ...]  # the stated selector values
+    every: tuple[tuple[int, tuple[Field, ...]], ...]  # per selector value 0..3
+    span: Span
+    lines: tuple[tuple[str, Span], ...]
+    faults: tuple[Finding, ...] = ()
+
+    def line_of(self, name: str) -> Span:
+        for n, sp in self.lines:
+            if n == name:
+                return sp
+        return self.span
+
+    def placed(self, sel: int) -> tuple[Field, ...]:
+        for s, fs in self.every:
+            if s == sel:
+                return fs
+        return ()
+
+    def selector_id(self, sel: int) -> str:
+        return f"{self.id}.sel{sel}"
+
+
+def meta_layout(sec: MetaSection) -> MetaLayout:
+    """One section's program evaluated at every field and every two-bit selector value."""
+    prog = sec.program
+    defs = {d.name: d for d in prog.definitions}
+    lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
+    lid = f"tcgen05.sp_meta.m{sec.m}.{sec.kind}"
+    faults = program_faults(sec.decl, prog, lid, REQUIRED)
+    every: list[tuple[int, tuple[Field, ...]]] = []
+    if not faults:
+        try:
+            every = [(s, _placed(defs, sec, s)) for s in range(SELECTOR_VALUES)]
+        except Undefined as exc:
+            faults.append(error("sparse-metadata", sec.decl, f"{lid}: the program uses "
+                                f"{exc.name}, which it does not define", layout=lid))
+            every = []
+    return MetaLayout(lid, sec.kind, sec.m, sec.k, sec.rows, sec.chunks, sec.width,
+                      sec.columns, sec.lanes, set_values(defs.get("sel")), tuple(every),
+                      sec.decl.span(0), lines, tuple(faults))
+
+
+def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple[Field, ...]:
+    out: list[Field] = []
+    for r in range(sec.rows):
+        for c in range(sec.chunks):
+            env = {"row": r, "chunk": c, "sel": s}
+            lane, col, bit = (program_value(_expr(defs[n]), env, defs) for n in PLACE_NAMES)
+            out.append((r, c, lane, col, bit))
+    return tuple(out)
+
+
+def _expr(d: S.Definition) -> S.Expr:
+    e = d.cases[0].expr
+    if d.kind != "expr" or e is None:
+        raise Undefined(d.name)
+    return e
+
+
+def meta_layouts(sections: tuple[MetaSection, ...]) -> tuple[MetaLayout, ...]:
+    return tuple(meta_layout(s) for s in sections)

@@ -1,0 +1,136 @@
+"""The sparsity metadata of ``tcgen05.mma.sp`` as the catalog states it, read into syntax.
+
+A section names one form (kind, M, K), the metadata matrix's fields and the tensor memory its
+selector values take, and a placement program (pseudocode, ``grammar/pseudocode.lark``)::
+
+    ## Sparse metadata for tcgen05.mma.sp .kind::f16 with M=128, K=32
+    * Metadata: 128 x 8 fields of 4 bits, in 2 columns of 128 lanes.
+      sel    = {0, 1}                   the selector values
+      lane   = row % 8 + 8 * (chunk / 4) + 16 * (row / 16)
+      column = sel
+      bit    = 4 * (chunk % 4) + 16 * ((row / 8) % 2)
+
+becomes ``MetaSection(kind="f16", m=128, k=32, rows=128, chunks=8, width=4, columns=2,
+lanes=128, program=Program(...))``: row 0's chunk 5 reads, at ``sel = 1``, lane 8, column 1,
+bits 4-7.  The lines are read by ``grammar/tc_meta.lark``; nothing is evaluated here
+(``formal.model.tc_meta`` gives the program meaning).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError
+
+from ..base.grammar_files import build_parser
+from ..base.source import Finding, SourceText, error
+from . import syntax as S
+from .pseudocode import parse_program
+
+STARTS = ("meta_title", "meta_decl")
+
+
+@cache
+def _parser() -> Lark:
+    return build_parser("tc_meta", list(STARTS))
+
+
+@dataclass(frozen=True)
+class MetaSection:
+    """One sparse form's metadata as the catalog states it: the matrix (rows x chunks of a
+    row, ``width`` bits a chunk's field), the columns and lanes its selector values take,
+    and its placement program (``sel``, ``lane``, ``column``, ``bit``)."""
+
+    kind: str
+    m: int
+    k: int
+    rows: int
+    chunks: int
+    width: int
+    columns: int
+    lanes: int
+    program: S.Program
+    title: str
+    source: SourceText
+    decl: SourceText
+
+
+class _ToMeta(Transformer[Token, Any]):
+    def meta_title(self, items: list[Token]) -> tuple[Any, ...]:
+        toks = {t.type: str(t) for t in items}
+        return (toks["KIND"].partition("::")[2], int(toks["M_EQ"][2:]), int(toks["K_EQ"][2:]))
+
+    def meta_decl(self, items: list[Token]) -> tuple[int, ...]:
+        return tuple(int(t) for t in items if t.type == "INT")
+
+
+def read_meta_line(text: str, start: str) -> Any | None:
+    """One line read by one start symbol of ``grammar/tc_meta.lark``, or None."""
+    try:
+        tree = _parser().parse(text.replace("`", " ").strip(), start=start)
+    except LarkError:
+        return None
+    return _ToMeta().transform(tree)
+
+
+def read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[Finding, ...]]:
+    """Every metadata section of one document: a heading that reads as ``meta_title`` opens
+    one; its ``Metadata:`` line (``meta_decl``) and the fenced block after it complete it.
+    A section missing either is an error finding on its title."""
+    out: list[MetaSection] = []
+    findings: list[Finding] = []
+    cur: dict[str, Any] | None = None
+    block: list[SourceText] | None = None
+
+    def close() -> None:
+        nonlocal cur
+        if cur is None:
+            return
+        if cur.get("decl") is None or cur.get("lines") is None:
+            findings.append(error("sparse-metadata", cur["source"], f"{cur['title']}: no "
+                                  "'Metadata: R x C fields of W bits, in N columns of L "
+                                  "lanes' line with its program"))
+        else:
+            program, errs = parse_program(cur["lines"])
+            findings.extend(errs)
+            rows, chunks, width, cols, lanes = cur["decl"]
+            kind, m, k = cur["head"]
+            out.append(MetaSection(kind, m, k, rows, chunks, width, cols, lanes, program,
+                                   cur["title"], cur["source"], cur["decl_source"]))
+        cur = None
+
+    for no, raw in enumerate(text.split("\n"), start=1):
+        src = SourceText.at(raw, name, no)
+        s = raw.strip()
+        if block is not None:
+            if s.startswith("```"):
+                if cur is not None and cur.get("decl") is not None:
+                    cur["lines"] = block
+                block = None
+            else:
+                block.append(SourceText.at(s, name, no, len(raw) - len(raw.lstrip()) + 1))
+            continue
+        if s.startswith("```"):
+            block = []
+            continue
+        if s.startswith("#"):
+            close()
+            title = s.lstrip("#").strip()
+            head = read_meta_line(title, "meta_title")
+            if head is not None:
+                cur = {"head": head, "title": title, "source": src}
+            continue
+        body = s.lstrip("*+-> ").strip()
+        if cur is not None and body.lower().startswith("metadata"):
+            decl = read_meta_line(body, "meta_decl")
+            if decl is None:
+                findings.append(error("parse", src, "a metadata line that does not read as "
+                                      "'Metadata: R x C fields of W bits, in N columns of L "
+                                      "lanes'"))
+                continue
+            cur["decl"], cur["decl_source"] = decl, src
+    close()
+    return tuple(out), tuple(findings)

@@ -1,0 +1,177 @@
+"""The sparsity metadata of ``tcgen05.mma.sp`` proved: every field of the metadata matrix in
+its own bits of tensor memory, for every stated selector value, and exactly the selector
+values the layout admits stated legal.
+
+For ``.kind::f16`` at M = 128 (128 rows x 8 chunks, a 4-bit field each, in 2 columns of 128
+lanes) and ``sel = 0``, the 1024 fields fill the 128 words of column 0, each bit once:
+``metadata-coverage`` enumerates the fields of every stated selector and refutes with the two
+that share a bit (a rewrite ``bit = 4 * (chunk % 4)`` puts rows 0 and 8's chunk 0 both on
+lane 0, column 0, bits 0-3: ``{"selector": 0, "a": [0, 0], "b": [8, 0], "place": {"lane": 0,
+"column": 0, "bit": 0}}``), or the one that leaves the word (``bit + width > 32``), the stated
+lanes or columns.  ``selector-range`` compares the stated values with the admitted ones --
+those of the descriptor's two-bit field that place every field once inside the stated
+columns -- so ``sel = {0, 1, 2}`` is refuted (2 reads column 2, past the two).
+``register-budget`` checks the stated shape against the form (M rows; K / chunk fields a row
+of the kind's granularity; the field as wide as a chunk's indices; the stated values use
+exactly the stated columns, full words), and ``lane-partition`` that a row's fields sit in the
+32-lane partition of its row of D (the warp of lanes 32w..32w+31 reads rows 32w..32w+31).
+Every map here has at most 4 x 128 x 32 points: enumeration is the proof.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..base.matrix_variants import TCGEN05_SPARSITY
+from ..base.source import Finding, error, warning
+from ..base.variants import SPARSITY
+from ..model.tc_meta import SELECTOR_VALUES, TMEM_LANES, WORD_BITS, Field, MetaLayout
+from .block_scale import ScaleResult
+from .verdicts import Core, Verdict
+
+META_OBLIGATIONS = ("metadata-coverage", "selector-range", "register-budget", "lane-partition",
+                    "hardware")
+META_NO_DEVICE = ("not run: tcgen05.mma.sp needs sm_100a and no lent device has it; the text "
+                  "gives the metadata's placement as figures only (this layout follows CuTe)")
+
+
+def _place(p: Field) -> dict[str, int]:
+    return {"lane": p[2], "column": p[3], "bit": p[4]}
+
+
+def _fields(ps: Sequence[int]) -> str:
+    return ", ".join(str(v) for v in ps)
+
+
+def meta_placement_core(lay: MetaLayout, s: int) -> Core:
+    """Do the fields at selector ``s`` each sit inside the stated lanes, columns and word,
+    no two on one bit?"""
+    seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+    for p in lay.placed(s):
+        cell = (p[0], p[1])
+        bounds = (("lane", p[2], lay.lanes), ("column", p[3], lay.columns),
+                  ("bit", p[4], WORD_BITS - lay.width + 1))
+        for name, got, top in bounds:
+            if not 0 <= got < top:
+                where = (f"bits {p[4]}-{p[4] + lay.width - 1}, past the {WORD_BITS}-bit word"
+                         if name == "bit" else f"{name} {got}, outside the {top} {name}s")
+                return Core("refuted", f"sel {s}: the field of row {cell[0]}, chunk {cell[1]} "
+                            f"lands on {where}", {"selector": s, "a": list(cell),
+                                                  "place": _place(p), "name": name},
+                            method="enumeration")
+        for b in range(p[4], p[4] + lay.width):
+            at = (p[2], p[3], b)
+            if at in seen:
+                other = seen[at]
+                return Core("refuted", f"sel {s}: the fields of row {other[0]}, chunk "
+                            f"{other[1]} and row {cell[0]}, chunk {cell[1]} both hold lane "
+                            f"{at[0]}, column {at[1]}, bit {b}",
+                            {"selector": s, "a": list(other), "b": list(cell),
+                             "place": {"lane": at[0], "column": at[1], "bit": b},
+                             "name": "bit"}, method="enumeration")
+            seen[at] = cell
+    return Core("proved", method="enumeration")
+
+
+def admitted_meta_selectors(lay: MetaLayout) -> tuple[int, ...]:
+    """The values of the two-bit selector field that place every field once inside the
+    stated lanes and columns."""
+    return tuple(s for s in range(SELECTOR_VALUES)
+                 if meta_placement_core(lay, s).status == "proved")
+
+
+def meta_selector_core(lay: MetaLayout) -> Core:
+    want = admitted_meta_selectors(lay)
+    if tuple(lay.sels) == want:
+        return Core("proved", method="enumeration")
+    return Core("refuted", f"the stated sel {{{_fields(lay.sels)}}}; the layout admits "
+                f"{{{_fields(want)}}} (values of the two-bit field that place every field "
+                f"once in the {lay.columns} columns)",
+                {"stated": list(lay.sels), "admitted": list(want)}, method="enumeration")
+
+
+def meta_budget_core(lay: MetaLayout) -> Core:
+    faults = []
+    row = TCGEN05_SPARSITY.get(lay.kind)
+    if row is None:
+        return Core("refuted", f".kind::{lay.kind} is not a kind of tcgen05.mma.sp "
+                    f"({', '.join(TCGEN05_SPARSITY)})", {"kind": lay.kind}, method="table")
+    sp = SPARSITY[row]
+    if lay.rows != lay.m:
+        faults.append(f"{lay.rows} rows; M = {lay.m}")
+    if lay.chunks * sp.chunk != lay.k:
+        faults.append(f"{lay.chunks} fields a row of {sp.chunk}-element chunks cover "
+                      f"{lay.chunks * sp.chunk} of K = {lay.k}")
+    if lay.width != sp.slots * sp.index_bits:
+        faults.append(f"{lay.width}-bit fields; a chunk has {sp.slots} indices of "
+                      f"{sp.index_bits} bits")
+    if lay.lanes > TMEM_LANES:
+        faults.append(f"{lay.lanes} lanes: tensor memory has {TMEM_LANES}")
+    for s in lay.sels:
+        cols = {p[3] for p in lay.placed(s)}
+        need = lay.rows * lay.chunks * lay.width
+        if need != len(cols) * lay.lanes * WORD_BITS:
+            faults.append(f"sel {s}: {need} bits of fields in {len(cols)} column(s) of "
+                          f"{lay.lanes} {WORD_BITS}-bit words")
+            break
+    used = {p[3] for s in lay.sels for p in lay.placed(s)}
+    if used and len(used) != lay.columns:
+        faults.append(f"the stated selector values use {len(used)} column(s); the metadata "
+                      f"is stated to take {lay.columns}")
+    if faults:
+        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
+    return Core("proved", method="table")
+
+
+def meta_partition_core(lay: MetaLayout, s: int) -> Core:
+    """Each row's fields at selector ``s`` sit in the 32-lane partition of that row of D
+    (lane // 32 == row // 32 at M = 128, where D's row r is lane r)."""
+    if lay.m != TMEM_LANES:
+        return Core("not-applicable", f"M = {lay.m}: only M = 128's D puts row r in lane r")
+    for p in lay.placed(s):
+        if p[2] // 32 != p[0] // 32:
+            return Core("refuted", f"sel {s}: the field of row {p[0]}, chunk {p[1]} sits in "
+                        f"lane {p[2]}, partition {p[2] // 32}; row {p[0]} of D is in "
+                        f"partition {p[0] // 32}",
+                        {"selector": s, "a": [p[0], p[1]], "place": _place(p), "name": "lane"},
+                        method="enumeration")
+    return Core("proved", method="enumeration")
+
+
+def prove_meta(lay: MetaLayout) -> tuple[list[ScaleResult], list[Finding]]:
+    """Every obligation of one metadata layout, one result a stated selector value (id
+    ``tcgen05.sp_meta.m128.f16.sel0``); an error finding for each refuted obligation, on the
+    line of the definition it is about (those of the whole layout -- ``selector-range``,
+    ``register-budget`` -- once)."""
+    findings = list(lay.faults)
+    findings.append(warning("hardware", lay.span, f"{lay.id}: {META_NO_DEVICE}", layout=lay.id))
+    results = []
+    whole: dict[str, Core] = {}
+    if not lay.faults:
+        whole = {"selector-range": meta_selector_core(lay),
+                 "register-budget": meta_budget_core(lay)}
+    for s in lay.sels or (0,):
+        if lay.faults:
+            verdicts = [Verdict(n, "error", "not checked: the program is incomplete", None,
+                                lay.span) for n in META_OBLIGATIONS[:-1]]
+        else:
+            cover = meta_placement_core(lay, s)
+            cores = {**whole, "metadata-coverage": cover,
+                     "lane-partition": meta_partition_core(lay, s)}
+            lines = {"metadata-coverage": lay.line_of((cover.cex or {}).get("name", "bit")),
+                     "selector-range": lay.line_of("sel"), "register-budget": lay.span,
+                     "lane-partition": lay.line_of("lane")}
+            verdicts = [Verdict(n, cores[n].status, cores[n].message, cores[n].cex, lines[n],
+                                method=cores[n].method) for n in META_OBLIGATIONS[:-1]]
+        verdicts.append(Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span,
+                                severity="warning"))
+        sid = lay.selector_id(s)
+        for v in verdicts:
+            if v.status != "refuted" or v.span is None or (v.name in whole and s != lay.sels[0]):
+                continue
+            findings.append(error(v.name, v.span, f"{sid}: {v.message}",
+                                  counterexample=v.counterexample, layout=sid))
+        results.append(ScaleResult(sid, "tcgen05.mma.sp", lay.span, tuple(verdicts),
+                                   f"m{lay.m}k{lay.k}", (lay.kind,), (lay.rows, lay.chunks),
+                                   "metadata"))
+    return results, findings
