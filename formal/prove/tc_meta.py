@@ -144,7 +144,8 @@ def prove_meta(lay: MetaLayout) -> tuple[list[ScaleResult], list[Finding]]:
     line of the definition it is about (those of the whole layout -- ``selector-range``,
     ``register-budget`` -- once)."""
     findings = list(lay.faults)
-    findings.append(warning("hardware", lay.span, f"{lay.id}: {META_NO_DEVICE}", layout=lay.id))
+    findings += [warning("hardware", lay.span, f"{lay.selector_id(s)}: {META_NO_DEVICE}",
+                         layout=lay.selector_id(s)) for s in lay.sels or (0,)]
     results = []
     whole: dict[str, Core] = {}
     if not lay.faults:
