@@ -21,13 +21,15 @@ is a fault of the layout, reported with the line that uses it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..base.source import Finding, SourceText, Span, error
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, ScaleOperand, ScaleSection
+
+T = TypeVar("T")
 
 LANES = 32
 BYTE_BITS = 8
@@ -39,8 +41,20 @@ REGISTER_BITS = {"b32": 32}
 Holding = tuple[int, int, int, int]  # (lane, byte, row, col) of the scale matrix
 
 
+class ProgramLines:
+    """A layout evaluated from a catalog program: ``line_of(name)`` is the line of the
+    definition called ``name`` (``lines``), else the whole operand's ``span``.  Shared by the
+    block-scale, tcgen05 scale-factor and sparse-metadata layouts."""
+
+    lines: tuple[tuple[str, Span], ...]
+    span: Span
+
+    def line_of(self, name: str) -> Span:
+        return next((sp for n, sp in self.lines if n == name), self.span)
+
+
 @dataclass(frozen=True)
-class ScaleLayout:
+class ScaleLayout(ProgramLines):
     """One scale operand of one legal block-scaled form, evaluated."""
 
     id: str  # mma.block_scale.m16n8k64.mxf4.2X.ue8m0.scale_A
@@ -61,12 +75,6 @@ class ScaleLayout:
     span: Span
     lines: tuple[tuple[str, Span], ...]  # each definition's line
     faults: tuple[Finding, ...] = ()
-
-    def line_of(self, name: str) -> Span:
-        for n, sp in self.lines:
-            if n == name:
-                return sp
-        return self.span
 
     def held(self, byte_id: int, thread_id: int) -> tuple[Holding, ...]:
         for sel, hs in self.every:
@@ -91,6 +99,30 @@ class Undefined(Exception):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name
+
+
+def definition_expr(d: S.Definition) -> S.Expr:
+    """The one expression a definition like ``lane = row % 32`` binds (``Undefined`` for a
+    set or a case list, which a place cannot be)."""
+    e = d.cases[0].expr
+    if d.kind != "expr" or e is None:
+        raise Undefined(d.name)
+    return e
+
+
+def at_each_value(lid: str, kind: str, where: SourceText, faults: list[Finding],
+                  place: Callable[[int], T], values: int) -> list[tuple[int, T]]:
+    """``place(v)`` for each selector value ``v`` < ``values``, as ``(v, place(v))``; nothing
+    when ``faults`` already holds the program's faults, and nothing plus one fault (appended
+    to ``faults``, of ``kind`` on ``where``) when the program uses a name it never defines."""
+    if faults:
+        return []
+    try:
+        return [(v, place(v)) for v in range(values)]
+    except Undefined as exc:
+        faults.append(error(kind, where, f"{lid}: the program uses {exc.name}, which it does "
+                            "not define", layout=lid))
+        return []
 
 
 def program_value(e: S.Expr, env: Mapping[str, int], defs: Mapping[str, S.Definition]) -> int:

@@ -22,10 +22,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..base.source import Finding, Span, error
+from ..base.source import Finding, Span
 from ..parse import syntax as S
 from ..parse.tc_meta import MetaSection
-from .block_scale import Undefined, program_faults, program_value, set_values
+from .block_scale import (
+    ProgramLines,
+    at_each_value,
+    definition_expr,
+    program_faults,
+    program_value,
+    set_values,
+)
 
 SELECTOR_VALUES = 4  # the instruction descriptor's sparsity selector is a two-bit field
 WORD_BITS = 32  # a tensor-memory column is one 32-bit word a lane
@@ -37,7 +44,7 @@ Field = tuple[int, int, int, int, int]  # (row, chunk) of the metadata -> lane, 
 
 
 @dataclass(frozen=True)
-class MetaLayout:
+class MetaLayout(ProgramLines):
     """The metadata of one sparse ``tcgen05.mma.sp`` form, evaluated."""
 
     id: str  # tcgen05.sp_meta.m128.f16
@@ -54,12 +61,6 @@ class MetaLayout:
     span: Span
     lines: tuple[tuple[str, Span], ...]
     faults: tuple[Finding, ...] = ()
-
-    def line_of(self, name: str) -> Span:
-        for n, sp in self.lines:
-            if n == name:
-                return sp
-        return self.span
 
     def placed(self, sel: int) -> tuple[Field, ...]:
         for s, fs in self.every:
@@ -78,14 +79,8 @@ def meta_layout(sec: MetaSection) -> MetaLayout:
     lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
     lid = f"tcgen05.sp_meta.m{sec.m}.{sec.kind}"
     faults = program_faults(sec.decl, prog, lid, REQUIRED)
-    every: list[tuple[int, tuple[Field, ...]]] = []
-    if not faults:
-        try:
-            every = [(s, _placed(defs, sec, s)) for s in range(SELECTOR_VALUES)]
-        except Undefined as exc:
-            faults.append(error("sparse-metadata", sec.decl, f"{lid}: the program uses "
-                                f"{exc.name}, which it does not define", layout=lid))
-            every = []
+    every = at_each_value(lid, "sparse-metadata", sec.decl, faults,
+                          lambda s: _placed(defs, sec, s), SELECTOR_VALUES)
     return MetaLayout(lid, sec.kind, sec.m, sec.k, sec.rows, sec.chunks, sec.width,
                       sec.columns, sec.lanes, set_values(defs.get("sel")), tuple(every),
                       sec.decl.span(0), lines, tuple(faults))
@@ -96,16 +91,10 @@ def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple
     for r in range(sec.rows):
         for c in range(sec.chunks):
             env = {"row": r, "chunk": c, "sel": s}
-            lane, col, bit = (program_value(_expr(defs[n]), env, defs) for n in PLACE_NAMES)
+            lane, col, bit = (program_value(definition_expr(defs[n]), env, defs)
+                              for n in PLACE_NAMES)
             out.append((r, c, lane, col, bit))
     return tuple(out)
-
-
-def _expr(d: S.Definition) -> S.Expr:
-    e = d.cases[0].expr
-    if d.kind != "expr" or e is None:
-        raise Undefined(d.name)
-    return e
 
 
 def meta_layouts(sections: tuple[MetaSection, ...]) -> tuple[MetaLayout, ...]:

@@ -28,12 +28,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..base.source import Finding, Span, error
+from ..base.source import Finding, Span
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
 from .block_scale import (
+    ProgramLines,
     TooWide,
     Undefined,
+    at_each_value,
+    definition_expr,
     program_array,
     program_faults,
     program_value,
@@ -50,7 +53,7 @@ Placement = tuple[int, ...]
 
 
 @dataclass(frozen=True)
-class TcScaleLayout:
+class TcScaleLayout(ProgramLines):
     """One scale operand of one legal block-scaled ``tcgen05.mma`` form, evaluated."""
 
     id: str  # tcgen05.block_scale.m128n256k64.mxf4.scale_vec::2X.ue8m0.scale_A
@@ -72,12 +75,6 @@ class TcScaleLayout:
     lines: tuple[tuple[str, Span], ...]
     faults: tuple[Finding, ...] = ()
     cta_group: int = 1  # CTAs issuing the mma (.cta_group::2: a pair, each with its own TMEM)
-
-    def line_of(self, name: str) -> Span:
-        for n, sp in self.lines:
-            if n == name:
-                return sp
-        return self.span
 
     def placed(self, sf_id: int) -> tuple[Placement, ...]:
         for s, ps in self.every:
@@ -111,15 +108,8 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
     needed = TC_REQUIRED[op.operand] + (("cta",) if sec.cta_group > 1 and op.operand == "A"
                                         else ())
     faults = program_faults(op.source, prog, lid, needed)
-    every: list[tuple[int, tuple[Placement, ...]]] = []
-    if not faults:
-        try:
-            every = [(s, _in_cta(defs, op, s, _placed(defs, op, s)))
-                     for s in range(SF_ID_VALUES)]
-        except Undefined as exc:
-            faults.append(error("block-scale", op.source, f"{lid}: the program uses "
-                                f"{exc.name}, which it does not define", layout=lid))
-            every = []
+    every = at_each_value(lid, "block-scale", op.source, faults,
+                          lambda s: _in_cta(defs, op, s, _placed(defs, op, s)), SF_ID_VALUES)
     return TcScaleLayout(lid, sec.kind, sec.form, sec.vec, sec.stype, sec.m, sec.n, sec.k,
                          op.operand, (op.rows, op.cols), op.columns, op.lanes, op.aligned,
                          set_values(defs.get("sf_id")), tuple(every), op.source.span(0), lines,
@@ -132,7 +122,7 @@ def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,
     states one, else 0 (one CTA)."""
     if "cta" not in defs:
         return tuple((*p, 0) for p in placed)
-    e = _expr(defs["cta"])
+    e = definition_expr(defs["cta"])
     mn = "row" if op.operand == "A" else "col"
     out = []
     for p in placed:
@@ -153,7 +143,7 @@ def _placed(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int) \
     who, block = (r, c) if op.operand == "A" else (c, r)
     env = {mn: who, "block": block, "sf_id": np.int64(s)}
     try:
-        places = [program_array(_expr(defs[n]), env, defs) for n in PLACE_NAMES]
+        places = [program_array(definition_expr(defs[n]), env, defs) for n in PLACE_NAMES]
     except (Undefined, TooWide):
         return _placed_by_point(defs, op, s)
     shape = (op.rows, op.cols)
@@ -169,16 +159,10 @@ def _placed_by_point(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: in
         for c in range(op.cols):
             who, block = (r, c) if op.operand == "A" else (c, r)
             env = {mn: who, "block": block, "sf_id": s}
-            lane, col, byte = (program_value(_expr(defs[n]), env, defs) for n in PLACE_NAMES)
+            lane, col, byte = (program_value(definition_expr(defs[n]), env, defs)
+                               for n in PLACE_NAMES)
             out.append((r, c, lane, col, byte))
     return tuple(out)
-
-
-def _expr(d: S.Definition) -> S.Expr:
-    e = d.cases[0].expr
-    if d.kind != "expr" or e is None:
-        raise Undefined(d.name)
-    return e
 
 
 def tc_scale_layouts(doc: ScaleDocument) -> tuple[TcScaleLayout, ...]:
