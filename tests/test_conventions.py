@@ -13,41 +13,22 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from formal.base.source import Finding, Span
-from formal.cli import main, parser
+from formal.cli import parser
 
 from .conftest import ROOT
+from .inproc import cwd, run
 
 
 class Tty(io.StringIO):
     def isatty(self) -> bool:
         return True
-
-
-def run(*argv: str, stdout: io.StringIO | None = None,
-        stderr: io.StringIO | None = None) -> tuple[int, str, str]:
-    out, err = stdout or io.StringIO(), stderr or io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-@contextlib.contextmanager
-def cwd(where: Path) -> Iterator[None]:
-    old = os.getcwd()
-    os.chdir(where)
-    try:
-        yield
-    finally:
-        os.chdir(old)
 
 
 def kinds_of(report: str) -> set[str]:

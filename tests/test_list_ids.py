@@ -5,17 +5,7 @@ one id of each family."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
-from formal.cli import main
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
+from .inproc import run
 
 
 def test_list_names_every_family_and_show_takes_one_id_of_each() -> None:

@@ -13,33 +13,15 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from formal.cli import main, parser
+from formal.cli import parser
 
 from .conftest import ROOT
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-@contextlib.contextmanager
-def cwd(where: Path) -> Iterator[None]:
-    old = os.getcwd()
-    os.chdir(where)
-    try:
-        yield
-    finally:
-        os.chdir(old)
+from .inproc import cwd, run
 
 
 def kinds_in(diff_text: str) -> set[str]:
