@@ -159,3 +159,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         total = sum(fuzzkit.CASES.values())
         each = ", ".join(f"{k} {v}" for k, v in sorted(fuzzkit.CASES.items()))
         terminalreporter.write_line(f"fuzz cases run: {total} ({each})")
+
+
+@pytest.fixture(scope="session")
+def exported_layouts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``ptxlayout export --format json --corrections`` (what ``tools/gpu_check.sh`` feeds a
+    device) written once a session, alone in its folder (a build folder ``gpu`` and
+    ``gpu_check.sh`` accept).  Shared: read it, never change it or write beside it."""
+    from formal.cli import main
+    out = tmp_path_factory.mktemp("export") / "layouts.json"
+    assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
+    return out

@@ -98,19 +98,12 @@ def test_the_tf32_metadata_is_drawn_not_the_f16_one(capsys: pytest.CaptureFixtur
 # ---- ptxlayout gpu without a device -------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def layouts_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "layouts.json"
-    assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
-    return out
-
-
-def test_gpu_without_cupy_names_the_extra(layouts_file: Path, tmp_path: Path,
+def test_gpu_without_cupy_names_the_extra(exported_layouts: Path, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(devices, "has_cupy", lambda: False)
     ev = tmp_path / "ev"
-    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--record", str(ev))
+    code, out, err = run(capsys, "gpu", "--layouts", str(exported_layouts), "--record", str(ev))
     assert code == 2 and out == ""
     assert err.startswith("ptxlayout gpu: CuPy missing: install the GPU extra")
     assert "ptxlayout[gpu-cuda13]" in err and "ptxlayout[gpu-cuda12]" in err
@@ -119,9 +112,9 @@ def test_gpu_without_cupy_names_the_extra(layouts_file: Path, tmp_path: Path,
 
 
 def test_gpu_without_a_device_exits_2_and_writes_no_evidence(
-        layouts_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        exported_layouts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ev = tmp_path / "ev"
-    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--device",
+    code, out, err = run(capsys, "gpu", "--layouts", str(exported_layouts), "--device",
                          "fake:absent", "--record", str(ev), "--only", "m16n8k8.f32")
     assert code == 2
     assert "not-executed" not in out and "unknown" not in out
@@ -130,9 +123,9 @@ def test_gpu_without_a_device_exits_2_and_writes_no_evidence(
 
 
 def test_gpu_allow_no_device_is_the_compile_only_run(
-        layouts_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        exported_layouts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ev = tmp_path / "ev"
-    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--device",
+    code, out, err = run(capsys, "gpu", "--layouts", str(exported_layouts), "--device",
                          "fake:absent", "--record", str(ev), "--only", "m16n8k8.f32",
                          "--allow-no-device", "--no-ptxas")
     assert code == 0
@@ -143,18 +136,18 @@ def test_gpu_allow_no_device_is_the_compile_only_run(
 
 
 def test_gpu_only_that_matches_no_variant_is_a_usage_error(
-        layouts_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--device", "fake",
+        exported_layouts: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "gpu", "--layouts", str(exported_layouts), "--device", "fake",
                          "--only", "m99n8k1")
     assert code == 2 and out == ""
     assert err.startswith("ptxlayout gpu: no variant matches 'm99n8k1'")
 
 
 def test_gpu_record_under_a_file_fails_before_the_run(
-        layouts_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        exported_layouts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
-    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--device", "fake",
+    code, out, err = run(capsys, "gpu", "--layouts", str(exported_layouts), "--device", "fake",
                          "--only", "m16n8k8.f32", "--record", f"{blocker}/ev")
     assert code == 2 and out == ""
     assert err.startswith(f"ptxlayout gpu: cannot write evidence to {blocker}/ev: ")
@@ -171,9 +164,9 @@ def test_ptx_check_for_an_architecture_no_kernel_targets(
 
 @pytest.mark.gpu
 def test_gpu_on_a_real_device_names_it_in_the_evidence(
-        layouts_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        exported_layouts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ev = tmp_path / "ev"
-    code, out, err = run(capsys, "gpu", "--layouts", str(layouts_file), "--only",
+    code, out, err = run(capsys, "gpu", "--layouts", str(exported_layouts), "--only",
                          "mma.m16n8k8.f32.tf32", "--trials", "2", "--record", str(ev))
     assert code == 0, out + err
     files = list(ev.glob("*.json"))

@@ -35,12 +35,10 @@ B1_A = "catalog:mma.m16n8k256.A.b1"
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """``ptxlayout export --format json --corrections``, as the lead runs it."""
-    from formal.cli import main
-
-    out = tmp_path_factory.mktemp("build") / "layouts.json"
-    assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
+def export(exported_layouts: Path) -> dict[str, Any]:
+    """``ptxlayout export --format json --corrections``, as the lead runs it (the session's
+    file: tests/conftest.py), read with each record's cells expanded."""
+    out = exported_layouts
     doc = json.loads(out.read_text())
     doc["path"] = out
     # the runner takes each record's own cells (a 'cells_from' names the record it shares them with)

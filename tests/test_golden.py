@@ -22,10 +22,11 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from .inproc import cwd
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
@@ -54,16 +55,6 @@ def _runs() -> list[tuple[str, list[str]]]:
     return runs
 
 
-@contextlib.contextmanager
-def _in_root() -> Iterator[None]:
-    old = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        yield
-    finally:
-        os.chdir(old)
-
-
 def _run(argv: list[str]) -> tuple[int, bytes, str]:
     from formal.cli import main
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,7 +67,7 @@ def _run(argv: list[str]) -> tuple[int, bytes, str]:
 
 def outputs() -> dict[str, tuple[int, bytes, str]]:
     got: dict[str, tuple[int, bytes, str]] = {}
-    with _in_root():
+    with cwd(ROOT):
         for name, argv in _runs():
             got[name] = _run(argv)
         with tempfile.TemporaryDirectory() as tmp:

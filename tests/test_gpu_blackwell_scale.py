@@ -24,20 +24,13 @@ from formal.execute.record import load_export
 
 
 @pytest.fixture(scope="module")
-def export_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("export") / "layouts.json"
-    assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
-    return out
-
-
-@pytest.fixture(scope="module")
-def records(export_file: Path) -> list[dict[str, Any]]:
-    return load_export(str(export_file))[0]
+def records(exported_layouts: Path) -> list[dict[str, Any]]:
+    return load_export(str(exported_layouts))[0]
 
 
 def test_the_export_carries_one_scale_record_per_operand_and_form_family(
-        export_file: Path) -> None:
-    scale = json.loads(export_file.read_text(encoding="utf-8"))["scale"]
+        exported_layouts: Path) -> None:
+    scale = json.loads(exported_layouts.read_text(encoding="utf-8"))["scale"]
     keys = sorted((r["kind"], r["shape"], r["scale_vec"], r["scale_type"], r["operand"])
                   for r in scale)
     assert len(keys) == 10 == len(set(keys))  # 5 (kind, shape, vec, type) x scale_A / scale_B
@@ -53,10 +46,10 @@ def test_the_export_carries_one_scale_record_per_operand_and_form_family(
         assert sa.map_hash and sb.map_hash and sa.tile[0] == 16 and sb.tile[1] == 8
 
 
-def test_every_form_is_checked_on_an_sm_120_fake_from_the_export(export_file: Path) -> None:
+def test_every_form_is_checked_on_an_sm_120_fake_from_the_export(exported_layouts: Path) -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = main(["gpu", "--layouts", str(export_file), "--device", "fake:sm=120",
+        code = main(["gpu", "--layouts", str(exported_layouts), "--device", "fake:sm=120",
                      "--only", "block_scale", "--no-errata", "--trials", "1"])
     text = out.getvalue()
     assert code == 0, text

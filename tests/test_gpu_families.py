@@ -41,24 +41,15 @@ sys.exit(code)
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from formal.cli import main
-
-    out = tmp_path_factory.mktemp("export") / "layouts.json"
-    assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
-    return out
+def records(exported_layouts: Path) -> list[dict[str, Any]]:
+    return record.load_export(str(exported_layouts))[0]
 
 
-@pytest.fixture(scope="module")
-def records(export: Path) -> list[dict[str, Any]]:
-    return record.load_export(str(export))[0]
-
-
-def test_every_family_in_one_invocation_and_one_evidence_file(export: Path,
+def test_every_family_in_one_invocation_and_one_evidence_file(exported_layouts: Path,
                                                               tmp_path: Path) -> None:
     ev_dir = tmp_path / "ev"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", BLOCKER, str(export), str(ev_dir), ONLY],
+    proc = subprocess.run([sys.executable, "-c", BLOCKER, str(exported_layouts), str(ev_dir), ONLY],
                           capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     (path,) = ev_dir.glob("*.json")
