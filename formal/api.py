@@ -262,6 +262,48 @@ def packing_catalog() -> list[Any]:
     return pack_formats(list(_catalog_tmem("tcgen05-packing.md")[1]))
 
 
+@lru_cache(maxsize=4)
+def results_beyond_fragments(paths: tuple[str, ...] = (), use_catalog: bool = True,
+                             max_bytes: int | None = None) -> tuple[Any, ...]:
+    """What ``prove`` reports beside the register fragments (shared-memory layouts, examples
+    and descriptor tables, block-scale factors, sparse metadata, data paths, packing), proved
+    as ``analyze`` proves them with the shipped GPU evidence: the ids ``list`` names and
+    ``show`` draws beyond the fragments (``formal.writers.cards``)."""
+    from .prove.evidence import Evidence, default_dir
+    from .prove.verdicts import Options
+    where = default_dir()
+    try:
+        evidence = Evidence.load(where) if where is not None else None
+    except (OSError, ValueError):
+        evidence = None  # the hardware obligation then says no evidence was given
+    proof = analyze(list(paths), Options(evidence=evidence), max_bytes, use_catalog).proof
+    return (*proof.smem, *proof.scales, *proof.datapaths)
+
+
+def show_beyond_fragments(query: str, paths: Sequence[str] = (), use_catalog: bool = True,
+                          max_bytes: int | None = None) -> tuple[str, list[str], bool] | None:
+    """``show`` of what is not a fragment: (the text, notes for stderr, whether all holds).
+    A block-scaled opcode draws its forms' factors, a data path its blocks, any other id the
+    report names its card (``formal.writers.cards``, with the family's drawing).  None when
+    ``query`` names nothing; a ValueError listing the ids when it names several."""
+    from .parse.block_scale import read_query
+    from .writers import cards
+    facts = read_query(query)
+    if facts is not None:
+        from .writers.block_scale import show_scale_forms
+        proof = prove_block_scale()
+        return show_scale_forms(facts, proof.layouts, proof.results)
+    drawn = datapath_drawing(query)
+    if drawn is not None:
+        return drawn, [], True
+    hits = cards.pick(results_beyond_fragments(tuple(paths), use_catalog, max_bytes), query)
+    if len(hits) > 1:
+        raise ValueError(f"'{query}' matches {len(hits)} results; name one of them:\n"
+                         + "\n".join(f"  {cards.listed_id(h)}" for h in hits))
+    return (cards.card(hits[0], cards.drawing(hits[0])), [], cards.ok(hits[0])) if hits \
+        else None
+
+
 def datapath_drawing(query: str) -> str | None:
     """``ptxlayout show tcgen05.datapath.E``: the catalog's layout drawn, with its verdicts
     (``formal.writers.datapath``); None when ``query`` names no data-path layout."""
@@ -472,20 +514,27 @@ def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
 
 
 def listed_ids(layouts: Sequence[Layout], the_catalog: bool, family: str | None = None,
-               queries: Sequence[str] = (), unmatched: Callable[[str], Any] = print) \
-        -> list[tuple[str, str]]:
-    """``ptxlayout list``: (family, id) of every id ``show`` takes -- the layouts', and with
+               queries: Sequence[str] = (), unmatched: Callable[[str], Any] = print,
+               beyond: Sequence[Any] = ()) -> list[tuple[str, str]]:
+    """``ptxlayout list``: (family, id) of every id ``show`` takes -- the layouts', with
     ``the_catalog`` its shared-memory layouts (``wgmma.smem`` / ``tcgen05.smem``) and tcgen05's
-    data paths (``tcgen05.datapath``).  ``family``: only those whose family is it or starts
-    with it and a dot (``tcgen05``: .ld, .st, .smem, .datapath); a ValueError with the nearest
-    families when none is.  ``queries``: only the ids one names (as ``show`` reads an id) or
-    is part of; ``unmatched(query)`` is called for one that matches none (the CLI raises)."""
+    data paths (``tcgen05.datapath``), and every other id the report names (``beyond``:
+    ``results_beyond_fragments``).  ``family``: only those whose family is it or starts
+    with it and a dot (``tcgen05``: .ld, .st, .smem, .datapath ...); a ValueError with the
+    nearest families when none is.  ``queries``: only the ids one names (as ``show`` reads an
+    id) or is part of; ``unmatched(query)`` is called for one that matches none (the CLI
+    raises)."""
     from difflib import get_close_matches
+
+    from .writers import cards
     rows = [(lay.instruction, lay.id) for lay in layouts]
     if the_catalog:
         from .writers.smem_figure import catalog_instances
         rows += [(f"{i.family}.smem", f"catalog:{i.id}") for i in catalog_instances()]
         rows += [("tcgen05.datapath", f"catalog:{dp.id}") for dp in datapath_catalog()]
+    seen = {cards.bare(i).lower() for _f, i in rows}
+    rows += [(cards.family(r), cards.listed_id(r)) for r in beyond
+             if cards.bare(r.id).lower() not in seen]
     if family is not None:
         known = sorted({f for f, _ in rows})
         rows = [r for r in rows if r[0] == family or r[0].startswith(family + ".")]
@@ -513,13 +562,6 @@ def near(layouts: Sequence[Layout], query: str, n: int = 3) -> list[str]:
     low = {name.lower(): name for name in names}
     close = difflib.get_close_matches(query.split(":")[-1].lower(), list(low), n, 0.75)
     return [low[c] for c in close]
-
-
-def relabel(model: Model, label: str) -> Model:
-    from .base.ids import LayoutId
-    return replace(model, layouts=tuple(
-        replace(lay, id=str(replace(LayoutId.parse(lay.id), document=label)))
-        for lay in model.layouts))
 
 
 BLOCK_SCALE_CATALOG = "catalog/block-scale/mma-sync.md"

@@ -252,11 +252,12 @@ def _pick(args: argparse.Namespace) -> Any:
 def cmd_list(args: argparse.Namespace) -> int:
     """The ids ``show`` takes, one a line (``api.listed_ids``): of ``--family``, or those a
     QUERY names or is part of; a QUERY or a family that names none is a usage error."""
-    from .api import listed_ids
+    from .api import listed_ids, results_beyond_fragments
     layouts = _read_model(args.docs, args.max_size, not args.no_catalog).layouts
+    beyond = results_beyond_fragments(tuple(args.docs), not args.no_catalog, args.max_size)
     try:
         rows = listed_ids(layouts, not args.docs and not args.no_catalog, args.family,
-                          args.queries, lambda q: _one(layouts, q))  # none: did-you-mean
+                          args.queries, lambda q: _one(layouts, q), beyond)  # none: near
     except ValueError as exc:  # a family with no id
         raise UsageError(str(exc)) from exc
     _write("".join(f"{i}\n" for _f, i in rows), None)
@@ -267,29 +268,23 @@ def cmd_show(args: argparse.Namespace) -> int:
     from .writers.figures import render_ascii
     try:
         fig = _pick(args)
-    except UsageError:  # a block-scaled mma opcode asks for its factors, a data path its blocks
-        from .api import datapath_drawing
-        from .parse.block_scale import read_query
-        facts, drawn = read_query(args.id), datapath_drawing(args.id)
-        if facts is None and drawn is None:
+    except UsageError:  # a block-scaled opcode: its factors; a data path: its blocks; another
+        from .api import show_beyond_fragments  # id the report names: its card
+        from .writers.smem_figure import is_smem_query, pick_smem
+        try:
+            got = show_beyond_fragments(args.id, args.docs, not args.no_catalog, args.max_size)
+            if got is None and is_smem_query(args.id):
+                pick_smem(args.id)  # names no shared-memory result: the nearest layouts
+        except ValueError as exc:  # an id that names several, or none of shared memory
+            raise UsageError(str(exc)) from exc
+        if got is None:
             raise
-        if facts is not None:
-            return _show_scale(facts)
-        fig = drawn
+        for line in got[1]:
+            print(f"ptxlayout: {line}", file=sys.stderr)
+        _write(got[0], None)
+        return EXIT_OK if got[2] else EXIT_FINDINGS
     _write(fig if isinstance(fig, str) else render_ascii(fig), None)
     return EXIT_OK
-
-
-def _show_scale(facts: dict[str, Any]) -> int:
-    """``show`` of a block-scaled mma: exit 1 when no legal form matches or one is refuted."""
-    from .api import prove_block_scale
-    from .writers.block_scale import show_scale_forms
-    proof = prove_block_scale()
-    text, notes, ok = show_scale_forms(facts, proof.layouts, proof.results)
-    for line in notes:
-        print(f"ptxlayout: {line}", file=sys.stderr)
-    _write(text, None)
-    return EXIT_OK if ok else EXIT_FINDINGS
 
 
 def cmd_draw(args: argparse.Namespace) -> int:

@@ -1,7 +1,9 @@
 """``ptxlayout list`` lists every id ``show`` takes: the catalog's layouts, its shared-memory
-layouts (wgmma.smem, tcgen05.smem) and tcgen05's data paths; ``--family`` keeps one family
-(or, with a shorter name, every family under it: ``tcgen05``).  A test walks the list and shows
-one id of each family."""
+layouts (wgmma.smem, tcgen05.smem), tcgen05's data paths, and every other id the proof report
+names (block-scale factors, sparse metadata, packing formats, the shared-memory examples,
+canonical forms and descriptor tables); ``--family`` keeps one family (or, with a shorter
+name, every family under it: ``tcgen05``).  A test walks the list and shows one id of each
+family; another checks the list against the ids of ``prove --format json``."""
 
 from __future__ import annotations
 
@@ -9,12 +11,13 @@ from .inproc import run
 
 
 def test_list_names_every_family_and_show_takes_one_id_of_each() -> None:
-    from formal.api import listed_ids, model_of
-    rows = listed_ids(model_of([]).layouts, True)
+    from formal.api import listed_ids, model_of, results_beyond_fragments
+    rows = listed_ids(model_of([]).layouts, True, beyond=results_beyond_fragments())
     families = {f for f, _ in rows}
     assert {"mma", "mma.sp", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "wgmma.sp",
             "tcgen05.ld", "tcgen05.st", "wgmma.smem", "tcgen05.smem",
-            "tcgen05.datapath"} == families
+            "tcgen05.datapath", "tcgen05.packing", "mma.block_scale", "tcgen05.block_scale",
+            "tcgen05.sp_meta"} <= families
     code, out, _ = run("list")
     assert code == 0 and out.splitlines() == [i for _f, i in rows]
     assert len(set(out.splitlines())) == len(rows)  # no id twice
@@ -31,10 +34,16 @@ def test_list_names_every_family_and_show_takes_one_id_of_each() -> None:
 def test_list_family_filters_and_an_unknown_family_is_exit_2() -> None:
     code, out, _ = run("list", "--family", "wgmma.smem")
     ids = out.splitlines()
-    assert code == 0 and len(ids) == 20 and all(i.startswith("catalog:wgmma.smem.") for i in ids)
+    # 20 layouts at each width, 8 canonical forms, 2 examples, the descriptor table and the
+    # K slices of 8 types
+    assert code == 0 and all(i.startswith("catalog:wgmma.smem.") for i in ids)
+    assert (len(ids), sum(".canonical." in i for i in ids), sum(".example." in i for i in ids),
+            ids.count("catalog:wgmma.smem.descriptor"), sum(".k-slice." in i for i in ids)) \
+        == (39, 8, 2, 1, 8)
     code, out, _ = run("list", "--family", "tcgen05")
     prefixes = {i.split(".")[1] for i in out.splitlines()}
-    assert code == 0 and prefixes == {"ld", "st", "smem", "datapath"}
+    assert code == 0 and {"ld", "st", "smem", "datapath", "packing", "block_scale",
+                          "sp_meta"} <= prefixes
     code, out, _ = run("list", "--family", "wgmma")  # wgmma, wgmma.sp and wgmma.smem
     assert code == 0 and {i.split(".")[1] for i in out.splitlines()} >= {"sp", "smem"}
     code, out, _ = run("list", "--family", "tcgen05", "datapath.B")

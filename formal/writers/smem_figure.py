@@ -226,6 +226,8 @@ def smem_command(args: Any, write: Any) -> int | None:
         text = draw_smem(insts[0]) if command == "show" else \
             export_smem_layouts(insts, args.format)
     except ValueError as exc:
+        if command == "show" and str(exc).startswith("no shared-memory layout"):
+            return None  # an example, a canonical form, a descriptor table: show's card
         print(f"ptxlayout: {exc}", file=sys.stderr)
         return 2
     write(text, getattr(args, "output", None) if command == "export" else None)
