@@ -1,5 +1,6 @@
 """tcgen05.mma kernels that no other test assembles: the data-path layouts A-G (the mma, then
-each warp's tcgen05.ld of its block at the catalog's address) and plain tcgen05.mma.sp, one
+each warp's tcgen05.ld of its block at the catalog's address) and every plain kind, dense and
+.sp, issued by one CTA, a pair and as .ws, one
 template for every tcgen05 form (``formal.execute.ptx_tcgen05``), the data paths' from the
 export records (``ptx_tcgen05.datapath_map_kernel``)."""
 
@@ -15,12 +16,12 @@ from formal.base.matrix_variants import DATAPATH_ROWS
 from formal.execute.datapath import datapath_map
 from formal.execute.ptx import assemble, ptxas_path
 from formal.execute.ptx_tcgen05 import (
-    SPARSE_KINDS,
+    PLAIN_KINDS,
     Tc05Kernel,
     datapath_map_kernel,
     kernel_text,
     module_text,
-    tcgen05_sparse_module,
+    tcgen05_kinds_module,
 )
 
 
@@ -57,9 +58,13 @@ def test_the_data_path_and_sparse_kernels_assemble_for_sm_100a() -> None:
         pytest.skip("ptxas is not on PATH")
     ok, msg = assemble(module_text(datapath_kernels()), "sm_100a")
     assert ok, msg
-    sparse = tcgen05_sparse_module()
-    assert sparse.count("tcgen05.mma.sp.cta_group::1.kind::") == len(SPARSE_KINDS) == 4
-    ok, msg = assemble(sparse, "sm_100a")
+    kinds = tcgen05_kinds_module()
+    assert len(PLAIN_KINDS) == 4 and [kinds.count(f"{op}.kind::") for op in (
+        "tcgen05.mma.cta_group::1", "tcgen05.mma.cta_group::2", "tcgen05.mma.ws.cta_group::1",
+        "tcgen05.mma.sp.cta_group::1", "tcgen05.mma.sp.cta_group::2",
+        "tcgen05.mma.ws.sp.cta_group::1")] == [4] * 6
+    assert kinds.count(", [%r9], %r2, %p2;") == 12  # the metadata operand of each .sp
+    ok, msg = assemble(kinds, "sm_100a")
     assert ok, msg
     # and ptxas refuses what is not a tcgen05 form (the check can fail): .ws with 2 CTAs
     bad = Tc05Kernel("bad", "tcgen05.mma.ws.cta_group::2.kind::f16")
@@ -80,15 +85,17 @@ def test_ptx_check_for_sm_100a_assembles_the_tcgen05_modules(
     out = capsys.readouterr().out
     assert code == 0, out
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "tcgen05.mma.block_scale.ptx", "tcgen05.mma.datapath.ptx", "tcgen05.mma.sp.block_scale.ptx",
-        "tcgen05.mma.sp.ptx"]
+        "tcgen05.mma.block_scale.ptx", "tcgen05.mma.datapath.ptx", "tcgen05.mma.kinds.ptx",
+        "tcgen05.mma.sp.block_scale.ptx"]
     assert "tcgen05.mma.datapath (14 entries) for sm_100a: ok (compile-only)" in out
-    assert "tcgen05.mma.sp (4 entries) for sm_100a: ok (compile-only)" in out
-    # without --check they are written all the same (here the two .sp ones)
-    assert main(["ptx", "--arch", "sm_100a", "--only", "tcgen05.mma.sp", "--out",
+    assert "tcgen05.mma.kinds (24 entries) for sm_100a: ok (compile-only)" in out
+    assert "tcgen05.mma.block_scale (14 entries) for sm_100a: ok (compile-only)" in out
+    # without --check they are written all the same (here the block-scaled ones)
+    assert main(["ptx", "--arch", "sm_100a", "--only",
+                 "tcgen05.mma.block_scale,tcgen05.mma.sp.block_scale", "--out",
                  str(tmp_path / "w")]) == 0
     assert sorted(p.name for p in (tmp_path / "w").iterdir()) == [
-        "tcgen05.mma.sp.block_scale.ptx", "tcgen05.mma.sp.ptx"]
+        "tcgen05.mma.block_scale.ptx", "tcgen05.mma.sp.block_scale.ptx"]
     # without sm_100a among the targets there is nothing of them to write
     assert main(["ptx", "--arch", "sm_90", "--only", "tcgen05.mma", "--out",
                  str(tmp_path / "x")]) == 2

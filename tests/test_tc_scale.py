@@ -323,23 +323,14 @@ def test_every_legal_form_assembles_for_sm_100a(tmp_path: Path, sparse: bool) ->
     from formal.execute.ptx_tcgen05 import tcgen05_scale_module
     forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
     ptx = tcgen05_scale_module(forms, sparse)
-    assert ptx.count(".block_scale.") == 7 and ptx.count("tcgen05.mma.sp.") == (7 if sparse else 0)
+    # each of the 7 forms by one CTA and by a pair (M = 256, and a pair's M = 128: M is the
+    # instruction descriptor's, a register, so M = 64 and 128 are the same text)
+    assert [ptx.count(f".cta_group::{g}.kind::") for g in (1, 2)] == [7, 7]
+    assert ptx.count(".block_scale.") == 14 and ptx.count("tcgen05.mma.sp.") == \
+        (14 if sparse else 0)
+    assert ptx.count(".explicitcluster .reqnctapercluster 2, 1, 1") == 7
     got = _assemble(ptx, tmp_path, "legal")
     assert got.returncode == 0, got.stderr
-
-
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
-def test_every_legal_form_assembles_for_a_pair(tmp_path: Path) -> None:
-    """The M = 256 forms are issued by a pair (M is the instruction descriptor's, a register:
-    M = 64 and 128 are the same text).  The builder writes .cta_group::1; this test-only
-    kernel is its text with every tcgen05 instruction's group made ::2, as a kernel must."""
-    from formal.execute.ptx_tcgen05 import tcgen05_scale_module
-    forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
-    for sparse in (False, True):
-        ptx = tcgen05_scale_module(forms, sparse).replace(".cta_group::1", ".cta_group::2")
-        assert ptx.count(".cta_group::2.kind::") == 7 and ".cta_group::1" not in ptx
-        got = _assemble(ptx, tmp_path, "pair")
-        assert got.returncode == 0, got.stderr
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on PATH")
@@ -350,7 +341,7 @@ def test_forms_the_table_leaves_out_are_refused(tmp_path: Path) -> None:
              for f in ("scale_vec::1X", "scale_vec::2X", "scale_vec::4X", "block16", "block32")}
     # block32 is mxf8f6f4's name for 1X (Table 55) though the catalog states it at K = 96 only
     for form in sorted(every - legal - {("mxf8f6f4", "block32")}):
-        got = _assemble(tcgen05_scale_module([form]), tmp_path, "illegal")
+        got = _assemble(tcgen05_scale_module([form], groups=(1,)), tmp_path, "illegal")
         assert got.returncode != 0 and "cannot be combined" in got.stderr, form
 
 

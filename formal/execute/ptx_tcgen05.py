@@ -55,7 +55,7 @@ class Tc05Kernel:
     """One entry of a tcgen05.mma module (see the module docstring)."""
 
     name: str
-    opcode: str  # tcgen05.mma{.sp}{.ws}.cta_group::G.kind::K{.block_scale.F}
+    opcode: str  # tcgen05.mma{.ws}{.sp}.cta_group::G.kind::K{.block_scale.F}
     columns: int = 64  # tensor memory allocated (a power of 2, 32 .. 512)
     descriptors: tuple[int, int] | None = None  # immediates; None: parameters
     reads: tuple[Read, ...] = ()
@@ -68,9 +68,10 @@ class Tc05Kernel:
 
 def mma_opcode(kind: str, cta_group: int = 1, sparse: bool = False, ws: bool = False,
                scale: str = "") -> str:
-    """``tcgen05.mma{.sp}{.ws}.cta_group::G.kind::<kind>{.block_scale.<scale>}`` (``scale``
-    as the catalog writes it: ``scale_vec::2X``, ``block32``)."""
-    return ("tcgen05.mma" + (".sp" if sparse else "") + (".ws" if ws else "")
+    """``tcgen05.mma{.ws}{.sp}.cta_group::G.kind::<kind>{.block_scale.<scale>}`` (``scale``
+    as the catalog writes it: ``scale_vec::2X``, ``block32``; ptxas knows ``.ws.sp``, not
+    ``.sp.ws``)."""
+    return ("tcgen05.mma" + (".ws" if ws else "") + (".sp" if sparse else "")
             + f".cta_group::{cta_group}.kind::{kind}"
             + (f".block_scale.{scale}" if scale else ""))
 
@@ -203,26 +204,33 @@ def tcgen05_module(entries: Sequence[tuple[str, int, int, int]]) -> str:
     return module_text(kernels)
 
 
-def scale_opcode(kind: str, form: str, sparse: bool = False) -> str:
-    """``tcgen05.mma{.sp}.cta_group::1.kind::<kind>.block_scale.<form>``."""
-    return mma_opcode(kind, 1, sparse, scale=form)
+def scale_opcode(kind: str, form: str, sparse: bool = False, cta_group: int = 1) -> str:
+    """``tcgen05.mma{.sp}.cta_group::G.kind::<kind>.block_scale.<form>``."""
+    return mma_opcode(kind, cta_group, sparse, scale=form)
 
 
-def tcgen05_scale_module(forms: Sequence[tuple[str, str]], sparse: bool = False) -> str:
-    """An entry per (kind, form) of a block-scaled tcgen05.mma, A and B from shared-memory
-    descriptors, the scale factors (and, ``sparse``, the metadata) from tensor memory."""
-    return module_text([Tc05Kernel(f"scale{'_sp' if sparse else ''}_{k}_{kind}",
-                                   scale_opcode(kind, form, sparse), 512)
-                        for k, (kind, form) in enumerate(forms)])
+def tcgen05_scale_module(forms: Sequence[tuple[str, str]], sparse: bool = False,
+                         groups: Sequence[int] = (1, 2)) -> str:
+    """An entry per (kind, form) of a block-scaled tcgen05.mma and CTA group (one CTA, and a
+    pair for M = 256 and a pair's M = 128), A and B from shared-memory descriptors, the scale
+    factors (and, ``sparse``, the metadata) from tensor memory."""
+    return module_text([Tc05Kernel(f"scale{'_sp' if sparse else ''}_{k}_{kind}_g{g}",
+                                   scale_opcode(kind, form, sparse, g), 512)
+                        for g in groups for k, (kind, form) in enumerate(forms)])
 
 
-SPARSE_KINDS = ("tf32", "f16", "f8f6f4", "i8")  # the .sp kinds without block scaling
+PLAIN_KINDS = ("tf32", "f16", "f8f6f4", "i8")  # the kinds without block scaling
+# the issue forms of a plain kind: (CTA group, .ws) -- .ws is one CTA's only
+ISSUES = ((1, False), (2, False), (1, True))
 
 
-def tcgen05_sparse_module(kinds: Sequence[str] = SPARSE_KINDS) -> str:
-    """A plain ``tcgen05.mma.sp`` entry per kind, its metadata in tensor memory."""
-    return module_text([Tc05Kernel(f"sparse_{kind}", mma_opcode(kind, sparse=True), 512)
-                        for kind in kinds])
+def tcgen05_kinds_module(kinds: Sequence[str] = PLAIN_KINDS) -> str:
+    """An entry per plain kind, dense and ``.sp`` (its metadata in tensor memory), each issued
+    by one CTA, by a pair and as ``.ws``: every opcode a layout of the catalog is read from."""
+    return module_text([Tc05Kernel(f"{'sparse' if sp else 'dense'}_{kind}_g{g}"
+                                   f"{'_ws' if ws else ''}",
+                                   mma_opcode(kind, g, sp, ws), 512 if sp else 64)
+                        for sp in (False, True) for g, ws in ISSUES for kind in kinds])
 
 
 def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bool,
@@ -240,22 +248,23 @@ def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bo
 
 
 # the names of catalog_modules' modules, in its order
-TCGEN05_MODULES = ("tcgen05.mma.datapath", "tcgen05.mma.sp", "tcgen05.mma.block_scale",
+TCGEN05_MODULES = ("tcgen05.mma.datapath", "tcgen05.mma.kinds", "tcgen05.mma.block_scale",
                    "tcgen05.mma.sp.block_scale")
 
 
 def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(name, PTX) of the tcgen05.mma modules the variant table has no row for: the data
     paths at each layout's smallest and largest N (from the records' ``tcgen05.datapath``;
-    none without them), plain ``.sp`` per kind, and every legal block-scaled form, dense and
-    ``.sp`` (``base.matrix_variants.TCGEN05_SCALE_FORMS``)."""
+    none without them), every plain kind dense and ``.sp`` by one CTA, a pair and ``.ws``,
+    and every legal block-scaled form, dense and ``.sp``, by one CTA and a pair
+    (``base.matrix_variants.TCGEN05_SCALE_FORMS``)."""
     from ..base.matrix_variants import DATAPATH_ROWS, TCGEN05_SCALE_FORMS
     forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
     out = []
     if any(r.get("instruction") == DATAPATH_INSTRUCTION for r in records):
         out.append(module_text([datapath_map_kernel(datapath_map(records, letter, n))
                                 for letter, *_r, ns in DATAPATH_ROWS for n in (ns[0], ns[-1])]))
-    out += [tcgen05_sparse_module(), tcgen05_scale_module(forms),
+    out += [tcgen05_kinds_module(), tcgen05_scale_module(forms),
             tcgen05_scale_module(forms, True)]
     names = TCGEN05_MODULES[len(TCGEN05_MODULES) - len(out):]
     return list(zip(names, out, strict=True))
