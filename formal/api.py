@@ -263,7 +263,7 @@ def with_tc_copy(proof: Proof, evidence: bool = False) -> Proof:
     sections, formats, new_findings = read_tc_copy(text, TC_COPY_CATALOG)
     results, new = [], list(new_findings)
     for rs, fs in [*(prove_copy(lay, evidence) for lay in copy_layouts(sections)),
-                   *(prove_copy_format(copy_format(f)) for f in formats)]:
+                   *(prove_copy_format(copy_format(f), evidence) for f in formats)]:
         results.extend(rs)
         new.extend(fs)
     findings = sorted((*proof.findings, *new), key=lambda f: (

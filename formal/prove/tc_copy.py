@@ -189,10 +189,18 @@ def prove_copy(lay: CopyLayout, evidence: bool = False) \
                         (lay.rows, lay.pieces), "source")], findings
 
 
-def prove_copy_format(f: CopyFormat) -> tuple[list[ScaleResult], list[Finding]]:
+def prove_copy_format(f: CopyFormat, evidence: bool = False) \
+        -> tuple[list[ScaleResult], list[Finding]]:
+    """The decompression obligation of one packed source format, and ``hardware`` as a
+    copy's (unconfirmed with evidence read, not applicable without)."""
     c = decompression_core(f)
     v = Verdict("decompression", c.status, c.message, c.cex, f.span, method=c.method)
     findings = [error("decompression", f.span, f"{f.id}: {c.message}", counterexample=c.cex,
                       layout=f.id)] if c.status == "refuted" else []
-    return [ScaleResult(f.id, "tcgen05.cp", f.span, (v,), f"{f.dst}.{f.src}", (f.src,),
+    if evidence:
+        hw = Verdict("hardware", "unconfirmed", COPY_NO_DEVICE, None, f.span, severity="warning")
+        findings.append(warning("hardware", f.span, f"{f.id}: {COPY_NO_DEVICE}", layout=f.id))
+    else:
+        hw = Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)")
+    return [ScaleResult(f.id, "tcgen05.cp", f.span, (v, hw), f"{f.dst}.{f.src}", (f.src,),
                         (f.count, f.bits), "source")], findings
