@@ -86,6 +86,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     proof = with_tc_sparse(proof, [d for d in model.documents if d.name in named])
     if use_catalog and not paths:
         proof = with_tc_meta(proof, (options or Options()).evidence is not None)
+        proof = with_tc_copy(proof, (options or Options()).evidence is not None)
     proof = with_datapath(proof, model, [d for d in model.documents if d.name in named],
                           use_catalog and not paths, (options or Options()).evidence)
     if accept is None:
@@ -243,6 +244,28 @@ def with_tc_meta(proof: Proof, evidence: bool = False) -> Proof:
                     severity="error") if v.name == "hardware" else v for v in r.verdicts))
             for r in results]
         new = [f for f in new if f.kind != "hardware"]
+    findings = sorted((*proof.findings, *new), key=lambda f: (
+        f.span.document, f.span.line, f.span.column, f.kind, f.message, f.layout))
+    return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
+
+
+TC_COPY_CATALOG = "catalog/tensor-copy/tcgen05.md"
+
+
+def with_tc_copy(proof: Proof, evidence: bool = False) -> Proof:
+    """``proof`` with the catalog's ``tcgen05.cp`` layouts and decompression formats proved
+    (``formal.prove.tc_copy``), among the scale-like layouts (programs of the catalog)."""
+    from . import catalog
+    from .model.tc_copy import copy_format, copy_layouts
+    from .parse.tc_copy import read_tc_copy
+    from .prove.tc_copy import prove_copy, prove_copy_format
+    text = (catalog.CATALOG_DIR / "tensor-copy" / "tcgen05.md").read_text(encoding="utf-8")
+    sections, formats, new_findings = read_tc_copy(text, TC_COPY_CATALOG)
+    results, new = [], list(new_findings)
+    for rs, fs in [*(prove_copy(lay, evidence) for lay in copy_layouts(sections)),
+                   *(prove_copy_format(copy_format(f), evidence) for f in formats)]:
+        results.extend(rs)
+        new.extend(fs)
     findings = sorted((*proof.findings, *new), key=lambda f: (
         f.span.document, f.span.line, f.span.column, f.kind, f.message, f.layout))
     return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))

@@ -356,7 +356,7 @@ def test_ptx_cli_writes_kernels(tmp_path: Path) -> None:
     assert main(["ptx", "--out", str(tmp_path)]) == 0
     files = {p.name for p in tmp_path.glob("*.ptx")}
     # every family's kernel, one file a row: mma and mma.sp, the moves, wgmma and wgmma.sp;
-    # and (sm_100a is a default target) the four tcgen05.mma modules no row has
+    # and (sm_100a is a default target) the five tcgen05 modules no row has (.mma, .cp)
     tc05 = {f"{n}.ptx" for n in TCGEN05_MODULES}
     assert tc05 <= files and len(files - tc05) == len(ptx.ALL_VARIANTS) > len(VARIANTS)
     for key in ("mma.sp.m16n8k32.f32.f16.f16.f32",

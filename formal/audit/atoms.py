@@ -36,6 +36,7 @@ from .header import (
     Opaque,
     Pack,
     Struct,
+    TName,
     Type,
 )
 from .project import Finding, Span, warning
@@ -341,7 +342,7 @@ def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
         vm = env.member(trait, atom, "ValID") if kind == "copy" else None
         if vm is not None:
             try:
-                val_id = env.layout(vm.type, {})
+                val_id = env.layout(_members(env, trait, atom, vm.type), {})
             except _Unreadable:
                 val_id = None
         sm = env.member(trait, atom, "Shape_MNK")
@@ -371,6 +372,36 @@ def atoms_of(env: Env, header: CppHeader) -> list[Atom]:
                             shape_mnk, val_id, tuple(vals), s.params,
                             ins if isinstance(ins, str) else ""))
     return out
+
+
+def _members(env: Env, trait: str, atom: str, e: Any, depth: int = 0) -> Any:
+    """``e`` with the trait's own member aliases put in place of their names: the UTCCP
+    atoms write ``using _DP = TMEM::DP_b; using _DPx32 = Int<_DP{}*32>;`` inside the trait and
+    their ValID's strides as ``_DP`` and ``_DPx32``, so ``Stride<_DP,_1,_DPx32>`` becomes
+    ``Stride<TMEM::DP_b,_1,Int<TMEM::DP_b{}*32>>``, which the evaluator reads."""
+    if depth > 20:
+        return e
+    if isinstance(e, Type):
+        if len(e.parts) == 1 and e.last.args is None:
+            m = env.member(trait, atom, e.last.name)
+            if m is not None and m.type != e:
+                return _members(env, trait, atom, m.type, depth + 1)
+            return e
+        outer = e.parts[-2] if len(e.parts) >= 2 else None
+        if outer is not None and outer.name in TRAITS and outer.args \
+                and isinstance(outer.args[0], Type):  # Copy_Traits<X_1cta>::ValID: X's scope
+            other = outer.args[0].last.name
+            m = env.member(outer.name, other, e.last.name)
+            if m is not None:
+                return _members(env, outer.name, other, m.type, depth + 1)
+        return Type(tuple(TName(p.name, None if p.args is None else tuple(
+            _members(env, trait, atom, a, depth + 1) for a in p.args)) for p in e.parts))
+    if isinstance(e, (CppBraced, CppParen, CppNeg)):
+        return type(e)(_members(env, trait, atom, e.a, depth + 1))
+    if isinstance(e, CppBinOp):
+        return CppBinOp(e.op, _members(env, trait, atom, e.a, depth + 1),
+                        _members(env, trait, atom, e.b, depth + 1))
+    return e
 
 
 def _in_scope(env: Env, trait: str, atom: str, t: Any) -> Any:

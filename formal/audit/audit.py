@@ -47,11 +47,13 @@ from .project import (
     layout_serves,
     matrix_layout_serves,
     scale_spec_layouts,
+    spec_copies,
     spec_layouts,
 )
 from .scale import ScaleComparison, audit_scale_env
 from .smem import smem_atoms
 from .tmem import compare_tmem
+from .tmem_copy import compare_copy
 from .umma import compare_d
 from .views import broadcast, metadata, sparse_a, whole_tile
 
@@ -334,6 +336,26 @@ def _tmem_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
     return tuple(out)
 
 
+def _copy_entries(atom: Atom) -> tuple[Entry, ...] | None:
+    """SM100's UTCCP atoms (tcgen05.cp): ``formal.audit.tmem_copy`` decides, source bit by
+    source bit, against the catalog's form of the atom's own asm (None: no such form)."""
+    ops = {op.operand: op for op in atom.operands}
+    src, dst = ops.get("src"), ops.get("dst")
+    if atom.instruction is None or src is None or dst is None or src.layout is None \
+            or dst.layout is None:
+        return None
+    words = [w for w in str(atom.instruction.opcode).split(".")[2:]
+             if not w.startswith(("cta_group", "b8x16", "b6x16", "b4x16"))]
+    form = ".".join(["tcgen05.cp", *words])
+    spec = next((c for c in spec_copies() if c.id == form), None)
+    if spec is None:
+        return None
+    got = compare_copy(src.layout, dst.layout, atom.val_id, spec)
+    return tuple(Entry(op.operand, got[op.operand][0], "spec", got[op.operand][1],
+                       got[op.operand][2], spec.id, str(op.layout), op.line)
+                 for op in (src, dst))
+
+
 # what the catalog would need to compare an SM100 UMMA atom's operands with, by operand
 UMMA_MISSING = {
     "A": "no tcgen05.mma (thread, value) row for A: CuTe's ALayout is one thread holding the "
@@ -384,6 +406,10 @@ def audit_atom(atom: Atom, env: Env | None = None) -> AtomResult:
             return AtomResult(atom, tm)
     if atom.instruction is not None and atom.instruction.head == "tcgen05.mma" and mv is None:
         return AtomResult(atom, _umma_entries(atom, env))
+    if atom.instruction is not None and atom.instruction.head == "tcgen05.cp":
+        copied = _copy_entries(atom)
+        if copied is not None:
+            return AtomResult(atom, copied)
     spec, fixed = spec_layouts(False), spec_layouts(True)
     fixed_by_id = {lay.id: lay for lay in fixed}
     for op in atom.operands:
@@ -414,10 +440,9 @@ def audit_atom(atom: Atom, env: Env | None = None) -> AtomResult:
                        "one's A/B/C are not compared (its scale factors are, under "
                        "scale_factors)")
             elif atom.instruction.head == "tcgen05.cp":
-                msg = (f"the catalog has no tcgen05.cp layouts, so none for {what}: which "
-                       "TMEM lanes receive which shared-memory rows (PTX ISA 9.7.16.9.2, the "
-                       ".warpx2::02_13 / 01_23 and .warpx4 multicasts) is not restated there "
-                       "yet; CuTe's layout here is not compared")
+                msg = (f"the catalog's tcgen05.cp forms (catalog/tensor-copy/tcgen05.md) have "
+                       f"no {what}, or its source and destination layouts are not (CTA, "
+                       "value) layouts: CuTe's layout here is not compared")
             elif atom.instruction.variant is None:
                 msg = (f"the catalog's variants table has no row for {what}: no "
                        f"{atom.instruction.head} layout of that shape and types is stated")

@@ -35,7 +35,7 @@ __all__ = ["DATAPATH_ROWS", "DataPath", "Finding", "InternalError", "Layout", "M
            "MOVE_SHAPES", "PTX_TYPES", "Shape", "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
            "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
            "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "smem_canonical_rows",
-           "smem_layout_at", "spec_datapaths", "spec_layouts", "tv_view", "warning"]
+           "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts", "tv_view", "warning"]
 
 
 @cache
@@ -70,6 +70,17 @@ def spec_datapaths() -> tuple[DataPath, ...]:
     doc = next(d for d in documents() if d.name.endswith("tcgen05-datapath.md"))
     parsed = [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
     return tuple(datapaths(parsed))
+
+
+@cache
+def spec_copies() -> tuple[Any, ...]:
+    """The catalog's tcgen05.cp forms (``formal.model.tc_copy.CopyLayout``, from
+    formal/catalog/tensor-copy/tcgen05.md), as ``ptxlayout prove`` reads them."""
+    from ..catalog import CATALOG_DIR
+    from ..model.tc_copy import copy_layouts
+    from ..parse.tc_copy import read_tc_copy
+    text = (CATALOG_DIR / "tensor-copy" / "tcgen05.md").read_text(encoding="utf-8")
+    return copy_layouts(read_tc_copy(text, "catalog/tensor-copy/tcgen05.md")[0])
 
 
 @cache

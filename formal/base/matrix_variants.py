@@ -353,3 +353,30 @@ TMEM_LANE_COUNT, TMEM_COLUMN_COUNT, TMEM_SUBPARTITION = 128, 512, 32
 TCGEN05_SPARSITY: dict[str, str] = {
     "tf32": "tf32", "f16": "f16", "f8f6f4": "u8", "mxf8f6f4": "u8", "i8": "u8",
     "mxf4": "e2m1", "mxf4nvf4": "e2m1"}
+
+# ---- tcgen05.cp: shared memory -> tensor memory (PTX ISA 9.7.16.9.2) ------------------------
+# Each shape ``lanes x size``: (source rows, bits a row, the multicasts it takes: "" none).
+# .64x128b requires one of the two .warpx2 pairings, .32x128b requires .warpx4.
+TCGEN05_CP_SHAPES: dict[str, tuple[int, int, tuple[str, ...]]] = {
+    "128x256b": (128, 256, ("",)), "4x256b": (4, 256, ("",)), "128x128b": (128, 128, ("",)),
+    "64x128b": (64, 128, ("warpx2::02_13", "warpx2::01_23")), "32x128b": (32, 128, ("warpx4",))}
+# The warps of the warpgroup that receive the same data under each multicast (warp w owns
+# lanes 32w..32w+31); without one, each warp's lanes receive their own rows.
+TCGEN05_CP_WARPS: dict[str, tuple[tuple[int, ...], ...]] = {
+    "": ((0,), (1,), (2,), (3,)), "warpx2::02_13": ((0, 2), (1, 3)),
+    "warpx2::01_23": ((0, 1), (2, 3)), "warpx4": ((0, 1, 2, 3),)}
+# The optional decompression: .dst_fmt.src_fmt ("" none); each src_fmt is PACKED_FORMATS'.
+TCGEN05_CP_FORMATS = ("", "b8x16.b6x16_p32", "b8x16.b4x16_p64")
+
+
+def tcgen05_cp_forms() -> list[tuple[str, str, str]]:
+    """Every (shape, multicast, format) of tcgen05.cp the syntax admits, for each cta_group."""
+    return [(shape, mc, fmt) for shape, (_r, _b, mcs) in TCGEN05_CP_SHAPES.items()
+            for mc in mcs for fmt in TCGEN05_CP_FORMATS]
+
+
+def tcgen05_cp_opcode(shape: str, multicast: str = "", fmt: str = "",
+                      cta_group: int = 1) -> str:
+    """``tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b6x16_p32``."""
+    return ".".join(p for p in ("tcgen05.cp", f"cta_group::{cta_group}", shape, multicast, fmt)
+                    if p)

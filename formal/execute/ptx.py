@@ -362,9 +362,9 @@ def ptx_command(args: argparse.Namespace,
                 records: Callable[[], Sequence[Mapping[str, Any]]] = tuple) -> int:
     """``ptxlayout ptx [--check] [--arch LIST] [--out DIR] [--only KEYS]``: 0 ok, 1 a kernel
     failed, 2 a usage error or nothing assembled.  With sm_100a among the targets, the
-    tcgen05.mma modules the variant table has no row for (``ptx_tcgen05.catalog_modules``:
+    tcgen05 modules the variant table has no row for (``ptx_tcgen05.catalog_modules``:
     the data paths, made from the layouts ``records()`` gives -- asked only then --, plain
-    .sp, block scaling) are written and assembled too."""
+    .sp, block scaling, tcgen05.cp) are written and assembled too."""
     try:
         archs = [a.strip() for a in str(args.arch).split(",") if a.strip()]
         for a in archs:
@@ -433,7 +433,7 @@ def ptx_command(args: argparse.Namespace,
 def _tcgen05_modules(args: argparse.Namespace, archs: Sequence[str],
                      records: Callable[[], Sequence[Mapping[str, Any]]]) \
         -> list[tuple[str, str]]:
-    """The tcgen05.mma modules ``--only`` picks, when sm_100a is a target."""
+    """The tcgen05 modules ``--only`` picks, when sm_100a is a target."""
     only = getattr(args, "only", None)
     if "sm_100a" not in archs or not any(selects(only, n) for n in TCGEN05_MODULES):
         return []
@@ -448,7 +448,7 @@ def _write_modules(modules: Sequence[tuple[str, str]], out_dir: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, text in modules:
         (out / f"{name}.ptx").write_text(text, encoding="utf-8")
-    print(f"wrote {len(modules)} tcgen05.mma modules to {out_dir}")
+    print(f"wrote {len(modules)} tcgen05 modules to {out_dir}")
 
 
 def _assemble_modules(modules: Sequence[tuple[str, str]]) -> int:

@@ -163,7 +163,10 @@ def kernel_text(k: Tc05Kernel) -> str:
         body += [f"    add.u32 %r7, %r1, {SCALE_A_COLUMN};",
                  f"    add.u32 %r8, %r1, {SCALE_B_COLUMN};"]
         scales = "[%r7], [%r8], "
-    body.append(f"    @%p3 {k.opcode} [%r1], %rd1, %rd2, {extra}%r2, {scales}%p2;")
+    if k.opcode.startswith("tcgen05.cp."):  # a copy: the source's descriptor, into taddr
+        body.append(f"    @%p3 {k.opcode} [%r1], %rd1;")
+    else:
+        body.append(f"    @%p3 {k.opcode} [%r1], %rd1, %rd2, {extra}%r2, {scales}%p2;")
     if g == 2:  # both CTAs' mbarriers hear the pair's completion
         body += ["    mov.b16 %rs1, 3;",
                  "    @%p3 tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster"
@@ -247,17 +250,28 @@ def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bo
                       cols, None, reads, last)
 
 
+def tcgen05_cp_module() -> str:
+    """An entry per tcgen05.cp form of the variant table (``base.matrix_variants.
+    tcgen05_cp_forms``: shape, multicast, decompression) and cta_group, the source from the
+    descriptor parameter ``adesc``: ``tcgen05.cp.cta_group::1.64x128b.warpx2::02_13 [%r1],
+    %rd1;``."""
+    from ..base.matrix_variants import tcgen05_cp_forms, tcgen05_cp_opcode
+    return module_text([Tc05Kernel(f"cp_{k}_g{g}", tcgen05_cp_opcode(shape, mc, fmt, g), 32)
+                        for k, (shape, mc, fmt) in enumerate(tcgen05_cp_forms())
+                        for g in (1, 2)])
+
+
 # the names of catalog_modules' modules, in its order
 TCGEN05_MODULES = ("tcgen05.mma.datapath", "tcgen05.mma.kinds", "tcgen05.mma.block_scale",
-                   "tcgen05.mma.sp.block_scale")
+                   "tcgen05.mma.sp.block_scale", "tcgen05.cp")
 
 
 def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(name, PTX) of the tcgen05.mma modules the variant table has no row for: the data
+    """(name, PTX) of the tcgen05 modules the variant table has no row for: the data
     paths at each layout's smallest and largest N (from the records' ``tcgen05.datapath``;
     none without them), every plain kind dense and ``.sp`` by one CTA, a pair and ``.ws``,
-    and every legal block-scaled form, dense and ``.sp``, by one CTA and a pair
-    (``base.matrix_variants.TCGEN05_SCALE_FORMS``)."""
+    every legal block-scaled form, dense and ``.sp``, by one CTA and a pair
+    (``base.matrix_variants.TCGEN05_SCALE_FORMS``), and every tcgen05.cp form."""
     from ..base.matrix_variants import DATAPATH_ROWS, TCGEN05_SCALE_FORMS
     forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
     out = []
@@ -265,7 +279,7 @@ def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
         out.append(module_text([datapath_map_kernel(datapath_map(records, letter, n))
                                 for letter, *_r, ns in DATAPATH_ROWS for n in (ns[0], ns[-1])]))
     out += [tcgen05_kinds_module(), tcgen05_scale_module(forms),
-            tcgen05_scale_module(forms, True)]
+            tcgen05_scale_module(forms, True), tcgen05_cp_module()]
     names = TCGEN05_MODULES[len(TCGEN05_MODULES) - len(out):]
     return list(zip(names, out, strict=True))
 

@@ -1,0 +1,186 @@
+"""``tcgen05.cp`` (shared memory -> tensor memory) as the catalog states it, read into syntax.
+
+A copy section names one form (shape, multicast), the source matrix (rows x 32-bit pieces a
+row), the places each piece is multicast to, the TMEM columns and lanes the copy fills, and a
+placement program (pseudocode, ``grammar/pseudocode.lark``)::
+
+    ## Copy tcgen05.cp.32x128b.warpx4
+    * Copy: 32 rows x 4 pieces of 32 bits, to 4 places each, in 4 columns of 128 lanes.
+      copy   = {0, 1, 2, 3}
+      lane   = row + 32 * copy
+      column = piece
+
+becomes ``CopySection(shape="32x128b", multicast="warpx4", rows=32, pieces=4, width=32,
+places=4, columns=4, lanes=128, program=Program(...))``: row 5's piece 2 lands, at ``copy =
+3``, on lane 101, column 2.  A decompression section states one source format::
+
+    ## Decompression tcgen05.cp .b8x16.b6x16_p32
+    * Decompress: 16 elements of 6 bits and 32 bits of padding, in 128 bits, to 16 elements
+      of 8 bits.
+
+-> ``FormatSection(src="b6x16_p32", count=16, bits=6, padding=32, unit=128, out_count=16,
+out_bits=8)``.  The lines are read by ``grammar/tc_copy.lark``; nothing is evaluated here
+(``formal.model.tc_copy`` gives the program meaning).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError
+
+from ..base.grammar_files import build_parser
+from ..base.source import Finding, SourceText, error
+from . import syntax as S
+from .pseudocode import parse_program
+
+STARTS = ("copy_title", "copy_decl", "format_title", "format_decl")
+
+
+@cache
+def _parser() -> Lark:
+    return build_parser("tc_copy", list(STARTS))
+
+
+@dataclass(frozen=True)
+class CopySection:
+    """One tcgen05.cp form as the catalog states it (see the module docstring)."""
+
+    shape: str  # 64x128b
+    multicast: str  # "" | warpx2::02_13 | warpx2::01_23 | warpx4
+    rows: int
+    pieces: int
+    width: int
+    places: int
+    columns: int
+    lanes: int
+    program: S.Program
+    title: str
+    source: SourceText
+    decl: SourceText
+
+
+@dataclass(frozen=True)
+class FormatSection:
+    """One decompressing source format: ``count`` elements of ``bits`` bits and ``padding``
+    bits in a ``unit``-bit group, written as ``out_count`` elements of ``out_bits`` bits."""
+
+    dst: str  # b8x16
+    src: str  # b6x16_p32
+    count: int
+    bits: int
+    padding: int
+    unit: int
+    out_count: int
+    out_bits: int
+    title: str
+    source: SourceText
+    decl: SourceText
+
+
+class _ToCopy(Transformer[Token, Any]):
+    def copy_title(self, items: list[Token]) -> tuple[str, str]:
+        toks = {t.type: str(t) for t in items}
+        return toks["CP_SHAPE"].rsplit(".", 1)[1], toks.get("MULTICAST", "").lstrip(".")
+
+    def format_title(self, items: list[Token]) -> tuple[str, str]:
+        toks = {t.type: str(t) for t in items}
+        return toks["DST_FMT"].lstrip("."), toks["SRC_FMT"].lstrip(".")
+
+    def copy_decl(self, items: list[Token]) -> tuple[int, ...]:
+        return tuple(int(t) for t in items if t.type == "INT")
+
+    format_decl = copy_decl
+
+
+def read_copy_line(text: str, start: str) -> Any | None:
+    """One line read by one start symbol of ``grammar/tc_copy.lark``, or None."""
+    try:
+        tree = _parser().parse(text.replace("`", " ").strip(), start=start)
+    except LarkError:
+        return None
+    return _ToCopy().transform(tree)
+
+
+_DECL = {"copy_title": ("copy", "copy_decl", "'Copy: R rows x P pieces of W bits, to N places "
+                        "each, in C columns of L lanes'"),
+         "format_title": ("decompress", "format_decl", "'Decompress: N elements of B bits and "
+                          "P bits of padding, in U bits, to N elements of B bits'")}
+
+
+def read_tc_copy(text: str, name: str) \
+        -> tuple[tuple[CopySection, ...], tuple[FormatSection, ...], tuple[Finding, ...]]:
+    """Every copy and decompression section of one document: a heading that reads as
+    ``copy_title`` / ``format_title`` opens one; its declaration line (and, for a copy, the
+    fenced program after it) completes it.  A section missing either is an error finding on
+    its title."""
+    copies: list[CopySection] = []
+    formats: list[FormatSection] = []
+    findings: list[Finding] = []
+    cur: dict[str, Any] | None = None
+    block: list[SourceText] | None = None
+
+    def close() -> None:
+        nonlocal cur
+        if cur is None:
+            return
+        word, _start, form = _DECL[cur["kind"]]
+        needs_program = cur["kind"] == "copy_title"
+        if cur.get("decl") is None or (needs_program and cur.get("lines") is None):
+            findings.append(error("tensor-copy", cur["source"], f"{cur['title']}: no {form} "
+                                  "line" + (" with its program" if needs_program else "")))
+        elif needs_program:
+            program, errs = parse_program(cur["lines"])
+            findings.extend(errs)
+            shape, multicast = cur["head"]
+            rows, pieces, width, places, columns, lanes = cur["decl"]
+            copies.append(CopySection(shape, multicast, rows, pieces, width, places, columns,
+                                      lanes, program, cur["title"], cur["source"],
+                                      cur["decl_source"]))
+        else:
+            dst, srcf = cur["head"]
+            count, bits, padding, unit, out_count, out_bits = cur["decl"]
+            formats.append(FormatSection(dst, srcf, count, bits, padding, unit, out_count,
+                                         out_bits, cur["title"], cur["source"],
+                                         cur["decl_source"]))
+        cur = None
+
+    for no, raw in enumerate(text.split("\n"), start=1):
+        src = SourceText.at(raw, name, no)
+        s = raw.strip()
+        if block is not None:
+            if s.startswith("```"):
+                if cur is not None and cur.get("decl") is not None:
+                    cur["lines"] = block
+                block = None
+            else:
+                block.append(SourceText.at(s, name, no, len(raw) - len(raw.lstrip()) + 1))
+            continue
+        if s.startswith("```"):
+            block = []
+            continue
+        if s.startswith("#"):
+            close()
+            title = s.lstrip("#").strip()
+            for kind in _DECL:
+                head = read_copy_line(title, kind)
+                if head is not None:
+                    cur = {"kind": kind, "head": head, "title": title, "source": src}
+                    break
+            continue
+        body = s.lstrip("*+-> ").strip()
+        if cur is None:
+            continue
+        word, start, form = _DECL[cur["kind"]]
+        if body.lower().startswith(word + ":"):
+            decl = read_copy_line(body, start)
+            if decl is None:
+                findings.append(error("parse", src, f"a {word} line that does not read as "
+                                      f"{form}"))
+                continue
+            cur["decl"], cur["decl_source"] = decl, src
+    close()
+    return tuple(copies), tuple(formats), tuple(findings)
