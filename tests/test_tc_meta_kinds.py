@@ -1,0 +1,168 @@
+"""The sparsity metadata of every kind and M of tcgen05.mma.sp beside .kind::f16 at M = 128
+(test_tc_meta.py has that one): each form read and proved, checked bit for bit against CuTe's
+metadata fragment (its layout transcribed here as shape and stride, and found verbatim in the
+installed wheel's header where the wheel is installed), and each group of kinds mutated and
+refuted with the cell the mutation is about."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from formal.model.tc_meta import MetaLayout, meta_layouts
+from formal.parse.tc_meta import read_tc_meta
+from formal.prove.tc_meta import META_OBLIGATIONS, prove_meta
+
+CATALOG_TEXT = (Path(__file__).resolve().parents[1] / "formal" / "catalog" / "sparse-metadata"
+                / "tcgen05.md").read_text(encoding="utf-8")
+
+Nest = int | tuple["Nest", ...]
+
+# CuTe's metadata fragments (cute/atom/mma_traits_sm100.hpp, tmem_e_frg): (row, k) -> an
+# element of "virtual tensor memory" (lane + 128 * element within the lane), an element being
+# ``bits`` of the lane's words (K = 16 tf32 elements in 32 bits; one bit an element of 16- and
+# 8-bit kinds; half a bit an element of the 4-bit kinds).  Keys: (instruction, kind, M).
+CUTE: dict[tuple[str, str, int], tuple[Nest, Nest, Fraction]] = {
+    ("tcgen05.mma.sp", "tf32", 128): (((8, 2, 8), (8, 2)), ((1, 1024, 16), (128, 8)),
+                                      Fraction(2)),
+    ("tcgen05.mma.sp", "f16", 128): (((8, 2, 8), (16, 2)), ((1, 2048, 16), (128, 8)),
+                                     Fraction(1)),
+}
+
+
+def section(title: str) -> str:
+    head = CATALOG_TEXT.index(title + "\n")
+    end = CATALOG_TEXT.find("\n## ", head + 1)
+    return CATALOG_TEXT[head:] if end < 0 else CATALOG_TEXT[head:end + 1]
+
+
+def layouts() -> dict[tuple[str, str, int], MetaLayout]:
+    secs, found = read_tc_meta(CATALOG_TEXT, "catalog")
+    assert not found
+    return {(lay.instruction, lay.kind, lay.m): lay for lay in meta_layouts(secs)}
+
+
+def _mode(shape: Nest, stride: Nest) -> list[int]:
+    """The offsets of one (possibly nested) mode, in CuTe's colexicographic order."""
+    if isinstance(shape, int):
+        assert isinstance(stride, int)
+        return [i * stride for i in range(shape)]
+    assert isinstance(stride, tuple)
+    out = [0]
+    for s, d in zip(shape, stride, strict=True):
+        out = [o + q for q in _mode(s, d) for o in out]
+    return out
+
+
+def cute_bits(key: tuple[str, str, int], k: int) -> dict[tuple[int, int, int], set]:
+    """CuTe's fragment as (row, k, copy) -> the (lane, column, bit) it takes; the modes after
+    the first, flattened, are K and then the copies of a .ws fragment of M < 128."""
+    shape, stride, bits = CUTE[key]
+    assert isinstance(shape, tuple) and isinstance(stride, tuple)
+    rows = _mode(shape[0], stride[0])
+    rest = _mode(tuple(shape[1:]), tuple(stride[1:]))
+    out: dict[tuple[int, int, int], set] = {}
+    for (r, ro), (j, jo) in itertools.product(enumerate(rows), enumerate(rest)):
+        v = ro + jo
+        first = Fraction(v // 128) * bits
+        places = {(v % 128, int(b) // 32, int(b) % 32)
+                  for b in range(int(first), max(int(first + bits), int(first) + 1))}
+        out[(r, j % k, j // k)] = places
+    return out
+
+
+def _cpp(t: Nest, name: str) -> str:
+    return f"_{t}" if isinstance(t, int) else f"{name}<{','.join(_cpp(x, name) for x in t)}>"
+
+
+@pytest.mark.parametrize("key", sorted(CUTE))
+def test_the_placement_is_cutes_metadata_fragment(key: tuple[str, str, int]) -> None:
+    """Every field at selector 0 takes exactly the bits CuTe's fragment gives the elements of
+    its chunk (and, at selector s, those s columns on)."""
+    lay = layouts()[key]
+    frag = cute_bits(key, lay.k)
+    per = lay.k // lay.chunks
+    assert len(frag) == lay.rows * lay.k * lay.copies
+    for s in lay.sels:
+        for row, chunk, lane, col, bit, copy in lay.placed(s):
+            want = set().union(*(frag[(row, per * chunk + j, copy)] for j in range(per)))
+            assert want == {(lane, col - s, b) for b in range(bit, bit + lay.width)}
+
+
+@pytest.mark.parametrize("key", sorted(CUTE))
+def test_the_transcription_is_in_the_installed_header(key: tuple[str, str, int]) -> None:
+    from formal.audit import installed_include
+    inc = installed_include()
+    if inc is None:
+        pytest.skip("the nvidia-cutlass wheel is not installed")
+    text = re.sub(r"\s", "", (Path(inc) / "cute" / "atom" / "mma_traits_sm100.hpp").read_text())
+    plain, ws = text.split("structtmem_e_frg_ws:")
+    ws = ws.split("structtmem_sf_frg")[0]
+    shape, stride, _ = CUTE[key]
+    atom = f"Layout<{_cpp(shape, 'Shape')},{_cpp(stride, 'Stride')}>"
+    assert atom in (ws if key[0] == "tcgen05.mma.ws.sp" else plain)
+
+
+def test_every_form_is_proved() -> None:
+    for lay in layouts().values():
+        results, findings = prove_meta(lay)
+        assert [r.id for r in results] == [lay.selector_id(s) for s in lay.sels]
+        for r in results:
+            assert {v.name: v.status for v in r.verdicts} == {
+                **{n: "proved" for n in META_OBLIGATIONS[:-1]}, "hardware": "unconfirmed"}
+        assert not [f for f in findings if f.severity == "error"]
+
+
+# ---- .kind::tf32: 1:2, a 4-bit field for each two-wide chunk of K = 16 --------------------
+
+TF32 = section("## Sparse metadata for tcgen05.mma.sp .kind::tf32 with M=128, K=16")
+
+
+def _prove(text: str) -> tuple[list, list]:
+    secs, found = read_tc_meta(text, "mutant.md")
+    assert not found and len(secs) == 1
+    results, findings = prove_meta(meta_layouts(secs)[0])
+    return results, [f for f in findings if f.severity == "error"]
+
+
+def _mutate(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1
+    return text.replace(old, new)
+
+
+def test_tf32_reads_as_eight_four_bit_fields_a_row() -> None:
+    lay = layouts()[("tcgen05.mma.sp", "tf32", 128)]
+    assert (lay.k, lay.rows, lay.chunks, lay.width, lay.columns, lay.sels) \
+        == (16, 128, 8, 4, 2, (0, 1))
+    placed = {(p[0], p[1]): p[2:5] for p in lay.placed(0)}
+    # chunk 5 is K 10-11: eight lanes down (K 8-15), bits 4-7; row 8 takes the high half word
+    assert placed[(0, 5)] == (8, 0, 4) and placed[(8, 5)] == (8, 0, 20)
+
+
+def test_tf32_two_bit_fields_are_refuted_against_the_text() -> None:
+    """The text's 4-bit index per two-wide chunk: a 2-bit field (the colleague's reading of
+    "2-bit fields over K = 16") is a register-budget refutation, not a layout."""
+    results, _ = _prove(_mutate(TF32, "8 fields of 4 bits", "8 fields of 2 bits"))
+    v = results[0].verdict("register-budget")
+    assert v.status == "refuted" and "a chunk has 2 indices of 2 bits" in v.message
+
+
+def test_tf32_k_unlike_the_kind_is_refuted() -> None:
+    results, _ = _prove(_mutate(TF32, "K=16", "K=32"))
+    v = results[0].verdict("register-budget")
+    assert v.status == "refuted"
+    assert "K = 32; a sparse .kind::tf32 has K = 16" in v.message
+    assert "8 fields a row of 2-element chunks cover 16 of K = 32" in v.message
+
+
+def test_tf32_a_lane_off_by_one_is_refuted_with_the_cell() -> None:
+    lane = "lane   = row % 8 + 8 * (chunk / 4) + 16 * (row / 16)"
+    results, errors = _prove(_mutate(TF32, lane, lane + " + 1"))
+    v = results[0].verdict("metadata-coverage")
+    assert v.counterexample == {"selector": 0, "a": [119, 4],
+                                "place": {"lane": 128, "column": 0, "bit": 0}, "name": "lane"}
+    assert errors[0].span.line == TF32.split("\n").index("  " + lane) + 1
