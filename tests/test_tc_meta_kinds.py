@@ -31,6 +31,8 @@ CUTE: dict[tuple[str, str, int], tuple[Nest, Nest, Fraction]] = {
                                       Fraction(2)),
     ("tcgen05.mma.sp", "f16", 128): (((8, 2, 8), (16, 2)), ((1, 2048, 16), (128, 8)),
                                      Fraction(1)),
+    **{("tcgen05.mma.sp", kind, 128): ((128, 64), (1, 128), Fraction(1))
+       for kind in ("f8f6f4", "mxf8f6f4", "i8")},
 }
 
 
@@ -100,7 +102,7 @@ def test_the_transcription_is_in_the_installed_header(key: tuple[str, str, int])
     if inc is None:
         pytest.skip("the nvidia-cutlass wheel is not installed")
     text = re.sub(r"\s", "", (Path(inc) / "cute" / "atom" / "mma_traits_sm100.hpp").read_text())
-    plain, ws = text.split("structtmem_e_frg_ws:")
+    plain, ws = text.split("structtmem_e_frg:")[1].split("structtmem_e_frg_ws:")
     ws = ws.split("structtmem_sf_frg")[0]
     shape, stride, _ = CUTE[key]
     atom = f"Layout<{_cpp(shape, 'Shape')},{_cpp(stride, 'Stride')}>"
@@ -166,3 +168,57 @@ def test_tf32_a_lane_off_by_one_is_refuted_with_the_cell() -> None:
     assert v.counterexample == {"selector": 0, "a": [119, 4],
                                 "place": {"lane": 128, "column": 0, "bit": 0}, "name": "lane"}
     assert errors[0].span.line == TF32.split("\n").index("  " + lane) + 1
+
+
+# ---- 8-bit kinds (f8f6f4, mxf8f6f4, i8): 2:4, lane = row, 16 fields of K = 64 in 2 columns --
+
+I8 = section("## Sparse metadata for tcgen05.mma.sp .kind::i8 with M=128, K=64")
+
+
+def test_eight_bit_kinds_read_as_sixteen_fields_a_row_in_two_columns() -> None:
+    for kind in ("f8f6f4", "mxf8f6f4", "i8"):
+        lay = layouts()[("tcgen05.mma.sp", kind, 128)]
+        assert (lay.k, lay.chunks, lay.width, lay.columns, lay.sels) == (64, 16, 4, 2, (0,))
+        placed = {(p[0], p[1]): p[2:5] for p in lay.placed(0)}
+        # chunk 9 is K 36-39: the second column, bits 4-7, in the row's own lane
+        assert placed[(5, 9)] == (5, 1, 4) and placed[(127, 15)] == (127, 1, 28)
+
+
+def test_eight_bit_a_lane_off_by_one_is_refuted_with_the_cell() -> None:
+    results, errors = _prove(_mutate(I8, "lane   = row", "lane   = row + 1"))
+    v = results[0].verdict("metadata-coverage")
+    assert v.counterexample == {"selector": 0, "a": [127, 0],
+                                "place": {"lane": 128, "column": 0, "bit": 0}, "name": "lane"}
+    # row 31's fields in lane 32: the next partition of tensor memory
+    assert results[0].verdict("lane-partition").counterexample == {
+        "selector": 0, "a": [31, 0], "place": {"lane": 32, "column": 0, "bit": 0},
+        "name": "lane"}
+    assert {f.kind for f in errors} == {"metadata-coverage", "lane-partition"}
+
+
+def test_eight_bit_a_field_past_the_word_is_refuted() -> None:
+    results, _ = _prove(_mutate(I8, "bit    = 4 * (chunk % 8)", "bit    = 4 * (chunk % 8) + 1"))
+    v = results[0].verdict("metadata-coverage")
+    assert v.counterexample == {"selector": 0, "a": [0, 7],
+                                "place": {"lane": 0, "column": 0, "bit": 29}, "name": "bit"}
+    assert "bits 29-32, past the 32-bit word" in v.message
+
+
+def test_eight_bit_two_fields_on_the_same_bits_are_refuted() -> None:
+    results, _ = _prove(_mutate(I8, "column = chunk / 8", "column = 0"))
+    v = results[0].verdict("metadata-coverage")
+    # chunk 8 (K 32-35) lands on chunk 0's bits once both sit in column 0
+    assert v.counterexample == {"selector": 0, "a": [0, 0], "b": [0, 8],
+                                "place": {"lane": 0, "column": 0, "bit": 0}, "name": "bit"}
+
+
+def test_eight_bit_a_second_selector_value_is_refuted_against_the_text() -> None:
+    """The text: the selector "must be 0 for .kind::i8": a catalog stating {0, 1} is refuted
+    even though the placement (which never reads sel) would put every field in place."""
+    results, errors = _prove(_mutate(I8, "sel    = {0}", "sel    = {0, 1}"))
+    v = results[0].verdict("selector-range")
+    assert v.status == "refuted"
+    assert v.counterexample == {"stated": [0, 1], "text": [0]}
+    assert "must be (or is assumed to be) {0} for .kind::i8" in v.message
+    assert results[1].verdict("metadata-coverage").status == "proved"
+    assert [f.kind for f in errors] == ["selector-range"]
