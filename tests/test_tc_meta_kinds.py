@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from fractions import Fraction
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,8 @@ CUTE: dict[tuple[str, str, int], tuple[Nest, Nest, Fraction]] = {
                                      Fraction(1)),
     **{("tcgen05.mma.sp", kind, 128): ((128, 64), (1, 128), Fraction(1))
        for kind in ("f8f6f4", "mxf8f6f4", "i8")},
+    **{("tcgen05.mma.sp", kind, 128): ((128, 128), (1, 128), Fraction(1, 2))
+       for kind in ("mxf4", "mxf4nvf4")},
 }
 
 
@@ -42,6 +45,7 @@ def section(title: str) -> str:
     return CATALOG_TEXT[head:] if end < 0 else CATALOG_TEXT[head:end + 1]
 
 
+@cache
 def layouts() -> dict[tuple[str, str, int], MetaLayout]:
     secs, found = read_tc_meta(CATALOG_TEXT, "catalog")
     assert not found
@@ -222,3 +226,49 @@ def test_eight_bit_a_second_selector_value_is_refuted_against_the_text() -> None
     assert "must be (or is assumed to be) {0} for .kind::i8" in v.message
     assert results[1].verdict("metadata-coverage").status == "proved"
     assert [f.kind for f in errors] == ["selector-range"]
+
+
+# ---- 4-bit kinds (mxf4, mxf4nvf4): 4:8 in pairs, a 4-bit field for each eight of K = 128 ----
+
+MXF4 = section("## Sparse metadata for tcgen05.mma.sp .kind::mxf4 with M=128, K=128")
+
+
+def test_four_bit_kinds_read_as_a_field_for_each_eight_wide_chunk() -> None:
+    for kind in ("mxf4", "mxf4nvf4"):
+        lay = layouts()[("tcgen05.mma.sp", kind, 128)]
+        assert (lay.k, lay.chunks, lay.width, lay.columns, lay.sels) == (128, 16, 4, 2, (0,))
+        placed = {(p[0], p[1]): p[2:5] for p in lay.placed(0)}
+        # chunk 9 is K 72-79: bit k / 2 of the second column (K 64-127), bits 4-7
+        assert placed[(3, 9)] == (3, 1, 4)
+
+
+def test_four_bit_chunk_of_four_is_refuted_against_the_granularity() -> None:
+    """4:8 in pairs: a row of K = 128 has 16 chunks; a catalog stating 32 (the 2:4 reading)
+    is refuted by the register budget, and its fields run past the two columns."""
+    text = _mutate(MXF4, "128 x 16 fields", "128 x 32 fields")
+    results, _ = _prove(text)
+    v = results[0].verdict("register-budget")
+    assert v.status == "refuted"
+    assert "32 fields a row of 8-element chunks cover 256 of K = 128" in v.message
+    assert results[0].verdict("metadata-coverage").counterexample == {
+        "selector": 0, "a": [0, 16], "place": {"lane": 0, "column": 2, "bit": 0},
+        "name": "column"}
+
+
+def test_four_bit_a_lane_off_by_one_is_refuted_with_the_cell() -> None:
+    results, _ = _prove(_mutate(MXF4, "lane   = row", "lane   = row - 1"))
+    v = results[0].verdict("metadata-coverage")
+    assert v.counterexample == {"selector": 0, "a": [0, 0],
+                                "place": {"lane": -1, "column": 0, "bit": 0}, "name": "lane"}
+
+
+def test_four_bit_two_fields_on_the_same_bits_are_refuted() -> None:
+    results, _ = _prove(_mutate(MXF4, "bit    = 4 * (chunk % 8)", "bit    = 2 * (chunk % 8)"))
+    v = results[0].verdict("metadata-coverage")
+    assert v.counterexample == {"selector": 0, "a": [0, 0], "b": [0, 1],
+                                "place": {"lane": 0, "column": 0, "bit": 2}, "name": "bit"}
+
+
+def test_four_bit_selector_one_is_refuted_against_the_text() -> None:
+    results, _ = _prove(_mutate(MXF4, "sel    = {0}", "sel    = {1}"))
+    assert results[0].verdict("selector-range").counterexample == {"stated": [1], "text": [0]}
