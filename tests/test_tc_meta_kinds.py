@@ -36,6 +36,25 @@ CUTE: dict[tuple[str, str, int], tuple[Nest, Nest, Fraction]] = {
        for kind in ("f8f6f4", "mxf8f6f4", "i8")},
     **{("tcgen05.mma.sp", kind, 128): ((128, 128), (1, 128), Fraction(1, 2))
        for kind in ("mxf4", "mxf4nvf4")},
+    # tmem_e_frg_ws: a .ws fragment of M < 128 has a last mode of 128 / M copies, M lanes
+    # apart (the 8-bit ones fold it into K's mode: (64, 2) at M = 64)
+    ("tcgen05.mma.ws.sp", "tf32", 128): (((8, 2, 8), (8, 2)), ((1, 1024, 16), (128, 8)),
+                                         Fraction(2)),
+    ("tcgen05.mma.ws.sp", "tf32", 64): (((8, 2, 4), (8, 2), 2), ((1, 1024, 16), (128, 8), 64),
+                                        Fraction(2)),
+    ("tcgen05.mma.ws.sp", "tf32", 32): (((8, 2, 2), (8, 2), 4), ((1, 1024, 16), (128, 8), 32),
+                                        Fraction(2)),
+    ("tcgen05.mma.ws.sp", "f16", 128): (((8, 2, 8), (16, 2)), ((1, 2048, 16), (128, 8)),
+                                        Fraction(1)),
+    ("tcgen05.mma.ws.sp", "f16", 64): (((8, 2, 4), (16, 2), 2), ((1, 2048, 16), (128, 8), 64),
+                                       Fraction(1)),
+    ("tcgen05.mma.ws.sp", "f16", 32): (((8, 2, 2), (16, 2), 4), ((1, 2048, 16), (128, 8), 32),
+                                       Fraction(1)),
+    **{("tcgen05.mma.ws.sp", kind, m): atom
+       for kind in ("f8f6f4", "i8")
+       for m, atom in ((128, ((128, 64), (1, 128), Fraction(1))),
+                       (64, ((64, (64, 2)), (1, (128, 64)), Fraction(1))),
+                       (32, ((32, (64, 4)), (1, (128, 32)), Fraction(1))))},
 }
 
 
@@ -272,3 +291,61 @@ def test_four_bit_two_fields_on_the_same_bits_are_refuted() -> None:
 def test_four_bit_selector_one_is_refuted_against_the_text() -> None:
     results, _ = _prove(_mutate(MXF4, "sel    = {0}", "sel    = {1}"))
     assert results[0].verdict("selector-range").counterexample == {"stated": [1], "text": [0]}
+
+
+# ---- .ws forms (tcgen05.mma.ws.sp: tf32, f16, f8f6f4, i8 at M = 128, 64, 32) ---------------
+
+
+def test_the_ws_forms_hold_each_field_once_a_lane_group() -> None:
+    lays = layouts()
+    ws = sorted((k, m) for (i, k, m) in lays if i == "tcgen05.mma.ws.sp")
+    assert ws == [(k, m) for k in ("f16", "f8f6f4", "i8", "tf32") for m in (32, 64, 128)]
+    lay = lays[("tcgen05.mma.ws.sp", "f16", 64)]
+    assert lay.id == "tcgen05.sp_meta.ws.m64.f16" and (lay.rows, lay.copies) == (64, 2)
+    placed = {(p[0], p[1], p[5]): p[2:5] for p in lay.placed(1)}
+    # row 40's chunk 5: lane 0 + 8 + 32, bits 20-23 of column 1 ((40 / 8) % 2 = 1: the high
+    # half word); its copy 64 lanes down
+    assert placed[(40, 5, 0)] == (40, 1, 20) and placed[(40, 5, 1)] == (104, 1, 20)
+    i8 = {(p[0], p[1], p[5]): p[2:5] for p in lays[("tcgen05.mma.ws.sp", "i8", 32)].placed(0)}
+    assert [i8[(7, 9, c)] for c in range(4)] == [(7, 1, 4), (39, 1, 4), (71, 1, 4), (103, 1, 4)]
+
+
+WS_F16 = section("## Sparse metadata for tcgen05.mma.ws.sp .kind::f16 with M=64, K=32")
+WS_I8 = section("## Sparse metadata for tcgen05.mma.ws.sp .kind::i8 with M=32, K=64")
+
+
+def test_ws_copies_unlike_the_lane_groups_are_refuted() -> None:
+    """M = 64 .ws keeps D in two lane groups: a catalog holding each field once is refuted by
+    the register budget (and its fields then fill only half of the 128 lanes' column)."""
+    text = _mutate(_mutate(WS_F16, ", each held 2 times", ""), " + 64 * copy", "")
+    results, _ = _prove(text)
+    v = results[0].verdict("register-budget")
+    assert v.status == "refuted"
+    assert "each field held 1 time(s); a .ws form of M = 64 keeps D in 2 lane group(s)" \
+        in v.message
+    assert "sel 0: 2048 bits of fields in 1 column(s) of 128 32-bit words" in v.message
+
+
+def test_ws_a_copy_in_the_wrong_lane_group_is_refuted_with_the_cell() -> None:
+    """M = 32 .ws: copy c of row r belongs in lanes 32c..32c+31; a copy 31 lanes on lands on
+    the last row of the copy before it and outside its row's partition."""
+    results, errors = _prove(_mutate(WS_I8, "row + 32 * copy", "row + 31 * copy"))
+    cover = results[0].verdict("metadata-coverage")
+    assert cover.counterexample == {"selector": 0, "a": [0, 0, 1], "b": [31, 0, 0],
+                                    "place": {"lane": 31, "column": 0, "bit": 0},
+                                    "name": "bit"}
+    assert "row 0, chunk 0 (copy 1) and row 31, chunk 0 (copy 0)" in cover.message
+    part = results[0].verdict("lane-partition")
+    assert part.counterexample == {"selector": 0, "a": [0, 0, 1],
+                                   "place": {"lane": 31, "column": 0, "bit": 0},
+                                   "name": "lane"}
+    assert "its row of D is in lane 32, partition 1" in part.message
+    assert {f.kind for f in errors} == {"metadata-coverage", "lane-partition"}
+
+
+def test_ws_a_field_past_the_word_is_refuted() -> None:
+    results, _ = _prove(_mutate(WS_F16, "bit    = 4 * (chunk % 4) + 16 * ((row / 8) % 2)",
+                                "bit    = 4 * (chunk % 4) + 17 * ((row / 8) % 2)"))
+    v = results[0].verdict("metadata-coverage")
+    assert v.counterexample == {"selector": 0, "a": [8, 3, 0],
+                                "place": {"lane": 0, "column": 0, "bit": 29}, "name": "bit"}

@@ -11,10 +11,14 @@ lane 0, column 0, bits 0-3: ``{"selector": 0, "a": [0, 0], "b": [8, 0], "place":
 lanes or columns.  ``selector-range`` compares the stated values with the admitted ones --
 those of the descriptor's two-bit field that place every field once inside the stated
 columns -- so ``sel = {0, 1, 2}`` is refuted (2 reads column 2, past the two).
-``register-budget`` checks the stated shape against the form (M rows; K / chunk fields a row
-of the kind's granularity; the field as wide as a chunk's indices; the stated values use
-exactly the stated columns, full words), and ``lane-partition`` that a row's fields sit in the
-32-lane partition of its row of D (the warp of lanes 32w..32w+31 reads rows 32w..32w+31).
+For the 8-bit and block-scaled kinds the text itself fixes the selector ("must be 0", "is
+assumed to be 0"): there ``selector-range`` compares the stated values with the text's.
+``register-budget`` checks the stated shape against the form (M rows; the kind's sparse K;
+K / chunk fields a row of the kind's granularity; the field as wide as a chunk's indices;
+each field held once for each lane group of D -- twice for a .ws form of M = 64, four times
+at M = 32 --; the stated values use exactly the stated columns, full words), and
+``lane-partition`` that a row's fields sit in the 32-lane partition of its row of D (the warp
+of lanes 32w..32w+31 reads rows 32w..32w+31; a .ws form's copy c of row r: lane r + M * c).
 Every map here has at most 4 x 128 x 32 points: enumeration is the proof.
 """
 
