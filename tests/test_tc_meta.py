@@ -1,7 +1,8 @@
 """The sparsity metadata of tcgen05.mma.sp in tensor memory: the catalog's .kind::f16 M = 128
 layout proved for each selector value, its placement and selector facts mutated and refuted
 with the cells they are about, and its placement checked against CuTe's metadata fragment
-(where the installed CUTLASS wheel ships it)."""
+(where the installed CUTLASS wheel ships it).  The other kinds' and the .ws forms' own
+mutations are in test_tc_meta_kinds.py; the mutations here work on the f16 section alone."""
 
 from __future__ import annotations
 
@@ -16,7 +17,18 @@ from formal.prove.verdicts import Proof
 
 CATALOG = (Path(__file__).resolve().parents[1] / "formal" / "catalog" / "sparse-metadata"
            / "tcgen05.md")
-TEXT = CATALOG.read_text(encoding="utf-8")
+CATALOG_TEXT = CATALOG.read_text(encoding="utf-8")
+F16_TITLE = "## Sparse metadata for tcgen05.mma.sp .kind::f16 with M=128, K=32"
+
+
+def section(title: str) -> str:
+    """One section of the catalog, its heading to the next, as a document of its own."""
+    head = CATALOG_TEXT.index(title + "\n")
+    end = CATALOG_TEXT.find("\n## ", head + 1)
+    return CATALOG_TEXT[head:] if end < 0 else CATALOG_TEXT[head:end + 1]
+
+
+TEXT = section(F16_TITLE)
 LANE = "lane   = row % 8 + 8 * (chunk / 4) + 16 * (row / 16)"
 BIT = "bit    = 4 * (chunk % 4) + 16 * ((row / 8) % 2)"
 
@@ -34,13 +46,14 @@ def _mutate(old: str, new: str) -> str:
 
 
 def test_catalog_reads_the_f16_m128_form() -> None:
-    secs, found = read_tc_meta(TEXT, TC_META_CATALOG)
+    secs, found = read_tc_meta(CATALOG_TEXT, TC_META_CATALOG)
     assert not found
-    assert [(s.kind, s.m, s.k, s.rows, s.chunks, s.width, s.columns, s.lanes) for s in secs] \
-        == [("f16", 128, 32, 128, 8, 4, 2, 128)]
+    assert [(s.kind, s.m, s.k, s.rows, s.chunks, s.width, s.columns, s.lanes) for s in secs][0] \
+        == ("f16", 128, 32, 128, 8, 4, 2, 128)
+    secs, _ = read_tc_meta(TEXT, TC_META_CATALOG)
     lay = meta_layouts(secs)[0]
     assert lay.id == "tcgen05.sp_meta.m128.f16" and lay.sels == (0, 1)
-    placed = {(p[0], p[1]): p[2:] for p in lay.placed(1)}
+    placed = {(p[0], p[1]): p[2:5] for p in lay.placed(1)}
     # row 0's chunk 5 (K 20-23): eight lanes down, bits 4-7 of column 1; row 8 the high half
     assert placed[(0, 0)] == (0, 1, 0) and placed[(0, 5)] == (8, 1, 4)
     assert placed[(8, 0)] == (0, 1, 16) and placed[(127, 7)] == (127, 1, 28)
@@ -48,8 +61,8 @@ def test_catalog_reads_the_f16_m128_form() -> None:
 
 def test_catalog_proved_per_selector_in_the_default_run() -> None:
     proof = with_tc_meta(Proof((), ()), evidence=True)
-    assert [r.id for r in proof.scales] == ["tcgen05.sp_meta.m128.f16.sel0",
-                                            "tcgen05.sp_meta.m128.f16.sel1"]
+    assert [r.id for r in proof.scales][:2] == ["tcgen05.sp_meta.m128.f16.sel0",
+                                                "tcgen05.sp_meta.m128.f16.sel1"]
     for r in proof.scales:
         assert {v.name: v.status for v in r.verdicts} == {
             **{n: "proved" for n in META_OBLIGATIONS[:-1]}, "hardware": "unconfirmed"}
@@ -127,6 +140,6 @@ def test_the_placement_is_cutes_f16_metadata_fragment() -> None:
         v = m0 + 2048 * m1 + 16 * m2 + 128 * k0 + 8 * k1
         cute[(m0 + 8 * m1 + 16 * m2, k0 + 16 * k1)] = (v % 128, (v // 128) // 32,
                                                        (v // 128) % 32)
-    for row, chunk, lane, col, bit in lay.placed(0):
+    for row, chunk, lane, col, bit, *_ in lay.placed(0):
         for j in range(4):
             assert cute[(row, 4 * chunk + j)] == (lane, col, bit + j)

@@ -12,9 +12,11 @@ and ``sel = 1``::
       (8, 0)            (0, 1, 16-19)
 
 so rows 0 and 8 share lane 0 (each half word one row) and the second half of a row's chunks
-goes eight lanes down.  A ``MetaLayout`` keeps such a table for each of the four values the
-instruction descriptor's two-bit selector field can take, stated legal or not, so that the
-prove stage can say which values the layout admits.
+goes eight lanes down.  A ``.ws`` form of M < 128 holds each field ``copies`` times (128 / M:
+one for each group of lanes its accumulator takes); its program places each ``copy``, and a
+placed field is ``(row, chunk, lane, column, bit, copy)``.  A ``MetaLayout`` keeps such a
+table for each of the four values the instruction descriptor's two-bit selector field can take,
+stated legal or not, so that the prove stage can say which values the layout admits.
 """
 
 from __future__ import annotations
@@ -40,14 +42,15 @@ TMEM_LANES = 128
 PLACE_NAMES = ("lane", "column", "bit")
 REQUIRED = ("sel", "lane", "column", "bit")
 
-Field = tuple[int, int, int, int, int]  # (row, chunk) of the metadata -> lane, column, bit
+Field = tuple[int, int, int, int, int, int]  # (row, chunk) -> lane, column, bit; the copy
 
 
 @dataclass(frozen=True)
 class MetaLayout(ProgramLines):
     """The metadata of one sparse ``tcgen05.mma.sp`` form, evaluated."""
 
-    id: str  # tcgen05.sp_meta.m128.f16
+    id: str  # tcgen05.sp_meta.m128.f16, tcgen05.sp_meta.ws.m64.f16
+    instruction: str  # tcgen05.mma.sp | tcgen05.mma.ws.sp
     kind: str
     m: int
     k: int
@@ -56,6 +59,7 @@ class MetaLayout(ProgramLines):
     width: int  # bits a field (stated)
     columns: int  # columns the stated selector values take
     lanes: int  # lanes they take
+    copies: int  # times each field is held (stated)
     sels: tuple[int, ...]  # the stated selector values
     every: tuple[tuple[int, tuple[Field, ...]], ...]  # per selector value 0..3
     span: Span
@@ -77,12 +81,13 @@ def meta_layout(sec: MetaSection) -> MetaLayout:
     prog = sec.program
     defs = {d.name: d for d in prog.definitions}
     lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
-    lid = f"tcgen05.sp_meta.m{sec.m}.{sec.kind}"
+    lid = f"tcgen05.sp_meta.{'ws.' if sec.ws else ''}m{sec.m}.{sec.kind}"
     faults = program_faults(sec.decl, prog, lid, REQUIRED)
     every = at_each_value(lid, "sparse-metadata", sec.decl, faults,
                           lambda s: _placed(defs, sec, s), SELECTOR_VALUES)
-    return MetaLayout(lid, sec.kind, sec.m, sec.k, sec.rows, sec.chunks, sec.width,
-                      sec.columns, sec.lanes, set_values(defs.get("sel")), tuple(every),
+    return MetaLayout(lid, "tcgen05.mma.ws.sp" if sec.ws else "tcgen05.mma.sp", sec.kind,
+                      sec.m, sec.k, sec.rows, sec.chunks, sec.width, sec.columns, sec.lanes,
+                      sec.copies, set_values(defs.get("sel")), tuple(every),
                       sec.decl.span(0), lines, tuple(faults))
 
 
@@ -90,10 +95,11 @@ def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple
     out: list[Field] = []
     for r in range(sec.rows):
         for c in range(sec.chunks):
-            env = {"row": r, "chunk": c, "sel": s}
-            lane, col, bit = (program_value(definition_expr(defs[n]), env, defs)
-                              for n in PLACE_NAMES)
-            out.append((r, c, lane, col, bit))
+            for copy in range(sec.copies):
+                env = {"row": r, "chunk": c, "sel": s, "copy": copy}
+                lane, col, bit = (program_value(definition_expr(defs[n]), env, defs)
+                                  for n in PLACE_NAMES)
+                out.append((r, c, lane, col, bit, copy))
     return tuple(out)
 
 

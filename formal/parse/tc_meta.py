@@ -12,8 +12,10 @@ selector values take, and a placement program (pseudocode, ``grammar/pseudocode.
 
 becomes ``MetaSection(kind="f16", m=128, k=32, rows=128, chunks=8, width=4, columns=2,
 lanes=128, program=Program(...))``: row 0's chunk 5 reads, at ``sel = 1``, lane 8, column 1,
-bits 4-7.  The lines are read by ``grammar/tc_meta.lark``; nothing is evaluated here
-(``formal.model.tc_meta`` gives the program meaning).
+bits 4-7.  A title naming ``tcgen05.mma.ws.sp`` reads as ``ws=True``; a line ``Metadata: 64 x
+8 fields of 4 bits, each held 2 times, in 2 columns of 128 lanes`` as ``copies=2`` (its
+program places each ``copy``).  The lines are read by ``grammar/tc_meta.lark``; nothing is
+evaluated here (``formal.model.tc_meta`` gives the program meaning).
 """
 
 from __future__ import annotations
@@ -56,15 +58,23 @@ class MetaSection:
     title: str
     source: SourceText
     decl: SourceText
+    ws: bool = False  # tcgen05.mma.ws.sp
+    copies: int = 1  # times each field is held (a .ws form of M < 128: 128 / M)
 
 
 class _ToMeta(Transformer[Token, Any]):
     def meta_title(self, items: list[Token]) -> tuple[Any, ...]:
         toks = {t.type: str(t) for t in items}
-        return (toks["KIND"].partition("::")[2], int(toks["M_EQ"][2:]), int(toks["K_EQ"][2:]))
+        return (toks["KIND"].partition("::")[2], int(toks["M_EQ"][2:]), int(toks["K_EQ"][2:]),
+                ".ws." in toks["TC_SP"])
 
-    def meta_decl(self, items: list[Token]) -> tuple[int, ...]:
-        return tuple(int(t) for t in items if t.type == "INT")
+    def copies(self, items: list[Token]) -> int:
+        return next(int(t) for t in items if t.type == "INT")
+
+    def meta_decl(self, items: list[Any]) -> tuple[int, ...]:
+        ints = [int(t) for t in items if isinstance(t, Token) and t.type == "INT"]
+        copies = next((c for c in items if isinstance(c, int)), 1)
+        return (*ints, copies)
 
 
 def read_meta_line(text: str, start: str) -> Any | None:
@@ -96,10 +106,10 @@ def read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[F
         else:
             program, errs = parse_program(cur["lines"])
             findings.extend(errs)
-            rows, chunks, width, cols, lanes = cur["decl"]
-            kind, m, k = cur["head"]
+            rows, chunks, width, cols, lanes, copies = cur["decl"]
+            kind, m, k, ws = cur["head"]
             out.append(MetaSection(kind, m, k, rows, chunks, width, cols, lanes, program,
-                                   cur["title"], cur["source"], cur["decl_source"]))
+                                   cur["title"], cur["source"], cur["decl_source"], ws, copies))
         cur = None
 
     for no, raw in enumerate(text.split("\n"), start=1):

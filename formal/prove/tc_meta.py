@@ -11,10 +11,14 @@ lane 0, column 0, bits 0-3: ``{"selector": 0, "a": [0, 0], "b": [8, 0], "place":
 lanes or columns.  ``selector-range`` compares the stated values with the admitted ones --
 those of the descriptor's two-bit field that place every field once inside the stated
 columns -- so ``sel = {0, 1, 2}`` is refuted (2 reads column 2, past the two).
-``register-budget`` checks the stated shape against the form (M rows; K / chunk fields a row
-of the kind's granularity; the field as wide as a chunk's indices; the stated values use
-exactly the stated columns, full words), and ``lane-partition`` that a row's fields sit in the
-32-lane partition of its row of D (the warp of lanes 32w..32w+31 reads rows 32w..32w+31).
+For the 8-bit and block-scaled kinds the text itself fixes the selector ("must be 0", "is
+assumed to be 0"): there ``selector-range`` compares the stated values with the text's.
+``register-budget`` checks the stated shape against the form (M rows; the kind's sparse K;
+K / chunk fields a row of the kind's granularity; the field as wide as a chunk's indices;
+each field held once for each lane group of D -- twice for a .ws form of M = 64, four times
+at M = 32 --; the stated values use exactly the stated columns, full words), and
+``lane-partition`` that a row's fields sit in the 32-lane partition of its row of D (the warp
+of lanes 32w..32w+31 reads rows 32w..32w+31; a .ws form's copy c of row r: lane r + M * c).
 Every map here has at most 4 x 128 x 32 points: enumeration is the proof.
 """
 
@@ -31,6 +35,16 @@ from .verdicts import Core, Verdict
 
 META_OBLIGATIONS = ("metadata-coverage", "selector-range", "register-budget", "lane-partition",
                     "hardware")
+# What the text's sentences fix per kind (9.7.16.10.8.4.5-6): "The value of the sparsity
+# selector must be 0 for .kind::i8 and .kind::f8f6f4, is assumed to be 0 for .kind::mxf8f6f4,
+# .kind::mxf4 and .kind::mxf4nvf4".  For .kind::tf32 and .kind::f16 it draws figures only.
+TEXT_SELECTORS: dict[str, tuple[int, ...]] = {
+    "i8": (0,), "f8f6f4": (0,), "mxf8f6f4": (0,), "mxf4": (0,), "mxf4nvf4": (0,)}
+# K of a sparse tcgen05.mma.sp (twice the dense K: 256 bits of A a row, stored as 128): A's
+# element is 32 bits for tf32, 16 for f16, an 8-bit container for f8f6f4, mxf8f6f4 and i8,
+# and 4 bits for mxf4 and mxf4nvf4.
+SPARSE_K: dict[str, int] = {"tf32": 16, "f16": 32, "f8f6f4": 64, "mxf8f6f4": 64, "i8": 64,
+                            "mxf4": 128, "mxf4nvf4": 128}
 META_NO_DEVICE = ("not run: tcgen05.mma.sp needs sm_100a and no lent device has it; the text "
                   "gives the metadata's placement as figures only (this layout follows CuTe)")
 
@@ -43,30 +57,38 @@ def _fields(ps: Sequence[int]) -> str:
     return ", ".join(str(v) for v in ps)
 
 
+def _cell(lay: MetaLayout, p: Field) -> list[int]:
+    """A field's (row, chunk), and its copy where the form holds each field more than once."""
+    return [p[0], p[1], p[5]] if lay.copies > 1 else [p[0], p[1]]
+
+
+def _named(cell: list[int]) -> str:
+    copy = f" (copy {cell[2]})" if len(cell) > 2 else ""
+    return f"row {cell[0]}, chunk {cell[1]}{copy}"
+
+
 def meta_placement_core(lay: MetaLayout, s: int) -> Core:
     """Do the fields at selector ``s`` each sit inside the stated lanes, columns and word,
     no two on one bit?"""
-    seen: dict[tuple[int, int, int], tuple[int, int]] = {}
+    seen: dict[tuple[int, int, int], list[int]] = {}
     for p in lay.placed(s):
-        cell = (p[0], p[1])
+        cell = _cell(lay, p)
         bounds = (("lane", p[2], lay.lanes), ("column", p[3], lay.columns),
                   ("bit", p[4], WORD_BITS - lay.width + 1))
         for name, got, top in bounds:
             if not 0 <= got < top:
                 where = (f"bits {p[4]}-{p[4] + lay.width - 1}, past the {WORD_BITS}-bit word"
                          if name == "bit" else f"{name} {got}, outside the {top} {name}s")
-                return Core("refuted", f"sel {s}: the field of row {cell[0]}, chunk {cell[1]} "
-                            f"lands on {where}", {"selector": s, "a": list(cell),
-                                                  "place": _place(p), "name": name},
-                            method="enumeration")
+                return Core("refuted", f"sel {s}: the field of {_named(cell)} lands on "
+                            f"{where}", {"selector": s, "a": cell, "place": _place(p),
+                                         "name": name}, method="enumeration")
         for b in range(p[4], p[4] + lay.width):
             at = (p[2], p[3], b)
             if at in seen:
                 other = seen[at]
-                return Core("refuted", f"sel {s}: the fields of row {other[0]}, chunk "
-                            f"{other[1]} and row {cell[0]}, chunk {cell[1]} both hold lane "
-                            f"{at[0]}, column {at[1]}, bit {b}",
-                            {"selector": s, "a": list(other), "b": list(cell),
+                return Core("refuted", f"sel {s}: the fields of {_named(other)} and "
+                            f"{_named(cell)} both hold lane {at[0]}, column {at[1]}, bit {b}",
+                            {"selector": s, "a": other, "b": cell,
                              "place": {"lane": at[0], "column": at[1], "bit": b},
                              "name": "bit"}, method="enumeration")
             seen[at] = cell
@@ -81,6 +103,16 @@ def admitted_meta_selectors(lay: MetaLayout) -> tuple[int, ...]:
 
 
 def meta_selector_core(lay: MetaLayout) -> Core:
+    """The stated selector values are those the text fixes for the kind (``TEXT_SELECTORS``),
+    or, where it draws figures only, those the placement admits."""
+    text = TEXT_SELECTORS.get(lay.kind)
+    if text is not None:
+        if tuple(lay.sels) == text:
+            return Core("proved", method="table")
+        return Core("refuted", f"the stated sel {{{_fields(lay.sels)}}}; the text says the "
+                    f"selector must be (or is assumed to be) {{{_fields(text)}}} for "
+                    f".kind::{lay.kind}", {"stated": list(lay.sels), "text": list(text)},
+                    method="table")
     want = admitted_meta_selectors(lay)
     if tuple(lay.sels) == want:
         return Core("proved", method="enumeration")
@@ -99,17 +131,22 @@ def meta_budget_core(lay: MetaLayout) -> Core:
     sp = SPARSITY[row]
     if lay.rows != lay.m:
         faults.append(f"{lay.rows} rows; M = {lay.m}")
+    if lay.k != SPARSE_K[lay.kind]:
+        faults.append(f"K = {lay.k}; a sparse .kind::{lay.kind} has K = {SPARSE_K[lay.kind]}")
     if lay.chunks * sp.chunk != lay.k:
         faults.append(f"{lay.chunks} fields a row of {sp.chunk}-element chunks cover "
                       f"{lay.chunks * sp.chunk} of K = {lay.k}")
     if lay.width != sp.slots * sp.index_bits:
         faults.append(f"{lay.width}-bit fields; a chunk has {sp.slots} indices of "
                       f"{sp.index_bits} bits")
+    if lay.copies != _d_copies(lay):
+        faults.append(f"each field held {lay.copies} time(s); a{' .ws' if _ws(lay) else ''} "
+                      f"form of M = {lay.m} keeps D in {_d_copies(lay)} lane group(s)")
     if lay.lanes > TMEM_LANES:
         faults.append(f"{lay.lanes} lanes: tensor memory has {TMEM_LANES}")
     for s in lay.sels:
         cols = {p[3] for p in lay.placed(s)}
-        need = lay.rows * lay.chunks * lay.width
+        need = lay.rows * lay.chunks * lay.width * lay.copies
         if need != len(cols) * lay.lanes * WORD_BITS:
             faults.append(f"sel {s}: {need} bits of fields in {len(cols)} column(s) of "
                           f"{lay.lanes} {WORD_BITS}-bit words")
@@ -123,18 +160,31 @@ def meta_budget_core(lay: MetaLayout) -> Core:
     return Core("proved", method="table")
 
 
+def _ws(lay: MetaLayout) -> bool:
+    return lay.instruction == "tcgen05.mma.ws.sp"
+
+
+def _d_copies(lay: MetaLayout) -> int:
+    """The lane groups D of the form takes: a .ws form of M < 128 keeps row r in lanes
+    r + M * copy (Layouts E and G), every other form once."""
+    return TMEM_LANES // lay.m if _ws(lay) and lay.m in (32, 64) else 1
+
+
 def meta_partition_core(lay: MetaLayout, s: int) -> Core:
-    """Each row's fields at selector ``s`` sit in the 32-lane partition of that row of D
-    (lane // 32 == row // 32 at M = 128, where D's row r is lane r)."""
-    if lay.m != TMEM_LANES:
-        return Core("not-applicable", f"M = {lay.m}: only M = 128's D puts row r in lane r")
+    """Each row's fields at selector ``s`` sit in the 32-lane partition of that row of D:
+    lane r at M = 128; lane r + M * copy for a .ws form of M = 64 or 32, whose D keeps row r
+    in each of its 128 / M lane groups."""
+    if lay.m != TMEM_LANES and not (_ws(lay) and lay.m in (32, 64)):
+        return Core("not-applicable", f"M = {lay.m}: only M = 128's D and the .ws forms' put "
+                    "row r in lane r (+ M * copy)")
     for p in lay.placed(s):
-        if p[2] // 32 != p[0] // 32:
-            return Core("refuted", f"sel {s}: the field of row {p[0]}, chunk {p[1]} sits in "
-                        f"lane {p[2]}, partition {p[2] // 32}; row {p[0]} of D is in "
-                        f"partition {p[0] // 32}",
-                        {"selector": s, "a": [p[0], p[1]], "place": _place(p), "name": "lane"},
-                        method="enumeration")
+        d_lane = p[0] + lay.m * p[5]
+        if p[2] // 32 != d_lane // 32:
+            return Core("refuted", f"sel {s}: the field of {_named(_cell(lay, p))} sits in "
+                        f"lane {p[2]}, partition {p[2] // 32}; its row of D is in lane "
+                        f"{d_lane}, partition {d_lane // 32}",
+                        {"selector": s, "a": _cell(lay, p), "place": _place(p),
+                         "name": "lane"}, method="enumeration")
     return Core("proved", method="enumeration")
 
 
@@ -172,7 +222,7 @@ def prove_meta(lay: MetaLayout) -> tuple[list[ScaleResult], list[Finding]]:
                 continue
             findings.append(error(v.name, v.span, f"{sid}: {v.message}",
                                   counterexample=v.counterexample, layout=sid))
-        results.append(ScaleResult(sid, "tcgen05.mma.sp", lay.span, tuple(verdicts),
+        results.append(ScaleResult(sid, lay.instruction, lay.span, tuple(verdicts),
                                    f"m{lay.m}k{lay.k}", (lay.kind,), (lay.rows, lay.chunks),
                                    "metadata"))
     return results, findings
