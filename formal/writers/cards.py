@@ -84,15 +84,15 @@ def card(result: Any, drawing: str | None = None) -> str:
 def meta_figure(lay: Any, sel: int) -> str:
     """The sparse metadata of one selector value: lanes down, each field's place in the
     32-bit word across (``c0.b4``: column 0, bits 4 up), ``r<row>c<chunk>`` in each cell."""
-    placed = lay.placed(sel)
+    placed = [p[:5] for p in lay.placed(sel)]  # (row, chunk, lane, column, bit[, copy])
     slots = sorted({(col, bit) for _r, _c, _ln, col, bit in placed})
     grid = {(ln, col, bit): f"r{r}c{c}" for r, c, ln, col, bit in placed}
     head = ["lane", *(f"c{col}.b{bit}" for col, bit in slots)]
     body = [[f"{ln:4d}", *(grid.get((ln, *s), "-") for s in slots)]
             for ln in sorted({p[2] for p in placed})]
     widths = [max(len(r[k]) for r in (head, *body)) for k in range(len(head))]
-    out = [f"sparsity selector {sel}: {len(placed)} fields of {lay.width} bits; cell = the "
-           "field of metadata row r, chunk c (four elements of K)"]
+    out = [f"sparsity selector {sel}: {len(placed)} places of {lay.width}-bit fields; cell = "
+           "the field of metadata row r for chunk c of K"]
     out += ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in (head, *body)]
     return "\n".join(out) + "\n"
 
