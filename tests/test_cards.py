@@ -96,3 +96,15 @@ def test_a_refuted_obligation_shows_its_counterexample_and_is_not_ok() -> None:
     assert cards.pick([bad], "catalog:WGMMA.smem.example.K-major.32B.f16") == [bad]
     assert cards.pick([bad], "wgmma.smem.example.K-major") == [bad]
     assert cards.pick([bad], "wgmma.smem.example.K-maj") == []
+
+
+def test_show_answers_one_id_of_every_instruction_and_shape_beyond_the_fragments() -> None:
+    from formal.api import results_beyond_fragments
+    first: dict[tuple[str, str], str] = {}
+    for r in results_beyond_fragments():
+        first.setdefault((r.instruction, r.id.split(".")[2]), r.id)
+    assert len(first) >= 10
+    for ident in first.values():
+        code, out, err = run("show", ident)
+        assert (code, err) == (0, ""), (ident, err)
+        assert out.startswith(f"{ident}: "), ident
