@@ -55,10 +55,16 @@ def test_catalog_reads_every_legal_form() -> None:
         got = [(s.kind, s.form, s.stype, s.k, s.vec) for s in doc.tc_sections
                if (s.m, s.cta_group) == (m, cta)]
         assert got == forms, m
-    assert len(doc.tc_sections) == 3 * len(forms)
+    # M = 128 with a pair: every form of the dense mma (Layout B), and of the sparse one
+    # (Layout C) every form but K = 96's, at twice the K
+    got = [(s.kind, s.form, s.stype, s.k, s.vec, s.sparse) for s in doc.tc_sections
+           if (s.m, s.cta_group) == (128, 2)]
+    assert got == [(*f, False) for f in forms] + [
+        (k, f, t, 2 * kk, v, True) for k, f, t, kk, v in forms if kk != 96]
+    assert len(doc.tc_sections) == 4 * len(forms) + 5
     lays = tc_scale_layouts(doc)
-    assert len(lays) == 54
-    assert {(x.operand, x.tile, x.columns) for x in lays if x.m == 128} == {
+    assert len(lays) == 82
+    assert {(x.operand, x.tile, x.columns) for x in lays if (x.m, x.cta_group) == (128, 1)} == {
         ("A", (128, 1), 4), ("B", (1, 256), 8), ("A", (128, 2), 4), ("B", (2, 256), 8),
         ("A", (128, 4), 4), ("B", (4, 256), 8), ("A", (128, 3), 8), ("B", (3, 256), 16),
         ("A", (128, 6), 8), ("B", (6, 256), 16)}
@@ -68,6 +74,15 @@ def test_catalog_reads_every_legal_form() -> None:
     assert {(x.tile, x.columns) for x in lays if x.m == 256 and x.operand == "A"} == {
         ((256, 1), 4), ((256, 2), 4), ((256, 4), 4), ((256, 3), 8), ((256, 6), 8)}
     assert {x.cta_group for x in lays if x.m == 256} == {2}
+    # a pair's M = 128: two columns of scale_A a CTA (four at K = 96); scale_B in four (eight)
+    # columns of the two partitions of its half for the dense forms, in eight (sixteen) of
+    # every partition for the sparse ones
+    pair = [x for x in lays if (x.m, x.cta_group) == (128, 2)]
+    assert {(x.operand, x.sparse, x.k == 96, x.columns) for x in pair} == {
+        ("A", False, False, 2), ("A", False, True, 4), ("B", False, False, 4),
+        ("B", False, True, 8), ("A", True, False, 2), ("B", True, False, 8)}
+    assert {x.states("half") for x in pair if x.operand == "B"} == {True, False}
+    assert all(x.states("half") != x.sparse for x in pair if x.operand == "B")
     assert {x.sf_ids for x in lays if x.vec == 2} == {(0, 2)}
 
 
@@ -75,7 +90,7 @@ def test_catalog_proved_k96_block32_a_warning() -> None:
     proof = prove_block_scale()
     mine = [r for r in proof.results if r.instruction == "tcgen05.block_scale"
             and r.id.startswith("tcgen05.")]
-    assert len(mine) == 54
+    assert len(mine) == 82
     for r in mine:
         got = {v.name: v.status for v in r.verdicts}
         fit = "refuted" if ".block32." in r.id else "proved"
@@ -87,7 +102,7 @@ def test_catalog_proved_k96_block32_a_warning() -> None:
     tc = [f for f in proof.findings if f.layout.startswith("tcgen05.")]
     assert not [f for f in tc if f.severity == "error"]
     fits = [f for f in tc if f.kind == "block-scale-sub-column-fit"]
-    assert len(fits) == 12  # the two .block32 forms' A and B at each of three M
+    assert len(fits) == 16  # the two .block32 forms' A and B at M = 64, 128 and a pair's 256, 128
     assert fits[0].counterexample == {"selector": 2, "row": 0, "columns": [0, 1], "needed": 1}
 
 
@@ -195,7 +210,9 @@ def test_each_place_evaluated_over_the_matrix_equals_the_walk_point_by_point(
     import formal.model.tc_scale as T
     sd = block_scale_catalog("tcgen05")
     cases = [(op, s) for sec in sd.tc_sections for op in sec.operands for s in range(4)]
-    assert len(cases) == 4 * 54  # 18 operands of the legal forms at M = 64, 128 and a pair's 256
+    # 18 operands of the legal forms at M = 64, 128 and a pair's 256 and 128, and 10 of the
+    # sparse forms of a pair's M = 128
+    assert len(cases) == 4 * 82
     walk = T._placed_by_point
     monkeypatch.setattr(T, "_placed_by_point", None)  # the catalog's are never walked
     for op, s in cases:
@@ -240,12 +257,14 @@ def test_pair_places_each_half_of_a_in_its_cta() -> None:
 
 
 def test_pair_mutations_refuted_with_the_cell() -> None:
-    # the CTA of a row off by a factor: rows 128.. go to a third CTA
+    # the CTA of a row off by a factor: rows 64-127 go to CTA 1, where Layout A keeps them in
+    # CTA 0 (and rows 128.. to a third CTA)
     v, findings, _l = _prove(_mutate("cta    = row / 128", "cta    = row / 64", TITLE_PAIR))
     cov = v["scale-coverage"]
     assert cov.status == "refuted" and cov.counterexample["name"] == "cta"
-    assert cov.counterexample["a"] == [128, 0]
-    assert cov.counterexample["place"] == {"cta": 2, "lane": 0, "column": 0, "byte": 0}
+    assert cov.counterexample["a"] == [64, 0]
+    assert cov.counterexample["place"] == {"cta": 1, "lane": 0, "column": 2, "byte": 0}
+    assert cov.counterexample["data_path"] == {"layout": "A", "cta": 0}
     assert _section(TITLE_PAIR).splitlines()[cov.span.line - 1].split() == \
         ["cta", "=", "row", "/", "128"]  # the refutation names the line of `cta`
     # the column of a pair's row not restarted in CTA 1: rows 128.. past the four columns
@@ -256,6 +275,73 @@ def test_pair_mutations_refuted_with_the_cell() -> None:
     v, findings, _l = _prove(_mutate("  cta    = row / 128\n", "", TITLE_PAIR))
     assert {x.status for n, x in v.items() if n != "hardware"} == {"error"}
     assert any("cta" in f.message for f in findings if f.severity == "error")
+
+
+TITLE_M128_PAIR = ("## Block scaling for tcgen05.mma .cta_group::2 .kind::mxf4 .scale_vec::2X "
+                   ".ue8m0 with M=128, N=256, K=64")
+TITLE_M128_SP = ("## Block scaling for tcgen05.mma.sp .cta_group::2 .kind::mxf4 .scale_vec::2X "
+                 ".ue8m0 with M=128, N=256, K=128")
+M128_PAIR = "tcgen05.block_scale.m128n256k64.mxf4.scale_vec::2X.ue8m0.cta_group::2"
+
+
+def test_m128_pair_places_rows_by_cta_and_columns_by_half() -> None:
+    lays = {x.id: x for x in tc_scale_layouts(block_scale_catalog("tcgen05"))}
+    a, b = lays[M128_PAIR + ".scale_A"], lays[M128_PAIR + ".scale_B"]
+    # scale_A: row r in CTA r / 64 (Layout B's half of D), lane r % 32, column (r % 64) / 32
+    at = {(p[0], p[1]): (p[5], *p[2:5]) for p in a.placed(2)}  # cta, lane, column, byte
+    assert at[(0, 0)] == (0, 0, 0, 2) and at[(63, 1)] == (0, 31, 1, 3)
+    assert at[(64, 0)] == (1, 0, 0, 2) and at[(127, 1)] == (1, 31, 1, 3)
+    # scale_B (CuTe's 2by2): column n in the half n / 128 of each CTA, column (n % 128) / 32
+    bt = {(p[0], p[1]): (p[5], p[6], *p[2:5]) for p in b.placed(0)}  # cta, half, lane, ...
+    assert bt[(0, 0)] == (0, 0, 0, 0, 0) and bt[(1, 127)] == (0, 0, 31, 3, 1)
+    assert bt[(0, 128)] == (0, 1, 0, 0, 0) and bt[(1, 200)] == (0, 1, 8, 2, 1)
+    assert admitted_ids(a) == (0, 2) and admitted_ids(b) == (0, 2)
+    assert b.instruction == "tcgen05.mma.cta_group::2.kind::mxf4.block_scale.scale_vec::2X"
+    sp = lays["tcgen05.block_scale.m128n256k128.mxf4.scale_vec::2X.ue8m0.cta_group::2.sp"
+              ".scale_B"]
+    assert sp.instruction == "tcgen05.mma.sp.cta_group::2.kind::mxf4.block_scale.scale_vec::2X"
+    assert {(p[0], p[1]): p[2:5] for p in sp.placed(0)}[(1, 200)] == (8, 6, 1)
+    assert all(v.status in ("proved", "unconfirmed") for lay in (a, b, sp)
+               for v in prove_tc_scale(lay)[0].verdicts)
+
+
+def test_m128_pair_mutations_refuted_with_the_cell() -> None:
+    t = TITLE_M128_PAIR
+    # a row sent to the other CTA: rows 0-63 in CTA 1, where Layout B keeps them in CTA 0
+    v, findings, _l = _prove(_mutate("cta    = row / 64", "cta    = 1 - row / 64", t))
+    cov = v["scale-coverage"]
+    assert cov.status == "refuted" and cov.counterexample == {
+        "selector": 0, "a": [0, 0], "place": {"cta": 1, "lane": 0, "column": 0, "byte": 0},
+        "name": "cta", "data_path": {"layout": "B", "cta": 0}}
+    mutant = _mutate("cta    = row / 64", "cta    = 1 - row / 64", t)
+    assert mutant.splitlines()[cov.span.line - 1].split() == ["cta", "=", "1", "-", "row", "/",
+                                                              "64"]
+    assert any(f.kind == "block-scale-scale-coverage" for f in findings)
+    # the pair's CTA of M = 256 kept at M = 128: rows 0 and 64 on one byte of CTA 0
+    v, _f, _l = _prove(_mutate("cta    = row / 64", "cta    = row / 128", t))
+    assert v["scale-coverage"].counterexample["a"] == [64, 0]
+    assert v["scale-coverage"].counterexample["data_path"] == {"layout": "B", "cta": 1}
+    # scale_B split between the CTAs: column 128 only in CTA 1, but both CTAs compute it
+    v, _f, _l = _prove(_mutate("half   = col / 128", "cta    = col / 128", t, "Scale B"),
+                       "scale_B")
+    assert v["scale-coverage"].status == "refuted"
+    assert v["scale-coverage"].counterexample["name"] == "cta"
+    assert "each holds all of scale_B" in v["scale-coverage"].message
+    # the halves swapped: column 0 in lanes 64-127, where Layout B keeps column 0 of D in 0-63
+    v, _f, _l = _prove(_mutate("half   = col / 128", "half   = 1 - col / 128", t, "Scale B"),
+                       "scale_B")
+    assert v["scale-coverage"].counterexample == {
+        "selector": 0, "a": [0, 0], "place": {"half": 1, "lane": 0, "column": 0, "byte": 0},
+        "name": "half", "data_path": {"layout": "B", "half": 0}}
+    # no half (the 4x1 duplication into every partition) in CuTe's four columns: columns 0
+    # and 128 of scale_B on one byte
+    v, _f, _l = _prove(_mutate("  half   = col / 128\n", "", t, "Scale B"), "scale_B")
+    assert v["scale-coverage"].counterexample["a"] == [0, 0]
+    assert v["scale-coverage"].counterexample["b"] == [0, 128]
+    # a half stated for the sparse form, whose Layout C keeps every column in all partitions
+    v, _f, _l = _prove(_mutate("lane   = col % 32", "half   = col / 128\n  lane   = col % 32",
+                               TITLE_M128_SP, "Scale B"), "scale_B")
+    assert v["scale-coverage"].counterexample["data_path"] == {"layout": "C", "half": None}
 
 
 def test_m64_mutations_refuted_with_the_cell() -> None:
@@ -298,7 +384,7 @@ def test_prove_the_catalog_document(capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["prove", str(CATALOG), "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     assert rc == 0
-    assert data["summary"]["layouts"] == 54
+    assert data["summary"]["layouts"] == 82
     lay = data["layouts"][2]
     assert (lay["instruction"], lay["operand"], lay["shape"], lay["tile"]) == \
         ("tcgen05.block_scale", "scale_A", "m128n256k64", [128, 2])

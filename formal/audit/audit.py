@@ -49,9 +49,11 @@ from .project import (
     scale_spec_layouts,
     spec_copies,
     spec_layouts,
+    tc_scale_spec_layouts,
 )
 from .scale import ScaleComparison, audit_scale_env
 from .smem import smem_atoms
+from .tc_scale import TcScaleComparison, audit_tc_scale_env
 from .tmem import compare_tmem
 from .tmem_copy import compare_copy
 from .umma import compare_d
@@ -103,6 +105,9 @@ class Audit:
     # the block-scaled atoms' scale-factor layouts (SFALayout / SFBLayout, SM120) against the
     # catalog's block-scale layouts (``formal.audit.scale``), by (lane, byte)
     scales: tuple[ScaleComparison, ...] = field(default=())
+    # the SM100 block-scaled UMMA atoms' scale factors in tensor memory (tmem_sf_frg) against
+    # the catalog's tcgen05 block-scale layouts (``formal.audit.tc_scale``), factor by factor
+    tc_scales: tuple[TcScaleComparison, ...] = field(default=())
 
     def counts(self) -> dict[str, int]:
         c = Counter(e.verdict for r in self.results for e in r.entries)
@@ -112,18 +117,23 @@ class Audit:
         c = Counter(s.verdict for s in self.scales)
         return {k: c.get(k, 0) for k in ("equal", "differs", "not-in-spec", "unreadable")}
 
+    def tc_scale_counts(self) -> dict[str, int]:
+        c = Counter(s.verdict for s in self.tc_scales)
+        return {k: c.get(k, 0) for k in ("equal", "differs", "not-in-spec", "unreadable")}
+
     @property
     def compared(self) -> int:
         """Checks that compared something with the spec (equal or differs)."""
         n = self.counts()
-        s = self.scale_counts()
-        return n["equal"] + n["differs"] + s["equal"] + s["differs"]
+        s, t = self.scale_counts(), self.tc_scale_counts()
+        return n["equal"] + n["differs"] + s["equal"] + s["differs"] + t["equal"] + t["differs"]
 
     @property
     def differs(self) -> bool:
         """Does an operand (or a scale-factor layout) differ from the spec where no correction
         says CuTe is right?"""
-        if any(s.verdict == "differs" for s in self.scales):
+        if any(s.verdict == "differs" for s in self.scales) or \
+                any(t.verdict == "differs" for t in self.tc_scales):
             return True
         for r in self.results:
             ok = {e.operand for e in r.entries if e.against == "correction"
@@ -139,7 +149,8 @@ class Audit:
             return verdict == "equal" or picked(verdict, select, ignore)
         return replace(self, results=tuple(
             replace(r, entries=tuple(e for e in r.entries if keep(e.verdict)))
-            for r in self.results), scales=tuple(s for s in self.scales if keep(s.verdict)))
+            for r in self.results), scales=tuple(s for s in self.scales if keep(s.verdict)),
+            tc_scales=tuple(s for s in self.tc_scales if keep(s.verdict)))
 
     def summary(self) -> dict[str, Any]:
         atoms_by: Counter[str] = Counter()
@@ -151,6 +162,7 @@ class Audit:
         return {"atoms": len(self.results), "operands": self.counts(),
                 "atoms_by_worst_verdict": dict(sorted(atoms_by.items())),
                 "scale_factors": self.scale_counts(),
+                "tcgen05_scale_factors": self.tc_scale_counts(),
                 "warnings": len(self.findings)}
 
 
@@ -465,6 +477,7 @@ def audit_atom(atom: Atom, env: Env | None = None) -> AtomResult:
 
 
 SCALE_HEADER = "mma_traits_sm120.hpp"
+TC_SCALE_HEADER = "mma_traits_sm100.hpp"
 
 
 def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = (),
@@ -487,4 +500,7 @@ def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = (),
     scales: list[ScaleComparison] = []
     if any(Path(h.path).name == SCALE_HEADER for h in env.headers):
         scales = audit_scale_env(env, scale_spec_layouts())
-    return Audit(tuple(results), tuple(findings), tuple(scales))
+    tc_scales: list[TcScaleComparison] = []
+    if any(Path(h.path).name == TC_SCALE_HEADER for h in env.headers):
+        tc_scales = audit_tc_scale_env(env, atoms, tc_scale_spec_layouts())
+    return Audit(tuple(results), tuple(findings), tuple(scales), tuple(tc_scales))

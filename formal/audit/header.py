@@ -16,7 +16,10 @@ one ``Struct`` whose ``type`` is ``MMA_Traits<SM80_8x8x4_F64F64F64F64_TN>`` and 
 keeps two more things, each re-read from its span of the text with the same grammar: every
 ``Layout x = Layout<...>{};`` with the ``if constexpr (...)`` conditions around it
 (``Struct.locals``: how ``UMMA::tmem_frg::make`` picks D's TMEM layout), and every
-``static_assert(M == 64 || M == 128, "...")`` as its terms (``Struct.asserts``).  A token
+``static_assert(M == 64 || M == 128, "...")`` as its terms (``Struct.asserts``), and every
+constant ``constexpr static int K = 96;`` / ``using REP = _4;`` of its body and member
+functions with its value (``Struct.constants``; a condition with ``||`` and ``!`` is read as a
+``CppBool``: how ``UMMA::tmem_sf_frg::make`` picks the scale factors' layout).  A token
 the grammar cannot place becomes a warning ``Finding`` at its line and the parse resumes
 after it: never a crash, never silence.
 """
@@ -123,6 +126,25 @@ class Pack:
     a: Any
 
 
+@dataclass(frozen=True)
+class CppBool:
+    """A condition ``a || b``, ``a && b`` or ``!a`` (``op``: "||", "&&", "!")."""
+
+    op: str
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """``NAME = value;`` in a struct's body or its member functions (``constexpr static int K
+    = 96;``, ``constexpr int SUBPART_DPs = 32;``, ``using REP = _4;``), the value as the
+    constant-expression syntax reads it (an int, a ``Type``, a ``CppChoice`` ...)."""
+
+    name: str
+    value: Any
+    line: int
+
+
 def show_cpp(e: Any) -> str:
     if isinstance(e, CppBinOp):
         return f"{show_cpp(e.a)}{e.op}{show_cpp(e.b)}"
@@ -177,6 +199,7 @@ class Struct:
     locals: tuple[LocalLayout, ...] = ()  # ``Layout x = ...{};`` in its member functions
     # each ``static_assert(a || b || ..., "...")`` of its body as its terms (a, b, ...)
     asserts: tuple[tuple[Any, ...], ...] = ()
+    constants: tuple[Constant, ...] = ()  # ``NAME = value;`` of its body and functions
 
     @property
     def name(self) -> str:
@@ -211,7 +234,7 @@ def _parser() -> Lark:
 
 @cache
 def _piece_parser() -> Lark:
-    return build_parser("cute", ["cpp_cond", "cpp_type", "cpp_assert"])
+    return build_parser("cute", ["cpp_cond", "cpp_type", "cpp_assert", "cpp_bool", "cpp_value"])
 
 
 @dataclass(frozen=True)
@@ -256,6 +279,24 @@ class _Assert:
     span: tuple[int, int]
 
 
+@dataclass(frozen=True)
+class _Const:
+    """A statement's tokens (text, start, end, is a NAME) and the offset of its ``;``,
+    resolved by ``read_header``: the first NAME the text follows with ``=`` names the
+    constant, and what is after the ``=`` up to the ``;`` is its value."""
+
+    toks: tuple[tuple[str, int, int, bool], ...]
+    end: int
+    line: int
+
+
+def _statement(run: list[Token], end: int) -> _Const | None:
+    if len(run) < 2:
+        return None
+    return _Const(tuple((str(t), _pos(t), int(t.end_pos or 0), t.type == "NAME") for t in run),
+                  end, int(run[0].line or 0))
+
+
 def _pos(x: Any) -> int:
     return int(getattr(x, "start_pos", -1) if getattr(x, "start_pos", None) is not None
                else -1)
@@ -275,7 +316,7 @@ def _flat(items: list[Any]) -> list[Any]:
     for x in items:
         if isinstance(x, list):
             out.extend(_flat(x))
-        elif isinstance(x, (_Asm, _Call, _Local, _Assert)):
+        elif isinstance(x, (_Asm, _Call, _Local, _Assert, _Const)):
             out.append(x)
     return out
 
@@ -304,6 +345,8 @@ def _local(c: list[Any], i: int) -> _Local | None:
     re-read from its span, and must parse as one)."""
     if i + 2 >= len(c) or not all(isinstance(c[j], Token) and c[j].type == "NAME"
                                   for j in (i + 1, i + 2)):
+        return None
+    if str(c[i]) == "auto" and str(c[i + 2]) != "Layout":  # auto x = Layout<...>{};
         return None
     j = i + 3
     while j < len(c) and isinstance(c[j], Token) and str(c[j]) not in (";", "{", "}"):
@@ -354,6 +397,24 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
     def shift(self, meta: Any, c: list[Any]) -> Any:
         return self._binary(c)
 
+    def bor(self, meta: Any, c: list[Any]) -> Any:
+        parts = tuple(x for x in c if not isinstance(x, Token))
+        return parts[0] if len(parts) == 1 else CppBool("||", parts)
+
+    def band(self, meta: Any, c: list[Any]) -> Any:
+        parts = tuple(x for x in c if not isinstance(x, Token))
+        return parts[0] if len(parts) == 1 else CppBool("&&", parts)
+
+    def bnot(self, meta: Any, c: list[Any]) -> CppBool:
+        return CppBool("!", (c[-1],))
+
+    def bcmp(self, meta: Any, c: list[Any]) -> CppBinOp:
+        b = int(c[2]) if isinstance(c[2], Token) else c[2]
+        return CppBinOp(str(c[1]), c[0], b)
+
+    def bflag(self, meta: Any, c: list[Any]) -> Any:
+        return c[0]
+
     def paren(self, meta: Any, c: list[Any]) -> CppParen:
         return CppParen(c[0])
 
@@ -395,7 +456,17 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
 
     def braces(self, meta: Any, c: list[Any]) -> list[Any]:
         out: list[Any] = [_Brace(_pos(c[0]) if c and isinstance(c[0], Token) else -1)]
+        run: list[Token] | None = []  # a statement's tokens (None: it holds a { } group)
         for i, x in enumerate(c):
+            if isinstance(x, Token) and str(x) in (";", "{", "}"):
+                got = _statement(run, _pos(x)) if run is not None and str(x) == ";" else None
+                if got is not None:
+                    out.append(got)
+                run = []
+            elif isinstance(x, Token) and run is not None:
+                run.append(x)
+            else:
+                run = None
             if isinstance(x, list):  # a nested group: its locals under its ``if constexpr``
                 cond = _condition(c, i)
                 for y in _flat([x]):
@@ -404,7 +475,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
                     out.append(y)
             elif isinstance(x, _Asm):
                 out.append(x)
-            elif isinstance(x, Token) and str(x) == "Layout":
+            elif isinstance(x, Token) and str(x) in ("Layout", "auto"):
                 local = _local(c, i)
                 if local is not None:
                     out.append(local)
@@ -415,6 +486,10 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         return out
 
     def other(self, meta: Any, c: list[Any]) -> list[Any]:
+        if c and isinstance(c[0], Token) and str(c[0]) == "constexpr" \
+                and all(isinstance(t, Token) for t in c):  # constexpr static int K = 96;
+            got = _statement(list(c), int(getattr(meta, "end_pos", 0) or 0) - 1)
+            return [got] if got is not None else []
         if c and isinstance(c[0], Token) and str(c[0]) == "static_assert":
             msg = next((t for t in c if isinstance(t, Token) and t.type == "STRING"), None)
             if msg is not None:
@@ -464,10 +539,11 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         raw = tuple(x for x in soup if isinstance(x, _Local))
         checks = tuple(x for x in body if isinstance(x, list) for x in x
                        if isinstance(x, _Assert))
+        consts = tuple(x for x in soup if isinstance(x, _Const))
         return Struct(typ, _line(meta), bases=bases, members=members, asm=asm,
                       calls=tuple(first), at=_pos(meta), asm_at=asm_at,
                       calls_at=tuple(first.values()), locals=raw,  # type: ignore[arg-type]
-                      asserts=checks)  # type: ignore[arg-type]
+                      asserts=checks, constants=consts)  # type: ignore[arg-type]
 
     def template_decl(self, meta: Any, c: list[Any]) -> Any:
         params = next((x.params for x in c if isinstance(x, _Template)), ())
@@ -509,7 +585,8 @@ def _piece(text: str, span: tuple[int, int], start: str) -> Any:
     except (LarkError, RecursionError):
         return None
     kids = [x for x in got.children if not isinstance(x, Token)]
-    return tuple(kids) if start != "cpp_type" else (kids[0] if kids else None)
+    return tuple(kids) if start not in ("cpp_type", "cpp_value") else \
+        (kids[0] if kids else None)
 
 
 def _resolve(text: str, raw: Any) -> tuple[LocalLayout, ...]:
@@ -518,9 +595,22 @@ def _resolve(text: str, raw: Any) -> tuple[LocalLayout, ...]:
         typ = _piece(text, r.type_span, "cpp_type")
         if not isinstance(typ, Type):
             continue
-        conds = tuple(None if sp is None else _piece(text, sp, "cpp_cond")
+        conds = tuple(None if sp is None else (_piece(text, sp, "cpp_cond")
+                                               or _piece(text, sp, "cpp_bool"))
                       for sp in r.conditions)
         out.append(LocalLayout(r.name, typ, conds, r.line))
+    return tuple(out)
+
+
+def _constants(text: str, raw: Any) -> tuple[Constant, ...]:
+    out = []
+    for r in raw:
+        for a, b in zip(r.toks, r.toks[1:]):
+            if a[3] and text[a[2]:b[1]].strip() == "=" and text[r.end:r.end + 1] == ";":
+                value = _piece(text, (b[1], r.end), "cpp_value")
+                if value is not None:
+                    out.append(Constant(a[0], value, r.line))
+                break
     return tuple(out)
 
 
@@ -580,7 +670,8 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
     includes: list[_Include] = []
     _walk(list(items.children), aliases, structs, includes)
     structs = [replace(st, locals=_resolve(text, st.locals),
-                       asserts=_asserts(text, st.asserts)) if st.locals or st.asserts else st
-               for st in structs]
+                       asserts=_asserts(text, st.asserts),
+                       constants=_constants(text, st.constants))
+               if st.locals or st.asserts or st.constants else st for st in structs]
     return CppHeader(name, tuple(aliases), tuple(structs), tuple(i.path for i in includes),
                      tuple(findings), tuple(i.at for i in includes))

@@ -35,7 +35,8 @@ __all__ = ["DATAPATH_ROWS", "DataPath", "Finding", "InternalError", "Layout", "M
            "MOVE_SHAPES", "PTX_TYPES", "Shape", "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
            "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
            "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "smem_canonical_rows",
-           "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts", "tv_view", "warning"]
+           "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts",
+           "tc_scale_spec_layouts", "tv_view", "warning"]
 
 
 @cache
@@ -61,6 +62,17 @@ def scale_spec_layouts() -> tuple[object, ...]:
 
 
 @cache
+def tc_scale_spec_layouts() -> tuple[object, ...]:
+    """The catalog's tcgen05 block-scale factor layouts (``formal.model.tc_scale
+    .TcScaleLayout``: every legal block-scaled ``tcgen05.mma`` form's scale_A and scale_B at
+    each M the catalog states), as ``ptxlayout prove`` proves them."""
+    from ..catalog import CATALOG_DIR
+    from ..model.tc_scale import tc_scale_layouts
+    from ..parse.block_scale import read_block_scale
+    text = (CATALOG_DIR / "block-scale" / "tcgen05.md").read_text(encoding="utf-8")
+    return tuple(tc_scale_layouts(read_block_scale(text, "catalog/block-scale/tcgen05.md")))
+
+
 def spec_datapaths() -> tuple[DataPath, ...]:
     """The catalog's tcgen05.mma data-path layouts A-G (formal/catalog/tcgen05-datapath.md),
     as ``ptxlayout prove`` reads them."""

@@ -55,6 +55,10 @@ def family_table(audit: Audit) -> list[str]:
         fam = "block-scale"
         atoms[fam] = len({s.atom for s in audit.scales})
         ops[fam] = audit.scale_counts()
+    if audit.tc_scales:  # a check per (atom, operand, M, vector size, catalog form)
+        fam = "tcgen05-scale"
+        atoms[fam] = len({s.atom for s in audit.tc_scales})
+        ops[fam] = audit.tc_scale_counts()
     head = f"{'family':<11} {'atoms':>6} " + " ".join(f"{v:>11}" for v in VERDICTS)
     out = [head]
     for fam in sorted(atoms):
@@ -98,6 +102,15 @@ def audit_text(audit: Audit, verbose: bool = False) -> str:
         shown += 1
         out.append(f"{sc.file}:{sc.line}: {sc.atom}  block-scale factors")
         out.append(_scale_line(sc))
+    for tc in audit.tc_scales:
+        if tc.verdict == "equal" and not verbose:
+            continue
+        if not shown:
+            out.append("")
+        shown += 1
+        out.append(f"{tc.file}:{tc.line}: {tc.atom}  tcgen05 scale factors")
+        out.append(f"  SF{tc.operand} M {tc.m} VS {tc.vs} {tc.verdict} vs spec "
+                   f"({tc.spec or '?'}): {tc.why}")
     s = audit.summary()
     ops = s["operands"]
     quiet = sum(1 for r in audit.results if all(e.verdict == "equal" for e in r.entries))
@@ -109,6 +122,9 @@ def audit_text(audit: Audit, verbose: bool = False) -> str:
                + ", ".join(f"{v} {k}" for k, v in ops.items())
                + (f"; {sum(sf.values())} scale-factor checks: "
                   + ", ".join(f"{v} {k}" for k, v in sf.items() if v) if audit.scales else "")
+               + (f"; {len(audit.tc_scales)} tcgen05 scale-factor checks: "
+                  + ", ".join(f"{v} {k}" for k, v in s["tcgen05_scale_factors"].items() if v)
+                  if audit.tc_scales else "")
                + (f"; {s['warnings']} warnings" if s["warnings"] else ""))
     for f in audit.findings:
         out.append(f.format())
@@ -119,6 +135,7 @@ def audit_json(audit: Audit) -> str:
     doc: dict[str, Any] = {
         "atoms": [r.as_json() for r in audit.results],
         "scale_factors": [sc.as_json() for sc in audit.scales],
+        "tcgen05_scale_factors": [tc.as_json() for tc in audit.tc_scales],
         "summary": audit.summary(),
         "warnings": [{"file": f.span.document, "line": f.span.line, "column": f.span.column,
                       "kind": f.kind, "message": f.message} for f in audit.findings],
@@ -135,6 +152,9 @@ def audit_junit(audit: Audit) -> str:
     checks += [(sc.file, f"{sc.atom}::SF{sc.operand}::VS{sc.vs}::{sc.spec}", sc.verdict,
                 _scale_line(sc).strip() if sc.verdict == "differs"
                 else sc.verdict + ": " + sc.why) for sc in audit.scales]
+    checks += [(tc.file, f"{tc.atom}::SF{tc.operand}::M{tc.m}::VS{tc.vs}::{tc.spec}",
+                tc.verdict, tc.why if tc.verdict == "differs" else tc.verdict + ": " + tc.why)
+               for tc in audit.tc_scales]
     cases = []
     for file, name, verdict, said in checks:
         attrs = f"classname={quoteattr(file)} name={quoteattr(name)}"

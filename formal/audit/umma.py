@@ -65,6 +65,19 @@ def _struct(env: Env, name: str) -> Struct | None:
     return None
 
 
+def with_body(env: Env, st: Struct) -> Struct:
+    """``st`` with what the header cache does not keep (its local layouts, asserts and
+    constants: ``constexpr static int K = 96;``), re-read from its own text where missing."""
+    if st.locals or st.asserts or st.constants or st.at < 0 or st.type is None:
+        return st
+    for h in env.headers:
+        if any(t is st for t in h.structs):
+            later = [t.at for t in h.structs if t.at > st.at]
+            got = _reread(h.path, st.at, min(later, default=-1), st.name)
+            return got if got is not None else st
+    return st
+
+
 @cache
 def _reread(path: str, start: int, end: int, name: str) -> Struct | None:
     try:

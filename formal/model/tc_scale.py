@@ -15,7 +15,11 @@ from the operand's address and the byte of that column's 32-bit word.  For
 so the factors of rows 0, 32, 64 and 96 share lane 0, one column each, and ``sf_id`` picks
 the half word.  A form issued by a pair of CTAs (``.cta_group::2``) states ``cta`` too, the
 CTA of the pair whose tensor memory holds the factor (M = 256: ``cta = row / 128``, and row
-160 sits in CTA 1, lane 0, column 1); a single CTA's placements are in CTA 0.
+160 sits in CTA 1, lane 0, column 1); a single CTA's placements are in CTA 0.  A program may
+state ``half`` too, the 64-lane half of the tensor memory (partitions 0-1 or 2-3) whose two
+partitions hold the factor, where the data path splits D's columns between the halves (M =
+128 with a pair, Layout B: ``half = col / 128`` at N = 256, so column 200 of scale_B sits in
+lane 8 of partitions 2 and 3 only); without it a factor is copied into all four partitions.
 
 A ``TcScaleLayout`` keeps such a table for each of the four values a two-bit
 ID can take, stated legal or not, so that the prove stage can say which values the layout
@@ -47,8 +51,9 @@ SF_ID_VALUES = 4  # the scale factor ID is a two-bit field of the instruction de
 WORD_BYTES = 4  # a tensor-memory column is one 32-bit word a lane
 PLACE_NAMES = ("lane", "column", "byte")
 
-# (row, col) of the scale matrix -> lane, column, byte; and the CTA of the pair holding it,
-# appended by tc_scale_layout
+# (row, col) of the scale matrix -> lane, column, byte; then the CTA of the pair holding it
+# and the half of the tensor memory (0 where the program states none), appended by
+# tc_scale_layout
 Placement = tuple[int, ...]
 
 
@@ -75,6 +80,11 @@ class TcScaleLayout(ProgramLines):
     lines: tuple[tuple[str, Span], ...]
     faults: tuple[Finding, ...] = ()
     cta_group: int = 1  # CTAs issuing the mma (.cta_group::2: a pair, each with its own TMEM)
+    sparse: bool = False  # a form of tcgen05.mma.sp (its own data path at M = 128 with a pair)
+
+    def states(self, name: str) -> bool:
+        """Does the program define ``name`` (``cta``, ``half``)?"""
+        return any(n == name for n, _sp in self.lines)
 
     def placed(self, sf_id: int) -> tuple[Placement, ...]:
         for s, ps in self.every:
@@ -88,7 +98,8 @@ class TcScaleLayout(ProgramLines):
 
     @property
     def instruction(self) -> str:
-        return (f"tcgen05.mma.cta_group::{self.cta_group}.kind::{self.kind}.block_scale"
+        sp = ".sp" if self.sparse else ""
+        return (f"tcgen05.mma{sp}.cta_group::{self.cta_group}.kind::{self.kind}.block_scale"
                 f".{self.form}")
 
 
@@ -101,6 +112,7 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
     defs = {d.name: d for d in prog.definitions}
     lines = tuple((d.name, d.source.span(0)) for d in prog.definitions)
     pair = f".cta_group::{sec.cta_group}" if sec.cta_group > 1 else ""
+    pair += ".sp" if sec.sparse else ""
     lid = (f"tcgen05.block_scale.m{sec.m}n{sec.n}k{sec.k}.{sec.kind}.{sec.form}.{sec.stype}"
            f"{pair}.scale_{op.operand}")
     # a pair splits A's rows between the CTAs (each holds the rows of D it computes), while
@@ -113,21 +125,22 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
     return TcScaleLayout(lid, sec.kind, sec.form, sec.vec, sec.stype, sec.m, sec.n, sec.k,
                          op.operand, (op.rows, op.cols), op.columns, op.lanes, op.aligned,
                          set_values(defs.get("sf_id")), tuple(every), op.source.span(0), lines,
-                         tuple(faults), sec.cta_group)
+                         tuple(faults), sec.cta_group, sec.sparse)
 
 
 def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,
             placed: tuple[Placement, ...]) -> tuple[Placement, ...]:
-    """Each placement with the CTA of the pair that holds it: the program's ``cta`` where it
-    states one, else 0 (one CTA)."""
-    if "cta" not in defs:
-        return tuple((*p, 0) for p in placed)
-    e = definition_expr(defs["cta"])
+    """Each placement with the CTA of the pair and the half of the tensor memory that hold
+    it: the program's ``cta`` and ``half`` where it states them, else 0."""
+    exprs = [definition_expr(defs[n]) if n in defs else None for n in ("cta", "half")]
+    if exprs == [None, None]:
+        return tuple((*p, 0, 0) for p in placed)
     mn = "row" if op.operand == "A" else "col"
     out = []
     for p in placed:
         who, block = (p[0], p[1]) if op.operand == "A" else (p[1], p[0])
-        out.append((*p, program_value(e, {mn: who, "block": block, "sf_id": s}, defs)))
+        env = {mn: who, "block": block, "sf_id": s}
+        out.append((*p, *(0 if e is None else program_value(e, env, defs) for e in exprs)))
     return tuple(out)
 
 

@@ -128,6 +128,7 @@ class TcScaleSection:
     source: SourceText
     operands: tuple[TcScaleOperand, ...] = ()
     cta_group: int = 1
+    sparse: bool = False  # a form of tcgen05.mma.sp (K counts A's elements before compression)
 
 
 @dataclass(frozen=True)
@@ -199,8 +200,9 @@ class _ToValues(Transformer[Token, Any]):
     def scale_query(self, items: list[Any]) -> tuple[Any, ...]:
         facts: dict[str, Any] = {"other": []}
         for item in items:
-            if isinstance(item, Token):  # tcgen05.mma
+            if isinstance(item, Token):  # tcgen05.mma, tcgen05.mma.sp
                 facts["family"] = "tcgen05"
+                facts["sparse"] = str(item).endswith(".sp")
                 continue
             key, value = item
             if key == "other":
@@ -276,7 +278,7 @@ class _ToValues(Transformer[Token, Any]):
         vec = _vec(form) if "SCALE_VEC" in toks else k // int(form[5:])
         cta = int(toks.get("CTA_GROUP", "::1").rpartition("::")[2])
         return ("tc_title", toks["KIND"].partition("::")[2], form, vec,
-                toks["STYPE"].lstrip("."), m, n, k, cta)
+                toks["STYPE"].lstrip("."), m, n, k, cta, toks["TC_INSTR"].endswith(".sp"))
 
     def tc_decl(self, items: list[Any]) -> tuple[Any, ...]:
         toks = [t for t in items if isinstance(t, Token)]
@@ -454,9 +456,10 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
         nonlocal current
         close_operand()
         if current is not None and current.get("tc"):
-            kind, form, vec, stype, m, n, k, cta = current["tc"]
+            kind, form, vec, stype, m, n, k, cta, sparse = current["tc"]
             tc_secs.append(TcScaleSection(kind, form, vec, stype, m, n, k, current["title"],
-                                          current["source"], tuple(current["operands"]), cta))
+                                          current["source"], tuple(current["operands"]), cta,
+                                          sparse))
         elif current is not None:
             sections.append(ScaleSection(current["shape"], current["kind"], current["vec"],
                                          current["stype"], current["title"], current["source"],

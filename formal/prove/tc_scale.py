@@ -14,8 +14,12 @@ widths (one 8-bit factor a byte; the stated IDs use exactly the stated columns),
 ``tile-shape`` the stated matrices against the form (M x K/block, K/block x N, the block
 size of the form's legal row) and ``sub-column-fit`` warns where a row's factors run past the
 word their sub-column starts in while fewer words would hold them (K = 96: the text does not
-say where those go).  Every map here has at most 8 x 256 points per ID: enumeration is the
-proof.
+say where those go).  ``scale-coverage`` also holds each factor to the data path of D
+(``datapath_letter``): with a pair, row r of scale_A in the CTA whose half of D holds row r
+(a rewrite ``cta = 1 - row / 64`` at M = 128 puts row 0 in CTA 1: refuted with the cell and
+``{"data_path": {"layout": "B", "cta": 0}}``), all of scale_B in each CTA, and where Layout B
+splits D's columns between the two 64-lane halves, each column's factor in its half.  Every
+map here has at most 8 x 256 points per ID: enumeration is the proof.
 """
 
 from __future__ import annotations
@@ -37,31 +41,94 @@ TC_NO_DEVICE = ("not run: block-scaled tcgen05.mma needs sm_100a and no lent dev
 
 
 def _place(p: tuple[int, ...]) -> dict[str, int]:
-    """Where a factor sits; the CTA named only where a pair issues the mma."""
+    """Where a factor sits; the CTA named only where a pair issues the mma, the half of the
+    tensor memory only where it is not the first."""
     at = {"lane": p[2], "column": p[3], "byte": p[4]}
+    if len(p) > 6 and p[6] != 0:
+        at = {"half": p[6], **at}
     return at if len(p) < 6 or p[5] == 0 else {"cta": p[5], **at}
+
+
+def datapath_letter(lay: TcScaleLayout) -> str:
+    """The data-path layout (PTX 9.7.16.10.5) that keeps D for this form: A (M = 256), B (M =
+    128, a pair, dense A), C (the same, sparse A), D (M = 128, one CTA), F (M = 64)."""
+    if lay.cta_group > 1:
+        return "A" if lay.m == 256 else ("C" if lay.sparse else "B")
+    return "D" if lay.m == 128 else "F"
+
+
+def _where_d(lay: TcScaleLayout, p: tuple[int, ...]) -> tuple[str, int, int | None] | None:
+    """A factor placed against the data path of D: (what, the CTA or half the factor is in,
+    the one D's row or column of it is in; None: any but a stated one), or None when it
+    agrees.  With a pair, row r of scale_A belongs in the CTA whose half of D holds row r
+    (r / (M / 2)); every CTA's D spans every column of B, so each holds all of scale_B (its
+    program states no ``cta``).  Layout B keeps columns n < N / 2 of D in lanes 0-63 and the
+    rest in 64-127, so a ``half`` of scale_B is ``n / (N / 2)``; every other data path keeps
+    each row and column in all four partitions, where the factor is copied (no ``half``)."""
+    if lay.cta_group > 1:
+        if lay.operand == "A" and p[5] != p[0] // (lay.m // lay.cta_group):
+            return ("cta", p[5], p[0] // (lay.m // lay.cta_group))
+        if lay.operand == "B" and lay.states("cta"):
+            return ("cta", p[5], None)
+    if lay.states("half"):
+        if lay.operand == "B" and datapath_letter(lay) == "B":
+            if p[6] != p[1] // (lay.n // 2):
+                return ("half", p[6], p[1] // (lay.n // 2))
+        else:
+            return ("half", p[6], None)
+    return None
+
+
+def _d_message(lay: TcScaleLayout, s: int, p: tuple[int, ...],
+               what: tuple[str, int, int | None]) -> str:
+    name, got, want = what
+    dp = datapath_letter(lay)
+    if lay.operand == "A":
+        return (f"sf_id {s}: row {p[0]} of scale_A sits in CTA {got}; Layout {dp} keeps row "
+                f"{p[0]} of D in CTA {want} (row / {lay.m // lay.cta_group})")
+    if name == "cta":
+        return (f"sf_id {s}: column {p[1]} of scale_B sits in CTA {got} only; Layout {dp} "
+                "gives each CTA of the pair every column of D, so each holds all of scale_B "
+                "(a program states no cta)")
+    if want is None:
+        return (f"sf_id {s}: column {p[1]} of scale_B sits in half {got} only; Layout {dp} "
+                "keeps every column of D in all four partitions, where the factor is copied "
+                "(a program states no half)")
+    return (f"sf_id {s}: column {p[1]} of scale_B sits in half {got} (lanes {64 * got}-"
+            f"{64 * got + 63}); Layout {dp} keeps column {p[1]} of D in lanes {64 * want}-"
+            f"{64 * want + 63} (col / {lay.n // 2})")
 
 
 def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
     """Do the factors at ID ``s`` each sit inside the stated lanes, columns and word, no two
-    on one byte?"""
+    on one byte, in the CTA and half of the tensor memory where the data path keeps their
+    row (column) of D?"""
     seen: dict[tuple[int, ...], tuple[int, int]] = {}
+    halves = 2 if lay.states("half") else 1
     for p in lay.placed(s):
-        cell, at = (p[0], p[1]), (p[5], p[2], p[3], p[4])
-        bounds = (("cta", p[5], lay.cta_group), ("lane", p[2], lay.lanes),
-                  ("column", p[3], lay.columns), ("byte", p[4], WORD_BYTES))
+        cell, at = (p[0], p[1]), (p[5], p[6], p[2], p[3], p[4])
+        bounds = (("cta", p[5], lay.cta_group), ("half", p[6], halves),
+                  ("lane", p[2], lay.lanes), ("column", p[3], lay.columns),
+                  ("byte", p[4], WORD_BYTES))
         for name, got, top in bounds:
             if not 0 <= got < top:
                 return Core("refuted", f"sf_id {s}: factor ({cell[0]}, {cell[1]}) of scale_"
                             f"{lay.operand} lands on {name} {got}, outside the {top} "
                             f"{name}s", {"selector": s, "a": list(cell), "place": _place(p),
                                          "name": name}, method="enumeration")
+        off = _where_d(lay, p)
+        if off is not None:
+            return Core("refuted", _d_message(lay, s, p, off),
+                        {"selector": s, "a": list(cell), "place": _place(p), "name": off[0],
+                         "data_path": {"layout": datapath_letter(lay), off[0]: off[2]}},
+                        method="enumeration")
         if at in seen:
             other = seen[at]
             where = f"CTA {at[0]}, " if lay.cta_group > 1 else ""
+            where += f"half {at[1]}, " if halves > 1 else ""
             return Core("refuted", f"sf_id {s}: factors ({other[0]}, {other[1]}) and "
                         f"({cell[0]}, {cell[1]}) of scale_{lay.operand} both sit on {where}lane "
-                        f"{at[1]}, column {at[2]}, byte {at[3]}",
+                        f"{at[2]}, column {at[3]}, byte {at[4]}",
                         {"selector": s, "a": list(other), "b": list(cell), "place": _place(p),
                          "name": "byte"}, method="enumeration")
         seen[at] = cell
@@ -121,14 +188,17 @@ def tc_budget_core(lay: TcScaleLayout) -> Core:
 
 
 def tc_tile_core(lay: TcScaleLayout) -> Core:
+    # tcgen05.mma.sp's K counts A's elements before compression: its factors are those of
+    # the dense form of half the K, each scaling a block of twice the elements
+    k = lay.k // 2 if lay.sparse else lay.k
     rows = [f for f in TCGEN05_SCALE_FORMS if (f[0], f[1], f[2], f[3]) ==
-            (lay.kind, lay.form, lay.stype, lay.k)]
+            (lay.kind, lay.form, lay.stype, k)]
     if not rows:
         legal = sorted({f"{f[0]} .{f[1]} .{f[2]} K={f[3]}" for f in TCGEN05_SCALE_FORMS})
         return Core("refuted", f".kind::{lay.kind} .{lay.form} .{lay.stype} at K = {lay.k} is "
                     f"not a legal form ({'; '.join(legal)})",
                     {"form": [lay.kind, lay.form, lay.stype, lay.k]}, method="table")
-    block = rows[0][4]
+    block = rows[0][4] * (2 if lay.sparse else 1)
     vec = lay.k // block
     want = (lay.m, vec) if lay.operand == "A" else (vec, lay.n)
     faults = []

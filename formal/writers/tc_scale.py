@@ -36,15 +36,20 @@ def tc_scale_figure(lay: TcScaleLayout, also: Sequence[TcScaleLayout] = ()) -> s
            f"{names[-1]}: scale_{lay.operand} ({rows} x {cols}) in {lay.columns} tensor-memory "
            f"columns, scale factor {lay.operand} ID in {ids}",
            "cell = the factor the lane holds in that sub-column (c<column>.b<byte>), the same "
-           "in each 32-lane partition"]
+           + ("in both 32-lane partitions of its half (h0: lanes 0-63, h1: 64-127)"
+              if lay.states("half") else "in each 32-lane partition")]
     for s in lay.sf_ids:
         placed = lay.placed(s)
-        subs = sorted({(p[5], p[3], p[4]) for p in placed})
-        grid = {(p[2], p[5], p[3], p[4]): _label(lay, p) for p in placed}
+        subs = sorted({(p[5], p[6], p[3], p[4]) for p in placed})
+        grid = {(p[2], p[5], p[6], p[3], p[4]): _label(lay, p) for p in placed}
         lanes = sorted({p[2] for p in placed})
         out += ["", f"sf_id = {s}: {len(subs)} sub-columns"]
-        pair = lay.cta_group > 1  # a pair's sub-columns are named with their CTA
-        head = ["lane", *((f"cta{t}." if pair else "") + f"c{c}.b{b}" for t, c, b in subs)]
+        # a pair's scale_A sub-columns are named with their CTA (each CTA holds all of
+        # scale_B), a half's (h1: partitions 2 and 3)
+        # with their half of the tensor memory
+        pair, half = lay.states("cta"), lay.states("half")
+        head = ["lane", *((f"cta{t}." if pair else "") + (f"h{h}." if half else "") +
+                          f"c{c}.b{b}" for t, h, c, b in subs)]
         body = [[f"{ln:4d}", *(grid.get((ln, *sub), "-") for sub in subs)] for ln in lanes]
         widths = [max(len(r[k]) for r in (head, *body)) for k in range(len(head))]
         out += ["  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() for r in (head, *body)]
@@ -63,6 +68,11 @@ def show_tc_forms(facts: Mapping[str, Any], layouts: Sequence[TcScaleLayout],
     def fits(lay: TcScaleLayout) -> bool:
         if facts.get("operand", lay.operand) != lay.operand or \
                 facts.get("kind", lay.kind) != lay.kind:
+            return False
+        # tcgen05.mma.sp names the sparse forms and the ones whose data path serves either
+        # (a dense-only form: M = 128 with a pair, Layout B); tcgen05.mma the dense ones
+        if lay.sparse and not facts.get("sparse") or \
+                facts.get("sparse") and not lay.sparse and (lay.m, lay.cta_group) == (128, 2):
             return False
         pair = [o for o in facts.get("other", []) if str(o).startswith("cta_group::")]
         if pair and pair[0] != f"cta_group::{lay.cta_group}":
