@@ -108,11 +108,11 @@ def test_a_hostile_pickle_in_a_shared_cache_folder_is_never_loaded(tmp_path: Pat
     assert f"cache ignored: {shared}: the folder is writable by group or others" \
         in proc.stderr, proc.stderr
     # fragments, shared memory (60 layouts and tables, 14 K slices), tcgen05.ld/st, the
-    # block-scale factors (10 mma.sync, 54 tcgen05.mma: M = 128, 64 and a pair's 256), the
-    # data paths and packing formats, the sparse tcgen05.mma.sp metadata (one a selector: 9
-    # forms' 9 + 18 of .ws), the tcgen05.cp forms and decompression formats (6 + 2)
+    # block-scale factors (10 mma.sync, 82 tcgen05.mma: M = 128, 64 and a pair's 256 and
+    # 128), the data paths and packing formats, the sparse tcgen05.mma.sp metadata (one a
+    # selector: 9 forms' 9 + 18 of .ws), the tcgen05.cp forms and decompression formats (6 + 2)
     assert json.loads(proc.stdout)["summary"]["layouts"] == \
-        163 + 60 + 14 + 148 + 64 + 18 + 27 + 8
+        163 + 60 + 14 + 148 + 92 + 18 + 27 + 8
 
 
 def test_a_hostile_pickle_in_the_users_own_folder_is_not_loaded_either(tmp_path: Path) -> None:
