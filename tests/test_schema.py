@@ -65,12 +65,12 @@ def test_the_seeds_report_keeps_the_contract() -> None:
 def test_the_verbose_reports_keep_the_contract() -> None:
     got = run_json("prove", "--format", "json", "--verbose")
     assert errors("prove", got) == []
-    # the shared-memory, block-scale, tcgen05.mma.sp metadata and tcgen05.cp entries
+    # the shared-memory, block-scale, tcgen05.mma(.ws).sp metadata and tcgen05.cp entries
     # (selector and placement programs, not fragment formulas) carry no formulas; every
     # fragment layout does (163 register fragments, 148 tcgen05.ld/st forms, the 7 data-path
     # layouts and 11 packing formats of tcgen05.mma)
-    plain = [x for x in got["layouts"]
-             if not x["instruction"].endswith((".smem", ".block_scale", ".mma.sp", ".cp"))]
+    plain = [x for x in got["layouts"] if not x["instruction"].endswith(
+        (".smem", ".block_scale", ".mma.sp", ".ws.sp", ".cp"))]
     assert len(plain) == 163 + 148 + 18 and all("formulas" in x for x in plain)
     if SEEDS.is_dir():
         seeds = sorted(map(str, SEEDS.glob("*.txt")))
