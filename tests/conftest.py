@@ -121,6 +121,7 @@ def _cuda_device() -> str | None:
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    items.sort(key=lambda item: long_first_rank(item.nodeid))  # stable: the rest keep order
     gpu = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu:
         return
@@ -170,3 +171,37 @@ def exported_layouts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("export") / "layouts.json"
     assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
     return out
+
+
+# ---- the long tests start first ------------------------------------------------------------
+#
+# pytest-xdist hands each worker a run of consecutive tests and balances the rest as they end:
+# a 40 s test that starts last keeps its worker busy while the other core idles.  The modules
+# that hold the longest tests of a run (measured with --durations; in brackets the long part)
+# are moved to the front in this order, whole, so that a module fixture is still built once
+# (pytest tears one down when the next test is another module's); every other module keeps
+# pytest's order.  The list only orders: a module missing from it runs as before, a name here
+# that no longer exists is ignored.
+
+LONG_FIRST = (
+    "test_audit_gmma.py",  # (its fixture: the GMMA, LDSM, STSM and MOVM atoms audited)
+    "test_docs.py",  # (the audit's and the test counts of the pages, recomputed)
+    "test_figures.py",  # (every catalog layout drawn)
+    "test_audit_cute.py",  # (the CuTe export of the catalog read back)
+    "test_errata_hardware.py",  # (staleness against the corrected catalog, the deadline)
+    "test_golden.py",  # (its fixture: every output of the catalog and the seeds)
+    "test_determinism.py",  # (two processes prove the catalog and the seeds)
+    "test_execute.py",  # (the supervisor's crash and hang, every kernel assembled)
+    "test_schema.py",  # (the whole audit's report against its schema)
+    "test_caches.py",  # (fresh processes proving with a planted cache)
+    "test_audit_sm100.py",  # (its fixture: the TMEM copy atoms audited)
+    "test_hardware_moves_and_wgmma.py",  # (a move's staleness)
+    "test_execute_matrix.py",  # (the H100 evidence judged)
+    "test_exports.py",  # (CuTe's export of the whole catalog)
+)
+
+
+def long_first_rank(nodeid: str) -> int:
+    """The place of ``nodeid``'s module in LONG_FIRST (len(LONG_FIRST): not a long one)."""
+    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return LONG_FIRST.index(module) if module in LONG_FIRST else len(LONG_FIRST)
