@@ -90,6 +90,56 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
     return run
 
 
+# ---- one computation a session, shared by pytest-xdist's workers -------------------------------
+#
+# A session fixture is built once a worker; a few results (the whole CuTe audit's report) cost
+# tens of seconds and are read by tests that may run on either worker.  ``shared_json`` computes
+# such a value once a session: the first worker to ask takes a lock in the session's private
+# folder, computes and writes it; the other waits on the lock and reads the file.  The value is
+# JSON, the report the command prints: what a test reads is exactly what a user gets.
+
+
+def shared_json(name: str, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once a test session, across pytest-xdist's workers (JSON values only)."""
+    import fcntl
+    import json
+    folder = Path(os.environ["PTXLAYOUT_TEST_SESSION_CACHE"]) / "shared"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        done = folder / f"{name}.json"
+        if done.is_file():
+            return json.loads(done.read_text(encoding="utf-8"))
+        value = compute()
+        tmp = folder / f"{name}.json.tmp"
+        tmp.write_text(json.dumps(value), encoding="utf-8")
+        tmp.replace(done)
+        return json.loads(done.read_text(encoding="utf-8"))  # as the other workers read it
+
+
+def _whole_audit() -> dict[str, Any]:
+    import contextlib
+    import io
+    import json
+
+    from formal.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["audit", "cute", "--format", "json"])
+    assert code in (0, 1), err.getvalue()[-2000:]
+    return {"exit": code, "report": json.loads(out.getvalue())}
+
+
+@pytest.fixture(scope="session")
+def whole_audit() -> dict[str, Any]:
+    """``ptxlayout audit cute --format json`` over the installed nvidia-cutlass wheel (every
+    default header), once a session: ``{"exit": status, "report": the JSON it printed}``.  The
+    one whole-library audit of the suite; a test about one behaviour audits one header."""
+    from .wheel import cutlass_include
+    cutlass_include()  # skipped without the wheel, a failure on CI
+    return shared_json("whole-audit", _whole_audit)  # type: ignore[no-any-return]
+
+
 # ---- the slow set's budget --------------------------------------------------------------------
 #
 # The slow set (marker 'slow': the short fuzz runs, the mutation sample, ...) runs its case
@@ -121,6 +171,7 @@ def _cuda_device() -> str | None:
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    items.sort(key=lambda item: long_first_rank(item.nodeid))  # stable: the rest keep order
     gpu = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu:
         return
@@ -170,3 +221,41 @@ def exported_layouts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("export") / "layouts.json"
     assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
     return out
+
+
+# ---- the long tests start first ------------------------------------------------------------
+#
+# pytest-xdist hands each worker a run of consecutive tests and balances the rest as they end:
+# a 40 s test that starts last keeps its worker busy while the other core idles.  The modules
+# that hold the longest tests of a run (measured with --durations; in brackets the long part)
+# are moved to the front in this order, whole, so that a module fixture is still built once
+# (pytest tears one down when the next test is another module's); every other module keeps
+# pytest's order.  The list only orders: a module missing from it runs as before, a name here
+# that no longer exists is ignored.
+
+LONG_FIRST = (
+    # the audit's modules first, together: a worker parses each CuTe header once (kept in the
+    # process, formal.audit.store) and the whole audit's report is made once a session
+    # (whole_audit): the GMMA atoms, then the two tests that read the whole report
+    "test_audit_gmma.py",  # (its fixture: the GMMA, LDSM, STSM and MOVM atoms audited)
+    "test_docs.py",  # (the audit's and the test counts of the pages)
+    "test_schema.py",  # (the whole audit's report against its schema)
+    "test_audit_sm100.py",  # (its fixture: the TMEM copy atoms audited)
+    "test_audit_umma.py",  # (the UMMA atoms)
+    "test_audit_cute.py",  # (the CuTe export of the catalog read back)
+    "test_figures.py",  # (every catalog layout drawn)
+    "test_golden.py",  # (its fixture: every output of the catalog and the seeds)
+    "test_errata_hardware.py",  # (staleness against the corrected catalog, the deadline)
+    "test_determinism.py",  # (two processes prove the catalog and the seeds)
+    "test_execute.py",  # (the evidence judged, the supervisor's crash and hang, ptxas)
+    "test_execute_matrix.py",  # (the H100 evidence judged)
+    "test_hardware_moves_and_wgmma.py",  # (a move's staleness)
+    "test_exports.py",  # (CuTe's export of the whole catalog)
+    "test_caches.py",  # (fresh processes proving with a planted cache)
+)
+
+
+def long_first_rank(nodeid: str) -> int:
+    """The place of ``nodeid``'s module in LONG_FIRST (len(LONG_FIRST): not a long one)."""
+    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return LONG_FIRST.index(module) if module in LONG_FIRST else len(LONG_FIRST)

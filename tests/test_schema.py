@@ -116,9 +116,10 @@ def test_the_diff_report_keeps_the_contract(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_audit_report_keeps_the_contract() -> None:
-    pytest.importorskip("cutlass_library")
-    got = run_json("audit", "cute", "--format", "json")
+def test_the_audit_report_keeps_the_contract(whole_audit: dict[str, Any]) -> None:
+    # the whole library's report, made once a session (conftest's whole_audit)
+    got = whole_audit["report"]
+    assert whole_audit["exit"] == 1  # CuTe differs from the spec somewhere: see below
     assert errors("audit", got) == []
     assert got["summary"]["operands"]["differs"] >= 1  # CuTe's s4/u4 B
     bad = copy.deepcopy(got)
