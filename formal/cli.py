@@ -224,7 +224,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def _one(layouts: Sequence[Any], query: str) -> list[Any]:
     """The layouts ``query`` names; a ``UsageError`` when it names none, or several where one
     was meant (the message lists the candidates' ids)."""
-    from .api import find, near
+    from .writers.cards import find, near
     hits = find(layouts, query)
     if not hits:
         close = near(layouts, query)

@@ -14,7 +14,7 @@ import pytest
 from formal.audit.atoms import read_atoms_env
 from formal.audit.header import Constant, CppBool, read_header
 from formal.audit.project import tc_scale_spec_layouts
-from formal.audit.tc_scale import TcScaleComparison, audit_tc_scale_env, cute_places
+from formal.audit.tc_scale import TcScaleComparison, audit_tc_scale_env, cute_factor_places
 
 from .wheel import cutlass_include as _include
 
@@ -112,7 +112,7 @@ def test_cute_k96_fragment_puts_two_factors_on_one_byte() -> None:
     env = Env([_include() / TRAITS])
     frg = _struct(env, "tmem_sf_frg")
     assert frg is not None
-    got = cute_places(env, frg, 1, True, "ScaleFactorDuplicated4by1", 128, 16, 6)
+    got = cute_factor_places(env, frg, 1, True, "ScaleFactorDuplicated4by1", 128, 16, 6)
     assert not isinstance(got, str)
     assert (0, 0, 1, 0) in got[(0, 4)] and (0, 0, 1, 0) in got[(32, 0)]
 

@@ -130,7 +130,7 @@ def pick_sf_branch(frg: Struct, flags: dict[str, Any]) -> Any:
     return None
 
 
-def cute_places(env: Env, frg: Struct, n_sm: int, is_a: bool, alloc: str, mn: int, vs: int,
+def cute_factor_places(env: Env, frg: Struct, n_sm: int, is_a: bool, alloc: str, mn: int, vs: int,
                 nsf: int) -> dict[tuple[int, int], set[Place]] | str:
     """CuTe's places of every factor (mn, block) -- of scale_A for ``is_a``, over the pair's
     rows -- or why not."""
@@ -161,7 +161,7 @@ def cute_places(env: Env, frg: Struct, n_sm: int, is_a: bool, alloc: str, mn: in
     return out
 
 
-def spec_places(lay: Any) -> dict[tuple[int, int], set[Place]]:
+def spec_factor_places(lay: Any) -> dict[tuple[int, int], set[Place]]:
     """The catalog's places of every factor at ID 0, (mn, block) -> places, each copied into
     the partitions the layout names (its half's two, else all four) and, where its program
     states no CTA, into every CTA of the pair."""
@@ -315,7 +315,7 @@ def _one(env: Env, atom: Atom, file: str, mem: Any, args: list[Any], consts: dic
         out = []
         for lay in mine:
             mn = m if operand == "A" else lay.n
-            got = cute_places(env, frg, n_sm, is_a, alloc, mn, vs, nsf)
+            got = cute_factor_places(env, frg, n_sm, is_a, alloc, mn, vs, nsf)
             if isinstance(got, str):
                 out.append(TcScaleComparison(atom.name, file, line, operand, m, vs,
                                              str(mem.type), lay.id, "unreadable", why=got))
@@ -331,7 +331,7 @@ def _one(env: Env, atom: Atom, file: str, mem: Any, args: list[Any], consts: dic
 
 def _compare(atom: str, file: str, line: int, operand: str, m: int, vs: int, cute: str,
              lay: Any, got: dict[tuple[int, int], set[Place]]) -> TcScaleComparison:
-    want = spec_places(lay)
+    want = spec_factor_places(lay)
     diffs: list[dict[str, Any]] = []
     for key in sorted(set(got) | set(want)):
         a, b = got.get(key, set()), want.get(key, set())

@@ -13,14 +13,18 @@ statement's place, each obligation's status, and the family's drawing where it h
 
 ``pick`` finds the results an id names: exactly (case and a ``catalog:`` prefix aside), else
 every result whose id starts with the query and a dot (``tcgen05.sp_meta.m128.f16`` names both
-selectors); ``family`` is the id's family as ``list --family`` reads it.
+selectors); ``family`` is the id's family as ``list --family`` reads it.  ``find`` and ``near``
+do the same for the fragments (the layouts of a model), where a short form names a layout.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..model.layout import Layout
 
 GOOD = ("proved", "not-applicable")
 
@@ -125,3 +129,65 @@ def drawing(result: Any) -> str | None:
     from .tc_scale import tc_scale_figure
     return next((tc_scale_figure(x) for x in tc_scale_layouts(read) if x.id == result.id),
                 None)
+
+
+def find(layouts: Sequence[Layout], query: str) -> list[Layout]:
+    """Layouts matching an id or a short form such as ``mma.m16n8k16.A.s8``.
+
+    A full id matches exactly; otherwise ``instr.shape.operand[.type]`` matches every layout
+    of that instruction, shape and operand whose types include the type.  The chapter's
+    other instructions match by the leading parts of their short ids:
+    ``wgmma.sp.m64nNk32.A`` is ``wgmma.sp.m64nNk32.A.f16-bf16``, ``ldmatrix.m8n8.x4`` both
+    ``ldmatrix.m8n8.x4.b16`` and ``ldmatrix.m8n8.x4.trans.b16``.
+    Ids are compared without regard to case (``.S8`` is ``.s8``); a document prefix
+    (``catalog:mma.m16n8k16.A.s8``) keeps only that document's layouts; a segment that names
+    nothing (``mma.m16n8k16.zzz.s8``) matches nothing.
+    """
+    exact = [lay for lay in layouts if query in (lay.id, lay.short_id)]
+    if exact:
+        return exact
+    low = query.lower()
+    exact = [lay for lay in layouts if low in (lay.id.lower(), lay.short_id.lower())]
+    if exact:
+        return exact
+    doc, colon, q = low.partition(":")
+    if not colon or "." in doc or q.startswith(":"):  # no prefix ('kind::f8f6f4' is no prefix)
+        doc, q = "", low
+    if doc:
+        layouts = [lay for lay in layouts if lay.id.lower().startswith(doc + ":")]
+    if q.split(".", 1)[0] not in ("mma", ""):
+        return [lay for lay in layouts if (lay.short_id.lower() + ".").startswith(q + ".")]
+    base, _, ctx = q.partition("@")
+    parts = base.split(".")
+    instr = "mma.sp" if len(parts) > 1 and parts[1] == "sp" else "mma"
+    rest = parts[2:] if instr == "mma.sp" else parts[1:]
+    if not rest or len(rest) > 3:
+        return []
+    shape = rest[0]
+    operand = {"a": "A", "b": "B", "c": "C/D", "d": "C/D", "cd": "C/D", "c/d": "C/D",
+               "meta": "metadata", "metadata": "metadata"}.get(rest[1], "?") \
+        if len(rest) > 1 else ""
+    if operand == "?":
+        return []  # 'mma.m16n8k16.zzz.s8' names no operand: it matches neither A nor B
+    types = set(rest[2].split("-")) if len(rest) > 2 else set()
+    out = []
+    for lay in layouts:
+        if lay.instruction != instr or str(lay.shape).lower() != shape:
+            continue
+        if operand and lay.operand != operand:
+            continue
+        if types and not types & {t.lower() for t in lay.types}:
+            continue
+        if ctx and ctx not in lay.id.lower():
+            continue
+        out.append(lay)
+    return out
+
+
+def near(layouts: Sequence[Layout], query: str, n: int = 3) -> list[str]:
+    """The short ids closest to ``query`` (difflib), for a 'did you mean' -- at most ``n``."""
+    import difflib
+    names = sorted({lay.short_id for lay in layouts})
+    low = {name.lower(): name for name in names}
+    close = difflib.get_close_matches(query.split(":")[-1].lower(), list(low), n, 0.75)
+    return [low[c] for c in close]
