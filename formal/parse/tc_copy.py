@@ -26,7 +26,7 @@ out_bits=8)``.  The lines are read by ``grammar/tc_copy.lark``; nothing is evalu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from lark import Lark, Token, Transformer
@@ -35,6 +35,7 @@ from lark.exceptions import LarkError
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
+from .parts import declared, parts
 from .pseudocode import parse_program
 
 STARTS = ("copy_title", "copy_decl", "format_title", "format_decl")
@@ -120,67 +121,30 @@ def read_tc_copy(text: str, name: str) \
     copies: list[CopySection] = []
     formats: list[FormatSection] = []
     findings: list[Finding] = []
-    cur: dict[str, Any] | None = None
-    block: list[SourceText] | None = None
-
-    def close() -> None:
-        nonlocal cur
-        if cur is None:
-            return
-        word, _start, form = _DECL[cur["kind"]]
-        needs_program = cur["kind"] == "copy_title"
-        if cur.get("decl") is None or (needs_program and cur.get("lines") is None):
-            findings.append(error("tensor-copy", cur["source"], f"{cur['title']}: no {form} "
+    for part in parts(text, name):
+        found: tuple[str, Any] | None = next(
+            ((k, h) for k in _DECL if (h := read_copy_line(part.title, k)) is not None), None)
+        if found is None:
+            continue
+        kind, head = found
+        word, start, form = _DECL[kind]
+        d = declared(part, word + ":", partial(read_copy_line, start=start), form)
+        findings.extend(d.findings)
+        decl, decl_src, lines = d.value, d.source, d.lines
+        needs_program = kind == "copy_title"
+        if decl is None or decl_src is None or (needs_program and lines is None):
+            findings.append(error("tensor-copy", part.source, f"{part.title}: no {form} "
                                   "line" + (" with its program" if needs_program else "")))
-        elif needs_program:
-            program, errs = parse_program(cur["lines"])
+        elif needs_program and lines is not None:
+            program, errs = parse_program(lines)
             findings.extend(errs)
-            shape, multicast = cur["head"]
-            rows, pieces, width, places, columns, lanes = cur["decl"]
+            shape, multicast = head
+            rows, pieces, width, places, columns, lanes = decl
             copies.append(CopySection(shape, multicast, rows, pieces, width, places, columns,
-                                      lanes, program, cur["title"], cur["source"],
-                                      cur["decl_source"]))
+                                      lanes, program, part.title, part.source, decl_src))
         else:
-            dst, srcf = cur["head"]
-            count, bits, padding, unit, out_count, out_bits = cur["decl"]
+            dst, srcf = head
+            count, bits, padding, unit, out_count, out_bits = decl
             formats.append(FormatSection(dst, srcf, count, bits, padding, unit, out_count,
-                                         out_bits, cur["title"], cur["source"],
-                                         cur["decl_source"]))
-        cur = None
-
-    for no, raw in enumerate(text.split("\n"), start=1):
-        src = SourceText.at(raw, name, no)
-        s = raw.strip()
-        if block is not None:
-            if s.startswith("```"):
-                if cur is not None and cur.get("decl") is not None:
-                    cur["lines"] = block
-                block = None
-            else:
-                block.append(SourceText.at(s, name, no, len(raw) - len(raw.lstrip()) + 1))
-            continue
-        if s.startswith("```"):
-            block = []
-            continue
-        if s.startswith("#"):
-            close()
-            title = s.lstrip("#").strip()
-            for kind in _DECL:
-                head = read_copy_line(title, kind)
-                if head is not None:
-                    cur = {"kind": kind, "head": head, "title": title, "source": src}
-                    break
-            continue
-        body = s.lstrip("*+-> ").strip()
-        if cur is None:
-            continue
-        word, start, form = _DECL[cur["kind"]]
-        if body.lower().startswith(word + ":"):
-            decl = read_copy_line(body, start)
-            if decl is None:
-                findings.append(error("parse", src, f"a {word} line that does not read as "
-                                      f"{form}"))
-                continue
-            cur["decl"], cur["decl_source"] = decl, src
-    close()
+                                         out_bits, part.title, part.source, decl_src))
     return tuple(copies), tuple(formats), tuple(findings)

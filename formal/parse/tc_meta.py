@@ -30,6 +30,7 @@ from lark.exceptions import LarkError
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
+from .parts import declared, parts
 from .pseudocode import parse_program
 
 STARTS = ("meta_title", "meta_decl")
@@ -92,55 +93,23 @@ def read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[F
     A section missing either is an error finding on its title."""
     out: list[MetaSection] = []
     findings: list[Finding] = []
-    cur: dict[str, Any] | None = None
-    block: list[SourceText] | None = None
-
-    def close() -> None:
-        nonlocal cur
-        if cur is None:
-            return
-        if cur.get("decl") is None or cur.get("lines") is None:
-            findings.append(error("sparse-metadata", cur["source"], f"{cur['title']}: no "
+    for part in parts(text, name):
+        head = read_meta_line(part.title, "meta_title")
+        if head is None:
+            continue
+        d = declared(part, "metadata", lambda t: read_meta_line(t, "meta_decl"),
+                     "'Metadata: R x C fields of W bits, in N columns of L lanes'")
+        findings.extend(d.findings)
+        decl, decl_src, lines = d.value, d.source, d.lines
+        if decl is None or lines is None or decl_src is None:
+            findings.append(error("sparse-metadata", part.source, f"{part.title}: no "
                                   "'Metadata: R x C fields of W bits, in N columns of L "
                                   "lanes' line with its program"))
-        else:
-            program, errs = parse_program(cur["lines"])
-            findings.extend(errs)
-            rows, chunks, width, cols, lanes, copies = cur["decl"]
-            kind, m, k, ws = cur["head"]
-            out.append(MetaSection(kind, m, k, rows, chunks, width, cols, lanes, program,
-                                   cur["title"], cur["source"], cur["decl_source"], ws, copies))
-        cur = None
-
-    for no, raw in enumerate(text.split("\n"), start=1):
-        src = SourceText.at(raw, name, no)
-        s = raw.strip()
-        if block is not None:
-            if s.startswith("```"):
-                if cur is not None and cur.get("decl") is not None:
-                    cur["lines"] = block
-                block = None
-            else:
-                block.append(SourceText.at(s, name, no, len(raw) - len(raw.lstrip()) + 1))
             continue
-        if s.startswith("```"):
-            block = []
-            continue
-        if s.startswith("#"):
-            close()
-            title = s.lstrip("#").strip()
-            head = read_meta_line(title, "meta_title")
-            if head is not None:
-                cur = {"head": head, "title": title, "source": src}
-            continue
-        body = s.lstrip("*+-> ").strip()
-        if cur is not None and body.lower().startswith("metadata"):
-            decl = read_meta_line(body, "meta_decl")
-            if decl is None:
-                findings.append(error("parse", src, "a metadata line that does not read as "
-                                      "'Metadata: R x C fields of W bits, in N columns of L "
-                                      "lanes'"))
-                continue
-            cur["decl"], cur["decl_source"] = decl, src
-    close()
+        program, errs = parse_program(lines)
+        findings.extend(errs)
+        rows, chunks, width, cols, lanes, copies = decl
+        kind, m, k, ws = head
+        out.append(MetaSection(kind, m, k, rows, chunks, width, cols, lanes, program,
+                               part.title, part.source, decl_src, ws, copies))
     return tuple(out), tuple(findings)
