@@ -49,6 +49,9 @@ from .grammars import PROSE_MEMO, PSEUDO_MEMO, remember
 
 SCHEMA = "ptxlayout-parses/1"
 SUBFOLDER = "parses"
+# the most parses one entry keeps (the catalog's largest document has a few hundred): a bigger
+# entry could pass the cache's 8 MiB limit on a file, and be refused every run
+MAX_KEPT = 20000
 _CLASSES: dict[str, type] = {
     **{name: c for name, c in vars(S).items()
        if isinstance(c, type) and is_dataclass(c) and c.__module__ == S.__name__},
@@ -211,4 +214,5 @@ def parses_remembered(lines: tuple[str, ...]) -> Iterator[None]:
             yield
         finally:
             _ASKED.remove(asked)
-        disk.write_json(fd, name, entry_of_parses(*asked, key))
+        if len(asked[0]) + len(asked[1]) <= MAX_KEPT:
+            disk.write_json(fd, name, entry_of_parses(*asked, key))
