@@ -468,9 +468,14 @@ _SWALLOW = _COMMENT.replace('//[^\\n]*', '//[^\\n]*|>> 1').replace('["priority",
 
 
 def _prove_fresh_parser(doc: str) -> tuple[int, dict[str, Any], str]:
-    """A run as a new process would make it: the pseudocode parser loaded from the folder."""
+    """A run as a new process would make it: the pseudocode parser loaded from the folder
+    (the document's kept parses, formal/parse/kept.py, forgotten: they would spare it)."""
     grammars.pseudo_parser.cache_clear()
     grammars.clear_memo()
+    root = disk.root()
+    if root:
+        for kept in Path(root, "parses").glob("*.json"):
+            kept.unlink()
     return _prove_in_process(doc, "--no-catalog")
 
 

@@ -127,31 +127,47 @@ def at_each_value(lid: str, kind: str, where: SourceText, faults: list[Finding],
 
 def program_value(e: S.Expr, env: Mapping[str, int], defs: Mapping[str, S.Definition]) -> int:
     """``e`` at ``env`` (names bound there first, then the program's own definitions), with
-    C's integer arithmetic; ``Undefined`` for a name neither binds."""
+    C's integer arithmetic; ``Undefined`` for a name neither binds.  Each definition is
+    evaluated once a call (``lane = row % 32`` used twice is computed once)."""
+    return _value(e, env, defs, {})
+
+
+def _value(e: S.Expr, env: Mapping[str, int], defs: Mapping[str, S.Definition],
+           known: dict[str, int]) -> int:
+    """``program_value``'s walk; ``known``: the definitions already evaluated at ``env``."""
     if isinstance(e, S.Num):
         return e.value
+    if isinstance(e, S.Name):
+        if e.name in env:
+            return env[e.name]
+        hit = known.get(e.name)
+        if hit is not None:
+            return hit
+        d = defs.get(e.name)
+        if d is None or d.kind != "expr" or d.cases[0].expr is None:
+            raise Undefined(e.name)
+        hit = known[e.name] = _value(d.cases[0].expr, env, defs, known)
+        return hit
     if isinstance(e, S.Special):
         if e.name.lstrip("%") == "laneid":
             return env["%laneid"]
         raise Undefined(e.name)
-    if isinstance(e, S.Name):
-        if e.name in env:
-            return env[e.name]
-        d = defs.get(e.name)
-        if d is None or d.kind != "expr" or d.cases[0].expr is None:
-            raise Undefined(e.name)
-        return program_value(d.cases[0].expr, env, defs)
     if isinstance(e, S.Neg):
-        return -program_value(e.operand, env, defs)
-    a, b = program_value(e.left, env, defs), program_value(e.right, env, defs)
-    if e.op in ("/", "%") and b == 0:
-        raise Undefined(f"{e.op} by zero")
-    ops = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b,
-           "<<": a << b if 0 <= b < 64 else 0, ">>": a >> b if b >= 0 else 0}
-    if e.op in ops:
-        return ops[e.op]
-    q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C: truncation
-    return q if e.op == "/" else a - q * b
+        return -_value(e.operand, env, defs, known)
+    a, b = _value(e.left, env, defs, known), _value(e.right, env, defs, known)
+    op = e.op
+    if op in ("/", "%"):
+        if b == 0:
+            raise Undefined(f"{op} by zero")
+        q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)  # C: truncation
+        return q if op == "/" else a - q * b
+    return _OPS[op](a, b)
+
+
+_OPS: dict[str, Callable[[int, int], int]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "<<": lambda a, b: a << b if 0 <= b < 64 else 0, ">>": lambda a, b: a >> b if b >= 0 else 0}
 
 
 class TooWide(Exception):

@@ -121,21 +121,26 @@ def datapaths(parsed: Sequence[ParsedTmem]) -> list[DataPath]:
 def datapath_cells(dp: DataPath, n: int, align: int = 0) -> dict[str, np.ndarray]:
     """The map at N = ``n``, one entry per TMEM cell a block holds: ``block`` (its index),
     ``cta``, ``lane`` (shifted by the lane alignment ``align``), ``tcol``, ``row``, ``dcol``."""
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in
-                                          ("block", "cta", "lane", "tcol", "row", "dcol")}
-    for k, b in enumerate(dp.blocks):
+    spans = []
+    for b in dp.blocks:
         t0, t1 = b.tcol_range(n)
         d0, _d1 = b.dcol_range(n)
-        nl, nc = max(0, b.lanes[1] - b.lanes[0] + 1), max(0, t1 - t0 + 1)
-        grid = np.meshgrid(np.arange(nl), np.arange(nc), indexing="ij")
-        li, ci = grid[0].ravel(), grid[1].ravel()
-        parts["block"].append(np.full(li.shape, k))
-        parts["cta"].append(np.full(li.shape, b.cta))
-        parts["lane"].append(b.lanes[0] + align + li)
-        parts["tcol"].append(t0 + ci)
-        parts["row"].append(b.rows[0] + li)
-        parts["dcol"].append(d0 + ci)
-    return {k: np.concatenate(v) if v else np.zeros(0, dtype=np.int64) for k, v in parts.items()}
+        spans.append((b, t0, d0, max(0, b.lanes[1] - b.lanes[0] + 1), max(0, t1 - t0 + 1)))
+    total = sum(nl * nc for *_r, nl, nc in spans)
+    out = {k: np.empty(total, dtype=np.int64)
+           for k in ("block", "cta", "lane", "tcol", "row", "dcol")}
+    at = 0
+    for k, (b, t0, d0, nl, nc) in enumerate(spans):  # each block's cells, lane-major
+        end = at + nl * nc
+        li, ci = np.repeat(np.arange(nl), nc), np.tile(np.arange(nc), nl)
+        out["block"][at:end] = k
+        out["cta"][at:end] = b.cta
+        out["lane"][at:end] = b.lanes[0] + align + li
+        out["tcol"][at:end] = t0 + ci
+        out["row"][at:end] = b.rows[0] + li
+        out["dcol"][at:end] = d0 + ci
+        at = end
+    return out
 
 
 def check_summary(rows: Sequence[SummaryRow]) -> list[Finding]:

@@ -127,8 +127,9 @@ class SwizzledLayout:
     @cached_property
     def bit_addresses(self) -> tuple[int, ...]:
         """``bit_address`` of every coordinate, in the order of ``offsets``."""
-        sw, bits = self.swizzle, self.bits
-        return tuple(sw(o * bits // 8) * 8 + o * bits % 8 for o in self.offsets)
+        import numpy as np
+        b: Any = np.asarray(self.offsets, dtype=np.int64) * self.bits  # every element at once
+        return tuple((self.swizzle(b // 8) * 8 + b % 8).tolist())
 
     def address(self, coord: tuple[int, int]) -> int:
         return self.bit_address(coord) // 8

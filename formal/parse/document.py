@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Document, OperandBlock, Section, TableRow, TypeBlock
 from . import syntax as S
+from .kept import parses_remembered
 from .moves import ParsedMoves, parse_moves
 from .prose import parse_prose, try_prose
 from .pseudocode import parse_program
@@ -248,5 +249,9 @@ def _parse_section(section: Section, findings: list[Finding]) -> ParsedSection:
 def parse_document(doc: Document) -> ParsedDocument:
     """Every title, table row, sentence and pseudocode line of a document, parsed."""
     findings: list[Finding] = []
-    sections = tuple(_parse_section(s, findings) for s in doc.sections)
+    if not doc.lines:
+        sections = tuple(_parse_section(s, findings) for s in doc.sections)
+        return ParsedDocument(doc, sections, tuple(findings))
+    with parses_remembered(doc.lines):  # the parses an earlier run kept of these lines (kept.py)
+        sections = tuple(_parse_section(s, findings) for s in doc.sections)
     return ParsedDocument(doc, sections, tuple(findings))

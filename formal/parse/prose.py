@@ -27,6 +27,7 @@ from .grammars import (
     read_with,
     remember,
 )
+from .kept import noted_prose
 from .pseudocode import int_literal
 
 # ---- prose ------------------------------------------------------------------------------------
@@ -565,10 +566,12 @@ def parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Findi
     """Parse a cell or sentence with one of the fragment grammar's start symbols."""
     key = (src.text, start)
     if key in PROSE_MEMO:
+        noted_prose(src.text, start, PROSE_MEMO[key])
         return PROSE_MEMO[key], []
     value, findings = _parse_prose(src, start, what)
     if value is not None and not findings:
         remember(PROSE_MEMO, key, value)
+        noted_prose(src.text, start, value)
     return value, findings
 
 

@@ -29,6 +29,7 @@ from .grammars import (
     read_with,
     remember,
 )
+from .kept import noted_pseudo
 
 # ---- pseudocode -------------------------------------------------------------------------------
 
@@ -228,10 +229,12 @@ def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findin
     """One line of pseudocode -> a PseudoLine, or None and a finding."""
     hit = PSEUDO_MEMO.get(src.text)
     if hit is not None:
+        noted_pseudo(src.text, hit)
         return replace(hit, source=src), []
     value, findings = _parse_pseudo_line(src)
     if value is not None and not findings:
         remember(PSEUDO_MEMO, src.text, value)
+        noted_pseudo(src.text, value)
     return value, findings
 
 

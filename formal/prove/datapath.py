@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -195,8 +196,9 @@ def _collision(c: dict[str, np.ndarray], dp: DataPath, keys: tuple[str, ...]) \
 
 def _distinct(c: dict[str, np.ndarray], keys: tuple[str, ...]) -> bool:
     """No two entries of ``c`` agree on every key: each entry's keys as one number in mixed
-    radix (each key's largest value + 1) counted in one pass -- False where that cannot say
-    (a negative value, a radix product past 2**22: the caller sorts)."""
+    radix (each key's largest value + 1), counted in one pass where the radix product is small
+    beside the entries, else sorted -- False where that cannot say (a negative value, a radix
+    product past 2**22: the caller sorts)."""
     if not len(c["block"]):
         return True
     key = np.zeros(c["block"].shape, dtype=np.int64)
@@ -206,7 +208,10 @@ def _distinct(c: dict[str, np.ndarray], keys: tuple[str, ...]) -> bool:
         if int(c[k].min()) < 0 or size * top > 1 << 22:
             return False
         key, size = key * top + c[k], size * top
-    return bool(np.bincount(key, minlength=size).max() <= 1)
+    if size <= 8 * len(key):  # a count per value is the cheaper
+        return bool(np.bincount(key, minlength=size).max() <= 1)
+    key = np.sort(key)
+    return not bool((key[1:] == key[:-1]).any())
 
 
 def _uncovered(c: dict[str, np.ndarray], dp: DataPath, n: int) -> dict[str, Any] | None:
@@ -346,6 +351,44 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
 # ---- reading D back with tcgen05.ld ----------------------------------------------------------
 
 
+def _reads_back(dp: DataPath, c: dict[str, np.ndarray], ld_cells: dict[Any, Any],
+                n: int) -> bool:
+    """``read_back``'s test for every warp, thread and register at once (numpy): True when
+    each register reads the cell of D it must; False when one does not, or where the arrays
+    cannot say (a lane or column outside tensor memory): ``read_back`` walks them then."""
+    if not ld_cells:
+        return True
+    keys = sorted(ld_cells)
+    t = np.array([k[1] for k in keys], dtype=np.int64)
+    i = np.array([k[2] for k in keys], dtype=np.int64)
+    off = np.array([[int(ld_cells[k][0]), int(ld_cells[k][1])] for k in keys], dtype=np.int64)
+    mine = c["cta"] == 0
+    lanes, cols = c["lane"][mine], c["tcol"][mine]
+    if len(lanes) and (lanes.min() < 0 or lanes.max() >= TMEM_LANE_COUNT or cols.min() < 0
+                       or cols.max() >= TMEM_COLUMN_COUNT):
+        return False
+    if np.unique(lanes * TMEM_COLUMN_COUNT + cols).size != lanes.size:
+        return False  # two cells at one place: the walk says which one a register reads
+    at = np.full((TMEM_LANE_COUNT, TMEM_COLUMN_COUNT), -1, dtype=np.int64)
+    at[lanes, cols] = np.nonzero(mine)[0]
+    for b in dp.blocks:
+        if b.cta != 0:
+            continue
+        t0, _t1 = b.tcol_range(n)
+        d0, _d1 = b.dcol_range(n)
+        lane, col = b.lanes[0] + off[:, 0], t0 + off[:, 1]
+        if lane.min() < 0 or lane.max() >= TMEM_LANE_COUNT or col.min() < 0 \
+                or col.max() >= TMEM_COLUMN_COUNT:
+            return False
+        k = at[lane, col]
+        if (k < 0).any():
+            return False
+        if not ((c["row"][k] == TMEM_SUBPARTITION * b.warp + t).all()
+                and (c["dcol"][k] == d0 + i).all()):
+            return False
+    return True
+
+
 def read_back(rel: Relation, dp: DataPath, ld: Layout, ld_cells: dict[Any, Any],
               registers: int) -> RelationVerdict:
     """Warp w reads its quarter with ``ld`` at its block's first lane and TMEM column: thread
@@ -357,6 +400,9 @@ def read_back(rel: Relation, dp: DataPath, ld: Layout, ld_cells: dict[Any, Any],
     if n not in dp.ns:
         return RelationVerdict(rel, "error", f"not checked: N = {n} is not an N of {dp.id}")
     c = datapath_cells(dp, n)
+    if _reads_back(dp, c, ld_cells, n):
+        return RelationVerdict(rel, "proved", method="exhaustive")
+    # some register is read elsewhere: the walk below finds the first, in order
     where = {(int(c["cta"][k]), int(c["lane"][k]), int(c["tcol"][k])): k
              for k in range(len(c["block"]))}
     for b in sorted(dp.blocks, key=lambda x: (x.cta, x.warp)):
@@ -423,6 +469,10 @@ def _pack_z3(pf: PackFormat, what: str) -> bool:
     return _sat(s)
 
 
+def _pack_unsat(pf: PackFormat, what: str) -> bool:
+    return not _pack_z3(pf, what)
+
+
 def _pack_enum(pf: PackFormat, what: str) -> dict[str, Any] | None:
     owner: dict[int, int] = {}
     for k in range(pf.count):
@@ -452,7 +502,12 @@ def prove_packing(pf: PackFormat, evidence: Any = None) -> tuple[DataPathResult,
         if what == "bit-injective" and vs[0].status != "proved":
             vs.append(Verdict(what, "error", "not checked: an element leaves its slot"))
             continue
-        z, found = _pack_z3(pf, what), _pack_enum(pf, what)
+        found = _pack_enum(pf, what)
+        # where the enumeration found nothing, an earlier run's unsat to the same statement
+        # stands for Z3's (``z3_unsat``); a counterexample always asks Z3 itself
+        z = _pack_z3(pf, what) if found is not None else not z3_unsat(
+            [what, list(pf.first), pf.count, pf.slot, pf.bits, pf.unit], "datapath-packing",
+            partial(_pack_unsat, pf, what))
         if z != (found is not None):
             raise InternalError(f"{pf.id} {what}: Z3 and the enumeration disagree")
         vs.append(Verdict(what, "proved", method="z3+enumeration") if found is None else

@@ -199,6 +199,7 @@ class Evidence:
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
+        self._by_layout: dict[str, dict[str, list[EvidenceRun]]] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
 
     @classmethod
@@ -227,6 +228,18 @@ class Evidence:
                 (r for k in keys for r in self._by_key.get(k, ())),
                 key=lambda r: self._seq[id(r)])
         return list(hit)
+
+    def runs_with(self, operand: str, h: str) -> list[EvidenceRun]:
+        """The runs that packed ``operand`` (``smem``: the shared-memory layout) with the hash
+        ``h``, in date order: an index of every run by that operand's hash, built once."""
+        index = self._by_layout.get(operand)
+        if index is None:
+            index = self._by_layout[operand] = {}
+            for r in self._runs:
+                x = r.layout_hashes.get(operand)
+                if x is not None:
+                    index.setdefault(x, []).append(r)
+        return list(index.get(h, ()))
 
     @property
     def sm(self) -> int:

@@ -58,6 +58,7 @@ from ..model.smem import (
     names_in,
     smem_hash,
 )
+from .cache import z3_unsat
 from .smem_descriptor import descriptor_core, hardware_verdict, tma_core
 from .smem_kslice import k_slice_verdict
 from .verdicts import Core, Verdict
@@ -126,6 +127,44 @@ def injective_core(lay: SwizzledLayout) -> Core:
     return Core("proved", f"{len(seen)} elements at {len(seen)} addresses", method="enumeration")
 
 
+def _atom_keys(lay: SwizzledLayout, major: str, mode: str) -> Any:
+    """Each element's atom, as one integer per element (``in_atom_core``'s key (a, b) as
+    a * big + b), in the order of ``lay.offsets``."""
+    import numpy as np
+    c, t, rows = CHUNKS[mode], 128 // lay.bits, lay.extent[0]
+    i = np.arange(len(lay.offsets), dtype=np.int64)
+    mn, k = i % rows, i // rows
+    a, b = (mn // 8, k // (c * t)) if major == "K" else (mn // (c * t), k // 8)
+    return a * (int(b.max(initial=0)) + 1) + b
+
+
+def _atom_count(lay: SwizzledLayout, major: str, mode: str) -> int:
+    import numpy as np
+    return int(np.unique(_atom_keys(lay, major, mode)).size)
+
+
+def _atoms_whole(lay: SwizzledLayout, major: str, mode: str) -> bool:
+    """``in_atom_core``'s test over every atom at once (numpy): does each atom's lowest and
+    highest byte lie in one aligned block?  False sends the caller to its loop, which finds
+    the first atom that does not, with its coordinates."""
+    import numpy as np
+    if not lay.offsets:
+        return True
+    atom_bytes = 128 * CHUNKS[mode]
+    keys = _atom_keys(lay, major, mode)
+    byte = np.asarray(lay.offsets, dtype=np.int64) * lay.bits // 8
+    _u, group = np.unique(keys, return_inverse=True)
+    lo = np.full(_u.size, np.iinfo(np.int64).max, dtype=np.int64)
+    hi = np.full(_u.size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(lo, group, byte)
+    np.maximum.at(hi, group, byte)
+    base = lo - lo % (atom_bytes if mode != "none" else 16)
+    bad = hi >= base + atom_bytes
+    if mode == "none":
+        bad |= lo % 16 != 0
+    return not bool(bad.any())
+
+
 def in_atom_core(lay: SwizzledLayout, major: str, mode: str) -> Core:
     """The elements of each atom (8 rows x 16c bytes; without swizzle the 8 x 16-byte core
     matrix) lie in one block of the atom's size: aligned to it where a swizzle permutes that
@@ -133,6 +172,9 @@ def in_atom_core(lay: SwizzledLayout, major: str, mode: str) -> Core:
     c = CHUNKS[mode]
     t = 128 // lay.bits  # elements in 16 bytes
     atom_bytes = 128 * c
+    if _atoms_whole(lay, major, mode):
+        count = _atom_count(lay, major, mode)
+        return Core("proved", f"{count} atoms of {atom_bytes} bytes", method="enumeration")
     blocks: dict[tuple[int, int], list[tuple[int, tuple[int, int]]]] = {}
     rows = lay.extent[0]
     for i, off in enumerate(lay.offsets):
@@ -181,7 +223,9 @@ def swizzle_core(sw: Swizzle, mode: str | None = None) -> Core:
 
     s = z3.Solver()
     s.add(z3.Or(f(f(x)) != x, f(x) & 15 != x & 15))
-    if s.check() != z3.unsat:
+    # Z3's unsat from an earlier run (the enumeration above ran all the same); sat: asked again
+    if not z3_unsat([sw.bits, sw.base, sw.shift], "swizzle", lambda: s.check() == z3.unsat):
+        s.check()
         return Core("refuted", f"{sw} is not a chunk-preserving involution",
                     {"byte": s.model()[x].as_long()}, method="z3")
     return Core("proved", f"{sw}: an involution keeping 16-byte chunks, period {sw.period} bytes",

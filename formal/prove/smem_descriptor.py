@@ -32,6 +32,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+import numpy as np
 import z3
 
 from ..model.smem import (
@@ -65,6 +66,29 @@ def read_extent(inst: SmemInstance) -> tuple[int, int]:
     return (inst.layout.extent[0], K_SLICE_BYTES * 8 // inst.bits)
 
 
+def _first_misread(read: DescriptorRead, inst: SmemInstance, rows: int,
+                   cols: int) -> tuple[int, int] | None:
+    """The first (mn, k) of a ``rows`` x ``cols`` tile (k slowest, mn fastest) that ``read``
+    reads somewhere other than the layout puts it, or that the layout does not hold; None when
+    every one is read in place.  The whole tile at once: the read rule runs on numpy arrays of
+    every mn and k (``bit_address`` takes any values with ``//``, ``%`` and the swizzle's
+    ``^``, ``&``, ``>>``), the layout's addresses are one array."""
+    lay = inst.layout
+    have_rows, have_cols = lay.extent
+    mn = np.tile(np.arange(rows, dtype=np.int64), cols)
+    k = np.repeat(np.arange(cols, dtype=np.int64), rows)
+    got = np.asarray(read.bit_address(inst.major, inst.bits, mn, k), dtype=np.int64)
+    held = (mn < have_rows) & (k < have_cols)
+    want = np.full(got.shape, -1, dtype=np.int64)
+    have = np.asarray(lay.bit_addresses, dtype=np.int64)
+    want[held] = have[mn[held] + have_rows * k[held]]
+    bad = ~held | (got != want)
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    return int(mn[i]), int(k[i])
+
+
 def descriptor_core(inst: SmemInstance, descriptor: int,
                     extent: tuple[int, int] | None = None) -> Core:
     """Every (mn, k) of the tile (``extent``: the instruction's, by default) is read where the
@@ -73,26 +97,26 @@ def descriptor_core(inst: SmemInstance, descriptor: int,
     rows, cols = extent or read_extent(inst)
     lay = inst.layout
     have_rows, have_cols = lay.extent
-    where = {a: (i % have_rows, i // have_rows) for i, a in enumerate(lay.bit_addresses)}
-    for k in range(cols):
-        for mn in range(rows):
-            got = read.bit_address(inst.major, inst.bits, mn, k)
-            if mn >= have_rows or k >= have_cols:
-                held = where.get(got)
-                return Core("refuted", f"the instruction reads (mn {mn}, k {k}), which the "
-                            f"{have_rows} x {have_cols} layout does not hold, at byte {got // 8}"
-                            + (f", where the layout keeps (mn {held[0]}, k {held[1]})" if held
-                               else ""),
-                            {"mn": mn, "k": k, "descriptor_byte": got // 8,
-                             "layout_holds": None if held is None else
-                             {"mn": held[0], "k": held[1]}}, method="enumeration")
-            want = lay.bit_addresses[mn + have_rows * k]
-            if got != want:
-                return Core("refuted", f"(mn {mn}, k {k}) is at byte {want // 8} of the layout; "
-                            f"the descriptor (LBO {read.lbo}, SBO {read.sbo}, {read.mode}) "
-                            f"reads byte {got // 8}",
-                            {"mn": mn, "k": k, "layout_byte": want // 8,
-                             "descriptor_byte": got // 8}, method="enumeration")
+    first = _first_misread(read, inst, rows, cols)
+    if first is not None:  # the first (mn, k), k slowest, read elsewhere or not held
+        mn, k = first
+        got = read.bit_address(inst.major, inst.bits, mn, k)
+        if mn >= have_rows or k >= have_cols:
+            held = {a: (i % have_rows, i // have_rows)
+                    for i, a in enumerate(lay.bit_addresses)}.get(got)
+            return Core("refuted", f"the instruction reads (mn {mn}, k {k}), which the "
+                        f"{have_rows} x {have_cols} layout does not hold, at byte {got // 8}"
+                        + (f", where the layout keeps (mn {held[0]}, k {held[1]})" if held
+                           else ""),
+                        {"mn": mn, "k": k, "descriptor_byte": got // 8,
+                         "layout_holds": None if held is None else
+                         {"mn": held[0], "k": held[1]}}, method="enumeration")
+        want = lay.bit_addresses[mn + have_rows * k]
+        return Core("refuted", f"(mn {mn}, k {k}) is at byte {want // 8} of the layout; "
+                    f"the descriptor (LBO {read.lbo}, SBO {read.sbo}, {read.mode}) "
+                    f"reads byte {got // 8}",
+                    {"mn": mn, "k": k, "layout_byte": want // 8,
+                     "descriptor_byte": got // 8}, method="enumeration")
 
     def unsat() -> bool:
         mn_v, k_v = z3.BitVec("mn", 32), z3.BitVec("k", 32)
@@ -139,7 +163,9 @@ def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
     x = z3.BitVec("x", 32)
     s = z3.Solver()
     s.add(tma_swizzle(tma_mode, x) != sw(x))
-    if s.check() != z3.unsat:
+    # Z3's unsat from an earlier run (the enumeration above ran all the same); sat: asked again
+    if not z3_unsat([tma_mode, str(sw)], "tma-swizzle", lambda: s.check() == z3.unsat):
+        s.check()
         m = s.model()[x].as_long()
         return Core("refuted", f"the TMA ({tma_mode}) stores byte {m} at "
                     f"{tma_swizzle(tma_mode, m)}; the descriptor reads it from {sw(m)}",
@@ -164,7 +190,8 @@ def hardware_verdict(inst: SmemInstance, evidence: Any, span: Any) -> Verdict:
                        "descriptor is assembled for sm_100a by ptxas in the tests: "
                        "formal.execute.ptx_tcgen05)", None, span, "warning", "gpu")
     h = smem_hash(inst)
-    runs = [r for r in evidence.runs if r.layout_hashes.get("smem") == h]
+    runs = evidence.runs_with("smem", h) if hasattr(evidence, "runs_with") else \
+        [r for r in evidence.runs if r.layout_hashes.get("smem") == h]
     if not runs:
         return Verdict("hardware", "not-applicable", "no GPU run of this layout in the evidence",
                        None, span)

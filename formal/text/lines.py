@@ -18,6 +18,8 @@ definitions), so each distinct text is read once.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -228,10 +230,42 @@ class _Facts(Transformer[Token, Any]):
 MAX_LINE = 16384
 
 
-@lru_cache(maxsize=65536)
+# The kinds of lines read in an earlier run (``formal.text.line_memo``), and where the kinds
+# of the lines a document asks for are written down while it is read (None: nowhere)
+_KNOWN: dict[str, LineKind] = {}
+_ASKED: list[dict[str, LineKind]] = []
+
+
+def known_kinds(kinds: dict[str, LineKind]) -> None:
+    """Kinds of lines read before (by this same grammar and reader): not read again."""
+    if len(_KNOWN) + len(kinds) > 65536:  # bounded, as the reading's own memo
+        _KNOWN.clear()
+    _KNOWN.update(kinds)
+
+
+@contextmanager
+def recording(into: dict[str, LineKind]) -> Iterator[None]:
+    """Inside, every line's kind asked for is also put ``into`` the dict."""
+    _ASKED.append(into)
+    try:
+        yield
+    finally:
+        _ASKED.remove(into)
+
+
 def kind_of(text: str) -> LineKind:
-    """The facts of a line (each distinct text is read once); a line over ``MAX_LINE`` has
-    none."""
+    """The facts of a line (each distinct text is read once, and not at all where a kept
+    reading of its document knows it); a line over ``MAX_LINE`` has none."""
+    kind = _KNOWN.get(text)
+    if kind is None:
+        kind = _read_kind(text)
+    for into in _ASKED:
+        into[text] = kind
+    return kind
+
+
+@lru_cache(maxsize=65536)
+def _read_kind(text: str) -> LineKind:
     if len(text) > MAX_LINE:
         return LineKind(first=text[:1], length=len(text))
     try:

@@ -13,6 +13,7 @@ from ..base.files import FileProblem, read_limited
 from ..base.source import Finding, SourceText, Span, error, warning
 from .blocks import MAX_BYTES, Document, blank_glyphs
 from .html import html_blocks
+from .line_memo import remembered
 from .lines import MAX_LINE
 from .looks import looks_of_blocks, looks_of_lines
 from .markdown import markdown_blocks, unquote
@@ -89,6 +90,22 @@ def _unread_line(where: SourceText | Span) -> Finding:
 
 
 def read_text(text: str, name: str, digest: str = "") -> Document:
+    """The document ``text`` (named ``name``) read: its format, sections, blocks, the lines
+    that look like part of a layout, and what could not be read.  The kinds of its lines
+    come from an earlier run's reading of the same text where one is kept
+    (``line_memo``)."""
+    if len(text) > REMEMBERED_CHARS:
+        return _read_text(text, name, digest)
+    with remembered(text):
+        return _read_text(text, name, digest)
+
+
+# the largest document whose lines' kinds are kept (the catalog's are under 100 KB each): a
+# bigger one is read line by line every time, rather than writing megabytes each run
+REMEMBERED_CHARS = 1 << 20
+
+
+def _read_text(text: str, name: str, digest: str) -> Document:
     text = blank_glyphs(text)  # icon glyphs are spaces in every format (text.blocks)
     fmt = detect_format(text, name)
     findings: list[Finding] = []

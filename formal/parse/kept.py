@@ -1,0 +1,218 @@
+"""The parses of a document's pseudocode lines and prose cells kept between runs, rebuilt
+structurally, never by parsing or evaluating text.
+
+The parse stage reads each distinct pseudocode line (``grammar/pseudocode.lark``) and each
+title, table cell and sentence (``grammar/fragment.lark``) once a process (``PSEUDO_MEMO``,
+``PROSE_MEMO``).  A run of the catalog spends about 0.27 s on them, a third of it loading the
+fragment grammar's tables.  Their values are small frozen records of ``formal.parse.syntax``
+(and the ids' ``MoveInstr`` / ``TmemInstr``) holding words, numbers and flags, so they are
+kept as JSON, one file per document in ``<cache folder>/parses``.  The line ``groupID =
+%laneid >> 2`` is kept as::
+
+    ["groupID = %laneid >> 2",
+     {"c": "PseudoLine", "f": {"kind": "assign", "name": "groupID", "name_pos": 0,
+      "expr": {"c": "BinOp", "f": {"op": ">>", "left": {"c": "Special", "f": {"name":
+      "%laneid", "pos": 10}}, "right": {"c": "Num", "f": {"value": 2, "pos": 20, ...}}}},
+      ...}}]
+
+A record is rebuilt as ``cls(**fields)`` where ``cls`` is one of those classes, found by its
+name in a fixed table (``_CLASSES``), and a field only by its declared name; a tuple is
+``{"t": [...]}``.  A pseudocode line's ``source`` is not kept: each use puts the line's own
+there, as the in-process memo does.  A value holding anything else is not kept (parsed again
+next time).  The entry's name and ``key`` are a SHA-256 of the document's lines and of what a
+parse depends on (the two grammars, the parse stage's modules, the versions), and its
+``content`` a SHA-256 of what it holds: another key, a damaged or edited entry, an unknown
+class or field is ignored with a warning and written again from Lark's parse.  The records are
+the same either way, and every later stage (the model, the enumeration of every map, Z3 or
+its kept answer) runs on them as always.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields, is_dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..base import cache as disk
+from ..base import ids
+from ..base.source import SourceText
+from . import syntax as S
+from .grammars import PROSE_MEMO, PSEUDO_MEMO, remember
+
+SCHEMA = "ptxlayout-parses/1"
+SUBFOLDER = "parses"
+# the most parses one entry keeps (the catalog's largest document has a few hundred): a bigger
+# entry could pass the cache's 8 MiB limit on a file, and be refused every run
+MAX_KEPT = 20000
+_CLASSES: dict[str, type] = {
+    **{name: c for name, c in vars(S).items()
+       if isinstance(c, type) and is_dataclass(c) and c.__module__ == S.__name__},
+    "MoveInstr": ids.MoveInstr, "TmemInstr": ids.TmemInstr}
+_FIELDS = {name: frozenset(f.name for f in fields(c) if f.init) for name, c in _CLASSES.items()}
+_NO_SOURCE = SourceText.at("", "", 0)  # a kept line's place: each use puts its own
+
+
+class _NotKept(Exception):
+    """A value this module does not write (or an entry it cannot read back)."""
+
+
+@cache
+def _code_key() -> str:
+    from ..base.grammar_files import grammar_dir
+    h = hashlib.sha256(json.dumps([SCHEMA, __version__, list(sys.version_info[:3])]).encode())
+    here = Path(__file__).resolve().parent
+    for path in (grammar_dir() / "pseudocode.lark", grammar_dir() / "fragment.lark",
+                 *sorted(here.glob("*.py")), Path(ids.__file__), Path(disk.__file__).parent
+                 / "source.py"):
+        h.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    import lark
+    h.update(lark.__version__.encode())
+    return h.hexdigest()
+
+
+def parses_key(lines: tuple[str, ...]) -> str:
+    """The key of a document's entry: the parse stage's code and the document's lines."""
+    h = hashlib.sha256(_code_key().encode())
+    for ln in lines:
+        h.update(ln.encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
+
+
+def _write(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, str, int)):
+        return v
+    if isinstance(v, tuple):
+        return {"t": [_write(x) for x in v]}
+    name = type(v).__name__
+    if _CLASSES.get(name) is type(v):
+        return {"c": name, "f": {f: _write(getattr(v, f)) for f in sorted(_FIELDS[name])
+                                 if not (name == "PseudoLine" and f == "source")}}
+    raise _NotKept(name)
+
+
+def _read(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, str, int)):
+        return v
+    if isinstance(v, dict) and set(v) == {"t"} and isinstance(v["t"], list):
+        return tuple(_read(x) for x in v["t"])
+    if isinstance(v, dict) and set(v) == {"c", "f"} and isinstance(v["f"], dict):
+        name = v["c"]
+        if not isinstance(name, str) or name not in _CLASSES or not set(v["f"]) <= _FIELDS[name]:
+            raise _NotKept(str(name))
+        got = {k: _read(x) for k, x in v["f"].items()}
+        if name == "PseudoLine":
+            got["source"] = _NO_SOURCE
+        try:
+            return _CLASSES[name](**got)
+        except TypeError as exc:  # a required field missing
+            raise _NotKept(name) from exc
+    raise _NotKept(type(v).__name__)
+
+
+def _digest(kept: Any) -> str:
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, separators=(",", ":"))
+                          .encode("utf-8")).hexdigest()
+
+
+def entry_of_parses(pseudo: dict[str, S.PseudoLine], prose: dict[tuple[str, str], Any],
+                    key: str) -> dict[str, Any]:
+    """An entry: each pseudocode line's and prose piece's parse that can be written."""
+    lines, pieces = [], []
+    for text, value in pseudo.items():
+        try:
+            lines.append([text, _write(value)])
+        except _NotKept:
+            pass
+    for (text, start), value in prose.items():
+        try:
+            pieces.append([text, start, _write(value)])
+        except _NotKept:
+            pass
+    kept = {"pseudo": lines, "prose": pieces}
+    return {"schema": SCHEMA, "key": key, "content": _digest(kept), "kept": kept}
+
+
+def parses_of_entry(entry: Any, key: str) \
+        -> tuple[dict[str, Any], dict[tuple[str, str], Any]] | None:
+    """(pseudocode lines, prose pieces) an entry holds, or None when it is not a whole,
+    sound entry for ``key``."""
+    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("key") != key:
+        return None
+    kept = entry.get("kept")
+    if not isinstance(kept, dict) or entry.get("content") != _digest(kept) \
+            or not isinstance(kept.get("pseudo"), list) or not isinstance(kept.get("prose"), list):
+        return None
+    try:
+        pseudo = {}
+        for item in kept["pseudo"]:
+            text, value = item
+            line = _read(value)
+            if not isinstance(text, str) or not isinstance(line, S.PseudoLine):
+                return None
+            pseudo[text] = line
+        prose = {}
+        for item in kept["prose"]:
+            text, start, value = item
+            if not isinstance(text, str) or not isinstance(start, str):
+                return None
+            prose[text, start] = _read(value)
+    except (_NotKept, ValueError, TypeError):
+        return None
+    return pseudo, prose
+
+
+# the parses asked for while a document is parsed inside ``parses_remembered`` (each parse adds its
+# value here: ``noted``)
+_ASKED: list[tuple[dict[str, Any], dict[tuple[str, str], Any]]] = []
+
+
+def noted_pseudo(text: str, value: Any) -> None:
+    for pseudo, _prose in _ASKED:
+        pseudo[text] = value
+
+
+def noted_prose(text: str, start: str, value: Any) -> None:
+    for _pseudo, prose in _ASKED:
+        prose[text, start] = value
+
+
+@contextmanager
+def parses_remembered(lines: tuple[str, ...]) -> Iterator[None]:
+    """Parsing the document of ``lines`` inside: its parses from its entry where one is kept
+    (into the process's memos), and an entry written afterwards where none was (or one that
+    was not sound)."""
+    with disk.folder(SUBFOLDER) as fd:
+        if fd is None:
+            yield
+            return
+        key = parses_key(lines)
+        name = f"{key[:40]}.json"
+        where = os.path.join(disk.root() or "", SUBFOLDER)
+        entry = disk.read_json(fd, name, where)
+        got = parses_of_entry(entry, key) if entry is not None else None
+        if entry is not None and got is None:
+            disk.warn(os.path.join(where, name), "not an entry of this version for this "
+                      "document (ignored, written again)")
+        if got is not None:
+            for text, line in got[0].items():
+                remember(PSEUDO_MEMO, text, line)
+            for k, value in got[1].items():
+                remember(PROSE_MEMO, k, value)
+            yield
+            return
+        asked: tuple[dict[str, Any], dict[tuple[str, str], Any]] = ({}, {})
+        _ASKED.append(asked)
+        try:
+            yield
+        finally:
+            _ASKED.remove(asked)
+        if len(asked[0]) + len(asked[1]) <= MAX_KEPT:
+            disk.write_json(fd, name, entry_of_parses(*asked, key))

@@ -1,0 +1,113 @@
+"""The parses of a document kept between runs (formal/parse/kept.py): a document parsed from a
+kept entry is the document Lark's parse gives, none of its lines or cells is parsed again, and
+an entry that is damaged, foreign, edited or names a class outside the syntax is ignored and
+written again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from formal import catalog
+from formal.base import cache
+from formal.parse import document, kept, prose, pseudocode
+from formal.parse.grammars import clear_memo
+from formal.text.read import read_path
+
+DOC = "dense-integer.md"
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    where = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
+    cache.enable()
+    clear_memo()
+    yield where
+    clear_memo()
+
+
+def _doc() -> document.Document:
+    cache.disable()  # the text stage's own kept kinds play no part here
+    try:
+        return read_path(catalog.CATALOG_DIR / DOC, name=f"catalog/{DOC}")
+    finally:
+        cache.enable()
+
+
+def _entry(where: Path) -> Path:
+    files = list((where / "parses").glob("*.json"))
+    assert len(files) == 1
+    return files[0]
+
+
+def _no_lark(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise AssertionError(f"parsed with Lark: {args[0]!r}")
+    monkeypatch.setattr(prose, "_parse_prose", refuse)
+    monkeypatch.setattr(pseudocode, "_parse_pseudo_line", refuse)
+
+
+def test_a_kept_parse_gives_the_same_document_without_lark(
+        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = _doc()
+    first = document.parse_document(doc)
+    assert not first.findings  # every line and cell of this document parses
+    entry = json.loads(_entry(cache_dir).read_text(encoding="utf-8"))
+    assert entry["schema"] == kept.SCHEMA
+    lines = {" ".join(t.split()): v for t, v in entry["kept"]["pseudo"]}
+    line = lines["groupID = %laneid >> 2"]
+    assert line["c"] == "PseudoLine" and line["f"]["expr"]["f"]["op"] == ">>"
+    assert "source" not in line["f"]
+    assert len(entry["kept"]["prose"]) > 10
+    clear_memo()
+    _no_lark(monkeypatch)
+    again = document.parse_document(doc)
+    assert again == first
+    assert any(ps.blocks for ps in again.sections)
+
+
+def _edited(e: dict[str, object], key: str, value: object) -> dict[str, object]:
+    kept_ = json.loads(json.dumps(e["kept"]))
+    text, line = kept_["pseudo"][0]
+    line["f"][key] = value
+    return {**e, "kept": kept_}
+
+
+@pytest.mark.parametrize("damage", [
+    lambda e: "[1, 2",
+    lambda e: json.dumps({**e, "key": "0" * 64}),
+    lambda e: json.dumps(_edited(e, "kind", "range")),  # the content hash no longer matches
+    lambda e: json.dumps({**(x := _edited(e, "expr", {"c": "Path", "f": {}})),
+                          "content": kept._digest(x["kept"])}),
+    lambda e: json.dumps({**(x := _edited(e, "__class__", 1)),
+                          "content": kept._digest(x["kept"])}),
+], ids=["not-json", "foreign-key", "edited", "unknown-class", "unknown-field"])
+def test_an_unsound_entry_is_ignored_and_written_again(
+        cache_dir: Path, capsys: pytest.CaptureFixture[str], damage: object) -> None:
+    doc = _doc()
+    want = document.parse_document(doc)
+    path = _entry(cache_dir)
+    good = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(damage(good), encoding="utf-8")  # type: ignore[operator]
+    path.chmod(0o600)
+    clear_memo()
+    assert document.parse_document(doc) == want
+    assert "cache ignored" in capsys.readouterr().err
+    assert json.loads(path.read_text(encoding="utf-8")) == good
+
+
+def test_a_value_outside_the_syntax_is_not_kept() -> None:
+    entry = kept.entry_of_parses({}, {("x", "header"): Path("/etc")}, "k")
+    assert entry["kept"]["prose"] == []
+    assert kept.parses_of_entry(entry, "k") == ({}, {})
+    assert kept.parses_of_entry(entry, "another") is None
+
+
+def test_no_cache_writes_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
+    document.parse_document(_doc())
+    assert not cache_dir.exists()
