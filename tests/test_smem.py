@@ -223,6 +223,7 @@ def test_tcgen05_fixed_constant_that_does_not_fit(render) -> None:  # type: igno
     (f,) = _proof(text).findings
     assert f.kind == "smem-field-fit" and "0xb00000000" in text.splitlines()[f.span.line - 1]
     assert f.counterexample == {"constant": "0xb00000000", "bits": 8}
+    assert "does not fit the 8-bit field 53-60" in f.message
     fixed = render(S.TCGEN05_DESCRIPTOR.replace("0xb00000000", "0b00000000"))
     assert _proof(fixed).findings == ()
 

@@ -83,6 +83,7 @@ STATED: dict[str, Callable[[], bool]] = {
     "112": lambda: _smem_evidence()[2] == 112,
     "64": _in_test("test_wmma_section.py", "32 elements for a 64-cell tile"),
     "96": _in_test("test_block_scale.py", "K=96"),
+    **{b: _in_test("test_smem.py", "the 8-bit field 53-60") for b in ("53", "60")},
 }
 
 
