@@ -10,7 +10,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +47,17 @@ def seeds() -> dict[str, Path]:
     return {p: seed_path(p) for p in ("000", "001", "002", "003", "004")}
 
 
-@lru_cache(maxsize=2)
 def proven_catalog(corrections: bool = False) -> Any:
     """The embedded catalog proven once a process (``api.analyze([], Options())``, what
     ``ptxlayout prove`` runs; ``--corrections`` with ``corrections``).  The result is shared:
     read it, never change it.  Tests that prove the catalog with other options, or that are
     about one run's own behaviour (a planted fault, a cache, an interrupt), prove it
-    themselves."""
+    themselves.  ``proven_catalog()`` and ``proven_catalog(False)`` are one proof."""
+    return _proven(bool(corrections))
+
+
+@cache
+def _proven(corrections: bool) -> Any:
     from formal.api import analyze
     from formal.prove.verdicts import Options
     return analyze([], Options(), corrections=corrections)
