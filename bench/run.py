@@ -116,14 +116,11 @@ def one_round(paths: list[Path]) -> dict[str, float]:
     floor(model)
     t7 = CLOCK()
     assert proof.internal_errors == 0
-    # what `ptxlayout prove` adds to the fragments' proof (api.analyze, here in its order):
-    # the shared-memory, block-scale, tcgen05 sparse and data-path layouts and their relations
+    # what `ptxlayout prove` adds to the fragments' proof, the very call api.analyze makes:
+    # the shared-memory, block-scale, tcgen05 sparse, metadata, copy and data-path layouts
     named = {str(p) for p in paths}
     mine = [d for d in model.documents if d.name in named]
-    proof = api.with_smem(proof, mine, not paths)
-    proof = api.with_block_scale(proof, mine, not paths, model)
-    proof = api.with_tc_sparse(proof, mine)
-    proof = api.with_datapath(proof, model, mine, not paths)
+    proof = api.with_families(proof, model, mine, not paths)
     t8 = CLOCK()
     t["families"] = t8 - t7
     t["ingest"] = t1 - t0
@@ -242,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in ("ingest", "parse", "model", "prove", "cross-check"):
         say(f"  {k:<19} {med[k] * 1000:8.0f} ms")
     say(f"  of which relations  {med['relations'] * 1000:8.0f} ms")
-    say(f"  other families      {med['families'] * 1000:8.0f} ms  (shared memory, block "
-        "scale, tcgen05 sparse, data paths)")
+    say(f"  other families      {med['families'] * 1000:8.0f} ms  (api.with_families: shared "
+        "memory, block scale, tcgen05 sparse, metadata, copies, data paths)")
     say(f"  total beyond imports {med['total'] * 1000:7.0f} ms")
     say(f"  enumeration floor   {med['floor'] * 1000:8.0f} ms")
     front = med["ingest"] + med["parse"] + med["model"]

@@ -62,6 +62,7 @@ def one_round(evidence: bool) -> dict[str, float]:
     p = timed("with_block_scale", lambda: api.with_block_scale(p, [], True, model, ev is not None))
     p = timed("with_tc_sparse", lambda: api.with_tc_sparse(p, []))
     p = timed("with_tc_meta", lambda: api.with_tc_meta(p, ev is not None))
+    p = timed("with_tc_copy", lambda: api.with_tc_copy(p, ev is not None))
     p = timed("with_datapath", lambda: api.with_datapath(p, model, [], True, ev))
     timed("mark_accepted", lambda: mark_accepted(p, catalog.errata()))
     return took

@@ -81,22 +81,28 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     t1 = time.perf_counter()
     proof = prove(model, with_catalog_tables(options or Options()))
     named = {str(p) for p in paths}
-    proof = with_smem(proof, [d for d in model.documents if d.name in named],
-                      use_catalog and not paths, (options or Options()).evidence)
-    proof = with_block_scale(proof, [d for d in model.documents if d.name in named],
-                             use_catalog and not paths, model,
-                             (options or Options()).evidence is not None)
-    proof = with_tc_sparse(proof, [d for d in model.documents if d.name in named])
-    if use_catalog and not paths:
-        proof = with_tc_meta(proof, (options or Options()).evidence is not None)
-        proof = with_tc_copy(proof, (options or Options()).evidence is not None)
-    proof = with_datapath(proof, model, [d for d in model.documents if d.name in named],
+    proof = with_families(proof, model, [d for d in model.documents if d.name in named],
                           use_catalog and not paths, (options or Options()).evidence)
     if accept is None:
         accept = catalog.errata() if not paths and use_catalog else []
     proof = mark_accepted(proof, accept)
     t2 = time.perf_counter()
     return Analysis(model, proof, {"model": t1 - t0, "prove": t2 - t1})
+
+
+def with_families(proof: Proof, model: Model, documents: Sequence[Document],
+                  the_catalog: bool, evidence: Any = None) -> Proof:
+    """``proof`` (the fragments') with every other family ``prove`` reports: the shared-memory
+    layouts, the block-scale factors, tcgen05's sparse tables, metadata and copies (the
+    catalog's), and the data paths -- of ``documents``, and the catalog's with
+    ``the_catalog``; ``evidence``: the GPU evidence read (None: none)."""
+    proof = with_smem(proof, documents, the_catalog, evidence)
+    proof = with_block_scale(proof, documents, the_catalog, model, evidence is not None)
+    proof = with_tc_sparse(proof, documents)
+    if the_catalog:
+        proof = with_tc_meta(proof, evidence is not None)
+        proof = with_tc_copy(proof, evidence is not None)
+    return with_datapath(proof, model, documents, the_catalog, evidence)
 
 
 SMEM_CATALOG = "catalog/smem/layouts.md"
