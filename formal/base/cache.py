@@ -178,6 +178,21 @@ def read_json(fd: int, name: str, where: str,
     return value
 
 
+def kept_entry(fd: int, sub: str, key: str, decode: Callable[[Any, str], Any]) \
+        -> tuple[str, Any]:
+    """The file name of ``key``'s entry in the cache folder ``sub`` (open as ``fd``) and what
+    ``decode(entry, key)`` makes of it: None where none is kept, or where the one kept is not
+    of this version for this document (then warned about; the caller writes it again)."""
+    name = f"{key[:40]}.json"
+    where = os.path.join(root() or "", sub)
+    entry = read_json(fd, name, where)
+    got = decode(entry, key) if entry is not None else None
+    if entry is not None and got is None:
+        warn(os.path.join(where, name), "not an entry of this version for this document "
+             "(ignored, written again)")
+    return name, got
+
+
 def write_json(fd: int, name: str, value: Any) -> bool:
     """Write ``value`` as ``name`` in the checked folder ``fd``, atomically (a temporary file
     moved into place).  False when it could not be written (a cache is never an error)."""

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -194,13 +193,7 @@ def parses_remembered(lines: tuple[str, ...]) -> Iterator[None]:
             yield
             return
         key = parses_key(lines)
-        name = f"{key[:40]}.json"
-        where = os.path.join(disk.root() or "", SUBFOLDER)
-        entry = disk.read_json(fd, name, where)
-        got = parses_of_entry(entry, key) if entry is not None else None
-        if entry is not None and got is None:
-            disk.warn(os.path.join(where, name), "not an entry of this version for this "
-                      "document (ignored, written again)")
+        name, got = disk.kept_entry(fd, SUBFOLDER, key, parses_of_entry)
         if got is not None:
             for text, line in got[0].items():
                 remember(PSEUDO_MEMO, text, line)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -105,13 +104,7 @@ def remembered(text: str) -> Iterator[None]:
             yield
             return
         key = document_key(text)
-        name = f"{key[:40]}.json"
-        where = os.path.join(disk.root() or "", SUBFOLDER)
-        entry = disk.read_json(fd, name, where)
-        kinds = kinds_of_entry(entry, key) if entry is not None else None
-        if entry is not None and kinds is None:
-            disk.warn(os.path.join(where, name), "not an entry of this version for this "
-                      "document (ignored, written again)")
+        name, kinds = disk.kept_entry(fd, SUBFOLDER, key, kinds_of_entry)
         if kinds is not None:
             lines.known_kinds(kinds)
             yield
