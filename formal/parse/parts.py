@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from lark import Lark, Transformer
+from lark.exceptions import LarkError
+
 from ..base.source import Finding, SourceText, error
 
 
@@ -104,3 +107,14 @@ def declared(part: Part, word: str, read: Callable[[str], Any], what: str) -> De
             else:
                 value, source = got, item.source
     return Declared(value, source, lines, tuple(findings))
+
+
+def read_by_grammar(parser: Lark, transformer: Transformer[Any, Any], text: str, start: str) \
+        -> Any | None:
+    """One line (code marks dropped) read by one start symbol of a catalog grammar and its
+    transformer, or None when the grammar does not read it."""
+    try:
+        tree = parser.parse(text.replace("`", " ").strip(), start=start)
+    except LarkError:
+        return None
+    return transformer.transform(tree)

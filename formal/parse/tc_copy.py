@@ -30,12 +30,11 @@ from functools import cache, partial
 from typing import Any
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
-from .parts import declared, parts
+from .parts import declared, parts, read_by_grammar
 from .pseudocode import parse_program
 
 STARTS = ("copy_title", "copy_decl", "format_title", "format_decl")
@@ -99,11 +98,7 @@ class _ToCopy(Transformer[Token, Any]):
 
 def read_copy_line(text: str, start: str) -> Any | None:
     """One line read by one start symbol of ``grammar/tc_copy.lark``, or None."""
-    try:
-        tree = _parser().parse(text.replace("`", " ").strip(), start=start)
-    except LarkError:
-        return None
-    return _ToCopy().transform(tree)
+    return read_by_grammar(_parser(), _ToCopy(), text, start)
 
 
 _DECL = {"copy_title": ("copy", "copy_decl", "'Copy: R rows x P pieces of W bits, to N places "

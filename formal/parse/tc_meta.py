@@ -25,12 +25,11 @@ from functools import cache
 from typing import Any
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
-from .parts import declared, parts
+from .parts import declared, parts, read_by_grammar
 from .pseudocode import parse_program
 
 STARTS = ("meta_title", "meta_decl")
@@ -80,11 +79,7 @@ class _ToMeta(Transformer[Token, Any]):
 
 def read_meta_line(text: str, start: str) -> Any | None:
     """One line read by one start symbol of ``grammar/tc_meta.lark``, or None."""
-    try:
-        tree = _parser().parse(text.replace("`", " ").strip(), start=start)
-    except LarkError:
-        return None
-    return _ToMeta().transform(tree)
+    return read_by_grammar(_parser(), _ToMeta(), text, start)
 
 
 def read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[Finding, ...]]:
