@@ -213,8 +213,13 @@ def test_each_place_evaluated_over_the_matrix_equals_the_walk_point_by_point(
     # 18 operands of the legal forms at M = 64, 128 and a pair's 256 and 128, and 10 of the
     # sparse forms of a pair's M = 128
     assert len(cases) == 4 * 82
-    walk = T._placed_by_point
-    monkeypatch.setattr(T, "_placed_by_point", None)  # the catalog's are never walked
+    import formal.model.block_scale as B
+    by_point = B._table_by_point
+
+    def walk(defs: dict, op: object, s: int) -> tuple:
+        exprs = [B.definition_expr(defs[n]) for n in T.PLACE_NAMES]
+        return tuple(by_point(exprs, T._axes(op), {"sf_id": s}, defs))  # type: ignore[arg-type]
+    monkeypatch.setattr(B, "_table_by_point", None)  # the catalog's are never walked
     for op, s in cases:
         defs = {d.name: d for d in op.program.definitions}
         assert T._placed(defs, op, s) == walk(defs, op, s)
@@ -230,7 +235,7 @@ def test_each_place_evaluated_over_the_matrix_equals_the_walk_point_by_point(
         defs = {d.name: d for d in op.program.definitions}
         for s in range(4):
             got = T._placed(defs, op, s)
-            assert got == T._placed_by_point(defs, op, s), new
+            assert got == walk(defs, op, s), new
             assert len(got) == 256
     op = read_block_scale(_mutate(*odd[0]), "t.md").tc_sections[0].operands[0]
     lane = {p[0]: p[2] for p in T._placed({d.name: d for d in op.program.definitions}, op, 0)}

@@ -32,7 +32,7 @@ from .block_scale import (
     at_each_value,
     definition_expr,
     program_faults,
-    program_value,
+    program_table,
     set_values,
 )
 
@@ -92,15 +92,11 @@ def meta_layout(sec: MetaSection) -> MetaLayout:
 
 
 def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple[Field, ...]:
-    out: list[Field] = []
-    for r in range(sec.rows):
-        for c in range(sec.chunks):
-            for copy in range(sec.copies):
-                env = {"row": r, "chunk": c, "sel": s, "copy": copy}
-                lane, col, bit = (program_value(definition_expr(defs[n]), env, defs)
-                                  for n in PLACE_NAMES)
-                out.append((r, c, lane, col, bit, copy))
-    return tuple(out)
+    """Every field's (row, chunk, lane, column, bit, copy) at selector ``s``, row by row."""
+    table = program_table([definition_expr(defs[n]) for n in PLACE_NAMES],
+                          (("row", sec.rows), ("chunk", sec.chunks), ("copy", sec.copies)),
+                          {"sel": s}, defs)
+    return tuple((r, c, lane, col, bit, copy) for r, c, copy, lane, col, bit in table)
 
 
 def meta_layouts(sections: tuple[MetaSection, ...]) -> tuple[MetaLayout, ...]:

@@ -37,13 +37,10 @@ from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
 from .block_scale import (
     ProgramLines,
-    TooWide,
-    Undefined,
     at_each_value,
     definition_expr,
-    program_array,
     program_faults,
-    program_value,
+    program_table,
     set_values,
 )
 
@@ -131,51 +128,34 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
 def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,
             placed: tuple[Placement, ...]) -> tuple[Placement, ...]:
     """Each placement with the CTA of the pair and the half of the tensor memory that hold
-    it: the program's ``cta`` and ``half`` where it states them, else 0."""
-    exprs = [definition_expr(defs[n]) if n in defs else None for n in ("cta", "half")]
-    if exprs == [None, None]:
+    it: the program's ``cta`` and ``half`` where it states them, else 0 (both evaluated over
+    the whole matrix, as ``_placed`` does)."""
+    stated = [n for n in ("cta", "half") if n in defs]
+    if not stated:
         return tuple((*p, 0, 0) for p in placed)
-    mn = "row" if op.operand == "A" else "col"
+    table = program_table([definition_expr(defs[n]) for n in stated], _axes(op),
+                          {"sf_id": s}, defs)
     out = []
-    for p in placed:
-        who, block = (p[0], p[1]) if op.operand == "A" else (p[1], p[0])
-        env = {mn: who, "block": block, "sf_id": s}
-        out.append((*p, *(0 if e is None else program_value(e, env, defs) for e in exprs)))
+    for p, t in zip(placed, table, strict=True):
+        got = dict(zip(stated, t[2:], strict=True))
+        out.append((*p, got.get("cta", 0), got.get("half", 0)))
     return tuple(out)
+
+
+def _axes(op: TcScaleOperand) -> tuple[tuple[str, int], tuple[str, int]]:
+    """The matrix's rows and columns, named as the program names them: (row, block) of
+    scale_A, (block, col) of scale_B."""
+    if op.operand == "A":
+        return (("row", op.rows), ("block", op.cols))
+    return (("block", op.rows), ("col", op.cols))
 
 
 def _placed(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int) \
         -> tuple[Placement, ...]:
     """Every factor's (row, col, lane, column, byte) at ID ``s``, row by row: each place's
-    program evaluated once over the whole matrix (numpy; a row's ``lane = row % 32`` once a
-    row), or point by point where a value could leave int64's exact range."""
-    import numpy as np
-    mn = "row" if op.operand == "A" else "col"
-    r = np.arange(op.rows, dtype=np.int64)[:, None]
-    c = np.arange(op.cols, dtype=np.int64)[None, :]
-    who, block = (r, c) if op.operand == "A" else (c, r)
-    env = {mn: who, "block": block, "sf_id": np.int64(s)}
-    try:
-        places = [program_array(definition_expr(defs[n]), env, defs) for n in PLACE_NAMES]
-    except (Undefined, TooWide):
-        return _placed_by_point(defs, op, s)
-    shape = (op.rows, op.cols)
-    table = np.stack([np.broadcast_to(x, shape) for x in (r, c, *places)], axis=-1)
-    return tuple(map(tuple, table.reshape(-1, 5).tolist()))
-
-
-def _placed_by_point(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int) \
-        -> tuple[Placement, ...]:
-    out: list[Placement] = []
-    mn = "row" if op.operand == "A" else "col"
-    for r in range(op.rows):
-        for c in range(op.cols):
-            who, block = (r, c) if op.operand == "A" else (c, r)
-            env = {mn: who, "block": block, "sf_id": s}
-            lane, col, byte = (program_value(definition_expr(defs[n]), env, defs)
-                               for n in PLACE_NAMES)
-            out.append((r, c, lane, col, byte))
-    return tuple(out)
+    program evaluated once over the whole matrix (``program_table``)."""
+    return tuple(program_table([definition_expr(defs[n]) for n in PLACE_NAMES], _axes(op),
+                               {"sf_id": s}, defs))
 
 
 def tc_scale_layouts(doc: ScaleDocument) -> tuple[TcScaleLayout, ...]:
