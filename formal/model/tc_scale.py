@@ -135,11 +135,11 @@ def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,
         return tuple((*p, 0, 0) for p in placed)
     table = program_table([definition_expr(defs[n]) for n in stated], _axes(op),
                           {"sf_id": s}, defs)
-    out = []
-    for p, t in zip(placed, table, strict=True):
-        got = dict(zip(stated, t[2:], strict=True))
-        out.append((*p, got.get("cta", 0), got.get("half", 0)))
-    return tuple(out)
+    if len(stated) == 2:
+        return tuple((*p, t[2], t[3]) for p, t in zip(placed, table, strict=True))
+    if stated == ["cta"]:
+        return tuple((*p, t[2], 0) for p, t in zip(placed, table, strict=True))
+    return tuple((*p, 0, t[2]) for p, t in zip(placed, table, strict=True))
 
 
 def _axes(op: TcScaleOperand) -> tuple[tuple[str, int], tuple[str, int]]:

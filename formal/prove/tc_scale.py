@@ -24,7 +24,8 @@ map here has at most 8 x 256 points per ID: enumeration is the proof.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from ..base.matrix_variants import TCGEN05_SCALE_FORMS
@@ -57,26 +58,32 @@ def datapath_letter(lay: TcScaleLayout) -> str:
     return "D" if lay.m == 128 else "F"
 
 
-def _where_d(lay: TcScaleLayout, p: tuple[int, ...]) -> tuple[str, int, int | None] | None:
-    """A factor placed against the data path of D: (what, the CTA or half the factor is in,
-    the one D's row or column of it is in; None: any but a stated one), or None when it
-    agrees.  With a pair, row r of scale_A belongs in the CTA whose half of D holds row r
-    (r / (M / 2)); every CTA's D spans every column of B, so each holds all of scale_B (its
-    program states no ``cta``).  Layout B keeps columns n < N / 2 of D in lanes 0-63 and the
-    rest in 64-127, so a ``half`` of scale_B is ``n / (N / 2)``; every other data path keeps
-    each row and column in all four partitions, where the factor is copied (no ``half``)."""
-    if lay.cta_group > 1:
-        if lay.operand == "A" and p[5] != p[0] // (lay.m // lay.cta_group):
-            return ("cta", p[5], p[0] // (lay.m // lay.cta_group))
-        if lay.operand == "B" and lay.states("cta"):
-            return ("cta", p[5], None)
+def _where_d(lay: TcScaleLayout, p: Any) -> tuple[Any, Any, Any]:
+    """Each factor of the placements ``p`` (an array, a row each) against the data path of D:
+    (which: 0 where it agrees, 1 the CTA, 2 the half; what it is in; the one D's row or column
+    of it is in, -1: any but a stated one).  With a pair, row r of scale_A belongs in the CTA
+    whose half of D holds row r (r / (M / 2)); every CTA's D spans every column of B, so each
+    holds all of scale_B (its program states no ``cta``).  Layout B keeps columns n < N / 2 of
+    D in lanes 0-63 and the rest in 64-127, so a ``half`` of scale_B is ``n / (N / 2)``; every
+    other data path keeps each row and column in all four partitions, where the factor is
+    copied (no ``half``)."""
+    import numpy as np
+    which = np.zeros(len(p), dtype=np.int64)
+    got, want = np.zeros_like(which), np.full_like(which, -1)
     if lay.states("half"):
         if lay.operand == "B" and datapath_letter(lay) == "B":
-            if p[6] != p[1] // (lay.n // 2):
-                return ("half", p[6], p[1] // (lay.n // 2))
+            want = p[:, 1] // (lay.n // 2)
+            which = np.where(p[:, 6] != want, 2, 0)
         else:
-            return ("half", p[6], None)
-    return None
+            which = np.full_like(which, 2)
+        got = p[:, 6]
+    if lay.cta_group > 1 and (lay.operand == "A" or lay.states("cta")):
+        cta = (p[:, 0] // (lay.m // lay.cta_group) if lay.operand == "A"
+               else np.full_like(which, -1))
+        off = (p[:, 5] != cta) if lay.operand == "A" else np.ones(len(p), dtype=bool)
+        which, got, want = (np.where(off, 1, which), np.where(off, p[:, 5], got),
+                            np.where(off, cta, want))
+    return which, got, want
 
 
 def _d_message(lay: TcScaleLayout, s: int, p: tuple[int, ...],
@@ -102,61 +109,92 @@ def _d_message(lay: TcScaleLayout, s: int, p: tuple[int, ...],
 def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
     """Do the factors at ID ``s`` each sit inside the stated lanes, columns and word, no two
     on one byte, in the CTA and half of the tensor memory where the data path keeps their
-    row (column) of D?"""
-    seen: dict[tuple[int, ...], tuple[int, int]] = {}
+    row (column) of D?  Every factor is checked, all at once (numpy); the first one, in the
+    layout's order, that fails is the counterexample, checked in this order: the bounds, the
+    data path, a byte an earlier factor holds."""
+    import numpy as np
+    placed = lay.placed(s)
+    if not placed:
+        return Core("proved", method="enumeration")
+    try:
+        p = np.array(placed, dtype=np.int64)
+    except OverflowError:  # a place past int64 (walked point by point): out of bounds anyway
+        p = np.array(placed, dtype=object)
     halves = 2 if lay.states("half") else 1
-    for p in lay.placed(s):
-        cell, at = (p[0], p[1]), (p[5], p[6], p[2], p[3], p[4])
-        bounds = (("cta", p[5], lay.cta_group), ("half", p[6], halves),
-                  ("lane", p[2], lay.lanes), ("column", p[3], lay.columns),
-                  ("byte", p[4], WORD_BYTES))
-        for name, got, top in bounds:
-            if not 0 <= got < top:
-                return Core("refuted", f"sf_id {s}: factor ({cell[0]}, {cell[1]}) of scale_"
-                            f"{lay.operand} lands on {name} {got}, outside the {top} "
-                            f"{name}s", {"selector": s, "a": list(cell), "place": _place(p),
-                                         "name": name}, method="enumeration")
-        off = _where_d(lay, p)
-        if off is not None:
-            return Core("refuted", _d_message(lay, s, p, off),
-                        {"selector": s, "a": list(cell), "place": _place(p), "name": off[0],
-                         "data_path": {"layout": datapath_letter(lay), off[0]: off[2]}},
-                        method="enumeration")
-        if at in seen:
-            other = seen[at]
-            where = f"CTA {at[0]}, " if lay.cta_group > 1 else ""
-            where += f"half {at[1]}, " if halves > 1 else ""
-            return Core("refuted", f"sf_id {s}: factors ({other[0]}, {other[1]}) and "
-                        f"({cell[0]}, {cell[1]}) of scale_{lay.operand} both sit on {where}lane "
-                        f"{at[2]}, column {at[3]}, byte {at[4]}",
-                        {"selector": s, "a": list(other), "b": list(cell), "place": _place(p),
-                         "name": "byte"}, method="enumeration")
-        seen[at] = cell
-    return Core("proved", method="enumeration")
+    bounds = (("cta", 5, lay.cta_group), ("half", 6, halves), ("lane", 2, lay.lanes),
+              ("column", 3, lay.columns), ("byte", 4, WORD_BYTES))
+    outside = np.stack([(p[:, k] < 0) | (p[:, k] >= top) for _n, k, top in bounds],
+                       axis=-1).astype(bool)
+    off, got_d, want_d = _where_d(lay, p)
+    bad = np.flatnonzero(outside.any(axis=1) | (off != 0))
+    first = int(bad[0]) if len(bad) else len(p)
+    # up to the first bad factor every place is in bounds: one number a place finds repeats
+    q = p[:first].astype(np.int64)
+    key = (((q[:, 5] * halves + q[:, 6]) * lay.lanes + q[:, 2]) * lay.columns + q[:, 3]) \
+        * WORD_BYTES + q[:, 4]
+    _, once, inverse = np.unique(key, return_index=True, return_inverse=True)
+    again = np.flatnonzero(once[inverse] != np.arange(first))
+    if len(again):
+        i, j = int(again[0]), int(once[inverse[again[0]]])
+        at, other = placed[i], placed[j]
+        where = f"CTA {at[5]}, " if lay.cta_group > 1 else ""
+        where += f"half {at[6]}, " if halves > 1 else ""
+        return Core("refuted", f"sf_id {s}: factors ({other[0]}, {other[1]}) and "
+                    f"({at[0]}, {at[1]}) of scale_{lay.operand} both sit on {where}lane "
+                    f"{at[2]}, column {at[3]}, byte {at[4]}",
+                    {"selector": s, "a": [other[0], other[1]], "b": [at[0], at[1]],
+                     "place": _place(at), "name": "byte"}, method="enumeration")
+    if first == len(p):
+        return Core("proved", method="enumeration")
+    at = placed[first]
+    cell = [at[0], at[1]]
+    if outside[first].any():
+        name, k, top = bounds[int(np.argmax(outside[first]))]
+        return Core("refuted", f"sf_id {s}: factor ({cell[0]}, {cell[1]}) of scale_"
+                    f"{lay.operand} lands on {name} {at[k]}, outside the {top} "
+                    f"{name}s", {"selector": s, "a": cell, "place": _place(at),
+                                 "name": name}, method="enumeration")
+    name = "cta" if off[first] == 1 else "half"
+    want = None if want_d[first] == -1 else int(want_d[first])
+    what = (name, int(got_d[first]), want)
+    return Core("refuted", _d_message(lay, s, at, what),
+                {"selector": s, "a": cell, "place": _place(at), "name": name,
+                 "data_path": {"layout": datapath_letter(lay), name: want}},
+                method="enumeration")
 
 
-def tc_coverage_core(lay: TcScaleLayout) -> Core:
+def placement_cores(lay: TcScaleLayout) -> dict[int, Core]:
+    """``tc_placement_core`` at every ID value that is stated or a multiple of the stated
+    alignment, each evaluated once: what ``scale-coverage`` and ``selector-range`` both read."""
+    return {s: tc_placement_core(lay, s) for s in range(SF_ID_VALUES)
+            if s in lay.sf_ids or s % max(lay.aligned, 1) == 0}
+
+
+def tc_coverage_core(lay: TcScaleLayout, cores: Mapping[int, Core] | None = None) -> Core:
     """Every stated ID places every factor once, inside the operand's columns."""
     for s in lay.sf_ids:
-        core = tc_placement_core(lay, s)
+        core = cores[s] if cores is not None and s in cores else tc_placement_core(lay, s)
         if core.status != "proved":
             return core
     return Core("proved", method="enumeration")
 
 
-def admitted_ids(lay: TcScaleLayout) -> tuple[int, ...]:
+def admitted_ids(lay: TcScaleLayout, cores: Mapping[int, Core] | None = None) \
+        -> tuple[int, ...]:
     """The IDs of the two-bit field that are multiples of the stated alignment and place
     every factor once."""
+    cores = placement_cores(lay) if cores is None else cores
     return tuple(s for s in range(SF_ID_VALUES) if s % max(lay.aligned, 1) == 0
-                 and tc_placement_core(lay, s).status == "proved")
+                 and cores[s].status == "proved")
 
 
 def _fmt(vals: Sequence[int]) -> str:
     return "{" + ", ".join(str(v) for v in vals) + "}"
 
 
-def tc_selector_core(lay: TcScaleLayout, stated: tuple[int, ...] | None = None) -> Core:
-    want = admitted_ids(lay)
+def tc_selector_core(lay: TcScaleLayout, stated: tuple[int, ...] | None = None,
+                     cores: Mapping[int, Core] | None = None) -> Core:
+    want = admitted_ids(lay, cores)
     got = lay.sf_ids if stated is None else stated
     if tuple(got) == want:
         return Core("proved", method="enumeration")
@@ -220,10 +258,11 @@ def tc_fit_core(lay: TcScaleLayout) -> Core:
     say where they go: a warning."""
     need = -(-lay.vec // WORD_BYTES)
     for s in lay.sf_ids:
+        placed = lay.placed(s)
         words: dict[int, set[int]] = {}
-        for p in lay.placed(s):
-            who = p[0] if lay.operand == "A" else p[1]
-            words.setdefault(who, set()).add(p[3])
+        for who, col in set(zip(map(itemgetter(0 if lay.operand == "A" else 1), placed),
+                                map(itemgetter(3), placed), strict=True)):
+            words.setdefault(who, set()).add(col)
         who, cols = min(words.items(), key=lambda kv: (-len(kv[1]), kv[0]), default=(0, set()))
         if len(cols) > need:
             name = "row" if lay.operand == "A" else "column"
@@ -246,12 +285,14 @@ def prove_tc_scale(lay: TcScaleLayout, stated: tuple[int, ...] | None = None) \
         verdicts = [Verdict(n, "error", "not checked: the program is incomplete", None, lay.span)
                     for n in TC_SCALE_OBLIGATIONS[:-1]]
     else:
-        cover = tc_coverage_core(lay)
+        placements = placement_cores(lay)
+        cover = tc_coverage_core(lay, placements)
         bad = (cover.cex or {}).get("name", "byte")
         lines = {"scale-coverage": lay.line_of(bad), "selector-range": lay.line_of("sf_id"),
                  "register-budget": lay.span, "tile-shape": lay.span,
                  "sub-column-fit": lay.line_of("column")}
-        cores = {"scale-coverage": cover, "selector-range": tc_selector_core(lay, stated),
+        cores = {"scale-coverage": cover,
+                 "selector-range": tc_selector_core(lay, stated, placements),
                  "register-budget": tc_budget_core(lay), "tile-shape": tc_tile_core(lay),
                  "sub-column-fit": tc_fit_core(lay)}
         verdicts = []
