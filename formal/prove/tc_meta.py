@@ -24,13 +24,14 @@ Every map here has at most 4 x 128 x 32 points: enumeration is the proof.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..base.matrix_variants import TCGEN05_SPARSITY
 from ..base.source import Finding, error, warning
 from ..base.variants import SPARSITY
 from ..model.tc_meta import SELECTOR_VALUES, TMEM_LANES, WORD_BITS, Field, MetaLayout
 from .block_scale import ScaleResult
+from .repeats import first_repeat, placement_array
 from .verdicts import Core, Verdict
 
 META_OBLIGATIONS = ("metadata-coverage", "selector-range", "register-budget", "lane-partition",
@@ -69,40 +70,65 @@ def _named(cell: list[int]) -> str:
 
 def meta_placement_core(lay: MetaLayout, s: int) -> Core:
     """Do the fields at selector ``s`` each sit inside the stated lanes, columns and word,
-    no two on one bit?"""
-    seen: dict[tuple[int, int, int], list[int]] = {}
-    for p in lay.placed(s):
-        cell = _cell(lay, p)
-        bounds = (("lane", p[2], lay.lanes), ("column", p[3], lay.columns),
-                  ("bit", p[4], WORD_BITS - lay.width + 1))
-        for name, got, top in bounds:
-            if not 0 <= got < top:
-                where = (f"bits {p[4]}-{p[4] + lay.width - 1}, past the {WORD_BITS}-bit word"
-                         if name == "bit" else f"{name} {got}, outside the {top} {name}s")
-                return Core("refuted", f"sel {s}: the field of {_named(cell)} lands on "
-                            f"{where}", {"selector": s, "a": cell, "place": _place(p),
-                                         "name": name}, method="enumeration")
-        for b in range(p[4], p[4] + lay.width):
-            at = (p[2], p[3], b)
-            if at in seen:
-                other = seen[at]
-                return Core("refuted", f"sel {s}: the fields of {_named(other)} and "
-                            f"{_named(cell)} both hold lane {at[0]}, column {at[1]}, bit {b}",
-                            {"selector": s, "a": other, "b": cell,
-                             "place": {"lane": at[0], "column": at[1], "bit": b},
-                             "name": "bit"}, method="enumeration")
-            seen[at] = cell
-    return Core("proved", method="enumeration")
+    no two on one bit?  Every field is checked, all at once (numpy): the first field, in the
+    layout's order, that leaves its bounds or holds a bit an earlier field holds (its lowest
+    such bit) is the counterexample."""
+    import numpy as np
+    placed = lay.placed(s)
+    if not placed:
+        return Core("proved", method="enumeration")
+    p = placement_array(placed)
+    bounds = (("lane", 2, lay.lanes), ("column", 3, lay.columns),
+              ("bit", 4, WORD_BITS - lay.width + 1))
+    outside = np.stack([(p[:, k] < 0) | (p[:, k] >= top) for _n, k, top in bounds],
+                       axis=-1).astype(bool)
+    bad = np.flatnonzero(outside.any(axis=1))
+    first = int(bad[0]) if len(bad) else len(p)
+    # the fields before the first one out of bounds, each as its bits, field by field
+    q = p[:first].astype(np.int64)
+    bits = q[:, 4, None] + np.arange(lay.width, dtype=np.int64)[None, :]
+    again = first_repeat(((q[:, 2, None] * lay.columns + q[:, 3, None]) * WORD_BITS
+                          + bits).reshape(-1))
+    if again is not None:
+        i, j = again[0] // lay.width, again[1] // lay.width
+        cell, other, at = _cell(lay, placed[i]), _cell(lay, placed[j]), placed[i]
+        b = at[4] + again[0] % lay.width
+        return Core("refuted", f"sel {s}: the fields of {_named(other)} and "
+                    f"{_named(cell)} both hold lane {at[2]}, column {at[3]}, bit {b}",
+                    {"selector": s, "a": other, "b": cell,
+                     "place": {"lane": at[2], "column": at[3], "bit": b},
+                     "name": "bit"}, method="enumeration")
+    if first == len(p):
+        return Core("proved", method="enumeration")
+    at, cell = placed[first], _cell(lay, placed[first])
+    name, k, top = bounds[int(np.argmax(outside[first]))]
+    where = (f"bits {at[4]}-{at[4] + lay.width - 1}, past the {WORD_BITS}-bit word"
+             if name == "bit" else f"{name} {at[k]}, outside the {top} {name}s")
+    return Core("refuted", f"sel {s}: the field of {_named(cell)} lands on {where}",
+                {"selector": s, "a": cell, "place": _place(at), "name": name},
+                method="enumeration")
 
 
-def admitted_meta_selectors(lay: MetaLayout) -> tuple[int, ...]:
+def meta_placement_cores(lay: MetaLayout) -> dict[int, Core]:
+    """``meta_placement_core`` at each value of the two-bit field that ``metadata-coverage``
+    (the stated values) or ``selector-range`` (all four, where the text does not fix them)
+    reads, each evaluated once."""
+    every = lay.kind not in TEXT_SELECTORS
+    return {s: meta_placement_core(lay, s) for s in range(SELECTOR_VALUES)
+            if every or s in lay.sels}
+
+
+def admitted_meta_selectors(lay: MetaLayout, cores: Mapping[int, Core] | None = None) \
+        -> tuple[int, ...]:
     """The values of the two-bit selector field that place every field once inside the
     stated lanes and columns."""
+    cores = {} if cores is None else cores
     return tuple(s for s in range(SELECTOR_VALUES)
-                 if meta_placement_core(lay, s).status == "proved")
+                 if (cores[s] if s in cores else meta_placement_core(lay, s)).status
+                 == "proved")
 
 
-def meta_selector_core(lay: MetaLayout) -> Core:
+def meta_selector_core(lay: MetaLayout, cores: Mapping[int, Core] | None = None) -> Core:
     """The stated selector values are those the text fixes for the kind (``TEXT_SELECTORS``),
     or, where it draws figures only, those the placement admits."""
     text = TEXT_SELECTORS.get(lay.kind)
@@ -113,7 +139,7 @@ def meta_selector_core(lay: MetaLayout) -> Core:
                     f"selector must be (or is assumed to be) {{{_fields(text)}}} for "
                     f".kind::{lay.kind}", {"stated": list(lay.sels), "text": list(text)},
                     method="table")
-    want = admitted_meta_selectors(lay)
+    want = admitted_meta_selectors(lay, cores)
     if tuple(lay.sels) == want:
         return Core("proved", method="enumeration")
     return Core("refuted", f"the stated sel {{{_fields(lay.sels)}}}; the layout admits "
@@ -177,14 +203,19 @@ def meta_partition_core(lay: MetaLayout, s: int) -> Core:
     if lay.m != TMEM_LANES and not (_ws(lay) and lay.m in (32, 64)):
         return Core("not-applicable", f"M = {lay.m}: only M = 128's D and the .ws forms' put "
                     "row r in lane r (+ M * copy)")
-    for p in lay.placed(s):
-        d_lane = p[0] + lay.m * p[5]
-        if p[2] // 32 != d_lane // 32:
-            return Core("refuted", f"sel {s}: the field of {_named(_cell(lay, p))} sits in "
-                        f"lane {p[2]}, partition {p[2] // 32}; its row of D is in lane "
-                        f"{d_lane}, partition {d_lane // 32}",
-                        {"selector": s, "a": _cell(lay, p), "place": _place(p),
-                         "name": "lane"}, method="enumeration")
+    import numpy as np
+    placed = lay.placed(s)
+    p = placement_array(placed) if placed else np.zeros((0, 6), dtype=np.int64)
+    d_lane = p[:, 0] + lay.m * p[:, 5]
+    bad = np.flatnonzero((p[:, 2] // 32 != d_lane // 32).astype(bool))
+    if len(bad):
+        at = placed[int(bad[0])]
+        d = at[0] + lay.m * at[5]
+        return Core("refuted", f"sel {s}: the field of {_named(_cell(lay, at))} sits in "
+                    f"lane {at[2]}, partition {at[2] // 32}; its row of D is in lane "
+                    f"{d}, partition {d // 32}",
+                    {"selector": s, "a": _cell(lay, at), "place": _place(at),
+                     "name": "lane"}, method="enumeration")
     return Core("proved", method="enumeration")
 
 
@@ -198,15 +229,17 @@ def prove_meta(lay: MetaLayout) -> tuple[list[ScaleResult], list[Finding]]:
                          layout=lay.selector_id(s)) for s in lay.sels or (0,)]
     results = []
     whole: dict[str, Core] = {}
+    placements: dict[int, Core] = {}
     if not lay.faults:
-        whole = {"selector-range": meta_selector_core(lay),
+        placements = meta_placement_cores(lay)
+        whole = {"selector-range": meta_selector_core(lay, placements),
                  "register-budget": meta_budget_core(lay)}
     for s in lay.sels or (0,):
         if lay.faults:
             verdicts = [Verdict(n, "error", "not checked: the program is incomplete", None,
                                 lay.span) for n in META_OBLIGATIONS[:-1]]
         else:
-            cover = meta_placement_core(lay, s)
+            cover = placements[s] if s in placements else meta_placement_core(lay, s)
             cores = {**whole, "metadata-coverage": cover,
                      "lane-partition": meta_partition_core(lay, s)}
             lines = {"metadata-coverage": lay.line_of((cover.cex or {}).get("name", "bit")),

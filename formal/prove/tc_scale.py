@@ -33,6 +33,7 @@ from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
 from .block_scale import ScaleResult
+from .repeats import first_repeat, placement_array
 from .verdicts import Core, Verdict
 
 TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
@@ -116,10 +117,7 @@ def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
     placed = lay.placed(s)
     if not placed:
         return Core("proved", method="enumeration")
-    try:
-        p = np.array(placed, dtype=np.int64)
-    except OverflowError:  # a place past int64 (walked point by point): out of bounds anyway
-        p = np.array(placed, dtype=object)
+    p = placement_array(placed)
     halves = 2 if lay.states("half") else 1
     bounds = (("cta", 5, lay.cta_group), ("half", 6, halves), ("lane", 2, lay.lanes),
               ("column", 3, lay.columns), ("byte", 4, WORD_BYTES))
@@ -130,13 +128,10 @@ def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
     first = int(bad[0]) if len(bad) else len(p)
     # up to the first bad factor every place is in bounds: one number a place finds repeats
     q = p[:first].astype(np.int64)
-    key = (((q[:, 5] * halves + q[:, 6]) * lay.lanes + q[:, 2]) * lay.columns + q[:, 3]) \
-        * WORD_BYTES + q[:, 4]
-    _, once, inverse = np.unique(key, return_index=True, return_inverse=True)
-    again = np.flatnonzero(once[inverse] != np.arange(first))
-    if len(again):
-        i, j = int(again[0]), int(once[inverse[again[0]]])
-        at, other = placed[i], placed[j]
+    again = first_repeat((((q[:, 5] * halves + q[:, 6]) * lay.lanes + q[:, 2]) * lay.columns
+                          + q[:, 3]) * WORD_BYTES + q[:, 4])
+    if again is not None:
+        at, other = placed[again[0]], placed[again[1]]
         where = f"CTA {at[5]}, " if lay.cta_group > 1 else ""
         where += f"half {at[6]}, " if halves > 1 else ""
         return Core("refuted", f"sf_id {s}: factors ({other[0]}, {other[1]}) and "
