@@ -178,3 +178,28 @@ def test_table_falls_back_to_points_where_arrays_cannot_say_the_same() -> None:
                         (("row", 2), ("col", 3)), {"sel": 1}, {})
     assert got == [(0, 0, 0, 1), (0, 1, 1, 0), (0, 2, 2, -1),
                    (1, 0, 4, 1), (1, 1, 5, 0), (1, 2, 6, -1)]
+
+
+def test_every_catalog_layout_is_the_same_walked_point_by_point(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tcgen05 scale factors' and sparse metadata's layouts built over arrays equal the
+    same layouts built with every array walk refused (each point walked by program_value)."""
+    import formal.model.block_scale as B
+    import formal.model.tc_meta as M
+    import formal.model.tc_scale as T
+
+    def build() -> tuple:
+        text = (catalog.CATALOG_DIR / "sparse-metadata" / "tcgen05.md").read_text(
+            encoding="utf-8")
+        return (T.tc_scale_layouts(api.block_scale_catalog("tcgen05")),
+                M.meta_layouts(read_tc_meta(text, "meta.md")[0]))
+    fast = build()
+
+    def refuse(*_a: object) -> None:
+        raise TooWide("refused")
+    for mod in (B, M, T):
+        monkeypatch.setattr(mod, "program_grid", refuse)
+    walked = build()
+    assert fast == walked
+    assert len(fast[0]) == 82 and len(fast[1]) == 19
+    assert all(len(lay.every) == 4 and lay.placed(3) for lay in (*fast[0], *fast[1]))

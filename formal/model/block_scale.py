@@ -224,27 +224,36 @@ def _bounded(v: Any) -> Any:
     return v
 
 
-def program_table(exprs: Sequence[S.Expr], axes: Sequence[tuple[str, int]],
-                  fixed: Mapping[str, int], defs: Mapping[str, S.Definition]) \
-        -> list[tuple[int, ...]]:
-    """Each of ``exprs`` at every point of a grid: one row ``(*point, *values)`` a point, the
-    points in the order of nested loops over ``axes`` (the first outermost), each axis a name
-    and its size, with ``fixed`` bound too.  For ``lane = row % 2`` over ``(("row", 3),)``:
-    ``[(0, 0), (1, 1), (2, 0)]``.  Every point is evaluated: the tree is walked once over whole
-    numpy arrays (``program_array``), or point by point (``program_value``, which then raises
-    ``Undefined`` where the walk would) where that cannot say the same."""
+def program_grid(exprs: Sequence[S.Expr], axes: Sequence[tuple[str, int]],
+                 fixed: Mapping[str, int], defs: Mapping[str, S.Definition]) -> Any:
+    """Each of ``exprs`` at every point of a grid, as one int64 array: a row ``(*point,
+    *values)`` a point, the points in the order of nested loops over ``axes`` (the first
+    outermost), each axis a name and its size, with ``fixed`` bound too.  For ``lane = row %
+    2`` over ``(("row", 3),)``: ``[[0, 0], [1, 1], [2, 0]]``.  The tree is walked once over
+    whole numpy arrays (``program_array``): every point is evaluated.  Raises ``Undefined`` or
+    ``TooWide`` where arrays cannot say what the point-by-point walk says (``program_table``
+    then walks)."""
     import numpy as np
     shape = tuple(n for _name, n in axes)
     grids = [np.arange(n, dtype=np.int64).reshape([n if k == j else 1 for k in range(len(axes))])
              for j, (_name, n) in enumerate(axes)]
     env: dict[str, Any] = {k: np.int64(v) for k, v in fixed.items()}
     env.update({name: g for (name, _n), g in zip(axes, grids, strict=True)})
+    vals = [program_array(e, env, defs) for e in exprs]
+    cols = [np.broadcast_to(x, shape).reshape(-1) for x in (*grids, *vals)]
+    return np.stack(cols, axis=-1) if cols else np.zeros((0, 0), dtype=np.int64)
+
+
+def program_table(exprs: Sequence[S.Expr], axes: Sequence[tuple[str, int]],
+                  fixed: Mapping[str, int], defs: Mapping[str, S.Definition]) \
+        -> list[tuple[int, ...]]:
+    """``program_grid``'s rows as tuples (``[(0, 0), (1, 1), (2, 0)]``); where arrays cannot
+    say the same, every point walked (``program_value``, which then raises ``Undefined``
+    where the program does)."""
     try:
-        vals = [program_array(e, env, defs) for e in exprs]
+        return list(map(tuple, program_grid(exprs, axes, fixed, defs).tolist()))
     except (Undefined, TooWide):
         return _table_by_point(exprs, axes, fixed, defs)
-    cols = [np.broadcast_to(x, shape).reshape(-1) for x in (*grids, *vals)]
-    return list(map(tuple, np.stack(cols, axis=-1).tolist())) if cols else []
 
 
 def _table_by_point(exprs: Sequence[S.Expr], axes: Sequence[tuple[str, int]],

@@ -29,9 +29,12 @@ from ..parse import syntax as S
 from ..parse.tc_meta import MetaSection
 from .block_scale import (
     ProgramLines,
+    TooWide,
+    Undefined,
     at_each_value,
     definition_expr,
     program_faults,
+    program_grid,
     program_table,
     set_values,
 )
@@ -84,11 +87,27 @@ def meta_layout(sec: MetaSection) -> MetaLayout:
     lid = f"tcgen05.sp_meta.{'ws.' if sec.ws else ''}m{sec.m}.{sec.kind}"
     faults = program_faults(sec.decl, prog, lid, REQUIRED)
     every = at_each_value(lid, "sparse-metadata", sec.decl, faults,
-                          lambda s: _placed(defs, sec, s), SELECTOR_VALUES)
+                          lambda _v: _placements(defs, sec), 1)
     return MetaLayout(lid, "tcgen05.mma.ws.sp" if sec.ws else "tcgen05.mma.sp", sec.kind,
                       sec.m, sec.k, sec.rows, sec.chunks, sec.width, sec.columns, sec.lanes,
-                      sec.copies, set_values(defs.get("sel")), tuple(every),
+                      sec.copies, set_values(defs.get("sel")),
+                      tuple(enumerate(every[0][1])) if every else (),
                       sec.decl.span(0), lines, tuple(faults))
+
+
+def _placements(defs: Mapping[str, S.Definition], sec: MetaSection) \
+        -> list[tuple[Field, ...]]:
+    """Every field's (row, chunk, lane, column, bit, copy), row by row, at each selector
+    value: the program evaluated once over every value and field (numpy), or value by value
+    where arrays cannot say what the point-by-point walk says."""
+    try:
+        grid = program_grid([definition_expr(defs[n]) for n in PLACE_NAMES],
+                            (("sel", SELECTOR_VALUES), ("row", sec.rows),
+                             ("chunk", sec.chunks), ("copy", sec.copies)), {}, defs)
+    except (Undefined, TooWide):
+        return [_placed(defs, sec, s) for s in range(SELECTOR_VALUES)]
+    table = grid[:, [1, 2, 4, 5, 6, 3]].reshape(SELECTOR_VALUES, -1, 6)
+    return [tuple(map(tuple, t.tolist())) for t in table]
 
 
 def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple[Field, ...]:

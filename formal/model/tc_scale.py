@@ -37,9 +37,12 @@ from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
 from .block_scale import (
     ProgramLines,
+    TooWide,
+    Undefined,
     at_each_value,
     definition_expr,
     program_faults,
+    program_grid,
     program_table,
     set_values,
 )
@@ -118,11 +121,31 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
                                         else ())
     faults = program_faults(op.source, prog, lid, needed)
     every = at_each_value(lid, "block-scale", op.source, faults,
-                          lambda s: _in_cta(defs, op, s, _placed(defs, op, s)), SF_ID_VALUES)
+                          lambda _v: _placements(defs, op), 1)
     return TcScaleLayout(lid, sec.kind, sec.form, sec.vec, sec.stype, sec.m, sec.n, sec.k,
                          op.operand, (op.rows, op.cols), op.columns, op.lanes, op.aligned,
-                         set_values(defs.get("sf_id")), tuple(every), op.source.span(0), lines,
+                         set_values(defs.get("sf_id")),
+                         tuple(enumerate(every[0][1])) if every else (), op.source.span(0), lines,
                          tuple(faults), sec.cta_group, sec.sparse)
+
+
+def _placements(defs: Mapping[str, S.Definition], op: TcScaleOperand) \
+        -> list[tuple[Placement, ...]]:
+    """Every factor's (row, col, lane, column, byte, cta, half), row by row, at each ID value:
+    each place's program evaluated once over every ID and the whole matrix (numpy), or ID by
+    ID, place by place, where arrays cannot say what the point-by-point walk says."""
+    import numpy as np
+    stated = [n for n in ("cta", "half") if n in defs]
+    try:
+        exprs = [definition_expr(defs[n]) for n in (*PLACE_NAMES, *stated)]
+        grid = program_grid(exprs, (("sf_id", SF_ID_VALUES), *_axes(op)), {}, defs)
+    except (Undefined, TooWide):
+        return [_in_cta(defs, op, s, _placed(defs, op, s)) for s in range(SF_ID_VALUES)]
+    zero = np.zeros(len(grid), dtype=np.int64)
+    extra = {n: grid[:, 6 + k] for k, n in enumerate(stated)}
+    table = np.stack([*(grid[:, k] for k in range(1, 6)), extra.get("cta", zero),
+                      extra.get("half", zero)], axis=-1).reshape(SF_ID_VALUES, -1, 7)
+    return [tuple(map(tuple, t.tolist())) for t in table]
 
 
 def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,
