@@ -39,8 +39,11 @@ SUBPARTITIONS = TMEM_LANE_COUNT // TMEM_SUBPARTITION  # 4
 
 
 def at(b: Bound, n: int) -> int:
-    """A bound's value at N = ``n`` (``n`` a multiple of its denominator)."""
-    return int(b[0] * n) + b[1]
+    """A bound's value at N = ``n`` (``n`` a multiple of its denominator): ``int`` of the
+    multiple, truncated toward zero as ``int(Fraction)`` is, in integers."""
+    q = b[0].numerator * n
+    d = b[0].denominator  # a Fraction's denominator is positive
+    return (q // d if q >= 0 else -(-q // d)) + b[1]
 
 
 @dataclass(frozen=True)
