@@ -64,7 +64,8 @@ class Swizzle:
     base: int
     shift: int
 
-    def __call__(self, addr: int) -> int:
+    def __call__(self, addr: Any) -> Any:
+        """The swizzled address of ``addr``: an int, or an int64 array of them (each at once)."""
         mask = ((1 << self.bits) - 1) << (self.base + self.shift)
         return addr ^ ((addr & mask) >> self.shift)
 

@@ -209,11 +209,15 @@ def swizzle_core(sw: Swizzle, mode: str | None = None) -> Core:
     if sw.bits > sw.shift:
         return Core("refuted", f"{sw}: its {sw.bits} bits overlap the bits they are XORed into",
                     {"swizzle": str(sw)}, method="arithmetic")
-    for a in range(2 * sw.period):
-        b = sw(a)
-        if sw(b) != a or b & 15 != a & 15 or b // sw.period != a // sw.period:
-            return Core("refuted", f"{sw} at byte {a} gives {b}", {"byte": a, "to": b},
-                        method="enumeration")
+    import numpy as np
+    every = np.arange(2 * sw.period, dtype=np.int64)  # every byte of two periods, at once
+    to = sw(every)
+    wrong = np.flatnonzero((sw(to) != every) | (to & 15 != every & 15)
+                           | (to // sw.period != every // sw.period))
+    if len(wrong):
+        a = int(wrong[0])
+        return Core("refuted", f"{sw} at byte {a} gives {sw(a)}", {"byte": a, "to": sw(a)},
+                    method="enumeration")
     import z3
     x = z3.BitVec("x", 32)
     mask = ((1 << sw.bits) - 1) << (sw.base + sw.shift)
