@@ -36,6 +36,16 @@ NO_DEVICE = ("not run: block-scaled mma.sync needs sm_120a and no lent device ha
              "kernels are assembled with ptxas for sm_120a (compile-only)")
 
 
+def faults_core(faults: Sequence[str], cex: Any = None, method: str = "table") -> Core:
+    """What a list of table checks found, as one verdict: refuted with the faults joined
+    (``"2 rows; the shape moves 4"``) and ``cex`` (``{"faults": faults}`` where none is
+    given), else proved."""
+    if faults:
+        return Core("refuted", "; ".join(faults),
+                    {"faults": list(faults)} if cex is None else cex, method=method)
+    return Core("proved", method=method)
+
+
 @dataclass(frozen=True)
 class ScaleResult:
     """One scale layout and its verdicts (the keys of a layout in the JSON report)."""
@@ -142,12 +152,10 @@ def selector_core(lay: ScaleLayout, stated_table: tuple[tuple[int, ...], tuple[i
             faults.append(f"the spec's table lists byte-id {_fmt(tb)} and thread-id {_fmt(tt)}; "
                           f"the layout holds every factor once for byte_id "
                           f"{_fmt(lay.byte_ids)} and thread_id {_fmt(lay.thread_ids)}")
-    if faults:
-        return Core("refuted", "; ".join(faults),
-                    {"stated": {"byte_id": list(lay.byte_ids), "thread_id": list(lay.thread_ids)},
-                     "admitted": {"byte_id": list(want_b), "thread_id": list(want_t)}},
-                    method="enumeration")
-    return Core("proved", method="enumeration")
+    return faults_core(faults, {"stated": {"byte_id": list(lay.byte_ids),
+                                           "thread_id": list(lay.thread_ids)},
+                                "admitted": {"byte_id": list(want_b), "thread_id": list(want_t)}},
+                       "enumeration")
 
 
 def _fmt(vals: Sequence[int]) -> str:
@@ -176,9 +184,7 @@ def budget_core(lay: ScaleLayout) -> Core:
             faults.append(f"selectors (byte_id {b}, thread_id {t}): a holder uses "
                           f"{sorted(per_lane)} bytes; .scale_vec::{lay.vec}X is {lay.vec}")
             break
-    if faults:
-        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
-    return Core("proved", method="table")
+    return faults_core(faults)
 
 
 def tile_core(lay: ScaleLayout) -> Core:
@@ -192,10 +198,7 @@ def tile_core(lay: ScaleLayout) -> Core:
                       f"{lay.shape} with .scale_vec::{lay.vec}X makes it {want[0]} x {want[1]}")
     if sh.k % lay.vec:
         faults.append(f"K = {sh.k} is not {lay.vec} whole blocks")
-    if faults:
-        return Core("refuted", "; ".join(faults),
-                    {"stated": list(lay.tile), "expected": list(want)}, method="table")
-    return Core("proved", method="table")
+    return faults_core(faults, {"stated": list(lay.tile), "expected": list(want)})
 
 
 def locality_core(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[Any, ...]] | None,

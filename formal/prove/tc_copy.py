@@ -27,7 +27,7 @@ from ..base.matrix_variants import (
 )
 from ..base.source import Finding, error, warning
 from ..model.tc_copy import CopyFormat, CopyLayout, Landing
-from .block_scale import ScaleResult
+from .block_scale import ScaleResult, faults_core
 from .verdicts import Core, Verdict
 
 COPY_OBLIGATIONS = ("copy-coverage", "warp-pairs", "copy-shape", "hardware")
@@ -128,9 +128,7 @@ def copy_shape_core(lay: CopyLayout) -> Core:
     if lay.rows * lay.pieces * lay.places != lay.columns * lay.lanes:
         faults.append(f"{lay.rows} x {lay.pieces} pieces x {lay.places} places is not the "
                       f"{lay.lanes} lanes x {lay.columns} columns stated")
-    if faults:
-        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
-    return Core("proved", method="table")
+    return faults_core(faults)
 
 
 def decompression_core(f: CopyFormat) -> Core:
@@ -152,9 +150,7 @@ def decompression_core(f: CopyFormat) -> Core:
     if f.out_count != f.count or f.out_bits < f.bits:
         faults.append(f"{f.count} {f.bits}-bit elements cannot become {f.out_count} "
                       f"{f.out_bits}-bit ones")
-    if faults:
-        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
-    return Core("proved", method="table")
+    return faults_core(faults)
 
 
 def prove_copy(lay: CopyLayout, evidence: bool = False) \

@@ -30,7 +30,7 @@ from ..base.matrix_variants import TCGEN05_SPARSITY
 from ..base.source import Finding, error, warning
 from ..base.variants import SPARSITY
 from ..model.tc_meta import SELECTOR_VALUES, TMEM_LANES, WORD_BITS, Field, MetaLayout
-from .block_scale import ScaleResult
+from .block_scale import ScaleResult, faults_core
 from .repeats import first_repeat, placement_array
 from .verdicts import Core, Verdict
 
@@ -181,9 +181,7 @@ def meta_budget_core(lay: MetaLayout) -> Core:
     if used and len(used) != lay.columns:
         faults.append(f"the stated selector values use {len(used)} column(s); the metadata "
                       f"is stated to take {lay.columns}")
-    if faults:
-        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
-    return Core("proved", method="table")
+    return faults_core(faults)
 
 
 def _ws(lay: MetaLayout) -> bool:

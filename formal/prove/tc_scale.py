@@ -32,7 +32,7 @@ from ..base.matrix_variants import TCGEN05_SCALE_FORMS
 from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
-from .block_scale import ScaleResult
+from .block_scale import ScaleResult, faults_core
 from .repeats import first_repeat, placement_array
 from .verdicts import Core, Verdict
 
@@ -215,9 +215,7 @@ def tc_budget_core(lay: TcScaleLayout) -> Core:
                       f"{lay.columns}")
     if lay.lanes != 32:
         faults.append(f"{lay.lanes} lanes: a tensor-memory partition has 32")
-    if faults:
-        return Core("refuted", "; ".join(faults), {"faults": faults}, method="table")
-    return Core("proved", method="table")
+    return faults_core(faults)
 
 
 def tc_tile_core(lay: TcScaleLayout) -> Core:
@@ -241,10 +239,7 @@ def tc_tile_core(lay: TcScaleLayout) -> Core:
     if lay.vec != vec:
         faults.append(f"the form has {lay.vec} factors a row; K = {lay.k} in blocks of {block} "
                       f"is {vec}")
-    if faults:
-        return Core("refuted", "; ".join(faults),
-                    {"stated": list(lay.tile), "expected": list(want)}, method="table")
-    return Core("proved", method="table")
+    return faults_core(faults, {"stated": list(lay.tile), "expected": list(want)})
 
 
 def tc_fit_core(lay: TcScaleLayout) -> Core:
