@@ -203,3 +203,13 @@ def test_every_catalog_layout_is_the_same_walked_point_by_point(
     assert fast == walked
     assert len(fast[0]) == 82 and len(fast[1]) == 19
     assert all(len(lay.every) == 4 and lay.placed(3) for lay in (*fast[0], *fast[1]))
+    # the array each fast layout keeps for its prover holds its placements, row for row; a
+    # walked one keeps none, and the prover reads its tuples to the same verdicts
+    for lay in (*fast[0], *fast[1]):
+        assert all(list(map(tuple, lay.table[s].tolist())) == list(lay.placed(s))
+                   for s in range(4))
+    assert all(lay.table is None for lay in (*walked[0], *walked[1]))
+    from formal.prove.tc_meta import prove_meta
+    from formal.prove.tc_scale import prove_tc_scale
+    assert [prove_tc_scale(x) for x in fast[0]] == [prove_tc_scale(x) for x in walked[0]]
+    assert [prove_meta(x) for x in fast[1]] == [prove_meta(x) for x in walked[1]]

@@ -22,7 +22,8 @@ stated legal or not, so that the prove stage can say which values the layout adm
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..base.source import Finding, Span
 from ..parse import syntax as S
@@ -68,6 +69,9 @@ class MetaLayout(ProgramLines):
     span: Span
     lines: tuple[tuple[str, Span], ...]
     faults: tuple[Finding, ...] = ()
+    # ``every``'s fields as one read-only int64 array (selector, field, 6), where the program
+    # was evaluated over arrays (None where it was walked point by point): what the prover reads
+    table: Any = field(default=None, compare=False, repr=False)
 
     def placed(self, sel: int) -> tuple[Field, ...]:
         for s, fs in self.every:
@@ -91,23 +95,25 @@ def meta_layout(sec: MetaSection) -> MetaLayout:
     return MetaLayout(lid, "tcgen05.mma.ws.sp" if sec.ws else "tcgen05.mma.sp", sec.kind,
                       sec.m, sec.k, sec.rows, sec.chunks, sec.width, sec.columns, sec.lanes,
                       sec.copies, set_values(defs.get("sel")),
-                      tuple(enumerate(every[0][1])) if every else (),
-                      sec.decl.span(0), lines, tuple(faults))
+                      tuple(enumerate(every[0][1][0])) if every else (),
+                      sec.decl.span(0), lines, tuple(faults), every[0][1][1] if every else None)
 
 
 def _placements(defs: Mapping[str, S.Definition], sec: MetaSection) \
-        -> list[tuple[Field, ...]]:
+        -> tuple[list[tuple[Field, ...]], Any]:
     """Every field's (row, chunk, lane, column, bit, copy), row by row, at each selector
     value: the program evaluated once over every value and field (numpy), or value by value
-    where arrays cannot say what the point-by-point walk says."""
+    where arrays cannot say what the point-by-point walk says; and the same as one read-only
+    array (None where walked)."""
     try:
         grid = program_grid([definition_expr(defs[n]) for n in PLACE_NAMES],
                             (("sel", SELECTOR_VALUES), ("row", sec.rows),
                              ("chunk", sec.chunks), ("copy", sec.copies)), {}, defs)
     except (Undefined, TooWide):
-        return [_placed(defs, sec, s) for s in range(SELECTOR_VALUES)]
+        return [_placed(defs, sec, s) for s in range(SELECTOR_VALUES)], None
     table = grid[:, [1, 2, 4, 5, 6, 3]].reshape(SELECTOR_VALUES, -1, 6)
-    return [tuple(map(tuple, t.tolist())) for t in table]
+    table.setflags(write=False)
+    return [tuple(map(tuple, t.tolist())) for t in table], table
 
 
 def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple[Field, ...]:

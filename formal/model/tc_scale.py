@@ -30,7 +30,8 @@ M x SFA_N (row, block), scale_B is SFB_M x N (block, col).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..base.source import Finding, Span
 from ..parse import syntax as S
@@ -81,6 +82,9 @@ class TcScaleLayout(ProgramLines):
     faults: tuple[Finding, ...] = ()
     cta_group: int = 1  # CTAs issuing the mma (.cta_group::2: a pair, each with its own TMEM)
     sparse: bool = False  # a form of tcgen05.mma.sp (its own data path at M = 128 with a pair)
+    # ``every``'s placements as one read-only int64 array (ID, factor, 7), where the program
+    # was evaluated over arrays (None where it was walked point by point): what the prover reads
+    table: Any = field(default=None, compare=False, repr=False)
 
     def states(self, name: str) -> bool:
         """Does the program define ``name`` (``cta``, ``half``)?"""
@@ -125,27 +129,30 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
     return TcScaleLayout(lid, sec.kind, sec.form, sec.vec, sec.stype, sec.m, sec.n, sec.k,
                          op.operand, (op.rows, op.cols), op.columns, op.lanes, op.aligned,
                          set_values(defs.get("sf_id")),
-                         tuple(enumerate(every[0][1])) if every else (), op.source.span(0), lines,
-                         tuple(faults), sec.cta_group, sec.sparse)
+                         tuple(enumerate(every[0][1][0])) if every else (), op.source.span(0),
+                         lines, tuple(faults), sec.cta_group, sec.sparse,
+                         every[0][1][1] if every else None)
 
 
 def _placements(defs: Mapping[str, S.Definition], op: TcScaleOperand) \
-        -> list[tuple[Placement, ...]]:
+        -> tuple[list[tuple[Placement, ...]], Any]:
     """Every factor's (row, col, lane, column, byte, cta, half), row by row, at each ID value:
     each place's program evaluated once over every ID and the whole matrix (numpy), or ID by
-    ID, place by place, where arrays cannot say what the point-by-point walk says."""
+    ID, place by place, where arrays cannot say what the point-by-point walk says; and the
+    same as one read-only array (None where walked)."""
     import numpy as np
     stated = [n for n in ("cta", "half") if n in defs]
     try:
         exprs = [definition_expr(defs[n]) for n in (*PLACE_NAMES, *stated)]
         grid = program_grid(exprs, (("sf_id", SF_ID_VALUES), *_axes(op)), {}, defs)
     except (Undefined, TooWide):
-        return [_in_cta(defs, op, s, _placed(defs, op, s)) for s in range(SF_ID_VALUES)]
+        return [_in_cta(defs, op, s, _placed(defs, op, s)) for s in range(SF_ID_VALUES)], None
     zero = np.zeros(len(grid), dtype=np.int64)
     extra = {n: grid[:, 6 + k] for k, n in enumerate(stated)}
     table = np.stack([*(grid[:, k] for k in range(1, 6)), extra.get("cta", zero),
                       extra.get("half", zero)], axis=-1).reshape(SF_ID_VALUES, -1, 7)
-    return [tuple(map(tuple, t.tolist())) for t in table]
+    table.setflags(write=False)
+    return [tuple(map(tuple, t.tolist())) for t in table], table
 
 
 def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,

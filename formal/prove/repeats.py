@@ -35,6 +35,16 @@ def placement_array(placed: Sequence[tuple[int, ...]]) -> Any:
         return np.array(placed, dtype=object)
 
 
+def placed_array(lay: Any, value: int) -> Any:
+    """A scale-like layout's placements at selector ``value`` as one array: the model's own
+    (``lay.table``, evaluated over arrays) where it kept one, else ``placement_array`` of its
+    tuples.  Both hold the same rows in the same order."""
+    table = getattr(lay, "table", None)
+    if table is not None and 0 <= value < len(table):
+        return table[value]
+    return placement_array(lay.placed(value))
+
+
 def first_repeat(keys: Any) -> tuple[int, int] | None:
     """``(i, j)``: ``i`` the first index whose key an earlier index ``j`` (the first with that
     key) already had; None where every key is new."""

@@ -31,7 +31,7 @@ from ..base.source import Finding, error, warning
 from ..base.variants import SPARSITY
 from ..model.tc_meta import SELECTOR_VALUES, TMEM_LANES, WORD_BITS, Field, MetaLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import first_repeat, placement_array
+from .repeats import first_repeat, placed_array
 from .verdicts import Core, Verdict
 
 META_OBLIGATIONS = ("metadata-coverage", "selector-range", "register-budget", "lane-partition",
@@ -77,7 +77,7 @@ def meta_placement_core(lay: MetaLayout, s: int) -> Core:
     placed = lay.placed(s)
     if not placed:
         return Core("proved", method="enumeration")
-    p = placement_array(placed)
+    p = placed_array(lay, s)
     bounds = (("lane", 2, lay.lanes), ("column", 3, lay.columns),
               ("bit", 4, WORD_BITS - lay.width + 1))
     outside = np.stack([(p[:, k] < 0) | (p[:, k] >= top) for _n, k, top in bounds],
@@ -203,7 +203,7 @@ def meta_partition_core(lay: MetaLayout, s: int) -> Core:
                     "row r in lane r (+ M * copy)")
     import numpy as np
     placed = lay.placed(s)
-    p = placement_array(placed) if placed else np.zeros((0, 6), dtype=np.int64)
+    p = placed_array(lay, s) if placed else np.zeros((0, 6), dtype=np.int64)
     d_lane = p[:, 0] + lay.m * p[:, 5]
     bad = np.flatnonzero((p[:, 2] // 32 != d_lane // 32).astype(bool))
     if len(bad):

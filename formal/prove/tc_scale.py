@@ -33,7 +33,7 @@ from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import first_repeat, placement_array
+from .repeats import first_repeat, placed_array
 from .verdicts import Core, Verdict
 
 TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
@@ -117,7 +117,7 @@ def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
     placed = lay.placed(s)
     if not placed:
         return Core("proved", method="enumeration")
-    p = placement_array(placed)
+    p = placed_array(lay, s)
     halves = 2 if lay.states("half") else 1
     bounds = (("cta", 5, lay.cta_group), ("half", 6, halves), ("lane", 2, lay.lanes),
               ("column", 3, lay.columns), ("byte", 4, WORD_BYTES))
