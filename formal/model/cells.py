@@ -69,9 +69,13 @@ class CellMap:
 
     def __post_init__(self) -> None:
         self.holder_fn = compile_pred(self.holder)
-        pts = [(s, t, i) for s in self.selectors for t in range(self.lanes)
-               if self.holder_fn(t, 0, s) for i in range(self.n)]
-        self.pts = np.array(pts, dtype=np.int64).reshape(-1, 3)
+        # the holders, one (selector, lane) at a time; each holder's n elements in order
+        held = np.array([(s, t) for s in self.selectors for t in range(self.lanes)
+                         if self.holder_fn(t, 0, s)], dtype=np.int64).reshape(-1, 2)
+        pts = np.empty((len(held) * self.n, 3), dtype=np.int64)
+        pts[:, :2] = np.repeat(held, self.n, axis=0)
+        pts[:, 2] = np.tile(np.arange(self.n, dtype=np.int64), len(held))
+        self.pts = pts
         S, T, I_ = self.pts[:, 0], self.pts[:, 1], self.pts[:, 2]
         box = {LANE: (0, self.lanes - 1), I: (0, max(0, self.n - 1)),
                SEL: (min(self.selectors), max(self.selectors))}
