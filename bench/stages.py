@@ -49,6 +49,10 @@ def one_round(evidence: bool) -> dict[str, float]:
         took[name] = CLOCK() - t
         return out
 
+    import gc
+
+    from formal.base.collector import FEW_COLLECTIONS
+    gc.set_threshold(FEW_COLLECTIONS, *gc.get_threshold()[1:])  # as analyze and Evidence.load
     where = default_dir() if evidence else None
     ev = timed("evidence load", lambda: Evidence.load(where)) if where is not None else None
     docs = timed("catalog ingest (text)", lambda: list(catalog.documents(False)))

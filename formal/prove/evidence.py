@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
 from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
 from ..base.ids import LayoutId
@@ -213,7 +214,8 @@ class Evidence:
             paths = [p]
         else:
             raise FileNotFoundError(f"no evidence at {p}")
-        return cls([_read_file(q) for q in paths])
+        with few_collections():  # a few hundred thousand small objects (base/collector.py)
+            return cls([_read_file(q) for q in paths])
 
     @property
     def runs(self) -> list[EvidenceRun]:
