@@ -111,3 +111,30 @@ def test_no_cache_writes_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
     document.parse_document(_doc())
     assert not cache_dir.exists()
+
+
+def test_a_line_that_does_not_parse_is_kept_with_its_finding(
+        cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused line or cell is kept as its one finding (``syntax.Unread``): the next run
+    reports the same finding, at the same line and column, without asking Lark."""
+    text = (catalog.CATALOG_DIR / DOC).read_text(encoding="utf-8")
+    assert "  row =   groupID\n" in text
+    bad = tmp_path / "bad.md"
+    bad.write_text(text.replace("  row =   groupID\n", "  row =   (groupID\n", 1),
+                   encoding="utf-8")
+    cache.disable()
+    try:
+        doc = read_path(bad)
+    finally:
+        cache.enable()
+    first = document.parse_document(doc)
+    refused = [f for f in first.findings if f.kind == "parse"]
+    assert len(refused) == 1 and "expected" in refused[0].message
+    assert refused[0].span.line == 18 and "expected ')'" in refused[0].message
+    entry = json.loads(_entry(cache_dir).read_text(encoding="utf-8"))
+    kinds = [v["c"] for _t, v in entry["kept"]["pseudo"]]
+    assert kinds.count("Unread") == 1
+    clear_memo()
+    _no_lark(monkeypatch)
+    again = document.parse_document(doc)
+    assert again == first

@@ -16,15 +16,17 @@ kept as JSON, one file per document in ``<cache folder>/parses``.  The line ``gr
       ...}}]
 
 A record is rebuilt as ``cls(**fields)`` where ``cls`` is one of those classes, found by its
-name in a fixed table (``_CLASSES``), and a field only by its declared name; a tuple is
-``{"t": [...]}``.  A pseudocode line's ``source`` is not kept: each use puts the line's own
-there, as the in-process memo does.  A value holding anything else is not kept (parsed again
-next time).  The entry's name and ``key`` are a SHA-256 of the document's lines and of what a
-parse depends on (the two grammars, the parse stage's modules, the versions), and its
-``content`` a SHA-256 of what it holds: another key, a damaged or edited entry, an unknown
-class or field is ignored with a warning and written again from Lark's parse.  The records are
-the same either way, and every later stage (the model, the enumeration of every map, Z3 or
-its kept answer) runs on them as always.
+name in a fixed table (``_CLASSES``), and a field only by its declared name; a tuple is ``{"t":
+[...]}``.  A pseudocode line's ``source`` is not kept: each use puts the line's own there, as
+the in-process memo does.  A line or cell the grammar refuses is kept as its one finding
+(``Unread``: kind, offset in the text, message), rebuilt on the text's own place, so an
+unreadable sentence does not load the grammar again in every run.  A value holding anything
+else is not kept (parsed again next time).  The entry's name and ``key`` are a SHA-256 of the
+document's lines and of what a parse depends on (the two grammars, the parse stage's modules,
+the versions), and its ``content`` a SHA-256 of what it holds: another key, a damaged or edited
+entry, an unknown class or field is ignored with a warning and written again from Lark's parse.
+The records are the same either way, and every later stage (the model, the enumeration of every
+map, Z3 or its kept answer) runs on them as always.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ def _digest(kept: Any) -> str:
                           .encode("utf-8")).hexdigest()
 
 
-def entry_of_parses(pseudo: dict[str, S.PseudoLine], prose: dict[tuple[str, str], Any],
+def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tuple[str, str], Any],
                     key: str) -> dict[str, Any]:
     """An entry: each pseudocode line's and prose piece's parse that can be written."""
     lines, pieces = [], []
@@ -154,7 +156,7 @@ def parses_of_entry(entry: Any, key: str) \
         for item in kept["pseudo"]:
             text, value = item
             line = _read(value)
-            if not isinstance(text, str) or not isinstance(line, S.PseudoLine):
+            if not isinstance(text, str) or not isinstance(line, (S.PseudoLine, S.Unread)):
                 return None
             pseudo[text] = line
         prose = {}

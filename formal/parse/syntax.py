@@ -19,6 +19,22 @@ from dataclasses import dataclass, field, replace
 from ..base.ids import MoveInstr, TmemInstr
 from ..base.source import SourceText
 
+# ---- a line or piece of prose the grammar does not read -----------------------------------
+
+
+@dataclass(frozen=True)
+class Unread:
+    """What the one finding of a line or cell the grammar refuses says, kept so that the same
+    text is not parsed again (``formal.parse.grammars.unread`` / ``unread_finding``): its
+    ``kind`` ('parse' or 'limit'), the offset ``pos`` in the text it points at, its
+    ``message``, and ``what`` the text was read as ("the metadata sentence")."""
+
+    kind: str
+    pos: int
+    message: str
+    what: str = ""
+
+
 # ---- expressions ------------------------------------------------------------------------
 
 
