@@ -196,7 +196,7 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
-        self._texts: dict[int, tuple[Any, list[str], Any]] = {}
+        self._texts: dict[int, tuple[Any, Any, Any]] = {}
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
@@ -291,15 +291,15 @@ class Evidence:
         from ..model.cells import cell_texts
         kind, texts, elements = cell_texts(lay)
         h = cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
-                                     texts) if texts else ""
+                                     [texts.text()]) if len(texts) else ""
         self._hashed[id(lay)] = (lay, h)
-        if texts:
+        if len(texts):
             self._by_hash.setdefault(h, lay)
             if lay.n_values:  # hashed again at each N a run used (``hardware``)
                 self._texts[id(lay)] = (lay, texts, elements)
         return kind, LazyRows(lay, len(texts)), h
 
-    def texts_of(self, lay: Any) -> tuple[list[str], Any]:
+    def texts_of(self, lay: Any) -> tuple[Any, Any]:
         """(row texts, elements) of a layout ``table_of`` has seen (``cell_texts``)."""
         hit = self._texts.get(id(lay))
         if hit is None or hit[0] is not lay:
