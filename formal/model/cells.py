@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
+from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
 from .algebra import (
     LANE,
     SEL,
@@ -283,18 +283,29 @@ class RowTexts:
     map's cell 2**40 away) is written row by row."""
 
     def __init__(self, matrix: Any = None, rows: list[str] | None = None) -> None:
-        self.matrix, self.rows = matrix, rows
+        self.rows = rows
+        self.count = len(rows) if rows is not None else len(matrix)
+        if matrix is not None:  # the bytes without their padding, and each row's length
+            flat = matrix.reshape(-1)
+            filled = flat != 0
+            self.packed = flat[filled]
+            self.lengths = filled.reshape(matrix.shape).sum(axis=1)
 
     def __len__(self) -> int:
-        return len(self.rows) if self.rows is not None else len(self.matrix)
+        return self.count
 
-    def text(self, keep: Any = None) -> str:
-        """The rows joined (``keep``: a boolean mask of the rows to join)."""
+    def data(self, keep: Any = None) -> bytes:
+        """The rows joined, as ASCII (``keep``: a boolean mask of the rows to join)."""
         if self.rows is not None:
             rows = self.rows if keep is None else [r for r, k in zip(self.rows, keep) if k]
-            return "".join(rows)
-        mat = self.matrix if keep is None else self.matrix[np.asarray(keep, dtype=bool)]
-        return mat.tobytes().replace(b"\0", b"").decode("ascii")
+            return "".join(rows).encode("ascii")
+        if keep is None:
+            return bytes(self.packed.tobytes())
+        return bytes(self.packed[np.repeat(np.asarray(keep, dtype=bool), self.lengths)]
+                     .tobytes())
+
+    def text(self, keep: Any = None) -> str:
+        return self.data(keep).decode("ascii")
 
 
 _SPREAD = 1 << 16  # the widest range of one column's numbers written by lookup
@@ -376,8 +387,8 @@ def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None)
     ``cell_rows(lay)`` when the caller has it already."""
     if table is None:
         kind, texts, _e = cell_texts(lay)
-        return cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
-                                        [texts.text()])
+        return cell_table_hash_of_bytes(lay.instruction, lay.shape_text, lay.operand, kind,
+                                        texts.data())
     kind, rows = table
     return cell_table_hash(lay.instruction, lay.shape_text, lay.operand, kind, rows)
 

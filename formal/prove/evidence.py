@@ -57,12 +57,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
-from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
+from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
 from ..base.ids import LayoutId
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
@@ -118,6 +119,13 @@ def default_dir() -> Path | None:
 
 
 _A_TYPES = frozenset(v.a for v in VARIANTS)
+
+
+@cache
+def _variants_at(instruction: str, shape: str) -> tuple[Any, ...]:
+    """The rows of the variant table of this instruction and shape, in the table's order:
+    the only ones ``layout_serves`` can accept."""
+    return tuple(v for v in VARIANTS if v.instruction == instruction and v.shape == shape)
 
 
 class LazyRows(Sequence[dict[str, Any]]):
@@ -290,8 +298,8 @@ class Evidence:
         arrays (``cell_texts``)."""
         from ..model.cells import cell_texts
         kind, texts, elements = cell_texts(lay)
-        h = cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
-                                     [texts.text()]) if len(texts) else ""
+        h = cell_table_hash_of_bytes(lay.instruction, lay.shape_text, lay.operand, kind,
+                                     texts.data()) if len(texts) else ""
         self._hashed[id(lay)] = (lay, h)
         if len(texts):
             self._by_hash.setdefault(h, lay)
@@ -353,9 +361,11 @@ class Evidence:
                lay.arrangement)
         hit = self._serves.get(key)
         if hit is None:
-            hit = self._serves[key] = [v for v in VARIANTS if layout_serves(
-                v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
-                lay.arrangement)]
+            shape = str(lay.shape)
+            hit = self._serves[key] = [v for v in _variants_at(lay.instruction, shape)
+                                       if layout_serves(v, lay.operand, lay.instruction,
+                                                        shape, lay.types, lay.id,
+                                                        lay.arrangement)]
         return hit
 
     # -- the 'hardware' obligation

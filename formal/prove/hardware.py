@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..base.hashes import cell_table_hash_of_texts
+from ..base.hashes import cell_table_hash_of_bytes
 from ..base.matrix_variants import (
     CATALOG_OPERAND,
     MATRIX_VARIANTS,
@@ -148,8 +148,8 @@ class _Want:
             texts, elements = self.ev.texts_of(lay)
             at = lay.at(v.n)
             # base.hashes.first_elements, with the rows kept by a mask (32 N of 16,384 rows)
-            hit = cell_table_hash_of_texts(lay.instruction, at.shape_text, lay.operand, "cells",
-                                           [texts.text(elements < at.elements)])
+            hit = cell_table_hash_of_bytes(lay.instruction, at.shape_text, lay.operand, "cells",
+                                           texts.data(elements < at.elements))
             self.by_n[v.n] = hit
         return hit
 
