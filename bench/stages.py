@@ -10,10 +10,12 @@ metadata, data paths).  This script runs those same calls one after another and 
 one's CPU time (``time.process_time``: on a shared machine the wall clock adds the waits for a
 core), the median of ``--repeat`` rounds, each in a fresh process (every memo a process keeps
 starts empty, as a user's run does).  The proof cache is left as it is: run ``ptxlayout prove`` once
-first for the warm numbers.  Measured on main at 8e8203b (2 cores, loaded, CPU ms): evidence
-load 239, catalog ingest 162, parse 322, model 78, prove 1004 (of which the hardware verdicts
-about 0.4 s), with_smem 500, with_block_scale 392, with_tc_meta 72, with_datapath 360: 3132 ms
-beyond 601 ms of imports.
+first for the warm numbers.  The collector runs as in ``api.analyze`` (``base/collector.py``).
+Measured on branch fastdrv at d1705dc against main at a4991a6 (2 cores, loaded: other
+sessions' tests beside it, so every row reads 5-15% high; CPU ms): evidence load 228 -> 161,
+catalog ingest 85 -> 83, parse 223 -> 63, model 77 -> 81, prove 985 -> 807 (the hardware
+verdicts about 0.3 s of it), the other families 2315 -> 2137 (the collector alone): 3915 ->
+3331 ms beyond the imports.
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ def one_round(evidence: bool) -> dict[str, float]:
         took[name] = CLOCK() - t
         return out
 
+    import gc
+
+    from formal.base.collector import FEW_COLLECTIONS
+    gc.set_threshold(FEW_COLLECTIONS, *gc.get_threshold()[1:])  # as analyze and Evidence.load
     where = default_dir() if evidence else None
     ev = timed("evidence load", lambda: Evidence.load(where)) if where is not None else None
     docs = timed("catalog ingest (text)", lambda: list(catalog.documents(False)))

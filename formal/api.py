@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the stages are imported where they run: find() and the view
     from .writers.views import IndexEntry
 
 
+from .base.collector import few_collections
 from .writers.cards import find  # the ids' vocabulary: find, pick, card (light imports)
 
 
@@ -76,17 +77,18 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     from .prove.driver import prove
     from .prove.verdicts import Options
     from .writers.ledger import mark_accepted
-    t0 = time.perf_counter()
-    model = model_of(paths, max_bytes, use_catalog, corrections, reading)
-    t1 = time.perf_counter()
-    proof = prove(model, with_catalog_tables(options or Options()))
-    named = {str(p) for p in paths}
-    proof = with_families(proof, model, [d for d in model.documents if d.name in named],
-                          use_catalog and not paths, (options or Options()).evidence)
-    if accept is None:
-        accept = catalog.errata() if not paths and use_catalog else []
-    proof = mark_accepted(proof, accept)
-    t2 = time.perf_counter()
+    with few_collections():
+        t0 = time.perf_counter()
+        model = model_of(paths, max_bytes, use_catalog, corrections, reading)
+        t1 = time.perf_counter()
+        proof = prove(model, with_catalog_tables(options or Options()))
+        named = {str(p) for p in paths}
+        proof = with_families(proof, model, [d for d in model.documents if d.name in named],
+                              use_catalog and not paths, (options or Options()).evidence)
+        if accept is None:
+            accept = catalog.errata() if not paths and use_catalog else []
+        proof = mark_accepted(proof, accept)
+        t2 = time.perf_counter()
     return Analysis(model, proof, {"model": t1 - t0, "prove": t2 - t1})
 
 

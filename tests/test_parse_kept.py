@@ -13,6 +13,7 @@ import pytest
 
 from formal import catalog
 from formal.base import cache
+from formal.base.source import SourceText
 from formal.parse import document, kept, prose, pseudocode
 from formal.parse.grammars import clear_memo
 from formal.text.read import read_path
@@ -111,3 +112,61 @@ def test_no_cache_writes_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
     document.parse_document(_doc())
     assert not cache_dir.exists()
+
+
+def test_a_line_that_does_not_parse_is_kept_with_its_finding(
+        cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refused line or cell is kept as its one finding (``syntax.Unread``): the next run
+    reports the same finding, at the same line and column, without asking Lark."""
+    text = (catalog.CATALOG_DIR / DOC).read_text(encoding="utf-8")
+    assert "  row =   groupID\n" in text
+    bad = tmp_path / "bad.md"
+    bad.write_text(text.replace("  row =   groupID\n", "  row =   (groupID\n", 1),
+                   encoding="utf-8")
+    cache.disable()
+    try:
+        doc = read_path(bad)
+    finally:
+        cache.enable()
+    first = document.parse_document(doc)
+    refused = [f for f in first.findings if f.kind == "parse"]
+    assert len(refused) == 1 and "expected" in refused[0].message
+    assert refused[0].span.line == 18 and "expected ')'" in refused[0].message
+    entry = json.loads(_entry(cache_dir).read_text(encoding="utf-8"))
+    kinds = [v["c"] for _t, v in entry["kept"]["pseudo"]]
+    assert kinds.count("Unread") == 1
+    clear_memo()
+    _no_lark(monkeypatch)
+    again = document.parse_document(doc)
+    assert again == first
+
+
+def test_a_tensor_memory_section_is_kept_with_its_places(
+        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tcgen05's sections (formal/parse/tmem.py): each fact kept with the pieces of text it
+    holds as slices of the text it was read from, placed back on the same places."""
+    from formal.parse import tmem
+    cache.disable()
+    try:
+        doc = read_path(catalog.CATALOG_DIR / "tcgen05-datapath.md",
+                        name="catalog/tcgen05-datapath.md")
+    finally:
+        cache.enable()
+    first = document.parse_document(doc)
+    facts = [f for ps in first.sections if ps.tmem is not None for f in ps.tmem.facts]
+    assert any(isinstance(x, SourceText) for f in facts for _k, v in f.values
+               for row in (v if isinstance(v, tuple) else ()) if isinstance(row, tuple)
+               for x in row)  # rows that carry their own text: kept as slices
+    entry = json.loads(_entry(cache_dir).read_text(encoding="utf-8"))
+    kept_facts = [v for _t, start, v in entry["kept"]["prose"]
+                  if start.startswith("tmem:") and v is not None and v.get("c") == "TmemFact"]
+    assert kept_facts and all("src" not in v["f"] for v in kept_facts)
+    assert '"c":"Slice"' in json.dumps(kept_facts, separators=(",", ":"))
+    clear_memo()
+    _no_lark(monkeypatch)
+
+    def refuse() -> None:
+        raise AssertionError("parsed with Lark")
+    monkeypatch.setattr(tmem, "tmem_parser", refuse)
+    again = document.parse_document(doc)
+    assert again == first

@@ -160,7 +160,13 @@ def read_json(fd: int, name: str, where: str,
             warn(path, why)
             return None
         with os.fdopen(f, "rb", closefd=False) as fh:
-            data = fh.read(MAX_ENTRY + 1)
+            # as many bytes as fstat said and one more (a read sized MAX_ENTRY allocates 8 MiB
+            # for an entry of a few hundred bytes); one that grew meanwhile is read on, to
+            # the same limit as ever
+            want = st.st_size + 1
+            data = fh.read(want)
+            if len(data) == want:
+                data += fh.read(MAX_ENTRY + 1 - len(data))
     finally:
         os.close(f)
     try:

@@ -68,6 +68,16 @@ def cell_table_hash_of_texts(instruction: str, shape: str, operand: str, kind: s
     return h.hexdigest()[:16]
 
 
+def cell_table_hash_of_bytes(instruction: str, shape: str, operand: str, kind: str,
+                             data: bytes) -> str:
+    """``cell_table_hash_of_texts`` of rows already joined and encoded (``data``: the rows'
+    ``row_text`` one after another, as UTF-8)."""
+    h = hashlib.sha256()
+    h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
+    h.update(data)
+    return h.hexdigest()[:16]
+
+
 def first_elements(instruction: str, shape: str, operand: str, rows: Sequence[Row],
                    elements: Iterable[int], e: int,
                    text: Callable[[Row], str]) -> tuple[list[Row], str]:

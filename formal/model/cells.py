@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
+from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
 from .algebra import (
     LANE,
     SEL,
@@ -69,9 +69,13 @@ class CellMap:
 
     def __post_init__(self) -> None:
         self.holder_fn = compile_pred(self.holder)
-        pts = [(s, t, i) for s in self.selectors for t in range(self.lanes)
-               if self.holder_fn(t, 0, s) for i in range(self.n)]
-        self.pts = np.array(pts, dtype=np.int64).reshape(-1, 3)
+        # the holders, one (selector, lane) at a time; each holder's n elements in order
+        held = np.array([(s, t) for s in self.selectors for t in range(self.lanes)
+                         if self.holder_fn(t, 0, s)], dtype=np.int64).reshape(-1, 2)
+        pts = np.empty((len(held) * self.n, 3), dtype=np.int64)
+        pts[:, :2] = np.repeat(held, self.n, axis=0)
+        pts[:, 2] = np.tile(np.arange(self.n, dtype=np.int64), len(held))
+        self.pts = pts
         S, T, I_ = self.pts[:, 0], self.pts[:, 1], self.pts[:, 2]
         box = {LANE: (0, self.lanes - 1), I: (0, max(0, self.n - 1)),
                SEL: (min(self.selectors), max(self.selectors))}
@@ -268,16 +272,74 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
     return "cells", rows
 
 
-def cell_texts(lay: Layout) -> tuple[str, list[str], Any]:
+class RowTexts:
+    """The rows of a cell table as ``base.hashes.row_text`` writes them, held as one byte
+    matrix: row r is ``matrix[r]`` with its NUL padding dropped.  The toy table of the module
+    docstring is two rows of the pieces ``{"col": `` ``0`` ``, "element": `` ``0`` ... ``}``,
+    each piece a column of fixed width (``0`` padded to the widest number of its column), so
+    ``b"".join(rows)`` is ``matrix.tobytes()`` without its NULs -- written by numpy, never a
+    string per row (a wgmma accumulator has 16,384 rows, and the hardware verdict hashes
+    every layout of a run).  A table whose numbers are too far apart to look up (a refuted
+    map's cell 2**40 away) is written row by row."""
+
+    def __init__(self, matrix: Any = None, rows: list[str] | None = None) -> None:
+        self.rows = rows
+        self.count = len(rows) if rows is not None else len(matrix)
+        if matrix is not None:  # the bytes without their padding, and each row's length
+            flat = matrix.reshape(-1)
+            filled = flat != 0
+            self.packed = flat[filled]
+            self.lengths = filled.reshape(matrix.shape).sum(axis=1)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def data(self, keep: Any = None) -> bytes:
+        """The rows joined, as ASCII (``keep``: a boolean mask of the rows to join)."""
+        if self.rows is not None:
+            rows = self.rows if keep is None else [r for r, k in zip(self.rows, keep) if k]
+            return "".join(rows).encode("ascii")
+        if keep is None:
+            return bytes(self.packed.tobytes())
+        return bytes(self.packed[np.repeat(np.asarray(keep, dtype=bool), self.lengths)]
+                     .tobytes())
+
+    def text(self, keep: Any = None) -> str:
+        return self.data(keep).decode("ascii")
+
+
+_SPREAD = 1 << 16  # the widest range of one column's numbers written by lookup
+
+
+def _row_texts(keys: Sequence[str], cols: dict[str, Any]) -> RowTexts:
+    n = len(cols[keys[0]]) if keys else 0
+    pieces = []
+    for j, k in enumerate(keys):
+        v = np.asarray(cols[k])
+        if v.dtype == object or (n and int(v.max()) - int(v.min()) > _SPREAD):
+            fmt = "{" + ", ".join(f'"{k}": %d' for k in keys) + "}"
+            return RowTexts(rows=[fmt % tuple(int(x) for x in row)
+                                  for row in zip(*(cols[k] for k in keys))])
+        head = (("{" if j == 0 else ", ") + f'"{k}": ').encode()
+        pieces.append(np.full(n, head, dtype=f"S{len(head)}"))
+        lo = int(v.min()) if n else 0
+        hi = int(v.max()) if n else 0
+        words = np.array([str(x).encode() for x in range(lo, hi + 1)])
+        pieces.append(words[v - lo])
+    pieces.append(np.full(n, b"}", dtype="S1"))
+    return RowTexts(np.concatenate([p.view(np.uint8).reshape(n, p.itemsize) for p in pieces],
+                                   axis=1))
+
+
+def cell_texts(lay: Layout) -> tuple[str, RowTexts, Any]:
     """(kind, texts, elements): the rows of ``cell_rows(lay)`` as ``cell_table_hash`` writes
-    them (``base.hashes.row_text``), in the same order, and each row's element -- written
-    straight from the enumerated arrays, without a dict per row (a wgmma accumulator has
-    16,384 rows, and the hardware verdict hashes every layout of a run)."""
+    them (``base.hashes.row_text``), in the same order (``RowTexts``), and each row's element
+    -- written straight from the enumerated arrays, without a dict per row."""
     m = map_of(lay)
     meta = lay.operand == "metadata"
     kind = "fields" if meta else "cells"
     if m is None:
-        return kind, [], np.zeros(0, dtype=np.int64)
+        return kind, RowTexts(rows=[]), np.zeros(0, dtype=np.int64)
     # the same enumerated arrays (a map stated again: ``build_map`` shares them) give the
     # same rows wherever what a row also names is the same: the metadata's bits, the group
     sparsity = lay.sparsity if meta else None
@@ -294,34 +356,30 @@ def cell_texts(lay: Layout) -> tuple[str, list[str], Any]:
     return out
 
 
-_TEXTS: dict[tuple[Any, ...], tuple[Any, tuple[str, list[str], Any]]] = {}
+_TEXTS: dict[tuple[Any, ...], tuple[Any, tuple[str, RowTexts, Any]]] = {}
 
 
-def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, list[str], Any]:
+def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, RowTexts, Any]:
     K = len(m.names)
     pts = m.pts
     order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
     order = order[m.defined[order, :K].all(axis=1)]
-    s, t, i = (pts[order, k].tolist() for k in range(3))
-    outs = [[int(v) for v in m.out[order, k].tolist()] for k in range(K)]
-    cols: dict[str, list[int]]
+    s, t, i = (pts[order, k] for k in range(3))
+    outs = [m.out[order, k] for k in range(K)]
+    cols: dict[str, Any]
     if meta:
         sparsity = lay.sparsity
         bits = sparsity.index_bits if sparsity else 2
-        cols = {"selector": s, "lane": t, "bit_lo": [x * bits for x in i],
-                "bit_hi": [x * bits + bits - 1 for x in i], "row": outs[0],
-                "chunk": outs[1], "slot": outs[2]}
+        cols = {"selector": s, "lane": t, "bit_lo": i * bits, "bit_hi": i * bits + bits - 1,
+                "row": outs[0], "chunk": outs[1], "slot": outs[2]}
     else:
         cols = {"lane": t, "element": i, **dict(zip(m.names, outs, strict=True))}
         group_of = lay.lane_group()
         if group_of is not None:
-            by_lane: dict[int, int] = {}
-            cols["group"] = [by_lane[x] if x in by_lane else by_lane.setdefault(x, group_of(x))
-                             for x in t]
-    keys = sorted(cols)
-    fmt = "{" + ", ".join(f'"{k}": %d' for k in keys) + "}"
-    texts = [fmt % row for row in zip(*(cols[k] for k in keys))]
-    return kind, texts, pts[order, 2]
+            lanes = np.unique(t)  # each lane's group worked out once
+            cols["group"] = np.array([group_of(int(x)) for x in lanes],
+                                     dtype=np.int64)[np.searchsorted(lanes, t)]
+    return kind, _row_texts(sorted(cols), cols), pts[order, 2]
 
 
 def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:
@@ -329,8 +387,8 @@ def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None)
     ``cell_rows(lay)`` when the caller has it already."""
     if table is None:
         kind, texts, _e = cell_texts(lay)
-        return cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
-                                        texts)
+        return cell_table_hash_of_bytes(lay.instruction, lay.shape_text, lay.operand, kind,
+                                        texts.data())
     kind, rows = table
     return cell_table_hash(lay.instruction, lay.shape_text, lay.operand, kind, rows)
 

@@ -109,6 +109,24 @@ def read_with(src: SourceText, what: str, run: Callable[[], Any],
         return None, [error("limit", src, f"{nested or what} is nested too deeply to read")]
 
 
+def unread(src: SourceText, what: str, findings: list[Finding]) -> S.Unread | None:
+    """A refusal of ``src`` as a value to remember: its one error finding, at an offset of
+    the text (None where it is not that, so the text is parsed again next time)."""
+    if len(findings) != 1 or findings[0].severity != "error":
+        return None
+    f = findings[0]
+    for pos in range(len(src.text) + 1):
+        if src.span(pos) == f.span:
+            u = S.Unread(f.kind, pos, f.message, what)
+            return u if unread_finding(src, u) == f else None
+    return None
+
+
+def unread_finding(src: SourceText, u: S.Unread) -> Finding:
+    """The finding of a remembered refusal, on ``src``'s own place (``unread``)."""
+    return error(u.kind, src.span(u.pos), u.message)
+
+
 def guard_size(src: SourceText, what: str) -> Finding | None:
     if len(src.text) > MAX_LINE:
         return error("limit", src, f"{what} is {len(src.text)} characters long; the limit is "
@@ -139,7 +157,7 @@ class Reject(Exception):
 
 
 _MEMO_LIMIT = 8192
-PSEUDO_MEMO: dict[str, S.PseudoLine] = {}
+PSEUDO_MEMO: dict[str, S.PseudoLine | S.Unread] = {}
 PROSE_MEMO: dict[tuple[str, str], Any] = {}
 
 

@@ -16,15 +16,18 @@ kept as JSON, one file per document in ``<cache folder>/parses``.  The line ``gr
       ...}}]
 
 A record is rebuilt as ``cls(**fields)`` where ``cls`` is one of those classes, found by its
-name in a fixed table (``_CLASSES``), and a field only by its declared name; a tuple is
-``{"t": [...]}``.  A pseudocode line's ``source`` is not kept: each use puts the line's own
-there, as the in-process memo does.  A value holding anything else is not kept (parsed again
-next time).  The entry's name and ``key`` are a SHA-256 of the document's lines and of what a
-parse depends on (the two grammars, the parse stage's modules, the versions), and its
-``content`` a SHA-256 of what it holds: another key, a damaged or edited entry, an unknown
-class or field is ignored with a warning and written again from Lark's parse.  The records are
-the same either way, and every later stage (the model, the enumeration of every map, Z3 or
-its kept answer) runs on them as always.
+name in a fixed table (``_CLASSES``), and a field only by its declared name; a tuple is ``{"t":
+[...]}``.  A pseudocode line's ``source`` is not kept: each use puts the line's own there, as
+the in-process memo does; a tcgen05 fact's ``src`` neither, and each piece of text it holds is
+a ``Slice`` of the text read (``formal.parse.tmem``).  A line or cell the grammar refuses is
+kept as its one finding (``Unread``: kind, offset in the text, message), rebuilt on the text's
+own place, so an unreadable sentence does not load the grammar again in every run.  A value
+holding anything else is not kept (parsed again next time).  The entry's name and ``key`` are a
+SHA-256 of the document's lines and of what a parse depends on (the two grammars, the parse
+stage's modules, the versions), and its ``content`` a SHA-256 of what it holds: another key, a
+damaged or edited entry, an unknown class or field is ignored with a warning and written again
+from Lark's parse.  The records are the same either way, and every later stage (the model, the
+enumeration of every map, Z3 or its kept answer) runs on them as always.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -85,15 +89,21 @@ def parses_key(lines: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
+# the field each use puts its own source in (not kept): a pseudocode line's, a tcgen05 fact's
+_PLACED = {"PseudoLine": "source", "TmemFact": "src"}
+
+
 def _write(v: Any) -> Any:
     if v is None or isinstance(v, (bool, str, int)):
         return v
     if isinstance(v, tuple):
         return {"t": [_write(x) for x in v]}
+    if type(v) is Fraction:
+        return {"q": [v.numerator, v.denominator]}
     name = type(v).__name__
     if _CLASSES.get(name) is type(v):
         return {"c": name, "f": {f: _write(getattr(v, f)) for f in sorted(_FIELDS[name])
-                                 if not (name == "PseudoLine" and f == "source")}}
+                                 if f != _PLACED.get(name)}}
     raise _NotKept(name)
 
 
@@ -102,13 +112,16 @@ def _read(v: Any) -> Any:
         return v
     if isinstance(v, dict) and set(v) == {"t"} and isinstance(v["t"], list):
         return tuple(_read(x) for x in v["t"])
+    if isinstance(v, dict) and set(v) == {"q"} and isinstance(v["q"], list) \
+            and len(v["q"]) == 2 and all(type(x) is int for x in v["q"]) and v["q"][1] > 0:
+        return Fraction(v["q"][0], v["q"][1])
     if isinstance(v, dict) and set(v) == {"c", "f"} and isinstance(v["f"], dict):
         name = v["c"]
         if not isinstance(name, str) or name not in _CLASSES or not set(v["f"]) <= _FIELDS[name]:
             raise _NotKept(str(name))
         got = {k: _read(x) for k, x in v["f"].items()}
-        if name == "PseudoLine":
-            got["source"] = _NO_SOURCE
+        if name in _PLACED:
+            got[_PLACED[name]] = _NO_SOURCE
         try:
             return _CLASSES[name](**got)
         except TypeError as exc:  # a required field missing
@@ -121,7 +134,7 @@ def _digest(kept: Any) -> str:
                           .encode("utf-8")).hexdigest()
 
 
-def entry_of_parses(pseudo: dict[str, S.PseudoLine], prose: dict[tuple[str, str], Any],
+def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tuple[str, str], Any],
                     key: str) -> dict[str, Any]:
     """An entry: each pseudocode line's and prose piece's parse that can be written."""
     lines, pieces = [], []
@@ -154,7 +167,7 @@ def parses_of_entry(entry: Any, key: str) \
         for item in kept["pseudo"]:
             text, value = item
             line = _read(value)
-            if not isinstance(text, str) or not isinstance(line, S.PseudoLine):
+            if not isinstance(text, str) or not isinstance(line, (S.PseudoLine, S.Unread)):
                 return None
             pseudo[text] = line
         prose = {}

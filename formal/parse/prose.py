@@ -26,6 +26,8 @@ from .grammars import (
     guard_size,
     read_with,
     remember,
+    unread,
+    unread_finding,
 )
 from .kept import noted_prose
 from .pseudocode import int_literal
@@ -565,13 +567,18 @@ class ProseTransformer(Transformer[Token, Any]):
 def parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Finding]]:
     """Parse a cell or sentence with one of the fragment grammar's start symbols."""
     key = (src.text, start)
-    if key in PROSE_MEMO:
-        noted_prose(src.text, start, PROSE_MEMO[key])
-        return PROSE_MEMO[key], []
+    hit = PROSE_MEMO.get(key)
+    if hit is not None and not (isinstance(hit, S.Unread) and hit.what != what):
+        noted_prose(src.text, start, hit)
+        if isinstance(hit, S.Unread):  # refused before: the same finding, on this place
+            return None, [unread_finding(src, hit)]
+        return hit, []
     value, findings = _parse_prose(src, start, what)
-    if value is not None and not findings:
-        remember(PROSE_MEMO, key, value)
-        noted_prose(src.text, start, value)
+    kept = value if value is not None and not findings else \
+        unread(src, what, findings) if value is None else None
+    if kept is not None:
+        remember(PROSE_MEMO, key, kept)
+        noted_prose(src.text, start, kept)
     return value, findings
 
 

@@ -28,6 +28,8 @@ from .grammars import (
     pseudo_parser,
     read_with,
     remember,
+    unread,
+    unread_finding,
 )
 from .kept import noted_pseudo
 
@@ -230,11 +232,15 @@ def parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findin
     hit = PSEUDO_MEMO.get(src.text)
     if hit is not None:
         noted_pseudo(src.text, hit)
+        if isinstance(hit, S.Unread):  # refused before: the same finding, on this place
+            return None, [unread_finding(src, hit)]
         return replace(hit, source=src), []
     value, findings = _parse_pseudo_line(src)
-    if value is not None and not findings:
-        remember(PSEUDO_MEMO, src.text, value)
-        noted_pseudo(src.text, value)
+    kept = value if value is not None and not findings else \
+        unread(src, "this formula", findings) if value is None else None
+    if kept is not None:
+        remember(PSEUDO_MEMO, src.text, kept)
+        noted_pseudo(src.text, kept)
     return value, findings
 
 

@@ -15,9 +15,48 @@ For the line ``row = groupID + 8   for ai where i >= 4`` the parser yields::
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..base.ids import MoveInstr, TmemInstr
 from ..base.source import SourceText
+
+# ---- a line or piece of prose the grammar does not read -----------------------------------
+
+
+@dataclass(frozen=True)
+class Unread:
+    """What the one finding of a line or cell the grammar refuses says, kept so that the same
+    text is not parsed again (``formal.parse.grammars.unread`` / ``unread_finding``): its
+    ``kind`` ('parse' or 'limit'), the offset ``pos`` in the text it points at, its
+    ``message``, and ``what`` the text was read as ("the metadata sentence")."""
+
+    kind: str
+    pos: int
+    message: str
+    what: str = ""
+
+
+@dataclass(frozen=True)
+class Slice:
+    """The characters ``start:end`` of the text a kept value was read from: placed back as
+    that text's own ``SourceText.slice`` when the value is used again (``formal.parse.tmem``)."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class TmemFact:
+    """One statement of a tcgen05 tensor-memory section (``formal.parse.tmem``): its kind
+    (the grammar rule that read it), where it is, and its values by name (``get``)."""
+
+    kind: str
+    src: SourceText
+    values: tuple[tuple[str, Any], ...] = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return next((v for k, v in self.values if k == key), default)
+
 
 # ---- expressions ------------------------------------------------------------------------
 

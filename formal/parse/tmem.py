@@ -17,7 +17,8 @@ layout); a shape section whose lanes or bits sentence cannot be read is a warnin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cache
 from typing import Any
@@ -28,8 +29,10 @@ from lark.exceptions import UnexpectedInput, VisitError
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Section
-from .grammars import MAX_LINE
+from .grammars import MAX_LINE, PROSE_MEMO, remember
+from .kept import noted_prose
 from .moves import body_parts, sentences
+from .syntax import Slice, TmemFact
 
 TMEM_STARTS = ("tmem_heading", "paragraph", "tmem_sentence", "tmem_table")
 
@@ -37,19 +40,6 @@ TMEM_STARTS = ("tmem_heading", "paragraph", "tmem_sentence", "tmem_table")
 @cache
 def tmem_parser() -> Lark:
     return build_parser("tmem", list(TMEM_STARTS))
-
-
-@dataclass(frozen=True)
-class TmemFact:
-    """One statement of a tcgen05 tensor-memory section: its kind (the grammar rule that
-    read it), where it is, and its values by name (``get``)."""
-
-    kind: str
-    src: SourceText
-    values: tuple[tuple[str, Any], ...] = ()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return next((v for k, v in self.values if k == key), default)
 
 
 @dataclass(frozen=True)
@@ -233,13 +223,80 @@ class TmemTransformer(Transformer[Token, Any]):
         return self._fact("access_table", rows=tuple(c))
 
 
+# A reading is remembered (and kept between runs, ``formal.parse.kept``) by its text, as the
+# prose's are: a fact with its source and every piece of text it holds written as ``Slice``s of
+# the text read, placed back on the text of each later use; a text that is no fact as None.
+_NOWHERE = SourceText.at("", "", 0)
+
+
+class _Unplaced(Exception):
+    """A value holding text that is not a piece of the text read (not remembered)."""
+
+
+def _relative(value: Any, src: SourceText) -> Any:
+    if isinstance(value, TmemFact):
+        if value.src != src:
+            raise _Unplaced(value.kind)
+        return replace(value, src=_NOWHERE, values=_relative(value.values, src))
+    if isinstance(value, tuple):
+        return tuple(_relative(x, src) for x in value)
+    if isinstance(value, list):
+        return [_relative(x, src) for x in value]
+    if isinstance(value, SourceText):
+        at = src.text.find(value.text)
+        while at >= 0:
+            if src.slice(at, at + len(value.text)) == value:
+                return Slice(at, at + len(value.text))
+            at = src.text.find(value.text, at + 1)
+        raise _Unplaced(value.text)
+    return value
+
+
+def _placed(value: Any, src: SourceText) -> Any:
+    if isinstance(value, TmemFact):
+        return replace(value, src=src, values=_placed(value.values, src))
+    if isinstance(value, tuple):
+        return tuple(_placed(x, src) for x in value)
+    if isinstance(value, list):
+        return [_placed(x, src) for x in value]
+    if isinstance(value, Slice):
+        return src.slice(value.start, value.end)
+    return value
+
+
+def _remembered(src: SourceText, start: str, read: Callable[[], Any]) -> Any:
+    """``read()`` of ``src`` as ``start``, or its value remembered for the same text."""
+    key = (src.text, f"tmem:{start}")
+    if key in PROSE_MEMO:
+        kept = PROSE_MEMO[key]
+        noted_prose(src.text, key[1], kept)
+        return _placed(kept, src)
+    value = read()
+    try:
+        kept = _relative(value, src)
+    except _Unplaced:
+        return value
+    remember(PROSE_MEMO, key, kept)
+    noted_prose(src.text, key[1], kept)
+    return value
+
+
 def _try(src: SourceText, start: str) -> Any:
     if len(src.text) > MAX_LINE or not src.text.strip():
         return None
-    try:
-        return TmemTransformer(src).transform(tmem_parser().parse(src.text, start=start))
-    except (UnexpectedInput, VisitError, RecursionError):
-        return None
+
+    def read() -> Any:
+        try:
+            return TmemTransformer(src).transform(tmem_parser().parse(src.text, start=start))
+        except (UnexpectedInput, VisitError, RecursionError):
+            return None
+
+    return _remembered(src, start, read)
+
+
+def _sentences(src: SourceText) -> list[SourceText]:
+    """``moves.sentences`` of a paragraph by the tcgen05 grammar, remembered."""
+    return list(_remembered(src, "paragraph", lambda: tuple(sentences(src, tmem_parser()))))
 
 
 def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
@@ -262,7 +319,7 @@ def parse_tmem(section: Section, findings: list[Finding]) -> ParsedTmem:
             if isinstance(flat, TmemFact):
                 facts.append(flat)
                 continue
-            for sentence in sentences(b.text, tmem_parser()):
+            for sentence in _sentences(b.text):
                 value = _try(sentence, "tmem_sentence")
                 if isinstance(value, TmemFact):
                     facts.append(value)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
+
+import z3
 
 from ..base.source import Finding
 from ..model.cells import clear_enumerated, map_of
@@ -19,12 +21,13 @@ from ..model.layout import Layout, Model
 from .cache import ProofCache, entry_key
 from .composes import RelationVerdict, prove_relations
 from .confirm import stated_in
-from .encode import SHARED_TERMS
+from .encode import SHARED_TERMS, solve
 from .every_n import every_n_core
 from .formula import (
     ONE_QUERY,
     SURJECTIVE_Z3,
     chunk_spec,
+    combined_violation,
     formula_cores,
     guard_remarks,
     obligation_names,
@@ -120,17 +123,91 @@ def clear_cache() -> None:
     clear_enumerated()
 
 
+def _obligation(spec: Any) -> str:
+    return "cases+in-range+injective" + ("+sparse-chunks" if spec is not None else "")
+
+
+@dataclass
+class _Together:
+    """What ``_ask_together`` learnt before the layouts are proved one by one: the maps
+    whose combined query Z3 answered *unsat* inside a disjunction of several (by their
+    ``_cached`` key), and the disk cache's answer read for each map (None: no entry)."""
+
+    unsat: set[tuple[Any, ...]] = field(default_factory=set)
+    read: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+
+
+# Maps asked of Z3 in one query: each query costs a few ms however small (the SAT solver's
+# set-up), and a disjunction of 16 maps' combined queries is decided about as fast as one.
+TOGETHER = 16
+
+
+def _ask_together(layouts: Iterable[Layout], opts: Options,
+                  store: ProofCache | None) -> _Together:
+    """Z3's combined query of every map not answered already (in this process or by the
+    disk cache), asked ``TOGETHER`` maps at a time as one disjunction: *unsat* says of each
+    map what its own query would (none of its obligations fails); a model names the maps
+    it satisfies, which are left to be asked alone, and the rest asked again.  Every map is
+    still enumerated and decided again by ``formula_cores`` (``z3_said_unsat``)."""
+    out = _Together()
+    if not opts.cross_check or TEST_HOOKS:
+        return out  # a planted encoding must meet Z3 on its own
+    todo: list[tuple[tuple[Any, ...], Any]] = []
+    for lay in layouts:
+        m = map_of(lay) if not lay.incomplete else None
+        if m is None:
+            continue
+        spec = chunk_spec(lay)[0] if lay.sparse_a else None
+        ck = (*_shared_key(lay, m, opts), "formula", repr(spec))
+        if ck in _CACHE or ck in out.read:
+            continue
+        answers = None
+        if store is not None:
+            obligation = _obligation(spec)
+            answers = store.answers(entry_key(lay, obligation, spec, opts.timeout_ms),
+                                    obligation, obligation_names(m, spec))
+        out.read[ck] = answers
+        if answers is None:
+            try:
+                todo.append((ck, combined_violation(m, spec)))
+            except InternalError:
+                pass  # no encoding: the layout meets it again on its own, and says so
+    for k in range(0, len(todo), TOGETHER):
+        group = todo[k:k + TOGETHER]
+        while len(group) > 1:
+            r, model = solve("combined", z3.Or(*(f for _ck, f in group)), opts.timeout_ms)
+            if r == "unsat":
+                out.unsat.update(ck for ck, _f in group)
+            if r != "sat":
+                break
+            held = [z3.is_true(model.evaluate(f, model_completion=True)) for _ck, f in group]
+            if not any(held):  # pragma: no cover - a model satisfies one of the disjuncts
+                break
+            group = [x for x, h in zip(group, held) if not h]
+    return out
+
+
 def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
-                   store: ProofCache | None) -> dict[str, Core]:
-    """``formula_cores``, with Z3's earlier answers taken from the disk cache when it holds
-    them: *unsat* to the combined query, or each obligation's proved / refuted (the
-    enumeration decides again either way; an entry it contradicts is dropped)."""
-    if store is None or not opts.cross_check or TEST_HOOKS:
+                   store: ProofCache | None, together: _Together | None = None,
+                   ck: tuple[Any, ...] = ()) -> dict[str, Core]:
+    """``formula_cores``, with Z3's answers taken from where they are known: *unsat* to a
+    disjunction holding this map's combined query (``_ask_together``), or the disk cache's
+    *unsat* to the combined query or each obligation's proved / refuted (the enumeration
+    decides again either way; a cache entry it contradicts is dropped)."""
+    if not opts.cross_check or TEST_HOOKS:
         return formula_cores(m, opts, spec)  # a planted encoding must meet Z3, not the cache
-    obligation = "cases+in-range+injective" + ("+sparse-chunks" if spec is not None else "")
+    obligation = _obligation(spec)
+    if together is not None and ck in together.unsat:
+        cores = formula_cores(m, opts, spec, z3_said_unsat=True)
+        if store is not None:  # Z3 answered unsat in this run: kept as its own query's
+            store.store(entry_key(lay, obligation, spec, opts.timeout_ms), obligation)
+        return cores
+    if store is None:
+        return formula_cores(m, opts, spec)
     key = entry_key(lay, obligation, spec, opts.timeout_ms)
     names = obligation_names(m, spec)
-    answers = store.answers(key, obligation, names)
+    answers = together.read[ck] if together is not None and ck in together.read \
+        else store.answers(key, obligation, names)
     if answers is not None:
         try:
             if all(a == "proved" for a in answers.values()):
@@ -205,10 +282,12 @@ def _every_n(lay: Layout, check: Callable[[Layout], Core]) -> Core:
 
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
                  a_layout: Layout | None = None, stated: Any = None,
-                 store: ProofCache | None = None) -> LayoutResult:
+                 store: ProofCache | None = None,
+                 together: _Together | None = None) -> LayoutResult:
     """Every obligation of one layout; ``stated`` (``formal.prove.confirm.stated_in``) names
     the layouts its document states for the other operands of its variants; ``store`` is the
-    on-disk proof cache (``formal.prove.cache``), if any."""
+    on-disk proof cache (``formal.prove.cache``), if any; ``together``: what Z3 answered of
+    the run's maps asked together (``_ask_together``)."""
     by_id = by_id or {}
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
@@ -234,8 +313,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
             verdicts[n] = na(n, "not-applicable", "no formulas")
     else:
         spec, spec_core = chunk_spec(lay) if lay.sparse_a else (None, None)
-        cores = _cached((*key, "formula", repr(spec)),
-                        lambda: _formula_cores(lay, m, opts, spec, store))
+        ck = (*key, "formula", repr(spec))
+        cores = _cached(ck, lambda: _formula_cores(lay, m, opts, spec, store, together, ck))
         case_cores = [cores[f"cases:{k}"] for k in range(len(m.formulas))]
         bad = next((c for c in case_cores if c.status != "proved"), None)
         verdicts["cases"] = _verdict("cases", bad or case_cores[0], lay)
@@ -344,10 +423,11 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
     stated = stated_in(model.layouts) if opts.evidence is not None else None
     store = ProofCache.open() if opts.disk_cache and opts.cross_check else None
     try:
+        together = _ask_together(model.layouts, opts, store)
         for n, lay in enumerate(model.layouts):
             a_lay = a_by_section.get((lay.document, lay.section, str(lay.shape))) \
                 if lay.operand == "metadata" else None
-            res, failed = _prove_one(lay, opts, by_id, a_lay, stated, store)
+            res, failed = _prove_one(lay, opts, by_id, a_lay, stated, store, together)
             results.append(res)
             findings.extend(res.findings)
             internal += failed
@@ -398,10 +478,11 @@ def _relations(model: Model, results: list[LayoutResult], opts: Options,
 
 
 def _prove_one(lay: Layout, opts: Options, by_id: dict[str, Layout], a_lay: Layout | None,
-               stated: Any, store: ProofCache | None) -> tuple[LayoutResult, bool]:
+               stated: Any, store: ProofCache | None,
+               together: _Together | None = None) -> tuple[LayoutResult, bool]:
     """The layout's result, and whether it is an internal error."""
     try:
-        return prove_layout(lay, opts, by_id, a_lay, stated, store), False
+        return prove_layout(lay, opts, by_id, a_lay, stated, store, together), False
     except InternalError as exc:
         v = tuple(Verdict(n, "error", f"internal error: {exc}") for n in OBLIGATIONS)
         f = Finding("error", "internal", lay.span, f"internal error: {exc}", lay.section,

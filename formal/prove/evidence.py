@@ -57,11 +57,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
-from ..base.hashes import cell_table_hash, cell_table_hash_of_texts
+from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
 from ..base.ids import LayoutId
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
@@ -117,6 +119,13 @@ def default_dir() -> Path | None:
 
 
 _A_TYPES = frozenset(v.a for v in VARIANTS)
+
+
+@cache
+def _variants_at(instruction: str, shape: str) -> tuple[Any, ...]:
+    """The rows of the variant table of this instruction and shape, in the table's order:
+    the only ones ``layout_serves`` can accept."""
+    return tuple(v for v in VARIANTS if v.instruction == instruction and v.shape == shape)
 
 
 class LazyRows(Sequence[dict[str, Any]]):
@@ -195,7 +204,7 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
-        self._texts: dict[int, tuple[Any, list[str], Any]] = {}
+        self._texts: dict[int, tuple[Any, Any, Any]] = {}
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
@@ -213,7 +222,8 @@ class Evidence:
             paths = [p]
         else:
             raise FileNotFoundError(f"no evidence at {p}")
-        return cls([_read_file(q) for q in paths])
+        with few_collections():  # a few hundred thousand small objects (base/collector.py)
+            return cls([_read_file(q) for q in paths])
 
     @property
     def runs(self) -> list[EvidenceRun]:
@@ -288,16 +298,16 @@ class Evidence:
         arrays (``cell_texts``)."""
         from ..model.cells import cell_texts
         kind, texts, elements = cell_texts(lay)
-        h = cell_table_hash_of_texts(lay.instruction, lay.shape_text, lay.operand, kind,
-                                     texts) if texts else ""
+        h = cell_table_hash_of_bytes(lay.instruction, lay.shape_text, lay.operand, kind,
+                                     texts.data()) if len(texts) else ""
         self._hashed[id(lay)] = (lay, h)
-        if texts:
+        if len(texts):
             self._by_hash.setdefault(h, lay)
             if lay.n_values:  # hashed again at each N a run used (``hardware``)
                 self._texts[id(lay)] = (lay, texts, elements)
         return kind, LazyRows(lay, len(texts)), h
 
-    def texts_of(self, lay: Any) -> tuple[list[str], Any]:
+    def texts_of(self, lay: Any) -> tuple[Any, Any]:
         """(row texts, elements) of a layout ``table_of`` has seen (``cell_texts``)."""
         hit = self._texts.get(id(lay))
         if hit is None or hit[0] is not lay:
@@ -351,9 +361,11 @@ class Evidence:
                lay.arrangement)
         hit = self._serves.get(key)
         if hit is None:
-            hit = self._serves[key] = [v for v in VARIANTS if layout_serves(
-                v, lay.operand, lay.instruction, str(lay.shape), lay.types, lay.id,
-                lay.arrangement)]
+            shape = str(lay.shape)
+            hit = self._serves[key] = [v for v in _variants_at(lay.instruction, shape)
+                                       if layout_serves(v, lay.operand, lay.instruction,
+                                                        shape, lay.types, lay.id,
+                                                        lay.arrangement)]
         return hit
 
     # -- the 'hardware' obligation

@@ -151,6 +151,15 @@ def _violations(sym: Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
 ONE_QUERY = "z3 (one query) + enumeration"  # the method of a map whose combined query is unsat
 
 
+def combined_violation(m: CellMap, chunks: _ChunkSpec | None) -> Any:
+    """The combined query of a map (``formula_cores``'s first): satisfiable exactly when one
+    of its obligations fails.  Queries of several maps may be asked as one disjunction: it is
+    unsatisfiable exactly when each of them is (``formal.prove.driver``)."""
+    viol = _violations(Sym(m), chunks)
+    viol.pop("_second")
+    return z3.Or(*viol.values())
+
+
 def obligation_names(m: CellMap, chunks: _ChunkSpec | None) -> list[str]:
     """The obligations of the combined query, as ``_violations`` names them."""
     out = [f"cases:{k}" for k, f in enumerate(m.formulas)

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..base.hashes import cell_table_hash_of_texts
+from ..base.hashes import cell_table_hash_of_bytes
 from ..base.matrix_variants import (
+    CATALOG_OPERAND,
     MATRIX_VARIANTS,
     MOVES,
     TMEM_FAMILIES,
@@ -107,9 +108,27 @@ def _serving(op: str, instruction: str, shape_text: str, operand: str, types: An
              n_values: Any) -> tuple[Variant, ...]:
     """The pool's rows a layout with these facts serves (a pure function of them: the same
     answer for each of the hundreds of layouts that share them, asked once)."""
-    return tuple(v for v in _pool_of(instruction)
-                 if matrix_layout_serves(v, op, instruction, shape_text, operand, types,
+    by_type = _pool_by_type(op, instruction, operand)
+    rows = sorted({n for t in types for n in by_type.get(t, ())})
+    pool = _pool_of(instruction)
+    return tuple(pool[n] for n in rows
+                 if matrix_layout_serves(pool[n], op, instruction, shape_text, operand, types,
                                          n_values))
+
+
+@cache
+def _pool_by_type(op: str, instruction: str, operand: str) -> dict[str, tuple[int, ...]]:
+    """The places in ``_pool_of(instruction)`` of the rows whose operand ``op`` is this
+    layout's ``operand``, by the type ``matrix_layout_serves`` requires among the layout's
+    types (C's for a wgmma accumulator, else A's): only those rows can serve it, so only
+    those are asked (a wgmma pool holds some 2,000 rows)."""
+    out: dict[str, list[int]] = {}
+    for n, v in enumerate(_pool_of(instruction)):
+        if operand != CATALOG_OPERAND.get((v.instruction, op)):
+            continue
+        accumulator = v.wgmma and not v.tmem and operand not in ("A", "metadata")
+        out.setdefault(v.c if accumulator else v.a, []).append(n)
+    return {t: tuple(ns) for t, ns in out.items()}
 
 
 class _Want:
@@ -119,7 +138,6 @@ class _Want:
     def __init__(self, ev: Any, lay: Any, own: str) -> None:
         self.ev, self.lay, self.own = ev, lay, own
         self.by_n: dict[int, str] = {}
-        self.rows: tuple[Any, Any] | None = None  # (row texts, elements) as numpy arrays
 
     def __call__(self, v: Any) -> str:
         lay = self.lay
@@ -127,15 +145,11 @@ class _Want:
             return self.own
         hit = self.by_n.get(v.n)
         if hit is None:
-            import numpy as np
-            if self.rows is None:
-                texts, elements = self.ev.texts_of(lay)
-                self.rows = (np.asarray(texts, dtype=object), np.asarray(elements))
-            texts, elements = self.rows
+            texts, elements = self.ev.texts_of(lay)
             at = lay.at(v.n)
             # base.hashes.first_elements, with the rows kept by a mask (32 N of 16,384 rows)
-            hit = cell_table_hash_of_texts(lay.instruction, at.shape_text, lay.operand, "cells",
-                                           texts[elements < at.elements])
+            hit = cell_table_hash_of_bytes(lay.instruction, at.shape_text, lay.operand, "cells",
+                                           texts.data(elements < at.elements))
             self.by_n[v.n] = hit
         return hit
 

@@ -142,16 +142,19 @@ def quad_fault(m: CellMap, a_layout: Layout) -> tuple[str, Any] | None:
         return None  # the A layout's own 'cases' finding says why
     owner: dict[tuple[int, int], int] = {}
     cols = a_layout.tile[1]
-    for (_s, t, _i), out in am.table().items():
-        r, fc, lc = out  # defined everywhere: checked above
+    # straight from the enumerated arrays, in the table's order (a dict per point, as
+    # ``CellMap.table`` builds, costs more than the check itself)
+    for t, (r, fc, lc) in zip(am.pts[:, 1].tolist(), am.out[:, :3].tolist()):
+        r, fc, lc = int(r), int(fc), int(lc)  # defined everywhere: checked above
         # only the tile's own columns: a range running off the tile is the A layout's
         # 'in-range' finding, and must not be walked (lastcol may be 2**64 away)
         for c in range(max(fc, 0), min(lc, cols - 1) + 1, sparsity.chunk):
             owner[(r, c // sparsity.chunk)] = t
-    for (s, t, i), out in m.table().items():
-        if None in out:
+    defined = m.defined[:, :3].all(axis=1).tolist()
+    for (s, t, i), out, ok in zip(m.pts.tolist(), m.out[:, :3].tolist(), defined):
+        if not ok:
             continue
-        r, ch, _slot = out
+        r, ch = int(out[0]), int(out[1])
         holder = owner.get((r, ch))
         if holder is not None and holder // 4 != t // 4:
             return (f"selector {s}: lane {t} field {i} describes row {r}, chunk {ch}, whose "

@@ -127,29 +127,42 @@ def witness_hole(m: CellMap) -> tuple[int, int, tuple[int, ...]] | None:
     ranges = output_ranges(m)
     ok = m.defined.all(axis=1)
     ngroups = lay.groups[1] if lay.groups else 1
+    if not lay.sparse_a:
+        return _dense_hole(m, ranges, ok, ngroups)
     for s in m.selectors:
         for g in range(ngroups):
             sel = ok & (m.pts[:, 0] == s) & (m.groups == g)
-            if lay.sparse_a:
-                rows, cols = lay.tile
-                mark = np.zeros((rows, cols), dtype=bool)
-                for p in np.nonzero(sel)[0]:
-                    r, fc, lc = (int(x) for x in m.out[p])
-                    if 0 <= r < rows:
-                        mark[r, max(0, fc):max(0, min(cols, lc + 1))] = True
-            else:
-                dims = tuple(hi for _lo, hi in ranges)
-                mark = np.zeros(dims, dtype=bool)
-                vals = m.out[sel]
-                inside = np.ones(len(vals), dtype=bool)
-                for k, (lo, hi) in enumerate(ranges):
-                    inside &= np.asarray((vals[:, k] >= lo) & (vals[:, k] < hi), dtype=bool)
-                vals = vals[inside].astype(np.int64)  # in range: small enough for int64
-                mark[tuple(vals[:, k] for k in range(len(ranges)))] = True
+            rows, cols = lay.tile  # sparse A: each point marks its range of a row
+            mark = np.zeros((rows, cols), dtype=bool)
+            for p in np.nonzero(sel)[0]:
+                r, fc, lc = (int(x) for x in m.out[p])
+                if 0 <= r < rows:
+                    mark[r, max(0, fc):max(0, min(cols, lc + 1))] = True
             holes = np.argwhere(~mark)
             if len(holes):
                 return s, g, tuple(int(x) for x in holes[0])
     return None
+
+
+def _dense_hole(m: CellMap, ranges: list[tuple[int, int]], ok: Any,
+                ngroups: int) -> tuple[int, int, tuple[int, ...]] | None:
+    """``witness_hole`` of a dense map: every (selector, group, cell) marked at once, the
+    first unmarked one in the order of the selectors, the groups and the cells."""
+    dims = tuple(hi for _lo, hi in ranges)
+    mark = np.zeros((len(m.selectors), ngroups, *dims), dtype=bool)
+    vals = m.out
+    inside = ok & (m.groups >= 0) & (m.groups < ngroups)
+    for k, (lo, hi) in enumerate(ranges):
+        inside &= np.asarray((vals[:, k] >= lo) & (vals[:, k] < hi), dtype=bool)
+    order = np.argsort(m.selectors)  # each point's selector, as its place in the list
+    where = order[np.searchsorted(np.asarray(m.selectors), m.pts[inside, 0], sorter=order)]
+    cells = vals[inside].astype(np.int64)  # in range: small enough for int64
+    mark[(where, m.groups[inside]) + tuple(cells[:, k] for k in range(len(ranges)))] = True
+    holes = np.argwhere(~mark)
+    if not len(holes):
+        return None
+    first = holes[0]
+    return m.selectors[int(first[0])], int(first[1]), tuple(int(x) for x in first[2:])
 
 
 def witness_chunks(m: CellMap, width: int, chunk: int, nz: int) -> tuple[int, str] | None:
