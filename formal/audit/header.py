@@ -31,7 +31,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..base.files import FileProblem, read_limited
@@ -229,7 +229,9 @@ class CppHeader:
 
 @cache
 def _parser() -> Lark:
-    return build_parser("cute", "start")
+    # no positions of rules: each declaration's place is its first token's (``using``,
+    # ``template``, ``struct``), and propagating them cost a third of the parse
+    return build_parser("cute", "start", positions=False)
 
 
 @cache
@@ -307,8 +309,9 @@ class _Template:
     params: tuple[str, ...]
 
 
-def _line(meta: Any) -> int:
-    return int(getattr(meta, "line", 0) or 0)
+def _line(x: Any) -> int:
+    """The line of a token (the parser of headers keeps no positions of its rules)."""
+    return int(getattr(x, "line", 0) or 0)
 
 
 def _flat(items: list[Any]) -> list[Any]:
@@ -358,10 +361,17 @@ def _local(c: list[Any], i: int) -> _Local | None:
                   int(c[i].line))
 
 
-@v_args(meta=True)
+# the tokens of a ``{ }`` group the soup reader sees: the named terminals and the group's own
+# punctuation (``grammar/cute.lark``'s braces keeps all; these are what _tok would keep)
+_KEPT = frozenset(("NAME", "INT", "STRING", "CHAR", "SCOPE", "ADDOP", "MULOP", "SHIFT", "CMP",
+                   "OPASSIGN", "LBRACE", "RBRACE", "SEMICOLON"))
+
+
 class _Syntax(Transformer):  # type: ignore[type-arg]
+    # plain methods, no ``v_args``: Lark calls each with its children alone (a rule's place is
+    # its first token's, ``_line``), and builds no wrapper per call
     # -- expressions and types
-    def int(self, meta: Any, c: list[Token]) -> int | Opaque:
+    def int(self, c: list[Token]) -> int | Opaque:
         text = str(c[0]).rstrip("uUlL")
         try:
             if text[:2] in ("0x", "0X"):
@@ -370,13 +380,13 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         except ValueError:
             return Opaque(str(c[0]))
 
-    def atom(self, meta: Any, c: list[Any]) -> Any:
+    def atom(self, c: list[Any]) -> Any:
         return next(x for x in c if not isinstance(x, Token))
 
-    def neg(self, meta: Any, c: list[Any]) -> Any:
+    def neg(self, c: list[Any]) -> Any:
         return CppNeg(c[1]) if str(c[0]) == "-" else c[1]
 
-    def pack(self, meta: Any, c: list[Any]) -> Pack:
+    def pack(self, c: list[Any]) -> Pack:
         return Pack(c[0])
 
     def _binary(self, c: list[Any]) -> Any:
@@ -385,76 +395,79 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
             out = CppBinOp(str(c[i]), out, c[i + 1])
         return out
 
-    def sum(self, meta: Any, c: list[Any]) -> Any:
+    def sum(self, c: list[Any]) -> Any:
         return self._binary(c)
 
-    def product(self, meta: Any, c: list[Any]) -> Any:
+    def product(self, c: list[Any]) -> Any:
         return self._binary(c)
 
-    def compare(self, meta: Any, c: list[Any]) -> Any:
+    def compare(self, c: list[Any]) -> Any:
         return self._binary(c)
 
-    def shift(self, meta: Any, c: list[Any]) -> Any:
+    def shift(self, c: list[Any]) -> Any:
         return self._binary(c)
 
-    def bor(self, meta: Any, c: list[Any]) -> Any:
+    def bor(self, c: list[Any]) -> Any:
         parts = tuple(x for x in c if not isinstance(x, Token))
         return parts[0] if len(parts) == 1 else CppBool("||", parts)
 
-    def band(self, meta: Any, c: list[Any]) -> Any:
+    def band(self, c: list[Any]) -> Any:
         parts = tuple(x for x in c if not isinstance(x, Token))
         return parts[0] if len(parts) == 1 else CppBool("&&", parts)
 
-    def bnot(self, meta: Any, c: list[Any]) -> CppBool:
+    def bnot(self, c: list[Any]) -> CppBool:
         return CppBool("!", (c[-1],))
 
-    def bcmp(self, meta: Any, c: list[Any]) -> CppBinOp:
+    def bcmp(self, c: list[Any]) -> CppBinOp:
         b = int(c[2]) if isinstance(c[2], Token) else c[2]
         return CppBinOp(str(c[1]), c[0], b)
 
-    def bflag(self, meta: Any, c: list[Any]) -> Any:
+    def bflag(self, c: list[Any]) -> Any:
         return c[0]
 
-    def paren(self, meta: Any, c: list[Any]) -> CppParen:
+    def paren(self, c: list[Any]) -> CppParen:
         return CppParen(c[0])
 
-    def greater(self, meta: Any, c: list[Any]) -> CppBinOp:
+    def greater(self, c: list[Any]) -> CppBinOp:
         return CppBinOp(">", c[0], c[1])
 
-    def choice(self, meta: Any, c: list[Any]) -> CppChoice:
+    def choice(self, c: list[Any]) -> CppChoice:
         return CppChoice(c[0], c[1], c[2])
 
-    def call(self, meta: Any, c: list[Any]) -> Opaque:
+    def call(self, c: list[Any]) -> Opaque:
         return Opaque(f"{c[0]}(...)")  # a function's value: not evaluated
 
-    def braced(self, meta: Any, c: list[Any]) -> CppBraced:
+    def braced(self, c: list[Any]) -> CppBraced:
         return CppBraced(c[0])
 
-    def targs(self, meta: Any, c: list[Any]) -> tuple[Any, ...]:
+    def targs(self, c: list[Any]) -> tuple[Any, ...]:
         return tuple(x for x in c if not isinstance(x, Token))
 
-    def tname(self, meta: Any, c: list[Any]) -> TName:
+    def tname(self, c: list[Any]) -> TName:
         args = next((x for x in c if isinstance(x, tuple)), None)
         return TName(str(c[0]), args)
 
-    def type(self, meta: Any, c: list[Any]) -> Type:
+    def type(self, c: list[Any]) -> Type:
         return Type(tuple(x for x in c if isinstance(x, TName)))
 
-    def opaque(self, meta: Any, c: list[Any]) -> Opaque:
+    def opaque(self, c: list[Any]) -> Opaque:
         return Opaque("decltype(...)")
 
-    def parens(self, meta: Any, c: list[Any]) -> list[Any]:
+    def parens(self, c: list[Any]) -> list[Any]:
         return _flat(c)
 
-    def qname(self, meta: Any, c: list[Token]) -> str:
+    def qname(self, c: list[Token]) -> str:
         return "::".join(str(t) for t in c if isinstance(t, Token) and t.type == "NAME")
 
     # -- soup: keep only asm statements and X::fma calls
-    def asm(self, meta: Any, c: list[Any]) -> _Asm:
+    def asm(self, c: list[Any]) -> _Asm:
         lits = [t for t in c if isinstance(t, Token) and t.type == "STRING"]
         return _Asm(tuple(str(t) for t in lits), tuple(_pos(t) for t in lits))
 
-    def braces(self, meta: Any, c: list[Any]) -> list[Any]:
+    def braces(self, c: list[Any]) -> list[Any]:
+        # the grammar keeps every token of a group; what the soup reads are its named tokens
+        # and the group's own { ; } (the rest, '=' '(' 'struct' ..., is found from the text)
+        c = [x for x in c if not isinstance(x, Token) or x.type in _KEPT]
         out: list[Any] = [_Brace(_pos(c[0]) if c and isinstance(c[0], Token) else -1)]
         run: list[Token] | None = []  # a statement's tokens (None: it holds a { } group)
         for i, x in enumerate(c):
@@ -485,10 +498,13 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
                 out.append(_Call(str(a), _pos(a)))
         return out
 
-    def other(self, meta: Any, c: list[Any]) -> list[Any]:
-        if c and isinstance(c[0], Token) and str(c[0]) == "constexpr" \
+    def other(self, c: list[Any]) -> list[Any]:
+        end = c[-1] if c and isinstance(c[-1], Token) and c[-1].type == "SEMICOLON" else None
+        if end is not None:
+            c = c[:-1]
+        if c and isinstance(c[0], Token) and str(c[0]) == "constexpr" and end is not None \
                 and all(isinstance(t, Token) for t in c):  # constexpr static int K = 96;
-            got = _statement(list(c), int(getattr(meta, "end_pos", 0) or 0) - 1)
+            got = _statement(list(c), _pos(end))
             return [got] if got is not None else []
         if c and isinstance(c[0], Token) and str(c[0]) == "static_assert":
             msg = next((t for t in c if isinstance(t, Token) and t.type == "STRING"), None)
@@ -498,7 +514,7 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         return _flat(c)
 
     # -- declarations
-    def tparam(self, meta: Any, c: list[Any]) -> str:
+    def tparam(self, c: list[Any]) -> str:
         names: list[str] = []
         for t in c:
             if isinstance(t, Token) and str(t) == "=":
@@ -507,24 +523,24 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
                 names.append(str(t))
         return names[-1] if names else ""
 
-    def tparams(self, meta: Any, c: list[Any]) -> _Template:
+    def tparams(self, c: list[Any]) -> _Template:
         return _Template(tuple(x for x in c if not isinstance(x, Token)))
 
-    def alias(self, meta: Any, c: list[Any]) -> Alias:
+    def alias(self, c: list[Any]) -> Alias:
         name = next(x for x in c if isinstance(x, Token) and x.type == "NAME")
         typ = next(x for x in c if isinstance(x, (Type, Opaque)))
-        return Alias(str(name), typ, _line(meta), at=_pos(meta))
+        return Alias(str(name), typ, _line(c[0]), at=_pos(c[0]))  # c[0]: its ``using``
 
-    def base_spec(self, meta: Any, c: list[Any]) -> Type | None:
+    def base_spec(self, c: list[Any]) -> Type | None:
         return next((x for x in c if isinstance(x, Type)), None)
 
-    def base(self, meta: Any, c: list[Any]) -> tuple[Type, ...]:
+    def base(self, c: list[Any]) -> tuple[Type, ...]:
         return tuple(x for x in c if isinstance(x, Type))
 
-    def body(self, meta: Any, c: list[Any]) -> list[Any]:
+    def body(self, c: list[Any]) -> list[Any]:
         return c
 
-    def struct_decl(self, meta: Any, c: list[Any]) -> Struct:
+    def struct_decl(self, c: list[Any]) -> Struct:
         typ = next((x for x in c if isinstance(x, Type)), None)
         bases: tuple[Type, ...] = next((x for x in c if isinstance(x, tuple)), ())
         body = next((x for x in c if isinstance(x, list)), [])
@@ -540,21 +556,23 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         checks = tuple(x for x in body if isinstance(x, list) for x in x
                        if isinstance(x, _Assert))
         consts = tuple(x for x in soup if isinstance(x, _Const))
-        return Struct(typ, _line(meta), bases=bases, members=members, asm=asm,
-                      calls=tuple(first), at=_pos(meta), asm_at=asm_at,
+        kw = c[0]  # struct, class or union
+        return Struct(typ, _line(kw), bases=bases, members=members, asm=asm,
+                      calls=tuple(first), at=_pos(kw), asm_at=asm_at,
                       calls_at=tuple(first.values()), locals=raw,  # type: ignore[arg-type]
                       asserts=checks, constants=consts)  # type: ignore[arg-type]
 
-    def template_decl(self, meta: Any, c: list[Any]) -> Any:
+    def template_decl(self, c: list[Any]) -> Any:
         params = next((x.params for x in c if isinstance(x, _Template)), ())
         decl = next((x for x in reversed(c) if not isinstance(x, Token)), None)
+        line = _line(c[0])  # its ``template``
         if isinstance(decl, Struct):
-            return replace(decl, line=_line(meta), params=params, templated=True)
+            return replace(decl, line=line, params=params, templated=True)
         if isinstance(decl, Alias):
-            return Alias(decl.name, decl.type, _line(meta), params, True, decl.at)
+            return Alias(decl.name, decl.type, line, params, True, decl.at)
         return decl
 
-    def include(self, meta: Any, c: list[Token]) -> _Include:
+    def include(self, c: list[Token]) -> _Include:
         text = str(c[0])
         start = max(text.find("<"), text.find('"'))
         return _Include(text[start + 1:-1], _pos(c[0]))
