@@ -198,3 +198,30 @@ def test_a_fake_runs_evidence_is_read_and_the_hardware_stays_unconfirmed(
     result, _findings = prove_datapath(next(d for d in dps if d.layout == "G"), None, ev)
     hw = next(v for v in result.verdicts if v.name == "hardware")
     assert hw.status == "unconfirmed" and "sm_100a" in hw.message
+
+
+def test_a_wrong_instruction_descriptor_does_not_pass(records: list[dict[str, Any]]) -> None:
+    """The fake executes what the idesc says: M 64 in place of 128 (Layout F's shape, half
+    of D), or bf16 in place of f16 (the same bits read as other numbers), mismatches."""
+    from dataclasses import replace
+
+    from formal.execute.idesc import encode_idesc, idesc_for
+    from formal.execute.tcgen05_mma import tc_differences
+    v = variant(KEY_D)
+    m = datapath_map(records, "D", 64)
+    rec = tc_smem_record(records, "tcgen05.smem.K-major.64B.b16")
+    assert rec is not None
+    ops = tc_operands(v, m, rec, np.random.default_rng(7))
+    fake = FakeTcgen05Device(records)
+    assert tc_differences(m, ops.d_words, fake.launch(ops.launch)) == []
+    for wrong in (idesc_for("f16", m=64, n=64, a="f16", b="f16", d="f32"),
+                  idesc_for("f16", m=128, n=64, a="bf16", b="bf16", d="f32")):
+        out = fake.launch(replace(ops.launch, idesc=encode_idesc(wrong)))
+        bad = tc_differences(m, ops.d_words, out)
+        assert len(bad) > 4000, wrong
+    # M 64 in a one-CTA, not-.ws mma is Layout F's: the device wrote D[64:] nowhere and
+    # Layout F's cells, so a cell Layout D reads for row 64 or later holds no row of that D
+    out = fake.launch(replace(ops.launch, idesc=encode_idesc(
+        idesc_for("f16", m=64, n=64, a="f16", b="f16", d="f32"))))
+    bad = tc_differences(m, ops.d_words, out)
+    assert any(b["d"][0] >= 64 for b in bad)
