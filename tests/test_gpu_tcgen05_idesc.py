@@ -104,6 +104,11 @@ def test_fields_do_not_overlap_and_fit_32_bits() -> None:
     scaled = {f.name for f in FIELDS if "scaled" in f.layouts}
     assert plain - scaled == {"saturate", "d_format", "max_shift"}
     assert scaled - plain == {"b_scale_id", "scale_format", "a_scale_id", "k96"}
+    # every field names its source: the PTX ISA's table, CuTe's bitfields for the scaled ones
+    f = {x.name: x for x in FIELDS}
+    assert f["max_shift"].source.startswith("PTX ISA 9.7.16.4.2")
+    assert f["a_scale_id"].source.startswith("CuTe UMMA::InstrDescriptorBlockScaled")
+    assert "PTX ISA" in f["n_dim"].source and "CuTe" in f["n_dim"].source
 
 
 # ---- the cross-check against CuTe's bitfields ---------------------------------------------------

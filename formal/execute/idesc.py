@@ -18,14 +18,14 @@ cannot hold or the kind does not admit; ``decode_idesc`` reads the record back:
 ``decode_idesc(x.kind, encode_idesc(x)) == x``.
 
 Sources (facts only, the bits and values; no text copied): the plain layout is the PTX ISA's
-"Instruction descriptor" table for ``.kind::tf32/f16/f8f6f4/i8`` (9.7.16.4.2, Table 42 in PTX
-ISA 8.8/9.0).  The block-scaled layout's fields are as CuTe's
-``UMMA::InstrDescriptorBlockScaled`` states them (CUTLASS 4.2, ``cute/arch/mma_sm100_desc.hpp``),
-which the same section's block-scaled table gives as scale factor IDs (A: bits 29-30, B:
-4-5) and the scale type (bit 23); CuTe's bit 31 (``k_size_``: K = 96 of the mxf4 kinds) is
-kept as CuTe names it.  ``tests/test_gpu_tcgen05_idesc.py`` reads the wheel's bitfields and
-compares their order and widths with this table.  The scale vector size is not a field: it
-is the opcode's ``.scale_vec::NX`` / ``.block16`` / ``.block32`` qualifier.
+instruction-descriptor table for ``.kind::tf32/f16/f8f6f4/i8`` (9.7.16.4.2), read this stop.
+The block-scaled layout's fields are as CuTe's ``UMMA::InstrDescriptorBlockScaled`` states
+them (CUTLASS 4.2, ``cute/arch/mma_sm100_desc.hpp``): scale factor IDs (A: bits 29-30, B:
+4-5), the scale type (bit 23) and CuTe's bit 31 (``k_size_``: K = 96 of the mxf4 kinds); the
+PTX ISA's block-scaled table was not read beside it, so those rows rest on CuTe alone.
+``tests/test_gpu_tcgen05_idesc.py`` reads the wheel's bitfields and compares their order and
+widths with this table.  The scale vector size is not a field: it is the opcode's
+``.scale_vec::NX`` / ``.block16`` / ``.block32`` qualifier.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from dataclasses import dataclass, fields
 
 PLAIN_KINDS = ("tf32", "f16", "f8f6f4", "i8")
 SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
-SOURCE_PLAIN = "PTX ISA 9.7.16.4.2, Table 42 (instruction descriptor, .kind::tf32/f16/f8f6f4/i8)"
+SOURCE_PLAIN = "PTX ISA 9.7.16.4.2, instruction descriptor of .kind::tf32/f16/f8f6f4/i8"
 SOURCE_SCALED = ("CuTe UMMA::InstrDescriptorBlockScaled (CUTLASS 4.2 cute/arch/"
-                 "mma_sm100_desc.hpp); PTX ISA 9.7.16.4.2's block-scaled table")
+                 "mma_sm100_desc.hpp); not checked against the PTX ISA's block-scaled table")
+SOURCES = {"plain": SOURCE_PLAIN, "scaled": SOURCE_SCALED}
 
 # element format codes of A and B, by kind (the tables' value columns)
 F8F6F4_CODES = {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5}
@@ -67,6 +68,11 @@ class IdescField:
     @property
     def hi(self) -> int:
         return self.lo + self.width - 1
+
+    @property
+    def source(self) -> str:
+        """Where the field's facts come from: each of its layouts' source."""
+        return "; ".join(SOURCES[lay] for lay in self.layouts)
 
 
 BOTH = ("plain", "scaled")
