@@ -86,13 +86,13 @@ def test_export_with_corrections_lists_the_errata(export: dict[str, Any],
     assert "errata" not in doc
     assert {r["id"]: r["map_hash"] for r in doc["layouts"]}[B1_A] == errata[B1_A]["map_hash"]
     # the GPU side reads both lists from the file or its folder, and after the layouts the
-    # shared-memory layouts the catalog runs are built from (20 wgmma ones), the block-scale
-    # factor maps (10) and the tcgen05.mma data paths (7)
+    # shared-memory layouts the catalog runs are built from (20 wgmma ones, 12 K-major tcgen05
+    # ones), the block-scale factor maps (10) and the tcgen05.mma data paths (7)
     recs, errs = record.load_export(str(export["path"].parent))
-    assert (len(export["smem"]), len(export["scale"]), len(export["datapath"])) == (20, 10, 7)
-    assert len(recs) == len(export["layouts"]) + 37 and len(errs) == 2
-    assert [r["instruction"] for r in recs[-37:]] == \
-        ["wgmma.smem"] * 20 + ["mma.block_scale"] * 10 + ["tcgen05.datapath"] * 7
+    assert (len(export["smem"]), len(export["scale"]), len(export["datapath"])) == (32, 10, 7)
+    assert len(recs) == len(export["layouts"]) + 49 and len(errs) == 2
+    assert [r["instruction"] for r in recs[-49:]] == ["wgmma.smem"] * 20 + \
+        ["tcgen05.smem"] * 12 + ["mma.block_scale"] * 10 + ["tcgen05.datapath"] * 7
 
 
 def test_a_partial_map_is_refused_unless_asked_for(export: dict[str, Any]) -> None:

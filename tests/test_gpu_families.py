@@ -150,7 +150,8 @@ def test_a_family_is_one_row_and_its_failure_is_its_task_alone(
     from formal.execute import supervisor
     from formal.execute.runs import Outcome, Task
 
-    assert [f.name for f in supervisor.FAMILIES] == ["mma", "matrix", "tmem", "block-scale"]
+    assert [f.name for f in supervisor.FAMILIES] == ["mma", "matrix", "tmem", "block-scale",
+                                                    "tcgen05-mma"]
 
     def toy_tasks(job: Any, sm: int) -> list[Task]:
         return [Task("ldmatrix.m8n8.x1.b16", "check", plant="raise")] if sm else []

@@ -281,7 +281,7 @@ def _other_rows() -> dict[str, Variant]:
     first lookup: ``variant`` reads thousands of evidence runs, each one a dict lookup."""
     rows: dict[str, Variant] = {}
     for v in wgmma_variants() + wgmma_sp_variants() + list(TMEM_VARIANTS) \
-            + list(BLOCK_SCALE_VARIANTS):
+            + list(BLOCK_SCALE_VARIANTS) + list(TCGEN05_MMA_VARIANTS):
         rows.setdefault(v.key, v)
     return rows
 
@@ -380,3 +380,32 @@ def tcgen05_cp_opcode(shape: str, multicast: str = "", fmt: str = "",
     """``tcgen05.cp.cta_group::1.64x128b.warpx2::02_13.b8x16.b6x16_p32``."""
     return ".".join(p for p in ("tcgen05.cp", f"cta_group::{cta_group}", shape, multicast, fmt)
                     if p)
+
+
+# ---- tcgen05.mma run on a device (``ptxlayout gpu``, family ``tcgen05-mma``) -----------------
+# Each plain kind's types (A, B, D) and K (32 bytes of A's row: one instruction's K slice).
+TCGEN05_MMA_KINDS: dict[str, tuple[str, str, str, int]] = {
+    "tf32": ("tf32", "tf32", "f32", 8), "f16": ("f16", "f16", "f32", 16),
+    "f8f6f4": ("e4m3", "e4m3", "f32", 32), "i8": ("s8", "s8", "s32", 32)}
+# The N each data path runs at (every layout states both).
+TCGEN05_MMA_NS = (64, 128)
+
+
+def tcgen05_mma_variants() -> list[Variant]:
+    """A row per dense data-path layout (A, B, D, E, F, G; Layout C is the sparse pair's),
+    N of ``TCGEN05_MMA_NS`` and plain kind: ``tcgen05.mma.m128n64k16.kind::f16.f32.f16.f16.
+    layoutD`` is a one-CTA M = 128 mma whose D is read back by Layout D.  sm_100a only: no
+    lent device runs them (``ptxlayout gpu`` assembles them there)."""
+    return [Variant("tcgen05.mma", f"m{m}n{n}k{k}", a, b, d, d, min_sm=100, ptx=(8, 6),
+                    kind=kind, arch_suffix="a", datapath=letter)
+            for letter, m, _g, sparsity, _ws, ns in DATAPATH_ROWS if sparsity != "sparse"
+            for n in TCGEN05_MMA_NS if n in ns
+            for kind, (a, b, d, k) in TCGEN05_MMA_KINDS.items()]
+
+
+TCGEN05_MMA_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_variants())
+
+
+def datapath_row(letter: str) -> tuple[str, int, int, str, str, tuple[int, ...]]:
+    """The ``DATAPATH_ROWS`` row of a layout letter."""
+    return next(r for r in DATAPATH_ROWS if r[0] == letter)

@@ -275,7 +275,8 @@ class Variant:
     ``a``, ``b``, ``c`` (= ``d``), ``a_source`` "reg" | "smem", and (sparse) one row per
     ``selector``.  The key names the row in evidence files: ``mma.m16n8k16.f32.f16.f16.f32``,
     ``ldmatrix.m8n8.x4.trans.b16``, ``wgmma.m64n64k16.f32.f16.f16.rs``,
-    ``wgmma.sp.m64n64k32.f32.f16.f16.ss.sel1``.
+    ``wgmma.sp.m64n64k32.f32.f16.f16.ss.sel1``.  tcgen05.mma: ``kind``, the types, and the
+    ``datapath`` layout D lands by: ``tcgen05.mma.m128n64k16.kind::f16.f32.f16.f16.layoutD``.
     """
 
     instruction: str  # the family: one of FAMILIES
@@ -304,6 +305,8 @@ class Variant:
     # block-scaled mma whose scale factors a run passes (``BLOCK_SCALE_VARIANTS``): the
     # .scale_vec::NX (1, 2, 4); 0 for the older rows, whose kernels pass unit factors
     scale_vec: int = 0
+    # tcgen05.mma: the data-path layout (A-G, PTX ISA 9.7.16.10.5) D lands in tensor memory by
+    datapath: str = ""
 
     @property
     def tmem(self) -> bool:
@@ -332,6 +335,9 @@ class Variant:
             return f"{self.instruction}.{self.shape}.{self.c}.{self.a}.{self.b}{op}.{src}{sel}"
         if self.move or self.tmem:
             return f"{self.instruction}.{self.spelled_shape}.{self.a}"
+        if self.datapath:  # tcgen05.mma.m128n64k16.kind::f16.f32.f16.f16.layoutD
+            return (f"{self.instruction}.{self.shape}.kind::{self.kind}.{self.d}.{self.a}."
+                    f"{self.b}.layout{self.datapath}")
         kind = f".kind::{self.kind}" if self.kind else ""
         kind += ".block_scale" if self.scale else ""
         kind += f".scale_vec::{self.scale_vec}X" if self.scale_vec else ""

@@ -234,6 +234,10 @@ def module(v: Variant, arch: str | None = None, trans: bool = False) -> Module:
     (one entry ``k``; ``trans``: wgmma's shared-memory operands M/N-major)."""
     if v.move or v.wgmma or v.tmem:
         return Module(v, ptx_matrix.text(v, arch, trans), ((None, "k"),), 0, 0)
+    if v.datapath:  # tcgen05.mma (formal.execute.tcgen05_mma): the kernel without its layouts
+        from .ptx_tcgen05 import module_text, row_kernel
+        k = row_kernel(v)
+        return Module(v, module_text([k], arch or v.target), ((None, k.name),), 0, 0)
     target = arch or v.target
     major, minor = ptx_version(v, target)
     entries = tuple((s, "mma" if s is None else f"sel{s}") for s in v.runs)
@@ -437,9 +441,15 @@ def _tcgen05_modules(args: argparse.Namespace, archs: Sequence[str],
     only = getattr(args, "only", None)
     if "sm_100a" not in archs or not any(selects(only, n) for n in TCGEN05_MODULES):
         return []
-    from .ptx_tcgen05 import catalog_modules
-    recs = records() if selects(only, TCGEN05_MODULES[0]) else ()
-    return [(n, t) for n, t in catalog_modules(recs) if selects(only, n)]
+    from .ptx_tcgen05 import RUNS_MODULE, catalog_modules, module_text
+    from .tcgen05_mma import run_kernels
+    recs = records() if any(selects(only, n) for n in TCGEN05_MODULES[:2]) else ()
+    out = catalog_modules(recs)
+    runs = run_kernels(recs) if recs else []  # the tcgen05-mma family's, beside the data paths
+    if runs:
+        out.insert(1 if out and out[0][0] == TCGEN05_MODULES[0] else 0,
+                   (RUNS_MODULE, module_text(runs)))
+    return [(n, t) for n, t in out if selects(only, n)]
 
 
 def _write_modules(modules: Sequence[tuple[str, str]], out_dir: str) -> None:

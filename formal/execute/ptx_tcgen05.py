@@ -60,6 +60,10 @@ class Tc05Kernel:
     descriptors: tuple[int, int] | None = None  # immediates; None: parameters
     reads: tuple[Read, ...] = ()
     out_columns: int = 0  # columns of ``out`` a TMEM lane has (the read-back's image)
+    # bytes of shared memory each CTA copies from the parameter ``smem`` (CTA c's from byte
+    # c * smem_bytes on) before the mma; the descriptors' start address fields are then
+    # offsets into that image (the kernel adds its shared address).  0: no image
+    smem_bytes: int = 0
 
     @property
     def cta_group(self) -> int:
@@ -114,6 +118,28 @@ def _read_back(k: Tc05Kernel) -> list[str]:
     return lines
 
 
+def _copy_image(k: Tc05Kernel) -> list[str]:
+    """Every thread copies words of this CTA's image (``smem`` + rank * bytes) into ``img``,
+    then makes them visible to the tensor core (the async proxy)."""
+    if not k.smem_bytes:
+        return []
+    lines = ["    ld.param.u64 %rd9, [smem];", "    cvta.to.global.u64 %rd9, %rd9;"]
+    if k.cta_group == 2:
+        lines += ["    mov.u32 %r17, %cluster_ctarank;",
+                  f"    mul.wide.u32 %rd10, %r17, {k.smem_bytes};",
+                  "    add.u64 %rd9, %rd9, %rd10;"]
+    lines += ["    mov.u32 %r18, img;", "    shl.b32 %r19, %r5, 2;", "COPY:",
+              f"    setp.ge.u32 %p8, %r19, {k.smem_bytes};", "    @%p8 bra COPIED;",
+              "    cvt.u64.u32 %rd10, %r19;", "    add.u64 %rd11, %rd9, %rd10;",
+              "    ld.global.b32 %r20, [%rd11];", "    add.u32 %r21, %r18, %r19;",
+              "    st.shared.b32 [%r21], %r20;", f"    add.u32 %r19, %r19, {4 * THREADS};",
+              "    bra COPY;", "COPIED:", "    fence.proxy.async.shared::cta;"]
+    return lines
+
+
+THREADS = 128  # a CTA: one warpgroup, each warp reading its sub-partition's lanes
+
+
 def kernel_text(k: Tc05Kernel) -> str:
     """The PTX of one entry."""
     g, cols = k.cta_group, k.columns
@@ -122,12 +148,16 @@ def kernel_text(k: Tc05Kernel) -> str:
         params += [".param .u64 adesc", ".param .u64 bdesc"]
     if k.reads:
         params.append(".param .u64 out")
+    if k.smem_bytes:
+        params.append(".param .u64 smem")
     sparse, scaled = ".sp." in k.opcode, ".block_scale" in k.opcode
     head = [f".visible .entry {k.name}({', '.join(params)})"]
     if g == 2:
         head.append(".explicitcluster .reqnctapercluster 2, 1, 1")
     body = ["    .shared .align 16 .b32 taddr;", "    .shared .align 8 .b64 mbar;",
-            "    .reg .b32 %r<16>;", "    .reg .b64 %rd<8>;", "    .reg .pred %p<8>;"]
+            "    .reg .b32 %r<24>;", "    .reg .b64 %rd<12>;", "    .reg .pred %p<10>;"]
+    if k.smem_bytes:
+        body.insert(0, f"    .shared .align 1024 .b8 img[{k.smem_bytes}];")
     if k.reads:
         body.append(f"    .reg .b32 %v<{MAX_X}>;")
     body += ["    mov.u32 %r5, %tid.x;", "    shr.u32 %r6, %r5, 5;",
@@ -139,6 +169,7 @@ def kernel_text(k: Tc05Kernel) -> str:
              f"    tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32 [taddr], {cols};",
              f"    tcgen05.relinquish_alloc_permit.cta_group::{g}.sync.aligned;",
              "ALLOCATED:",
+             *_copy_image(k),
              "    setp.eq.u32 %p6, %r5, 0;",
              "    @%p6 mbarrier.init.shared::cta.b64 [mbar], 1;",
              "    fence.mbarrier_init.release.cluster;" if g == 2 else "",
@@ -152,6 +183,10 @@ def kernel_text(k: Tc05Kernel) -> str:
     else:
         body += [f"    mov.b64 %rd1, 0x{k.descriptors[0]:016x};",
                  f"    mov.b64 %rd2, 0x{k.descriptors[1]:016x};"]
+    if k.smem_bytes:  # the start address fields (bits 0-13, address >> 4) + the image's
+        body += ["    mov.u32 %r16, img;", "    shr.u32 %r16, %r16, 4;",
+                 "    cvt.u64.u32 %rd8, %r16;", "    add.u64 %rd1, %rd1, %rd8;",
+                 "    add.u64 %rd2, %rd2, %rd8;"]
     body += ["    ld.param.u32 %r2, [idesc];",
              "    setp.ne.u32 %p2, %r5, %r5;"]  # enable-input-d false: D = A x B
     extra = ""
@@ -237,17 +272,20 @@ def tcgen05_kinds_module(kinds: Sequence[str] = PLAIN_KINDS) -> str:
 
 
 def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bool,
-                    n: int, blocks: Sequence[tuple[int, int, int, int]]) -> Tc05Kernel:
-    """The mma of a data-path layout at N = ``n`` (``kind::f16``; ``.sp`` for Layout C,
-    ``.ws`` for E and G) and its read-back: per block (cta, warp, first column, columns)
-    one warp's loads.  The allocation covers every block's columns."""
+                    n: int, blocks: Sequence[tuple[int, int, int, int]], kind: str = "f16",
+                    smem_bytes: int = 0) -> Tc05Kernel:
+    """The mma of a data-path layout at N = ``n`` (``kind``, default ``kind::f16``; ``.sp``
+    for Layout C, ``.ws`` for E and G) and its read-back: per block (cta, warp, first column,
+    columns) one warp's loads.  The allocation covers every block's columns.  ``smem_bytes``:
+    A and B come from an image of that many bytes a CTA (``Tc05Kernel.smem_bytes``)."""
     reads = tuple(Read(c, w, t0, count) for c, w, t0, count in blocks)
     last = max((r.column + r.count for r in reads), default=32)
     cols = max(32, 1 << (last - 1).bit_length())
     if sparse:
         cols = 512  # the metadata sits at column META_COLUMN
-    return Tc05Kernel(f"{name}_{layout}_n{n}", mma_opcode("f16", cta_group, sparse, ws),
-                      cols, None, reads, last)
+    suffix = "" if kind == "f16" else f"_{kind}"
+    return Tc05Kernel(f"{name}_{layout}_n{n}{suffix}", mma_opcode(kind, cta_group, sparse, ws),
+                      cols, None, reads, last, smem_bytes)
 
 
 def tcgen05_cp_module() -> str:
@@ -262,16 +300,20 @@ def tcgen05_cp_module() -> str:
 
 
 # the names of catalog_modules' modules, in its order
-TCGEN05_MODULES = ("tcgen05.mma.datapath", "tcgen05.mma.kinds", "tcgen05.mma.block_scale",
-                   "tcgen05.mma.sp.block_scale", "tcgen05.cp")
+# (``tcgen05.mma.runs``, the tcgen05-mma family's kernels, is ``ptx._tcgen05_modules``'s:
+# ``formal.execute.tcgen05_mma.run_kernels`` makes them from the records)
+RUNS_MODULE = "tcgen05.mma.runs"
+TCGEN05_MODULES = ("tcgen05.mma.datapath", RUNS_MODULE, "tcgen05.mma.kinds",
+                   "tcgen05.mma.block_scale", "tcgen05.mma.sp.block_scale", "tcgen05.cp")
 
 
 def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(name, PTX) of the tcgen05 modules the variant table has no row for: the data
     paths at each layout's smallest and largest N (from the records' ``tcgen05.datapath``;
-    none without them), every plain kind dense and ``.sp`` by one CTA, a pair and ``.ws``,
-    every legal block-scaled form, dense and ``.sp``, by one CTA and a pair
-    (``base.matrix_variants.TCGEN05_SCALE_FORMS``), and every tcgen05.cp form."""
+    none without them), every plain
+    kind dense and ``.sp`` by one CTA, a pair and ``.ws``, every legal block-scaled form,
+    dense and ``.sp``, by one CTA and a pair (``base.matrix_variants.TCGEN05_SCALE_FORMS``),
+    and every tcgen05.cp form."""
     from ..base.matrix_variants import DATAPATH_ROWS, TCGEN05_SCALE_FORMS
     forms = sorted({(f[0], f[1]) for f in TCGEN05_SCALE_FORMS})
     out = []
@@ -280,8 +322,20 @@ def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
                                 for letter, *_r, ns in DATAPATH_ROWS for n in (ns[0], ns[-1])]))
     out += [tcgen05_kinds_module(), tcgen05_scale_module(forms),
             tcgen05_scale_module(forms, True), tcgen05_cp_module()]
-    names = TCGEN05_MODULES[len(TCGEN05_MODULES) - len(out):]
-    return list(zip(names, out, strict=True))
+    mine = [n for n in TCGEN05_MODULES if n != RUNS_MODULE]
+    return list(zip(mine[len(mine) - len(out):], out, strict=True))
+
+
+def row_kernel(v: Any) -> Tc05Kernel:
+    """The kernel of a ``tcgen05-mma`` row (``base.matrix_variants.TCGEN05_MMA_VARIANTS``)
+    without the records (what ``ptx.module`` assembles where no layouts are at hand): its mma,
+    an image, and every warp of each CTA reading the first N / CTAs columns back -- the run's
+    kernel (``tcgen05_mma.kernel_of``) reads its data path's blocks instead."""
+    from ..base.matrix_variants import datapath_row
+    _l, _m, g, _s, ws, _ns = datapath_row(v.datapath)
+    return datapath_kernel("row", v.datapath, g, False, ws == "yes", v.n,
+                           [(c, w, 0, v.n // g) for c in range(g) for w in range(4)], v.kind,
+                           4096)
 
 
 def datapath_map_kernel(m: DataPathMap) -> Tc05Kernel:

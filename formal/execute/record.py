@@ -101,8 +101,9 @@ def table(report: Report, full: bool = False) -> str:
 
 
 def _mma(r: Run) -> bool:
-    """An mma / mma.sp run (the table's first part, by instruction and shape)."""
-    return not (r.variant.move or r.variant.wgmma)
+    """An mma / mma.sp run (the table's first part, by instruction and shape); the moves',
+    wgmma's and tcgen05.mma's runs (which plant edits that must mismatch) are the second."""
+    return not (r.variant.move or r.variant.wgmma or r.variant.datapath)
 
 
 def family_runs(report: Report) -> list[dict[str, Any]]:

@@ -133,6 +133,14 @@ class Run:
             if self.expect != "match":
                 out["expect"] = self.expect
             return out
+        if v.datapath:  # tcgen05.mma: the data path, the smem layout, a planted edit
+            out.update(kind=v.kind, datapath=v.datapath)
+            for k in ("smem_layout", "d_cells", "plant"):
+                if getattr(self, k):
+                    out[k] = getattr(self, k)
+            if self.expect != "match":
+                out["expect"] = self.expect
+            return out
         if v.kind:
             out["kind"] = v.kind
         if v.op:

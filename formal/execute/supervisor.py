@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import block_scale, gpu, gpu_matrix
+from . import block_scale, gpu, gpu_matrix, tcgen05_mma, tcgen05_run
 from .devices import DeviceError
 from .runs import NO_DEVICE_INFO, Job, Outcome, Report, Run, Task, short_text, task_runs
 
@@ -59,6 +59,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("matrix", gpu_matrix.matrix_tasks, gpu_matrix.run_matrix),
     Family("tmem", gpu_matrix.tmem_tasks, gpu_matrix.run_tmem),
     Family("block-scale", block_scale.scale_tasks, block_scale.run_scale),
+    Family("tcgen05-mma", tcgen05_mma.tc_mma_tasks, tcgen05_run.run_tc_mma),
 )
 
 

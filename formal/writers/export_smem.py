@@ -27,8 +27,11 @@ from typing import Any
 from ..model.smem import (
     CHUNKS,
     K_SLICE_BYTES,
+    SWIZZLE_CODES,
+    TCGEN05_DESCRIPTOR,
     SmemInstance,
     at_params,
+    descriptor_of,
     descriptor_values,
     names_in,
     smem_hash,
@@ -106,13 +109,61 @@ def smem_records(instances: list[SmemInstance]) -> list[dict[str, Any]]:
     return [smem_record(i) for i in instances if i.family == "wgmma"]
 
 
+# ---- tcgen05.mma's operands (formal.execute.tcgen05_mma) -----------------------------------
+
+TC_ROWS = 128  # rows of the largest operand a CTA holds (A of M = 128 or of a pair's 256)
+TC_BITS = (32, 16, 8)  # the widths the plain kinds read: tf32, f16 / bf16, 8-bit
+# the descriptor's fields the runner writes and the fake device reads, by short name
+TC_FIELDS = {"start": "matrix start address", "lbo": "leading dimension",
+             "sbo": "stride dimension", "swizzle": "swizzling mode"}
+
+
+def tcgen05_smem_record(inst: SmemInstance) -> dict[str, Any]:
+    """The record of one K-major tcgen05 catalog layout for the tcgen05.mma runs: its dense
+    choice at ``TC_ROWS`` rows (a smaller operand takes its first rows: the atoms follow each
+    other along M/N), the descriptor ``model.smem.descriptor_of`` gives it (start address 0),
+    and the descriptor's field bits and swizzle codes, so the runner numpy-only writes a start
+    address or a planted edit and a fake device reads the fields back.  A worked example,
+    ``tcgen05.smem.K-major.128B.b16``: SBO 1024 (8 rows of 128 bytes), LBO 16 (unused: the
+    spec's "assumed 1"), code 2 in bits 61-63, the constant 0b001 in bits 46-48:
+    ``descriptor`` 0x4000404000010000."""
+    p = dict(_choices(inst)[0], m=TC_ROWS // 8)
+    at = SmemInstance(inst.family, inst.major, inst.mode, inst.bits, p, inst.layout, inst.row)
+    values = descriptor_values(at)
+    fields = {short: next([f.lo, f.hi] for f in TCGEN05_DESCRIPTOR if f.name.startswith(long))
+              for short, long in TC_FIELDS.items()}
+    choice = {**_layout(inst, p), "params": p,
+              "lbo": next(v for n, v in values.items() if n.startswith("leading dimension")),
+              "sbo": values["stride dimension byte offset"],
+              "descriptor": f"0x{descriptor_of(at):016x}"}
+    return {"id": inst.id, "instruction": f"{inst.family}.smem", "major": inst.major,
+            "mode": inst.mode, "bits": inst.bits, "types": list(inst.types), "rows": TC_ROWS,
+            "layout": inst.row.layout.text, "map_hash": smem_hash(inst), "choices": [choice],
+            "descriptor_fields": fields, "swizzle_codes": dict(SWIZZLE_CODES["tcgen05"])}
+
+
+def tcgen05_smem_records(instances: list[SmemInstance]) -> list[dict[str, Any]]:
+    """The records of the K-major tcgen05 layouts of ``TC_BITS`` among ``instances``."""
+    return [tcgen05_smem_record(i) for i in instances
+            if i.family == "tcgen05" and i.major == "K" and i.bits in TC_BITS]
+
+
+def catalog_tcgen05_smem_records() -> list[dict[str, Any]]:
+    """The embedded catalog's K-major tcgen05 shared-memory layouts as export records (what
+    ``formal.execute.tcgen05_mma`` lays A and B out by and builds descriptors from)."""
+    return [r for r in catalog_smem_records() if r["instruction"] == "tcgen05.smem"]
+
+
 def catalog_smem_records() -> list[dict[str, Any]]:
-    """The embedded catalog's wgmma shared-memory layouts as export records: what
-    ``formal.execute.smem_runs`` builds its descriptors and images from."""
+    """The embedded catalog's shared-memory layouts as export records: the 20 wgmma layouts
+    ``formal.execute.smem_runs`` builds its descriptors and images from, then the 12 K-major
+    tcgen05 layouts ``formal.execute.tcgen05_mma`` does (``catalog_tcgen05_smem_records``)."""
     from .. import catalog
     from ..model.smem import instances, read_smem
     text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
-    return smem_records(instances("wgmma", read_smem(text, "catalog/smem/layouts.md").canonical))
+    canon = read_smem(text, "catalog/smem/layouts.md").canonical
+    return smem_records(instances("wgmma", canon)) + \
+        tcgen05_smem_records(instances("tcgen05", canon))
 
 
 def stale_smem(evidence: Any, records: Sequence[Mapping[str, Any]], sm: int = 90) -> list[str]:

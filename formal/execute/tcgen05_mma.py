@@ -1,0 +1,406 @@
+"""The ``tcgen05-mma`` family of ``ptxlayout gpu``: A and B in shared memory by a catalog
+layout, the descriptors from it, an instruction descriptor, D read back through a data path.
+
+A worked example, ``tcgen05.mma.m128n64k16.kind::f16.f32.f16.f16.layoutD`` under the
+catalog's ``tcgen05.smem.K-major.128B.b16``: random exact A (128 x 16) and B (16 x 64)
+(``cpu.draw``'s pools, so D = A @ B is exact in f32) are laid out by the record's dense choice
+-- A from byte 0, B (its 64 rows of N) from byte 16384 -- into one shared-memory image; the
+descriptors are the record's ``0x4000404000010000`` with the start address field 0 and
+16384 >> 4 = 1024; the instruction descriptor is ``idesc.encode_idesc`` of (kind::f16, M 128,
+N 64, f16, f16 -> f32, K-major) = ``0x08100010``.  The kernel
+(``ptx_tcgen05.datapath_kernel``) copies the image into shared memory, issues the mma and
+has warp w read lanes 32w..32w+31, columns 0-63 back with ``tcgen05.ld.32x32b``: an image
+``(CTAs, 128 lanes, columns)`` of words.  Layout D's record says lane 40, column 3 holds
+D[40][3]; every cell is compared bit for bit (``tc_differences``), the first that differs
+named with both words.
+
+A pair (``cta_group::2``: Layouts A and B) splits A by rows and B by columns between its two
+CTAs: CTA c's image holds rows c*M/2.. of A and columns c*N/2.. of B, under the same
+descriptors.  The tasks (``tc_mma_tasks``): a ``check`` per row of
+``base.matrix_variants.TCGEN05_MMA_VARIANTS`` (each dense data path at N 64 and 128, each
+plain kind), the swizzle mode rotating none, 32B, 64B, 128B over them; and per data path,
+two planted edits that must mismatch: ``other-datapath`` (D read back by another layout's
+record, one whose cells differ) and ``lbo-sbo-swapped`` (the two descriptor fields written
+into each other).  On a device that is not sm_100a each row is assembled for sm_100a
+(``compiled-only``: not run, and the log says it needs sm_100a).
+
+``FakeTcgen05Device`` runs a launch from its own truth -- it decodes the instruction
+descriptor and the two smem descriptors from the kernel's parameters, reads A and B out of
+the image by the descriptors' fields (``smem.SmemLayout``), multiplies, writes D into tensor
+memory by the truth's data-path record, and does the kernel's read-back -- so the harness is
+tested without a Blackwell GPU; planted truths (warps 1 and 2 swapped, the swizzle read the
+other way) must be caught, with the cell.  ``formal.execute.tcgen05_run`` runs a task on a
+device (assembled where it is not sm_100a, this fake, or CuPy).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from ..base.matrix_variants import (
+    TCGEN05_MMA_VARIANTS,
+    datapath_row,
+    variant,
+)
+from ..base.variants import TYPE_BITS, Variant, runs_on, selects
+from . import cpu, numbers
+from .datapath import DATAPATH_INSTRUCTION, DataPathError, DataPathMap, datapath_map
+from .idesc import decode_idesc, encode_idesc, idesc_for, idesc_types
+from .ptx_tcgen05 import Tc05Kernel, datapath_kernel
+from .runs import Job, Run, Task
+from .smem import SmemLayout, element_bytes_image, image_codes
+from .smem_runs import CatalogSmem
+
+TC_SMEM = "tcgen05.smem"
+MODES = ("none", "32B", "64B", "128B")
+PLANTS = ("other-datapath", "lbo-sbo-swapped")
+TARGET = "sm_100a"
+UNWRITTEN = 0xDEADBEEF  # a word no kernel wrote (``devices.UNWRITTEN``'s value)
+
+
+class LaunchError(RuntimeError):
+    """The fake device cannot execute a launch (no truth for it, a code it does not read)."""
+
+
+def smem_id(v: Variant, mode: str) -> str:
+    return f"{TC_SMEM}.K-major.{mode}.b{TYPE_BITS[v.a]}"
+
+
+def tc_mma_tasks(job: Job, sm: int) -> list[Task]:
+    """The family's tasks (see the module docstring); ``compile`` on a device that is not
+    sm_100a, one per row."""
+    rows = [v for v in TCGEN05_MMA_VARIANTS if selects(job.only, v.key)]
+    if not rows or not runs_on(rows[0], sm):
+        return [Task(v.key, "compile") for v in rows]
+    # the modes rotate over the rows and, a step further each (layout, N), over the kinds:
+    # every kind's element width meets every mode
+    out = [Task(v.key, "check", catalog=smem_id(v, MODES[(i + i // len(MODES)) % len(MODES)]))
+           for i, v in enumerate(rows)]
+    if job.experiments:
+        firsts: dict[str, Variant] = {}
+        for v in rows:
+            if v.kind == "f16":
+                firsts.setdefault(v.datapath, v)
+        out += [Task(v.key, "experiment", plant=p, expect="mismatch",
+                     catalog=smem_id(v, "none" if p == "lbo-sbo-swapped" else "128B"))
+                for v in firsts.values() for p in PLANTS]
+    return out
+
+
+# ---- the launch: its parameters, and the kernel ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What one launch passes: the kernel, ``idesc``, the two smem descriptors and the
+    shared-memory image of each CTA (CTAs, bytes)."""
+
+    kernel: Tc05Kernel
+    idesc: int
+    adesc: int
+    bdesc: int
+    smem: np.ndarray
+
+
+def _round(x: int, to: int) -> int:
+    return (x + to - 1) // to * to
+
+
+def _field(word: int, span: Sequence[int]) -> int:
+    lo, hi = int(span[0]), int(span[1])
+    return (word >> lo) & ((1 << (hi - lo + 1)) - 1)
+
+
+def _set_field(word: int, span: Sequence[int], value: int) -> int:
+    lo, hi = int(span[0]), int(span[1])
+    mask = ((1 << (hi - lo + 1)) - 1) << lo
+    return (word & ~mask) | ((value << lo) & mask)
+
+
+@dataclass(frozen=True)
+class Operands:
+    """One task's data: A (M x K) and B (K x N) codes, D's words (M x N), and the launch."""
+
+    a: np.ndarray
+    b: np.ndarray
+    d_words: np.ndarray
+    launch: Launch
+
+
+def split_rows(v: Variant) -> tuple[int, int, int]:
+    """(CTAs, rows of A a CTA holds, rows of B -- columns of N -- a CTA holds)."""
+    g = datapath_row(v.datapath)[2]
+    return g, v.dims.m // g, v.n // g
+
+
+def d_words(v: Variant, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """D = A @ B of codes, as the accumulator's words (f32 or s32 bits)."""
+    d = numbers.decode(v.a, a).astype(np.float64) @ numbers.decode(v.b, b).astype(np.float64)
+    if v.d == "s32":
+        return d.astype(np.int64).astype(np.int32).view(np.uint32)
+    return d.astype(np.float32).view(np.uint32)
+
+
+def image_plan(v: Variant, rec: Mapping[str, Any]) -> tuple[CatalogSmem, int, int, int]:
+    """(layout, A's bytes, B's first byte, the image's bytes) of a CTA's image of row ``v``
+    under ``rec``'s choice: A from byte 0, B from the next 1024-byte boundary (a swizzle
+    atom's), the whole rounded to 1024."""
+    _g, rows_a, rows_b = split_rows(v)
+    ch = rec["choices"][0]
+    lay = CatalogSmem(ch["shape"], ch["stride"], tuple(ch["swizzle"]), "K")
+    bits = TYPE_BITS[v.a]
+    a_span = _round(lay.extent(rows_a, v.k, bits), 16)
+    b_off = _round(a_span, 1024)
+    return lay, a_span, b_off, _round(b_off + _round(lay.extent(rows_b, v.k, bits), 16), 1024)
+
+
+def run_kernels(records: Sequence[Mapping[str, Any]]) -> list[Tc05Kernel]:
+    """The kernel of each row's check as a Blackwell run makes it (its data path's read-back,
+    its image's size): what ``ptxlayout ptx --check`` assembles as ``tcgen05.mma.runs``."""
+    out = []
+    for t in tc_mma_tasks(Job(records), 100):
+        v, rec = variant(t.key), tc_smem_record(records, t.catalog)
+        if t.mode == "check" and rec is not None:
+            out.append(kernel_of(v, datapath_map(records, v.datapath, v.n),
+                                 image_plan(v, rec)[3]))
+    return out
+
+
+def tc_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any], rng: np.random.Generator,
+             plant: str = "") -> Operands:
+    """Random exact A and B laid out by ``rec``'s choice in each CTA's image, the descriptors
+    from the record (``plant`` lbo-sbo-swapped: the two fields written into each other), the
+    instruction descriptor, and the kernel that reads D back by ``m``."""
+    g, rows_a, rows_b = split_rows(v)
+    k = v.k
+    a = cpu.draw(rng, v.a, "A", v, (v.dims.m, k))
+    b = cpu.draw(rng, v.b, "B", v, (k, v.n))
+    ch = rec["choices"][0]
+    lay, a_span, b_off, size = image_plan(v, rec)
+    img = np.zeros((g, size), dtype=np.uint8)
+    bt = np.swapaxes(b, 0, 1)  # N rows of K: B is K-major too
+    for c in range(g):
+        img[c, :a_span] = element_bytes_image(a[None, c * rows_a:(c + 1) * rows_a], v.a, lay,
+                                              a_span)[0]
+        img[c, b_off:size] = element_bytes_image(bt[None, c * rows_b:(c + 1) * rows_b], v.b,
+                                                 lay, size - b_off)[0]
+    fields = rec["descriptor_fields"]
+    base = int(ch["descriptor"], 16)
+    if plant == "lbo-sbo-swapped":
+        lbo, sbo = _field(base, fields["lbo"]), _field(base, fields["sbo"])
+        base = _set_field(_set_field(base, fields["lbo"], sbo), fields["sbo"], lbo)
+    adesc = _set_field(base, fields["start"], 0)
+    bdesc = _set_field(base, fields["start"], b_off >> 4)
+    idesc = encode_idesc(idesc_for(v.kind, m=v.dims.m, n=v.n, a=v.a, b=v.b, d=v.d))
+    return Operands(a, b, d_words(v, a, b), Launch(kernel_of(v, m, size), idesc, adesc, bdesc,
+                                                   img))
+
+
+def kernel_of(v: Variant, m: DataPathMap, smem_bytes: int = 0) -> Tc05Kernel:
+    """The kernel of row ``v``: its mma, and each block of ``m`` read back."""
+    _l, _m, g, _s, ws, _ns = datapath_row(v.datapath)
+    return datapath_kernel("tc", v.datapath, g, False, ws == "yes", v.n,
+                           [(b.cta, b.warp, b.tcol_lo, b.tcol_hi - b.tcol_lo + 1)
+                            for b in m.blocks], v.kind, smem_bytes)
+
+
+def tc_differences(m: DataPathMap, dw: np.ndarray, out: np.ndarray) -> list[dict[str, Any]]:
+    """Each cell of ``m`` whose word in the read-back ``out`` (CTAs, 128, columns) is not
+    D's (``dw``: M x N words) there: the TMEM cell, D's cell (or None where ``m`` names a row
+    or column D does not have), both words.  A cell outside ``out`` holds no word (None)."""
+    c = m.cells()
+    bad = []
+    rows, cols = dw.shape
+    for cta, lane, col, r, dc in c.tolist():
+        got = int(out[cta, lane, col]) if cta < out.shape[0] and col < out.shape[2] else None
+        want = int(dw[r, dc]) if r < rows and dc < cols else None
+        if got is None or want is None or got != want:
+            bad.append({"cta": cta, "lane": lane, "column": col, "d": [r, dc],
+                        "got": got, "want": want})
+    return bad
+
+
+def _describe(bad: Sequence[Mapping[str, Any]], total: int, layout: str) -> str:
+    f = bad[0]
+    got = "nothing" if f["got"] is None else f"0x{f['got']:08x}"
+    want = "no cell of D" if f["want"] is None else f"0x{f['want']:08x}"
+    return (f"{len(bad)} of {total} cells of D differ read through Layout {layout}; first: "
+            f"CTA {f['cta']} lane {f['lane']} column {f['column']} holds {got} where "
+            f"D[{f['d'][0]}][{f['d'][1]}] is {want}")
+
+
+def other_layout(records: Sequence[Mapping[str, Any]], m: DataPathMap) -> DataPathMap | None:
+    """The first other data path stated at ``m``'s N whose cells differ from ``m``'s."""
+    mine = {tuple(x) for x in m.cells().tolist()}
+    for r in records:
+        if r.get("instruction") != DATAPATH_INSTRUCTION or r.get("layout") == m.layout:
+            continue
+        try:
+            o = datapath_map(records, str(r["layout"]), m.n)
+        except DataPathError:
+            continue
+        if {tuple(x) for x in o.cells().tolist()} != mine:
+            return o
+    return None
+
+
+def tc_smem_record(records: Sequence[Mapping[str, Any]], lid: str) -> Mapping[str, Any] | None:
+    return next((r for r in records if r.get("instruction") == TC_SMEM
+                 and r.get("id") == lid), None)
+
+
+def run_tc_task(launcher: Any, task: Task, records: Sequence[Mapping[str, Any]],
+                trials: int) -> Run:
+    """One check or planted edit (see the module docstring) on ``launcher`` (``launch(
+    Launch)`` -> the read-back image), every cell of D compared in every trial."""
+    v = variant(task.key)
+    t0 = time.perf_counter()
+    run = Run(v, None, "not-executed", mode=task.mode, expect=task.expect, plant=task.plant)
+    rec = tc_smem_record(records, task.catalog)
+    try:
+        m = datapath_map(records, v.datapath, v.n)
+    except DataPathError as exc:
+        run.detail = str(exc)
+        return run
+    if rec is None:
+        run.detail = f"the layouts JSON has no {task.catalog} record"
+        return run
+    read = m
+    if task.plant == "other-datapath":
+        other = other_layout(records, m)
+        if other is None:
+            run.detail = "no other data path differs from this one at this N"
+            return run
+        read = other
+    run.layout_hashes = {"datapath": m.map_hash, "smem": str(rec.get("map_hash") or "")}
+    run.smem_layout = {"catalog": task.catalog, "choice": 0, "name": task.catalog,
+                       "descriptor": rec["choices"][0]["descriptor"]}
+    run.seed = secrets.randbits(63)
+    rng = np.random.default_rng(run.seed)
+    for _ in range(trials):
+        ops = tc_operands(v, m, rec, rng, task.plant)
+        out = np.asarray(launcher.launch(ops.launch), dtype=np.uint32)
+        bad = tc_differences(read, ops.d_words, out)
+        run.trials += 1
+        if bad:
+            run.result = "mismatch"
+            run.detail = _describe(bad, len(read.cells()), read.layout)
+            run.d_cells = [list(x["d"]) for x in bad[:64]]
+            break
+    else:
+        run.result = "match"
+        run.detail = (f"{trials} trials: every one of the {len(m.cells())} cells of D bit-exact "
+                      f"through Layout {m.layout} (A, B by {task.catalog}, idesc "
+                      f"0x{ops.launch.idesc:08x})")
+    run.seconds = time.perf_counter() - t0
+    return run
+
+
+# ---- a device: the fake, and CuPy ------------------------------------------------------------
+
+
+class _ReversedSwizzle(SmemLayout):
+    """A swizzle read the other way: the chunk bits (4-6) XORed into the row bits (7-9)."""
+
+    def _swizzled(self, lin: np.ndarray) -> np.ndarray:
+        if not self.swizzle:
+            return lin
+        mask = self.swizzle // 16 - 1
+        return lin ^ (((lin >> 4) & mask) << 7)  # type: ignore[no-any-return]
+
+
+def swap_warps(m: DataPathMap, w1: int, w2: int) -> DataPathMap:
+    """``m`` with the lanes of warps ``w1`` and ``w2`` exchanged (a planted truth)."""
+    shift = 32 * (w2 - w1)
+    blocks = tuple(replace(b, lane_lo=b.lane_lo + s, lane_hi=b.lane_hi + s)
+                   if (s := shift if b.warp % 4 == w1 else -shift if b.warp % 4 == w2 else 0)
+                   else b for b in m.blocks)
+    return replace(m, blocks=blocks)
+
+
+class FakeTcgen05Device:
+    """A Blackwell stand-in whose truth is ``records`` (the data paths and the tcgen05.smem
+    records' descriptor fields): ``launch`` executes a ``Launch`` as the module docstring says.
+    ``warps`` (w1, w2): its data paths hold those warps' lanes exchanged; ``swizzle_reversed``:
+    it reads a swizzled image the other way."""
+
+    def __init__(self, records: Sequence[Mapping[str, Any]],
+                 warps: tuple[int, int] | None = None, swizzle_reversed: bool = False) -> None:
+        self.records = list(records)
+        self.warps = warps
+        self.swizzle_reversed = swizzle_reversed
+        rec = next((r for r in self.records if r.get("instruction") == TC_SMEM), None)
+        if rec is None:
+            raise LaunchError("the fake device has no tcgen05.smem record to read "
+                              "descriptors by")
+        self.fields = rec["descriptor_fields"]
+        self.widths = {int(code): 0 if mode == "none" else int(mode.removesuffix("B"))
+                       for mode, code in rec["swizzle_codes"].items() if "-" not in mode}
+        self.launches = 0
+
+    def _layout(self, desc: int) -> tuple[int, SmemLayout]:
+        code = _field(desc, self.fields["swizzle"])
+        if code not in self.widths:
+            raise LaunchError(f"swizzle code {code} is not one this device reads")
+        cls = _ReversedSwizzle if self.swizzle_reversed else SmemLayout
+        return (_field(desc, self.fields["start"]) << 4,
+                cls(self.widths[code], _field(desc, self.fields["lbo"]) << 4,
+                    _field(desc, self.fields["sbo"]) << 4))
+
+    def truth(self, k: Tc05Kernel, mm: int, n: int) -> DataPathMap:
+        """The data path this device writes D by: the record of M, the CTA group, .ws."""
+        ws = ".ws" in k.opcode
+        for r in self.records:
+            if r.get("instruction") != DATAPATH_INSTRUCTION or int(r["m"]) != mm \
+                    or int(r.get("cta_group", 1)) != k.cta_group \
+                    or r.get("sparsity") == "sparse":
+                continue
+            if (r.get("ws") == "yes") == ws or r.get("ws") == "either":
+                m = datapath_map(self.records, str(r["layout"]), n)
+                return swap_warps(m, *self.warps) if self.warps else m
+        raise LaunchError(f"no data path of M = {mm}, cta_group::{k.cta_group}"
+                          f"{', .ws' if ws else ''}")
+
+    def launch(self, ln: Launch) -> np.ndarray:
+        k = ln.kernel
+        kind = k.opcode.partition(".kind::")[2].partition(".")[0]
+        x = decode_idesc(kind, ln.idesc)
+        types = idesc_types(x)
+        g = k.cta_group
+        rows_a, rows_b = x.m // g, x.n // g
+        kk = 256 // TYPE_BITS[types["a"]]  # one 32-byte K slice
+        a_parts: list[np.ndarray] = []
+        b_parts: list[np.ndarray] = []
+        for c in range(g):
+            for desc, rows, t, parts in ((ln.adesc, rows_a, types["a"], a_parts),
+                                         (ln.bdesc, rows_b, types["b"], b_parts)):
+                start, lay = self._layout(desc)
+                need = lay.extent(rows, kk, TYPE_BITS[t]) + start
+                img = np.zeros((1, max(need, ln.smem.shape[1])), dtype=np.uint8)
+                img[0, :ln.smem.shape[1]] = ln.smem[c]
+                codes = image_codes(img[:, start:], t, lay, rows, kk)[0]
+                parts.append(numbers.decode(t, codes).astype(np.float64))
+        d = np.concatenate(a_parts) @ np.concatenate(b_parts).T
+        words = d.astype(np.int64).astype(np.int32).view(np.uint32) if types.get("d") == "s32" \
+            else d.astype(np.float32).view(np.uint32)
+        truth = self.truth(k, x.m, x.n)
+        tmem = np.full((g, 128, max(k.out_columns, truth.columns)), UNWRITTEN, dtype=np.uint32)
+        cells = truth.cells()
+        tmem[cells[:, 0], cells[:, 1], cells[:, 2]] = words[cells[:, 3], cells[:, 4]]
+        out = np.full((g, 128, k.out_columns), UNWRITTEN, dtype=np.uint32)
+        for r in k.reads:
+            lanes = slice(32 * (r.warp % 4), 32 * (r.warp % 4) + 32)
+            cols = slice(r.column, r.column + r.count)
+            out[r.cta, lanes, cols] = tmem[r.cta, lanes, cols]
+        self.launches += 1
+        return out
+
+
+__all__ = ["FakeTcgen05Device", "Launch", "LaunchError", "run_tc_task", "tc_differences",
+           "tc_mma_tasks"]

@@ -1,0 +1,103 @@
+"""How ``ptxlayout gpu`` runs a task of the ``tcgen05-mma`` family
+(``formal.execute.tcgen05_mma``) on a device: assembled for sm_100a where the device is not
+sm_100a, else on the fake device (``devices.FakeDevice``: its records are the truth of a
+``FakeTcgen05Device``) or on a real one through CuPy (``CupyTcgen05``).
+
+A worked example: on the lent H100 (sm_90) the task ``tcgen05.mma.m128n64k16.kind::f16.f32.
+f16.f16.layoutD compile`` gives one run, ``compiled-only``, "tcgen05.mma needs sm_100a; the
+device is sm_90: assembled with ptxas, not run"; on a B200 (sm_100) the same row's ``check``
+launches the kernel with 128 threads (two CTAs in a cluster for ``cta_group::2``) and
+compares D cell by cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base.matrix_variants import variant
+from ..base.variants import Variant, runs_on
+from .datapath import DataPathError, datapath_map
+from .devices import POISON, DeviceError, FakeDevice
+from .ptx_tcgen05 import THREADS, module_text
+from .runs import Job, Outcome, Run, Task, short_text
+from .tcgen05_mma import TARGET, FakeTcgen05Device, Launch, kernel_of, run_tc_task
+
+
+class CupyTcgen05:
+    """A real device's launch (``devices.CupyDevice``): the kernel's module written under
+    a name unique to its text, the image and ``out`` in global memory, one CTA of 128
+    threads per CTA of the group (a cluster of two for ``cta_group::2``)."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self.functions: dict[str, Any] = {}
+
+    def launch(self, ln: Launch) -> np.ndarray:
+        from .ptx import module_filename
+        dev, k = self.device, ln.kernel
+        cp = dev.cp
+        text = module_text([k])
+        name = module_filename(k.name, text)
+        if name not in self.functions:
+            path = dev.tmp / name
+            path.write_text(text, encoding="utf-8")
+            try:
+                self.functions[name] = cp.RawModule(path=str(path)).get_function(k.name)
+            except Exception as exc:  # noqa: BLE001 - CUDA driver / JIT errors
+                raise DeviceError(f"JIT/load failed: {type(exc).__name__}: {exc}") from exc
+        g = k.cta_group
+        try:
+            out = cp.full(g * 128 * k.out_columns, POISON, dtype=cp.uint32)
+            smem = cp.asarray(np.ascontiguousarray(ln.smem, dtype=np.uint8).ravel())
+            self.functions[name]((g,), (THREADS,), (np.uint32(ln.idesc), np.uint64(ln.adesc),
+                                                    np.uint64(ln.bdesc), out, smem))
+            cp.cuda.get_current_stream().synchronize()
+            return np.asarray(cp.asnumpy(out)).reshape(g, 128, k.out_columns)
+        except Exception as exc:  # noqa: BLE001
+            dev.broken = True
+            raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
+
+
+# ---- the family's hook ------------------------------------------------------------------------
+
+
+def assembled(v: Variant, records: Sequence[Mapping[str, Any]], sm: int, use_ptxas: bool,
+              memo: dict[str, Any]) -> Run:
+    """Row ``v``'s kernel assembled for sm_100a with ptxas (``compiled-only``: not run)."""
+    from .ptx import assemble, ptxas_path
+    why = f"tcgen05.mma needs {TARGET}; the device is " + (f"sm_{sm}" if sm else "absent")
+    if not use_ptxas:
+        return Run(v, None, "not-executed", f"{why}; not assembled (--no-ptxas)")
+    if ptxas_path() is None:
+        return Run(v, None, "not-executed", f"{why}; no ptxas here")
+    try:
+        text = module_text([kernel_of(v, datapath_map(records, v.datapath, v.n), 4096)])
+    except DataPathError as exc:
+        return Run(v, None, "not-executed", f"{why}; {exc}")
+    cache: dict[str, tuple[bool, str]] = memo.setdefault("tcgen05-mma ptxas", {})
+    if text not in cache:
+        cache[text] = assemble(text, TARGET)
+    ok, msg = cache[text]
+    return Run(v, None, "compiled-only" if ok else "error",
+               f"{why}: assembled with ptxas, not run" if ok
+               else f"{why}; ptxas failed: {short_text(msg, 300)}")
+
+
+def run_tc_mma(device: Any, job: Job, task: Task, memo: dict[str, Any]) -> Outcome:
+    """One task of the family: assembled where the device is not sm_100a, else run."""
+    v = variant(task.key)
+    sm = int(getattr(device, "sm", 0) or 0)
+    if task.mode == "compile" or not runs_on(v, sm):
+        return Outcome([assembled(v, job.records, sm, job.use_ptxas, memo)])
+    launcher = memo.get("tcgen05-mma launcher")
+    if launcher is None:
+        launcher = FakeTcgen05Device(device.truth) if isinstance(device, FakeDevice) \
+            else CupyTcgen05(device)
+        memo["tcgen05-mma launcher"] = launcher
+    return Outcome([run_tc_task(launcher, task, job.records, job.trials)])
+
+
+__all__ = ["CupyTcgen05", "assembled", "run_tc_mma"]
