@@ -306,6 +306,10 @@ def cmd_draw(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from .writers.export_beyond import export_command  # scale, data path, metadata, ...
+    done = export_command(args, _write)
+    if done is not None:
+        return done
     from .api import model_of, smem_export  # smem, scale and data-path layouts: GPU runs
     if not args.docs and not args.no_catalog:
         from .api import catalog_entries

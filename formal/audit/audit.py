@@ -49,10 +49,12 @@ from .project import (
     scale_spec_layouts,
     spec_copies,
     spec_layouts,
+    tc_meta_spec_layouts,
     tc_scale_spec_layouts,
 )
 from .scale import ScaleComparison, audit_scale_env
 from .smem import smem_atoms
+from .tc_meta import TcMetaComparison, audit_tc_meta_env
 from .tc_scale import TcScaleComparison, audit_tc_scale_env
 from .tmem import compare_tmem
 from .tmem_copy import compare_copy
@@ -108,6 +110,9 @@ class Audit:
     # the SM100 block-scaled UMMA atoms' scale factors in tensor memory (tmem_sf_frg) against
     # the catalog's tcgen05 block-scale layouts (``formal.audit.tc_scale``), factor by factor
     tc_scales: tuple[TcScaleComparison, ...] = field(default=())
+    # the SM100 sparse UMMA atoms' metadata in tensor memory (tmem_e_frg) against the
+    # catalog's tcgen05 sparse-metadata layouts (``formal.audit.tc_meta``), bit by bit
+    tc_metas: tuple[TcMetaComparison, ...] = field(default=())
 
     def counts(self) -> dict[str, int]:
         c = Counter(e.verdict for r in self.results for e in r.entries)
@@ -121,19 +126,24 @@ class Audit:
         c = Counter(s.verdict for s in self.tc_scales)
         return {k: c.get(k, 0) for k in ("equal", "differs", "not-in-spec", "unreadable")}
 
+    def tc_meta_counts(self) -> dict[str, int]:
+        c = Counter(s.verdict for s in self.tc_metas)
+        return {k: c.get(k, 0) for k in ("equal", "differs", "not-in-spec", "unreadable")}
+
     @property
     def compared(self) -> int:
         """Checks that compared something with the spec (equal or differs)."""
         n = self.counts()
-        s, t = self.scale_counts(), self.tc_scale_counts()
-        return n["equal"] + n["differs"] + s["equal"] + s["differs"] + t["equal"] + t["differs"]
+        s, t, e = self.scale_counts(), self.tc_scale_counts(), self.tc_meta_counts()
+        return sum(x["equal"] + x["differs"] for x in (n, s, t, e))
 
     @property
     def differs(self) -> bool:
         """Does an operand (or a scale-factor layout) differ from the spec where no correction
         says CuTe is right?"""
         if any(s.verdict == "differs" for s in self.scales) or \
-                any(t.verdict == "differs" for t in self.tc_scales):
+                any(t.verdict == "differs" for t in self.tc_scales) or \
+                any(t.verdict == "differs" for t in self.tc_metas):
             return True
         for r in self.results:
             ok = {e.operand for e in r.entries if e.against == "correction"
@@ -150,7 +160,8 @@ class Audit:
         return replace(self, results=tuple(
             replace(r, entries=tuple(e for e in r.entries if keep(e.verdict)))
             for r in self.results), scales=tuple(s for s in self.scales if keep(s.verdict)),
-            tc_scales=tuple(s for s in self.tc_scales if keep(s.verdict)))
+            tc_scales=tuple(s for s in self.tc_scales if keep(s.verdict)),
+            tc_metas=tuple(s for s in self.tc_metas if keep(s.verdict)))
 
     def summary(self) -> dict[str, Any]:
         atoms_by: Counter[str] = Counter()
@@ -163,6 +174,7 @@ class Audit:
                 "atoms_by_worst_verdict": dict(sorted(atoms_by.items())),
                 "scale_factors": self.scale_counts(),
                 "tcgen05_scale_factors": self.tc_scale_counts(),
+                "tcgen05_sparse_metadata": self.tc_meta_counts(),
                 "warnings": len(self.findings)}
 
 
@@ -501,6 +513,9 @@ def audit_cute(paths: Sequence[str | Path], include_dirs: Sequence[Path] = (),
     if any(Path(h.path).name == SCALE_HEADER for h in env.headers):
         scales = audit_scale_env(env, scale_spec_layouts())
     tc_scales: list[TcScaleComparison] = []
+    tc_metas: list[TcMetaComparison] = []
     if any(Path(h.path).name == TC_SCALE_HEADER for h in env.headers):
         tc_scales = audit_tc_scale_env(env, atoms, tc_scale_spec_layouts())
-    return Audit(tuple(results), tuple(findings), tuple(scales), tuple(tc_scales))
+        tc_metas = audit_tc_meta_env(env, atoms, tc_meta_spec_layouts())
+    return Audit(tuple(results), tuple(findings), tuple(scales), tuple(tc_scales),
+                 tuple(tc_metas))

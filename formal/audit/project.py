@@ -36,7 +36,7 @@ __all__ = ["DATAPATH_ROWS", "DataPath", "Finding", "InternalError", "Layout", "M
            "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
            "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "smem_canonical_rows",
            "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts",
-           "tc_scale_spec_layouts", "tv_view", "warning"]
+           "tc_meta_spec_layouts", "tc_scale_spec_layouts", "tv_view", "warning"]
 
 
 @cache
@@ -71,6 +71,18 @@ def tc_scale_spec_layouts() -> tuple[object, ...]:
     from ..parse.block_scale import read_block_scale
     text = (CATALOG_DIR / "block-scale" / "tcgen05.md").read_text(encoding="utf-8")
     return tuple(tc_scale_layouts(read_block_scale(text, "catalog/block-scale/tcgen05.md")))
+
+
+@cache
+def tc_meta_spec_layouts() -> tuple[object, ...]:
+    """The catalog's tcgen05 sparse-metadata layouts (``formal.model.tc_meta.MetaLayout``:
+    every ``tcgen05.mma.sp`` form it states, at each selector value), as ``ptxlayout prove``
+    reads them."""
+    from ..catalog import CATALOG_DIR
+    from ..model.tc_meta import meta_layouts
+    from ..parse.tc_meta import read_tc_meta
+    text = (CATALOG_DIR / "sparse-metadata" / "tcgen05.md").read_text(encoding="utf-8")
+    return tuple(meta_layouts(read_tc_meta(text, "catalog/sparse-metadata/tcgen05.md")[0]))
 
 
 def spec_datapaths() -> tuple[DataPath, ...]:

@@ -13,7 +13,10 @@ The JSON is ``{"atoms": [{"atom", "file", "line", "instruction", "operands": [{"
 "operand", "vector_size", "cute", "spec_layout", "verdict", "differences": [{"lane", "byte",
 "cute", "spec"}], "ignored_lanes", ...}], "summary": {...}, "warnings": [...]}``; the
 scale-factor checks (SM120's block-scaled atoms, ``formal.audit.scale``) are the family
-``block-scale`` of the text table.
+``block-scale`` of the text table; ``tcgen05_scale_factors`` (SM100's ``tmem_sf_frg``,
+``formal.audit.tc_scale``) the family ``tcgen05-scale``, and ``tcgen05_sparse_metadata``
+(SM100's ``tmem_e_frg``, ``formal.audit.tc_meta``: one check per atom, M, kind and selector,
+a difference named by its first (lane, column, bit)) the family ``tcgen05-meta``.
 """
 
 from __future__ import annotations
@@ -59,6 +62,10 @@ def family_table(audit: Audit) -> list[str]:
         fam = "tcgen05-scale"
         atoms[fam] = len({s.atom for s in audit.tc_scales})
         ops[fam] = audit.tc_scale_counts()
+    if audit.tc_metas:  # a check per (atom, M, kind, selector)
+        fam = "tcgen05-meta"
+        atoms[fam] = len({s.atom for s in audit.tc_metas})
+        ops[fam] = audit.tc_meta_counts()
     head = f"{'family':<11} {'atoms':>6} " + " ".join(f"{v:>11}" for v in VERDICTS)
     out = [head]
     for fam in sorted(atoms):
@@ -111,6 +118,16 @@ def audit_text(audit: Audit, verbose: bool = False) -> str:
         out.append(f"{tc.file}:{tc.line}: {tc.atom}  tcgen05 scale factors")
         out.append(f"  SF{tc.operand} M {tc.m} VS {tc.vs} {tc.verdict} vs spec "
                    f"({tc.spec or '?'}): {tc.why}")
+    for me in audit.tc_metas:
+        if me.verdict == "equal" and not verbose:
+            continue
+        if not shown:
+            out.append("")
+        shown += 1
+        out.append(f"{me.file}:{me.line}: {me.atom}  tcgen05 sparse metadata")
+        out.append(f"  E M {me.m} .kind::{me.kind}"
+                   + (f" sel {me.selector}" if me.selector is not None else "")
+                   + f" {me.verdict} vs spec ({me.spec or '?'}): {me.why}")
     s = audit.summary()
     ops = s["operands"]
     quiet = sum(1 for r in audit.results if all(e.verdict == "equal" for e in r.entries))
@@ -125,6 +142,9 @@ def audit_text(audit: Audit, verbose: bool = False) -> str:
                + (f"; {len(audit.tc_scales)} tcgen05 scale-factor checks: "
                   + ", ".join(f"{v} {k}" for k, v in s["tcgen05_scale_factors"].items() if v)
                   if audit.tc_scales else "")
+               + (f"; {len(audit.tc_metas)} tcgen05 sparse-metadata checks: "
+                  + ", ".join(f"{v} {k}" for k, v in s["tcgen05_sparse_metadata"].items()
+                              if v) if audit.tc_metas else "")
                + (f"; {s['warnings']} warnings" if s["warnings"] else ""))
     for f in audit.findings:
         out.append(f.format())
@@ -136,6 +156,7 @@ def audit_json(audit: Audit) -> str:
         "atoms": [r.as_json() for r in audit.results],
         "scale_factors": [sc.as_json() for sc in audit.scales],
         "tcgen05_scale_factors": [tc.as_json() for tc in audit.tc_scales],
+        "tcgen05_sparse_metadata": [me.as_json() for me in audit.tc_metas],
         "summary": audit.summary(),
         "warnings": [{"file": f.span.document, "line": f.span.line, "column": f.span.column,
                       "kind": f.kind, "message": f.message} for f in audit.findings],
@@ -155,6 +176,9 @@ def audit_junit(audit: Audit) -> str:
     checks += [(tc.file, f"{tc.atom}::SF{tc.operand}::M{tc.m}::VS{tc.vs}::{tc.spec}",
                 tc.verdict, tc.why if tc.verdict == "differs" else tc.verdict + ": " + tc.why)
                for tc in audit.tc_scales]
+    checks += [(me.file, f"{me.atom}::E::M{me.m}::{me.kind}::sel{me.selector}::{me.spec}",
+                me.verdict, me.why if me.verdict == "differs" else me.verdict + ": " + me.why)
+               for me in audit.tc_metas]
     cases = []
     for file, name, verdict, said in checks:
         attrs = f"classname={quoteattr(file)} name={quoteattr(name)}"

@@ -22,6 +22,15 @@ factor's ``tmem_ptr`` counts bytes, four a 32-bit column).  The catalog's
 partitions: equal.  Each place is (CTA, lane 0-127, column, byte); CTA c of a pair holds rows
 ``c * MMA_MN + mn`` of scale_A and all of scale_B.  A factor whose places differ is reported
 with both sets, the places only CuTe has and the ones only the spec has.
+
+SM103's K = 96 atoms (``SM103_*``) are sized by their own collective
+(``cutlass/gemm/collective/sm103_blockscaled_mma_warpspecialized.hpp``), not at NSF = K / VS:
+it makes the fragment on its scale-factor atom's shape, ``Sm103BlockScaledBasicChunk``'s
+``Blk_SF = _4`` factors a row (one 32-bit word), tiled along K (``tiled_product``: the next
+four at the atom's cosize, ``16 * MMA_MN`` -- M / 32 columns on), and hands the k-th MMA the
+address of its first factor (``sf_stride`` 6 or 3 blocks a K = 96 step: byte 0 or 2 of a
+word).  So at M = 128, VS = 16 factor (row 0, block 4) sits at lane 0, column 4, byte 0 --
+``512 * 0 + 128 * 0 + 2048 * 1`` -- and (row 32, block 0) at column 1: no two on one byte.
 """
 
 from __future__ import annotations
@@ -41,6 +50,8 @@ FRAGMENT = "tmem_sf_frg"
 DEFAULT_ALLOC = "ScaleFactorDuplicated4by1"  # tmem_sf_frg's default (the reader drops it)
 LANES, PARTITION, WORD = 128, 32, 4
 MAX_LISTED = 16  # differing factors listed in full; the count says how many differ
+# SM103's collective: the fragment holds Blk_SF = 4 factors a row (a word), tiled along K
+SM103_PREFIX, SM103_WORD = "SM103_", 4
 # the block a factor scales, by the form the asm names (block32 is scale_vec::1X / 2X, block16
 # scale_vec::4X: PTX's aliases), so each asm of an atom pairs with its SFVecSize
 FORM_BLOCK = {"block32": 32, "block16": 16, "scale_vec::1X": 32, "scale_vec::2X": 32,
@@ -131,25 +142,37 @@ def pick_sf_branch(frg: Struct, flags: dict[str, Any]) -> Any:
 
 
 def cute_factor_places(env: Env, frg: Struct, n_sm: int, is_a: bool, alloc: str, mn: int, vs: int,
-                nsf: int) -> dict[tuple[int, int], set[Place]] | str:
+                       nsf: int, word: int | None = None) \
+        -> dict[tuple[int, int], set[Place]] | str:
     """CuTe's places of every factor (mn, block) -- of scale_A for ``is_a``, over the pair's
-    rows -- or why not."""
+    rows -- or why not.  ``word``: the fragment is made with that many factors a row and
+    tiled along K (SM103's collective), block b at the atom's block ``b % word`` plus ``b //
+    word`` times its cosize; else it is made with all ``nsf``."""
     per_cta = mn // n_sm if is_a else mn
-    ints = {"MMA_MN": per_cta, "MMA_VS": vs, "MMA_NSF": nsf, "N_SM": n_sm}
+    made = word or nsf
+    ints = {"MMA_MN": per_cta, "MMA_VS": vs, "MMA_NSF": made, "N_SM": n_sm}
     ints.update({k: v for k, v in _constants(env, frg, ints).items() if isinstance(v, int)})
     loc = pick_sf_branch(frg, {"Is_SFA": is_a, "TmemAlloc": alloc, "N_SM": n_sm})
     if loc is None:
         return f"{FRAGMENT}::make has no branch for Is_SFA = {is_a}, {alloc}"
     lay = env.layout(loc.type, ints)
-    if lay.rank != 2 or lay.mode(1).size != vs * nsf or lay.mode(0).size % per_cta:
+    if lay.rank != 2 or lay.mode(1).size != vs * made or lay.mode(0).size % per_cta:
         return f"{FRAGMENT}'s tmem_atom (line {loc.line}) {lay} is not ({per_cta}, rep) x " \
-               f"({vs}, {nsf})"
+               f"({vs}, {made})"
     first, second = lay.mode(0), lay.mode(1)
     rep = first.size // per_cta
     # address[r, m] of mode 0 (i = m + per_cta * r) plus address[block, v] of mode 1 (j = v
     # + vs * block), evaluated once each; a factor's places are the distinct sums
     fi = np.array([first(i) for i in range(first.size)], dtype=np.int64).reshape(rep, per_cta)
-    sj = np.array([second(j) for j in range(second.size)], dtype=np.int64).reshape(nsf, vs)
+    sj = np.array([second(j) for j in range(second.size)], dtype=np.int64).reshape(made, vs)
+    if made < nsf:  # tiled along K: the next ``made`` blocks one cosize on
+        image = np.unique(fi[:, :, None] + sj.reshape(-1)[None, None, :])
+        cosize = int(image[-1]) + 1
+        if len(image) != cosize:  # tiled_product's complement is then not one stride
+            return f"{FRAGMENT}'s tmem_atom {lay} does not fill [0, {cosize}): its tiling " \
+                   "along K is not read"
+        sj = np.concatenate([sj + t * cosize for t in range(-(-nsf // made))])
+    sj = sj[:nsf]
     out: dict[tuple[int, int], set[Place]] = {}
     for m in range(per_cta):
         for b in range(nsf):
@@ -315,13 +338,15 @@ def _one(env: Env, atom: Atom, file: str, mem: Any, args: list[Any], consts: dic
         out = []
         for lay in mine:
             mn = m if operand == "A" else lay.n
-            got = cute_factor_places(env, frg, n_sm, is_a, alloc, mn, vs, nsf)
+            word = SM103_WORD if atom.name.startswith(SM103_PREFIX) else None
+            got = cute_factor_places(env, frg, n_sm, is_a, alloc, mn, vs, nsf, word)
             if isinstance(got, str):
                 out.append(TcScaleComparison(atom.name, file, line, operand, m, vs,
                                              str(mem.type), lay.id, "unreadable", why=got))
                 continue
             said = (f"{mem.type}: {alloc}, MMA_MN {mn // n_sm if is_a else mn}, VS {vs}, "
-                    f"NSF {nsf}")
+                    + (f"NSF {word} a word, tiled along K, {nsf} an MMA (SM103's collective)"
+                       if word else f"NSF {nsf}"))
             out.append(_compare(atom.name, file, line, operand, m, vs, said, lay, got))
         return out
     except _Unreadable as e:
