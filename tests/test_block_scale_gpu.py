@@ -35,7 +35,7 @@ def records() -> list[dict[str, Any]]:
 
 
 def test_the_family_is_one_row_with_a_task_per_legal_form() -> None:
-    assert [f.name for f in supervisor.FAMILIES][-1] == "block-scale"
+    assert "block-scale" in [f.name for f in supervisor.FAMILIES]
     job = Job([], [], 1, None)
     assert [t.key for t in scale_tasks(job, 90)] == [v.key for v in BLOCK_SCALE_VARIANTS]
     assert {t.mode for t in scale_tasks(job, 90)} == {"compile"}  # sm_90: assembled only
