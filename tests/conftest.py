@@ -174,8 +174,49 @@ def _cuda_device() -> str | None:
     return None if count else "no CUDA device"
 
 
+# ---- the CuTe headers are read by one worker ------------------------------------------------
+#
+# Every test that reads the installed wheel's CuTe headers (tests/test_audit_*.py, and the two
+# tests of the whole audit's report, ``whole_audit``) is sent to one pytest-xdist worker as one
+# unit: that worker parses the 10 MB of headers once (kept in its process, formal.audit.store)
+# and makes the whole audit's report, while the other runs the rest -- instead of both parsing
+# the same headers at the start, or one waiting on the other's lock.  The controller sees only
+# node ids, so the rule is by name; a new test of the whole report names itself here
+# (pytest_collection_modifyitems refuses one that does not).  (xdist's own ``--dist loadgroup``
+# does not group under pytest 9: it renames ``item._nodeid``, which pytest 9 no longer reads.)
+
+HEADER_GROUP = "cutlass-headers"
+WHOLE_AUDIT_READERS = ("test_docs.py::test_the_audit_and_test_counts_are_current",
+                       "test_schema.py::test_the_audit_report_keeps_the_contract")
+
+
+def reads_the_headers(nodeid: str) -> bool:
+    """Whether the test ``nodeid`` is one of the header group's."""
+    where = nodeid.rsplit("/", 1)[-1]
+    return where.startswith("test_audit_") or where.split("[", 1)[0] in WHOLE_AUDIT_READERS
+
+
+def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
+    """pytest-xdist's load scheduling, with the header group as one unit of work."""
+    if config.getvalue("dist") != "load":
+        return None  # another --dist asked for by name: xdist's own
+    from xdist.scheduler import LoadScopeScheduling
+
+    class HeaderGroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return HEADER_GROUP if reads_the_headers(nodeid) else nodeid
+
+    return HeaderGroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     items.sort(key=lambda item: long_first_rank(item.nodeid))  # stable: the rest keep order
+    stray = [item.nodeid for item in items if "whole_audit" in getattr(item, "fixturenames", ())
+             and not reads_the_headers(item.nodeid)]
+    if stray:
+        raise pytest.UsageError("a test of the whole audit's report outside the header group: "
+                                "name it in tests/conftest.py's WHOLE_AUDIT_READERS: "
+                                + ", ".join(stray))
     gpu = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu:
         return
@@ -238,9 +279,9 @@ def exported_layouts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # that no longer exists is ignored.
 
 LONG_FIRST = (
-    # the audit's modules first, together: a worker parses each CuTe header once (kept in the
-    # process, formal.audit.store) and the whole audit's report is made once a session
-    # (whole_audit): the GMMA atoms, then the two tests that read the whole report
+    # the audit's modules first, together: they are one xdist group (HEADER_GROUP), whose
+    # worker parses each CuTe header once (kept in the process, formal.audit.store) and makes
+    # the whole audit's report (whole_audit): the GMMA atoms, then the tests of the report
     "test_audit_gmma.py",  # (its fixture: the GMMA, LDSM, STSM and MOVM atoms audited)
     "test_docs.py",  # (the audit's and the test counts of the pages)
     "test_schema.py",  # (the whole audit's report against its schema)

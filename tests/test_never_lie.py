@@ -20,6 +20,7 @@ import contextlib
 import io
 import json
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -259,10 +260,8 @@ def test_a_planted_encoding_on_the_seeds_is_never_a_verdict(seeds: dict[str, Pat
 # ---- (b) a Z3 that gives up never changes a verdict: the enumeration decides ---------------------
 
 
-def _timed_out_matches_default(*paths: str) -> dict[str, Any]:
-    code, honest = run(*paths)
-    prove.clear_cache()
-    hurried_code, hurried = run(*paths, "--timeout", "0.001")
+def _timed_out_matches(hurried_code: int, hurried: dict[str, Any], code: int,
+                       honest: dict[str, Any]) -> None:
     assert hurried_code == code
     assert verdicts(hurried) == verdicts(honest)
     assert [(f["kind"], f["line"], f["message"]) for f in hurried["findings"]] == \
@@ -274,14 +273,38 @@ def _timed_out_matches_default(*paths: str) -> dict[str, Any]:
     assert notes <= {None, "decided by enumeration; Z3 timed out after 0.001 s"}
     assert not any("note" in ob for lay in honest["layouts"] for ob in lay["obligations"])
     assert "unknown" not in verdicts(hurried).values()
+
+
+def _timed_out_matches_default(*paths: str) -> dict[str, Any]:
+    code, honest = run(*paths)
+    prove.clear_cache()
+    hurried_code, hurried = run(*paths, "--timeout", "0.001")
+    _timed_out_matches(hurried_code, hurried, code, honest)
     return hurried
+
+
+@lru_cache(maxsize=1)
+def _catalog_hurried_then_patient() -> tuple[int, dict[str, Any], int, dict[str, Any]]:
+    """The catalog proved with a 1 ms limit from an empty verdict cache, then with the default
+    limit in the same process after it (what the two catalog tests below read: two proofs a
+    process, not four).  The patient run must be the honest report, byte for byte the golden
+    that test_golden's own run reproduces (tests/golden/prove-catalog.json)."""
+    prove.clear_cache()
+    hurried_code, hurried = run("--timeout", "0.001")
+    code, patient = run()
+    return hurried_code, hurried, code, patient
+
+
+GOLDEN_CATALOG = Path(__file__).resolve().parent / "golden" / "prove-catalog.json"
 
 
 @pytest.mark.slow
 def test_a_one_millisecond_timeout_changes_nothing_on_the_catalog() -> None:
     """Issue 28: every map is finite, so where Z3 times out the exhaustive enumeration --
     a proof on its own -- decides; the catalog keeps every status and its exit status."""
-    _timed_out_matches_default()
+    hurried_code, hurried, code, patient = _catalog_hurried_then_patient()
+    assert patient == json.loads(GOLDEN_CATALOG.read_text(encoding="utf-8"))  # the honest one
+    _timed_out_matches(hurried_code, hurried, code, patient)
 
 
 def test_a_one_millisecond_timeout_changes_nothing_on_the_seeds(
@@ -309,7 +332,8 @@ def test_cross_check_off_gives_the_same_verdicts(seeds: dict[str, Path]) -> None
 def test_a_verdict_cached_under_one_time_limit_is_not_reused_under_another() -> None:
     """Bug: the verdict cache (by map digest) ignored the time limit, so after a hurried run
     in the same process a patient run got the hurried run's 'unknown's back."""
-    run("--timeout", "0.001")
-    code, patient = run()
+    _hurried_code, _hurried, code, patient = _catalog_hurried_then_patient()
     assert "unknown" not in verdicts(patient).values()
     assert code == 0
+    # and nothing else of the hurried run came back: the patient report is the honest one
+    assert patient == json.loads(GOLDEN_CATALOG.read_text(encoding="utf-8"))
