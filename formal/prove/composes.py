@@ -39,7 +39,7 @@ import z3
 from ..base.variants import TYPE_BITS
 from ..model.algebra import COL, LANE, ROW, SEL, I, compile_array
 from ..model.layout import Layout
-from .encode import _Enc, magnitude, z3_int
+from .encode import _Enc, magnitude, solve, z3_int
 from .verdicts import TEST_HOOKS, InternalError
 
 STATUSES = ("proved", "refuted", "unknown", "error")
@@ -229,7 +229,9 @@ def _width(st: _Statement) -> int:
     return max(8, (2 * top + 2).bit_length() + 1)
 
 
-def _z3_decide(st: _Statement, timeout_ms: int) -> tuple[str, tuple[int, int, int] | None]:
+def _violation(st: _Statement) -> tuple[Any, tuple[Any, Any, Any, int]]:
+    """The relation's statement as one Z3 formula, satisfiable exactly when some point of the
+    consumer breaks it, and its variables (sel, t, i, width)."""
     w = _width(st)
     t, j = z3.BitVec("t", w), z3.BitVec("i", w)
     sel = z3.BitVec("sel", w)
@@ -241,10 +243,15 @@ def _z3_decide(st: _Statement, timeout_ms: int) -> tuple[str, tuple[int, int, in
     pt, pj = e(st.p_lane), e(st.p_elem)
     outside = z3.Or(pt < 0, pt >= st.p_lanes, pj < 0, pj >= st.p_n)
     differ = z3.Or(*[e(g) != e(x) for g, x in zip(st.got, st.want)])
+    return z3.And(t >= 0, t < st.lanes, j >= 0, j < st.n, z3.Or(outside, differ),
+                  z3.Or(*[sel == v for v in st.selectors])), (sel, t, j, w)
+
+
+def _z3_decide(st: _Statement, timeout_ms: int) -> tuple[str, tuple[int, int, int] | None]:
+    formula, (sel, t, j, w) = _violation(st)
     s = z3.SolverFor("QF_BV")
     s.set("timeout", timeout_ms)
-    s.add(t >= 0, t < st.lanes, j >= 0, j < st.n, z3.Or(outside, differ),
-          z3.Or(*[sel == v for v in st.selectors]))
+    s.add(formula)
     r = s.check()
     if r == z3.unsat:
         return "proved", None
@@ -266,12 +273,14 @@ def _index(st: _Statement, point: tuple[int, int, int]) -> int:
 def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 5000,
                    cross_check: bool = True, healthy: Iterable[str] | None = None,
                    letters: dict[str, str] | None = None, store: Any = None,
-                   ) -> RelationVerdict:
+                   asked: _Asked | None = None) -> RelationVerdict:
     """Decide one relation.  ``healthy`` names the layouts whose own obligations hold; a
     relation over a layout outside it is ``error`` ("not checked"), never ``refuted``.
     ``store`` is the on-disk proof cache (``formal.prove.cache.ProofCache``): a relation Z3
     proved in an earlier run skips Z3, never the enumeration, and an entry the enumeration
-    contradicts is removed with a warning and Z3 asked."""
+    contradicts is removed with a warning and Z3 asked.  ``asked``: what ``_relations_together``
+    made and learnt of this run's relations (their statements, cache entries, and those Z3
+    answered *unsat* together)."""
     prod, cons = by_id.get(rel.producer), by_id.get(rel.consumer)
     missing = [name for name, lay in ((rel.producer, prod), (rel.consumer, cons))
                if lay is None]
@@ -284,7 +293,8 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
             return RelationVerdict(rel, "error", "not checked: " + ", ".join(sick) +
                                    " is not a proved layout")
     lt = letters or {}
-    st = statement(rel, prod, cons, (lt.get(rel.producer, "x"), lt.get(rel.consumer, "x")))
+    st = asked.statements[rel] if asked is not None and rel in asked.statements else \
+        statement(rel, prod, cons, (lt.get(rel.producer, "x"), lt.get(rel.consumer, "x")))
     if st is None:
         return RelationVerdict(rel, "error", "not checked: a layout has no formulas, or the "
                                "two maps are not of one kind")
@@ -293,8 +303,10 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
     if store is not None and cross_check and not TEST_HOOKS:
         from .cache import relation_key
         key = relation_key(rel, prod, cons, timeout_ms)
-        cached = store.proved(key, "composes")
-    zs, point = ("proved", None) if cached else _z3_decide(st, timeout_ms)
+        cached = asked.cached[rel] if asked is not None and rel in asked.cached \
+            else store.proved(key, "composes")
+    told = asked is not None and rel in asked.unsat and not cached
+    zs, point = ("proved", None) if cached or told else _z3_decide(st, timeout_ms)
     if zs == "unknown":
         # the relation is over finite maps: the enumeration visits every (selector, lane,
         # element), so its answer is a proof where Z3 gave none
@@ -359,5 +371,66 @@ def prove_relations(relations: Sequence[Relation], layouts: Iterable[Layout],
                     store: Any = None) -> list[RelationVerdict]:
     by_id = {lay.short_id: lay for lay in layouts}
     ok = list(healthy) if healthy is not None else None
-    return [prove_relation(r, by_id, timeout_ms, cross_check, ok, letters, store)
+    asked = _relations_together(relations, by_id, timeout_ms, cross_check, ok, letters, store)
+    return [prove_relation(r, by_id, timeout_ms, cross_check, ok, letters, store, asked)
             for r in relations]
+
+
+@dataclass
+class _Asked:
+    """``_relations_together``'s findings: each relation's statement, whether the disk cache holds
+    Z3's proof of it, and the relations Z3 answered *unsat* inside a disjunction."""
+
+    statements: dict[Relation, _Statement | None] = field(default_factory=dict)
+    cached: dict[Relation, bool] = field(default_factory=dict)
+    unsat: set[Relation] = field(default_factory=set)
+
+
+# Relations asked of Z3 in one query (as the maps are, formal.prove.driver.TOGETHER): each
+# query costs a few ms of set-up however small.
+TOGETHER = 16
+
+
+def _relations_together(relations: Sequence[Relation], by_id: dict[str, Layout], timeout_ms: int,
+                  cross_check: bool, healthy: Iterable[str] | None,
+                  letters: dict[str, str] | None, store: Any) -> _Asked:
+    """Z3's statement of every relation over healthy layouts that the cache does not hold,
+    ``TOGETHER`` at a time as one disjunction: *unsat* to it is *unsat* to each (each is
+    still enumerated and must agree); a model names the relations it breaks, which are
+    left to be asked alone."""
+    out = _Asked()
+    if not cross_check or TEST_HOOKS:
+        return out  # a planted encoding must meet Z3 on its own
+    ok = set(healthy) if healthy is not None else None
+    lt = letters or {}
+    todo: list[tuple[Relation, Any]] = []
+    for rel in relations:
+        prod, cons = by_id.get(rel.producer), by_id.get(rel.consumer)
+        if prod is None or cons is None or (ok is not None and (rel.producer not in ok
+                                                                 or rel.consumer not in ok)):
+            continue
+        st = statement(rel, prod, cons, (lt.get(rel.producer, "x"),
+                                         lt.get(rel.consumer, "x")))
+        out.statements[rel] = st
+        if st is None:
+            continue
+        if store is not None:
+            from .cache import relation_key
+            out.cached[rel] = store.proved(relation_key(rel, prod, cons, timeout_ms),
+                                           "composes")
+            if out.cached[rel]:
+                continue
+        todo.append((rel, _violation(st)[0]))
+    for k in range(0, len(todo), TOGETHER):
+        group = todo[k:k + TOGETHER]
+        while len(group) > 1:
+            r, model = solve("composes", z3.Or(*(f for _r, f in group)), timeout_ms)
+            if r == "unsat":
+                out.unsat.update(rel for rel, _f in group)
+            if r != "sat":
+                break
+            held = [z3.is_true(model.evaluate(f, model_completion=True)) for _r, f in group]
+            if not any(held):  # pragma: no cover - a model satisfies one of the disjuncts
+                break
+            group = [x for x, h in zip(group, held) if not h]
+    return out

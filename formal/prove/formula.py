@@ -18,7 +18,7 @@ import z3
 
 from ..model.cells import CellMap
 from ..model.layout import Formula, Layout
-from .encode import Sym, solve, z3_int
+from .encode import Sym, conj, disj, solve, z3_int
 from .verdicts import Core, InternalError, Options
 from .witness import (
     output_ranges,
@@ -116,35 +116,35 @@ def _violations(sym: Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
         if len(f.cases) == 1 and f.cases[0].cond is sp.true:
             continue
         count = z3.Sum(*[z3.If(c, sym.val(1), sym.val(0)) for c in sym.conds[k]])
-        out[f"cases:{k}"] = z3.And(sym.dom, count != 1)
-    ok = [z3.And(v >= sym.val(lo), v < sym.val(hi)) for v, (lo, hi) in zip(sym.vals,
+        out[f"cases:{k}"] = conj(sym.dom, count != 1)
+    ok = [conj(v >= sym.val(lo), v < sym.val(hi)) for v, (lo, hi) in zip(sym.vals,
                                                                               output_ranges(m))]
     if m.lay.sparse_a:
         ok.append(sym.vals[1] <= sym.vals[2])
-    out["in-range"] = z3.And(sym.dom, sym.defined, z3.Not(z3.And(*ok)))
+    out["in-range"] = conj(sym.dom, sym.defined, z3.Not(conj(*ok)))
     s2, t2, i2, dom2, v2, d2, g2 = sym.renamed("2")
     v1 = sym.vals
     conds = [sym.dom, dom2, sym.defined, d2, sym.s == s2]
     if sym.group is not None:
         conds.append(sym.group == g2)
     if m.lay.sparse_a:
-        same = z3.And(sym.t == t2, v1[1] == v2[1], v1[2] == v2[2])
+        same = conj(sym.t == t2, v1[1] == v2[1], v1[2] == v2[2])
         conds += [v1[0] == v2[0], z3.Not(same), v1[1] <= v2[2], v2[1] <= v1[2]]
     else:
-        conds += [z3.Or(sym.t != t2, sym.i != i2)] + [a == b for a, b in zip(v1, v2)]
-    out["injective"] = z3.And(*conds)
+        conds += [disj(sym.t != t2, sym.i != i2)] + [a == b for a, b in zip(v1, v2)]
+    out["injective"] = conj(*conds)
     out["_second"] = (s2, t2, i2)
     if chunks is not None:
         row, fc, lc = v1
         same_key = []
         for j in range(m.n):
             vj, dj = sym.at_element(j)
-            same_key.append(z3.If(z3.And(dj, vj[0] == row, vj[1] == fc, vj[2] == lc),
+            same_key.append(z3.If(conj(dj, vj[0] == row, vj[1] == fc, vj[2] == lc),
                                   sym.val(1), sym.val(0)))
-        bad = z3.Or(lc - fc + sym.val(1) != sym.val(chunks.width),
+        bad = disj(lc - fc + sym.val(1) != sym.val(chunks.width),
                     fc % sym.val(chunks.chunk) != sym.val(0),
                     z3.Sum(*same_key) != sym.val(chunks.nonzeros))
-        out["sparse-chunks"] = z3.And(sym.dom, sym.defined, bad)
+        out["sparse-chunks"] = conj(sym.dom, sym.defined, bad)
     return out
 
 
@@ -157,7 +157,7 @@ def combined_violation(m: CellMap, chunks: _ChunkSpec | None) -> Any:
     unsatisfiable exactly when each of them is (``formal.prove.driver``)."""
     viol = _violations(Sym(m), chunks)
     viol.pop("_second")
-    return z3.Or(*viol.values())
+    return disj(*viol.values())
 
 
 def obligation_names(m: CellMap, chunks: _ChunkSpec | None) -> list[str]:
