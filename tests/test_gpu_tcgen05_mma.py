@@ -1,7 +1,7 @@
 """The ``tcgen05-mma`` family of ``ptxlayout gpu`` (``formal.execute.tcgen05_mma``): its tasks,
 a truthful fake Blackwell device passing every one, planted truths caught with their cell,
 the kernels assembled for sm_100a, a device without sm_100a running none, and the evidence a
-fake run writes read back (the data paths' hardware obligation stays unconfirmed)."""
+fake run writes read back (it confirms the data path's hardware obligation)."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def test_gpu_on_a_device_without_sm_100a_checks_nothing_and_says_so(
     assert out.splitlines()[-1] == "checks: none; moves and wgmma: 4 runs, 0 not as expected"
 
 
-def test_a_fake_runs_evidence_is_read_and_the_hardware_stays_unconfirmed(
+def test_a_fake_runs_evidence_is_read_and_confirms_the_data_path(
         records: list[dict[str, Any]], tmp_path: Path) -> None:
     from formal.execute.record import write_evidence
     from formal.prove.evidence import Evidence
@@ -188,7 +188,8 @@ def test_a_fake_runs_evidence_is_read_and_the_hardware_stays_unconfirmed(
                                                      ("experiment", "mismatch")}
     g = next(r for r in records if r.get("layout") == "G")
     assert {r.layout_hashes["datapath"] for r in ev.runs} == {g["map_hash"]}
-    # the data paths' hardware obligation: unconfirmed with its reason, evidence or not
+    # the data path's hardware obligation: confirmed by these runs (the cases are
+    # tests/test_gpu_tcgen05_evidence.py's)
     from formal import catalog
     from formal.model.datapath import datapaths
     from formal.parse.document import parse_document
@@ -197,7 +198,8 @@ def test_a_fake_runs_evidence_is_read_and_the_hardware_stays_unconfirmed(
     dps = datapaths([ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None])
     result, _findings = prove_datapath(next(d for d in dps if d.layout == "G"), None, ev)
     hw = next(v for v in result.verdicts if v.name == "hardware")
-    assert hw.status == "unconfirmed" and "sm_100a" in hw.message
+    assert hw.status == "proved" and hw.message.startswith("confirmed on fake device")
+    assert "8 of 8 tcgen05-mma tasks read D back by this map bit-exact" in hw.message
 
 
 def test_a_wrong_instruction_descriptor_does_not_pass(records: list[dict[str, Any]]) -> None:
