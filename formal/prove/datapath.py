@@ -393,7 +393,7 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
     read D by another map (stale: the layout changed since), when a task or a plant is
     missing or a plant matched (the run could not tell maps apart), or with no such run."""
     if not hasattr(evidence, "runs_of"):  # drawn, not judged (``api.show``)
-        return _unconfirmed(HARDWARE)
+        return Verdict("hardware", "unconfirmed", HARDWARE, severity="warning")
     from ..execute.tcgen05_mma import PLANTS
     tasks = [v.key for v in TCGEN05_MMA_VARIANTS if v.datapath == dp.layout]
     if not tasks:
