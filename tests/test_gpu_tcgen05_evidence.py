@@ -44,9 +44,10 @@ def dps() -> dict[str, DataPath]:
 
 
 def _run(truth: list[dict[str, Any]], records: list[dict[str, Any]], folder: Path,
-         only: str = "layoutG") -> Evidence:
+         only: str = "tcgen05.mma.m32") -> Evidence:
     """A fake sm_100 device whose truth is ``truth`` runs ``only``'s tasks (checks and planted
-    edits) with ``records`` as the layouts; its evidence is written to ``folder``."""
+    edits; by default Layout G's dense rows, M = 32) with ``records`` as the layouts; its
+    evidence is written to ``folder``."""
     report = supervisor.run_all(FakeDevice(truth, sm=100), records, trials=1, only=only)
     write_evidence(report, folder)
     return Evidence.load(folder)
@@ -137,7 +138,7 @@ def test_no_sm_100_evidence_leaves_it_unconfirmed(
         records: list[dict[str, Any]], dps: dict[str, DataPath], tmp_path: Path) -> None:
     # an sm_90 device assembles the rows and runs none: nothing it holds speaks for G
     report = supervisor.run_all(FakeDevice(records, sm=90), records, trials=1,
-                                only="layoutG", use_ptxas=False)
+                                only="tcgen05.mma.m32", use_ptxas=False)
     write_evidence(report, tmp_path)
     ev = Evidence.load(tmp_path)
     hw = _hardware(dps["G"], ev)
