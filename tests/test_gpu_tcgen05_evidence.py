@@ -205,3 +205,14 @@ def test_the_evidence_command_on_the_folder(
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 50 + 1 and not any("layoutG" in x for x in out)
     assert out[-1].startswith("50 stale of the variants sm_100 runs (1 evidence files")
+
+
+def test_the_evidence_command_line_selects_the_family(
+        records: list[dict[str, Any]], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from formal.cli import main
+    _run(records, records, tmp_path)
+    capsys.readouterr()
+    assert main(["evidence", str(tmp_path), "--select", "tcgen05.mma", "-q"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 50 and all(x.startswith("tcgen05.mma") for x in out)
