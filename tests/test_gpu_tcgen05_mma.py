@@ -1,7 +1,7 @@
 """The ``tcgen05-mma`` family of ``ptxlayout gpu`` (``formal.execute.tcgen05_mma``): its tasks,
 a truthful fake Blackwell device passing every one, planted truths caught with their cell,
 the kernels assembled for sm_100a, a device without sm_100a running none, and the evidence a
-fake run writes read back (the data paths' hardware obligation stays unconfirmed)."""
+fake run writes read back (it confirms the data path's hardware obligation)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def test_the_rows_and_tasks(records: list[dict[str, Any]]) -> None:
     assert {v.datapath for v in TCGEN05_MMA_VARIANTS} == set("ABDEFG")
     assert variant(KEY_D).target == "sm_100a" and variant(KEY_D).dims.m == 128
     tasks = tc_mma_tasks(Job(records), 100)
-    checks = [t for t in tasks if t.mode == "check"]
-    plants = [t for t in tasks if t.mode == "experiment"]
+    checks = [t for t in tasks if t.mode == "check" and ".sp." not in t.key]
+    plants = [t for t in tasks if t.mode == "experiment" and ".sp." not in t.key]
     assert len(checks) == 48 and len(plants) == 6 * 2
     assert {t.plant for t in plants} == {"other-datapath", "lbo-sbo-swapped"}
     assert all(t.expect == "mismatch" for t in plants)
@@ -55,8 +55,9 @@ def test_the_rows_and_tasks(records: list[dict[str, Any]]) -> None:
         modes = {t.catalog.split(".")[3] for t in checks if t.catalog.endswith(f".b{bits}")}
         assert modes == {"none", "32B", "64B", "128B"}, bits
     # a device that is not sm_100a: one compile task a row, nothing else
-    assert [t.mode for t in tc_mma_tasks(Job(records), 90)] == ["compile"] * 48
-    assert len(tc_mma_tasks(Job(records, only="layoutD"), 100)) == 8 + 2
+    # (and the 18 .sp rows: tests/test_gpu_tcgen05_sp.py)
+    assert [t.mode for t in tc_mma_tasks(Job(records), 90)] == ["compile"] * (48 + 18)
+    assert len(tc_mma_tasks(Job(records, only="tcgen05.mma.m128"), 100)) == 2 * 8 + 2 * 2
 
 
 def test_the_launch_of_one_row_by_hand(records: list[dict[str, Any]]) -> None:
@@ -92,7 +93,7 @@ def test_a_truthful_fake_passes_every_task(records: list[dict[str, Any]]) -> Non
             assert f"every one of the {cells} cells of D bit-exact" in run.detail
         else:
             assert "cells of D differ" in run.detail and run.d_cells
-    assert fake.launches == 60
+    assert fake.launches == 60 + 21  # and the 18 .sp rows and their 3 plants
 
 
 def test_a_truth_with_warps_1_and_2_swapped_is_named_with_its_cell(
@@ -155,7 +156,7 @@ def test_the_family_through_the_executor(records: list[dict[str, Any]]) -> None:
     # an sm_90 device runs none: each row says it needs sm_100a
     report = supervisor.run_all(FakeDevice(records, sm=90), records, trials=1,
                                 only="tcgen05.mma", use_ptxas=False)
-    assert len(report.runs) == 48 and {r.result for r in report.runs} == {"not-executed"}
+    assert len(report.runs) == 48 + 18 and {r.result for r in report.runs} == {"not-executed"}
     assert all(r.detail == "tcgen05.mma needs sm_100a; the device is sm_90; not assembled "
                "(--no-ptxas)" for r in report.runs)
 
@@ -173,12 +174,12 @@ def test_gpu_on_a_device_without_sm_100a_checks_nothing_and_says_so(
     assert out.splitlines()[-1] == "checks: none; moves and wgmma: 4 runs, 0 not as expected"
 
 
-def test_a_fake_runs_evidence_is_read_and_the_hardware_stays_unconfirmed(
+def test_a_fake_runs_evidence_is_read_and_confirms_the_data_path(
         records: list[dict[str, Any]], tmp_path: Path) -> None:
     from formal.execute.record import write_evidence
     from formal.prove.evidence import Evidence
     report = supervisor.run_all(FakeDevice(records, sm=100), records, trials=1,
-                                only="layoutG")
+                                only="tcgen05.mma.m32")
     path = write_evidence(report, str(tmp_path))
     ev = Evidence.load(tmp_path)
     assert Path(path).parent == tmp_path and ev.sm == 100
@@ -188,7 +189,8 @@ def test_a_fake_runs_evidence_is_read_and_the_hardware_stays_unconfirmed(
                                                      ("experiment", "mismatch")}
     g = next(r for r in records if r.get("layout") == "G")
     assert {r.layout_hashes["datapath"] for r in ev.runs} == {g["map_hash"]}
-    # the data paths' hardware obligation: unconfirmed with its reason, evidence or not
+    # the data path's hardware obligation: confirmed by these runs (the cases are
+    # tests/test_gpu_tcgen05_evidence.py's)
     from formal import catalog
     from formal.model.datapath import datapaths
     from formal.parse.document import parse_document
@@ -197,7 +199,8 @@ def test_a_fake_runs_evidence_is_read_and_the_hardware_stays_unconfirmed(
     dps = datapaths([ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None])
     result, _findings = prove_datapath(next(d for d in dps if d.layout == "G"), None, ev)
     hw = next(v for v in result.verdicts if v.name == "hardware")
-    assert hw.status == "unconfirmed" and "sm_100a" in hw.message
+    assert hw.status == "proved" and hw.message.startswith("confirmed on fake device")
+    assert "8 of 8 tcgen05-mma tasks read D back by this map bit-exact" in hw.message
 
 
 def test_a_wrong_instruction_descriptor_does_not_pass(records: list[dict[str, Any]]) -> None:

@@ -281,7 +281,8 @@ def _other_rows() -> dict[str, Variant]:
     first lookup: ``variant`` reads thousands of evidence runs, each one a dict lookup."""
     rows: dict[str, Variant] = {}
     for v in wgmma_variants() + wgmma_sp_variants() + list(TMEM_VARIANTS) \
-            + list(BLOCK_SCALE_VARIANTS) + list(TCGEN05_MMA_VARIANTS):
+            + list(BLOCK_SCALE_VARIANTS) + list(TCGEN05_MMA_VARIANTS) \
+            + list(TCGEN05_MMA_SP_VARIANTS):
         rows.setdefault(v.key, v)
     return rows
 
@@ -404,6 +405,26 @@ def tcgen05_mma_variants() -> list[Variant]:
 
 
 TCGEN05_MMA_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_variants())
+# tcgen05.mma.sp run on a device: the one-CTA data paths whose metadata the catalog places
+# (D at M = 128; the .ws E and G at M = 64 and 32), A compressed to K/2, each plain kind at
+# every selector its metadata admits (tf32 and f16: 0 and 1; 8-bit: 0), N = 64.  F (M = 64
+# without .ws) and C (the pair) have no metadata layout in the catalog.
+TCGEN05_MMA_SP_SELECTORS: dict[str, tuple[int, ...]] = {
+    "tf32": (0, 1), "f16": (0, 1), "f8f6f4": (0,), "i8": (0,)}
+
+
+def tcgen05_mma_sp_variants() -> list[Variant]:
+    """``tcgen05.mma.sp.m128n64k32.kind::f16.f32.f16.f16.layoutD.sel1``: a row per sparse
+    data path (``TCGEN05_MMA_SP_SELECTORS``' comment), kind and selector; K is twice the
+    dense row's."""
+    return [Variant("tcgen05.mma.sp", f"m{m}n64k{2 * k}", a, b, d, d, min_sm=100, ptx=(8, 6),
+                    kind=kind, arch_suffix="a", datapath=letter, selector=sel)
+            for letter, m, _g, _sp, _ws, _ns in DATAPATH_ROWS if letter in "DEG"
+            for kind, (a, b, d, k) in TCGEN05_MMA_KINDS.items()
+            for sel in TCGEN05_MMA_SP_SELECTORS[kind]]
+
+
+TCGEN05_MMA_SP_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_sp_variants())
 
 
 def datapath_row(letter: str) -> tuple[str, int, int, str, str, tuple[int, ...]]:

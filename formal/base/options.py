@@ -36,7 +36,7 @@ QUIET = ("prove", "diff", "evidence", "audit cute", "audit triton")
 SELECT_KINDS: dict[str, tuple[str, ...]] = {
     "diff": ("different-map", "removed", "not-comparable", "added"),
     "evidence": ("mma", "mma.sp", "ldmatrix", "stmatrix", "movmatrix", "wgmma", "wgmma.sp",
-                 "wgmma.smem"),
+                 "wgmma.smem", "tcgen05.mma"),
     "audit": ("differs", "not-in-spec", "unreadable"),
 }
 SELECT = ("prove", "diff", "evidence", "audit cute", "audit triton")

@@ -336,8 +336,9 @@ class Variant:
         if self.move or self.tmem:
             return f"{self.instruction}.{self.spelled_shape}.{self.a}"
         if self.datapath:  # tcgen05.mma.m128n64k16.kind::f16.f32.f16.f16.layoutD
+            sel = f".sel{self.selector}" if self.instruction.endswith(".sp") else ""
             return (f"{self.instruction}.{self.shape}.kind::{self.kind}.{self.d}.{self.a}."
-                    f"{self.b}.layout{self.datapath}")
+                    f"{self.b}.layout{self.datapath}{sel}")
         kind = f".kind::{self.kind}" if self.kind else ""
         kind += ".block_scale" if self.scale else ""
         kind += f".scale_vec::{self.scale_vec}X" if self.scale_vec else ""

@@ -64,6 +64,10 @@ class Tc05Kernel:
     # c * smem_bytes on) before the mma; the descriptors' start address fields are then
     # offsets into that image (the kernel adds its shared address).  0: no image
     smem_bytes: int = 0
+    # .sp: columns of metadata each lane's warp stores from the parameter ``meta`` (lane
+    # l's words at ``meta + 4 * (l * meta_columns + j)``, CTA c's lanes after the first
+    # CTA's 128) into tensor memory from column META_COLUMN, before the mma.  0: none
+    meta_columns: int = 0
 
     @property
     def cta_group(self) -> int:
@@ -118,6 +122,30 @@ def _read_back(k: Tc05Kernel) -> list[str]:
     return lines
 
 
+def _store_meta(k: Tc05Kernel) -> list[str]:
+    """Each warp stores its 32 lanes' metadata words from ``meta`` into tensor memory
+    (``tcgen05.st.32x32b``), then every thread syncs so the mma sees them."""
+    if not k.meta_columns:
+        return []
+    c = k.meta_columns
+    lines = ["    ld.param.u64 %rd5, [meta];", "    cvta.to.global.u64 %rd5, %rd5;",
+             "    and.b32 %r14, %r5, 127;"]
+    if k.cta_group == 2:
+        lines += ["    mov.u32 %r15, %cluster_ctarank;", "    mad.lo.u32 %r14, %r15, 128, %r14;"]
+    lines += [f"    mul.lo.u32 %r14, %r14, {4 * c};", "    cvt.u64.u32 %rd6, %r14;",
+              "    add.u64 %rd5, %rd5, %rd6;"]
+    lines += [f"    ld.global.b32 %v{j}, [%rd5+{4 * j}];" for j in range(c)]
+    regs = ", ".join(f"%v{j}" for j in range(c))
+    lines += ["    shl.b32 %r15, %r6, 21;", "    add.u32 %r15, %r15, %r1;",
+              f"    add.u32 %r15, %r15, {META_COLUMN};",
+              f"    tcgen05.st.sync.aligned.32x32b.x{c}.b32 [%r15], {{{regs}}};",
+              "    tcgen05.wait::st.sync.aligned;", "    tcgen05.fence::before_thread_sync;",
+              "    barrier.cluster.arrive.aligned;\n    barrier.cluster.wait.aligned;"
+              if k.cta_group == 2 else "    bar.sync 0;",
+              "    tcgen05.fence::after_thread_sync;"]
+    return lines
+
+
 def _copy_image(k: Tc05Kernel) -> list[str]:
     """Every thread copies words of this CTA's image (``smem`` + rank * bytes) into ``img``,
     then makes them visible to the tensor core (the async proxy)."""
@@ -150,6 +178,8 @@ def kernel_text(k: Tc05Kernel) -> str:
         params.append(".param .u64 out")
     if k.smem_bytes:
         params.append(".param .u64 smem")
+    if k.meta_columns:
+        params.append(".param .u64 meta")
     sparse, scaled = ".sp." in k.opcode, ".block_scale" in k.opcode
     head = [f".visible .entry {k.name}({', '.join(params)})"]
     if g == 2:
@@ -158,7 +188,7 @@ def kernel_text(k: Tc05Kernel) -> str:
             "    .reg .b32 %r<24>;", "    .reg .b64 %rd<12>;", "    .reg .pred %p<10>;"]
     if k.smem_bytes:
         body.insert(0, f"    .shared .align 1024 .b8 img[{k.smem_bytes}];")
-    if k.reads:
+    if k.reads or k.meta_columns:
         body.append(f"    .reg .b32 %v<{MAX_X}>;")
     body += ["    mov.u32 %r5, %tid.x;", "    shr.u32 %r6, %r5, 5;",
              "    setp.eq.u32 %p1, %r6, 0;", "    setp.eq.u32 %p3, %r5, 0;"]
@@ -177,7 +207,8 @@ def kernel_text(k: Tc05Kernel) -> str:
              "    barrier.cluster.arrive.aligned;\n    barrier.cluster.wait.aligned;" if g == 2
              else "    bar.sync 0;",
              "    tcgen05.fence::after_thread_sync;",
-             "    ld.shared.b32 %r1, [taddr];"]
+             "    ld.shared.b32 %r1, [taddr];",
+             *_store_meta(k)]
     if k.descriptors is None:
         body += ["    ld.param.u64 %rd1, [adesc];", "    ld.param.u64 %rd2, [bdesc];"]
     else:
@@ -273,7 +304,7 @@ def tcgen05_kinds_module(kinds: Sequence[str] = PLAIN_KINDS) -> str:
 
 def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bool,
                     n: int, blocks: Sequence[tuple[int, int, int, int]], kind: str = "f16",
-                    smem_bytes: int = 0) -> Tc05Kernel:
+                    smem_bytes: int = 0, meta_columns: int = 0) -> Tc05Kernel:
     """The mma of a data-path layout at N = ``n`` (``kind``, default ``kind::f16``; ``.sp``
     for Layout C, ``.ws`` for E and G) and its read-back: per block (cta, warp, first column,
     columns) one warp's loads.  The allocation covers every block's columns.  ``smem_bytes``:
@@ -284,8 +315,9 @@ def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bo
     if sparse:
         cols = 512  # the metadata sits at column META_COLUMN
     suffix = "" if kind == "f16" else f"_{kind}"
-    return Tc05Kernel(f"{name}_{layout}_n{n}{suffix}", mma_opcode(kind, cta_group, sparse, ws),
-                      cols, None, reads, last, smem_bytes)
+    return Tc05Kernel(f"{name}_{layout}_n{n}{suffix}",
+                      mma_opcode(kind, cta_group, sparse, ws), cols, None, reads, last,
+                      smem_bytes, meta_columns)
 
 
 def tcgen05_cp_module() -> str:

@@ -210,14 +210,15 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     if not isinstance(errata, list):
         raise ValueError(f"{p}: 'errata' is not a list")
     extra = []
-    for name in ("smem", "scale", "datapath"):
+    for name in ("smem", "scale", "datapath", "meta"):
         more = doc.get(name) or []
         if not isinstance(more, list):
             raise ValueError(f"{p}: '{name}' is not a list")
         extra += [dict(r) for r in more]
     # a table the export states once ('cells_from') is spelled out here, checked by its hash;
-    # the shared-memory layouts, the block-scale factor maps and the data paths (no cells)
-    # ride along for formal.execute.smem_runs, .block_scale and .datapath
+    # the shared-memory layouts, the block-scale factor maps, the data paths and the sparse
+    # metadata (no cells) ride along for formal.execute.smem_runs, .block_scale, .datapath
+    # and .tcgen05_sp
     return expand(recs) + extra, expand(errata)
 
 

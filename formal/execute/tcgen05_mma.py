@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..base.matrix_variants import (
+    TCGEN05_MMA_SP_VARIANTS,
     TCGEN05_MMA_VARIANTS,
     datapath_row,
     variant,
@@ -56,9 +57,21 @@ from .ptx_tcgen05 import Tc05Kernel, datapath_kernel
 from .runs import Job, Run, Task
 from .smem import SmemLayout, element_bytes_image, image_codes
 from .smem_runs import CatalogSmem
+from .tcgen05_sp import (
+    META_COLUMNS,
+    SP_PLANTS,
+    dense_a,
+    draw_sparse,
+    find_meta,
+    meta_words,
+    read_indices,
+    row_meta,
+    sparse,
+)
 
 TC_SMEM = "tcgen05.smem"
 MODES = ("none", "32B", "64B", "128B")
+SP_MODES = ("64B", "128B")  # B of a sparse row: 64 bytes of K inside the atom (``sparse_k``)
 PLANTS = ("other-datapath", "lbo-sbo-swapped")
 TARGET = "sm_100a"
 UNWRITTEN = 0xDEADBEEF  # a word no kernel wrote (``devices.UNWRITTEN``'s value)
@@ -76,8 +89,9 @@ def tc_mma_tasks(job: Job, sm: int) -> list[Task]:
     """The family's tasks (see the module docstring); ``compile`` on a device that is not
     sm_100a, one per row."""
     rows = [v for v in TCGEN05_MMA_VARIANTS if selects(job.only, v.key)]
-    if not rows or not runs_on(rows[0], sm):
-        return [Task(v.key, "compile") for v in rows]
+    sp_rows = [v for v in TCGEN05_MMA_SP_VARIANTS if selects(job.only, v.key)]
+    if not rows + sp_rows or not runs_on((rows + sp_rows)[0], sm):
+        return [Task(v.key, "compile") for v in rows + sp_rows]
     # the modes rotate over the rows and, a step further each (layout, N), over the kinds:
     # every kind's element width meets every mode
     out = [Task(v.key, "check", catalog=smem_id(v, MODES[(i + i // len(MODES)) % len(MODES)]))
@@ -90,6 +104,16 @@ def tc_mma_tasks(job: Job, sm: int) -> list[Task]:
         out += [Task(v.key, "experiment", plant=p, expect="mismatch",
                      catalog=smem_id(v, "none" if p == "lbo-sbo-swapped" else "128B"))
                 for v in firsts.values() for p in PLANTS]
+    # .sp: the modes rotate the same way; a plant for each data path's first f16 row
+    out += [Task(v.key, "check", catalog=smem_id(v, SP_MODES[i % len(SP_MODES)]))
+            for i, v in enumerate(sp_rows)]
+    if job.experiments:
+        firsts = {}
+        for v in sp_rows:
+            if v.kind == "f16":
+                firsts.setdefault(v.datapath, v)
+        out += [Task(v.key, "experiment", plant=p, expect="mismatch", catalog=smem_id(v, "128B"))
+                for v in firsts.values() for p in SP_PLANTS]
     return out
 
 
@@ -106,6 +130,7 @@ class Launch:
     adesc: int
     bdesc: int
     smem: np.ndarray
+    meta: np.ndarray | None = None  # .sp: (CTAs, 128 lanes, META_COLUMNS) words
 
 
 def _round(x: int, to: int) -> int:
@@ -147,49 +172,77 @@ def d_words(v: Variant, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return d.astype(np.float32).view(np.uint32)
 
 
-def image_plan(v: Variant, rec: Mapping[str, Any]) -> tuple[CatalogSmem, int, int, int]:
-    """(layout, A's bytes, B's first byte, the image's bytes) of a CTA's image of row ``v``
-    under ``rec``'s choice: A from byte 0, B from the next 1024-byte boundary (a swizzle
-    atom's), the whole rounded to 1024."""
+def image_plan(v: Variant, rec: Mapping[str, Any]) \
+        -> tuple[CatalogSmem, int, int, int, CatalogSmem]:
+    """(A's layout, A's bytes, B's first byte, the image's bytes, B's layout) of a CTA's
+    image of row ``v`` under ``rec``'s choice: A from byte 0, B from the next 1024-byte
+    boundary (a swizzle atom's), the whole rounded to 1024.  A sparse row's B spans twice
+    the K of the record's layout: its K mode taken on inside the swizzle atom (``sparse_k``)."""
     _g, rows_a, rows_b = split_rows(v)
     ch = rec["choices"][0]
     lay = CatalogSmem(ch["shape"], ch["stride"], tuple(ch["swizzle"]), "K")
+    lay_b = sparse_k(ch) if sparse(v) else lay
     bits = TYPE_BITS[v.a]
-    a_span = _round(lay.extent(rows_a, v.k, bits), 16)
+    a_span = _round(lay.extent(rows_a, v.k // 2 if sparse(v) else v.k, bits), 16)
     b_off = _round(a_span, 1024)
-    return lay, a_span, b_off, _round(b_off + _round(lay.extent(rows_b, v.k, bits), 16), 1024)
+    return (lay, a_span, b_off,
+            _round(b_off + _round(lay_b.extent(rows_b, v.k, bits), 16), 1024), lay_b)
+
+
+def sparse_k(ch: Mapping[str, Any]) -> CatalogSmem:
+    """A K-major swizzled layout ``((8, m), (T, 2)) : ((s, SBO), (1, T))`` with its K mode
+    doubled, ``(T, 4) : (1, T)``: 64 bytes of K a row inside the swizzle atom (64B and 128B
+    modes), under the same descriptor; ValueError for a mode whose atom is narrower."""
+    (mn, (t, kk)), (mn_s, (one, step)) = ch["shape"], ch["stride"]
+    if one != 1 or step != t or ch["swizzle"][0] < 2:
+        raise ValueError("B of a sparse row needs 64 bytes of K inside a swizzle atom "
+                         "(the 64B and 128B modes)")
+    return CatalogSmem([mn, [t, 2 * kk]], [mn_s, [1, t]], tuple(ch["swizzle"]), "K")
 
 
 def run_kernels(records: Sequence[Mapping[str, Any]]) -> list[Tc05Kernel]:
     """The kernel of each row's check as a Blackwell run makes it (its data path's read-back,
-    its image's size): what ``ptxlayout ptx --check`` assembles as ``tcgen05.mma.runs``."""
-    out = []
+    its image's size): what ``ptxlayout ptx --check`` assembles as ``tcgen05.mma.runs``.
+    Rows that differ only in the selector (an idesc field) have one kernel."""
+    out: dict[str, Tc05Kernel] = {}
     for t in tc_mma_tasks(Job(records), 100):
         v, rec = variant(t.key), tc_smem_record(records, t.catalog)
         if t.mode == "check" and rec is not None:
-            out.append(kernel_of(v, datapath_map(records, v.datapath, v.n),
-                                 image_plan(v, rec)[3]))
-    return out
+            k = kernel_of(v, datapath_map(records, v.datapath, v.n), image_plan(v, rec)[3])
+            if k.name in out and out[k.name] != k:  # another image size: its own entry
+                k = replace(k, name=f"{k.name}_{k.smem_bytes}")
+            out.setdefault(k.name, k)
+    return list(out.values())
 
 
 def tc_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any], rng: np.random.Generator,
-             plant: str = "") -> Operands:
+                plant: str = "", meta: Mapping[str, Any] | None = None) -> Operands:
     """Random exact A and B laid out by ``rec``'s choice in each CTA's image, the descriptors
     from the record (``plant`` lbo-sbo-swapped: the two fields written into each other), the
-    instruction descriptor, and the kernel that reads D back by ``m``."""
+    instruction descriptor, and the kernel that reads D back by ``m``.  A sparse row
+    (``tcgen05_sp``): A compressed in the image, the metadata placed by ``meta`` at the
+    row's selector (``plant`` meta-chunks-swapped: two chunks' fields exchanged); ``a`` is
+    then the dense A the product is of."""
     g, rows_a, rows_b = split_rows(v)
     k = v.k
-    a = cpu.draw(rng, v.a, "A", v, (v.dims.m, k))
+    meta_img = None
+    if sparse(v):
+        assert meta is not None
+        a_img, units = draw_sparse(rng, v)
+        a = dense_a(v.kind, a_img, units, k)
+        meta_img = meta_words(meta, v.selector, units, rng, plant)[None]
+    else:
+        a = a_img = cpu.draw(rng, v.a, "A", v, (v.dims.m, k))
     b = cpu.draw(rng, v.b, "B", v, (k, v.n))
     ch = rec["choices"][0]
-    lay, a_span, b_off, size = image_plan(v, rec)
+    lay, a_span, b_off, size, lay_b = image_plan(v, rec)
     img = np.zeros((g, size), dtype=np.uint8)
     bt = np.swapaxes(b, 0, 1)  # N rows of K: B is K-major too
     for c in range(g):
-        img[c, :a_span] = element_bytes_image(a[None, c * rows_a:(c + 1) * rows_a], v.a, lay,
-                                              a_span)[0]
+        img[c, :a_span] = element_bytes_image(a_img[None, c * rows_a:(c + 1) * rows_a], v.a,
+                                              lay, a_span)[0]
         img[c, b_off:size] = element_bytes_image(bt[None, c * rows_b:(c + 1) * rows_b], v.b,
-                                                 lay, size - b_off)[0]
+                                                 lay_b, size - b_off)[0]
     fields = rec["descriptor_fields"]
     base = int(ch["descriptor"], 16)
     if plant == "lbo-sbo-swapped":
@@ -197,17 +250,19 @@ def tc_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any], rng: np.rand
         base = _set_field(_set_field(base, fields["lbo"], sbo), fields["sbo"], lbo)
     adesc = _set_field(base, fields["start"], 0)
     bdesc = _set_field(base, fields["start"], b_off >> 4)
-    idesc = encode_idesc(idesc_for(v.kind, m=v.dims.m, n=v.n, a=v.a, b=v.b, d=v.d))
+    idesc = encode_idesc(idesc_for(v.kind, m=v.dims.m, n=v.n, a=v.a, b=v.b, d=v.d,
+                                   sparse=sparse(v), selector=v.selector))
     return Operands(a, b, d_words(v, a, b), Launch(kernel_of(v, m, size), idesc, adesc, bdesc,
-                                                   img))
+                                                   img, meta_img))
 
 
 def kernel_of(v: Variant, m: DataPathMap, smem_bytes: int = 0) -> Tc05Kernel:
     """The kernel of row ``v``: its mma, and each block of ``m`` read back."""
     _l, _m, g, _s, ws, _ns = datapath_row(v.datapath)
-    return datapath_kernel("tc", v.datapath, g, False, ws == "yes", v.n,
+    sp = sparse(v)
+    return datapath_kernel("tcsp" if sp else "tc", v.datapath, g, sp, ws == "yes", v.n,
                            [(b.cta, b.warp, b.tcol_lo, b.tcol_hi - b.tcol_lo + 1)
-                            for b in m.blocks], v.kind, smem_bytes)
+                            for b in m.blocks], v.kind, smem_bytes, META_COLUMNS if sp else 0)
 
 
 def tc_differences(m: DataPathMap, dw: np.ndarray, out: np.ndarray) -> list[dict[str, Any]]:
@@ -271,6 +326,10 @@ def run_tc_task(launcher: Any, task: Task, records: Sequence[Mapping[str, Any]],
     if rec is None:
         run.detail = f"the layouts JSON has no {task.catalog} record"
         return run
+    meta = row_meta(records, v) if sparse(v) else None
+    if sparse(v) and meta is None:
+        run.detail = f"the layouts JSON has no metadata layout of {v.key}"
+        return run
     read = m
     if task.plant == "other-datapath":
         other = other_layout(records, m)
@@ -279,12 +338,15 @@ def run_tc_task(launcher: Any, task: Task, records: Sequence[Mapping[str, Any]],
             return run
         read = other
     run.layout_hashes = {"datapath": m.map_hash, "smem": str(rec.get("map_hash") or "")}
+    if meta is not None:
+        run.layout_hashes["meta"] = str(meta.get("map_hash") or "")
+        run.selector = v.selector
     run.smem_layout = {"catalog": task.catalog, "choice": 0, "name": task.catalog,
                        "descriptor": rec["choices"][0]["descriptor"]}
     run.seed = secrets.randbits(63)
     rng = np.random.default_rng(run.seed)
     for _ in range(trials):
-        ops = tc_operands(v, m, rec, rng, task.plant)
+        ops = tc_operands(v, m, rec, rng, task.plant, meta)
         out = np.asarray(launcher.launch(ops.launch), dtype=np.uint32)
         bad = tc_differences(read, ops.d_words, out)
         run.trials += 1
@@ -297,7 +359,9 @@ def run_tc_task(launcher: Any, task: Task, records: Sequence[Mapping[str, Any]],
         run.result = "match"
         run.detail = (f"{trials} trials: every one of the {len(m.cells())} cells of D bit-exact "
                       f"through Layout {m.layout} (A, B by {task.catalog}, idesc "
-                      f"0x{ops.launch.idesc:08x})")
+                      f"0x{ops.launch.idesc:08x}"
+                      + (f", metadata by {meta['id']} at selector {v.selector}" if meta else "")
+                      + ")")
     run.seconds = time.perf_counter() - t0
     return run
 
@@ -367,6 +431,16 @@ class FakeTcgen05Device:
         raise LaunchError(f"no data path of M = {mm}, cta_group::{k.cta_group}"
                           f"{', .ws' if ws else ''}")
 
+    def _decompressed(self, k: Tc05Kernel, x: Any, a: np.ndarray,
+                      meta: np.ndarray | None) -> np.ndarray:
+        """A as the device sees it: the metadata read by its truth's record at the idesc's
+        selector, the compressed values put back where the indices say."""
+        rec = find_meta(self.records, x.kind, x.m, ".ws" in k.opcode)
+        if rec is None or meta is None:
+            raise LaunchError(f"no metadata layout of kind::{x.kind} M = {x.m} to read by")
+        units = read_indices(rec, x.sparse_selector, meta[0])
+        return dense_a(x.kind, a, units, 2 * a.shape[1])
+
     def launch(self, ln: Launch) -> np.ndarray:
         k = ln.kernel
         kind = k.opcode.partition(".kind::")[2].partition(".")[0]
@@ -374,19 +448,23 @@ class FakeTcgen05Device:
         types = idesc_types(x)
         g = k.cta_group
         rows_a, rows_b = x.m // g, x.n // g
-        kk = 256 // TYPE_BITS[types["a"]]  # one 32-byte K slice
+        kk = 256 // TYPE_BITS[types["a"]]  # one 32-byte K slice of A (compressed, .sp)
+        kb = kk * (2 if x.sparse else 1)
         a_parts: list[np.ndarray] = []
         b_parts: list[np.ndarray] = []
         for c in range(g):
-            for desc, rows, t, parts in ((ln.adesc, rows_a, types["a"], a_parts),
-                                         (ln.bdesc, rows_b, types["b"], b_parts)):
+            for desc, rows, t, parts, kx in ((ln.adesc, rows_a, types["a"], a_parts, kk),
+                                             (ln.bdesc, rows_b, types["b"], b_parts, kb)):
                 start, lay = self._layout(desc)
-                need = lay.extent(rows, kk, TYPE_BITS[t]) + start
+                need = lay.extent(rows, kx, TYPE_BITS[t]) + start
                 img = np.zeros((1, max(need, ln.smem.shape[1])), dtype=np.uint8)
                 img[0, :ln.smem.shape[1]] = ln.smem[c]
-                codes = image_codes(img[:, start:], t, lay, rows, kk)[0]
-                parts.append(numbers.decode(t, codes).astype(np.float64))
-        d = np.concatenate(a_parts) @ np.concatenate(b_parts).T
+                parts.append(image_codes(img[:, start:], t, lay, rows, kx)[0])
+        a_codes = np.concatenate(a_parts)
+        if x.sparse:
+            a_codes = self._decompressed(k, x, a_codes, ln.meta)
+        d = numbers.decode(types["a"], a_codes).astype(np.float64) \
+            @ numbers.decode(types["b"], np.concatenate(b_parts)).astype(np.float64).T
         words = d.astype(np.int64).astype(np.int32).view(np.uint32) if types.get("d") == "s32" \
             else d.astype(np.float32).view(np.uint32)
         truth = self.truth(k, x.m, x.n)

@@ -52,8 +52,11 @@ class CupyTcgen05:
         try:
             out = cp.full(g * 128 * k.out_columns, POISON, dtype=cp.uint32)
             smem = cp.asarray(np.ascontiguousarray(ln.smem, dtype=np.uint8).ravel())
-            self.functions[name]((g,), (THREADS,), (np.uint32(ln.idesc), np.uint64(ln.adesc),
-                                                    np.uint64(ln.bdesc), out, smem))
+            args: tuple[Any, ...] = (np.uint32(ln.idesc), np.uint64(ln.adesc),
+                                     np.uint64(ln.bdesc), out, smem)
+            if k.meta_columns and ln.meta is not None:  # .sp: (CTAs, 128, columns) words
+                args += (cp.asarray(np.ascontiguousarray(ln.meta, dtype=np.uint32).ravel()),)
+            self.functions[name]((g,), (THREADS,), args)
             cp.cuda.get_current_stream().synchronize()
             return np.asarray(cp.asnumpy(out)).reshape(g, 128, k.out_columns)
         except Exception as exc:  # noqa: BLE001

@@ -26,8 +26,15 @@ from typing import Any
 import numpy as np
 import z3
 
-from ..base.matrix_variants import TMEM_COLUMN_COUNT, TMEM_LANE_COUNT, TMEM_SUBPARTITION
+from ..base.hashes import cell_table_hash
+from ..base.matrix_variants import (
+    TCGEN05_MMA_VARIANTS,
+    TMEM_COLUMN_COUNT,
+    TMEM_LANE_COUNT,
+    TMEM_SUBPARTITION,
+)
 from ..base.source import Finding, Span, error, warning
+from ..execute.datapath import DATAPATH_INSTRUCTION
 from ..model.datapath import (
     Bound,
     DataPath,
@@ -298,8 +305,8 @@ def _organization(dp: DataPath, row: SummaryRow | None) -> Verdict:
 def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = None,
                    ) -> tuple[DataPathResult, list[Finding]]:
     """Every obligation of one data-path layout (the module's docstring).  ``hardware``:
-    unconfirmed (a warning) when GPU evidence is read -- none can hold an sm_100a run --, not
-    applicable without evidence, as for a register layout."""
+    judged by ``hardware`` when GPU evidence is read, not applicable without evidence, as for
+    a register layout."""
     def first(test: Any) -> dict[str, Any] | None:
         return _first(dp, lambda n, a: test(dp, n, a))
 
@@ -336,16 +343,102 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
     if evidence is None:
         vs.append(Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)"))
     else:
-        vs.append(Verdict("hardware", "unconfirmed", HARDWARE, severity="warning"))
+        vs.append(hardware(dp, evidence))
     findings = [error("datapath", v.span or dp.title.span(0), v.message,
                       counterexample=v.counterexample)
                 for v in vs if v.status == "refuted"]
-    if evidence is not None:
-        findings += [warning("hardware", dp.title.span(0), f"{dp.id}: {HARDWARE}", layout=dp.id)]
+    if evidence is not None and vs[-1].status == "unconfirmed":
+        findings += [warning("hardware", dp.title.span(0), f"{dp.id}: {vs[-1].message}",
+                             layout=dp.id)]
     return DataPathResult(dp.id, "tcgen05.mma", dp.title.span(0), tuple(vs),
                           f"M = {dp.m}, cta_group::{dp.cta_group}",
                           tile=(dp.m, max(dp.ns)),
                           statements=tuple(b.src.text for b in dp.blocks)), findings
+
+
+# ---- the hardware obligation: tcgen05-mma runs in the evidence ------------------------------
+
+
+def datapath_blocks(dp: DataPath) -> list[dict[str, Any]]:
+    """The layout at every N of its mma, one flat row a block (``writers.export_datapath``'s
+    ``blocks``): the CTA and warp, the TMEM lanes and columns, D's first row and column."""
+    out = []
+    for n in dp.ns:
+        for b in dp.blocks:
+            t0, t1 = b.tcol_range(n)
+            out.append({"n": n, "cta": b.cta, "warp": b.warp, "lane_lo": b.lanes[0],
+                        "lane_hi": b.lanes[1], "tcol_lo": t0, "tcol_hi": t1,
+                        "row_lo": b.rows[0], "dcol_lo": b.dcol_range(n)[0]})
+    return out
+
+
+def datapath_hash(dp: DataPath) -> str:
+    """The map hash a ``tcgen05-mma`` run records for the data path it read D back by
+    (``layout_hashes["datapath"]``): ``cell_table_hash`` of ``datapath_blocks``."""
+    return cell_table_hash(DATAPATH_INSTRUCTION, f"m{dp.m}", dp.layout, "blocks",
+                           datapath_blocks(dp))
+
+
+def _unconfirmed(why: str) -> Verdict:
+    return Verdict("hardware", "unconfirmed", f"unconfirmed: {why}", severity="warning",
+                   method="gpu")
+
+
+def hardware(dp: DataPath, evidence: Any) -> Verdict:
+    """The ``hardware`` obligation of a data path from the evidence's ``tcgen05-mma`` runs
+    on an sm_100 device (``formal.execute.tcgen05_mma``): each task whose mma the layout
+    holds D of (``v.datapath``), read back by this map (its hash).  ``proved`` when every
+    task's check matched and each planted edit of the layout mismatched; ``refuted`` by the
+    first check that mismatched, with its first differing cell; ``unconfirmed`` when the runs
+    read D by another map (stale: the layout changed since), when a task or a plant is
+    missing or a plant matched (the run could not tell maps apart), or with no such run."""
+    if not hasattr(evidence, "runs_of"):  # drawn, not judged (``api.show``)
+        return Verdict("hardware", "unconfirmed", HARDWARE, severity="warning")
+    from ..execute.tcgen05_mma import PLANTS
+    tasks = [v.key for v in TCGEN05_MMA_VARIANTS if v.datapath == dp.layout]
+    if not tasks:
+        return _unconfirmed(f"no task of ptxlayout gpu's tcgen05-mma family reads D by "
+                            f"Layout {dp.layout}; {HARDWARE}")
+    h = datapath_hash(dp)
+    runs = [r for r in evidence.runs_of(tasks)
+            if r.file.sm >= 100 and r.result in ("match", "mismatch")]
+    mine = [r for r in runs if r.layout_hashes.get("datapath") == h]
+    checks = [r for r in mine if r.mode == "check"]
+    bad = next((r for r in checks if r.result == "mismatch"), None)
+    if bad is not None:
+        cex = {"variant": bad.key, "detail": bad.detail, "hash": h,
+               "d_cells": [list(c) for c in bad.d_cells]}
+        return Verdict("hardware", "refuted", f"{bad.key} on {bad.file.where}, D read back "
+                       f"by this map: {bad.detail[:300]}", cex, dp.title.span(0), "error", "gpu")
+    if not mine:
+        old = [r for r in runs if r.layout_hashes.get("datapath") not in (None, h)]
+        if old:
+            return _unconfirmed(f"stale: the evidence's {len(old)} runs of its tasks (the "
+                                f"last on {old[-1].file.where}) read D by another map "
+                                f"({old[-1].layout_hashes['datapath'][:12]}..., now "
+                                f"{h[:12]}...): the layout changed since; run 'ptxlayout gpu "
+                                f"--only layout{dp.layout}' on an sm_100a device again")
+        return _unconfirmed(f"no sm_100a run of its {len(tasks)} tasks in the evidence; "
+                            + HARDWARE)
+    matched = {r.key for r in checks if r.result == "match"}
+    plants = {r.plant: r.result for r in mine if r.mode == "experiment"}
+    missing = [k for k in tasks if k not in matched]
+    if missing:
+        return _unconfirmed(f"{len(matched)} of its {len(tasks)} tasks matched on "
+                            f"{mine[-1].file.where}; no bit-exact run of {missing[0]}"
+                            + (f" and {len(missing) - 1} more" if len(missing) > 1 else ""))
+    blind = [p for p in PLANTS if plants.get(p) != "mismatch"]
+    if blind:
+        p = blind[0]
+        return _unconfirmed(f"every task matched, but the planted edit {p} "
+                            + ("did not run" if p not in plants else "matched too: the run "
+                               "cannot tell this map from a wrong one"))
+    return Verdict("hardware", "proved",
+                   f"confirmed on {checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
+                   f"tcgen05-mma tasks read D back by this map bit-exact "
+                   f"({sum(r.trials for r in checks if r.result == 'match')} trials); "
+                   f"the planted edits {', '.join(PLANTS)} mismatched", None, None, "error",
+                   "gpu")
 
 
 # ---- reading D back with tcgen05.ld ----------------------------------------------------------

@@ -82,6 +82,7 @@ class EvidenceRun:
     file: EvidenceFile
     erratum: str = ""
     d_cells: tuple[tuple[int, ...], ...] = ()
+    plant: str = ""  # the deliberate error an experiment ran with (wgmma, tcgen05.mma)
 
     @staticmethod
     def of(d: Mapping[str, Any], f: EvidenceFile) -> EvidenceRun:
@@ -89,7 +90,8 @@ class EvidenceRun:
                            str(d.get("result", "")), dict(d.get("layout_hashes") or {}),
                            dict(d.get("discovered_hashes") or {}), int(d.get("trials") or 0),
                            str(d.get("detail", "")), f, str(d.get("erratum") or ""),
-                           tuple(tuple(int(x) for x in c) for c in d.get("d_cells") or ()))
+                           tuple(tuple(int(x) for x in c) for c in d.get("d_cells") or ()),
+                           str(d.get("plant") or ""))
 
 
 @dataclass

@@ -88,8 +88,10 @@ def stale_kinds(evidence: Evidence, layouts: Iterable[Any], sm: int | None = Non
                     out.append((v.instruction, f"{label}: the spec's erratum layout {lid} "
                                 f"as written gave '{ran[-1].result}' on "
                                 f"{ran[-1].file.where}, not the mismatch that refutes it"))
+    from .export_datapath import stale_tc_mma
     from .export_smem import stale_smem
     out += _stale_matrix(evidence, records, target)
+    out += [("tcgen05.mma", line) for line in stale_tc_mma(evidence, records, target)]
     out += [("wgmma.smem", line) for line in stale_smem(evidence, records, target)]
     if bar is not None:
         bar.clear()
@@ -99,9 +101,10 @@ def stale_kinds(evidence: Evidence, layouts: Iterable[Any], sm: int | None = Non
 def owed(sm: int) -> int:
     """How many variants of the table (every family) a device of ``sm`` runs: 0 means the
     staleness check of that device would check nothing (``ptxlayout evidence --sm 5``)."""
-    from ..base.matrix_variants import MATRIX_VARIANTS, WGMMA_SP_VARIANTS
+    from ..base.matrix_variants import MATRIX_VARIANTS, TCGEN05_MMA_VARIANTS, WGMMA_SP_VARIANTS
 
-    return sum(runs_on(v, sm) for v in (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS))
+    return sum(runs_on(v, sm) for v in (*VARIANTS, *MATRIX_VARIANTS, *WGMMA_SP_VARIANTS,
+                                        *TCGEN05_MMA_VARIANTS))
 
 
 def _stale_matrix(evidence: Evidence, records: Sequence[Mapping[str, Any]], sm: int) \
