@@ -151,3 +151,60 @@ def test_the_scaled_kernel_assembles_for_sm_100a() -> None:
     assert ".param .u64 scales" in text
     ok, msg = assemble(text, "sm_100a")
     assert ok, msg[:2000]
+
+
+# ---- the run on a fake sm_100 device: Layout D, N = 64, e4m3 x e4m3 by the 128B layout -----
+
+ROW = "tcgen05.mma.m128n64k32.kind::f8f6f4.f32.e4m3.e4m3.layoutD"
+
+
+@pytest.fixture(scope="module")
+def device_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [*current_catalog()[0], *records]
+
+
+def _scaled_ops(device_records: list[dict[str, Any]], ids: tuple[int, int], seed: int,
+                plant: str = "") -> tuple[Any, Any]:
+    from formal.base.matrix_variants import variant
+    from formal.execute.tcgen05_mma import tc_scale_operands, tc_smem_record
+    v = variant(ROW)
+    m = datapath_map(device_records, "D", N)
+    rec = tc_smem_record(device_records, "tcgen05.smem.K-major.128B.b8")
+    assert rec is not None
+    ops = tc_scale_operands(v, m, rec, _pair(device_records), ids,
+                            np.random.default_rng(seed), plant)
+    return m, ops
+
+
+@pytest.mark.parametrize("sf_id", [0, 1, 2, 3])
+def test_a_truthful_fake_runs_the_block_scaled_mma(device_records: list[dict[str, Any]],
+                                                   sf_id: int) -> None:
+    from formal.execute.tcgen05_mma import FakeTcgen05Device, tc_differences
+    m, ops = _scaled_ops(device_records, (sf_id, 3 - sf_id), sf_id)
+    x = decode_idesc("mxf8f6f4", ops.launch.idesc)
+    assert (x.a_scale_id, x.b_scale_id, x.scale_format, x.m, x.n) == (sf_id, 3 - sf_id, 1, M, N)
+    assert ops.launch.scales is not None and ops.launch.scales.shape == (128, 4 + 8)
+    assert ops.launch.kernel.opcode == \
+        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X"
+    fake = FakeTcgen05Device(device_records)
+    assert not tc_differences(m, ops.d_words, fake.launch(ops.launch))
+    # unscaled, D would differ: the factors reached the product
+    from formal.execute import numbers
+    plain = numbers.decode("e4m3", ops.a).astype(np.float64) \
+        @ numbers.decode("e4m3", ops.b).astype(np.float64)
+    assert not np.array_equal(plain.astype(np.float32).view(np.uint32), ops.d_words)
+    # the planted swap of scale_A's rows 0 and 1: the rows of D they scale differ
+    _m, bad_ops = _scaled_ops(device_records, (sf_id, 3 - sf_id), sf_id, "factors-swapped")
+    bad = tc_differences(m, bad_ops.d_words, fake.launch(bad_ops.launch))
+    assert bad and {int(c["d"][0]) for c in bad} <= {0, 1}
+    # the idesc naming another scale_A ID: the device reads other bytes
+    wrong = replace(ops.launch, idesc=encode_idesc(replace(x, a_scale_id=(sf_id + 1) % 4)))
+    with np.errstate(over="ignore"):  # a random byte read as a factor: up to 2**128
+        assert len(tc_differences(m, ops.d_words, fake.launch(wrong))) > M * N // 2
+
+
+def test_a_fake_without_the_scale_layouts_refuses(device_records: list[dict[str, Any]]) -> None:
+    from formal.execute.tcgen05_mma import FakeTcgen05Device, LaunchError
+    _m, ops = _scaled_ops(device_records, (0, 0), 5)
+    with pytest.raises(LaunchError, match="no scale layouts of kind::mxf8f6f4"):
+        FakeTcgen05Device(current_catalog()[0]).launch(ops.launch)
