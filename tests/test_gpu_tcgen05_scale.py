@@ -212,3 +212,34 @@ def test_a_fake_without_the_scale_layouts_refuses(device_records: list[dict[str,
     with pytest.raises(LaunchError, match="no scale layouts of kind::mxf8f6f4"):
         FakeTcgen05Device([r for r in device_records if r.get("instruction")
                            != "tcgen05.block_scale"]).launch(ops.launch)
+
+
+def test_ue4m3_factors_of_mxf4nvf4_at_4x(records: list[dict[str, Any]]) -> None:
+    from formal.execute.tcgen05_scale import factor_values
+    # ue4m3 codes by hand: 0x38 = e 7, m 0 = 1.0; 0x50 = 2**3; 0x3c = 1.5; 0x04 = 2**-6 * 4/8
+    assert factor_values("ue4m3", np.array([0x38, 0x50, 0x3C, 0x04])).tolist() == \
+        [1.0, 8.0, 1.5, 2.0 ** -7]
+    assert factor_values("ue8m0", np.array([127, 130, 124])).tolist() == [1.0, 8.0, 0.125]
+    form = ("mxf4nvf4", "scale_vec::4X", "ue4m3")
+    ra, rb = _pair(records, form)
+    assert (ra["tile"], rb["tile"], ra["sf_ids"], ra["vec"], ra["k"]) == \
+        ([128, 4], [4, 256], [0], 4, 64)
+    rng = np.random.default_rng(4)
+    e2m1 = np.array([-6, -4, -3, -2, -1, 0, 1, 2, 3, 4, 6], dtype=np.float64)  # its integers
+    a, b = rng.choice(e2m1, size=(M, 64)), rng.choice(e2m1, size=(64, N))
+    sa, sb = draw_factors(rng, ra, M, 4), draw_factors(rng, rb, 4, N)
+    assert set(np.unique(sa).tolist()) <= {(x + 7) << 3 for x in range(-3, 4)}
+    # each 16-wide K block of a row takes its own factor
+    want = scaled_product(a, b, sa, sb, "ue4m3")
+    f = factor_values("ue4m3", sa)
+    assert want[0, 0] == sum(a[0, k] * f[0, k // 16] * b[k, 0] * factor_values(
+        "ue4m3", sb[k // 16, 0]) for k in range(64))
+    wa, wb = tmem_scale_words(ra, 0, sa, rng), tmem_scale_words(rb, 0, sb, rng)
+    assert np.array_equal(device_product((ra, rb), (0, 0), a, b, wa, wb), want)
+    # four factors a word here (one a K block): each placed in its own byte
+    assert (read_tmem_factors(ra, 0, wa, M, 4) == sa).all()
+    assert (read_tmem_factors(rb, 0, wb, 4, N) == sb).all()
+    wp = tmem_scale_words(ra, 0, sa, np.random.default_rng(9), "factors-swapped")
+    got = device_product((ra, rb), (0, 0), a, b, wp, wb)
+    assert 0 < len({int(r) for r in np.argwhere(got != want)[:, 0]}) <= 2
+    assert {int(r) for r in np.argwhere(got != want)[:, 0]} <= {0, 1}

@@ -279,7 +279,8 @@ def tc_scale_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any],
     sa, sb = draw_factors(rng, ra, v.dims.m, vec), draw_factors(rng, rb, vec, v.n)
     words = np.concatenate([tmem_scale_words(ra, ids[0], sa, rng, plant),
                             tmem_scale_words(rb, ids[1], sb, rng)], axis=1)
-    d = scaled_product(numbers.decode(v.a, ops.a), numbers.decode(v.b, ops.b), sa, sb)
+    d = scaled_product(numbers.decode(v.a, ops.a), numbers.decode(v.b, ops.b), sa, sb,
+                       str(ra["scale_type"]))
     idesc = encode_idesc(idesc_for(kind, m=v.dims.m, n=v.n, a=v.a, b=v.b,
                                    scale=str(ra["scale_type"]), a_scale_id=ids[0],
                                    b_scale_id=ids[1]))
