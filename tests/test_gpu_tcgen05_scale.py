@@ -149,6 +149,10 @@ def test_the_scaled_kernel_assembles_for_sm_100a() -> None:
     assert text.count("tcgen05.st.sync.aligned.32x32b.x4.b32") == 1
     assert text.count("tcgen05.st.sync.aligned.32x32b.x8.b32") == 1
     assert ".param .u64 scales" in text
+    k4 = scale_kernel(m, "mxf4nvf4", "scale_vec::4X", (4, 8), 24576)
+    assert k4.name == "scaled_D_n64_mxf4nvf4_v4X"
+    text = module_text([k, k4])
+    assert "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X" in text
     ok, msg = assemble(text, "sm_100a")
     assert ok, msg[:2000]
 
