@@ -102,7 +102,7 @@ def with_families(proof: Proof, model: Model, documents: Sequence[Document],
     proof = with_block_scale(proof, documents, the_catalog, model, evidence is not None)
     proof = with_tc_sparse(proof, documents)
     if the_catalog:
-        proof = with_tc_meta(proof, evidence is not None)
+        proof = with_tc_meta(proof, evidence)
         proof = with_tc_copy(proof, evidence is not None)
     return with_datapath(proof, model, documents, the_catalog, evidence)
 
@@ -233,10 +233,11 @@ def _catalog_tmem(name: str) -> tuple[Any, tuple[Any, ...]]:
 TC_META_CATALOG = "catalog/sparse-metadata/tcgen05.md"
 
 
-def with_tc_meta(proof: Proof, evidence: bool = False) -> Proof:
+def with_tc_meta(proof: Proof, evidence: Any = None) -> Proof:
     """``proof`` with the catalog's sparse ``tcgen05.mma.sp`` metadata layouts proved
-    (``formal.prove.tc_meta``), one entry a selector value; without ``evidence`` read, their
-    hardware obligation is not applicable, as ``with_block_scale`` makes it."""
+    (``formal.prove.tc_meta``), one entry a selector value, their hardware obligation judged by
+    ``evidence``'s tcgen05.mma.sp runs; without evidence read, not applicable, as
+    ``with_block_scale`` makes it."""
     from . import catalog
     from .model.tc_meta import meta_layouts
     from .parse.tc_meta import read_tc_meta
@@ -246,10 +247,10 @@ def with_tc_meta(proof: Proof, evidence: bool = False) -> Proof:
     results: list[Any] = []
     new = list(new_findings)
     for lay in meta_layouts(sections):
-        rs, fs = prove_meta(lay)
+        rs, fs = prove_meta(lay, evidence)
         results.extend(rs)
         new.extend(fs)
-    if not evidence:
+    if evidence is None or evidence is False:
         results = [replace(r, verdicts=tuple(
             replace(v, status="not-applicable", message="no GPU evidence given (--evidence)",
                     severity="error") if v.name == "hardware" else v for v in r.verdicts))

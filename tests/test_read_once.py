@@ -86,7 +86,7 @@ def test_the_gpu_export_records_are_the_exports_values() -> None:
     # the layouts, then the shared-memory records the catalog runs are built from, then the
     # block-scale factor maps and the data paths
     assert records == expand(text["layouts"]) + text["smem"] + text["scale"] + \
-        text["datapath"] + text["meta"] and errata == text["errata"]
-    assert len(records) == len(fixed.layouts) + len(smem) + 10 + 7 + 19 and errata and \
+        text["datapath"] + text["meta"] + text["tc_scale"] and errata == text["errata"]
+    assert len(records) == len(fixed.layouts) + len(smem) + 10 + 7 + 19 + 36 and errata and \
         len(smem) == 20 + 12  # the wgmma layouts, the K-major tcgen05 ones
     assert all(isinstance(r["cells"], list) for r in records if "cells" in r)

@@ -28,7 +28,7 @@ memory: 32 bits ``kind::tf32``, 16 ``kind::f16``, 8 ``kind::f8f6f4`` (e4m3 ...) 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .datapath import DATAPATH_INSTRUCTION, DataPathMap, datapath_map
@@ -68,6 +68,10 @@ class Tc05Kernel:
     # l's words at ``meta + 4 * (l * meta_columns + j)``, CTA c's lanes after the first
     # CTA's 128) into tensor memory from column META_COLUMN, before the mma.  0: none
     meta_columns: int = 0
+    # .block_scale: columns of scale_A and of scale_B each lane's warp stores from the
+    # parameter ``scales`` (lane l's words at ``scales + 4 * (l * (a + b) + j)``, A's first)
+    # into tensor memory from SCALE_A_COLUMN and SCALE_B_COLUMN, before the mma.  (0, 0): none
+    scale_columns: tuple[int, int] = (0, 0)
 
     @property
     def cta_group(self) -> int:
@@ -127,19 +131,36 @@ def _store_meta(k: Tc05Kernel) -> list[str]:
     (``tcgen05.st.32x32b``), then every thread syncs so the mma sees them."""
     if not k.meta_columns:
         return []
-    c = k.meta_columns
-    lines = ["    ld.param.u64 %rd5, [meta];", "    cvta.to.global.u64 %rd5, %rd5;",
+    return _store_words(k, "meta", [(0, k.meta_columns, META_COLUMN)], k.meta_columns)
+
+
+def _store_scales(k: Tc05Kernel) -> list[str]:
+    """Each warp stores its lanes' scale_A and scale_B words from ``scales`` (A's columns
+    first) at SCALE_A_COLUMN and SCALE_B_COLUMN, then every thread syncs."""
+    ca, cb = k.scale_columns
+    if not ca + cb:
+        return []
+    return _store_words(k, "scales", [(0, ca, SCALE_A_COLUMN), (ca, cb, SCALE_B_COLUMN)],
+                        ca + cb)
+
+
+def _store_words(k: Tc05Kernel, param: str, parts: Sequence[tuple[int, int, int]],
+                 width: int) -> list[str]:
+    """Lane l's ``width`` words from ``param`` (``+ 4 * l * width``); each part (first word,
+    count, tensor-memory column) stored with one ``tcgen05.st.32x32b``, then a sync."""
+    lines = [f"    ld.param.u64 %rd5, [{param}];", "    cvta.to.global.u64 %rd5, %rd5;",
              "    and.b32 %r14, %r5, 127;"]
     if k.cta_group == 2:
         lines += ["    mov.u32 %r15, %cluster_ctarank;", "    mad.lo.u32 %r14, %r15, 128, %r14;"]
-    lines += [f"    mul.lo.u32 %r14, %r14, {4 * c};", "    cvt.u64.u32 %rd6, %r14;",
+    lines += [f"    mul.lo.u32 %r14, %r14, {4 * width};", "    cvt.u64.u32 %rd6, %r14;",
               "    add.u64 %rd5, %rd5, %rd6;"]
-    lines += [f"    ld.global.b32 %v{j}, [%rd5+{4 * j}];" for j in range(c)]
-    regs = ", ".join(f"%v{j}" for j in range(c))
-    lines += ["    shl.b32 %r15, %r6, 21;", "    add.u32 %r15, %r15, %r1;",
-              f"    add.u32 %r15, %r15, {META_COLUMN};",
-              f"    tcgen05.st.sync.aligned.32x32b.x{c}.b32 [%r15], {{{regs}}};",
-              "    tcgen05.wait::st.sync.aligned;", "    tcgen05.fence::before_thread_sync;",
+    for first, count, column in parts:
+        lines += [f"    ld.global.b32 %v{j}, [%rd5+{4 * (first + j)}];" for j in range(count)]
+        regs = ", ".join(f"%v{j}" for j in range(count))
+        lines += ["    shl.b32 %r15, %r6, 21;", "    add.u32 %r15, %r15, %r1;",
+                  f"    add.u32 %r15, %r15, {column};",
+                  f"    tcgen05.st.sync.aligned.32x32b.x{count}.b32 [%r15], {{{regs}}};"]
+    lines += ["    tcgen05.wait::st.sync.aligned;", "    tcgen05.fence::before_thread_sync;",
               "    barrier.cluster.arrive.aligned;\n    barrier.cluster.wait.aligned;"
               if k.cta_group == 2 else "    bar.sync 0;",
               "    tcgen05.fence::after_thread_sync;"]
@@ -180,6 +201,8 @@ def kernel_text(k: Tc05Kernel) -> str:
         params.append(".param .u64 smem")
     if k.meta_columns:
         params.append(".param .u64 meta")
+    if sum(k.scale_columns):
+        params.append(".param .u64 scales")
     sparse, scaled = ".sp." in k.opcode, ".block_scale" in k.opcode
     head = [f".visible .entry {k.name}({', '.join(params)})"]
     if g == 2:
@@ -188,7 +211,7 @@ def kernel_text(k: Tc05Kernel) -> str:
             "    .reg .b32 %r<24>;", "    .reg .b64 %rd<12>;", "    .reg .pred %p<10>;"]
     if k.smem_bytes:
         body.insert(0, f"    .shared .align 1024 .b8 img[{k.smem_bytes}];")
-    if k.reads or k.meta_columns:
+    if k.reads or k.meta_columns or sum(k.scale_columns):
         body.append(f"    .reg .b32 %v<{MAX_X}>;")
     body += ["    mov.u32 %r5, %tid.x;", "    shr.u32 %r6, %r5, 5;",
              "    setp.eq.u32 %p1, %r6, 0;", "    setp.eq.u32 %p3, %r5, 0;"]
@@ -208,7 +231,7 @@ def kernel_text(k: Tc05Kernel) -> str:
              else "    bar.sync 0;",
              "    tcgen05.fence::after_thread_sync;",
              "    ld.shared.b32 %r1, [taddr];",
-             *_store_meta(k)]
+             *_store_meta(k), *_store_scales(k)]
     if k.descriptors is None:
         body += ["    ld.param.u64 %rd1, [adesc];", "    ld.param.u64 %rd2, [bdesc];"]
     else:
@@ -318,6 +341,20 @@ def datapath_kernel(name: str, layout: str, cta_group: int, sparse: bool, ws: bo
     return Tc05Kernel(f"{name}_{layout}_n{n}{suffix}",
                       mma_opcode(kind, cta_group, sparse, ws), cols, None, reads, last,
                       smem_bytes, meta_columns)
+
+
+def scale_kernel(m: DataPathMap, kind: str, form: str, scale_columns: tuple[int, int],
+                 smem_bytes: int = 0) -> Tc05Kernel:
+    """A block-scaled mma (``.kind::<kind>.block_scale.<form>``) read back by the data path
+    ``m``, scale_A's and scale_B's words stored from ``scales`` first (512 columns: the factors
+    sit at SCALE_A_COLUMN and SCALE_B_COLUMN)."""
+    k = datapath_kernel("scaled", m.layout, m.cta_group, False, m.ws, m.n,
+                        [(b.cta, b.warp, b.tcol_lo, b.tcol_hi - b.tcol_lo + 1)
+                         for b in m.blocks], kind, smem_bytes)
+    tag = form.replace("scale_vec::", "v")
+    return replace(k, name=f"{k.name}_{tag}", opcode=scale_opcode(kind, form, False,
+                                                                  m.cta_group),
+                   columns=512, scale_columns=scale_columns)
 
 
 def tcgen05_cp_module() -> str:

@@ -210,15 +210,15 @@ def load_export(path: str | None) -> tuple[list[dict[str, Any]], list[dict[str, 
     if not isinstance(errata, list):
         raise ValueError(f"{p}: 'errata' is not a list")
     extra = []
-    for name in ("smem", "scale", "datapath", "meta"):
+    for name in ("smem", "scale", "datapath", "meta", "tc_scale"):
         more = doc.get(name) or []
         if not isinstance(more, list):
             raise ValueError(f"{p}: '{name}' is not a list")
         extra += [dict(r) for r in more]
     # a table the export states once ('cells_from') is spelled out here, checked by its hash;
     # the shared-memory layouts, the block-scale factor maps, the data paths and the sparse
-    # metadata (no cells) ride along for formal.execute.smem_runs, .block_scale, .datapath
-    # and .tcgen05_sp
+    # metadata and the tcgen05 scale factors (no cells) ride along for formal.execute.
+    # smem_runs, .block_scale, .datapath, .tcgen05_sp and .tcgen05_scale
     return expand(recs) + extra, expand(errata)
 
 

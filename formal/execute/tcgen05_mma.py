@@ -52,11 +52,18 @@ from ..base.matrix_variants import (
 from ..base.variants import TYPE_BITS, Variant, runs_on, selects
 from . import cpu, numbers
 from .datapath import DATAPATH_INSTRUCTION, DataPathError, DataPathMap, datapath_map
-from .idesc import decode_idesc, encode_idesc, idesc_for, idesc_types
-from .ptx_tcgen05 import Tc05Kernel, datapath_kernel
+from .idesc import SCALE_CODES, decode_idesc, encode_idesc, idesc_for, idesc_types
+from .ptx_tcgen05 import Tc05Kernel, datapath_kernel, scale_kernel
 from .runs import Job, Run, Task
 from .smem import SmemLayout, element_bytes_image, image_codes
 from .smem_runs import CatalogSmem
+from .tcgen05_scale import (
+    device_product,
+    draw_factors,
+    find_tc_scale,
+    scaled_product,
+    tmem_scale_words,
+)
 from .tcgen05_sp import (
     META_COLUMNS,
     SP_PLANTS,
@@ -131,6 +138,8 @@ class Launch:
     bdesc: int
     smem: np.ndarray
     meta: np.ndarray | None = None  # .sp: (CTAs, 128 lanes, META_COLUMNS) words
+    # .block_scale: (128 lanes, scale_A's + scale_B's columns) words (``tcgen05_scale``)
+    scales: np.ndarray | None = None
 
 
 def _round(x: int, to: int) -> int:
@@ -254,6 +263,31 @@ def tc_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any], rng: np.rand
                                    sparse=sparse(v), selector=v.selector))
     return Operands(a, b, d_words(v, a, b), Launch(kernel_of(v, m, size), idesc, adesc, bdesc,
                                                    img, meta_img))
+
+
+def tc_scale_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any],
+                      scale: tuple[Mapping[str, Any], Mapping[str, Any]], ids: tuple[int, int],
+                      rng: np.random.Generator, plant: str = "") -> Operands:
+    """Dense row ``v``'s A and B (its image and descriptors, ``tc_operands``) multiplied by the
+    block-scaled kind of ``scale``'s records (scale_A's, scale_B's): the factors drawn
+    (``tcgen05_scale.draw_factors``) and placed by the records at the scale factor IDs ``ids``
+    (``plant`` factors-swapped: scale_A's rows 0 and 1 exchanged), the IDs and the scale type in
+    the idesc, D the scaled product."""
+    ra, rb = scale
+    ops = tc_operands(v, m, rec, rng)
+    vec, kind = int(ra["vec"]), str(ra["kind"])
+    sa, sb = draw_factors(rng, ra, v.dims.m, vec), draw_factors(rng, rb, vec, v.n)
+    words = np.concatenate([tmem_scale_words(ra, ids[0], sa, rng, plant),
+                            tmem_scale_words(rb, ids[1], sb, rng)], axis=1)
+    d = scaled_product(numbers.decode(v.a, ops.a), numbers.decode(v.b, ops.b), sa, sb,
+                       str(ra["scale_type"]))
+    idesc = encode_idesc(idesc_for(kind, m=v.dims.m, n=v.n, a=v.a, b=v.b,
+                                   scale=str(ra["scale_type"]), a_scale_id=ids[0],
+                                   b_scale_id=ids[1]))
+    k = scale_kernel(m, kind, str(ra["form"]), (int(ra["columns"]), int(rb["columns"])),
+                     ops.launch.kernel.smem_bytes)
+    return replace(ops, d_words=d.astype(np.float32).view(np.uint32),
+                   launch=replace(ops.launch, kernel=k, idesc=idesc, scales=words))
 
 
 def kernel_of(v: Variant, m: DataPathMap, smem_bytes: int = 0) -> Tc05Kernel:
@@ -441,6 +475,21 @@ class FakeTcgen05Device:
         units = read_indices(rec, x.sparse_selector, meta[0])
         return dense_a(x.kind, a, units, 2 * a.shape[1])
 
+    def _scaled(self, k: Tc05Kernel, x: Any, a: np.ndarray, b: np.ndarray,
+                scales: np.ndarray | None) -> np.ndarray:
+        """D of a block-scaled mma: the factors read by its truth's scale records (the
+        opcode's form, the idesc's scale type) at the idesc's scale factor IDs."""
+        form = k.opcode.partition(".block_scale.")[2]
+        stype = {c: t for t, c in SCALE_CODES.items()}[x.scale_format]
+        ra, rb = (find_tc_scale(self.records, x.kind, form, stype, x.m, op)
+                  for op in ("scale_A", "scale_B"))
+        if ra is None or rb is None or scales is None:
+            raise LaunchError(f"no scale layouts of kind::{x.kind} {form} {stype} M = {x.m} "
+                              "to read the factors by")
+        ca = int(ra["columns"])
+        return device_product((ra, rb), (x.a_scale_id, x.b_scale_id), a, b, scales[:, :ca],
+                              scales[:, ca:])
+
     def launch(self, ln: Launch) -> np.ndarray:
         k = ln.kernel
         kind = k.opcode.partition(".kind::")[2].partition(".")[0]
@@ -463,8 +512,10 @@ class FakeTcgen05Device:
         a_codes = np.concatenate(a_parts)
         if x.sparse:
             a_codes = self._decompressed(k, x, a_codes, ln.meta)
-        d = numbers.decode(types["a"], a_codes).astype(np.float64) \
-            @ numbers.decode(types["b"], np.concatenate(b_parts)).astype(np.float64).T
+        a_vals = numbers.decode(types["a"], a_codes).astype(np.float64)
+        b_vals = numbers.decode(types["b"], np.concatenate(b_parts)).astype(np.float64).T
+        d = self._scaled(k, x, a_vals, b_vals, ln.scales) if ".block_scale" in k.opcode \
+            else a_vals @ b_vals
         words = d.astype(np.int64).astype(np.int32).view(np.uint32) if types.get("d") == "s32" \
             else d.astype(np.float32).view(np.uint32)
         truth = self.truth(k, x.m, x.n)
@@ -481,4 +532,4 @@ class FakeTcgen05Device:
 
 
 __all__ = ["FakeTcgen05Device", "Launch", "LaunchError", "run_tc_task", "tc_differences",
-           "tc_mma_tasks"]
+           "tc_mma_tasks", "tc_scale_operands"]

@@ -25,6 +25,7 @@ Every map here has at most 4 x 128 x 32 points: enumeration is the proof.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..base.matrix_variants import TCGEN05_SPARSITY
 from ..base.source import Finding, error, warning
@@ -217,14 +218,98 @@ def meta_partition_core(lay: MetaLayout, s: int) -> Core:
     return Core("proved", method="enumeration")
 
 
-def prove_meta(lay: MetaLayout) -> tuple[list[ScaleResult], list[Finding]]:
+# ---- the hardware obligation: tcgen05.mma.sp runs in the evidence ---------------------------
+
+
+def meta_hash(lay: MetaLayout) -> str:
+    """The hash a run's evidence names the metadata layout by (``layout_hashes["meta"]``): the
+    cell-table hash of every field at each stated selector, as ``writers.export_meta`` writes
+    it into the record's ``map_hash`` (a test holds the two equal)."""
+    from ..base.hashes import cell_table_hash
+    names = ("sel", "row", "chunk", "lane", "column", "bit", "copy")
+    rows = [dict(zip(names, (s, *f), strict=True)) for s in lay.sels for f in lay.placed(s)]
+    return cell_table_hash("tcgen05.sp_meta", f"m{lay.m}", lay.id, "fields", rows)
+
+
+def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:
+    """The ``hardware`` obligation of ``lay`` at selector ``s`` from the evidence's sm_100 runs
+    of the ``tcgen05.mma.sp`` rows that place their metadata by it at ``s``
+    (``execute.tcgen05_sp``): ``proved`` when every such check matched with the metadata placed
+    by this layout (its hash ``h``) and each planted edit owed on these rows mismatched;
+    ``refuted`` by the first check that mismatched, with its first differing cell of D;
+    ``unconfirmed`` when the runs placed the metadata by another map (stale), when a row or an
+    owed plant is missing or a plant matched, and -- with no run at all -- for want of a
+    device (``META_NO_DEVICE``)."""
+    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, datapath_row
+    from ..execute.runs import Job
+    from ..execute.tcgen05_mma import tc_mma_tasks
+    from ..execute.tcgen05_sp import meta_id
+    tasks = [v.key for v in TCGEN05_MMA_SP_VARIANTS if v.selector == s
+             and meta_id(v.kind, v.dims.m, datapath_row(v.datapath)[4] == "yes") == lay.id]
+    runs = [r for r in evidence.runs_of(tasks)
+            if r.file.sm >= 100 and r.result in ("match", "mismatch")] if tasks else []
+    if not runs:  # (no row places the block-scaled kinds' or .ws M = 128's metadata yet)
+        return Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span,
+                       severity="warning")
+    mine = [r for r in runs if r.layout_hashes.get("meta") == h]
+    checks = [r for r in mine if r.mode == "check"]
+    bad = next((r for r in checks if r.result == "mismatch"), None)
+    if bad is not None:
+        cell = list(bad.d_cells[0]) if bad.d_cells else None
+        return Verdict("hardware", "refuted", f"{bad.key} on {bad.file.where}, the metadata "
+                       f"placed by this layout at selector {s}: {bad.detail[:300]}",
+                       {"variant": bad.key, "selector": s, "hash": h, "d_cell": cell,
+                        "detail": bad.detail}, lay.span, "error", "gpu")
+    if not mine:
+        old = runs[-1]
+        return _meta_unconfirmed(lay, f"stale: the evidence's {len(runs)} runs of its rows (the "
+                                 f"last on {old.file.where}) placed the metadata by another map "
+                                 f"({old.layout_hashes.get('meta', '?')[:12]}..., now "
+                                 f"{h[:12]}...): the layout changed since; run 'ptxlayout gpu "
+                                 f"--only tcgen05.mma.sp' on an sm_100a device again")
+    matched = {r.key for r in checks if r.result == "match"}
+    missing = [k for k in tasks if k not in matched]
+    if missing:
+        return _meta_unconfirmed(lay, f"{len(matched)} of its {len(tasks)} rows matched on "
+                                 f"{mine[-1].file.where}; no bit-exact run of {missing[0]}")
+    owed = [t for t in tc_mma_tasks(Job((), only="tcgen05.mma.sp"), 100)
+            if t.mode == "experiment" and t.key in tasks]
+    plants = {(r.key, r.plant): r.result for r in mine if r.mode == "experiment"}
+    blind = [t for t in owed if plants.get((t.key, t.plant)) != "mismatch"]
+    if blind:
+        t = blind[0]
+        return _meta_unconfirmed(lay, f"every row matched, but the planted edit {t.plant} of "
+                                 f"{t.key} " + ("did not run" if (t.key, t.plant) not in plants
+                                                else "matched too: the run cannot tell this "
+                                                "map from a wrong one"))
+    return Verdict("hardware", "proved",
+                   f"confirmed on {checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
+                   f"tcgen05.mma.sp rows with the metadata placed by this layout at selector {s} "
+                   f"bit-exact ({sum(r.trials for r in checks)} trials)"
+                   + (f"; the planted edit {owed[0].plant} mismatched" if owed else
+                      "; no planted edit is owed on these rows"), None, None, "error", "gpu")
+
+
+def _meta_unconfirmed(lay: MetaLayout, why: str) -> Verdict:
+    return Verdict("hardware", "unconfirmed", why, None, lay.span, severity="warning")
+
+
+def prove_meta(lay: MetaLayout, evidence: Any = None) \
+        -> tuple[list[ScaleResult], list[Finding]]:
     """Every obligation of one metadata layout, one result a stated selector value (id
     ``tcgen05.sp_meta.m128.f16.sel0``); an error finding for each refuted obligation, on the
     line of the definition it is about (those of the whole layout -- ``selector-range``,
-    ``register-budget`` -- once)."""
+    ``register-budget`` -- once).  With ``evidence`` (an ``EvidenceSet``) the hardware
+    obligation is judged by its runs (``meta_hardware``)."""
     findings = list(lay.faults)
-    findings += [warning("hardware", lay.span, f"{lay.selector_id(s)}: {META_NO_DEVICE}",
-                         layout=lay.selector_id(s)) for s in lay.sels or (0,)]
+    judged = hasattr(evidence, "runs_of") and not lay.faults
+    h = meta_hash(lay) if judged else ""
+    hw = {s: meta_hardware(lay, s, evidence, h) if judged else
+          Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span, severity="warning")
+          for s in lay.sels or (0,)}
+    findings += [warning("hardware", lay.span, f"{lay.selector_id(s)}: {v.message}",
+                         layout=lay.selector_id(s)) for s, v in hw.items()
+                 if v.status == "unconfirmed"]
     results = []
     whole: dict[str, Core] = {}
     placements: dict[int, Core] = {}
@@ -245,8 +330,7 @@ def prove_meta(lay: MetaLayout) -> tuple[list[ScaleResult], list[Finding]]:
                      "lane-partition": lay.line_of("lane")}
             verdicts = [Verdict(n, cores[n].status, cores[n].message, cores[n].cex, lines[n],
                                 method=cores[n].method) for n in META_OBLIGATIONS[:-1]]
-        verdicts.append(Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span,
-                                severity="warning"))
+        verdicts.append(hw[s])
         sid = lay.selector_id(s)
         for v in verdicts:
             if v.status != "refuted" or v.span is None or (v.name in whole and s != lay.sels[0]):

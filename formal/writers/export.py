@@ -25,7 +25,8 @@ the GPU executor needs only numpy and CuPy, so it reads layouts from this JSON:
      "smem":   [ ...shared-memory layouts (export_smem)... ],       whole catalog only
      "scale":  [ ...block-scale factor maps (export_scale)... ],    whole catalog only
      "datapath": [ ...tcgen05.mma data paths (export_datapath)... ],  whole catalog only
-     "meta":   [ ...tcgen05.mma.sp metadata layouts (export_meta)... ]} whole catalog only
+     "meta":   [ ...tcgen05.mma.sp metadata layouts (export_meta)... ],  whole catalog only
+     "tc_scale": [ ...tcgen05 scale-factor layouts (export_tc_scale)... ]} whole catalog only
 
 A table is stated once: a record whose cells are the first E elements of each thread of an
 earlier or later record's (``model.cells.prefix_sources``, decided by comparing the tables)
@@ -159,12 +160,14 @@ def catalog_device_records() -> dict[str, list[dict[str, Any]]]:
     """The catalog's layouts that the GPU runner reads beside the cell tables and the
     shared-memory layouts: the block-scale factor maps (``scale``, ``export_scale``) and the
     tcgen05.mma data paths (``datapath``, ``export_datapath``), the tcgen05.mma.sp metadata
-    layouts (``meta``, ``export_meta``)."""
+    layouts (``meta``, ``export_meta``), the one-CTA tcgen05 scale-factor layouts
+    (``tc_scale``, ``export_tc_scale``)."""
     from .export_datapath import catalog_datapath_records
     from .export_meta import catalog_meta_records
     from .export_scale import catalog_scale_records
+    from .export_tc_scale import catalog_tc_scale_records
     return {"scale": catalog_scale_records(), "datapath": catalog_datapath_records(),
-            "meta": catalog_meta_records()}
+            "meta": catalog_meta_records(), "tc_scale": catalog_tc_scale_records()}
 
 
 def to_json(layouts: Sequence[Layout], errata: Sequence[Layout] | None = None,
