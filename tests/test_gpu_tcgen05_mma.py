@@ -104,9 +104,11 @@ def test_a_truth_with_warps_1_and_2_swapped_is_named_with_its_cell(
     # Layout D puts row 32 at lane 32; this device puts warp 2's rows (64..95) there
     assert "CTA 0 lane 32 column 0 holds" in run.detail and "where D[32][0] is" in run.detail
     assert " of 8192 cells of D differ read through Layout D" in run.detail
-    # about half the cells: warps 1 and 2 hold the wrong rows, warps 0 and 3 the right ones
-    assert 3500 < int(run.detail.split(" of ")[0]) <= 4096
+    # only warps 1 and 2's rows (32..95) can differ: at most half the cells, and every cell the
+    # run names lies there (how many of them differ depends on the random data, not asserted)
+    assert 0 < int(run.detail.split(" of ")[0]) <= 4096
     assert run.d_cells[0] == [32, 0]
+    assert all(32 <= r < 96 for r, _ in run.d_cells)
 
 
 def test_a_swizzle_read_the_other_way_is_caught_and_no_swizzle_is_not(

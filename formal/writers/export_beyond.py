@@ -50,7 +50,7 @@ def _read(name: str) -> str:
     return (catalog.CATALOG_DIR / name).read_text(encoding="utf-8")
 
 
-def tc_scale_record(lay: Any) -> dict[str, Any]:
+def scale_id_record(lay: Any) -> dict[str, Any]:
     """One tcgen05 scale operand at every legal scale factor ID: each factor's (row, col) of
     the scale matrix and its (lane of a partition, column, byte), the CTA and half of the
     tensor memory where the program states them (else 0)."""
@@ -63,7 +63,7 @@ def tc_scale_record(lay: Any) -> dict[str, Any]:
             "places": [[s, *p] for s in lay.sf_ids for p in lay.placed(s)]}
 
 
-def meta_record(lay: Any, sel: int) -> dict[str, Any]:
+def meta_selector_record(lay: Any, sel: int) -> dict[str, Any]:
     """One sparse-metadata form at one selector value: each field's (row, chunk) and its
     (lane, column, lowest bit, copy)."""
     return {"id": lay.selector_id(sel), "instruction": lay.instruction, "kind": lay.kind,
@@ -107,7 +107,7 @@ def _scale_tc() -> list[dict[str, Any]]:
     from ..model.tc_scale import tc_scale_layouts
     from ..parse.block_scale import read_block_scale
     name = "block-scale/tcgen05.md"
-    return [tc_scale_record(x) for x in
+    return [scale_id_record(x) for x in
             tc_scale_layouts(read_block_scale(_read(name), f"catalog/{name}"))]
 
 
@@ -121,7 +121,7 @@ def _meta() -> list[dict[str, Any]]:
     from ..parse.tc_meta import read_tc_meta
     name = "sparse-metadata/tcgen05.md"
     sections = read_tc_meta(_read(name), f"catalog/{name}")[0]
-    return [meta_record(lay, s) for lay in meta_layouts(sections) for s in lay.sels]
+    return [meta_selector_record(lay, s) for lay in meta_layouts(sections) for s in lay.sels]
 
 
 def _packing() -> list[dict[str, Any]]:
