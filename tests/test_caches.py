@@ -399,7 +399,7 @@ def test_a_cache_folder_is_made_private(tmp_path: Path,
 def test_identical_formulas_are_proved_once(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # a document that states one seed three times asks Z3 exactly as often as the seed alone
-    from formal.prove import driver, formula
+    from formal.prove import encode, formula
     seed = sorted((ROOT.parent / "shared" / "seeds").glob("000*.txt"))
     if not seed:
         pytest.skip("no seeds")
@@ -415,7 +415,7 @@ def test_identical_formulas_are_proved_once(tmp_path: Path,
         return real(name, *args, **kw)
 
     monkeypatch.setattr(formula, "solve", counting)
-    monkeypatch.setattr(driver, "solve", counting)  # the maps asked together (one query)
+    monkeypatch.setattr(encode, "solve", counting)  # the maps asked together (unsat_together)
     counts = []
     for doc in (once, thrice):
         calls.clear()

@@ -39,7 +39,7 @@ import z3
 from ..base.variants import TYPE_BITS
 from ..model.algebra import COL, LANE, ROW, SEL, I, compile_array
 from ..model.layout import Layout
-from .encode import _Enc, magnitude, solve, z3_int
+from .encode import _Enc, magnitude, unsat_together, z3_int
 from .verdicts import TEST_HOOKS, InternalError
 
 STATUSES = ("proved", "refuted", "unknown", "error")
@@ -386,16 +386,11 @@ class _Asked:
     unsat: set[Relation] = field(default_factory=set)
 
 
-# Relations asked of Z3 in one query (as the maps are, formal.prove.driver.TOGETHER): each
-# query costs a few ms of set-up however small.
-TOGETHER = 16
-
-
 def _relations_together(relations: Sequence[Relation], by_id: dict[str, Layout], timeout_ms: int,
                   cross_check: bool, healthy: Iterable[str] | None,
                   letters: dict[str, str] | None, store: Any) -> _Asked:
     """Z3's statement of every relation over healthy layouts that the cache does not hold,
-    ``TOGETHER`` at a time as one disjunction: *unsat* to it is *unsat* to each (each is
+    ``encode.TOGETHER`` at a time as one disjunction: *unsat* to it is *unsat* to each (each is
     still enumerated and must agree); a model names the relations it breaks, which are
     left to be asked alone."""
     out = _Asked()
@@ -421,16 +416,5 @@ def _relations_together(relations: Sequence[Relation], by_id: dict[str, Layout],
             if out.cached[rel]:
                 continue
         todo.append((rel, _violation(st)[0]))
-    for k in range(0, len(todo), TOGETHER):
-        group = todo[k:k + TOGETHER]
-        while len(group) > 1:
-            r, model = solve("composes", z3.Or(*(f for _r, f in group)), timeout_ms)
-            if r == "unsat":
-                out.unsat.update(rel for rel, _f in group)
-            if r != "sat":
-                break
-            held = [z3.is_true(model.evaluate(f, model_completion=True)) for _r, f in group]
-            if not any(held):  # pragma: no cover - a model satisfies one of the disjuncts
-                break
-            group = [x for x, h in zip(group, held) if not h]
+    out.unsat.update(unsat_together("composes", todo, timeout_ms))
     return out

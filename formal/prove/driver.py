@@ -13,15 +13,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-import z3
-
 from ..base.source import Finding
 from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
 from .cache import ProofCache, entry_key
 from .composes import RelationVerdict, prove_relations
 from .confirm import stated_in
-from .encode import SHARED_TERMS, solve
+from .encode import SHARED_TERMS, unsat_together
 from .every_n import every_n_core
 from .formula import (
     ONE_QUERY,
@@ -137,15 +135,10 @@ class _Together:
     read: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
 
-# Maps asked of Z3 in one query: each query costs a few ms however small (the SAT solver's
-# set-up), and a disjunction of 16 maps' combined queries is decided about as fast as one.
-TOGETHER = 16
-
-
 def _ask_together(layouts: Iterable[Layout], opts: Options,
                   store: ProofCache | None) -> _Together:
     """Z3's combined query of every map not answered already (in this process or by the
-    disk cache), asked ``TOGETHER`` maps at a time as one disjunction: *unsat* says of each
+    disk cache), asked ``encode.TOGETHER`` maps at a time as one disjunction: *unsat* says of each
     map what its own query would (none of its obligations fails); a model names the maps
     it satisfies, which are left to be asked alone, and the rest asked again.  Every map is
     still enumerated and decided again by ``formula_cores`` (``z3_said_unsat``)."""
@@ -172,18 +165,7 @@ def _ask_together(layouts: Iterable[Layout], opts: Options,
                 todo.append((ck, combined_violation(m, spec)))
             except InternalError:
                 pass  # no encoding: the layout meets it again on its own, and says so
-    for k in range(0, len(todo), TOGETHER):
-        group = todo[k:k + TOGETHER]
-        while len(group) > 1:
-            r, model = solve("combined", z3.Or(*(f for _ck, f in group)), opts.timeout_ms)
-            if r == "unsat":
-                out.unsat.update(ck for ck, _f in group)
-            if r != "sat":
-                break
-            held = [z3.is_true(model.evaluate(f, model_completion=True)) for _ck, f in group]
-            if not any(held):  # pragma: no cover - a model satisfies one of the disjuncts
-                break
-            group = [x for x, h in zip(group, held) if not h]
+    out.unsat.update(unsat_together("combined", todo, opts.timeout_ms))
     return out
 
 
