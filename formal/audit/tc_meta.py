@@ -36,7 +36,7 @@ from typing import Any
 from .atoms import Atom, Env, _Unreadable
 from .header import CppBinOp, LocalLayout, Struct, Type
 from .ptx import opcodes
-from .umma import _struct, m_values
+from .umma import _struct, m_values, traited_mma_atoms
 
 FRAGMENT = "tmem_e_frg"
 LANES, WORD = 128, 32
@@ -251,9 +251,6 @@ def audit_tc_meta_env(env: Env, atoms: Sequence[Atom], layouts: Sequence[Any]) \
     """Every SM100 sparse UMMA atom (its traits name ``FrgTypeE``) the headers define,
     against the catalog's tcgen05 sparse-metadata layouts."""
     out: list[TcMetaComparison] = []
-    for atom in atoms:
-        if atom.kind != "mma" or env.member("MMA_Traits", atom.name, "FrgTypeE") is None:
-            continue
-        tr = env.traits.get(("MMA_Traits", atom.name))
-        out.extend(compare_meta_atom(env, atom, str(tr[1]) if tr else atom.file, layouts))
+    for atom, file in traited_mma_atoms(env, atoms, "FrgTypeE"):
+        out.extend(compare_meta_atom(env, atom, file, layouts))
     return out

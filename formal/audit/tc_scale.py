@@ -44,7 +44,7 @@ import numpy as np
 from .atoms import Atom, Env, _Unreadable
 from .header import CppBinOp, CppBool, CppChoice, CppParen, Struct, Type
 from .ptx import opcodes
-from .umma import _struct, m_values, with_body
+from .umma import _struct, m_values, traited_mma_atoms, with_body
 
 FRAGMENT = "tmem_sf_frg"
 DEFAULT_ALLOC = "ScaleFactorDuplicated4by1"  # tmem_sf_frg's default (the reader drops it)
@@ -389,9 +389,6 @@ def audit_tc_scale_env(env: Env, atoms: Sequence[Atom], layouts: Sequence[Any]) 
     """Every SM100 block-scaled UMMA atom (its traits name ``FrgTypeSFA``) the headers
     define, against the catalog's tcgen05 block-scale layouts."""
     out: list[TcScaleComparison] = []
-    for atom in atoms:
-        if atom.kind != "mma" or env.member("MMA_Traits", atom.name, "FrgTypeSFA") is None:
-            continue
-        tr = env.traits.get(("MMA_Traits", atom.name))
-        out.extend(compare_scale_atom(env, atom, str(tr[1]) if tr else atom.file, layouts))
+    for atom, file in traited_mma_atoms(env, atoms, "FrgTypeSFA"):
+        out.extend(compare_scale_atom(env, atom, file, layouts))
     return out

@@ -25,6 +25,7 @@ TMEM columns: CuTe's ``COL_ADDR`` scales element addresses of a value narrower t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -89,6 +90,19 @@ def _reread(path: str, start: int, end: int, name: str) -> Struct | None:
     # is no declaration on its own
     h = read_header(path, chunk[:chunk.rfind("};") + 2])
     return next((s for s in h.structs if s.name == name), None)
+
+
+def traited_mma_atoms(env: Env, atoms: Sequence[Atom], member: str) -> list[tuple[Atom, str]]:
+    """The mma atoms whose ``MMA_Traits`` name ``member`` (``FrgTypeSFA``: the block-scaled
+    UMMA atoms; ``FrgTypeE``: the sparse ones), each with the header that states its traits
+    (else the atom's own)."""
+    out = []
+    for atom in atoms:
+        if atom.kind != "mma" or env.member("MMA_Traits", atom.name, member) is None:
+            continue
+        tr = env.traits.get(("MMA_Traits", atom.name))
+        out.append((atom, str(tr[1]) if tr else atom.file))
+    return out
 
 
 def m_values(env: Env, atom: Atom) -> tuple[int, ...] | None:
