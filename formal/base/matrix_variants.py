@@ -42,6 +42,7 @@ from .variants import (
     TMEM_FAMILIES,
     TMEM_NUMS,
     TMEM_SHAPES,
+    TYPE_BITS,
     VARIANTS,
     Variant,
     assembles_for,
@@ -282,7 +283,7 @@ def _other_rows() -> dict[str, Variant]:
     rows: dict[str, Variant] = {}
     for v in wgmma_variants() + wgmma_sp_variants() + list(TMEM_VARIANTS) \
             + list(BLOCK_SCALE_VARIANTS) + list(TCGEN05_MMA_VARIANTS) \
-            + list(TCGEN05_MMA_SP_VARIANTS):
+            + list(TCGEN05_MMA_SP_VARIANTS) + list(TCGEN05_MMA_SCALE_VARIANTS):
         rows.setdefault(v.key, v)
     return rows
 
@@ -427,6 +428,45 @@ def tcgen05_mma_sp_variants() -> list[Variant]:
 TCGEN05_MMA_SP_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_sp_variants())
 
 
+# Block-scaled tcgen05.mma run on a device: (data path, kind, .scale_vec::NX, scale type, A, B,
+# which (scale_A ID, scale_B ID) pairs: "all" the legal ones, "diagonal" (i, i)).  The legal IDs
+# by .scale_vec (9.7.16.10.7): 1X any byte of the word, 2X the two 16-bit halves, 4X the whole
+# word.  One CTA, M = 128 (Layout D) and M = 64 (Layout F; .ws has no block-scaled kind), N = 64;
+# the mxf4 kinds read A and B packed two 4-bit elements a byte.
+TCGEN05_SCALE_IDS: dict[int, tuple[int, ...]] = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,)}
+TCGEN05_MMA_SCALE_ROWS: tuple[tuple[str, str, int, str, str, str, str], ...] = (
+    ("D", "mxf8f6f4", 1, "ue8m0", "e4m3", "e4m3", "all"),
+    ("D", "mxf8f6f4", 1, "ue8m0", "e5m2", "e4m3", "diagonal"),
+    ("D", "mxf4", 2, "ue8m0", "e2m1", "e2m1", "all"),
+    ("D", "mxf4nvf4", 2, "ue8m0", "e2m1", "e2m1", "all"),
+    ("D", "mxf4nvf4", 4, "ue8m0", "e2m1", "e2m1", "all"),
+    ("D", "mxf4nvf4", 4, "ue4m3", "e2m1", "e2m1", "all"),
+    ("F", "mxf8f6f4", 1, "ue8m0", "e4m3", "e4m3", "diagonal"),
+    ("F", "mxf4", 2, "ue8m0", "e2m1", "e2m1", "diagonal"),
+    ("F", "mxf4nvf4", 4, "ue4m3", "e2m1", "e2m1", "all"),
+)
+
+
+def tcgen05_mma_scale_variants() -> list[Variant]:
+    """``tcgen05.mma.m128n64k32.kind::mxf8f6f4.block_scale.scale_vec::1X.ue8m0.f32.e4m3.e4m3.
+    layoutD.sf3_1``: a row per ``TCGEN05_MMA_SCALE_ROWS`` entry and (scale_A ID, scale_B ID);
+    K is 32 bytes of A's row (32 8-bit elements, 64 packed 4-bit ones)."""
+    out = []
+    for letter, kind, vec, stype, a, b, pairs in TCGEN05_MMA_SCALE_ROWS:
+        m = datapath_row(letter)[1]
+        ids = TCGEN05_SCALE_IDS[vec]
+        for sa, sb in ([(i, i) for i in ids] if pairs == "diagonal"
+                       else [(i, j) for i in ids for j in ids]):
+            out.append(Variant("tcgen05.mma", f"m{m}n64k{256 // TYPE_BITS[a]}", a, b, "f32",
+                               "f32", min_sm=100, ptx=(8, 6), kind=kind, arch_suffix="a",
+                               scale=stype, scale_vec=vec, datapath=letter,
+                               scale_ids=(sa, sb)))
+    return out
+
+
 def datapath_row(letter: str) -> tuple[str, int, int, str, str, tuple[int, ...]]:
     """The ``DATAPATH_ROWS`` row of a layout letter."""
     return next(r for r in DATAPATH_ROWS if r[0] == letter)
+
+
+TCGEN05_MMA_SCALE_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_scale_variants())

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..base.matrix_variants import (
+    TCGEN05_MMA_SCALE_VARIANTS,
     TCGEN05_MMA_SP_VARIANTS,
     TCGEN05_MMA_VARIANTS,
     datapath_row,
@@ -58,11 +59,17 @@ from .runs import Job, Run, Task
 from .smem import SmemLayout, element_bytes_image, image_codes
 from .smem_runs import CatalogSmem
 from .tcgen05_scale import (
+    SCALE_PLANTS,
     device_product,
     draw_factors,
     find_tc_scale,
+    pack_nibbles,
+    row_scales,
+    scale_view,
     scaled_product,
     tmem_scale_words,
+    unpack_nibbles,
+    wrong_id,
 )
 from .tcgen05_sp import (
     META_COLUMNS,
@@ -89,7 +96,19 @@ class LaunchError(RuntimeError):
 
 
 def smem_id(v: Variant, mode: str) -> str:
-    return f"{TC_SMEM}.K-major.{mode}.b{TYPE_BITS[v.a]}"
+    """The catalog layout of a row's A and B (packed 4-bit elements: the 8-bit one's bytes)."""
+    return f"{TC_SMEM}.K-major.{mode}.b{max(8, TYPE_BITS[v.a])}"
+
+
+def scaled(v: Variant) -> bool:
+    """A block-scaled row (``TCGEN05_MMA_SCALE_VARIANTS``)."""
+    return bool(v.scale) and bool(v.datapath)
+
+
+def _stored(t: str, k: int) -> tuple[str, int]:
+    """(the type, K) a row of ``k`` elements of ``t`` is stored as in shared memory: 4-bit
+    elements two a byte (``tcgen05_scale.pack_nibbles``), as ``k / 2`` bytes."""
+    return ("u8", k // 2) if TYPE_BITS[t] == 4 else (t, k)
 
 
 def tc_mma_tasks(job: Job, sm: int) -> list[Task]:
@@ -97,8 +116,9 @@ def tc_mma_tasks(job: Job, sm: int) -> list[Task]:
     sm_100a, one per row."""
     rows = [v for v in TCGEN05_MMA_VARIANTS if selects(job.only, v.key)]
     sp_rows = [v for v in TCGEN05_MMA_SP_VARIANTS if selects(job.only, v.key)]
-    if not rows + sp_rows or not runs_on((rows + sp_rows)[0], sm):
-        return [Task(v.key, "compile") for v in rows + sp_rows]
+    sc_rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if selects(job.only, v.key)]
+    if not rows + sp_rows + sc_rows or not runs_on((rows + sp_rows + sc_rows)[0], sm):
+        return [Task(v.key, "compile") for v in rows + sp_rows + sc_rows]
     # the modes rotate over the rows and, a step further each (layout, N), over the kinds:
     # every kind's element width meets every mode
     out = [Task(v.key, "check", catalog=smem_id(v, MODES[(i + i // len(MODES)) % len(MODES)]))
@@ -121,6 +141,27 @@ def tc_mma_tasks(job: Job, sm: int) -> list[Task]:
                 firsts.setdefault(v.datapath, v)
         out += [Task(v.key, "experiment", plant=p, expect="mismatch", catalog=smem_id(v, "128B"))
                 for v in firsts.values() for p in SP_PLANTS]
+    return out + scale_row_tasks(sc_rows, job.experiments)
+
+
+def scale_form(v: Variant) -> tuple[str, str, int, str]:
+    """A block-scaled row's form: (data path, kind, .scale_vec, scale type)."""
+    return (v.datapath, v.kind, v.scale_vec, v.scale)
+
+
+def scale_row_tasks(rows: Sequence[Variant], experiments: bool = True) -> list[Task]:
+    """The block-scaled rows' tasks: a check each (the modes rotating), and on each form's
+    first row the planted edits (``tcgen05_scale.SCALE_PLANTS``; ``scale-id-wrong`` only
+    where the form has another legal scale_A ID)."""
+    out = [Task(v.key, "check", catalog=smem_id(v, MODES[i % len(MODES)]))
+           for i, v in enumerate(rows)]
+    if experiments:
+        firsts: dict[tuple[str, str, int, str], Variant] = {}
+        for v in rows:
+            firsts.setdefault(scale_form(v), v)
+        out += [Task(v.key, "experiment", plant=p, expect="mismatch", catalog=smem_id(v, "128B"))
+                for v in firsts.values() for p in SCALE_PLANTS
+                if p != "scale-id-wrong" or v.scale_vec < 4]
     return out
 
 
@@ -191,11 +232,12 @@ def image_plan(v: Variant, rec: Mapping[str, Any]) \
     ch = rec["choices"][0]
     lay = CatalogSmem(ch["shape"], ch["stride"], tuple(ch["swizzle"]), "K")
     lay_b = sparse_k(ch) if sparse(v) else lay
-    bits = TYPE_BITS[v.a]
-    a_span = _round(lay.extent(rows_a, v.k // 2 if sparse(v) else v.k, bits), 16)
+    t, k = _stored(v.a, v.k)
+    bits = TYPE_BITS[t]
+    a_span = _round(lay.extent(rows_a, k // 2 if sparse(v) else k, bits), 16)
     b_off = _round(a_span, 1024)
     return (lay, a_span, b_off,
-            _round(b_off + _round(lay_b.extent(rows_b, v.k, bits), 16), 1024), lay_b)
+            _round(b_off + _round(lay_b.extent(rows_b, k, bits), 16), 1024), lay_b)
 
 
 def sparse_k(ch: Mapping[str, Any]) -> CatalogSmem:
@@ -217,7 +259,8 @@ def run_kernels(records: Sequence[Mapping[str, Any]]) -> list[Tc05Kernel]:
     for t in tc_mma_tasks(Job(records), 100):
         v, rec = variant(t.key), tc_smem_record(records, t.catalog)
         if t.mode == "check" and rec is not None:
-            k = kernel_of(v, datapath_map(records, v.datapath, v.n), image_plan(v, rec)[3])
+            k = kernel_of(v, datapath_map(records, v.datapath, v.n), image_plan(v, rec)[3],
+                          records)
             if k.name in out and out[k.name] != k:  # another image size: its own entry
                 k = replace(k, name=f"{k.name}_{k.smem_bytes}")
             out.setdefault(k.name, k)
@@ -248,10 +291,8 @@ def tc_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any], rng: np.rand
     img = np.zeros((g, size), dtype=np.uint8)
     bt = np.swapaxes(b, 0, 1)  # N rows of K: B is K-major too
     for c in range(g):
-        img[c, :a_span] = element_bytes_image(a_img[None, c * rows_a:(c + 1) * rows_a], v.a,
-                                              lay, a_span)[0]
-        img[c, b_off:size] = element_bytes_image(bt[None, c * rows_b:(c + 1) * rows_b], v.b,
-                                                 lay_b, size - b_off)[0]
+        img[c, :a_span] = _image(a_img[c * rows_a:(c + 1) * rows_a], v.a, lay, a_span)
+        img[c, b_off:size] = _image(bt[c * rows_b:(c + 1) * rows_b], v.b, lay_b, size - b_off)
     fields = rec["descriptor_fields"]
     base = int(ch["descriptor"], 16)
     if plant == "lbo-sbo-swapped":
@@ -260,9 +301,18 @@ def tc_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any], rng: np.rand
     adesc = _set_field(base, fields["start"], 0)
     bdesc = _set_field(base, fields["start"], b_off >> 4)
     idesc = encode_idesc(idesc_for(v.kind, m=v.dims.m, n=v.n, a=v.a, b=v.b, d=v.d,
-                                   sparse=sparse(v), selector=v.selector))
-    return Operands(a, b, d_words(v, a, b), Launch(kernel_of(v, m, size), idesc, adesc, bdesc,
-                                                   img, meta_img))
+                                   sparse=sparse(v), selector=v.selector)) if not scaled(v) \
+        else 0  # a block-scaled row's: tc_scale_operands
+    # a block-scaled row's kernel, like its idesc, is tc_scale_operands'
+    kernel = kernel_of(replace(v, scale="") if scaled(v) else v, m, size)
+    return Operands(a, b, d_words(v, a, b), Launch(kernel, idesc, adesc, bdesc, img, meta_img))
+
+
+def _image(codes: np.ndarray, t: str, lay: CatalogSmem, size: int) -> np.ndarray:
+    """One operand's (rows, K) codes as ``size`` bytes by ``lay`` (4-bit: two a byte)."""
+    if TYPE_BITS[t] == 4:
+        return element_bytes_image(pack_nibbles(codes)[None], "u8", lay, size)[0]
+    return element_bytes_image(codes[None], t, lay, size)[0]
 
 
 def tc_scale_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any],
@@ -274,24 +324,35 @@ def tc_scale_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any],
     (``plant`` factors-swapped: scale_A's rows 0 and 1 exchanged), the IDs and the scale type in
     the idesc, D the scaled product."""
     ra, rb = scale
+    va, vb = scale_view(ra), scale_view(rb)
     ops = tc_operands(v, m, rec, rng)
-    vec, kind = int(ra["vec"]), str(ra["kind"])
-    sa, sb = draw_factors(rng, ra, v.dims.m, vec), draw_factors(rng, rb, vec, v.n)
+    sa, sb = draw_factors(rng, ra, v.dims.m, va.vec), draw_factors(rng, rb, va.vec, v.n)
     words = np.concatenate([tmem_scale_words(ra, ids[0], sa, rng, plant),
                             tmem_scale_words(rb, ids[1], sb, rng)], axis=1)
-    d = scaled_product(numbers.decode(v.a, ops.a), numbers.decode(v.b, ops.b), sa, sb,
-                       str(ra["scale_type"]))
-    idesc = encode_idesc(idesc_for(kind, m=v.dims.m, n=v.n, a=v.a, b=v.b,
-                                   scale=str(ra["scale_type"]), a_scale_id=ids[0],
-                                   b_scale_id=ids[1]))
-    k = scale_kernel(m, kind, str(ra["form"]), (int(ra["columns"]), int(rb["columns"])),
-                     ops.launch.kernel.smem_bytes)
+    d = scaled_product(numbers.decode(v.a, ops.a), numbers.decode(v.b, ops.b), sa, sb, va.stype)
+    named = ids
+    if plant == "scale-id-wrong":  # the factors at ``ids``, the idesc naming another
+        other = wrong_id(va, ids[0])
+        if other is None:
+            raise ValueError(f"{va.id} has one legal scale factor ID: no other to name")
+        named = (other, ids[1])
+    idesc = encode_idesc(idesc_for(va.kind, m=v.dims.m, n=v.n, a=v.a, b=v.b, scale=va.stype,
+                                   a_scale_id=named[0], b_scale_id=named[1]))
+    k = scale_kernel(m, va.kind, va.form, (va.columns, vb.columns), ops.launch.kernel.smem_bytes)
     return replace(ops, d_words=d.astype(np.float32).view(np.uint32),
                    launch=replace(ops.launch, kernel=k, idesc=idesc, scales=words))
 
 
-def kernel_of(v: Variant, m: DataPathMap, smem_bytes: int = 0) -> Tc05Kernel:
-    """The kernel of row ``v``: its mma, and each block of ``m`` read back."""
+def kernel_of(v: Variant, m: DataPathMap, smem_bytes: int = 0,
+              records: Sequence[Mapping[str, Any]] = ()) -> Tc05Kernel:
+    """The kernel of row ``v``: its mma, and each block of ``m`` read back (a block-scaled
+    row's: its factors stored first, as many columns as ``records``' scale layouts take)."""
+    if scaled(v):
+        pair = row_scales(records, v)
+        if pair is None:
+            raise DataPathError(f"the layouts JSON has no scale layouts of {v.key}")
+        va, vb = (scale_view(r) for r in pair)
+        return scale_kernel(m, va.kind, va.form, (va.columns, vb.columns), smem_bytes)
     _l, _m, g, _s, ws, _ns = datapath_row(v.datapath)
     sp = sparse(v)
     return datapath_kernel("tcsp" if sp else "tc", v.datapath, g, sp, ws == "yes", v.n,
@@ -364,6 +425,10 @@ def run_tc_task(launcher: Any, task: Task, records: Sequence[Mapping[str, Any]],
     if sparse(v) and meta is None:
         run.detail = f"the layouts JSON has no metadata layout of {v.key}"
         return run
+    pair = row_scales(records, v) if scaled(v) else None
+    if scaled(v) and pair is None:
+        run.detail = f"the layouts JSON has no scale layouts of {v.key}"
+        return run
     read = m
     if task.plant == "other-datapath":
         other = other_layout(records, m)
@@ -375,12 +440,16 @@ def run_tc_task(launcher: Any, task: Task, records: Sequence[Mapping[str, Any]],
     if meta is not None:
         run.layout_hashes["meta"] = str(meta.get("map_hash") or "")
         run.selector = v.selector
+    if pair is not None:  # the scale layouts by their hashes; the IDs are the row's
+        run.layout_hashes.update({x.operand: x.map_hash for x in map(scale_view, pair)})
     run.smem_layout = {"catalog": task.catalog, "choice": 0, "name": task.catalog,
                        "descriptor": rec["choices"][0]["descriptor"]}
     run.seed = secrets.randbits(63)
     rng = np.random.default_rng(run.seed)
     for _ in range(trials):
-        ops = tc_operands(v, m, rec, rng, task.plant, meta)
+        ids = (v.scale_ids[0], v.scale_ids[1]) if pair else (0, 0)
+        ops = tc_scale_operands(v, m, rec, pair, ids, rng, task.plant) if pair \
+            else tc_operands(v, m, rec, rng, task.plant, meta)
         out = np.asarray(launcher.launch(ops.launch), dtype=np.uint32)
         bad = tc_differences(read, ops.d_words, out)
         run.trials += 1
@@ -395,6 +464,8 @@ def run_tc_task(launcher: Any, task: Task, records: Sequence[Mapping[str, Any]],
                       f"through Layout {m.layout} (A, B by {task.catalog}, idesc "
                       f"0x{ops.launch.idesc:08x}"
                       + (f", metadata by {meta['id']} at selector {v.selector}" if meta else "")
+                      + (f", scale factors by {scale_view(pair[0]).id} and _B at IDs "
+                         f"{v.scale_ids[0]} and {v.scale_ids[1]}" if pair else "")
                       + ")")
     run.seconds = time.perf_counter() - t0
     return run
@@ -486,9 +557,12 @@ class FakeTcgen05Device:
         if ra is None or rb is None or scales is None:
             raise LaunchError(f"no scale layouts of kind::{x.kind} {form} {stype} M = {x.m} "
                               "to read the factors by")
-        ca = int(ra["columns"])
-        return device_product((ra, rb), (x.a_scale_id, x.b_scale_id), a, b, scales[:, :ca],
-                              scales[:, ca:])
+        ca = scale_view(ra).columns
+        try:
+            return device_product((ra, rb), (x.a_scale_id, x.b_scale_id), a, b, scales[:, :ca],
+                                  scales[:, ca:])
+        except ValueError as exc:  # an ID the form does not admit
+            raise LaunchError(str(exc)) from exc
 
     def launch(self, ln: Launch) -> np.ndarray:
         k = ln.kernel
@@ -505,10 +579,12 @@ class FakeTcgen05Device:
             for desc, rows, t, parts, kx in ((ln.adesc, rows_a, types["a"], a_parts, kk),
                                              (ln.bdesc, rows_b, types["b"], b_parts, kb)):
                 start, lay = self._layout(desc)
-                need = lay.extent(rows, kx, TYPE_BITS[t]) + start
+                st, sk = _stored(t, kx)  # 4-bit: two a byte, element k at bit 4k
+                need = lay.extent(rows, sk, TYPE_BITS[st]) + start
                 img = np.zeros((1, max(need, ln.smem.shape[1])), dtype=np.uint8)
                 img[0, :ln.smem.shape[1]] = ln.smem[c]
-                parts.append(image_codes(img[:, start:], t, lay, rows, kx)[0])
+                got = image_codes(img[:, start:], st, lay, rows, sk)[0]
+                parts.append(unpack_nibbles(got) if st != t else got)
         a_codes = np.concatenate(a_parts)
         if x.sparse:
             a_codes = self._decompressed(k, x, a_codes, ln.meta)
@@ -516,8 +592,9 @@ class FakeTcgen05Device:
         b_vals = numbers.decode(types["b"], np.concatenate(b_parts)).astype(np.float64).T
         d = self._scaled(k, x, a_vals, b_vals, ln.scales) if ".block_scale" in k.opcode \
             else a_vals @ b_vals
-        words = d.astype(np.int64).astype(np.int32).view(np.uint32) if types.get("d") == "s32" \
-            else d.astype(np.float32).view(np.uint32)
+        with np.errstate(over="ignore", invalid="ignore"):  # a wrong factor's inf, NaN
+            words = d.astype(np.int64).astype(np.int32).view(np.uint32) \
+                if types.get("d") == "s32" else d.astype(np.float32).view(np.uint32)
         truth = self.truth(k, x.m, x.n)
         tmem = np.full((g, 128, max(k.out_columns, truth.columns)), UNWRITTEN, dtype=np.uint32)
         cells = truth.cells()
@@ -531,5 +608,5 @@ class FakeTcgen05Device:
         return out
 
 
-__all__ = ["FakeTcgen05Device", "Launch", "LaunchError", "run_tc_task", "tc_differences",
-           "tc_mma_tasks", "tc_scale_operands"]
+__all__ = ["FakeTcgen05Device", "Launch", "LaunchError", "run_tc_task", "scale_row_tasks", "scaled",
+           "tc_differences", "tc_mma_tasks", "tc_scale_operands"]

@@ -17,13 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from ..base.matrix_variants import variant
+from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS, variant
 from ..base.variants import Variant, runs_on
 from .datapath import DataPathError, datapath_map
 from .devices import POISON, DeviceError, FakeDevice
 from .ptx_tcgen05 import THREADS, module_text
 from .runs import Job, Outcome, Run, Task, short_text
-from .tcgen05_mma import TARGET, FakeTcgen05Device, Launch, kernel_of, run_tc_task
+from .tcgen05_mma import (
+    TARGET,
+    FakeTcgen05Device,
+    Launch,
+    kernel_of,
+    run_tc_task,
+    scale_row_tasks,
+)
+from .tcgen05_scale import row_scales, scale_view
 
 
 class CupyTcgen05:
@@ -64,6 +72,35 @@ class CupyTcgen05:
             raise DeviceError(f"launch failed: {type(exc).__name__}: {exc}") from exc
 
 
+def stale_tc_scale(evidence: Any, records: Sequence[Mapping[str, Any]], sm: int) -> list[str]:
+    """The block-scaled runs an sm_100 device owes (``ptxlayout evidence``), one line each: a
+    row of ``TCGEN05_MMA_SCALE_VARIANTS`` with no ``check`` that matched with the factors
+    placed by its scale layouts' current ``map_hash`` (no run, the last one's result, or the
+    layouts changed since), and each planted edit (``tcgen05_mma.scale_row_tasks``) with no such
+    run that mismatched.  Nothing is owed where the device does not run sm_100a, or for a row
+    whose scale layouts ``records`` lack."""
+    rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if runs_on(v, sm)]
+    out: list[str] = []
+    for t in scale_row_tasks(rows):
+        pair = row_scales(records, variant(t.key))
+        if pair is None:
+            continue
+        want = {x.operand: x.map_hash for x in map(scale_view, pair)}
+        runs = [r for r in evidence.runs_of([t.key]) if r.mode == t.mode and r.plant == t.plant
+                and r.result in ("match", "mismatch")]
+        mine = [r for r in runs if all(r.layout_hashes.get(k) == h for k, h in want.items())]
+        if any(r.result == t.expect for r in mine):
+            continue
+        why = "no run" if not runs else (f"last run {mine[-1].result}" if mine else
+                                         "the layouts changed since " + runs[-1].file.date[:10])
+        hashes = ", ".join(f"{k} {h}" for k, h in want.items())
+        out.append(f"{t.key}: no hardware match for the current scale layouts ({why}; {hashes})"
+                   if t.mode == "check" else
+                   f"{t.key} planted {t.plant}: no run of the current scale layouts mismatched "
+                   f"({why}; {hashes}; expected: mismatch)")
+    return out
+
+
 # ---- the family's hook ------------------------------------------------------------------------
 
 
@@ -77,7 +114,8 @@ def assembled(v: Variant, records: Sequence[Mapping[str, Any]], sm: int, use_ptx
     if ptxas_path() is None:
         return Run(v, None, "not-executed", f"{why}; no ptxas here")
     try:
-        text = module_text([kernel_of(v, datapath_map(records, v.datapath, v.n), 4096)])
+        text = module_text([kernel_of(v, datapath_map(records, v.datapath, v.n), 4096,
+                                      records)])
     except DataPathError as exc:
         return Run(v, None, "not-executed", f"{why}; {exc}")
     cache: dict[str, tuple[bool, str]] = memo.setdefault("tcgen05-mma ptxas", {})
@@ -103,4 +141,4 @@ def run_tc_mma(device: Any, job: Job, task: Task, memo: dict[str, Any]) -> Outco
     return Outcome([run_tc_task(launcher, task, job.records, job.trials)])
 
 
-__all__ = ["CupyTcgen05", "assembled", "run_tc_mma"]
+__all__ = ["CupyTcgen05", "assembled", "run_tc_mma", "stale_tc_scale"]

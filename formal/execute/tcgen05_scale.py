@@ -17,23 +17,58 @@ is exact in float64 and in the fp32 accumulator.  The device reads the factors b
 record at the IDs its idesc names (``read_tmem_factors``); a kernel that placed them by another
 layout would scale some row by the wrong power of two.
 
-A planted edit must mismatch: ``factors-swapped``, the factors of scale_A's rows 0 and 1 (drawn
+Planted edits must mismatch: ``factors-swapped``, the factors of scale_A's rows 0 and 1 (drawn
 unequal) written into each other's (lane, byte): the marked-factor idea of
-``execute.block_scale`` -- one factor at another's place -- as a run, not a proof.
+``execute.block_scale`` -- one factor at another's place -- as a run, not a proof;
+``factor-moved``, scale_A's factor of (row 0, block 0) written one byte up in its word and its
+own byte given another power of two; ``scale-id-wrong``, the idesc naming another legal
+scale_A ID than the one the factors were placed at (forms with one legal ID owe none).
+
+The rows (``base.matrix_variants.TCGEN05_MMA_SCALE_VARIANTS``) name their IDs
+(``Variant.scale_ids``); the export's records are read through ``scale_view`` alone, so a
+change of the record's shape is a change here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 TC_SCALE_INSTRUCTION = "tcgen05.block_scale"
-SCALE_PLANTS = ("factors-swapped",)
+SCALE_PLANTS = ("factors-swapped", "factor-moved", "scale-id-wrong")
 LANES = 128  # four 32-lane partitions: a factor without ``half`` sits in each
 UE8M0_BIAS = 127
 SPREAD = 3  # factors within 2**-3 .. 2**3
+
+
+@dataclass(frozen=True)
+class ScaleView:
+    """What a run reads of an exported tcgen05 scale record (``writers.export_tc_scale``):
+    its id, form, operand, tile, tensor-memory columns, legal IDs and map hash."""
+
+    id: str
+    kind: str
+    form: str
+    stype: str
+    m: int
+    operand: str
+    vec: int
+    tile: tuple[int, int]
+    columns: int
+    sf_ids: tuple[int, ...]
+    map_hash: str
+
+
+def scale_view(rec: Mapping[str, Any]) -> ScaleView:
+    """The one reader of a scale record's fields (the places are ``_places``')."""
+    rows, cols = rec["tile"]
+    return ScaleView(str(rec["id"]), str(rec["kind"]), str(rec["form"]),
+                     str(rec.get("scale_type", "ue8m0")), int(rec["m"]), str(rec["operand"]),
+                     int(rec["vec"]), (int(rows), int(cols)), int(rec["columns"]),
+                     tuple(int(s) for s in rec["sf_ids"]), str(rec.get("map_hash") or ""))
 
 
 def find_tc_scale(records: Sequence[Mapping[str, Any]], kind: str, form: str, stype: str,
@@ -45,13 +80,28 @@ def find_tc_scale(records: Sequence[Mapping[str, Any]], kind: str, form: str, st
                       r.get("operand")) == (kind, form, stype, m, operand)), None)
 
 
+def row_scales(records: Sequence[Mapping[str, Any]], v: Any) \
+        -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+    """The (scale_A, scale_B) records of block-scaled row ``v`` (None: the layouts lack one)."""
+    form = f"scale_vec::{v.scale_vec}X"
+    ra, rb = (find_tc_scale(records, v.kind, form, v.scale, v.dims.m, op)
+              for op in ("scale_A", "scale_B"))
+    return None if ra is None or rb is None else (ra, rb)
+
+
+def wrong_id(view: ScaleView, sf_id: int) -> int | None:
+    """The next legal scale factor ID after ``sf_id`` (None: the form has only one)."""
+    ids = view.sf_ids
+    return None if len(ids) < 2 else ids[(ids.index(sf_id) + 1) % len(ids)]
+
+
 def _places(rec: Mapping[str, Any], sf_id: int) -> np.ndarray:
     """(rows, cols, 3): the (lane, column, byte) of each factor of ``rec``'s tile at ``sf_id``."""
-    if sf_id not in rec["sf_ids"]:
-        raise ValueError(f"{rec['id']} states no place at scale factor ID {sf_id}")
-    rows, cols = rec["tile"]
-    table = np.asarray(rec["places"][list(rec["sf_ids"]).index(sf_id)], dtype=np.int64)
-    return table.reshape(rows, cols, 3)
+    view = scale_view(rec)
+    if sf_id not in view.sf_ids:
+        raise ValueError(f"{view.id} states no place at scale factor ID {sf_id}")
+    table = np.asarray(rec["places"][view.sf_ids.index(sf_id)], dtype=np.int64)
+    return table.reshape(*view.tile, 3)
 
 
 def factor_values(stype: str, codes: np.ndarray) -> np.ndarray:
@@ -74,21 +124,23 @@ def draw_factors(rng: np.random.Generator, rec: Mapping[str, Any], rows: int, co
     """(rows, cols) codes of powers of two within ``2**-SPREAD .. 2**SPREAD`` in the record's
     scale type; scale_A's rows 0 and 1 unequal (the planted swap must change a product)."""
     e = rng.integers(-SPREAD, SPREAD + 1, size=(rows, cols))
-    if rec["operand"] == "scale_A" and rows > 1 and (e[0] == e[1]).any():
+    view = scale_view(rec)
+    if view.operand == "scale_A" and rows > 1 and (e[0] == e[1]).any():
         e[1] = np.where(e[0] == e[1], np.where(e[0] < 0, e[0] + 1, e[0] - 1), e[1])
-    return _power_code(str(rec.get("scale_type", "ue8m0")), e).astype(np.uint8)
+    return _power_code(view.stype, e).astype(np.uint8)
 
 
 def tmem_scale_words(rec: Mapping[str, Any], sf_id: int, factors: np.ndarray,
                      rng: np.random.Generator, plant: str = "") -> np.ndarray:
     """(128 lanes, columns) words: each factor's byte where ``rec`` puts it at ``sf_id``, in
     every partition; other bytes random.  ``factors`` may be a leading block of the tile (a run
-    at N < the record's).  ``plant`` factors-swapped: rows 0 and 1 in each other's places."""
+    at N < the record's).  ``plant`` factors-swapped: rows 0 and 1 in each other's places;
+    factor-moved: (row 0, block 0)'s factor one byte up, its own byte another power of two."""
     rows, cols = factors.shape
     p = _places(rec, sf_id)[:rows, :cols].copy()
     if plant == "factors-swapped":
         p[[0, 1]] = p[[1, 0]]
-    words = rng.integers(0, 1 << 32, size=(LANES, int(rec["columns"])), dtype=np.uint64)
+    words = rng.integers(0, 1 << 32, size=(LANES, scale_view(rec).columns), dtype=np.uint64)
     p, f = p.reshape(-1, 3), factors.ravel().astype(np.uint64)
     # one byte of a word at a time: a word holds up to four factors, and numpy's fancy
     # assignment keeps only the last of repeated (lane, column) places
@@ -98,6 +150,16 @@ def tmem_scale_words(rec: Mapping[str, Any], sf_id: int, factors: np.ndarray,
             lane, col, shift = p[at, 0] + 32 * part, p[at, 1], np.uint64(8 * int(byte))
             keep = words[lane, col] & ~(np.uint64(0xFF) << shift)
             words[lane, col] = keep | (f[at] << shift)
+    if plant == "factor-moved":
+        lane, col, byte = (int(x) for x in p[0])
+        code = int(f[0])
+        other = code + (1 if scale_view(rec).stype == "ue8m0" else 8) * (
+            -1 if factor_values(scale_view(rec).stype, np.array([code]))[0] > 1 else 1)
+        for part in range(LANES // 32):
+            w = int(words[lane + 32 * part, col])
+            for b, val in ((byte, other), ((byte + 1) % 4, code)):
+                w = (w & ~(0xFF << (8 * b))) | (val << (8 * b))
+            words[lane + 32 * part, col] = w
     return words.astype(np.uint32)
 
 
@@ -125,12 +187,29 @@ def device_product(recs: tuple[Mapping[str, Any], Mapping[str, Any]], ids: tuple
         -> np.ndarray:
     """What a device whose scale layouts are ``recs`` computes: the factors read at the idesc's
     scale factor IDs ``ids`` (A's, B's), then the scaled product in their scale type."""
-    vec = int(recs[0]["vec"])
-    sa = read_tmem_factors(recs[0], ids[0], words_a, a.shape[0], vec)
-    sb = read_tmem_factors(recs[1], ids[1], words_b, vec, b.shape[1])
-    return scaled_product(a, b, sa, sb, str(recs[0].get("scale_type", "ue8m0")))
+    view = scale_view(recs[0])
+    sa = read_tmem_factors(recs[0], ids[0], words_a, a.shape[0], view.vec)
+    sb = read_tmem_factors(recs[1], ids[1], words_b, view.vec, b.shape[1])
+    with np.errstate(over="ignore", invalid="ignore"):  # a random byte read as a factor
+        return scaled_product(a, b, sa, sb, view.stype)
 
 
-__all__ = ["SCALE_PLANTS", "TC_SCALE_INSTRUCTION", "device_product", "draw_factors",
-           "factor_values",
-           "find_tc_scale", "read_tmem_factors", "tmem_scale_words", "scaled_product"]
+def pack_nibbles(codes: np.ndarray) -> np.ndarray:
+    """(..., K) 4-bit codes -> (..., K / 2) bytes, element k at bit 4k of its byte (the
+    catalog's packing of ``.kind::mxf4`` / ``mxf4nvf4`` in shared memory: two a byte)."""
+    c = np.asarray(codes, dtype=np.uint64) & np.uint64(0xF)
+    return (c[..., 0::2] | (c[..., 1::2] << np.uint64(4))).astype(np.uint64)
+
+
+def unpack_nibbles(packed: np.ndarray) -> np.ndarray:
+    """The inverse of ``pack_nibbles``."""
+    b = np.asarray(packed, dtype=np.uint64)
+    out = np.empty((*b.shape[:-1], 2 * b.shape[-1]), dtype=np.uint64)
+    out[..., 0::2], out[..., 1::2] = b & np.uint64(0xF), (b >> np.uint64(4)) & np.uint64(0xF)
+    return out
+
+
+__all__ = ["SCALE_PLANTS", "TC_SCALE_INSTRUCTION", "ScaleView", "device_product",
+           "draw_factors", "factor_values", "find_tc_scale", "pack_nibbles", "read_tmem_factors",
+           "row_scales", "scale_view", "scaled_product", "tmem_scale_words",
+           "unpack_nibbles", "wrong_id"]

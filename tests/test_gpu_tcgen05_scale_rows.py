@@ -1,0 +1,158 @@
+"""The block-scaled rows of the ``tcgen05-mma`` family (``base.matrix_variants.
+TCGEN05_MMA_SCALE_VARIANTS``): each a check on a fake sm_100 device -- A and B by a catalog
+shared-memory layout (4-bit e2m1 packed two a byte), scale_A and scale_B by the catalog's
+scale layouts at the row's IDs, D the exact scaled product -- and the planted edits that must
+mismatch, with their cells; on sm_90 each row is assembled for sm_100a, not run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from formal.api import current_catalog
+from formal.base.matrix_variants import (
+    TCGEN05_MMA_SCALE_VARIANTS,
+    TCGEN05_SCALE_IDS,
+    variant,
+)
+from formal.execute.idesc import decode_idesc
+from formal.execute.runs import Job, Task
+from formal.execute.tcgen05_mma import (
+    FakeTcgen05Device,
+    run_tc_task,
+    scale_row_tasks,
+    tc_mma_tasks,
+)
+from formal.execute.tcgen05_scale import (
+    pack_nibbles,
+    row_scales,
+    scale_view,
+    unpack_nibbles,
+)
+
+ROW_1X = ("tcgen05.mma.m128n64k32.kind::mxf8f6f4.block_scale.scale_vec::1X.ue8m0.f32.e4m3.e4m3."
+          "layoutD.sf3_1")
+ROW_4X = ("tcgen05.mma.m128n64k64.kind::mxf4nvf4.block_scale.scale_vec::4X.ue4m3.f32.e2m1.e2m1."
+          "layoutD.sf0_0")
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    return current_catalog()[0]
+
+
+def test_the_rows(records: list[dict[str, Any]]) -> None:
+    rows = TCGEN05_MMA_SCALE_VARIANTS
+    # D: 16 (e4m3, every pair) + 4 (e5m2 x e4m3, diagonal) + 4 + 4 (2X, every pair) + 1 + 1
+    # (4X); F: 4 (1X diagonal) + 2 (mxf4 2X diagonal) + 1 (4X ue4m3)
+    assert len(rows) == 37 and len({v.key for v in rows}) == 37
+    assert all(variant(v.key) is v for v in rows)
+    assert variant(ROW_1X).scale_ids == (3, 1) and variant(ROW_1X).target == "sm_100a"
+    assert {v.datapath for v in rows} == {"D", "F"}
+    # the IDs the table admits are the records' legal IDs, for scale_A and for scale_B
+    for v in rows:
+        pair = row_scales(records, v)
+        assert pair is not None, v.key
+        for view, sid in zip(map(scale_view, pair), v.scale_ids, strict=True):
+            assert view.sf_ids == TCGEN05_SCALE_IDS[v.scale_vec] and sid in view.sf_ids
+            assert view.m == v.dims.m
+    assert {(v.scale_ids) for v in rows if v.datapath == "D" and v.a == "e4m3"} == \
+        {(i, j) for i in range(4) for j in range(4)}
+
+
+def test_the_tasks_and_their_plants() -> None:
+    tasks = scale_row_tasks(TCGEN05_MMA_SCALE_VARIANTS)
+    checks = [t for t in tasks if t.mode == "check"]
+    plants = [t for t in tasks if t.mode == "experiment"]
+    assert len(checks) == 37
+    # 8 forms (data path, kind, .scale_vec, scale type) x factors-swapped and factor-moved,
+    # scale-id-wrong where another ID is legal (1X and 2X: 5 forms)
+    assert len(plants) == 8 * 2 + 5
+    assert not [t for t in plants if t.plant == "scale-id-wrong" and "4X" in t.key]
+    # the 4-bit rows' images by the 8-bit layouts (32 bytes of K a row); every mode met
+    assert {t.catalog.split(".")[3] for t in checks if "e2m1" in t.key} == \
+        {"none", "32B", "64B", "128B"}
+    assert all(t.catalog.endswith(".b8") for t in checks)
+
+
+def test_4_bit_elements_two_a_byte() -> None:
+    # element k at bit 4k of its byte: codes 1, 2, 3, 4 are the bytes 0x21, 0x43
+    assert pack_nibbles(np.array([[1, 2, 3, 4]])).tolist() == [[0x21, 0x43]]
+    c = np.random.default_rng(0).integers(0, 16, size=(3, 64))
+    assert np.array_equal(unpack_nibbles(pack_nibbles(c)), c)
+
+
+def test_every_row_matches_and_every_plant_mismatches_on_a_truthful_fake(
+        records: list[dict[str, Any]]) -> None:
+    fake = FakeTcgen05Device(records)
+    for t in scale_row_tasks(TCGEN05_MMA_SCALE_VARIANTS):
+        run = run_tc_task(fake, t, records, 1)
+        v = variant(t.key)
+        assert run.result == t.expect, (t.key, t.plant, run.detail)
+        pair = row_scales(records, v)
+        assert pair is not None
+        assert run.layout_hashes["scale_A"] == scale_view(pair[0]).map_hash
+        assert run.layout_hashes["scale_B"] == scale_view(pair[1]).map_hash
+        rows = {c[0] for c in run.d_cells}
+        if t.plant == "factors-swapped":  # scale_A's rows 0 and 1 only
+            assert rows and rows <= {0, 1}, run.detail
+        elif t.plant == "factor-moved":  # (row 0, block 0)'s factor: row 0 only
+            assert rows == {0}, run.detail
+        elif t.plant == "scale-id-wrong":  # every row reads other bytes
+            assert int(run.detail.split(" of ")[0]) > v.dims.m * v.n // 2, run.detail
+        else:
+            assert f"at IDs {v.scale_ids[0]} and {v.scale_ids[1]}" in run.detail
+    assert fake.launches == 37 + 21
+
+
+def test_the_idesc_of_a_row(records: list[dict[str, Any]]) -> None:
+    from formal.execute.datapath import datapath_map
+    from formal.execute.tcgen05_mma import tc_scale_operands, tc_smem_record
+    v = variant(ROW_4X)
+    pair = row_scales(records, v)
+    rec = tc_smem_record(records, "tcgen05.smem.K-major.128B.b8")
+    assert pair is not None and rec is not None
+    ops = tc_scale_operands(v, datapath_map(records, "D", 64), rec, pair, (0, 0),
+                            np.random.default_rng(3))
+    x = decode_idesc("mxf4nvf4", ops.launch.idesc)
+    # e2m1 code 1 for A and B, ue4m3 (scale format 0), M 128, N 64
+    assert (x.a_format, x.b_format, x.scale_format, x.m, x.n) == (1, 1, 0, 128, 64)
+    assert ops.launch.kernel.opcode == \
+        "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X"
+    # A's row 0 is 64 elements in 32 bytes; the image holds them packed (byte 0: k 0 and 1)
+    assert ops.a.shape == (128, 64) and ops.launch.scales is not None
+    assert ops.launch.scales.shape == (128, 4 + 8)
+
+
+def test_a_fake_whose_scale_layout_differs_is_caught_with_its_cell(
+        records: list[dict[str, Any]]) -> None:
+    # the device's truth: scale_A of mxf8f6f4 1X with rows 0 and 5 in each other's places
+    wrong = [dict(r) for r in records]
+    for r in wrong:
+        if r.get("id") == "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.scale_A":
+            places = [list(p) for p in r["places"]]
+            for p in places:
+                p[0:3], p[15:18] = p[15:18], p[0:3]
+            r["places"] = places
+    run = run_tc_task(FakeTcgen05Device(wrong), Task(ROW_1X, "check",
+                                                      catalog="tcgen05.smem.K-major.none.b8"),
+                      records, 1)
+    assert run.result == "mismatch"
+    assert {c[0] for c in run.d_cells} <= {0, 5} and run.d_cells
+    assert "cells of D differ read through Layout D" in run.detail
+
+
+def test_on_sm_90_each_row_is_assembled_not_run(records: list[dict[str, Any]]) -> None:
+    from formal.execute.ptx import ptxas_path
+    from formal.execute.tcgen05_run import assembled
+    tasks = tc_mma_tasks(Job(records, only="block_scale"), 90)
+    assert [t.mode for t in tasks] == ["compile"] * 37
+    if ptxas_path() is None:
+        pytest.skip("no ptxas")
+    memo: dict[str, Any] = {}
+    for t in tasks:
+        run = assembled(variant(t.key), records, 90, True, memo)
+        assert run.result == "compiled-only", (t.key, run.detail)
+        assert run.detail.startswith("tcgen05.mma needs sm_100a; the device is sm_90")
