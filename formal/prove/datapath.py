@@ -395,48 +395,37 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
     if not hasattr(evidence, "runs_of"):  # drawn, not judged (``api.show``)
         return Verdict("hardware", "unconfirmed", HARDWARE, severity="warning")
     from ..execute.tcgen05_mma import PLANTS
+    from .run_judge import judge_runs
     tasks = [v.key for v in TCGEN05_MMA_VARIANTS if v.datapath == dp.layout]
     if not tasks:
         return _unconfirmed(f"no task of ptxlayout gpu's tcgen05-mma family reads D by "
                             f"Layout {dp.layout}; {HARDWARE}")
     h = datapath_hash(dp)
-    runs = [r for r in evidence.runs_of(tasks)
-            if r.file.sm >= 100 and r.result in ("match", "mismatch")]
-    mine = [r for r in runs if r.layout_hashes.get("datapath") == h]
-    checks = [r for r in mine if r.mode == "check"]
-    bad = next((r for r in checks if r.result == "mismatch"), None)
-    if bad is not None:
+    j = judge_runs(evidence, tasks, "datapath", h, [(None, p) for p in PLANTS])
+    if j.bad is not None:
+        bad = j.bad
         cex = {"variant": bad.key, "detail": bad.detail, "hash": h,
                "d_cells": [list(c) for c in bad.d_cells]}
         return Verdict("hardware", "refuted", f"{bad.key} on {bad.file.where}, D read back "
                        f"by this map: {bad.detail[:300]}", cex, dp.title.span(0), "error", "gpu")
-    if not mine:
-        old = [r for r in runs if r.layout_hashes.get("datapath") not in (None, h)]
-        if old:
-            return _unconfirmed(f"stale: the evidence's {len(old)} runs of its tasks (the "
-                                f"last on {old[-1].file.where}) read D by another map "
-                                f"({old[-1].layout_hashes['datapath'][:12]}..., now "
+    if j.status == "none":
+        if j.other:
+            old = j.other[-1]
+            return _unconfirmed(f"stale: the evidence's {len(j.other)} runs of its tasks (the "
+                                f"last on {old.file.where}) read D by another map "
+                                f"({old.layout_hashes['datapath'][:12]}..., now "
                                 f"{h[:12]}...): the layout changed since; run 'ptxlayout gpu "
                                 f"--only layout{dp.layout}' on an sm_100a device again")
         return _unconfirmed(f"no sm_100a run of its {len(tasks)} tasks in the evidence; "
                             + HARDWARE)
-    matched = {r.key for r in checks if r.result == "match"}
-    plants = {r.plant: r.result for r in mine if r.mode == "experiment"}
-    missing = [k for k in tasks if k not in matched]
-    if missing:
-        return _unconfirmed(f"{len(matched)} of its {len(tasks)} tasks matched on "
-                            f"{mine[-1].file.where}; no bit-exact run of {missing[0]}"
-                            + (f" and {len(missing) - 1} more" if len(missing) > 1 else ""))
-    blind = [p for p in PLANTS if plants.get(p) != "mismatch"]
-    if blind:
-        p = blind[0]
-        return _unconfirmed(f"every task matched, but the planted edit {p} "
-                            + ("did not run" if p not in plants else "matched too: the run "
-                               "cannot tell this map from a wrong one"))
+    if j.status == "missing":
+        return _unconfirmed(j.missing_message("tasks", more=True))
+    if j.status == "blind":
+        return _unconfirmed(j.blind_message("task"))
     return Verdict("hardware", "proved",
-                   f"confirmed on {checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
+                   f"confirmed on {j.checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
                    f"tcgen05-mma tasks read D back by this map bit-exact "
-                   f"({sum(r.trials for r in checks if r.result == 'match')} trials); "
+                   f"({j.trials} trials); "
                    f"the planted edits {', '.join(PLANTS)} mismatched", None, None, "error",
                    "gpu")
 

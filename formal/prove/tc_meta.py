@@ -244,48 +244,37 @@ def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:
     from ..execute.runs import Job
     from ..execute.tcgen05_mma import tc_mma_tasks
     from ..execute.tcgen05_sp import meta_id
+    from .run_judge import judge_runs
     tasks = [v.key for v in TCGEN05_MMA_SP_VARIANTS if v.selector == s
              and meta_id(v.kind, v.dims.m, datapath_row(v.datapath)[4] == "yes") == lay.id]
-    runs = [r for r in evidence.runs_of(tasks)
-            if r.file.sm >= 100 and r.result in ("match", "mismatch")] if tasks else []
-    if not runs:  # (no row places the block-scaled kinds' or .ws M = 128's metadata yet)
+    owed = [t for t in tc_mma_tasks(Job((), only="tcgen05.mma.sp"), 100)
+            if t.mode == "experiment" and t.key in tasks]
+    j = judge_runs(evidence, tasks, "meta", h, [(t.key, t.plant) for t in owed])
+    if not j.runs:  # (no row places the block-scaled kinds' or .ws M = 128's metadata yet)
         return Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span,
                        severity="warning")
-    mine = [r for r in runs if r.layout_hashes.get("meta") == h]
-    checks = [r for r in mine if r.mode == "check"]
-    bad = next((r for r in checks if r.result == "mismatch"), None)
-    if bad is not None:
+    if j.bad is not None:
+        bad = j.bad
         cell = list(bad.d_cells[0]) if bad.d_cells else None
         return Verdict("hardware", "refuted", f"{bad.key} on {bad.file.where}, the metadata "
                        f"placed by this layout at selector {s}: {bad.detail[:300]}",
                        {"variant": bad.key, "selector": s, "hash": h, "d_cell": cell,
                         "detail": bad.detail}, lay.span, "error", "gpu")
-    if not mine:
-        old = runs[-1]
-        return _meta_unconfirmed(lay, f"stale: the evidence's {len(runs)} runs of its rows (the "
-                                 f"last on {old.file.where}) placed the metadata by another map "
-                                 f"({old.layout_hashes.get('meta', '?')[:12]}..., now "
-                                 f"{h[:12]}...): the layout changed since; run 'ptxlayout gpu "
-                                 f"--only tcgen05.mma.sp' on an sm_100a device again")
-    matched = {r.key for r in checks if r.result == "match"}
-    missing = [k for k in tasks if k not in matched]
-    if missing:
-        return _meta_unconfirmed(lay, f"{len(matched)} of its {len(tasks)} rows matched on "
-                                 f"{mine[-1].file.where}; no bit-exact run of {missing[0]}")
-    owed = [t for t in tc_mma_tasks(Job((), only="tcgen05.mma.sp"), 100)
-            if t.mode == "experiment" and t.key in tasks]
-    plants = {(r.key, r.plant): r.result for r in mine if r.mode == "experiment"}
-    blind = [t for t in owed if plants.get((t.key, t.plant)) != "mismatch"]
-    if blind:
-        t = blind[0]
-        return _meta_unconfirmed(lay, f"every row matched, but the planted edit {t.plant} of "
-                                 f"{t.key} " + ("did not run" if (t.key, t.plant) not in plants
-                                                else "matched too: the run cannot tell this "
-                                                "map from a wrong one"))
+    if j.status == "none":
+        old = j.runs[-1]
+        return _meta_unconfirmed(lay, f"stale: the evidence's {len(j.runs)} runs of its rows "
+                                 f"(the last on {old.file.where}) placed the metadata by "
+                                 f"another map ({old.layout_hashes.get('meta', '?')[:12]}..., "
+                                 f"now {h[:12]}...): the layout changed since; run 'ptxlayout "
+                                 f"gpu --only tcgen05.mma.sp' on an sm_100a device again")
+    if j.status == "missing":
+        return _meta_unconfirmed(lay, j.missing_message("rows"))
+    if j.status == "blind":
+        return _meta_unconfirmed(lay, j.blind_message("row"))
     return Verdict("hardware", "proved",
-                   f"confirmed on {checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
+                   f"confirmed on {j.checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
                    f"tcgen05.mma.sp rows with the metadata placed by this layout at selector {s} "
-                   f"bit-exact ({sum(r.trials for r in checks)} trials)"
+                   f"bit-exact ({sum(r.trials for r in j.checks)} trials)"
                    + (f"; the planted edit {owed[0].plant} mismatched" if owed else
                       "; no planted edit is owed on these rows"), None, None, "error", "gpu")
 
