@@ -99,7 +99,8 @@ def with_families(proof: Proof, model: Model, documents: Sequence[Document],
     catalog's), and the data paths -- of ``documents``, and the catalog's with
     ``the_catalog``; ``evidence``: the GPU evidence read (None: none)."""
     proof = with_smem(proof, documents, the_catalog, evidence)
-    proof = with_block_scale(proof, documents, the_catalog, model, evidence is not None)
+    proof = with_block_scale(proof, documents, the_catalog, model,
+                             False if evidence is None else evidence)
     proof = with_tc_sparse(proof, documents)
     if the_catalog:
         proof = with_tc_meta(proof, evidence)
@@ -149,7 +150,7 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
 
 
 def with_block_scale(proof: Proof, documents: Sequence[Document], the_catalog: bool = False,
-                     model: Model | None = None, evidence: bool = True) -> Proof:
+                     model: Model | None = None, evidence: Any = True) -> Proof:
     """``proof`` with the block-scale factor layouts and tables of each document that states
     any (``prove_block_scale``), read from the lines the text stage read; such a document's
     'no operand blocks' error is dropped.  With ``the_catalog``, the embedded block-scale
@@ -163,7 +164,8 @@ def with_block_scale(proof: Proof, documents: Sequence[Document], the_catalog: b
     if not read_here and not the_catalog:
         return proof
     got = prove_block_scale([d for d in documents if d.name in read_here],
-                            the_catalog=the_catalog, model=model if the_catalog else None)
+                            the_catalog=the_catalog, model=model if the_catalog else None,
+                            evidence=evidence)
     # the program lines of the block-scale sections are checked here, not by the fragments'
     # reader: its 'unchecked' finding goes when it names only those lines
     programs = {name: {d.source.span(0).line for sec in read[name].sections
@@ -562,11 +564,12 @@ def block_scale_catalog(which: str = "mma-sync") -> Any:
 
 
 def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = True,
-                      model: Model | None = None) -> ScaleProof:
+                      model: Model | None = None, evidence: Any = None) -> ScaleProof:
     """Every block-scale layout proved: the catalog's (with ``the_catalog``) and each
     document's, read from the lines the text stage read; each scale operand related to the
     catalog's A or B fragment of its shape (``quad-locality``), and a document's spec tables
-    (shapes, legal combinations, selector values) compared with the catalog's layouts."""
+    (shapes, legal combinations, selector values) compared with the catalog's layouts;
+    ``evidence`` (the GPU evidence read) judges the tcgen05 scale layouts' hardware."""
     from .model.block_scale import scale_layouts, spec_tables
     from .model.cells import cells
     from .model.resolve import catalog_model
@@ -609,7 +612,7 @@ def prove_block_scale(documents: Sequence[Document] = (), the_catalog: bool = Tr
             findings.extend(fs)
             lays.append(lay)
         for tlay in tc_layouts if sd is tc_doc else tc_scale_layouts(sd):
-            r, fs = prove_tc_scale(tlay)
+            r, fs = prove_tc_scale(tlay, None, evidence)
             results.append(r)
             findings.extend(fs)
             lays.append(tlay)

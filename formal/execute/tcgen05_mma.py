@@ -24,6 +24,10 @@ record, one whose cells differ) and ``lbo-sbo-swapped`` (the two descriptor fiel
 into each other).  On a device that is not sm_100a each row is assembled for sm_100a
 (``compiled-only``: not run, and the log says it needs sm_100a).
 
+The block-scaled rows (``TCGEN05_MMA_SCALE_VARIANTS``, ``scale_row_tasks``) add the factors
+in tensor memory and their planted edits (``formal.execute.tcgen05_scale``); their 4-bit
+operands lie two a byte, so their images are the 8-bit layout's bytes (``_stored``).
+
 ``FakeTcgen05Device`` runs a launch from its own truth -- it decodes the instruction
 descriptor and the two smem descriptors from the kernel's parameters, reads A and B out of
 the image by the descriptors' fields (``smem.SmemLayout``), multiplies, writes D into tensor

@@ -7,7 +7,10 @@ A worked example: on the lent H100 (sm_90) the task ``tcgen05.mma.m128n64k16.kin
 f16.f16.layoutD compile`` gives one run, ``compiled-only``, "tcgen05.mma needs sm_100a; the
 device is sm_90: assembled with ptxas, not run"; on a B200 (sm_100) the same row's ``check``
 launches the kernel with 128 threads (two CTAs in a cluster for ``cta_group::2``) and
-compares D cell by cell.
+compares D cell by cell.  ``stale_tc_scale`` lists what an sm_100 device still owes of the
+block-scaled rows (``ptxlayout evidence``): a row with no match under its scale layouts'
+current hashes, say ``...layoutD.sf3_1: no hardware match for the current scale layouts (no
+run; scale_A a48b..., scale_B ...)``.
 """
 
 from __future__ import annotations

@@ -266,10 +266,90 @@ def tc_fit_core(lay: TcScaleLayout) -> Core:
     return Core("proved", method="enumeration")
 
 
-def prove_tc_scale(lay: TcScaleLayout, stated: tuple[int, ...] | None = None) \
-        -> tuple[ScaleResult, list[Finding]]:
+def tc_scale_hash(lay: TcScaleLayout) -> str:
+    """The hash a run's evidence names the scale layout by (``layout_hashes["scale_A"]``): the
+    cell-table hash of every factor's place at each legal ID, as ``writers.export_tc_scale``
+    writes it into the record's ``map_hash`` (a test holds the two equal)."""
+    from ..base.hashes import cell_table_hash
+    names = ("sf_id", "row", "col", "lane", "column", "byte")
+    rows = [dict(zip(names, (s, *p[:5]), strict=True)) for s in lay.sf_ids for p in lay.placed(s)]
+    return cell_table_hash("tcgen05.block_scale", lay.shape, lay.id, "places", rows)
+
+
+def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
+    """The ``hardware`` obligation of ``lay`` from the evidence's sm_100 runs of the
+    block-scaled rows that place this operand's factors by it (``execute.tcgen05_scale``),
+    judged at each legal scale factor ID by the rows whose idesc names it
+    (``prove.run_judge``): ``proved`` when at every ID every such check matched with the
+    factors placed by this layout (its hash) and each planted edit owed on those rows (on
+    scale_A: ``factors-swapped``, ``factor-moved``, ``scale-id-wrong``) mismatched;
+    ``refuted`` by the first check that mismatched, with its first differing cell of D;
+    ``unconfirmed`` when the runs placed the factors by another map (stale), when an ID, a
+    row or an owed plant has no run or a plant matched; with no run at all, for want of a
+    device (``TC_NO_DEVICE``)."""
+    from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS
+    from ..execute.tcgen05_mma import scale_row_tasks
+    from .run_judge import judge_runs
+    which = 0 if lay.operand == "A" else 1
+    rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if lay.cta_group == 1 and not lay.sparse
+            and (v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m)
+            == (lay.kind, lay.form, lay.stype, lay.m)]
+    plants = [t for t in scale_row_tasks(rows) if t.mode == "experiment"] if which == 0 else []
+    h, op = tc_scale_hash(lay), f"scale_{lay.operand}"
+    judged = {}
+    for s in lay.sf_ids:
+        tasks = [v.key for v in rows if v.scale_ids[which] == s]
+        judged[s] = judge_runs(evidence, tasks, op, h,
+                               [(t.key, t.plant) for t in plants if t.key in tasks])
+    if not any(j.runs for j in judged.values()):
+        return Verdict("hardware", "unconfirmed", TC_NO_DEVICE, None, lay.span,
+                       severity="warning")
+    for s, j in judged.items():
+        if j.bad is not None:
+            bad = j.bad
+            cell = list(bad.d_cells[0]) if bad.d_cells else None
+            return Verdict("hardware", "refuted", f"{bad.key} on {bad.file.where}, the "
+                           f"factors placed by this layout at scale factor ID {s}: "
+                           f"{bad.detail[:300]}", {"variant": bad.key, "sf_id": s, "hash": h,
+                                                   "d_cell": cell, "detail": bad.detail},
+                           lay.span, "error", "gpu")
+    for s, j in judged.items():
+        why = ""
+        if not j.tasks:
+            why = "no row of the tcgen05-mma family reads it there"
+        elif j.status == "none" and j.other:
+            old = j.other[-1]
+            why = (f"stale: the evidence's {len(j.other)} runs of its rows (the last on "
+                   f"{old.file.where}) placed the factors by another map "
+                   f"({old.layout_hashes[op][:12]}..., now {h[:12]}...): the layout changed "
+                   "since; run 'ptxlayout gpu --only block_scale' on an sm_100a device again")
+        elif j.status == "none":
+            why = f"no sm_100a run of its {len(j.tasks)} rows"
+        elif j.status == "missing":
+            why = j.missing_message("rows", more=True)
+        elif j.status == "blind":
+            why = j.blind_message("row")
+        if why:
+            return Verdict("hardware", "unconfirmed", f"at scale factor ID {s}: {why}", None,
+                           lay.span, severity="warning")
+    checks = [r for j in judged.values() for r in j.checks]
+    owed = sorted({t.plant for t in plants})
+    return Verdict("hardware", "proved",
+                   f"confirmed on {checks[-1].file.where}: at each of the scale factor IDs "
+                   f"{_fmt(lay.sf_ids)} every block-scaled row placing {op} by this layout "
+                   f"bit-exact ({sum(len(j.tasks) for j in judged.values())} checks, "
+                   f"{sum(j.trials for j in judged.values())} trials)"
+                   + (f"; the planted edits {', '.join(owed)} mismatched" if owed else
+                      "; no planted edit is owed on these rows (the plants move scale_A's "
+                      "factors)"), None, None, "error", "gpu")
+
+
+def prove_tc_scale(lay: TcScaleLayout, stated: tuple[int, ...] | None = None,
+                   evidence: Any = None) -> tuple[ScaleResult, list[Finding]]:
     """Every obligation of one tcgen05 scale layout; an error finding for each refuted one
-    (a warning for ``sub-column-fit``), on the line of the definition it is about."""
+    (a warning for ``sub-column-fit``), on the line of the definition it is about.  With
+    ``evidence`` (an ``EvidenceSet``) the hardware obligation is judged by its runs
+    (``scale_hardware``)."""
     findings = list(lay.faults)
     if lay.faults:
         verdicts = [Verdict(n, "error", "not checked: the program is incomplete", None, lay.span)
@@ -291,9 +371,11 @@ def prove_tc_scale(lay: TcScaleLayout, stated: tuple[int, ...] | None = None) \
             sev = "warning" if n == "sub-column-fit" and c.status == "refuted" else "error"
             verdicts.append(Verdict(n, c.status, c.message, c.cex, lines[n], method=c.method,
                                     severity=sev))
-    verdicts.append(Verdict("hardware", "unconfirmed", TC_NO_DEVICE, None, lay.span,
-                            severity="warning"))
-    findings.append(warning("hardware", lay.span, f"{lay.id}: {TC_NO_DEVICE}", layout=lay.id))
+    hw = scale_hardware(lay, evidence) if hasattr(evidence, "runs_of") and not lay.faults \
+        else Verdict("hardware", "unconfirmed", TC_NO_DEVICE, None, lay.span, severity="warning")
+    verdicts.append(hw)
+    if hw.status == "unconfirmed":
+        findings.append(warning("hardware", lay.span, f"{lay.id}: {hw.message}", layout=lay.id))
     for v in verdicts:
         if v.status != "refuted" or v.span is None:
             continue

@@ -88,10 +88,12 @@ def stale_kinds(evidence: Evidence, layouts: Iterable[Any], sm: int | None = Non
                     out.append((v.instruction, f"{label}: the spec's erratum layout {lid} "
                                 f"as written gave '{ran[-1].result}' on "
                                 f"{ran[-1].file.where}, not the mismatch that refutes it"))
+    from ..execute.tcgen05_run import stale_tc_scale
     from .export_datapath import stale_tc_mma
     from .export_smem import stale_smem
     out += _stale_matrix(evidence, records, target)
     out += [("tcgen05.mma", line) for line in stale_tc_mma(evidence, records, target)]
+    out += [("tcgen05.mma", line) for line in stale_tc_scale(evidence, records, target)]
     out += [("wgmma.smem", line) for line in stale_smem(evidence, records, target)]
     if bar is not None:
         bar.clear()
