@@ -39,7 +39,8 @@ def records() -> list[dict[str, Any]]:
 
 def test_the_rows_and_the_metadata_records(records: list[dict[str, Any]]) -> None:
     # D, E, G x (tf32 and f16 at selectors 0 and 1, f8f6f4 and i8 at 0), N = 64
-    assert len(TCGEN05_MMA_SP_VARIANTS) == 3 * 6
+    # and Layout D issued as .ws (its own metadata layout, tcgen05.sp_meta.ws.m128)
+    assert len(TCGEN05_MMA_SP_VARIANTS) == 4 * 6
     v = variant(KEY)
     assert (v.instruction, v.dims.m, v.n, v.k, v.selector, v.datapath) == \
         ("tcgen05.mma.sp", 128, 64, 32, 1, "D")
@@ -74,7 +75,7 @@ def test_a_truthful_fake_passes_every_sparse_task(records: list[dict[str, Any]])
     tasks = tc_mma_tasks(Job(records, only="tcgen05.mma.sp"), 100)
     checks = [t for t in tasks if t.mode == "check"]
     plants = [t for t in tasks if t.mode == "experiment"]
-    assert len(checks) == 18 and [t.plant for t in plants] == ["meta-chunks-swapped"] * 3
+    assert len(checks) == 24 and [t.plant for t in plants] == ["meta-chunks-swapped"] * 4
     assert {t.catalog.split(".")[3] for t in checks} == {"64B", "128B"}
     fake = FakeTcgen05Device(records)
     for t in tasks:
@@ -114,10 +115,10 @@ def test_the_sparse_kernels_assemble_for_sm_100a(records: list[dict[str, Any]]) 
         pytest.skip("no ptxas")
     kernels = {k.name: k for k in (kernel_of(v, datapath_map(records, v.datapath, v.n), 24576)
                                    for v in TCGEN05_MMA_SP_VARIANTS)}
-    assert len(kernels) == 12  # the selector is an idesc field: one kernel for both
+    assert len(kernels) == 16  # the selector is an idesc field: one kernel for both
     text = module_text(list(kernels.values()))
-    assert text.count("tcgen05.mma.ws.sp.cta_group::1.kind::f16") == 2  # E and G
-    assert text.count(f"add.u32 %r15, %r15, {META_COLUMN};") == 12
-    assert text.count("tcgen05.st.sync.aligned.32x32b.x2.b32") == 12
+    assert text.count("tcgen05.mma.ws.sp.cta_group::1.kind::f16") == 3  # E, G and D as .ws
+    assert text.count(f"add.u32 %r15, %r15, {META_COLUMN};") == 16
+    assert text.count("tcgen05.st.sync.aligned.32x32b.x2.b32") == 16
     ok, msg = assemble(text, "sm_100a")
     assert ok, msg[:2000]

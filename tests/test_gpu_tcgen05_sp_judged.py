@@ -22,7 +22,8 @@ from formal.prove.evidence import Evidence
 from formal.prove.tc_meta import META_NO_DEVICE, meta_hardware, meta_hash, prove_meta
 from formal.prove.verdicts import Verdict
 
-ONLY = "tcgen05.mma.sp.m128n64k32.kind::f16"  # Layout D's f16 rows at selectors 0 and 1
+KIND = "tcgen05.mma.sp.m128n64k32.kind::f16"
+ONLY = f"{KIND}.f32.f16.f16.layoutD.sel"  # Layout D's f16 rows at selectors 0 and 1 (not .ws)
 LID = "tcgen05.sp_meta.m128.f16"
 
 
@@ -66,9 +67,8 @@ def test_a_matching_sm_100_run_confirms_the_layout(records: list[dict[str, Any]]
                                                    tmp_path: Path) -> None:
     ev = _run(records, records, tmp_path)
     assert sorted({(r.key, r.mode, r.result) for r in ev.runs}) == [
-        (f"{ONLY}.f32.f16.f16.layoutD.sel0", "check", "match"),
-        (f"{ONLY}.f32.f16.f16.layoutD.sel0", "experiment", "mismatch"),
-        (f"{ONLY}.f32.f16.f16.layoutD.sel1", "check", "match")]
+        (f"{ONLY}0", "check", "match"), (f"{ONLY}0", "experiment", "mismatch"),
+        (f"{ONLY}1", "check", "match")]
     hw = _hardware(layouts[LID], ev)
     assert hw[0].status == "proved" and hw[1].status == "proved", (hw[0].message, hw[1].message)
     assert hw[0].message.startswith("confirmed on fake device (emulated sm_100)")
@@ -101,7 +101,7 @@ def test_a_run_whose_truth_differs_refutes_it_with_a_cell(records: list[dict[str
     for s in (0, 1):
         assert hw[s].status == "refuted" and hw[s].severity == "error"
         cex = hw[s].counterexample
-        assert cex["variant"] == f"{ONLY}.f32.f16.f16.layoutD.sel{s}" and cex["selector"] == s
+        assert cex["variant"] == f"{ONLY}{s}" and cex["selector"] == s
         assert len(cex["d_cell"]) == 2 and 0 <= cex["d_cell"][0] < 128
         assert cex["hash"] == meta_hash(layouts[LID])
     _results, findings = prove_meta(layouts[LID], ev)
@@ -126,3 +126,22 @@ def test_evidence_without_an_sp_run_leaves_it_unconfirmed(records: list[dict[str
     hw = _hardware(layouts[LID], ev)
     assert {v.status for v in hw.values()} == {"unconfirmed"}
     assert hw[0].message == META_NO_DEVICE
+
+
+def test_layout_d_issued_as_ws_reads_the_ws_m128_metadata(records: list[dict[str, Any]],
+                                                          layouts: dict[str, MetaLayout],
+                                                          tmp_path: Path) -> None:
+    # the .ws rows of Layout D (M = 128): their metadata by tcgen05.sp_meta.ws.m128.<kind>
+    ev = _run(records, records, tmp_path, only="layoutD.ws.sel")
+    from formal.base.matrix_variants import TCGEN05_MMA_SP_VARIANTS
+    assert sorted(r.key for r in ev.runs if r.mode == "check") == \
+        sorted(v.key for v in TCGEN05_MMA_SP_VARIANTS if v.ws)
+    assert len([r for r in ev.runs if r.mode == "check"]) == 6
+    hw = _hardware(layouts["tcgen05.sp_meta.ws.m128.f16"], ev)
+    assert hw[0].status == "proved" and hw[1].status == "proved", (hw[0].message, hw[1].message)
+    assert "the planted edit meta-chunks-swapped mismatched" in hw[0].message
+    i8 = _hardware(layouts["tcgen05.sp_meta.ws.m128.i8"], ev)
+    assert i8[0].status == "proved" and i8[0].message.endswith("no planted edit is owed on "
+                                                               "these rows")
+    # the one-CTA M = 128 layout without .ws was not run here
+    assert _hardware(layouts[LID], ev)[0].message == META_NO_DEVICE

@@ -407,25 +407,29 @@ def tcgen05_mma_variants() -> list[Variant]:
 
 TCGEN05_MMA_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_variants())
 # tcgen05.mma.sp run on a device: the one-CTA data paths whose metadata the catalog places
-# (D at M = 128; the .ws E and G at M = 64 and 32), A compressed to K/2, each plain kind at
+# (D at M = 128, also as .ws; the .ws E and G at M = 64 and 32), A compressed to K/2, each kind at
 # every selector its metadata admits (tf32 and f16: 0 and 1; 8-bit: 0), N = 64.  F (M = 64
 # without .ws) and C (the pair) have no metadata layout in the catalog.
 TCGEN05_MMA_SP_SELECTORS: dict[str, tuple[int, ...]] = {
     "tf32": (0, 1), "f16": (0, 1), "f8f6f4": (0,), "i8": (0,)}
+# The sparse rows' data paths, and ".ws" where the path holds D with and without it: Layout D
+# issued by one CTA and as .ws (M = 128, its own metadata layout ``tcgen05.sp_meta.ws.m128``);
+# E and G are .ws by the layout.
+TCGEN05_MMA_SP_PATHS: tuple[tuple[str, str], ...] = (("G", ""), ("E", ""), ("D", ""),
+                                                     ("D", ".ws"))
 
 
 def tcgen05_mma_sp_variants() -> list[Variant]:
     """``tcgen05.mma.sp.m128n64k32.kind::f16.f32.f16.f16.layoutD.sel1``: a row per sparse
     data path (``TCGEN05_MMA_SP_SELECTORS``' comment), kind and selector; K is twice the
     dense row's."""
-    return [Variant("tcgen05.mma.sp", f"m{m}n64k{2 * k}", a, b, d, d, min_sm=100, ptx=(8, 6),
-                    kind=kind, arch_suffix="a", datapath=letter, selector=sel)
-            for letter, m, _g, _sp, _ws, _ns in DATAPATH_ROWS if letter in "DEG"
+    return [Variant("tcgen05.mma.sp", f"m{datapath_row(letter)[1]}n64k{2 * k}", a, b, d, d,
+                    min_sm=100, ptx=(8, 6), kind=kind, arch_suffix="a", datapath=letter,
+                    selector=sel, ws=ws == ".ws")
+            for letter, ws in TCGEN05_MMA_SP_PATHS
             for kind, (a, b, d, k) in TCGEN05_MMA_KINDS.items()
             for sel in TCGEN05_MMA_SP_SELECTORS[kind]]
 
-
-TCGEN05_MMA_SP_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_sp_variants())
 
 
 # Block-scaled tcgen05.mma run on a device: (data path, kind, .scale_vec::NX, scale type, A, B,
@@ -469,4 +473,10 @@ def datapath_row(letter: str) -> tuple[str, int, int, str, str, tuple[int, ...]]
     return next(r for r in DATAPATH_ROWS if r[0] == letter)
 
 
+def issued_ws(v: Variant) -> bool:
+    """Is tcgen05.mma row ``v`` issued as ``.ws`` (its data path's, or the row's own flag)?"""
+    return v.ws or datapath_row(v.datapath)[4] == "yes"
+
+
+TCGEN05_MMA_SP_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_sp_variants())
 TCGEN05_MMA_SCALE_VARIANTS: tuple[Variant, ...] = tuple(tcgen05_mma_scale_variants())

@@ -307,8 +307,8 @@ class Variant:
     scale_vec: int = 0
     # tcgen05.mma: the data-path layout (A-G, PTX ISA 9.7.16.10.5) D lands in tensor memory by
     datapath: str = ""
-    # block-scaled tcgen05.mma: the (scale_A, scale_B) scale factor IDs its idesc names
-    scale_ids: tuple[int, ...] = ()
+    scale_ids: tuple[int, ...] = ()  # block-scaled tcgen05.mma: the idesc's (A, B) scale IDs
+    ws: bool = False  # tcgen05.mma issued as .ws where its data path takes both (Layout D)
 
     @property
     def tmem(self) -> bool:
@@ -339,6 +339,7 @@ class Variant:
             return f"{self.instruction}.{self.spelled_shape}.{self.a}"
         if self.datapath:  # tcgen05.mma.m128n64k16.kind::f16.f32.f16.f16.layoutD
             sel = f".sel{self.selector}" if self.instruction.endswith(".sp") else ""
+            sel = (".ws" if self.ws else "") + sel
             kind = f"kind::{self.kind}"
             if self.scale:  # ...kind::mxf4.block_scale.scale_vec::2X.ue8m0....layoutD.sf0_2
                 kind += f".block_scale.scale_vec::{self.scale_vec}X.{self.scale}"

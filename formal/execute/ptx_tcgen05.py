@@ -400,9 +400,9 @@ def row_kernel(v: Any) -> Tc05Kernel:
     without the records (what ``ptx.module`` assembles where no layouts are at hand): its mma,
     an image, and every warp of each CTA reading the first N / CTAs columns back -- the run's
     kernel (``tcgen05_mma.kernel_of``) reads its data path's blocks instead."""
-    from ..base.matrix_variants import datapath_row
-    _l, _m, g, _s, ws, _ns = datapath_row(v.datapath)
-    return datapath_kernel("row", v.datapath, g, False, ws == "yes", v.n,
+    from ..base.matrix_variants import datapath_row, issued_ws
+    g = datapath_row(v.datapath)[2]
+    return datapath_kernel("row", v.datapath, g, False, issued_ws(v), v.n,
                            [(c, w, 0, v.n // g) for c in range(g) for w in range(4)], v.kind,
                            4096)
 

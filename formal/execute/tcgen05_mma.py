@@ -52,6 +52,7 @@ from ..base.matrix_variants import (
     TCGEN05_MMA_SP_VARIANTS,
     TCGEN05_MMA_VARIANTS,
     datapath_row,
+    issued_ws,
     variant,
 )
 from ..base.variants import TYPE_BITS, Variant, runs_on, selects
@@ -139,12 +140,12 @@ def tc_mma_tasks(job: Job, sm: int) -> list[Task]:
     out += [Task(v.key, "check", catalog=smem_id(v, SP_MODES[i % len(SP_MODES)]))
             for i, v in enumerate(sp_rows)]
     if job.experiments:
-        firsts = {}
+        firsts_sp: dict[tuple[str, bool], Variant] = {}
         for v in sp_rows:
             if v.kind == "f16":
-                firsts.setdefault(v.datapath, v)
+                firsts_sp.setdefault((v.datapath, issued_ws(v)), v)
         out += [Task(v.key, "experiment", plant=p, expect="mismatch", catalog=smem_id(v, "128B"))
-                for v in firsts.values() for p in SP_PLANTS]
+                for v in firsts_sp.values() for p in SP_PLANTS]
     return out + scale_row_tasks(sc_rows, job.experiments)
 
 
@@ -357,9 +358,10 @@ def kernel_of(v: Variant, m: DataPathMap, smem_bytes: int = 0,
             raise DataPathError(f"the layouts JSON has no scale layouts of {v.key}")
         va, vb = (scale_view(r) for r in pair)
         return scale_kernel(m, va.kind, va.form, (va.columns, vb.columns), smem_bytes)
-    _l, _m, g, _s, ws, _ns = datapath_row(v.datapath)
+    g = datapath_row(v.datapath)[2]
     sp = sparse(v)
-    return datapath_kernel("tcsp" if sp else "tc", v.datapath, g, sp, ws == "yes", v.n,
+    name = ("tcsp" if sp else "tc") + ("ws" if v.ws else "")  # D as .ws: its own entry
+    return datapath_kernel(name, v.datapath, g, sp, issued_ws(v), v.n,
                            [(b.cta, b.warp, b.tcol_lo, b.tcol_hi - b.tcol_lo + 1)
                             for b in m.blocks], v.kind, smem_bytes, META_COLUMNS if sp else 0)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.matrix_variants import TCGEN05_SPARSITY, datapath_row
+from ..base.matrix_variants import TCGEN05_SPARSITY, issued_ws
 from ..base.variants import SPARSITY, Sparsity, Variant
 from . import cpu
 
@@ -54,7 +54,7 @@ def find_meta(records: Sequence[Mapping[str, Any]], kind: str, m: int, ws: bool)
 
 def row_meta(records: Sequence[Mapping[str, Any]], v: Variant) -> Mapping[str, Any] | None:
     """The metadata record of sparse row ``v`` (None: the layouts lack it)."""
-    return find_meta(records, v.kind, v.dims.m, datapath_row(v.datapath)[4] == "yes")
+    return find_meta(records, v.kind, v.dims.m, issued_ws(v))
 
 
 def _sparsity(kind: str) -> Sparsity:

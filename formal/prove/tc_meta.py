@@ -240,13 +240,13 @@ def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:
     ``unconfirmed`` when the runs placed the metadata by another map (stale), when a row or an
     owed plant is missing or a plant matched, and -- with no run at all -- for want of a
     device (``META_NO_DEVICE``)."""
-    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, datapath_row
+    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, issued_ws
     from ..execute.runs import Job
     from ..execute.tcgen05_mma import tc_mma_tasks
     from ..execute.tcgen05_sp import meta_id
     from .run_judge import judge_runs
     tasks = [v.key for v in TCGEN05_MMA_SP_VARIANTS if v.selector == s
-             and meta_id(v.kind, v.dims.m, datapath_row(v.datapath)[4] == "yes") == lay.id]
+             and meta_id(v.kind, v.dims.m, issued_ws(v)) == lay.id]
     owed = [t for t in tc_mma_tasks(Job((), only="tcgen05.mma.sp"), 100)
             if t.mode == "experiment" and t.key in tasks]
     j = judge_runs(evidence, tasks, "meta", h, [(t.key, t.plant) for t in owed])
