@@ -62,9 +62,11 @@ def test_a_matching_sm_100_run_confirms_the_layout(records: list[dict[str, Any]]
                                                    layouts: dict[str, TcScaleLayout],
                                                    tmp_path: Path) -> None:
     ev = _run(records, records, tmp_path)
-    # two checks (IDs 0 and 2) and the three plants of the form's first row
+    # two checks (IDs 0 and 2) and the four plants of the form's first row
     assert sorted((r.key.rpartition(".")[2], r.mode, r.plant, r.result) for r in ev.runs) == [
-        ("sf0_0", "check", "", "match"), ("sf0_0", "experiment", "factor-moved", "mismatch"),
+        ("sf0_0", "check", "", "match"),
+        ("sf0_0", "experiment", "b-factors-swapped", "mismatch"),
+        ("sf0_0", "experiment", "factor-moved", "mismatch"),
         ("sf0_0", "experiment", "factors-swapped", "mismatch"),
         ("sf0_0", "experiment", "scale-id-wrong", "mismatch"), ("sf2_2", "check", "", "match")]
     a = scale_hardware(layouts[SFA], ev)
@@ -75,7 +77,8 @@ def test_a_matching_sm_100_run_confirms_the_layout(records: list[dict[str, Any]]
     assert a.message.endswith("(2 checks, 2 trials); the planted edits factor-moved, "
                               "factors-swapped, scale-id-wrong mismatched")
     b = scale_hardware(layouts[SFB], ev)
-    assert b.status == "proved" and "no planted edit is owed on these rows" in b.message
+    assert b.status == "proved" and b.message.endswith("the planted edits b-factors-swapped "
+                                                       "mismatched")
     # M = 128's layout of the same form had no run here: unconfirmed for want of a device
     other = scale_hardware(layouts[SFA.replace("m64n", "m128n")], ev)
     assert other.status == "unconfirmed" and other.message == TC_NO_DEVICE
@@ -122,7 +125,7 @@ def test_a_layout_changed_since_the_run_is_stale(records: list[dict[str, Any]],
                                      for s, ps in lay.every))
     v = scale_hardware(moved, ev)
     assert v.status == "unconfirmed" and v.message.startswith(
-        "at scale factor ID 0: stale: the evidence's 4 runs of its rows (the last on fake device")
+        "at scale factor ID 0: stale: the evidence's 5 runs of its rows (the last on fake device")
     assert f"now {tc_scale_hash(moved)[:12]}...): the layout changed since" in v.message
 
 
@@ -144,8 +147,8 @@ def test_ptxlayout_evidence_owes_an_sm_100_device_the_block_scaled_rows(
     from formal.execute.tcgen05_run import stale_tc_scale
     ev = _run(records, records, tmp_path)
     lines = stale_tc_scale(ev, records, 100)
-    # 37 rows and 21 plants, less the 2 rows and 3 plants this run did
-    assert len(lines) == 37 + 21 - 2 - 3 and not any(ROWS in x for x in lines)
+    # 37 rows and 29 plants, less the 2 rows and 4 plants this run did
+    assert len(lines) == 37 + 29 - 2 - 4 and not any(ROWS in x for x in lines)
     one = next(x for x in lines if x.startswith(
         "tcgen05.mma.m128n64k32.kind::mxf8f6f4.block_scale.scale_vec::1X.ue8m0.f32.e4m3.e4m3."
         "layoutD.sf3_1: "))
@@ -154,7 +157,7 @@ def test_ptxlayout_evidence_owes_an_sm_100_device_the_block_scaled_rows(
     # scale_A's layout edited since the run: its rows and plants are owed again, with the date
     moved = [{**r, "map_hash": "0" * 16} if r.get("id") == SFA else r for r in records]
     again = [x for x in stale_tc_scale(ev, moved, 100) if ROWS in x]
-    assert len(again) == 2 + 3
+    assert len(again) == 2 + 4
     assert all("the layouts changed since 20" in x for x in again)
     assert any(" planted factor-moved: no run of the current scale layouts mismatched" in x
                for x in again)

@@ -67,9 +67,9 @@ def test_the_tasks_and_their_plants() -> None:
     checks = [t for t in tasks if t.mode == "check"]
     plants = [t for t in tasks if t.mode == "experiment"]
     assert len(checks) == 37
-    # 8 forms (data path, kind, .scale_vec, scale type) x factors-swapped and factor-moved,
-    # scale-id-wrong where another ID is legal (1X and 2X: 5 forms)
-    assert len(plants) == 8 * 2 + 5
+    # 8 forms (data path, kind, .scale_vec, scale type) x factors-swapped, factor-moved and
+    # b-factors-swapped, scale-id-wrong where another ID is legal (1X and 2X: 5 forms)
+    assert len(plants) == 8 * 3 + 5
     assert not [t for t in plants if t.plant == "scale-id-wrong" and "4X" in t.key]
     # the 4-bit rows' images by the 8-bit layouts (32 bytes of K a row); every mode met
     assert {t.catalog.split(".")[3] for t in checks if "e2m1" in t.key} == \
@@ -100,11 +100,13 @@ def test_every_row_matches_and_every_plant_mismatches_on_a_truthful_fake(
             assert rows and rows <= {0, 1}, run.detail
         elif t.plant == "factor-moved":  # (row 0, block 0)'s factor: row 0 only
             assert rows == {0}, run.detail
+        elif t.plant == "b-factors-swapped":  # scale_B's columns 0 and 1: D's columns 0, 1
+            assert run.d_cells and {c[1] for c in run.d_cells} <= {0, 1}, run.detail
         elif t.plant == "scale-id-wrong":  # every row reads other bytes
             assert int(run.detail.split(" of ")[0]) > v.dims.m * v.n // 2, run.detail
         else:
             assert f"at IDs {v.scale_ids[0]} and {v.scale_ids[1]}" in run.detail
-    assert fake.launches == 37 + 21
+    assert fake.launches == 37 + 29
 
 
 def test_the_idesc_of_a_row(records: list[dict[str, Any]]) -> None:

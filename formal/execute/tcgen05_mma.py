@@ -64,6 +64,7 @@ from .runs import Job, Run, Task
 from .smem import SmemLayout, element_bytes_image, image_codes
 from .smem_runs import CatalogSmem
 from .tcgen05_scale import (
+    B_PLANTS,
     SCALE_PLANTS,
     device_product,
     draw_factors,
@@ -326,14 +327,15 @@ def tc_scale_operands(v: Variant, m: DataPathMap, rec: Mapping[str, Any],
     """Dense row ``v``'s A and B (its image and descriptors, ``tc_operands``) multiplied by the
     block-scaled kind of ``scale``'s records (scale_A's, scale_B's): the factors drawn
     (``tcgen05_scale.draw_factors``) and placed by the records at the scale factor IDs ``ids``
-    (``plant`` factors-swapped: scale_A's rows 0 and 1 exchanged), the IDs and the scale type in
-    the idesc, D the scaled product."""
+    (``plant``: one of ``tcgen05_scale.SCALE_PLANTS``), the IDs and the scale type in the idesc,
+    D the scaled product."""
     ra, rb = scale
     va, vb = scale_view(ra), scale_view(rb)
     ops = tc_operands(v, m, rec, rng)
     sa, sb = draw_factors(rng, ra, v.dims.m, va.vec), draw_factors(rng, rb, va.vec, v.n)
-    words = np.concatenate([tmem_scale_words(ra, ids[0], sa, rng, plant),
-                            tmem_scale_words(rb, ids[1], sb, rng)], axis=1)
+    b_plant = plant if plant in B_PLANTS else ""
+    words = np.concatenate([tmem_scale_words(ra, ids[0], sa, rng, "" if b_plant else plant),
+                            tmem_scale_words(rb, ids[1], sb, rng, b_plant)], axis=1)
     d = scaled_product(numbers.decode(v.a, ops.a), numbers.decode(v.b, ops.b), sa, sb, va.stype)
     named = ids
     if plant == "scale-id-wrong":  # the factors at ``ids``, the idesc naming another

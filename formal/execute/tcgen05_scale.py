@@ -22,7 +22,8 @@ unequal) written into each other's (lane, byte): the marked-factor idea of
 ``execute.block_scale`` -- one factor at another's place -- as a run, not a proof;
 ``factor-moved``, scale_A's factor of (row 0, block 0) written one byte up in its word and its
 own byte given another power of two; ``scale-id-wrong``, the idesc naming another legal
-scale_A ID than the one the factors were placed at (forms with one legal ID owe none).
+scale_A ID than the one the factors were placed at (forms with one legal ID owe none);
+``b-factors-swapped``, scale_B's columns 0 and 1 (drawn unequal) in each other's places.
 
 The rows (``base.matrix_variants.TCGEN05_MMA_SCALE_VARIANTS``) name their IDs
 (``Variant.scale_ids``); the export's records are read through ``scale_view`` alone, so a
@@ -38,7 +39,8 @@ from typing import Any
 import numpy as np
 
 TC_SCALE_INSTRUCTION = "tcgen05.block_scale"
-SCALE_PLANTS = ("factors-swapped", "factor-moved", "scale-id-wrong")
+SCALE_PLANTS = ("factors-swapped", "factor-moved", "scale-id-wrong", "b-factors-swapped")
+B_PLANTS = ("b-factors-swapped",)  # the plants that move scale_B's factors (the rest: scale_A's)
 LANES = 128  # four 32-lane partitions: a factor without ``half`` sits in each
 UE8M0_BIAS = 127
 SPREAD = 3  # factors within 2**-3 .. 2**3
@@ -122,11 +124,13 @@ def _power_code(stype: str, e: np.ndarray) -> np.ndarray:
 def draw_factors(rng: np.random.Generator, rec: Mapping[str, Any], rows: int, cols: int) \
         -> np.ndarray:
     """(rows, cols) codes of powers of two within ``2**-SPREAD .. 2**SPREAD`` in the record's
-    scale type; scale_A's rows 0 and 1 unequal (the planted swap must change a product)."""
+    scale type; scale_A's rows 0 and 1 unequal, scale_B's columns 0 and 1 (the planted swaps
+    must change a product)."""
     e = rng.integers(-SPREAD, SPREAD + 1, size=(rows, cols))
     view = scale_view(rec)
-    if view.operand == "scale_A" and rows > 1 and (e[0] == e[1]).any():
-        e[1] = np.where(e[0] == e[1], np.where(e[0] < 0, e[0] + 1, e[0] - 1), e[1])
+    t = e if view.operand == "scale_A" else e.T
+    if t.shape[0] > 1 and (t[0] == t[1]).any():
+        t[1] = np.where(t[0] == t[1], np.where(t[0] < 0, t[0] + 1, t[0] - 1), t[1])
     return _power_code(view.stype, e).astype(np.uint8)
 
 
@@ -135,11 +139,14 @@ def tmem_scale_words(rec: Mapping[str, Any], sf_id: int, factors: np.ndarray,
     """(128 lanes, columns) words: each factor's byte where ``rec`` puts it at ``sf_id``, in
     every partition; other bytes random.  ``factors`` may be a leading block of the tile (a run
     at N < the record's).  ``plant`` factors-swapped: rows 0 and 1 in each other's places;
-    factor-moved: (row 0, block 0)'s factor one byte up, its own byte another power of two."""
+    factor-moved: (row 0, block 0)'s factor one byte up, its own byte another power of two;
+    b-factors-swapped: columns 0 and 1 in each other's places."""
     rows, cols = factors.shape
     p = _places(rec, sf_id)[:rows, :cols].copy()
     if plant == "factors-swapped":
         p[[0, 1]] = p[[1, 0]]
+    if plant == "b-factors-swapped":
+        p[:, [0, 1]] = p[:, [1, 0]]
     words = rng.integers(0, 1 << 32, size=(LANES, scale_view(rec).columns), dtype=np.uint64)
     p, f = p.reshape(-1, 3), factors.ravel().astype(np.uint64)
     # one byte of a word at a time: a word holds up to four factors, and numpy's fancy
@@ -209,7 +216,7 @@ def unpack_nibbles(packed: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["SCALE_PLANTS", "TC_SCALE_INSTRUCTION", "ScaleView", "device_product",
+__all__ = ["B_PLANTS", "SCALE_PLANTS", "TC_SCALE_INSTRUCTION", "ScaleView", "device_product",
            "draw_factors", "factor_values", "find_tc_scale", "pack_nibbles", "read_tmem_factors",
            "row_scales", "scale_view", "scaled_product", "tmem_scale_words",
            "unpack_nibbles", "wrong_id"]

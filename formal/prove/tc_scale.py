@@ -282,19 +282,22 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
     judged at each legal scale factor ID by the rows whose idesc names it
     (``prove.run_judge``): ``proved`` when at every ID every such check matched with the
     factors placed by this layout (its hash) and each planted edit owed on those rows (on
-    scale_A: ``factors-swapped``, ``factor-moved``, ``scale-id-wrong``) mismatched;
+    scale_A: ``factors-swapped``, ``factor-moved``, ``scale-id-wrong``; on scale_B:
+    ``b-factors-swapped``) mismatched;
     ``refuted`` by the first check that mismatched, with its first differing cell of D;
     ``unconfirmed`` when the runs placed the factors by another map (stale), when an ID, a
     row or an owed plant has no run or a plant matched; with no run at all, for want of a
     device (``TC_NO_DEVICE``)."""
     from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS
     from ..execute.tcgen05_mma import scale_row_tasks
+    from ..execute.tcgen05_scale import B_PLANTS
     from .run_judge import judge_runs
     which = 0 if lay.operand == "A" else 1
     rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if lay.cta_group == 1 and not lay.sparse
             and (v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m)
             == (lay.kind, lay.form, lay.stype, lay.m)]
-    plants = [t for t in scale_row_tasks(rows) if t.mode == "experiment"] if which == 0 else []
+    plants = [t for t in scale_row_tasks(rows) if t.mode == "experiment"
+              and (t.plant in B_PLANTS) == (which == 1)]
     h, op = tc_scale_hash(lay), f"scale_{lay.operand}"
     judged = {}
     for s in lay.sf_ids:
@@ -340,8 +343,7 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
                    f"bit-exact ({sum(len(j.tasks) for j in judged.values())} checks, "
                    f"{sum(j.trials for j in judged.values())} trials)"
                    + (f"; the planted edits {', '.join(owed)} mismatched" if owed else
-                      "; no planted edit is owed on these rows (the plants move scale_A's "
-                      "factors)"), None, None, "error", "gpu")
+                      "; no planted edit is owed on these rows"), None, None, "error", "gpu")
 
 
 def prove_tc_scale(lay: TcScaleLayout, stated: tuple[int, ...] | None = None,
