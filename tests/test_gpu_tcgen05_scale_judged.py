@@ -161,3 +161,16 @@ def test_ptxlayout_evidence_owes_an_sm_100_device_the_block_scaled_rows(
     assert all("the layouts changed since 20" in x for x in again)
     assert any(" planted factor-moved: no run of the current scale layouts mismatched" in x
                for x in again)
+
+
+def test_prove_judges_the_catalogs_scale_layouts_by_the_evidence(
+        records: list[dict[str, Any]], tmp_path: Path) -> None:
+    # the api's path (prove --evidence DIR): the evidence read reaches prove_tc_scale
+    from formal.api import prove_block_scale
+    ev = _run(records, records, tmp_path)
+    m128 = SFA.replace("m64n", "m128n")
+    hw = {r.id: next(v for v in r.verdicts if v.name == "hardware")
+          for r in prove_block_scale(evidence=ev).results if r.id in (SFA, SFB, m128)}
+    assert (hw[SFA].status, hw[SFB].status, hw[m128].status) == \
+        ("proved", "proved", "unconfirmed")
+    assert hw[m128].message == TC_NO_DEVICE
