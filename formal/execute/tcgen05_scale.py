@@ -77,9 +77,13 @@ def find_tc_scale(records: Sequence[Mapping[str, Any]], kind: str, form: str, st
                   m: int, operand: str) -> Mapping[str, Any] | None:
     """The record of a one-CTA form's scale operand (``scale_A`` | ``scale_B``) at M = ``m``
     (the catalog states each at its widest N)."""
-    return next((r for r in records if r.get("instruction") == TC_SCALE_INSTRUCTION
-                 and (r.get("kind"), r.get("form"), r.get("scale_type"), r.get("m"),
-                      r.get("operand")) == (kind, form, stype, m, operand)), None)
+    want = (kind, form, stype, m, operand)
+    for r in records:
+        if r.get("instruction") == TC_SCALE_INSTRUCTION:
+            x = scale_view(r)
+            if (x.kind, x.form, x.stype, x.m, x.operand) == want:
+                return r
+    return None
 
 
 def row_scales(records: Sequence[Mapping[str, Any]], v: Any) \
