@@ -158,3 +158,50 @@ def test_on_sm_90_each_row_is_assembled_not_run(records: list[dict[str, Any]]) -
         run = assembled(variant(t.key), records, 90, True, memo)
         assert run.result == "compiled-only", (t.key, run.detail)
         assert run.detail.startswith("tcgen05.mma needs sm_100a; the device is sm_90")
+
+
+def test_a_real_device_launch_passes_every_parameter_of_the_entry(
+        records: list[dict[str, Any]], tmp_path: Any) -> None:
+    # CupyTcgen05 with a numpy stand-in for CuPy: one argument a .param of the kernel's entry,
+    # in its order (a block-scaled row's last one its scale words, a .sp row's its metadata)
+    import re
+    from types import SimpleNamespace
+
+    from formal.execute.ptx_tcgen05 import kernel_text
+    from formal.execute.tcgen05_run import CupyTcgen05
+    calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    class Module:
+        def __init__(self, path: str) -> None:
+            self.text = open(path, encoding="utf-8").read()
+
+        def get_function(self, name: str) -> Any:
+            def run(grid: Any, block: Any, args: tuple[Any, ...]) -> None:
+                calls.append((self.text, args))
+            return run
+
+    cp = SimpleNamespace(full=np.full, asarray=np.asarray, asnumpy=np.asarray, uint32=np.uint32,
+                         RawModule=lambda path: Module(path), cuda=SimpleNamespace(
+                             get_current_stream=lambda: SimpleNamespace(synchronize=lambda: None)))
+    dev = CupyTcgen05(SimpleNamespace(cp=cp, tmp=tmp_path, broken=False))
+    keys = [ROW_1X, "tcgen05.mma.sp.m128n64k32.kind::f16.f32.f16.f16.layoutD.sel1",
+            "tcgen05.mma.m128n64k16.kind::f16.f32.f16.f16.layoutD"]
+    for key in keys:
+        run_tc_task(dev, Task(key, "check", catalog="tcgen05.smem.K-major.128B.b"
+                              + ("8" if "e4m3" in key else "16")), records, 1)
+    assert len(calls) == 3
+    for (text, args), key in zip(calls, keys, strict=True):
+        params = re.findall(r"\.param \.u(?:32|64) (\w+)", text.split("{")[0])
+        assert len(args) == len(params), (key, params)
+        if key == ROW_1X:
+            assert params[-1] == "scales" and args[-1].shape == (128 * (4 + 8),)
+        elif ".sp." in key:
+            assert params[-1] == "meta"
+    assert "scales" in kernel_text(variant_kernel(records, ROW_1X))
+
+
+def variant_kernel(records: list[dict[str, Any]], key: str) -> Any:
+    from formal.execute.datapath import datapath_map
+    from formal.execute.tcgen05_mma import kernel_of
+    v = variant(key)
+    return kernel_of(v, datapath_map(records, v.datapath, v.n), 4096, records)

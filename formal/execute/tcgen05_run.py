@@ -39,8 +39,10 @@ from .tcgen05_scale import row_scales, scale_view
 
 class CupyTcgen05:
     """A real device's launch (``devices.CupyDevice``): the kernel's module written under
-    a name unique to its text, the image and ``out`` in global memory, one CTA of 128
-    threads per CTA of the group (a cluster of two for ``cta_group::2``)."""
+    a name unique to its text, the image, ``out`` and (``.sp``) the metadata, (block-scaled)
+    the scale factors' words in global memory -- one argument a ``.param`` of the entry, in
+    its order --, one CTA of 128 threads per CTA of the group (a cluster of two for
+    ``cta_group::2``)."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
@@ -67,6 +69,8 @@ class CupyTcgen05:
                                      np.uint64(ln.bdesc), out, smem)
             if k.meta_columns and ln.meta is not None:  # .sp: (CTAs, 128, columns) words
                 args += (cp.asarray(np.ascontiguousarray(ln.meta, dtype=np.uint32).ravel()),)
+            if sum(k.scale_columns) and ln.scales is not None:  # (128, A's + B's columns)
+                args += (cp.asarray(np.ascontiguousarray(ln.scales, dtype=np.uint32).ravel()),)
             self.functions[name]((g,), (THREADS,), args)
             cp.cuda.get_current_stream().synchronize()
             return np.asarray(cp.asnumpy(out)).reshape(g, 128, k.out_columns)
