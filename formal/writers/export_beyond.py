@@ -174,6 +174,25 @@ def export_records_for(query: str) -> list[dict[str, Any]]:
     return [json.loads(json.dumps(r)) for r in got]
 
 
+def records_text(value: Any, indent: str = "") -> str:
+    """JSON as ``json.dumps(indent=1)`` writes it, except that a list of numbers (a table) or
+    of flat lists is one line a list: a record's tables stay a line each, not a number a
+    line."""
+    inner = indent + " "
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(k)}: {records_text(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        if not any(isinstance(x, (dict, list)) for x in value):
+            return json.dumps(value)
+        if all(isinstance(x, list) and not any(isinstance(y, (dict, list)) for y in x)
+               for x in value):
+            return "[\n" + ",\n".join(inner + json.dumps(x) for x in value) + f"\n{indent}]"
+        return "[\n" + ",\n".join(inner + records_text(x, inner) for x in value) + \
+            f"\n{indent}]"
+    return json.dumps(value)
+
+
 def export_beyond(queries: Sequence[str], fmt: str) -> str:
     """The JSON records the queries name (a list), in order and each once; a
     ``FormatError`` for a format other than json or a query that names nothing."""
@@ -186,7 +205,7 @@ def export_beyond(queries: Sequence[str], fmt: str) -> str:
     out: list[dict[str, Any]] = []
     for q in queries:
         out.extend(r for r in export_records_for(q) if r not in out)
-    return json.dumps(out, indent=1) + "\n"
+    return records_text(out) + "\n"
 
 
 def export_command(args: Any, write: Callable[[str, str | None], None]) -> int | None:
