@@ -220,6 +220,17 @@ def test_exit_2_with_the_reason(argv: list[str], said: str) -> None:
     assert code == 2 and out == "" and said in err
 
 
+def test_the_records_keep_the_export_contract() -> None:
+    from .test_export_records import _errors
+    recs = _json("wgmma.smem.example", "wgmma.smem.canonical.MN-major.64B",
+                 "tcgen05.smem.descriptor", "wgmma.smem.k-slice.b1")
+    assert [r["entry"] for r in recs] == ["example", "example", "canonical", "descriptor",
+                                          "k-slice"]
+    assert _errors(recs) == []
+    bad = dict(recs[0], places=[{"row": 0, "col": 0, "byte": 0}])
+    assert any("is not of type 'integer'" in e for e in _errors([bad]))
+
+
 def test_every_such_id_the_report_names_exports() -> None:
     from formal.api import results_beyond_fragments
     from formal.writers.cards import bare
