@@ -9,6 +9,7 @@ import io
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from formal.cli import main
@@ -38,20 +39,43 @@ def test_mma_block_scale_factors() -> None:
 
 def test_tcgen05_block_scale_factors() -> None:
     """.kind::mxf4 .scale_vec::2X at M = 128: lane row % 32, column row / 32, byte sf_id +
-    block, so at ID 2 the factor (row 33, block 1) is lane 1, column 1, byte 3."""
+    block, so at ID 2 the factor (row 33, block 1) is lane 1, column 1, byte 3: position
+    33 * 2 + 1 = 67 of ID 2's row-major table, three numbers a factor."""
     r = _one("tcgen05.block_scale.m128n256k64.mxf4.scale_vec::2X.ue8m0.scale_A")
-    assert r["sf_ids"] == [0, 2] and r["tile"] == [128, 2]
-    assert r["place_fields"][:6] == ["sf_id", "row", "col", "lane", "column", "byte"]
-    assert [2, 33, 1, 1, 1, 3, 0, 0] in r["places"]
-    assert len(r["places"]) == 2 * 128 * 2
+    assert r["sf_ids"] == [0, 2] and r["tile"] == [128, 2] and r["cta_group"] == 1
+    assert r["place_fields"] == ["lane", "column", "byte"]
+    assert r["places"][1][3 * 67:3 * 68] == [1, 1, 3]
+    assert [len(t) for t in r["places"]] == [3 * 128 * 2] * 2
+
+
+def test_a_pairs_scale_factors_name_the_cta() -> None:
+    """.cta_group::2 at M = 256, scale_A (256 x 1): cta row / 128, lane row % 32, column
+    (row % 128) / 32, byte sf_id, so at ID 2 row 161 is CTA 1's lane 1, column 1, byte 2."""
+    r = _one("tcgen05.block_scale.m256n256k32.mxf8f6f4.scale_vec::1X.ue8m0.cta_group::2"
+             ".scale_A")
+    assert r["place_fields"] == ["lane", "column", "byte", "cta"] and r["cta_group"] == 2
+    assert r["places"][2][4 * 161:4 * 162] == [1, 1, 2, 1]
 
 
 def test_sparse_metadata() -> None:
     """.kind::f16 at M = 128, selector 1: row 8's chunk 5 is lane 8 % 8 + 8 * (5 / 4) + 16 *
-    (8 / 16) = 8, column 1, bit 4 * (5 % 4) + 16 * ((8 / 8) % 2) = 20."""
+    (8 / 16) = 8, column 1, bit 4 * (5 % 4) + 16 * ((8 / 8) % 2) = 20: position 8 * 8 + 5 =
+    69 of the (row, chunk) table."""
     r = _one("tcgen05.sp_meta.m128.f16.sel1")
-    assert (r["selector"], r["width"], r["rows"], r["chunks"]) == (1, 4, 128, 8)
-    assert [8, 5, 8, 1, 20, 0] in r["places"] and len(r["places"]) == 128 * 8
+    assert (r["sels"], r["width"], r["rows"], r["chunks"], r["copies"]) == ([1], 4, 128, 8, 1)
+    assert r["place_fields"] == ["lane", "column", "bit"]
+    assert r["places"][0][3 * 69:3 * 70] == [8, 1, 20] and len(r["places"][0]) == 3 * 128 * 8
+
+
+def test_a_ws_metadata_layout_holds_each_field_in_every_copy() -> None:
+    """.ws at M = 32, .kind::tf32: each field is held 128 / 32 = 4 times, one copy a 32-lane
+    quarter: (row 5, chunk 0) is the same column and bit in four lanes, one in each quarter."""
+    r = _one("tcgen05.sp_meta.ws.m32.tf32.sel0")
+    assert (r["rows"], r["copies"]) == (32, 4)
+    t, first = r["places"][0], 5 * r["chunks"] * 4
+    at = [t[3 * (first + c):3 * (first + c) + 3] for c in range(4)]
+    assert sorted(a[0] // 32 for a in at) == [0, 1, 2, 3]
+    assert len({a[0] % 32 for a in at}) == 1 and len({(a[1], a[2]) for a in at}) == 1
 
 
 def test_data_path() -> None:
@@ -80,11 +104,20 @@ def test_tcgen05_cp() -> None:
                                                                                 8)
 
 
-def test_a_prefix_names_every_id_it_begins() -> None:
+def test_a_prefix_names_every_record_it_begins() -> None:
+    """A layout's id answers its record at both selectors, the same record the GPU export
+    carries; a selector's id the slice; a shorter prefix every layout it begins."""
+    from formal.api import current_catalog
     code, recs, _err = _export("tcgen05.sp_meta.m128.f16", "tcgen05.sp_meta.m128.f16.sel0")
     assert code == 0
-    assert [r["id"] for r in recs] == ["tcgen05.sp_meta.m128.f16.sel0",
-                                       "tcgen05.sp_meta.m128.f16.sel1"]
+    assert [(r["id"], r["sels"]) for r in recs] == [("tcgen05.sp_meta.m128.f16", [0, 1]),
+                                                    ("tcgen05.sp_meta.m128.f16.sel0", [0])]
+    assert recs[1]["places"] == recs[0]["places"][:1]
+    gpu = next(r for r in current_catalog()[0] if r.get("id") == "tcgen05.sp_meta.m128.f16")
+    assert recs[0] == gpu
+    code, recs, _err = _export("tcgen05.sp_meta.m128")
+    assert code == 0 and "tcgen05.sp_meta.m128.f16" in [r["id"] for r in recs]
+    assert all(not r["id"].endswith(("sel0", "sel1")) and r["m"] == 128 for r in recs)
 
 
 @pytest.mark.parametrize("argv, said", [
@@ -104,23 +137,44 @@ def test_the_gpu_readers_read_the_export_back(tmp_path: Any) -> None:
     from formal.base.matrix_variants import variant
     from formal.execute.block_scale import scale_maps_in_records
     from formal.execute.datapath import datapath_map
+    from formal.execute.tcgen05_scale import find_tc_scale, read_tmem_factors
+    from formal.execute.tcgen05_sp import find_meta, read_indices
     form = "mma.kind::mxf4nvf4.block_scale.scale_vec::4X.m16n8k64.f32.e2m1.e2m1.f32.ue4m3"
     out = tmp_path / "x.json"
     assert main(["export", "mma.block_scale.m16n8k64.mxf4nvf4.4X.ue4m3",
-                 "tcgen05.datapath.D", "-o", str(out)]) == 0
+                 "tcgen05.datapath.D", "tcgen05.sp_meta.m128.f16",
+                 "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.scale_A",
+                 "-o", str(out)]) == 0
     recs = json.loads(out.read_text(encoding="utf-8"))
     catalog = current_catalog()[0]
     assert scale_maps_in_records(variant(form), recs) == \
         scale_maps_in_records(variant(form), catalog)
     assert datapath_map(recs, "D", 64) == datapath_map(catalog, "D", 64)
+    words = (np.arange(128 * 4, dtype=np.uint64).reshape(128, 4) * 2654435761) % (1 << 32)
+    mine, theirs = (find_meta(r, "f16", 128, False) for r in (recs, catalog))
+    assert mine is not None and theirs is not None
+    got = [read_indices(x, 1, words[:, :2]) for x in (mine, theirs)]
+    assert (got[0] == got[1]).all()
+    # row 8's chunk 5 at selector 1: lane 8, column 1, bits 20-23 (indices 2 bits each)
+    assert got[0][8, 5].tolist() == [(int(words[8, 1]) >> 20) & 3, (int(words[8, 1]) >> 22) & 3]
+    sa = [find_tc_scale(r, "mxf8f6f4", "scale_vec::1X", "ue8m0", 128, "scale_A")
+          for r in (recs, catalog)]
+    assert sa[0] is not None and sa[1] is not None
+    factors = [read_tmem_factors(x, 3, words, 128, 1) for x in sa]
+    assert (factors[0] == factors[1]).all()
+    # row 33 at ID 3: lane 1, column 1, byte 3 of word (1, 1)
+    assert factors[0][33, 0] == (int(words[1, 1]) >> 24) & 0xFF
 
 
 def test_every_id_the_report_names_in_these_families_exports() -> None:
     """The ids ``prove`` reports (and ``list`` prints) of the six families are exactly the
-    ids ``export`` has records for: 145 in the catalog."""
+    ids ``export`` has records for, 145 in the catalog, besides the 19 metadata layouts'
+    whole records (each at every selector, as the GPU export carries them)."""
     from formal.api import results_beyond_fragments
     from formal.writers.cards import bare
-    from formal.writers.export_beyond import FAMILIES, export_family, family_records
+    from formal.writers.export_beyond import FAMILIES, export_family, family_ids
     reported = {bare(r.id) for r in results_beyond_fragments() if export_family(r.id)}
-    exported = {r["id"] for f in FAMILIES for r in family_records(f)}
-    assert reported == exported and len(exported) == 145
+    exported = set().union(*(family_ids(f) for f in FAMILIES))
+    whole = exported - reported
+    assert reported <= exported and len(reported) == 145 and len(whole) == 19
+    assert all(i.startswith("tcgen05.sp_meta.") and f"{i}.sel0" in reported for i in whole)

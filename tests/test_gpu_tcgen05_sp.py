@@ -49,7 +49,8 @@ def test_the_rows_and_the_metadata_records(records: list[dict[str, Any]]) -> Non
     rec = row_meta(records, v)
     assert rec is not None and rec["id"] == "tcgen05.sp_meta.m128.f16" and rec["sels"] == [0, 1]
     # the catalog's worked example: at sel = 1 row 8's chunk 0 is lane 0, column 1, bits 16-19
-    assert [1, 8, 0, 0, 1, 16, 0] in rec["places"]
+    # (the table at sel = 1 holds (lane, column, bit) at (row, chunk) position 8 * 8 + 0 = 64)
+    assert rec["places"][1][3 * 64:3 * 65] == [0, 1, 16]
     ws = row_meta(records, variant("tcgen05.mma.sp.m32n64k16.kind::tf32.f32.tf32.tf32.layoutG"
                                    ".sel0"))
     assert ws is not None and ws["id"] == "tcgen05.sp_meta.ws.m32.tf32" and ws["copies"] == 4

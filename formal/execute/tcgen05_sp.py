@@ -62,9 +62,16 @@ def _sparsity(kind: str) -> Sparsity:
 
 
 def _places(rec: Mapping[str, Any], sel: int) -> np.ndarray:
-    """(fields, 6) rows (row, chunk, lane, column, bit, copy) of ``rec`` at ``sel``."""
-    p = np.asarray(rec["places"], dtype=np.int64).reshape(-1, 7)
-    return p[p[:, 0] == sel, 1:]
+    """(fields, 6) rows (row, chunk, lane, column, bit, copy) of ``rec`` at ``sel`` (none where
+    the record states no place at ``sel``): its table at ``sel`` holds (lane, column, bit) of
+    each (row, chunk, copy) in that row-major order (``writers.export_meta``)."""
+    sels = list(rec["sels"])
+    if sel not in sels:
+        return np.zeros((0, 6), dtype=np.int64)
+    rows, chunks, copies = int(rec["rows"]), int(rec["chunks"]), int(rec["copies"])
+    table = np.asarray(rec["places"][sels.index(sel)], dtype=np.int64).reshape(-1, 3)
+    r, c, k = np.meshgrid(np.arange(rows), np.arange(chunks), np.arange(copies), indexing="ij")
+    return np.column_stack([r.ravel(), c.ravel(), table, k.ravel()])
 
 
 def meta_words(rec: Mapping[str, Any], sel: int, units: np.ndarray, rng: np.random.Generator,

@@ -27,7 +27,7 @@ from typing import Any
 from lark import Lark, Token, Transformer
 
 from ..base.grammar_files import build_parser
-from ..base.source import Finding, SourceText, error
+from ..base.source import Finding, SourceText, Span, error
 from . import syntax as S
 from .parts import declared, parts, read_by_grammar
 from .pseudocode import parse_program
@@ -107,4 +107,41 @@ def read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[F
         kind, m, k, ws = head
         out.append(MetaSection(kind, m, k, rows, chunks, width, cols, lanes, program,
                                part.title, part.source, decl_src, ws, copies))
+    if out:
+        findings.extend(figure_only(tuple(out), name))
     return tuple(out), tuple(findings)
+
+
+# the kinds of tcgen05.mma.sp: the plain ones (which .ws takes too), then the block-scaled ones
+PLAIN_KINDS = ("tf32", "f16", "f8f6f4", "i8")
+SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+
+
+def figure_only(sections: tuple[MetaSection, ...], name: str) -> tuple[Finding, ...]:
+    """One warning a data path of ``tcgen05.mma.sp`` (``base.matrix_variants.DATAPATH_ROWS``:
+    M, CTAs, ``.ws``) whose kinds ``sections`` place no metadata for, naming the kinds and what
+    therefore goes unchecked.  A section is one CTA's (the catalog states no pair's), so Layout
+    C (a pair's M = 128, sparse only) and A (M = 256) lack every kind; Layout F (M = 64, one
+    CTA, without ``.ws``) every kind the catalog has no ``M=64`` section without ``.ws`` for."""
+    from ..base.matrix_variants import DATAPATH_ROWS
+    have = {(s.kind, s.m, s.ws) for s in sections}
+    out = []
+    for letter, m, ctas, sparsity, ws, _ns in DATAPATH_ROWS:
+        if sparsity == "dense":
+            continue
+        for w in {"yes": (True,), "no": (False,), "either": (False, True)}.get(ws, (False,)):
+            kinds = PLAIN_KINDS if w else PLAIN_KINDS + SCALED_KINDS
+            lack = [k for k in kinds if ctas > 1 or (k, m, w) not in have]
+            if not lack:
+                continue
+            form = "a CTA pair" if ctas > 1 else f"one CTA, {'.ws' if w else 'without .ws'}"
+            out.append(Finding(
+                "warning", "figure-only", Span(name, 1, 1),
+                f"tcgen05.mma{'.ws' if w else ''}.sp by Layout {letter} (M = {m}, {form}): "
+                f"the catalog places no metadata for .kind::{', '.join(lack)} -- the text "
+                "gives the placement as figures only.  Not checked for these forms: which "
+                "(lane, column, bit) holds each (row, chunk)'s field, that the fields cover "
+                "every (row, chunk) once within the selector's columns, and on hardware (no "
+                f".sp run reads D by Layout {letter})",
+                layout=f"tcgen05.datapath.{letter}"))
+    return tuple(out)

@@ -1,24 +1,28 @@
 """``ptxlayout export`` of the catalog's ids that are not register fragments: block-scale
 factors, tcgen05 data paths, sparse metadata, packing formats and tcgen05.cp.
 
-Each family exports as JSON, one record an id, a list of records in all.  Where the GPU side
-reads the family (the mma.sync scale maps, ``execute.block_scale.scale_maps_in_records``; the
-data paths, ``execute.datapath.datapath_map``) the record is the very one it reads
-(``export_scale``, ``export_datapath``); the others are their model's table, one row a place,
-its columns named by ``place_fields``.  For the metadata of ``.kind::f16`` at M = 128,
-selector 1 (``lane = row % 8 + 8 * (chunk / 4) + 16 * (row / 16)``, ``column = sel``,
-``bit = 4 * (chunk % 4) + 16 * ((row / 8) % 2)``)::
+Each family exports as JSON, one record an id, a list of records in all, and each record is
+the very one the GPU side reads where it reads the family: the mma.sync scale maps
+(``export_scale``, ``execute.block_scale.scale_maps_in_records``), the data paths
+(``export_datapath``, ``execute.datapath.datapath_map``), the tcgen05 scale factors
+(``export_tc_scale``, ``execute.tcgen05_scale``) and the sparse metadata (``export_meta``,
+``execute.tcgen05_sp``); one record function a family serves both.  The others are their
+model's table, one row a place, its columns named by ``place_fields``.  An id that names a
+slice of a record is answered by the same function on the slice: the metadata of ``.kind::f16``
+at M = 128 at selector 1 (``lane = row % 8 + 8 * (chunk / 4) + 16 * (row / 16)``, ``column =
+sel``, ``bit = 4 * (chunk % 4) + 16 * ((row / 8) % 2)``)::
 
-    {"id": "tcgen05.sp_meta.m128.f16.sel1", "instruction": "tcgen05.mma.sp", "kind": "f16",
-     "m": 128, "k": 32, "selector": 1, "width": 4, ...,
-     "place_fields": ["row", "chunk", "lane", "column", "bit", "copy"],
-     "places": [[0, 0, 0, 1, 0, 0], ..., [8, 5, 8, 1, 20, 0], ...]}
+    {"id": "tcgen05.sp_meta.m128.f16.sel1", "instruction": "tcgen05.sp_meta",
+     "form": "tcgen05.mma.sp", "kind": "f16", "m": 128, "k": 32, "rows": 128, "chunks": 8,
+     "width": 4, "copies": 1, "sels": [1], ..., "place_fields": ["lane", "column", "bit"],
+     "places": [[0, 1, 0, ..., 8, 1, 20, ...]]}
 
-(row 8's chunk 5: lane 0 + 8 * 1 + 0 = 8, column 1, bits 20-23).  None of these is a CuTe
-layout, a C fragment table or an F2 basis, so ``--format cute``, ``c`` and ``f2`` have no
-meaning for them: ``FormatError`` says so, and the command exits 2.  A query names an id
-exactly (case and a ``catalog:`` prefix aside) or every id it begins with a dot after it
-(``tcgen05.sp_meta.m128.f16`` names both selectors).
+(row 8's chunk 5, position 8 * 8 + 5 = 69 of the (row, chunk) table: lane 0 + 8 * 1 + 0 = 8,
+column 1, bits 20-23).  None of these is a CuTe layout, a C fragment table or an F2 basis, so
+``--format cute``, ``c`` and ``f2`` have no meaning for them: ``FormatError`` says so, and the
+command exits 2.  A query names an id exactly (case and a ``catalog:`` prefix aside) or every
+record whose id it begins with a dot after it (``tcgen05.sp_meta.m128`` names every kind's
+layout at M = 128, each at both selectors).
 """
 
 from __future__ import annotations
@@ -48,29 +52,6 @@ class FormatError(ValueError):
 def _read(name: str) -> str:
     from .. import catalog
     return (catalog.CATALOG_DIR / name).read_text(encoding="utf-8")
-
-
-def scale_id_record(lay: Any) -> dict[str, Any]:
-    """One tcgen05 scale operand at every legal scale factor ID: each factor's (row, col) of
-    the scale matrix and its (lane of a partition, column, byte), the CTA and half of the
-    tensor memory where the program states them (else 0)."""
-    return {"id": lay.id, "instruction": lay.instruction, "kind": lay.kind, "form": lay.form,
-            "scale_type": lay.stype, "shape": lay.shape, "m": lay.m, "n": lay.n, "k": lay.k,
-            "cta_group": lay.cta_group, "sparse": lay.sparse,
-            "operand": f"scale_{lay.operand}", "tile": list(lay.tile),
-            "sf_ids": list(lay.sf_ids),
-            "place_fields": ["sf_id", "row", "col", "lane", "column", "byte", "cta", "half"],
-            "places": [[s, *p] for s in lay.sf_ids for p in lay.placed(s)]}
-
-
-def meta_selector_record(lay: Any, sel: int) -> dict[str, Any]:
-    """One sparse-metadata form at one selector value: each field's (row, chunk) and its
-    (lane, column, lowest bit, copy)."""
-    return {"id": lay.selector_id(sel), "instruction": lay.instruction, "kind": lay.kind,
-            "m": lay.m, "k": lay.k, "selector": sel, "rows": lay.rows, "chunks": lay.chunks,
-            "width": lay.width, "copies": lay.copies,
-            "place_fields": ["row", "chunk", "lane", "column", "bit", "copy"],
-            "places": [list(p) for p in lay.placed(sel)]}
 
 
 def pack_record(f: Any) -> dict[str, Any]:
@@ -104,11 +85,8 @@ def _scale_mma() -> list[dict[str, Any]]:
 
 
 def _scale_tc() -> list[dict[str, Any]]:
-    from ..model.tc_scale import tc_scale_layouts
-    from ..parse.block_scale import read_block_scale
-    name = "block-scale/tcgen05.md"
-    return [scale_id_record(x) for x in
-            tc_scale_layouts(read_block_scale(_read(name), f"catalog/{name}"))]
+    from .export_tc_scale import catalog_tc_scale_layouts, tc_scale_record
+    return [tc_scale_record(x) for x in catalog_tc_scale_layouts()]
 
 
 def _datapath() -> list[dict[str, Any]]:
@@ -117,11 +95,13 @@ def _datapath() -> list[dict[str, Any]]:
 
 
 def _meta() -> list[dict[str, Any]]:
-    from ..model.tc_meta import meta_layouts
-    from ..parse.tc_meta import read_tc_meta
-    name = "sparse-metadata/tcgen05.md"
-    sections = read_tc_meta(_read(name), f"catalog/{name}")[0]
-    return [meta_selector_record(lay, s) for lay in meta_layouts(sections) for s in lay.sels]
+    from .export_meta import catalog_meta_layouts, meta_record
+    return [meta_record(lay) for lay in catalog_meta_layouts()]
+
+
+def _meta_selectors() -> list[dict[str, Any]]:
+    from .export_meta import catalog_meta_layouts, meta_record
+    return [meta_record(lay, [s]) for lay in catalog_meta_layouts() for s in lay.sels]
 
 
 def _packing() -> list[dict[str, Any]]:
@@ -150,10 +130,25 @@ BUILDERS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "tcgen05.cp": _copy}
 
 
+# ids answered by a slice of a family's record: a metadata layout at one selector value
+SLICES: dict[str, Callable[[], list[dict[str, Any]]]] = {"tcgen05.sp_meta": _meta_selectors}
+
+
 @cache
 def family_records(fam: str) -> tuple[dict[str, Any], ...]:
     """The catalog's records of one family (built once a process; callers copy)."""
     return tuple(BUILDERS[fam]())
+
+
+@cache
+def slice_records(fam: str) -> tuple[dict[str, Any], ...]:
+    """The records of the ids that name a slice of a family's record (none for most)."""
+    return tuple(SLICES[fam]()) if fam in SLICES else ()
+
+
+def family_ids(fam: str) -> set[str]:
+    """Every id of ``fam`` that ``export`` answers with a record of its own."""
+    return {r["id"] for r in (*family_records(fam), *slice_records(fam))}
 
 
 def export_family(query: str) -> str | None:
@@ -171,12 +166,31 @@ def export_records_for(query: str) -> list[dict[str, Any]]:
                           + ", ".join(FAMILIES))
     q = bare(query).lower()
     recs = family_records(fam)
-    got = [r for r in recs if r["id"].lower() == q] or \
+    got = [r for r in (*recs, *slice_records(fam)) if r["id"].lower() == q] or \
         [r for r in recs if r["id"].lower().startswith(q + ".")]
     if not got:
         raise FormatError(f"no {FAMILIES[fam]} id matches '{query}' (see 'ptxlayout list "
                           f"--family {fam}')")
     return [json.loads(json.dumps(r)) for r in got]
+
+
+def records_text(value: Any, indent: str = "") -> str:
+    """JSON as ``json.dumps(indent=1)`` writes it, except that a list of numbers (a table) or
+    of flat lists is one line a list: a record's tables stay a line each, not a number a
+    line."""
+    inner = indent + " "
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(k)}: {records_text(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and value:
+        if not any(isinstance(x, (dict, list)) for x in value):
+            return json.dumps(value)
+        if all(isinstance(x, list) and not any(isinstance(y, (dict, list)) for y in x)
+               for x in value):
+            return "[\n" + ",\n".join(inner + json.dumps(x) for x in value) + f"\n{indent}]"
+        return "[\n" + ",\n".join(inner + records_text(x, inner) for x in value) + \
+            f"\n{indent}]"
+    return json.dumps(value)
 
 
 def export_beyond(queries: Sequence[str], fmt: str) -> str:
@@ -191,7 +205,7 @@ def export_beyond(queries: Sequence[str], fmt: str) -> str:
     out: list[dict[str, Any]] = []
     for q in queries:
         out.extend(r for r in export_records_for(q) if r not in out)
-    return json.dumps(out, indent=1) + "\n"
+    return records_text(out) + "\n"
 
 
 def export_command(args: Any, write: Callable[[str, str | None], None]) -> int | None:

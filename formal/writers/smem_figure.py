@@ -217,6 +217,10 @@ def smem_command(args: Any, write: Any) -> int | None:
     shared-memory layout (None for any other command or id, which the command itself
     answers): the figure, or the export in ``--format``, written by ``write(text, output)``;
     an id that names none or several, or a format they lack, is one line on stderr, exit 2."""
+    from .export_smem_ids import smem_entry_command  # examples, canonical forms, tables
+    done = smem_entry_command(args, write)
+    if done is not None:
+        return done
     command = getattr(args, "command", None)
     ids = [args.id] if command == "show" else list(getattr(args, "ids", None) or [])
     if command not in ("show", "export") or not ids or not all(map(is_smem_query, ids)):
