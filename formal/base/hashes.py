@@ -58,6 +58,27 @@ def cell_table_hash(instruction: str, shape: str, operand: str, kind: str,
                                     [_row_text(r) for r in rows])
 
 
+def cell_table_hash_of_tuples(instruction: str, shape: str, operand: str, kind: str,
+                              names: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """``cell_table_hash`` of the rows ``dict(zip(names, row))``, without building them: each
+    row of integers written by one %-format in the keys' sorted order (``_row_format``); a row
+    holding anything else as ``row_text`` writes it.  The same hash, to the bit."""
+    how = _row_format(tuple(names))
+    if how is None:
+        return cell_table_hash(instruction, shape, operand, kind,
+                               [dict(zip(names, r, strict=True)) for r in rows])
+    order, fmt = how
+    at = [list(names).index(k) for k in order]
+    texts = []
+    for r in rows:
+        values = tuple([r[i] for i in at]) if len(r) == len(at) else ()
+        if values and all(type(v) is int for v in values):
+            texts.append(fmt % values)
+        else:
+            texts.append(_row_text(dict(zip(names, r, strict=True))))
+    return cell_table_hash_of_texts(instruction, shape, operand, kind, texts)
+
+
 def cell_table_hash_of_texts(instruction: str, shape: str, operand: str, kind: str,
                              texts: Iterable[str]) -> str:
     """``cell_table_hash`` of the rows whose ``row_text`` are ``texts``: a caller that hashes

@@ -225,10 +225,10 @@ def meta_hash(lay: MetaLayout) -> str:
     """The hash a run's evidence names the metadata layout by (``layout_hashes["meta"]``): the
     cell-table hash of every field at each stated selector, as ``writers.export_meta`` writes
     it into the record's ``map_hash`` (a test holds the two equal)."""
-    from ..base.hashes import cell_table_hash
+    from ..base.hashes import cell_table_hash_of_tuples
     names = ("sel", "row", "chunk", "lane", "column", "bit", "copy")
-    rows = [dict(zip(names, (s, *f), strict=True)) for s in lay.sels for f in lay.placed(s)]
-    return cell_table_hash("tcgen05.sp_meta", f"m{lay.m}", lay.id, "fields", rows)
+    return cell_table_hash_of_tuples("tcgen05.sp_meta", f"m{lay.m}", lay.id, "fields", names,
+                                     [(s, *f) for s in lay.sels for f in lay.placed(s)])
 
 
 def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:
