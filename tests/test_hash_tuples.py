@@ -26,6 +26,7 @@ def test_rows_of_integers_hash_as_their_dicts() -> None:
     want, got = _both(rows)
     assert got == want
     assert _both(rows[1:])[1] != got  # a row less is another table
+    assert _both([(5,)], ("lane",)) == _both([(5,)], ("lane",))[:1] * 2  # one key
 
 
 def test_a_row_of_other_values_is_written_as_json_writes_it() -> None:
