@@ -61,3 +61,27 @@ def test_a_catalog_proof_builds_no_tuples(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(Placements, "_all", counted)
     proof = api.prove_block_scale()
     assert len(proof.results) > 80 and not built
+
+
+def _widest_by_dict(p: np.ndarray, by: int) -> tuple[int, list[int]]:
+    words: dict[int, set[int]] = {}
+    for row in p.tolist():
+        words.setdefault(row[by], set()).add(row[3])
+    who, cols = min(words.items(), key=lambda kv: (-len(kv[1]), kv[0]), default=(0, set()))
+    return who, sorted(cols)
+
+
+def test_the_widest_row_is_the_dict_walk_s() -> None:
+    """``prove.tc_scale._widest`` over whole arrays answers as the walk with a dict of sets
+    did: random places (ties among rows included), int64 and object arrays, no places."""
+    from formal.prove.tc_scale import _widest
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        p = rng.integers(-3, 6, size=(int(rng.integers(1, 40)), 7))
+        for by in (0, 1):
+            assert _widest(p, by) == _widest_by_dict(p, by), (trial, by)
+            assert _widest(p.astype(object), by) == _widest_by_dict(p, by)
+    assert _widest(np.zeros((0, 7), dtype=np.int64), 0) == (0, [])
+    assert _widest(np.array([[0, 9, 0, 5], [0, 9, 0, 6], [1, 9, 0, 5]]), 0) == (0, [5, 6])
+    big = np.array([[2**40, 0, 0, 1], [0, 0, 0, 2], [0, 0, 0, 3], [-(2**40), 0, 0, 7]])
+    assert _widest(big, 0) == _widest_by_dict(big, 0) == (0, [2, 3])
