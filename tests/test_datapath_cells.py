@@ -58,3 +58,18 @@ def test_an_empty_block_holds_no_cells() -> None:
     assert 0 not in got["block"].tolist() and len(got["block"]) == len(
         _block_by_block(odd, dp.ns[0], 0)["block"]) > 0
     assert np.array_equal(got["lane"], np.array(_block_by_block(odd, dp.ns[0], 0)["lane"]))
+
+
+def test_a_block_of_no_columns_and_a_layout_of_no_blocks_hold_no_cells() -> None:
+    dp = datapath_catalog()[0]
+    b = dp.blocks[-1]
+    none = (b.tcols[0], (b.tcols[0][0], b.tcols[0][1] - 1))  # its last column before its first
+    empty = type(b)(b.cta, b.warp, b.lanes, none, b.rows, b.dcols, b.src)
+    odd = DataPath(dp.layout, dp.m, dp.title, (*dp.blocks[:-1], empty), dp.cta_group, dp.ns)
+    got = datapath_cells(odd, dp.ns[-1], 32)
+    want = _block_by_block(odd, dp.ns[-1], 32)
+    assert {k: v.tolist() for k, v in got.items()} == want
+    assert len(dp.blocks) - 1 not in got["block"].tolist() and len(got["block"]) > 0
+    bare = datapath_cells(DataPath(dp.layout, dp.m, dp.title, (), dp.cta_group, dp.ns), 64)
+    assert sorted(bare) == ["block", "cta", "dcol", "lane", "row", "tcol"]
+    assert all(v.dtype == np.int64 and v.shape == (0,) for v in bare.values())

@@ -29,6 +29,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain
+from operator import itemgetter
 from typing import Any, TypeVar
 
 Row = TypeVar("Row")
@@ -56,6 +58,33 @@ def cell_table_hash(instruction: str, shape: str, operand: str, kind: str,
     """The hash of a cell table (``kind`` 'cells' or 'fields'), computed from the table."""
     return cell_table_hash_of_texts(instruction, shape, operand, kind,
                                     [_row_text(r) for r in rows])
+
+
+def cell_table_hash_of_tuples(instruction: str, shape: str, operand: str, kind: str,
+                              names: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """``cell_table_hash`` of the rows ``dict(zip(names, row))``, without building them: each
+    row of integers written by one %-format in the keys' sorted order (``_row_format``); a row
+    holding anything else as ``row_text`` writes it.  The same hash, to the bit."""
+    how = _row_format(tuple(names))
+    if how is None:
+        return cell_table_hash(instruction, shape, operand, kind,
+                               [dict(zip(names, r, strict=True)) for r in rows])
+    order, fmt = how
+    rows = list(rows)
+    at = [list(names).index(k) for k in order]
+    if len(at) > 1 and set(map(len, rows)) <= {len(at)} \
+            and set(map(type, chain.from_iterable(rows))) <= {int}:  # the common case, at once
+        get = itemgetter(*at)
+        texts = [fmt % get(r) for r in rows]
+    else:
+        texts = []
+        for r in rows:
+            values = tuple([r[i] for i in at]) if len(r) == len(at) else ()
+            if values and all(type(v) is int for v in values):
+                texts.append(fmt % values)
+            else:
+                texts.append(_row_text(dict(zip(names, r, strict=True))))
+    return cell_table_hash_of_texts(instruction, shape, operand, kind, texts)
 
 
 def cell_table_hash_of_texts(instruction: str, shape: str, operand: str, kind: str,

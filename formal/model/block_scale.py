@@ -41,6 +41,51 @@ REGISTER_BITS = {"b32": 32}
 Holding = tuple[int, int, int, int]  # (lane, byte, row, col) of the scale matrix
 
 
+R = TypeVar("R", bound=tuple[int, ...])
+
+
+class Placements(Sequence[R]):
+    """One selector value's placements (a scale factor's or a metadata field's, one row of
+    ints a place), held as the rows of a read-only int64 array and turned into tuples only
+    when a caller reads them: ``placed[3]``, a loop, ``==``.  The prover reads the array
+    itself (``prove.repeats.placed_array``), so a run that proves and draws nothing never
+    builds the tuples.  Equal to the tuple of the same tuples, and hashes as it does:
+    ``Placements(np.array([[0, 1], [2, 3]])) == ((0, 1), (2, 3))``."""
+
+    __slots__ = ("_rows", "_tuples")
+
+    def __init__(self, rows: Any) -> None:
+        self._rows = rows
+        self._tuples: tuple[R, ...] | None = None
+
+    def _all(self) -> tuple[R, ...]:
+        if self._tuples is None:
+            self._tuples = tuple(map(tuple, self._rows.tolist()))  # type: ignore[arg-type]
+        return self._tuples
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, k: Any) -> Any:
+        if self._tuples is None and type(k) is int:  # one row: its tuple alone
+            return tuple(self._rows[k].tolist())
+        return self._all()[k]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Placements):
+            other = other._all()
+        return self._all() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 class ProgramLines:
     """A layout evaluated from a catalog program: ``line_of(name)`` is the line of the
     definition called ``name`` (``lines``), else the whole operand's ``span``.  Shared by the

@@ -21,7 +21,7 @@ stated legal or not, so that the prove stage can say which values the layout adm
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from ..base.source import Finding, Span
 from ..parse import syntax as S
 from ..parse.tc_meta import MetaSection
 from .block_scale import (
+    Placements,
     ProgramLines,
     TooWide,
     Undefined,
@@ -65,7 +66,8 @@ class MetaLayout(ProgramLines):
     lanes: int  # lanes they take
     copies: int  # times each field is held (stated)
     sels: tuple[int, ...]  # the stated selector values
-    every: tuple[tuple[int, tuple[Field, ...]], ...]  # per selector value 0..3
+    # per selector value 0..3 (``Placements``: tuples only when read, equal to the tuple)
+    every: tuple[tuple[int, Sequence[Field]], ...]
     span: Span
     lines: tuple[tuple[str, Span], ...]
     faults: tuple[Finding, ...] = ()
@@ -73,7 +75,7 @@ class MetaLayout(ProgramLines):
     # was evaluated over arrays (None where it was walked point by point): what the prover reads
     table: Any = field(default=None, compare=False, repr=False)
 
-    def placed(self, sel: int) -> tuple[Field, ...]:
+    def placed(self, sel: int) -> Sequence[Field]:
         for s, fs in self.every:
             if s == sel:
                 return fs
@@ -100,7 +102,7 @@ def meta_layout(sec: MetaSection) -> MetaLayout:
 
 
 def _placements(defs: Mapping[str, S.Definition], sec: MetaSection) \
-        -> tuple[list[tuple[Field, ...]], Any]:
+        -> tuple[list[Sequence[Field]], Any]:
     """Every field's (row, chunk, lane, column, bit, copy), row by row, at each selector
     value: the program evaluated once over every value and field (numpy), or value by value
     where arrays cannot say what the point-by-point walk says; and the same as one read-only
@@ -113,7 +115,7 @@ def _placements(defs: Mapping[str, S.Definition], sec: MetaSection) \
         return [_placed(defs, sec, s) for s in range(SELECTOR_VALUES)], None
     table = grid[:, [1, 2, 4, 5, 6, 3]].reshape(SELECTOR_VALUES, -1, 6)
     table.setflags(write=False)
-    return [tuple(map(tuple, t.tolist())) for t in table], table
+    return [Placements[Field](t) for t in table], table
 
 
 def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple[Field, ...]:

@@ -29,7 +29,7 @@ M x SFA_N (row, block), scale_B is SFB_M x N (block, col).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,7 @@ from ..base.source import Finding, Span
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
 from .block_scale import (
+    Placements,
     ProgramLines,
     TooWide,
     Undefined,
@@ -76,7 +77,8 @@ class TcScaleLayout(ProgramLines):
     lanes: int  # lanes of a partition (stated)
     aligned: int  # bytes a selector's byte offset is aligned to (stated)
     sf_ids: tuple[int, ...]  # the stated legal values
-    every: tuple[tuple[int, tuple[Placement, ...]], ...]  # per ID value 0..3
+    # per ID value 0..3 (``Placements``: tuples only when read, equal to the tuple)
+    every: tuple[tuple[int, Sequence[Placement]], ...]
     span: Span
     lines: tuple[tuple[str, Span], ...]
     faults: tuple[Finding, ...] = ()
@@ -90,7 +92,7 @@ class TcScaleLayout(ProgramLines):
         """Does the program define ``name`` (``cta``, ``half``)?"""
         return any(n == name for n, _sp in self.lines)
 
-    def placed(self, sf_id: int) -> tuple[Placement, ...]:
+    def placed(self, sf_id: int) -> Sequence[Placement]:
         for s, ps in self.every:
             if s == sf_id:
                 return ps
@@ -135,7 +137,7 @@ def tc_scale_layout(sec: TcScaleSection, op: TcScaleOperand) -> TcScaleLayout:
 
 
 def _placements(defs: Mapping[str, S.Definition], op: TcScaleOperand) \
-        -> tuple[list[tuple[Placement, ...]], Any]:
+        -> tuple[list[Sequence[Placement]], Any]:
     """Every factor's (row, col, lane, column, byte, cta, half), row by row, at each ID value:
     each place's program evaluated once over every ID and the whole matrix (numpy), or ID by
     ID, place by place, where arrays cannot say what the point-by-point walk says; and the
@@ -152,7 +154,7 @@ def _placements(defs: Mapping[str, S.Definition], op: TcScaleOperand) \
     table = np.stack([*(grid[:, k] for k in range(1, 6)), extra.get("cta", zero),
                       extra.get("half", zero)], axis=-1).reshape(SF_ID_VALUES, -1, 7)
     table.setflags(write=False)
-    return [tuple(map(tuple, t.tolist())) for t in table], table
+    return [Placements[Placement](t) for t in table], table
 
 
 def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,

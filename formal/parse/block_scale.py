@@ -34,6 +34,7 @@ from ..base.source import Finding, SourceText, error
 from ..base.variants import COUNT_WORDS
 from ..text.blocks import strip_markup
 from . import syntax as S
+from .kept import parses_remembered, remembered_read
 from .pseudocode import parse_program
 
 STARTS = ("scale_title", "scale_decl", "shape_row", "combo_row", "selector_row", "scale_query",
@@ -306,8 +307,7 @@ def _clean(text: str) -> str:
     return text.replace("`", " ").replace("\\_", "_").replace("*", " ")
 
 
-def read_line(text: str, start: str) -> Any | None:
-    """One line read by one start symbol of ``grammar/block_scale.lark``, or None."""
+def _read_now(text: str, start: str) -> Any | None:
     try:
         tree = _parser().parse(_clean(text), start=start)
     except LarkError:
@@ -315,12 +315,18 @@ def read_line(text: str, start: str) -> Any | None:
     return _ToValues().transform(tree)
 
 
+def read_line(text: str, start: str) -> Any | None:
+    """One line read by one start symbol of ``grammar/block_scale.lark``, or None; read once
+    a text (``kept.remembered_read``: the value is shared, never changed)."""
+    return remembered_read(text, f"block_scale:{start}", lambda: _read_now(text, start))
+
+
 def read_query(text: str) -> dict[str, Any] | None:
     """A block-scaled mma named as a user writes it (``mma.sync.aligned.m16n8k64.row.col
     .kind::mxf4.block_scale.scale_vec::2X...``): its shape, kind, ``.scale_vec`` (``vec``),
     scale type, operand (``.scale_A``) and other qualifiers; None unless it is an ``mma`` with
     ``.block_scale`` or a ``.scale_vec``."""
-    got = read_line(text.strip(), "scale_query")
+    got = _read_now(text.strip(), "scale_query")  # a fresh value: its lists are the caller's
     if got is None:
         return None
     facts: dict[str, Any] = got[1]
@@ -418,7 +424,13 @@ def read_block_scale(text: str, name: str) -> ScaleDocument:
 
     A section opens at a heading that reads as ``scale_title``; in it, a line that reads as
     ``scale_decl`` opens an operand whose fenced block (```` ``` ````) is its program.  A
-    table row is recognised wherever it stands."""
+    table row is recognised wherever it stands.  The lines' readings (and the programs'
+    pseudocode lines) are kept between runs (``kept.parses_remembered``)."""
+    with parses_remembered(tuple(text.split("\n")), "block_scale"):
+        return _read_block_scale(text, name)
+
+
+def _read_block_scale(text: str, name: str) -> ScaleDocument:
     from ..text.read import detect_format
     if detect_format(text, name) == "html":
         rows_h, tc_h = _html_rows(text, name)

@@ -28,6 +28,12 @@ stage's modules, the versions), and its ``content`` a SHA-256 of what it holds: 
 damaged or edited entry, an unknown class or field is ignored with a warning and written again
 from Lark's parse.  The records are the same either way, and every later stage (the model, the
 enumeration of every map, Z3 or its kept answer) runs on them as always.
+
+The family readers (shared memory, block scale, sparse metadata, tcgen05.cp) read each line
+through ``remembered_read`` and a document inside ``parses_remembered(lines, reader)``: the
+same memo and the same entries, one file per (document, reader), ``(text, "smem:line")`` beside
+``(text, "header")``; their values may also be lists and str-keyed maps (``{"m": [[k, v]]}``).
+A value is written only where its JSON reads back as the same value, types and all.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 from fractions import Fraction
@@ -47,6 +53,7 @@ from .. import __version__
 from ..base import cache as disk
 from ..base import ids
 from ..base.source import SourceText
+from . import smem_records as R
 from . import syntax as S
 from .grammars import PROSE_MEMO, PSEUDO_MEMO, remember
 
@@ -58,7 +65,9 @@ MAX_KEPT = 20000
 _CLASSES: dict[str, type] = {
     **{name: c for name, c in vars(S).items()
        if isinstance(c, type) and is_dataclass(c) and c.__module__ == S.__name__},
-    "MoveInstr": ids.MoveInstr, "TmemInstr": ids.TmemInstr}
+    "MoveInstr": ids.MoveInstr, "TmemInstr": ids.TmemInstr,
+    # the shared-memory reader's cells and line facts (``read_family``)
+    "LineFacts": R.LineFacts, "SymEntry": R.SymEntry, "Value": R.Value}
 _FIELDS = {name: frozenset(f.name for f in fields(c) if f.init) for name, c in _CLASSES.items()}
 _NO_SOURCE = SourceText.at("", "", 0)  # a kept line's place: each use puts its own
 
@@ -72,18 +81,19 @@ def _code_key() -> str:
     from ..base.grammar_files import grammar_dir
     h = hashlib.sha256(json.dumps([SCHEMA, __version__, list(sys.version_info[:3])]).encode())
     here = Path(__file__).resolve().parent
-    for path in (grammar_dir() / "pseudocode.lark", grammar_dir() / "fragment.lark",
-                 *sorted(here.glob("*.py")), Path(ids.__file__), Path(disk.__file__).parent
-                 / "source.py"):
+    for path in (*sorted(grammar_dir().glob("*.lark")), *sorted(here.glob("*.py")),
+                 Path(ids.__file__), Path(disk.__file__).parent / "source.py"):
         h.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     import lark
     h.update(lark.__version__.encode())
     return h.hexdigest()
 
 
-def parses_key(lines: tuple[str, ...]) -> str:
-    """The key of a document's entry: the parse stage's code and the document's lines."""
-    h = hashlib.sha256(_code_key().encode())
+def parses_key(lines: tuple[str, ...], reader: str = "document") -> str:
+    """The key of a document's entry: the parse stage's code, the reader (``document``:
+    ``parse_document``; ``smem``, ``block_scale`` ...: a family's reader) and the document's
+    lines."""
+    h = hashlib.sha256(_code_key().encode() + b"\0" + reader.encode() + b"\0")
     for ln in lines:
         h.update(ln.encode("utf-8", "surrogatepass") + b"\n")
     return h.hexdigest()
@@ -100,6 +110,10 @@ def _write(v: Any) -> Any:
         return {"t": [_write(x) for x in v]}
     if type(v) is Fraction:
         return {"q": [v.numerator, v.denominator]}
+    if isinstance(v, list):
+        return {"l": [_write(x) for x in v]}
+    if isinstance(v, dict) and all(type(k) is str for k in v):
+        return {"m": [[k, _write(x)] for k, x in v.items()]}
     name = type(v).__name__
     if _CLASSES.get(name) is type(v):
         return {"c": name, "f": {f: _write(getattr(v, f)) for f in sorted(_FIELDS[name])
@@ -115,6 +129,13 @@ def _read(v: Any) -> Any:
     if isinstance(v, dict) and set(v) == {"q"} and isinstance(v["q"], list) \
             and len(v["q"]) == 2 and all(type(x) is int for x in v["q"]) and v["q"][1] > 0:
         return Fraction(v["q"][0], v["q"][1])
+    if isinstance(v, dict) and set(v) == {"l"} and isinstance(v["l"], list):
+        return [_read(x) for x in v["l"]]
+    if isinstance(v, dict) and set(v) == {"m"} and isinstance(v["m"], list):
+        pairs = [(k, _read(x)) for k, x in v["m"]]
+        if not all(type(k) is str for k, _ in pairs):
+            raise _NotKept("a key")
+        return dict(pairs)
     if isinstance(v, dict) and set(v) == {"c", "f"} and isinstance(v["f"], dict):
         name = v["c"]
         if not isinstance(name, str) or name not in _CLASSES or not set(v["f"]) <= _FIELDS[name]:
@@ -129,6 +150,29 @@ def _read(v: Any) -> Any:
     raise _NotKept(type(v).__name__)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the same value of the same types throughout (a Lark
+    ``Token`` is not a ``str``, ``True`` not ``1``): only a value read back as it was is kept."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a).__name__ in _CLASSES:
+        return all(_same(getattr(a, f), getattr(b, f)) for f in _FIELDS[type(a).__name__]
+                   if f != _PLACED.get(type(a).__name__))
+    return bool(a == b)
+
+
+def _kept(value: Any) -> Any:
+    """``value`` as written, where it reads back as the same value (else ``_NotKept``)."""
+    w = _write(value)
+    if not _same(_read(json.loads(json.dumps(w))), value):  # as the next run reads it
+        raise _NotKept(type(value).__name__)
+    return w
+
+
 def _digest(kept: Any) -> str:
     return hashlib.sha256(json.dumps(kept, sort_keys=True, separators=(",", ":"))
                           .encode("utf-8")).hexdigest()
@@ -140,12 +184,12 @@ def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tupl
     lines, pieces = [], []
     for text, value in pseudo.items():
         try:
-            lines.append([text, _write(value)])
+            lines.append([text, _kept(value)])
         except _NotKept:
             pass
     for (text, start), value in prose.items():
         try:
-            pieces.append([text, start, _write(value)])
+            pieces.append([text, start, _kept(value)])
         except _NotKept:
             pass
     kept = {"pseudo": lines, "prose": pieces}
@@ -196,16 +240,31 @@ def noted_prose(text: str, start: str, value: Any) -> None:
         prose[text, start] = value
 
 
+def remembered_read(text: str, start: str, read: Callable[[], Any]) -> Any:
+    """``read()`` -- a family reader's Lark parse of ``text`` by one start symbol and its
+    Transformer, ``start`` naming both (``smem:line``, ``block_scale:tc_title``) -- or the
+    value remembered for the same text and start (this process's, or a kept entry's), noted
+    for the entry being written.  The value is shared: a caller never changes it."""
+    key = (text, start)
+    if key in PROSE_MEMO:
+        value = PROSE_MEMO[key]
+    else:
+        value = read()
+        remember(PROSE_MEMO, key, value)
+    noted_prose(text, start, value)
+    return value
+
+
 @contextmanager
-def parses_remembered(lines: tuple[str, ...]) -> Iterator[None]:
-    """Parsing the document of ``lines`` inside: its parses from its entry where one is kept
-    (into the process's memos), and an entry written afterwards where none was (or one that
-    was not sound)."""
+def parses_remembered(lines: tuple[str, ...], reader: str = "document") -> Iterator[None]:
+    """Parsing the document of ``lines`` inside (by ``reader``: ``parse_document``, or a
+    family's reader): its parses from its entry where one is kept (into the process's memos),
+    and an entry written afterwards where none was (or one that was not sound)."""
     with disk.folder(SUBFOLDER) as fd:
         if fd is None:
             yield
             return
-        key = parses_key(lines)
+        key = parses_key(lines, reader)
         name, got = disk.kept_entry(fd, SUBFOLDER, key, parses_of_entry)
         if got is not None:
             for text, line in got[0].items():

@@ -25,6 +25,7 @@ from lark import Lark, Transformer
 from lark.exceptions import LarkError
 
 from ..base.source import Finding, SourceText, error
+from .kept import remembered_read
 
 
 @dataclass(frozen=True)
@@ -109,12 +110,15 @@ def declared(part: Part, word: str, read: Callable[[str], Any], what: str) -> De
     return Declared(value, source, lines, tuple(findings))
 
 
-def read_by_grammar(parser: Lark, transformer: Transformer[Any, Any], text: str, start: str) \
-        -> Any | None:
-    """One line (code marks dropped) read by one start symbol of a catalog grammar and its
-    transformer, or None when the grammar does not read it."""
-    try:
-        tree = parser.parse(text.replace("`", " ").strip(), start=start)
-    except LarkError:
-        return None
-    return transformer.transform(tree)
+def read_by_grammar(parser: Callable[[], Lark], transformer: Transformer[Any, Any], text: str,
+                    start: str, reader: str) -> Any | None:
+    """One line (code marks dropped) read by one start symbol of a catalog grammar (``parser()``
+    builds it) and its transformer, or None when the grammar does not read it; read once a
+    text and ``reader``'s start (``kept.remembered_read``)."""
+    def now() -> Any | None:
+        try:
+            tree = parser().parse(text.replace("`", " ").strip(), start=start)
+        except LarkError:
+            return None
+        return transformer.transform(tree)
+    return remembered_read(text, f"{reader}:{start}", now)

@@ -23,8 +23,7 @@ Markup is blanked, never removed, so every column is the column of the source li
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from lark import Lark, Token, Transformer
@@ -32,6 +31,7 @@ from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, Span, warning
+from .kept import parses_remembered, remembered_read
 from .smem_records import (
     MODES,
     PARAMS,
@@ -42,6 +42,7 @@ from .smem_records import (
     FieldRow,
     KSliceRow,
     LayoutText,
+    LineFacts,
     OffsetDefinition,
     Param,
     SmemText,
@@ -132,22 +133,31 @@ class _Cells(Transformer):  # type: ignore[type-arg]
         return str(c[0])
 
 
+def _or_none(parser: Lark, text: str, start: str) -> Any:
+    """``text`` by ``start`` and ``_Cells``, or None where the grammar or ``_Cells`` refuse it
+    (the caller's ValueError then depends on the text alone, so a refusal is remembered)."""
+    try:
+        return _Cells().transform(parser.parse(text, start=start))
+    except (LarkError, ValueError):
+        return None
+
+
 def read_layout(text: str) -> tuple[tuple[int, int, int] | None, Any]:
     """``"Swizzle<1,4,3> o ((8,m),(T,2k)):((2T,SBO),(1,T))"`` -> (swizzle, (shape, stride));
-    ValueError when it is not one."""
-    try:
-        out = _Cells().transform(_layout_parser().parse(text))
-    except (LarkError, ValueError) as e:
-        raise ValueError(f"not a CuTe layout: {text!r}") from e
+    ValueError when it is not one.  Read once a text (``kept.remembered_read``)."""
+    out = remembered_read(text, "smem:layout",
+                          lambda: _or_none(_layout_parser(), text, "smem_layout"))
+    if out is None:
+        raise ValueError(f"not a CuTe layout: {text!r}")
     return out  # type: ignore[no-any-return]
 
 
 def read_cell(text: str, start: str) -> Any:
     """One cell by one of ``grammar/smem.lark``'s start symbols; ValueError when it is not."""
-    try:
-        return _Cells().transform(_cell_parser().parse(text, start=start))
-    except (LarkError, ValueError) as e:
-        raise ValueError(f"not a {start[5:]}: {text!r}") from e
+    out = remembered_read(text, f"smem:{start}", lambda: _or_none(_cell_parser(), text, start))
+    if out is None:
+        raise ValueError(f"not a {start[5:]}: {text!r}")
+    return out
 
 
 # ---- lines and cells -------------------------------------------------------------------------
@@ -186,38 +196,6 @@ def _cells(line: str) -> list[tuple[int, str]]:
         out.append((j, word))
         i = j + len(word)
     return out
-
-
-@dataclass(frozen=True)
-class LineFacts:
-    """What a line is about, as ``grammar/smem.lark``'s ``smem_line`` reads it: a heading (ends
-    every table), the tables its phrases name, an ``Exact layout :`` / ``Canonical Layout :``
-    label, and the modes, majorness words, example type and first comma it holds, each at its
-    0-based column.  ``| MN- major | 32B Swizzling | ...`` -> majors ((2, "MN", True),),
-    modes ((14, "32B"),)."""
-
-    heading: bool = False
-    tables: tuple[str, ...] = ()  # atoms | canonical | fields-wgmma | fields-tcgen05 | LBO | SBO
-    label: str = ""  # exact | canonical
-    modes: tuple[tuple[int, str], ...] = ()
-    majors: tuple[tuple[int, str, bool], ...] = ()  # (column, K | MN, written as "-major")
-    type: str = ""
-    comma: int = -1
-    encoding: tuple[str, int] | None = None  # "Encoding of LBO in descriptor": LBO, its end
-    families: tuple[str, ...] = ()  # the instruction families it names (wgmma, tcgen05)
-
-    @property
-    def counts(self) -> bool:
-        """Whether the line can start something outside a table."""
-        return bool(self.heading or self.tables or self.label or self.majors)
-
-    def mode_in(self, lo: int, hi: int) -> str | None:
-        """The first mode at a column in [lo, hi)."""
-        return next((m for c, m in self.modes if lo <= c < hi), None)
-
-    def major_in(self, lo: int, hi: int, worded: bool = False) -> str | None:
-        """The first majorness at a column in [lo, hi) (``worded``: only "K-major" forms)."""
-        return next((m for c, m, w in self.majors if lo <= c < hi and (w or not worded)), None)
 
 
 class _LineFacts(Transformer):  # type: ignore[type-arg]
@@ -303,14 +281,17 @@ def _line_parser() -> Lark:
     return build_parser("smem", "smem_line")
 
 
-@lru_cache(maxsize=4096)
-def line_facts(text: str) -> LineFacts:
-    """The facts of one line (markup already blanked); a line the grammar cannot read (none:
-    FILL takes any character) would have none."""
+def _line_facts(text: str) -> LineFacts:
     try:
         return _LineFacts().transform(_line_parser().parse(text))  # type: ignore[no-any-return]
     except LarkError:
         return LineFacts()
+
+
+def line_facts(text: str) -> LineFacts:
+    """The facts of one line (markup already blanked); a line the grammar cannot read (none:
+    FILL takes any character) would have none.  Read once a text (``remembered_read``)."""
+    return remembered_read(text, "smem:line", lambda: _line_facts(text))  # type: ignore[no-any-return]
 
 
 class _Reader:
@@ -615,14 +596,16 @@ def _html_lines(text: str, document: str) -> list[SourceText]:
 
 def read_smem(text: str, document: str) -> SmemText:
     """Every swizzle-atom row, canonical-layout row, worked example and descriptor field of a
-    document (any rendering); what could not be read is a warning with its place."""
+    document (any rendering); what could not be read is a warning with its place.  Its lines'
+    and cells' readings are kept between runs (``kept.parses_remembered``)."""
     r = _Reader(document)
-    if _is_html(text):
-        for src in _html_lines(text, document):
-            r.line(src.span(0).line, src.text, src)
-    else:
-        for n, raw in enumerate(text.splitlines(), start=1):
-            r.line(n, raw)
+    with parses_remembered(tuple(text.split("\n")), "smem"):
+        if _is_html(text):
+            for src in _html_lines(text, document):
+                r.line(src.span(0).line, src.text, src)
+        else:
+            for n, raw in enumerate(text.splitlines(), start=1):
+                r.line(n, raw)
     return SmemText(document, tuple(r.atoms), tuple(r.canonical), tuple(r.examples),
                     tuple(r.fields), tuple(r.findings), tuple(r.definitions),
                     tuple(sorted(r.mentions)), tuple(r.k_slices))

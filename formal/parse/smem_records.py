@@ -159,3 +159,35 @@ class SmemText:
     def empty(self) -> bool:
         return not (self.atoms or self.canonical or self.examples or self.fields
                     or self.definitions or self.k_slices)
+
+
+@dataclass(frozen=True)
+class LineFacts:
+    """What a line is about, as ``grammar/smem.lark``'s ``smem_line`` reads it: a heading (ends
+    every table), the tables its phrases name, an ``Exact layout :`` / ``Canonical Layout :``
+    label, and the modes, majorness words, example type and first comma it holds, each at its
+    0-based column.  ``| MN- major | 32B Swizzling | ...`` -> majors ((2, "MN", True),),
+    modes ((14, "32B"),)."""
+
+    heading: bool = False
+    tables: tuple[str, ...] = ()  # atoms | canonical | fields-wgmma | fields-tcgen05 | LBO | SBO
+    label: str = ""  # exact | canonical
+    modes: tuple[tuple[int, str], ...] = ()
+    majors: tuple[tuple[int, str, bool], ...] = ()  # (column, K | MN, written as "-major")
+    type: str = ""
+    comma: int = -1
+    encoding: tuple[str, int] | None = None  # "Encoding of LBO in descriptor": LBO, its end
+    families: tuple[str, ...] = ()  # the instruction families it names (wgmma, tcgen05)
+
+    @property
+    def counts(self) -> bool:
+        """Whether the line can start something outside a table."""
+        return bool(self.heading or self.tables or self.label or self.majors)
+
+    def mode_in(self, lo: int, hi: int) -> str | None:
+        """The first mode at a column in [lo, hi)."""
+        return next((m for c, m in self.modes if lo <= c < hi), None)
+
+    def major_in(self, lo: int, hi: int, worded: bool = False) -> str | None:
+        """The first majorness at a column in [lo, hi) (``worded``: only "K-major" forms)."""
+        return next((m for c, m, w in self.majors if lo <= c < hi and (w or not worded)), None)

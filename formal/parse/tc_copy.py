@@ -34,6 +34,7 @@ from lark import Lark, Token, Transformer
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
+from .kept import parses_remembered
 from .parts import declared, parts, read_by_grammar
 from .pseudocode import parse_program
 
@@ -98,7 +99,7 @@ class _ToCopy(Transformer[Token, Any]):
 
 def read_copy_line(text: str, start: str) -> Any | None:
     """One line read by one start symbol of ``grammar/tc_copy.lark``, or None."""
-    return read_by_grammar(_parser(), _ToCopy(), text, start)
+    return read_by_grammar(_parser, _ToCopy(), text, start, "tc_copy")
 
 
 _DECL = {"copy_title": ("copy", "copy_decl", "'Copy: R rows x P pieces of W bits, to N places "
@@ -112,7 +113,13 @@ def read_tc_copy(text: str, name: str) \
     """Every copy and decompression section of one document: a heading that reads as
     ``copy_title`` / ``format_title`` opens one; its declaration line (and, for a copy, the
     fenced program after it) completes it.  A section missing either is an error finding on
-    its title."""
+    its title.  Its lines' readings are kept between runs (``kept.parses_remembered``)."""
+    with parses_remembered(tuple(text.split("\n")), "tc_copy"):
+        return _read_tc_copy(text, name)
+
+
+def _read_tc_copy(text: str, name: str) \
+        -> tuple[tuple[CopySection, ...], tuple[FormatSection, ...], tuple[Finding, ...]]:
     copies: list[CopySection] = []
     formats: list[FormatSection] = []
     findings: list[Finding] = []

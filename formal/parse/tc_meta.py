@@ -29,6 +29,7 @@ from lark import Lark, Token, Transformer
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, Span, error
 from . import syntax as S
+from .kept import parses_remembered
 from .parts import declared, parts, read_by_grammar
 from .pseudocode import parse_program
 
@@ -79,13 +80,19 @@ class _ToMeta(Transformer[Token, Any]):
 
 def read_meta_line(text: str, start: str) -> Any | None:
     """One line read by one start symbol of ``grammar/tc_meta.lark``, or None."""
-    return read_by_grammar(_parser(), _ToMeta(), text, start)
+    return read_by_grammar(_parser, _ToMeta(), text, start, "tc_meta")
 
 
 def read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[Finding, ...]]:
     """Every metadata section of one document: a heading that reads as ``meta_title`` opens
     one; its ``Metadata:`` line (``meta_decl``) and the fenced block after it complete it.
-    A section missing either is an error finding on its title."""
+    A section missing either is an error finding on its title.  Its lines' readings are
+    kept between runs (``kept.parses_remembered``)."""
+    with parses_remembered(tuple(text.split("\n")), "tc_meta"):
+        return _read_tc_meta(text, name)
+
+
+def _read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[Finding, ...]]:
     out: list[MetaSection] = []
     findings: list[Finding] = []
     for part in parts(text, name):

@@ -26,6 +26,7 @@ from lark.exceptions import LarkError
 from ..base.grammar_files import build_parser
 from ..base.source import SourceText
 from ..text.blocks import strip_markup
+from .kept import parses_remembered, remembered_read
 
 STARTS = ("sp_heading", "sp_kind", "sp_grain", "sp_value")
 
@@ -70,8 +71,7 @@ def _clean(text: str) -> str:
     return plain.strip().lstrip("#>").strip()
 
 
-def read_sparse_line(text: str) -> tuple[Any, ...] | None:
-    """One line as the first start symbol that reads it, or None."""
+def _read_now(text: str) -> tuple[Any, ...] | None:
     clean = _clean(text)
     for start in STARTS:
         try:
@@ -79,6 +79,12 @@ def read_sparse_line(text: str) -> tuple[Any, ...] | None:
         except LarkError:
             continue
     return None
+
+
+def read_sparse_line(text: str) -> tuple[Any, ...] | None:
+    """One line as the first start symbol that reads it, or None; read once a text
+    (``kept.remembered_read``)."""
+    return remembered_read(text, "tc_sparse:line", lambda: _read_now(text))  # type: ignore[no-any-return]
 
 
 def _lines(text: str, name: str) -> list[tuple[SourceText, bool]]:
@@ -96,7 +102,12 @@ def _lines(text: str, name: str) -> list[tuple[SourceText, bool]]:
 def read_tc_sparse(text: str, name: str) -> tuple[SparseKinds, ...]:
     """Every sparse sub-section of a document: one opens at a line that reads as
     ``sp_heading`` (a heading, or a numbered title line of a text scrape) and runs to the
-    next heading."""
+    next heading.  Its lines' readings are kept between runs (``kept.parses_remembered``)."""
+    with parses_remembered(tuple(text.split("\n")), "tc_sparse"):
+        return _read_tc_sparse(text, name)
+
+
+def _read_tc_sparse(text: str, name: str) -> tuple[SparseKinds, ...]:
     out: list[SparseKinds] = []
     cur: dict[str, Any] | None = None
 

@@ -210,11 +210,14 @@ def locality_core(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[A
         return Core("not-applicable", f"the catalog has no {lay.operand} fragment of "
                     f"{lay.shape} to relate", method="enumeration")
     block = k // lay.vec
+    elements = []  # each element's (lane, element, row, col, its factor's cell), once
+    for (_sel, lane, i), vals in sorted(fragment.items()):
+        r, c = int(vals[0]), int(vals[1])
+        elements.append((lane, i, r, c, (r, c // block) if lay.operand == "A"
+                         else (r // block, c)))
     for (b, t), hs in lay.holdings:
         who = {(h[2], h[3]): h[0] for h in hs}
-        for (_sel, lane, i), vals in sorted(fragment.items()):
-            r, c = int(vals[0]), int(vals[1])
-            cell = (r, c // block) if lay.operand == "A" else (r // block, c)
+        for lane, i, r, c, cell in elements:
             src = who.get(cell)
             if src is None or src // 4 != lane // 4:
                 return Core("refuted", f"selectors (byte_id {b}, thread_id {t}): lane {lane}'s "

@@ -172,17 +172,24 @@ def meta_budget_core(lay: MetaLayout) -> Core:
     if lay.lanes > TMEM_LANES:
         faults.append(f"{lay.lanes} lanes: tensor memory has {TMEM_LANES}")
     for s in lay.sels:
-        cols = {p[3] for p in lay.placed(s)}
+        cols = _columns(lay, s)
         need = lay.rows * lay.chunks * lay.width * lay.copies
         if need != len(cols) * lay.lanes * WORD_BITS:
             faults.append(f"sel {s}: {need} bits of fields in {len(cols)} column(s) of "
                           f"{lay.lanes} {WORD_BITS}-bit words")
             break
-    used = {p[3] for s in lay.sels for p in lay.placed(s)}
+    used = set().union(*(_columns(lay, s) for s in lay.sels))
     if used and len(used) != lay.columns:
         faults.append(f"the stated selector values use {len(used)} column(s); the metadata "
                       f"is stated to take {lay.columns}")
     return faults_core(faults)
+
+
+def _columns(lay: Any, s: int) -> set[int]:
+    """The tensor-memory columns (a place's fourth number) of ``lay``'s places at selector
+    ``s``, from the array (``placed_array``): the tuples are never built for it."""
+    p = placed_array(lay, s)
+    return set(p[:, 3].tolist()) if len(p) else set()
 
 
 def _ws(lay: MetaLayout) -> bool:
@@ -225,10 +232,11 @@ def meta_hash(lay: MetaLayout) -> str:
     """The hash a run's evidence names the metadata layout by (``layout_hashes["meta"]``): the
     cell-table hash of every field at each stated selector, as ``writers.export_meta`` writes
     it into the record's ``map_hash`` (a test holds the two equal)."""
-    from ..base.hashes import cell_table_hash
+    from ..base.hashes import cell_table_hash_of_tuples
     names = ("sel", "row", "chunk", "lane", "column", "bit", "copy")
-    rows = [dict(zip(names, (s, *f), strict=True)) for s in lay.sels for f in lay.placed(s)]
-    return cell_table_hash("tcgen05.sp_meta", f"m{lay.m}", lay.id, "fields", rows)
+    rows = [[s, *f] for s in lay.sels for f in placed_array(lay, s).tolist()]
+    return cell_table_hash_of_tuples("tcgen05.sp_meta", f"m{lay.m}", lay.id, "fields", names,
+                                     rows)
 
 
 def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:

@@ -25,7 +25,6 @@ map here has at most 8 x 256 points per ID: enumeration is the proof.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import Any
 
 from ..base.matrix_variants import TCGEN05_SCALE_FORMS
@@ -209,7 +208,7 @@ def tc_budget_core(lay: TcScaleLayout) -> Core:
         faults.append(f".{lay.stype} is not a scale type ({', '.join(SCALE_BITS)})")
     elif bits != 8:
         faults.append(f".{lay.stype} factors are {bits} bits, not one byte")
-    used = {p[3] for s in lay.sf_ids for p in lay.placed(s)}
+    used = set().union(*(_columns(lay, s) for s in lay.sf_ids))
     if used and max(used) + 1 != lay.columns:
         faults.append(f"the stated IDs use columns 0-{max(used)}; the operand is stated to take "
                       f"{lay.columns}")
@@ -242,18 +241,44 @@ def tc_tile_core(lay: TcScaleLayout) -> Core:
     return faults_core(faults, {"stated": list(lay.tile), "expected": list(want)})
 
 
+def _columns(lay: TcScaleLayout, s: int) -> set[int]:
+    """The tensor-memory columns of ``lay``'s factors at ID ``s``, from the array
+    (``placed_array``): the tuples are never built for it."""
+    p = placed_array(lay, s)
+    return set(p[:, 3].tolist()) if len(p) else set()
+
+
+def _widest(p: Any, by: int) -> tuple[int, list[int]]:
+    """The row (``by`` 0) or column (1) of the places ``p`` whose factors take the most
+    tensor-memory columns (``p[:, 3]``), the smallest among equals, and those columns sorted:
+    rows 0, 0, 1 in columns 5, 6, 5 -> (0, [5, 6]).  (0, []) for no places."""
+    import numpy as np
+    if not len(p):
+        return 0, []
+    w, c = p[:, by], p[:, 3]
+    if p.dtype == object or int(w.max()) - int(w.min()) >= 1 << 30 \
+            or int(c.max()) - int(c.min()) >= 1 << 30:  # (values past int64: the walk's)
+        words: dict[int, set[int]] = {}
+        for who, col in p[:, [by, 3]].tolist():
+            words.setdefault(who, set()).add(col)
+        who, cols = min(words.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return who, sorted(cols)
+    w0, c0 = w.min(), c.min()
+    span = c.max() - c0 + 1
+    pairs = np.unique((w - w0) * span + (c - c0))  # (who, column) as one number, ascending
+    whos, cols = pairs // span + w0, pairs % span + c0
+    first, counts = np.unique(whos, return_index=True, return_counts=True)[1:]
+    j = int(np.argmax(counts))  # the most columns; whos ascend, so the smallest among equals
+    return int(whos[first[j]]), cols[first[j]:first[j] + counts[j]].tolist()
+
+
 def tc_fit_core(lay: TcScaleLayout) -> Core:
     """A row's (column's) factors at each stated ID take no more words than they need; where
     they do (the factors run on past the word their byte offset starts in), the text does not
     say where they go: a warning."""
     need = -(-lay.vec // WORD_BYTES)
     for s in lay.sf_ids:
-        placed = lay.placed(s)
-        words: dict[int, set[int]] = {}
-        for who, col in set(zip(map(itemgetter(0 if lay.operand == "A" else 1), placed),
-                                map(itemgetter(3), placed), strict=True)):
-            words.setdefault(who, set()).add(col)
-        who, cols = min(words.items(), key=lambda kv: (-len(kv[1]), kv[0]), default=(0, set()))
+        who, cols = _widest(placed_array(lay, s), 0 if lay.operand == "A" else 1)
         if len(cols) > need:
             name = "row" if lay.operand == "A" else "column"
             return Core("refuted", f"sf_id {s}: {name} {who}'s {lay.vec} one-byte factors start "

@@ -1,0 +1,40 @@
+"""``cell_table_hash_of_tuples`` (formal/base/hashes.py) is ``cell_table_hash`` of the same rows
+as dicts, to the bit: rows of integers by the one %-format, and a row holding a bool, a name or
+a name as ``json.dumps`` writes it (a numpy integer refused, as there)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from formal.base.hashes import cell_table_hash, cell_table_hash_of_tuples
+
+NAMES = ("sel", "row", "chunk", "lane", "column", "bit", "copy")
+
+
+def _both(rows: list[tuple[object, ...]], names: tuple[str, ...] = NAMES) -> tuple[str, str]:
+    dicts = [dict(zip(names, r, strict=True)) for r in rows]
+    return (cell_table_hash("tcgen05.sp_meta", "m128", "x", "fields", dicts),
+            cell_table_hash_of_tuples("tcgen05.sp_meta", "m128", "x", "fields", names, rows))
+
+
+def test_rows_of_integers_hash_as_their_dicts() -> None:
+    rng = random.Random(7)
+    rows = [tuple(rng.randrange(-5, 300) for _ in NAMES) for _ in range(500)]
+    want, got = _both(rows)
+    assert got == want
+    assert _both(rows[1:])[1] != got  # a row less is another table
+    assert _both([(5,)], ("lane",)) == _both([(5,)], ("lane",))[:1] * 2  # one key
+
+
+def test_a_row_of_other_values_is_written_as_json_writes_it() -> None:
+    rows: list[tuple[object, ...]] = [(0, 1, 2, 3, 4, 5, 6), (0, True, 2, 3, 4, 5, 6),
+                                      (0, 1, "b", 3, 4, 5, 6), (0, 1, 2, 3, 4, 5, 6.0)]
+    want, got = _both(rows)
+    assert got == want
+    with pytest.raises(TypeError):  # as json.dumps refuses it in cell_table_hash
+        cell_table_hash_of_tuples("i", "s", "o", "fields", NAMES, [(np.int64(3), 1, 2, 3, 4, 5, 6)])
+    want, got = _both([(0, 1), (2, 3)], ("z\"%", "a"))  # keys json must quote, a % in one
+    assert got == want
