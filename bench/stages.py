@@ -15,7 +15,11 @@ Measured on branch fastdrv at d1705dc against main at a4991a6 (2 cores, loaded: 
 sessions' tests beside it, so every row reads 5-15% high; CPU ms): evidence load 228 -> 161,
 catalog ingest 85 -> 83, parse 223 -> 63, model 77 -> 81, prove 985 -> 807 (the hardware
 verdicts about 0.3 s of it), the other families 2315 -> 2137 (the collector alone): 3915 ->
-3331 ms beyond the imports.
+3331 ms beyond the imports.  Branch fastdrv2 against main at ea05d35 (loaded, --repeat 5, one
+after the other): evidence load 156 -> 61 (the cache's ``evidence/``), the driver 750 -> 682
+(relations enumerated in their steps, no SymPy composition); 1951 -> 1846 ms in all.  The
+interpreter's teardown, which this script does not see, is gone from the command line
+(``formal/__main__.quick_exit``).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -321,14 +322,22 @@ def _row_texts(keys: Sequence[str], cols: dict[str, Any]) -> RowTexts:
             return RowTexts(rows=[fmt % tuple(int(x) for x in row)
                                   for row in zip(*(cols[k] for k in keys))])
         head = (("{" if j == 0 else ", ") + f'"{k}": ').encode()
-        pieces.append(np.full(n, head, dtype=f"S{len(head)}"))
+        pieces.append(np.broadcast_to(np.frombuffer(head, dtype=np.uint8), (n, len(head))))
         lo = int(v.min()) if n else 0
         hi = int(v.max()) if n else 0
-        words = np.array([str(x).encode() for x in range(lo, hi + 1)])
-        pieces.append(words[v - lo])
-    pieces.append(np.full(n, b"}", dtype="S1"))
-    return RowTexts(np.concatenate([p.view(np.uint8).reshape(n, p.itemsize) for p in pieces],
-                                   axis=1))
+        words = _words(lo, hi)
+        pieces.append(words[v - lo].view(np.uint8).reshape(n, words.itemsize))
+    pieces.append(np.broadcast_to(np.frombuffer(b"}", dtype=np.uint8), (n, 1)))
+    return RowTexts(np.concatenate(pieces, axis=1))
+
+
+@lru_cache(maxsize=512)
+def _words(lo: int, hi: int) -> Any:
+    """The numbers lo..hi written out, NUL-padded to the widest (one array per range: the
+    catalog's columns share a few dozen ranges)."""
+    words = np.array([str(x).encode() for x in range(lo, hi + 1)])
+    words.flags.writeable = False
+    return words
 
 
 def cell_texts(lay: Layout) -> tuple[str, RowTexts, Any]:

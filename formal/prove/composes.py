@@ -83,7 +83,10 @@ class RelationVerdict:
 class _Statement:
     """The relation over the consumer's domain, as SymPy expressions over (selector, lane,
     i).  The outputs are the map's: (row, col), a sparse A's (row, firstcol, lastcol), or
-    a metadata layout's (row, chunk, slot) and whether the lane holds metadata (1 or 0)."""
+    a metadata layout's (row, chunk, slot) and whether the lane holds metadata (1 or 0).
+    ``produced`` are the producer's outputs over its own (lane, i); ``_composed`` reads them
+    at the arrangement's point and moves them by it (Z3's statement), the enumeration
+    evaluates the same steps one after another on arrays (``_enumerate``)."""
 
     lanes: int
     n: int
@@ -92,8 +95,8 @@ class _Statement:
     p_lanes: int
     p_n: int
     got: tuple[Any, ...]  # consumer outputs
-    want: tuple[Any, ...]  # producer outputs moved by the arrangement
-    p_cell: tuple[Any, ...]  # producer outputs
+    produced: tuple[Any, ...]  # producer outputs, over the producer's (lane, i)
+    arrangement: Arrangement
     letters: tuple[str, str] = ("a", "a")
     extra: dict[str, Any] = field(default_factory=dict)
     selectors: tuple[int, ...] = (0,)
@@ -138,20 +141,27 @@ def statement(rel: Relation, producer: Layout, consumer: Layout,
     if pc is None or cc is None or output_names(producer) != names or len(pc) != len(cc):
         return None
     a = rel.arrangement
-    p_cell = tuple(_at(x, a.lane, a.element) for x in pc)
-    # the row through the arrangement's row; each column-like output (col, firstcol,
-    # lastcol, chunk, slot) through its col with that output as COL; the holder as is
-    want = [a.row.xreplace({ROW: p_cell[0], COL: p_cell[1]})]
-    for k in range(1, len(names)):
-        want.append(a.col.xreplace({ROW: p_cell[0], COL: p_cell[k]}))
-    want.extend(p_cell[len(names):])
     md = consumer.metadata
     sels = tuple(md.selectors) if consumer.operand == "metadata" and md is not None \
         and md.selectors else (0,)
     return _Statement(consumer.lanes, consumer.elements, a.lane, a.element, producer.lanes,
-                      producer.elements, cc, tuple(want), p_cell, letters,
-                      _registers(consumer), sels,
+                      producer.elements, cc, pc, a, letters, _registers(consumer), sels,
                       names + (("holder",) if len(cc) > len(names) else ()))
+
+
+def _composed(st: _Statement) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(want, p_cell) over the consumer's (selector, lane, i): the producer's outputs at the
+    arrangement's point, and those moved by the arrangement -- the row through its row;
+    each column-like output (col, firstcol, lastcol, chunk, slot) through its col with that
+    output as COL; the holder as is."""
+    a = st.arrangement
+    p_cell = tuple(_at(x, a.lane, a.element) for x in st.produced)
+    k_out = len(st.got) - (1 if st.names[-1] == "holder" else 0)
+    want = [a.row.xreplace({ROW: p_cell[0], COL: p_cell[1]})]
+    for k in range(1, k_out):
+        want.append(a.col.xreplace({ROW: p_cell[0], COL: p_cell[k]}))
+    want.extend(p_cell[k_out:])
+    return tuple(want), p_cell
 
 
 def _registers(lay: Layout) -> dict[str, Any]:
@@ -166,7 +176,35 @@ def _registers(lay: Layout) -> dict[str, Any]:
 # ---- enumeration -----------------------------------------------------------------------------
 
 
+_SLOTS = (LANE, I, SEL)  # the three inputs of a compiled expression (``compile_array``)
+
+
+@lru_cache(maxsize=1024)
+def _compiled(e: Any) -> tuple[Any, tuple[Any, ...]] | None:
+    """``e`` compiled over arrays, with the symbols it reads (at most three of ROW, COL,
+    LANE, I, SEL) renamed onto the three inputs; None when it reads four or more."""
+    free = tuple(sorted(e.free_symbols, key=str))
+    if len(free) > len(_SLOTS):
+        return None
+    return compile_array(e.xreplace(dict(zip(free, _SLOTS, strict=False))), np), free
+
+
+def _at_arrays(e: Any, values: dict[Any, Any], shape: tuple[int, ...]) -> Any:
+    """``e`` evaluated where each symbol is the array ``values[symbol]`` (None: ``e`` reads
+    too many symbols to be evaluated this way)."""
+    hit = _compiled(e)
+    if hit is None:
+        return None
+    fn, free = hit
+    args = [values[x] for x in free] + [values[SEL]] * (len(_SLOTS) - len(free))
+    return np.broadcast_to(np.asarray(fn(*args), dtype=np.int64), shape)
+
+
 def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, Any]]:
+    """Every (selector, lane, i) of the consumer: the statement evaluated in the steps it
+    states -- the producer's point, its outputs there, those moved by the arrangement --
+    each a numpy array (the composed expressions of ``_composed`` give the same values; an
+    arrangement that reads four symbols at once is evaluated composed)."""
     per = st.lanes * st.n
     s = np.repeat(np.asarray(st.selectors, dtype=np.int64), per)
     t = np.tile(np.repeat(np.arange(st.lanes, dtype=np.int64), st.n), len(st.selectors))
@@ -176,9 +214,19 @@ def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, Any]]:
         out = np.asarray(compile_array(e, np)(t, j, s), dtype=np.int64)
         return np.broadcast_to(out, t.shape)
 
-    vals: dict[str, Any] = {"s": s, "t": t, "j": j, "pt": ev(st.p_lane), "pj": ev(st.p_elem),
-                            "got": [ev(x) for x in st.got], "want": [ev(x) for x in st.want],
-                            "p": [ev(x) for x in st.p_cell]}
+    pt, pj = ev(st.p_lane), ev(st.p_elem)
+    p = [np.broadcast_to(np.asarray(compile_array(x, np)(pt, pj, s), dtype=np.int64), t.shape)
+         for x in st.produced]
+    a = st.arrangement
+    k_out = len(st.got) - (1 if st.names[-1] == "holder" else 0)
+    here = {LANE: t, I: j, SEL: s, ROW: p[0]}
+    want = [_at_arrays(a.row, {**here, COL: p[1]}, t.shape)]
+    want += [_at_arrays(a.col, {**here, COL: p[k]}, t.shape) for k in range(1, k_out)]
+    want += p[k_out:]
+    if any(w is None for w in want):
+        want = [ev(x) for x in _composed(st)[0]]
+    vals: dict[str, Any] = {"s": s, "t": t, "j": j, "pt": pt, "pj": pj,
+                            "got": [ev(x) for x in st.got], "want": want, "p": p}
     inside = (vals["pt"] >= 0) & (vals["pt"] < st.p_lanes) & (vals["pj"] >= 0) & \
         (vals["pj"] < st.p_n)
     bad = ~inside
@@ -222,9 +270,9 @@ def _box(st: _Statement) -> dict[Any, tuple[int, int]]:
             SEL: (min(st.selectors), max(st.selectors))}
 
 
-def _width(st: _Statement) -> int:
+def _width(st: _Statement, want: tuple[Any, ...]) -> int:
     top = max(st.lanes, st.n + 1, st.p_lanes, st.p_n + 1, max(st.selectors) + 1)
-    top = magnitude([st.p_lane, st.p_elem, *st.got, *st.want], _box(st), top,
+    top = magnitude([st.p_lane, st.p_elem, *st.got, *want], _box(st), top,
                     (sp.Piecewise,))
     return max(8, (2 * top + 2).bit_length() + 1)
 
@@ -232,7 +280,8 @@ def _width(st: _Statement) -> int:
 def _violation(st: _Statement) -> tuple[Any, tuple[Any, Any, Any, int]]:
     """The relation's statement as one Z3 formula, satisfiable exactly when some point of the
     consumer breaks it, and its variables (sel, t, i, width)."""
-    w = _width(st)
+    want = _composed(st)[0]
+    w = _width(st, want)
     t, j = z3.BitVec("t", w), z3.BitVec("i", w)
     sel = z3.BitVec("sel", w)
     enc = _Enc(w, sel, t, j)
@@ -242,7 +291,7 @@ def _violation(st: _Statement) -> tuple[Any, tuple[Any, Any, Any, int]]:
 
     pt, pj = e(st.p_lane), e(st.p_elem)
     outside = z3.Or(pt < 0, pt >= st.p_lanes, pj < 0, pj >= st.p_n)
-    differ = z3.Or(*[e(g) != e(x) for g, x in zip(st.got, st.want)])
+    differ = z3.Or(*[e(g) != e(x) for g, x in zip(st.got, want)])
     return z3.And(t >= 0, t < st.lanes, j >= 0, j < st.n, z3.Or(outside, differ),
                   z3.Or(*[sel == v for v in st.selectors])), (sel, t, j, w)
 

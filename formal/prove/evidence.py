@@ -61,12 +61,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..base import cache as disk
 from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
 from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
 from ..base.ids import LayoutId
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
+from .kept_evidence import KEPT_FOLDER, keep_file, kept_file, table_value
 
 
 @dataclass(frozen=True)
@@ -161,24 +163,31 @@ class LazyRows(Sequence[dict[str, Any]]):
 _READ: dict[tuple[str, str], EvidenceFile] = {}
 
 
-def _read_file(q: Path) -> EvidenceFile:
+def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
+    """The file at ``q``; ``fd``: the cache folder ``evidence/`` (``kept_file``), if any."""
     try:
         data = read_limited(q, MAX_JSON)
-        key = (str(q), hashlib.sha256(data).hexdigest())
+        digest = hashlib.sha256(data).hexdigest()
+        key = (str(q), digest)
         if key in _READ:
             return _READ[key]
-        doc = parse_json(data)
+        f = kept_file(fd, str(q), data, (EvidenceFile, EvidenceRun)) if fd is not None else None
+        if f is None:
+            doc = parse_json(data)
     except FileProblem as exc:  # an OSError (missing, no permission) goes up as it is
         raise FileProblem(f"{q}: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) \
-            or not isinstance(doc.get("device"), str):
-        raise FileProblem(f"{q}: not an evidence file (a JSON object with a "
-                          "'device' and a list of 'runs')")
-    f = EvidenceFile(str(q), str(doc.get("device", "?")), int(doc.get("sm") or 0),
-                     str(doc.get("driver", "?")), str(doc.get("date", "")),
-                     discovered=dict(doc.get("discovered") or {}),
-                     maps=dict(doc.get("maps") or {}))
-    f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
+    if f is None:
+        if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) \
+                or not isinstance(doc.get("device"), str):
+            raise FileProblem(f"{q}: not an evidence file (a JSON object with a "
+                              "'device' and a list of 'runs')")
+        f = EvidenceFile(str(q), str(doc.get("device", "?")), int(doc.get("sm") or 0),
+                         str(doc.get("driver", "?")), str(doc.get("date", "")),
+                         discovered=dict(doc.get("discovered") or {}),
+                         maps=dict(doc.get("maps") or {}))
+        f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
+        if fd is not None:
+            keep_file(fd, data, f)
     if len(_READ) >= 256:
         _READ.clear()
     _READ[key] = f
@@ -197,8 +206,10 @@ class Evidence:
         self._by_key: dict[str, list[EvidenceRun]] = {}
         for r in self._runs:
             self._by_key.setdefault(r.key, []).append(r)
-        self._discovered: dict[str, dict[str, Any]] = {}
-        self._kept: dict[str, dict[str, Any]] = {}
+        # a cell table by hash: its value, or its JSON text where it came from the cache
+        # folder (``kept_evidence``: parsed when first read, ``table_value``)
+        self._discovered: dict[str, Any] = {}
+        self._kept: dict[str, Any] = {}
         for f in self.files:
             self._discovered.update(f.discovered)
         self._kept.update(self._discovered)
@@ -224,8 +235,8 @@ class Evidence:
             paths = [p]
         else:
             raise FileNotFoundError(f"no evidence at {p}")
-        with few_collections():  # a few hundred thousand small objects (base/collector.py)
-            return cls([_read_file(q) for q in paths])
+        with few_collections(), disk.folder(KEPT_FOLDER) as fd:  # (base/collector.py)
+            return cls([_read_file(q, fd) for q in paths])
 
     @property
     def runs(self) -> list[EvidenceRun]:
@@ -258,11 +269,11 @@ class Evidence:
         return max((f.sm for f in self.files), default=0)
 
     def discovered_map(self, h: str) -> dict[str, Any] | None:
-        return self._discovered.get(h)
+        return table_value(self._discovered, h)
 
     def kept_map(self, h: str) -> dict[str, Any] | None:
         """A cell table the evidence keeps by hash (``maps``, else ``discovered``)."""
-        return self._kept.get(h)
+        return table_value(self._kept, h)
 
     def shown_wrong(self, op: str, h: str, keys: Iterable[str]) \
             -> tuple[EvidenceRun, EvidenceRun, dict[str, Any]] | None:
@@ -331,7 +342,7 @@ class Evidence:
         used only if it hashes to its key (a hash names one table, so any source will do)."""
         if h in self._tables:
             return self._tables[h]
-        kept = self._kept.get(h)
+        kept = self.kept_map(h)
         if kept is not None:
             cols = list(kept.get("columns") or ())
             rows = [dict(zip(cols, r, strict=True)) for r in kept.get("rows") or ()]

@@ -1,0 +1,189 @@
+"""GPU evidence files kept as they were read, keyed by their bytes: ``evidence/`` of the cache.
+
+An evidence file (``formal.prove.evidence``) is a JSON object of a device and its runs, each run
+a small object::
+
+    {"device": "NVIDIA H100 80GB HBM3", "sm": 90, ..., "runs": [
+       {"key": "mma.m16n8k16.f32.f16.f16.f32", "mode": "check", "result": "match",
+        "layout_hashes": {"A": "8148...", "B": "...", "C/D": "..."}, "trials": 64, ...}, ...],
+     "discovered": {"9f2e...": {"columns": [...], "rows": [[0, 0, 3, 1], ...]}}}
+
+Reading the shipped folder (4,444 runs, 3 MB) costs more than proving half the catalog:
+``json.loads``, the depth check of every nested value (``base.files.parse_json``: a cell
+table is thousands of small lists) and an ``EvidenceRun`` per run.  The entry kept here holds
+what that reading produced, written to be read back cheaply: the runs as columns (one list per
+field, one short list per run for its operand hashes), and each kept cell table as its own JSON
+text, parsed (and depth-checked) only when a verdict reads that table -- for the catalog,
+the two errata's confirmed maps.  For the run above the entry's runs read::
+
+    {"key": ["mma.m16n8k16.f32.f16.f16.f32"], "mode": ["check"], "result": ["match"],
+     "trials": [64], "layout_hashes": [["A", "8148...", "B", "...", "C/D", "..."]], ...}
+
+Key: a SHA-256 of the file's bytes, of this module and ``evidence.py`` (the reader), and of
+ptxlayout's and Python's versions; the entry holds its content as one text with the SHA-256
+of that text, so a truncated or edited entry is refused with a warning and the file is read
+again (and the entry written again).  The verdicts are never kept: every ``hardware``
+obligation is judged again from the runs on every run (``formal.prove.hardware``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..base import cache as disk
+from ..base.files import FileProblem, parse_json
+
+KEPT_FOLDER = "evidence"
+SCHEMA = 1
+_TEXT_FIELDS = ("key", "mode", "result", "detail", "erratum", "plant")
+
+
+@cache
+def _code_key() -> bytes:
+    h = hashlib.sha256(json.dumps([SCHEMA, __version__, list(sys.version_info[:3])]).encode())
+    here = Path(__file__).resolve().parent
+    for name in ("kept_evidence.py", "evidence.py"):
+        h.update(name.encode() + b"\0" + hashlib.sha256((here / name).read_bytes()).digest())
+    return h.digest()
+
+
+def evidence_key(data: bytes) -> str:
+    """The key of an evidence file's entry: the reader's code and the file's bytes."""
+    h = hashlib.sha256(_code_key())
+    h.update(data)
+    return h.hexdigest()
+
+
+def _flat(d: dict[str, Any]) -> list[Any]:
+    return [x for kv in d.items() for x in kv]
+
+
+def _content(f: Any) -> dict[str, Any]:
+    runs = f.runs
+    cols: dict[str, Any] = {k: [getattr(r, k) for r in runs] for k in _TEXT_FIELDS}
+    cols["selector"] = [r.selector for r in runs]
+    cols["trials"] = [r.trials for r in runs]
+    cols["layout_hashes"] = [_flat(r.layout_hashes) for r in runs]
+    cols["discovered_hashes"] = [_flat(r.discovered_hashes) for r in runs]
+    cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs) if r.d_cells}
+    tables = {part: {h: json.dumps(t, separators=(",", ":")) for h, t in
+                     getattr(f, part).items()} for part in ("discovered", "maps")}
+    return {"device": f.device, "sm": f.sm, "driver": f.driver, "date": f.date,
+            "runs": cols, "tables": tables}
+
+
+def keep_file(fd: int, data: bytes, f: Any) -> None:
+    """Write the entry of the evidence file ``f`` read from ``data`` (a cache is never an
+    error: nothing is said when it cannot be written)."""
+    key = evidence_key(data)
+    text = json.dumps(_content(f), separators=(",", ":"))
+    disk.write_json(fd, f"{key[:40]}.json", {
+        "schema": SCHEMA, "key": key, "text": text,
+        "digest": hashlib.sha256(text.encode("utf-8")).hexdigest()})
+
+
+def _pairs(flat: Any) -> dict[str, Any]:
+    if not flat:
+        return {}
+    if len(flat) % 2:
+        raise ValueError("not a list of operand, hash pairs")
+    it = iter(flat)
+    return dict(zip(it, it))
+
+
+def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
+    """A run's d_cells as one list: ``[w, ...]`` when every cell has ``w`` numbers (a
+    mismatch's cells are all [row, col] or all [row, col, product]), else ``[-1, ...]`` with
+    each cell's length before it."""
+    widths = {len(c) for c in cells}
+    if len(widths) == 1 and min(widths) > 0:
+        return [len(cells[0]), *(x for c in cells for x in c)]
+    return [-1, *(x for c in cells for x in (len(c), *c))]
+
+
+def _cells(flat: list[Any]) -> tuple[tuple[int, ...], ...]:
+    """``_cells_flat`` read back."""
+    if not flat or set(map(type, flat)) != {int}:
+        raise ValueError("not a list of cells")
+    w, rest = flat[0], flat[1:]
+    if w > 0:
+        if len(rest) % w:
+            raise ValueError("not a list of cells")
+        it = iter(rest)
+        return tuple(zip(*[it] * w))
+    out, k = [], 0
+    while k < len(rest):
+        n = rest[k]
+        if n < 0 or k + 1 + n > len(rest):
+            raise ValueError("not a list of cells")
+        out.append(tuple(rest[k + 1:k + 1 + n]))
+        k += 1 + n
+    return tuple(out)
+
+
+def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
+    """The evidence file an entry holds (``classes``: ``evidence.EvidenceFile`` and
+    ``EvidenceRun``, whose module reads the files), or None where it is not one of this key."""
+    EvidenceFile, EvidenceRun = classes
+    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("key") != key \
+            or not isinstance(entry.get("text"), str):
+        return None
+    text = entry["text"]
+    if hashlib.sha256(text.encode("utf-8")).hexdigest() != entry.get("digest"):
+        return None
+    try:
+        c = parse_json(text)
+        runs = c["runs"]
+        n = len(runs["key"])
+        for k in (*_TEXT_FIELDS, "selector", "trials", "layout_hashes", "discovered_hashes"):
+            if not isinstance(runs[k], list) or len(runs[k]) != n:
+                return None
+        if not all(isinstance(x, str) for k in _TEXT_FIELDS for x in runs[k]) \
+                or not all(type(x) is int for x in runs["trials"]):
+            return None
+        tables = {part: dict(c["tables"][part]) for part in ("discovered", "maps")}
+        if not all(isinstance(t, str) for part in tables.values() for t in part.values()):
+            return None
+        cells = {int(k): _cells(v) for k, v in dict(runs["d_cells"]).items()}
+        f = EvidenceFile(path, str(c["device"]), int(c["sm"]), str(c["driver"]),
+                         str(c["date"]), discovered=tables["discovered"], maps=tables["maps"])
+        f.runs = [EvidenceRun(k, sel, mode, res, _pairs(lh), _pairs(dh), trials, detail, f, err,
+                              cells.get(i, ()), plant)
+                  for i, (k, sel, mode, res, lh, dh, trials, detail, err, plant) in enumerate(
+                      zip(runs["key"], runs["selector"], runs["mode"], runs["result"],
+                          runs["layout_hashes"], runs["discovered_hashes"], runs["trials"],
+                          runs["detail"], runs["erratum"], runs["plant"], strict=True))]
+    except (FileProblem, KeyError, TypeError, ValueError):
+        return None
+    return f
+
+
+def kept_file(fd: int, path: str, data: bytes, classes: tuple[Any, Any]) -> Any:
+    """The evidence file read from ``data`` as kept in the cache folder ``fd`` (``classes``:
+    as ``_file_of``); None when none is kept (or the one kept is refused, with a warning: it
+    is written again)."""
+    key = evidence_key(data)
+    _name, got = disk.kept_entry(fd, KEPT_FOLDER, key,
+                                 lambda e, k: _file_of(e, k, path, classes))
+    return got
+
+
+def table_value(tables: dict[str, Any], h: str) -> dict[str, Any] | None:
+    """``tables[h]``: a kept cell table, parsed from its text on first use (``parse_json``:
+    depth-checked) and replaced by the value; None when missing or not a JSON object."""
+    t = tables.get(h)
+    if isinstance(t, str):
+        try:
+            t = parse_json(t)
+        except FileProblem:
+            t = None
+        if not isinstance(t, dict):
+            t = None
+        tables[h] = t
+    return t

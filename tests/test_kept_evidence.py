@@ -1,0 +1,125 @@
+"""GPU evidence files kept between runs (formal/prove/kept_evidence.py): a file read from its
+kept entry is the file read from its bytes, field by field and type by type; a damaged,
+edited or foreign entry is ignored with a warning and written again; a file whose bytes
+changed is read again; the hardware verdicts are the same either way."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from formal.base import cache
+from formal.prove import evidence as E
+from formal.prove import kept_evidence as K
+
+SHIPPED = E.default_dir()
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    where = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
+    cache.enable()
+    E._READ.clear()
+    yield where
+    E._READ.clear()
+
+
+def _read(paths: list[Path], kept: bool) -> list[E.EvidenceFile]:
+    E._READ.clear()  # this process's memo would answer without either path
+    with cache.folder(K.KEPT_FOLDER) as fd:
+        return [E._read_file(q, fd if kept else None) for q in paths]
+
+
+def _fields(f: E.EvidenceFile) -> Any:
+    tables = [{h: K.table_value(dict(getattr(f, part)), h) for h in getattr(f, part)}
+              for part in ("discovered", "maps")]
+    runs = [[(k, type(v), v) for k, v in vars(r).items() if k != "file"] for r in f.runs]
+    return f.path, f.device, f.sm, f.driver, f.date, tables, runs
+
+
+def test_a_kept_file_is_the_file_read_from_its_bytes(cache_dir: Path) -> None:
+    assert SHIPPED is not None
+    paths = sorted(SHIPPED.glob("*.json"))
+    fresh = _read(paths, False)
+    assert not (cache_dir / K.KEPT_FOLDER).exists() or \
+        not list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
+    _read(paths, True)  # reads the bytes, writes the entries
+    assert len(list((cache_dir / K.KEPT_FOLDER).glob("*.json"))) == len(paths)
+    kept = _read(paths, True)
+    assert [_fields(f) for f in kept] == [_fields(f) for f in fresh]
+    # the shipped evidence has runs with differing D cells and kept tables: both were read
+    assert sum(len(r.d_cells) for f in kept for r in f.runs) > 1000
+    assert sum(len(f.maps) + len(f.discovered) for f in kept) > 10
+    assert all(r.file is f for f in kept for r in f.runs)
+
+
+@pytest.mark.parametrize("cells", [((1, 2), (3, 4)), ((1, 2, 7), (0, 0, -3)),
+                                   ((1, 2), (3, 4, 5), (6,))])
+def test_the_cells_of_a_run_read_back(cells: tuple[tuple[int, ...], ...]) -> None:
+    assert K._cells(K._cells_flat(cells)) == cells
+
+
+def _one(tmp: Path) -> Path:
+    assert SHIPPED is not None
+    src = sorted(SHIPPED.glob("*.json"))[1]
+    q = tmp / "ev" / src.name
+    q.parent.mkdir()
+    q.write_bytes(src.read_bytes())
+    return q
+
+
+@pytest.mark.parametrize("damage", ["digest", "text", "schema", "not json", "runs"])
+def test_a_damaged_entry_is_ignored_and_written_again(
+        damage: str, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    q = _one(tmp_path)
+    want = _fields(_read([q], False)[0])
+    _read([q], True)
+    [entry] = list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
+    value = json.loads(entry.read_text())
+    if damage == "digest":
+        value["digest"] = "0" * 64
+    elif damage == "text":
+        value["text"] = value["text"].replace('"match"', '"mismatch"', 1)
+    elif damage == "schema":
+        value["schema"] = 99
+    elif damage == "runs":  # a consistent digest over runs of unequal lengths
+        c = json.loads(value["text"])
+        c["runs"]["mode"] = c["runs"]["mode"][1:]
+        value["text"] = json.dumps(c)
+        import hashlib
+        value["digest"] = hashlib.sha256(value["text"].encode()).hexdigest()
+    entry.write_text("{" if damage == "not json" else json.dumps(value))
+    capsys.readouterr()
+    got = _read([q], True)[0]
+    assert _fields(got) == want
+    assert "cache ignored" in capsys.readouterr().err
+    again = json.loads(entry.read_text())  # written again from the bytes
+    classes = (E.EvidenceFile, E.EvidenceRun)
+    assert again["schema"] == K.SCHEMA and K._file_of(again, again["key"], str(q), classes)
+
+
+def test_changed_bytes_are_read_again(cache_dir: Path, tmp_path: Path) -> None:
+    q = _one(tmp_path)
+    first = _read([q], True)[0]
+    doc = json.loads(q.read_text())
+    doc["runs"][0]["result"] = "mismatch" if doc["runs"][0]["result"] != "mismatch" else "match"
+    q.write_text(json.dumps(doc))
+    second = _read([q], True)[0]
+    assert second.runs[0].result == doc["runs"][0]["result"] != first.runs[0].result
+    assert len(list((cache_dir / K.KEPT_FOLDER).glob("*.json"))) == 2
+
+
+def test_no_cache_writes_nothing(cache_dir: Path, tmp_path: Path) -> None:
+    q = _one(tmp_path)
+    cache.disable()
+    try:
+        E._READ.clear()
+        E.Evidence.load(q.parent)
+    finally:
+        cache.enable()
+    assert not (cache_dir / K.KEPT_FOLDER).exists()
