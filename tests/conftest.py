@@ -144,6 +144,19 @@ def whole_audit() -> dict[str, Any]:
     return shared_json("whole-audit", _whole_audit)  # type: ignore[no-any-return]
 
 
+@pytest.fixture(scope="session")
+def sm100_copy_audit() -> Any:
+    """``audit_cute`` of the wheel's ``cute/atom/copy_traits_sm100.hpp`` (the TMEM load/store
+    and UTCCP atoms) with the wheel's include folder, once a process: the module fixture of
+    test_audit_sm100 and the UTCCP and UMMA tests read the same audit (all three are of the
+    header group, so one worker makes it).  Shared: read it, never change it."""
+    from formal.audit import audit_cute
+
+    from .wheel import cutlass_include
+    inc = cutlass_include()  # skipped without the wheel, a failure on CI
+    return audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc])
+
+
 # ---- the slow set's budget --------------------------------------------------------------------
 #
 # The slow set (marker 'slow': the short fuzz runs, the mutation sample, ...) runs its case
