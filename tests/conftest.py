@@ -144,6 +144,72 @@ def whole_audit() -> dict[str, Any]:
     return shared_json("whole-audit", _whole_audit)  # type: ignore[no-any-return]
 
 
+# ---- ptxas: each module assembled once a session -------------------------------------------------
+#
+# Several tests assemble the same kernel for the same architecture (every variant's module in
+# test_every_variant_assembles_for_its_target, again in `ptx --check` and `ptx --out`, the
+# tcgen05 modules in each family's test).  ptxas is deterministic: what it said of one text
+# for one architecture it says again.  ``formal.execute.ptx.assemble`` (every caller reaches it
+# as the module's attribute) is kept for the session: a text that ptxas ACCEPTED is keyed by
+# the SHA-256 of (ptxas's path, modification time and size, the architecture, the text) in the
+# session's folder, shared by the workers; a hit answers (True, the messages ptxas printed).  A
+# refusal, a time-out or a missing ptxas is never kept: every failure is ptxas's own, this
+# run.  A test that replaces ``assemble`` or ``ptxas_path`` itself (a fake ptxas) still does.
+
+
+def _kept_assembly(real: Callable[..., tuple[bool, str]]) -> Callable[..., tuple[bool, str]]:
+    import hashlib
+    import json
+    folder = Path(os.environ["PTXLAYOUT_TEST_SESSION_CACHE"]) / "ptxas"
+    folder.mkdir(mode=0o700, exist_ok=True)
+
+    def assemble(text: str, arch: str, ptxas: str | None = None, timeout: float = 60.0) \
+            -> tuple[bool, str]:
+        from formal.execute import ptx
+        exe = ptxas or ptx.ptxas_path()
+        try:
+            st = os.stat(exe) if exe else None
+        except OSError:
+            st = None
+        if st is None:
+            return real(text, arch, ptxas, timeout)
+        what = "\0".join((os.path.realpath(str(exe)), str(st.st_mtime_ns), str(st.st_size),
+                          arch, text))
+        file = folder / f"{hashlib.sha256(what.encode('utf-8')).hexdigest()}.json"
+        try:
+            return True, str(json.loads(file.read_text(encoding="utf-8"))["accepted"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        ok, msg = real(text, arch, ptxas, timeout)
+        if ok:
+            tmp = file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"accepted": msg}), encoding="utf-8")
+            tmp.replace(file)
+        return ok, msg
+    return assemble
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ptxas_once_a_session() -> Any:
+    from formal.execute import ptx
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ptx, "assemble", _kept_assembly(ptx.assemble))
+        yield
+
+
+@pytest.fixture(scope="session")
+def sm100_copy_audit() -> Any:
+    """``audit_cute`` of the wheel's ``cute/atom/copy_traits_sm100.hpp`` (the TMEM load/store
+    and UTCCP atoms) with the wheel's include folder, once a process: the module fixture of
+    test_audit_sm100 and the UTCCP and UMMA tests read the same audit (all three are of the
+    header group, so one worker makes it).  Shared: read it, never change it."""
+    from formal.audit import audit_cute
+
+    from .wheel import cutlass_include
+    inc = cutlass_include()  # skipped without the wheel, a failure on CI
+    return audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc])
+
+
 # ---- the slow set's budget --------------------------------------------------------------------
 #
 # The slow set (marker 'slow': the short fuzz runs, the mutation sample, ...) runs its case

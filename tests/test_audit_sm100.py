@@ -60,9 +60,8 @@ def _entries(audit: Audit, atom: str) -> dict[str, tuple[str, object, str]]:
 
 
 @pytest.fixture(scope="module")
-def sm100() -> Audit:
-    inc = _include()
-    return audit_cute([inc / TRAITS], [inc])
+def sm100(sm100_copy_audit: Audit) -> Audit:
+    return sm100_copy_audit  # audit_cute([inc / TRAITS], [inc]), once a session (conftest)
 
 
 def test_every_tmem_atom_equals_the_catalogs_map(sm100: Audit) -> None:

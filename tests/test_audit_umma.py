@@ -189,15 +189,16 @@ def test_an_fma_of_one_thread_says_so(umma: Audit) -> None:
         "instruction the spec states a layout for")
 
 
-def test_umma_a_and_b_and_utccp_say_what_is_not_compared(umma: Audit) -> None:
+def test_umma_a_and_b_and_utccp_say_what_is_not_compared(umma: Audit,
+                                                        sm100_copy_audit: Audit) -> None:
     r = next(r for r in umma.results if r.atom.name == "SM100_MMA_F16BF16_SS")
     a = next(e for e in r.entries if e.operand == "A")
     assert a.verdict == "not-in-spec"
     assert a.message.startswith("tcgen05.mma.cta_group::1.kind::f16 (f16, cta_group::1): the "
                                 "catalog has no tcgen05.mma (thread, value) row for A")
-    inc = _include()
-    cp = audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc])
-    r = next(r for r in cp.results if r.atom.name == "SM100_UTCCP_4x32dp128bit_1cta")
+    # audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc]), once a session (conftest)
+    r = next(r for r in sm100_copy_audit.results
+             if r.atom.name == "SM100_UTCCP_4x32dp128bit_1cta")
     # compared now (tests/test_audit_utccp.py): the catalog states tcgen05.cp's forms
     assert {e.verdict for e in r.entries} == {"equal"}
     assert r.entries[0].message.startswith("each of the 32 rows x 128 source bits lands on "

@@ -13,8 +13,7 @@ from formal.audit import audit_cute
 from formal.audit.atoms import read_atoms
 from formal.audit.audit import Audit
 
-from .test_audit_sm100 import TRAITS, _entries, _trimmed
-from .wheel import cutlass_include as _include
+from .test_audit_sm100 import _entries, _trimmed
 
 UTCCP = [f"SM100_UTCCP_{shape}_{cta}" for shape in (
     "128dp256bit", "128dp128bit", "4dp256bit", "4x32dp128bit", "2x64dp128bitlw0213",
@@ -91,9 +90,8 @@ def test_the_repeat_and_the_broadcast_swapped_are_reported(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
-def test_the_whole_wheel_has_no_utccp_row_left_out() -> None:
-    inc = _include()
-    audit = audit_cute([inc / TRAITS], [inc])
-    rows = [(r.atom.name, e.verdict) for r in audit.results if "UTCCP" in r.atom.name
-            for e in r.entries]
+def test_the_whole_wheel_has_no_utccp_row_left_out(sm100_copy_audit: Audit) -> None:
+    # audit_cute([inc / TRAITS], [inc]), made once a session (conftest.sm100_copy_audit)
+    rows = [(r.atom.name, e.verdict) for r in sm100_copy_audit.results
+            if "UTCCP" in r.atom.name for e in r.entries]
     assert len(rows) == 24 and not [v for _n, v in rows if v == "not-in-spec"]

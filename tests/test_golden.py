@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from .inproc import cwd
+from .kept import analyses_kept
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
@@ -67,7 +68,9 @@ def _run(argv: list[str]) -> tuple[int, bytes, str]:
 
 def outputs() -> dict[str, tuple[int, bytes, str]]:
     got: dict[str, tuple[int, bytes, str]] = {}
-    with cwd(ROOT):
+    # the five formats, -v and the ledger of one input read one analysis of it (tests/kept.py):
+    # each output is still written by its own command, byte for byte
+    with cwd(ROOT), analyses_kept():
         for name, argv in _runs():
             got[name] = _run(argv)
         with tempfile.TemporaryDirectory() as tmp:
