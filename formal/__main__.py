@@ -8,12 +8,14 @@ exit does that anyone can observe -- flush stdout and stderr, run the ``atexit``
 ``main``'s status.  A worked example::
 
     $ ptxlayout prove --output /dev/null; echo $?      # 0, as before, 0.3 s sooner
-    $ ptxlayout --version | true; echo $?              # flushing fails on the closed pipe:
-                                                       # the interpreter's own exit, as before
+    $ ptxlayout --version | true; echo $?              # 0: the closed pipe ends it quietly
 
-Whenever the quick exit could differ from the interpreter's -- a flush that fails (a pipe closed
-early: Python's exit reports it and exits 120), another thread still running, an exception out
-of ``main`` (``PTXLAYOUT_DEBUG``'s traceback) -- the interpreter exits as it always did.
+A reader that stops early (``ptxlayout show ID | head -1``, ``--version | true``) closes the
+pipe under stdout: whatever is left unwritten has nobody to read it, so stdout is pointed at
+``os.devnull`` and the run ends quietly with ``main``'s status, as ``prove | head`` always did
+(Python's own exit would print "Exception ignored ... BrokenPipeError" and exit 120).  Another
+thread still running, or an exception out of ``main`` (``PTXLAYOUT_DEBUG``'s traceback), and
+the interpreter exits as it always did.
 In-process callers (the tests) call ``cli.main``, which returns its status and exits nothing.
 """
 
@@ -21,12 +23,28 @@ import os
 import sys
 
 
+def _to_devnull(stream: object) -> None:
+    """What is written to ``stream`` from now on (its buffer included) goes nowhere."""
+    fileno = getattr(stream, "fileno", None)
+    if fileno is not None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fileno())
+        os.close(devnull)
+
+
 def _flushed() -> bool:
-    """stdout and stderr flushed; False if either failed (the interpreter then says so)."""
+    """stdout and stderr flushed (a pipe its reader closed: discarded); False if either
+    failed otherwise (the interpreter then says so)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
+        except BrokenPipeError:
+            try:
+                _to_devnull(stream)
+                stream.flush()
+            except (OSError, ValueError):
+                return False
         except (OSError, ValueError):
             return False
     return True
@@ -52,7 +70,12 @@ def quick_exit(code: int) -> None:
 def entry() -> None:
     """The console script ``ptxlayout`` (``pyproject.toml``) and ``python -m formal``."""
     from .cli import main
-    quick_exit(main())
+    try:
+        code = main()
+    except BrokenPipeError:  # an unbuffered stdout whose reader stopped: nothing left to say
+        _to_devnull(sys.stdout)
+        code = 0
+    quick_exit(code)
 
 
 if __name__ == "__main__":
