@@ -205,3 +205,25 @@ def variant_kernel(records: list[dict[str, Any]], key: str) -> Any:
     from formal.execute.tcgen05_mma import kernel_of
     v = variant(key)
     return kernel_of(v, datapath_map(records, v.datapath, v.n), 4096, records)
+
+
+def test_a_row_s_kernel_without_its_layouts_issues_the_row_s_own_mma() -> None:
+    """``ptx --out`` / ``ptx --check`` write a row's kernel where no layouts are at hand
+    (``ptx_tcgen05.row_kernel``): a block-scaled row's is block-scaled at its .scale_vec, a
+    ``.sp`` row's is ``.sp`` (``.ws`` where the row issues it) -- a plain mma under those
+    names was assembled before, and reported as theirs."""
+    from formal.base.matrix_variants import TCGEN05_MMA_SP_VARIANTS
+    from formal.execute.ptx import assemble, module, ptxas_path
+    one_x = variant(ROW_1X)
+    four_x = next(v for v in TCGEN05_MMA_SCALE_VARIANTS if v.scale_vec == 4)
+    sp_g = next(v for v in TCGEN05_MMA_SP_VARIANTS if v.datapath == "G")
+    expected = {one_x: "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X",
+                four_x: f"tcgen05.mma.cta_group::1.kind::{four_x.kind}.block_scale.scale_vec::4X",
+                sp_g: f"tcgen05.mma.ws.sp.cta_group::1.kind::{sp_g.kind}"}
+    for v, opcode in expected.items():
+        text = module(v).text
+        assert f"{opcode} " in text or f"{opcode}\t" in text, (v.key, opcode)
+    if ptxas_path() is not None:
+        for v in expected:
+            ok, msg = assemble(module(v).text, v.target)
+            assert ok, (v.key, msg)

@@ -397,14 +397,22 @@ def catalog_modules(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
 
 def row_kernel(v: Any) -> Tc05Kernel:
     """The kernel of a ``tcgen05-mma`` row (``base.matrix_variants.TCGEN05_MMA_VARIANTS``)
-    without the records (what ``ptx.module`` assembles where no layouts are at hand): its mma,
-    an image, and every warp of each CTA reading the first N / CTAs columns back -- the run's
-    kernel (``tcgen05_mma.kernel_of``) reads its data path's blocks instead."""
+    without the records (what ``ptx.module`` assembles where no layouts are at hand): its mma
+    as the row issues it (``.sp``, ``.ws``, ``.block_scale`` with its ``.scale_vec``), an
+    image, and every warp of each CTA reading the first N / CTAs columns back -- the run's
+    kernel (``tcgen05_mma.kernel_of``) reads its data path's blocks and stores the metadata
+    or the scale factors by the layouts instead."""
     from ..base.matrix_variants import datapath_row, issued_ws
     g = datapath_row(v.datapath)[2]
-    return datapath_kernel("row", v.datapath, g, False, issued_ws(v), v.n,
-                           [(c, w, 0, v.n // g) for c in range(g) for w in range(4)], v.kind,
-                           4096)
+    sp = v.instruction == "tcgen05.mma.sp"
+    k = datapath_kernel("row", v.datapath, g, sp, issued_ws(v), v.n,
+                        [(c, w, 0, v.n // g) for c in range(g) for w in range(4)], v.kind,
+                        4096)
+    if not v.scale:
+        return k
+    form = f"scale_vec::{v.scale_vec}X"
+    return replace(k, name=f"{k.name}_v{v.scale_vec}X", columns=512,
+                   opcode=scale_opcode(v.kind, form, sp, g))
 
 
 def datapath_map_kernel(m: DataPathMap) -> Tc05Kernel:
