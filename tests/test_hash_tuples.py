@@ -38,3 +38,9 @@ def test_a_row_of_other_values_is_written_as_json_writes_it() -> None:
         cell_table_hash_of_tuples("i", "s", "o", "fields", NAMES, [(np.int64(3), 1, 2, 3, 4, 5, 6)])
     want, got = _both([(0, 1), (2, 3)], ("z\"%", "a"))  # keys json must quote, a % in one
     assert got == want
+
+
+def test_addresses_are_written_as_each_with_its_semicolon() -> None:
+    from formal.model.smem import addresses_text
+    for addrs in ((), (0,), (0, 16, 8, -1, 1 << 40)):
+        assert addresses_text(addrs) == "".join(f"{a};" for a in addrs)

@@ -85,3 +85,6 @@ def test_the_widest_row_is_the_dict_walk_s() -> None:
     assert _widest(np.array([[0, 9, 0, 5], [0, 9, 0, 6], [1, 9, 0, 5]]), 0) == (0, [5, 6])
     big = np.array([[2**40, 0, 0, 1], [0, 0, 0, 2], [0, 0, 0, 3], [-(2**40), 0, 0, 7]])
     assert _widest(big, 0) == _widest_by_dict(big, 0) == (0, [2, 3])
+    wide = np.array([[0, 0, 0, 0], [0, 0, 0, 5000], [3000, 0, 0, 1], [3000, 0, 0, 2],
+                     [3000, 0, 0, 4999]])  # a grid past 2**22 flags: by sorted numbers
+    assert _widest(wide, 0) == _widest_by_dict(wide, 0) == (3000, [1, 2, 4999])

@@ -26,7 +26,7 @@ A worked example, K-major, no swizzle, tf32 (T = 4), m = k = 2, SBO = 32 and LBO
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -396,7 +396,13 @@ def smem_hash(inst: SmemInstance) -> str:
     name GPU evidence gives the layout a run was built from)."""
     from ..base.hashes import cell_table_hash_of_texts
     return cell_table_hash_of_texts(f"{inst.family}.smem", inst.id, inst.major, "addresses",
-                                    (f"{a};" for a in inst.layout.bit_addresses))
+                                    [addresses_text(inst.layout.bit_addresses)])
+
+
+def addresses_text(addresses: Sequence[int]) -> str:
+    """Bit addresses as their hash writes them, each followed by a semicolon: ``0;16;8;``
+    (one ``join``, the same text as writing ``f"{a};"`` for each)."""
+    return ";".join(map(str, addresses)) + ";" if addresses else ""
 
 
 def descriptor_values(inst: SmemInstance) -> dict[str, int]:

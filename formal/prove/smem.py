@@ -50,6 +50,7 @@ from ..model.smem import (
     Swizzle,
     SwizzledLayout,
     SymEntry,
+    addresses_text,
     at_params,
     atom_of,
     descriptor_encode,
@@ -394,7 +395,7 @@ def stated_hash(kind: str, *parts: Any) -> str:
 def addresses_hash(kind: str, lay: SwizzledLayout) -> str:
     """The ledger's ``map`` of a layout at its parameters: every element's bit address."""
     return cell_table_hash_of_texts("smem", kind, "", "addresses",
-                                    (f"{a};" for a in lay.bit_addresses))
+                                    [addresses_text(lay.bit_addresses)])
 
 
 def _example_hashes(ex: Example, params: dict[str, int], bits: int) -> tuple[str, str | None]:

@@ -263,13 +263,18 @@ def _widest(p: Any, by: int) -> tuple[int, list[int]]:
             words.setdefault(who, set()).add(col)
         who, cols = min(words.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         return who, sorted(cols)
-    w0, c0 = w.min(), c.min()
-    span = c.max() - c0 + 1
+    w0, c0 = int(w.min()), int(c.min())
+    rows, span = int(w.max()) - w0 + 1, int(c.max()) - c0 + 1
+    if rows * span <= 1 << 22:  # a (who, column) grid of flags: the columns each who takes
+        held = np.zeros((rows, span), dtype=bool)
+        held[w - w0, c - c0] = True
+        j = int(np.argmax(held.sum(axis=1)))  # the most; the smallest who among equals
+        return j + w0, (np.flatnonzero(held[j]) + c0).tolist()
     pairs = np.unique((w - w0) * span + (c - c0))  # (who, column) as one number, ascending
-    whos, cols = pairs // span + w0, pairs % span + c0
+    whos, taken = pairs // span + w0, pairs % span + c0
     first, counts = np.unique(whos, return_index=True, return_counts=True)[1:]
     j = int(np.argmax(counts))  # the most columns; whos ascend, so the smallest among equals
-    return int(whos[first[j]]), cols[first[j]:first[j] + counts[j]].tolist()
+    return int(whos[first[j]]), taken[first[j]:first[j] + counts[j]].tolist()
 
 
 def tc_fit_core(lay: TcScaleLayout) -> Core:
