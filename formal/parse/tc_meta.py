@@ -107,8 +107,6 @@ def read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[F
         kind, m, k, ws = head
         out.append(MetaSection(kind, m, k, rows, chunks, width, cols, lanes, program,
                                part.title, part.source, decl_src, ws, copies))
-    if out:
-        findings.extend(figure_only(tuple(out), name))
     return tuple(out), tuple(findings)
 
 
