@@ -114,8 +114,6 @@ def _read_tc_meta(text: str, name: str) -> tuple[tuple[MetaSection, ...], tuple[
         kind, m, k, ws = head
         out.append(MetaSection(kind, m, k, rows, chunks, width, cols, lanes, program,
                                part.title, part.source, decl_src, ws, copies))
-    if out:
-        findings.extend(figure_only(tuple(out), name))
     return tuple(out), tuple(findings)
 
 
@@ -125,30 +123,33 @@ SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
 
 
 def figure_only(sections: tuple[MetaSection, ...], name: str) -> tuple[Finding, ...]:
-    """One warning a data path of ``tcgen05.mma.sp`` (``base.matrix_variants.DATAPATH_ROWS``:
-    M, CTAs, ``.ws``) whose kinds ``sections`` place no metadata for, naming the kinds and what
-    therefore goes unchecked.  A section is one CTA's (the catalog states no pair's), so Layout
-    C (a pair's M = 128, sparse only) and A (M = 256) lack every kind; Layout F (M = 64, one
-    CTA, without ``.ws``) every kind the catalog has no ``M=64`` section without ``.ws`` for."""
+    """One warning naming each data path of ``tcgen05.mma.sp`` (``base.matrix_variants.
+    DATAPATH_ROWS``: M, CTAs, ``.ws``) whose kinds ``sections`` place no metadata for, and what
+    therefore goes unchecked (none when every path is placed).  A section is one CTA's (the
+    catalog states no pair's), so Layout C (a pair's M = 128, sparse only) and A (M = 256) lack
+    every kind; Layout F (M = 64, one CTA, without ``.ws``) each kind the catalog has no
+    ``M=64`` section without ``.ws`` for."""
     from ..base.matrix_variants import DATAPATH_ROWS
     have = {(s.kind, s.m, s.ws) for s in sections}
-    out = []
+    paths = []
     for letter, m, ctas, sparsity, ws, _ns in DATAPATH_ROWS:
         if sparsity == "dense":
             continue
         for w in {"yes": (True,), "no": (False,), "either": (False, True)}.get(ws, (False,)):
             kinds = PLAIN_KINDS if w else PLAIN_KINDS + SCALED_KINDS
             lack = [k for k in kinds if ctas > 1 or (k, m, w) not in have]
-            if not lack:
-                continue
-            form = "a CTA pair" if ctas > 1 else f"one CTA, {'.ws' if w else 'without .ws'}"
-            out.append(Finding(
-                "warning", "figure-only", Span(name, 1, 1),
-                f"tcgen05.mma{'.ws' if w else ''}.sp by Layout {letter} (M = {m}, {form}): "
-                f"the catalog places no metadata for .kind::{', '.join(lack)} -- the text "
-                "gives the placement as figures only.  Not checked for these forms: which "
-                "(lane, column, bit) holds each (row, chunk)'s field, that the fields cover "
-                "every (row, chunk) once within the selector's columns, and on hardware (no "
-                f".sp run reads D by Layout {letter})",
-                layout=f"tcgen05.datapath.{letter}"))
-    return tuple(out)
+            if lack:
+                form = "a CTA pair" if ctas > 1 else \
+                    f"one CTA, {'.ws' if w else 'without .ws'}"
+                paths.append((letter, f"Layout {letter} (M = {m}, {form}; "
+                                      f".kind::{', '.join(lack)})"))
+    if not paths:
+        return ()  # the finding names the first path's layout: a report's findings name one
+    return (Finding(
+        "warning", "figure-only", Span(name, 1, 1),
+        "tcgen05.mma.sp: the catalog places no metadata for "
+        + "; ".join(p for _l, p in paths) + " -- the "
+        "text gives the placement as figures only.  Not checked for these forms: which (lane, "
+        "column, bit) holds each (row, chunk)'s field, that the fields cover every (row, "
+        "chunk) once within the selector's columns, and on hardware (no .sp run reads D by "
+        "these data paths)", layout=f"tcgen05.datapath.{paths[0][0]}"),)
