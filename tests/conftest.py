@@ -324,13 +324,24 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.fixture(scope="session")
-def exported_layouts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def exported_layouts() -> Path:
     """``ptxlayout export --format json --corrections`` (what ``tools/gpu_check.sh`` feeds a
-    device) written once a session, alone in its folder (a build folder ``gpu`` and
-    ``gpu_check.sh`` accept).  Shared: read it, never change it or write beside it."""
+    device) written once a session, across pytest-xdist's workers (the first to ask writes
+    it under the lock, as ``shared_json`` does), alone in its folder (a build folder ``gpu``
+    and ``gpu_check.sh`` accept).  Shared: read it, never change it or write beside it."""
+    import fcntl
+
     from formal.cli import main
-    out = tmp_path_factory.mktemp("export") / "layouts.json"
-    assert main(["export", "--format", "json", "--corrections", "-o", str(out)]) == 0
+    shared = Path(os.environ["PTXLAYOUT_TEST_SESSION_CACHE"]) / "shared"
+    shared.mkdir(mode=0o700, exist_ok=True)
+    out = shared / "export" / "layouts.json"
+    with open(shared / "export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not out.is_file():
+            out.parent.mkdir(mode=0o700, exist_ok=True)
+            tmp = shared / "export.json.tmp"  # beside the folder, never in it
+            assert main(["export", "--format", "json", "--corrections", "-o", str(tmp)]) == 0
+            tmp.replace(out)
     return out
 
 
