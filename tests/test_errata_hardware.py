@@ -90,11 +90,11 @@ def test_export_with_corrections_lists_the_errata(export: dict[str, Any],
     # ones), the block-scale factor maps (10) and the tcgen05.mma data paths (7)
     recs, errs = record.load_export(str(export["path"].parent))
     assert (len(export["smem"]), len(export["scale"]), len(export["datapath"]),
-            len(export["meta"]), len(export["tc_scale"])) == (32, 10, 7, 19, 36)
-    assert len(recs) == len(export["layouts"]) + 104 and len(errs) == 2
-    assert [r["instruction"] for r in recs[-104:]] == ["wgmma.smem"] * 20 + \
+            len(export["meta"]), len(export["tc_scale"])) == (32, 10, 7, 19, 72)
+    assert len(recs) == len(export["layouts"]) + 140 and len(errs) == 2
+    assert [r["instruction"] for r in recs[-140:]] == ["wgmma.smem"] * 20 + \
         ["tcgen05.smem"] * 12 + ["mma.block_scale"] * 10 + ["tcgen05.datapath"] * 7 + \
-        ["tcgen05.sp_meta"] * 19 + ["tcgen05.block_scale"] * 36
+        ["tcgen05.sp_meta"] * 19 + ["tcgen05.block_scale"] * 72
 
 
 def test_a_partial_map_is_refused_unless_asked_for(export: dict[str, Any]) -> None:

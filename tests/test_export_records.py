@@ -46,15 +46,22 @@ def _ids(*ids: str) -> Any:
 def test_the_gpu_lists_keep_the_contract_and_their_tables_are_whole(device: Any) -> None:
     doc = {"layouts": [], "meta": device["meta"], "tc_scale": device["tc_scale"]}
     assert _errors(doc) == []
-    assert (len(device["meta"]), len(device["tc_scale"])) == (19, 36)
+    assert (len(device["meta"]), len(device["tc_scale"])) == (19, 72)
     for r in device["meta"]:
         assert len(r["places"]) == len(r["sels"])
         assert {len(t) for t in r["places"]} == {3 * r["rows"] * r["chunks"] * r["copies"]}
     for r in device["tc_scale"]:
-        assert (r["cta_group"], r["sparse"], len(r["place_fields"])) == (1, False, 3)
-        assert {len(t) for t in r["places"]} == {3 * prod(r["tile"])}
-    # both M the one-CTA block-scaled rows read: Layout D (128) and Layout F (64)
-    assert {r["m"] for r in device["tc_scale"]} == {64, 128}
+        assert r["sparse"] is False and r["place_fields"][:3] == ["lane", "column", "byte"]
+        assert {len(t) for t in r["places"]} == {len(r["place_fields"]) * prod(r["tile"])}
+    one = [r for r in device["tc_scale"] if r["cta_group"] == 1]
+    pair = [r for r in device["tc_scale"] if r["cta_group"] == 2]
+    assert len(one) == len(pair) == 36 and {len(r["place_fields"]) for r in one} == {3}
+    # the M the block-scaled rows read: one CTA's Layouts D (128) and F (64), a pair's A (256)
+    # and B (128)
+    assert {r["m"] for r in one} == {64, 128} and {r["m"] for r in pair} == {128, 256}
+    # a pair's M = 128 scale_A names its CTA (row / 64), four numbers a factor
+    sfa = next(r for r in pair if r["m"] == 128 and r["operand"] == "scale_A")
+    assert sfa["place_fields"] == ["lane", "column", "byte", "cta"]
 
 
 def test_the_id_export_keeps_the_contract_with_the_same_records(device: Any) -> None:

@@ -89,9 +89,10 @@ def test_ptx_check_for_sm_100a_assembles_the_tcgen05_modules(
         "tcgen05.mma.runs.ptx", "tcgen05.mma.sp.block_scale.ptx"]
     assert "tcgen05.mma.datapath (14 entries) for sm_100a: ok (compile-only)" in out
     # the tcgen05-mma family's kernels as a Blackwell run makes them (formal.execute.tcgen05_mma)
-    # 48 dense + 24 .sp + 16 block-scaled entries (the 37 rows' kernels: one a data path, kind,
-    # .scale_vec and image size; the scale type and the IDs are idesc fields, not the kernel's)
-    assert "tcgen05.mma.runs (88 entries) for sm_100a: ok (compile-only)" in out
+    # 48 dense + 24 .sp + 22 block-scaled entries (the 45 rows' kernels: one a data path, kind,
+    # .scale_vec and image size; the scale type and the IDs are idesc fields, not the kernel's;
+    # a pair's Layouts A and B three image sizes each)
+    assert "tcgen05.mma.runs (94 entries) for sm_100a: ok (compile-only)" in out
     assert "tcgen05.mma.kinds (24 entries) for sm_100a: ok (compile-only)" in out
     assert "tcgen05.mma.block_scale (14 entries) for sm_100a: ok (compile-only)" in out
     # without --check they are written all the same (here the block-scaled ones)

@@ -177,8 +177,8 @@ def test_ptxlayout_evidence_owes_an_sm_100_device_the_family(
     lines = [line for kind, line in stale_kinds(ev, records, 100) if kind == "tcgen05.mma"]
     owes = {line.partition(": ")[0] for line in lines}
     # the 40 rows of the other data paths and their 2 x 5 planted edits; G's are current; the
-    # 37 block-scaled rows and their 29 planted edits (tests/test_gpu_tcgen05_scale_judged.py)
-    assert len(lines) == 40 + 10 + 37 + 29
+    # 45 block-scaled rows and their 39 planted edits (tests/test_gpu_tcgen05_scale_judged.py)
+    assert len(lines) == 40 + 10 + 45 + 39
     assert not any("layoutG" in x for x in owes)
     assert all(v.key in owes for v in TCGEN05_MMA_VARIANTS if v.datapath != "G")
     d = next(line for line in lines if line.startswith(
@@ -204,8 +204,8 @@ def test_the_evidence_command_on_the_folder(
                               quiet=False, select=["tcgen05.mma"], ignore=None)
     assert evidence_command(args, current_catalog) == 1
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 116 + 1 and not any("layoutG" in x for x in out)
-    assert out[-1].startswith("116 stale of the variants sm_100 runs (1 evidence files")
+    assert len(out) == 134 + 1 and not any("layoutG" in x for x in out)
+    assert out[-1].startswith("134 stale of the variants sm_100 runs (1 evidence files")
 
 
 def test_the_evidence_command_line_selects_the_family(
@@ -216,4 +216,4 @@ def test_the_evidence_command_line_selects_the_family(
     capsys.readouterr()
     assert main(["evidence", str(tmp_path), "--select", "tcgen05.mma", "-q"]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 116 and all(x.startswith("tcgen05.mma") for x in out)
+    assert len(out) == 134 and all(x.startswith("tcgen05.mma") for x in out)

@@ -56,9 +56,9 @@ def test_the_rows_and_tasks(records: list[dict[str, Any]]) -> None:
         modes = {t.catalog.split(".")[3] for t in checks if t.catalog.endswith(f".b{bits}")}
         assert modes == {"none", "32B", "64B", "128B"}, bits
     # a device that is not sm_100a: one compile task a row, nothing else
-    # (and the 24 .sp rows: tests/test_gpu_tcgen05_sp.py; the 37 block-scaled rows:
+    # (and the 24 .sp rows: tests/test_gpu_tcgen05_sp.py; the 45 block-scaled rows:
     # tests/test_gpu_tcgen05_scale_rows.py)
-    assert [t.mode for t in tc_mma_tasks(Job(records), 90)] == ["compile"] * (48 + 24 + 37)
+    assert [t.mode for t in tc_mma_tasks(Job(records), 90)] == ["compile"] * (48 + 24 + 45)
     assert len(tc_mma_tasks(Job(records, only="tcgen05.mma.m128n64k16,tcgen05.mma.m128n128k16"),
                             100)) == 2 * 2 + 2 * 2
 
@@ -96,7 +96,7 @@ def test_a_truthful_fake_passes_every_task(records: list[dict[str, Any]]) -> Non
             assert f"every one of the {cells} cells of D bit-exact" in run.detail
         else:
             assert "cells of D differ" in run.detail and run.d_cells
-    assert fake.launches == 60 + 28 + 66  # the 24 .sp rows, 4 plants; 37 block-scaled, 29
+    assert fake.launches == 60 + 28 + 84  # the 24 .sp rows, 4 plants; 45 block-scaled, 39
 
 
 def test_a_truth_with_warps_1_and_2_swapped_is_named_with_its_cell(
@@ -161,7 +161,7 @@ def test_the_family_through_the_executor(records: list[dict[str, Any]]) -> None:
     # an sm_90 device runs none: each row says it needs sm_100a
     report = supervisor.run_all(FakeDevice(records, sm=90), records, trials=1,
                                 only="tcgen05.mma", use_ptxas=False)
-    assert len(report.runs) == 48 + 24 + 37 and {r.result for r in report.runs} == {"not-executed"}
+    assert len(report.runs) == 48 + 24 + 45 and {r.result for r in report.runs} == {"not-executed"}
     assert all(r.detail == "tcgen05.mma needs sm_100a; the device is sm_90; not assembled "
                "(--no-ptxas)" for r in report.runs)
 

@@ -44,8 +44,10 @@ def _pair(records: list[dict[str, Any]], form: tuple[str, str, str] = FORM) \
 
 
 def test_the_records_of_the_one_cta_dense_layouts(records: list[dict[str, Any]]) -> None:
-    # 9 forms x M 64 and 128 x scale_A and scale_B; the pairs and .sp forms are not exported
-    assert len(records) == 36 and len({r["id"] for r in records}) == 36
+    # 9 forms x M 64 and 128 x scale_A and scale_B, and again issued by a pair at M = 256 and
+    # 128 (test_the_records_of_a_pair); the .sp forms are not exported
+    assert len(records) == 72 and len({r["id"] for r in records}) == 72
+    assert sum(1 for r in records if r.get("cta_group") == 2) == 36
     ra, rb = _pair(records)
     assert ra["id"] == "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.scale_A"
     assert (ra["tile"], ra["columns"], ra["sf_ids"], ra["vec"]) == ([128, 1], 4, [0, 1, 2, 3], 1)
@@ -56,6 +58,62 @@ def test_the_records_of_the_one_cta_dense_layouts(records: list[dict[str, Any]])
     assert rb["places"][2][3 * 40:3 * 41] == [8, 1, 2]
     v2 = find_tc_scale(records, "mxf4nvf4", "scale_vec::2X", "ue8m0", M, "scale_A")
     assert v2 is not None and v2["sf_ids"] == [0, 2] and len(v2["places"][0]) == 3 * 128 * 2
+
+
+PAIR = "tcgen05.block_scale.m{m}n256k32.mxf8f6f4.scale_vec::1X.ue8m0.cta_group::2.scale_{op}"
+
+
+def _by_id(records: list[dict[str, Any]], m: int, op: str) -> dict[str, Any]:
+    return dict(next(r for r in records if r["id"] == PAIR.format(m=m, op=op)))
+
+
+def test_the_records_of_a_pair(records: list[dict[str, Any]]) -> None:
+    # a pair's M = 128 (Layout B): scale_A states its CTA (row / 64), scale_B its half
+    # (col / 128); four numbers a factor, the stated field last
+    a, b = _by_id(records, 128, "A"), _by_id(records, 128, "B")
+    assert (a["cta_group"], a["place_fields"], a["tile"], a["columns"]) == \
+        (2, ["lane", "column", "byte", "cta"], [128, 1], 2)
+    assert a["places"][2][4 * 70:4 * 71] == [6, 0, 2, 1]  # row 70: lane 6, column 0, CTA 1
+    assert (b["place_fields"], b["tile"], b["columns"]) == \
+        (["lane", "column", "byte", "half"], [1, 256], 4)
+    assert b["places"][1][4 * 200:4 * 201] == [8, 2, 1, 1]  # column 200: lane 8, half 1
+    # M = 256 (Layout A): scale_A's row 160 in CTA 1, lane 0, column 1; scale_B states neither
+    # (each CTA holds all of it, in all four partitions): one CTA's places, another hash
+    a2, b2 = _by_id(records, 256, "A"), _by_id(records, 256, "B")
+    assert a2["places"][0][4 * 160:4 * 161] == [0, 1, 0, 1] and a2["columns"] == 4
+    one = _pair(records)[1]
+    assert b2["place_fields"] == ["lane", "column", "byte"] and b2["places"] == one["places"]
+    assert b2["map_hash"] != one["map_hash"]
+    assert find_tc_scale(records, *FORM, 128, "scale_A", 2) == a
+    assert find_tc_scale(records, *FORM, 128, "scale_A")["id"] == _pair(records)[0]["id"]
+
+
+def test_a_pair_writes_each_ctas_factors_into_its_own_tensor_memory(
+        records: list[dict[str, Any]]) -> None:
+    a, b = _by_id(records, 128, "A"), _by_id(records, 128, "B")
+    f = np.full((128, 1), 127, dtype=np.uint8)
+    f[70, 0] = 130
+    w = tmem_scale_words(a, 2, f, np.random.default_rng(0))
+    assert w.shape == (256, 2)  # CTA 1's lanes after CTA 0's
+    for lane in (6, 38, 70, 102):  # row 70: CTA 1, lane 6 of each partition, column 0, byte 2
+        assert (int(w[128 + lane, 0]) >> 16) & 0xFF == 130
+        assert (int(w[lane, 0]) >> 16) & 0xFF == 127  # CTA 0's lane 6: row 6's
+    fb = np.full((1, 256), 127, dtype=np.uint8)
+    fb[0, 200] = 124
+    wb = tmem_scale_words(b, 1, fb, np.random.default_rng(1))
+    for cta in (0, 1):  # column 200: lane 8 of partitions 2 and 3 (half 1), in both CTAs
+        assert [(int(wb[128 * cta + lane, 2]) >> 8) & 0xFF for lane in (72, 104)] == [124, 124]
+        assert (read_tmem_factors(b, 1, wb, 1, 256, cta=cta) == fb).all()
+    assert (read_tmem_factors(a, 2, w, 128, 1) == f).all()
+    # the planted edit: row 0's factor (2**3) at its place in CTA 1, over row 64's (1); its
+    # own place given 2**2
+    f[0, 0] = 130
+    moved = tmem_scale_words(a, 0, f, np.random.default_rng(0), "factor-other-cta")
+    got = read_tmem_factors(a, 0, moved, 128, 1)
+    assert (got[0, 0], got[64, 0]) == (129, 130)
+    assert np.array_equal(np.delete(got, [0, 64]), np.delete(f, [0, 64]))
+    with pytest.raises(ValueError, match="no other CTA"):
+        tmem_scale_words(_pair(records)[0], 0, f, np.random.default_rng(0), "factor-other-cta")
 
 
 def test_the_map_hash_names_the_places(records: list[dict[str, Any]]) -> None:

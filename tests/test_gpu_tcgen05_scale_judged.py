@@ -53,7 +53,7 @@ def test_the_hash_prove_judges_by_is_the_records(records: list[dict[str, Any]],
                                                  layouts: dict[str, TcScaleLayout]) -> None:
     scales = {r["id"]: r["map_hash"] for r in records
               if r.get("instruction") == "tcgen05.block_scale"}
-    assert len(scales) == 36
+    assert len(scales) == 72  # one CTA's 36 and a pair's (M = 256, M = 128)
     for lid, h in scales.items():
         assert tc_scale_hash(layouts[lid]) == h, lid
 
@@ -86,6 +86,33 @@ def test_a_matching_sm_100_run_confirms_the_layout(records: list[dict[str, Any]]
     result, findings = prove_tc_scale(layouts[SFA], None, ev)
     assert next(v for v in result.verdicts if v.name == "hardware").status == "proved"
     assert not [f for f in findings if f.kind == "hardware"]
+
+
+PAIR_ROWS = "kind::mxf8f6f4.block_scale.scale_vec::1X.ue8m0.f32.e4m3.e4m3.layoutB"
+PAIR_SFA = "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.cta_group::2.scale_A"
+
+
+def test_a_pairs_scale_layouts_judged_by_the_layout_b_rows(
+        records: list[dict[str, Any]], layouts: dict[str, TcScaleLayout],
+        tmp_path: Path) -> None:
+    ev = _run(records, records, tmp_path, PAIR_ROWS)
+    # four checks (IDs 0-3 on the diagonal) and the five plants of the form's first row
+    assert sorted((r.key.rpartition(".")[2], r.plant, r.result) for r in ev.runs
+                  if r.mode == "experiment") == [
+        ("sf0_0", p, "mismatch") for p in ("b-factors-swapped", "factor-moved",
+                                           "factor-other-cta", "factors-swapped",
+                                           "scale-id-wrong")]
+    a = scale_hardware(layouts[PAIR_SFA], ev)
+    assert a.status == "proved", a.message
+    assert a.message.endswith("(4 checks, 4 trials); the planted edits factor-moved, "
+                              "factor-other-cta, factors-swapped, scale-id-wrong mismatched")
+    b = scale_hardware(layouts[PAIR_SFA.replace("scale_A", "scale_B")], ev)
+    assert b.status == "proved" and b.message.endswith("the planted edits b-factors-swapped "
+                                                       "mismatched")
+    # one CTA's M = 128 layout and the M = 256 pair's had no run here
+    for lid in (PAIR_SFA.replace(".cta_group::2", ""), PAIR_SFA.replace("m128n", "m256n")):
+        v = scale_hardware(layouts[lid], ev)
+        assert v.status == "unconfirmed" and v.message == TC_NO_DEVICE, lid
 
 
 def _rows_swapped(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -147,8 +174,8 @@ def test_ptxlayout_evidence_owes_an_sm_100_device_the_block_scaled_rows(
     from formal.execute.tcgen05_run import stale_tc_scale
     ev = _run(records, records, tmp_path)
     lines = stale_tc_scale(ev, records, 100)
-    # 37 rows and 29 plants, less the 2 rows and 4 plants this run did
-    assert len(lines) == 37 + 29 - 2 - 4 and not any(ROWS in x for x in lines)
+    # 45 rows and 39 plants, less the 2 rows and 4 plants this run did
+    assert len(lines) == 45 + 39 - 2 - 4 and not any(ROWS in x for x in lines)
     one = next(x for x in lines if x.startswith(
         "tcgen05.mma.m128n64k32.kind::mxf8f6f4.block_scale.scale_vec::1X.ue8m0.f32.e4m3.e4m3."
         "layoutD.sf3_1: "))

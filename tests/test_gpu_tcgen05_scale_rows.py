@@ -46,11 +46,12 @@ def records() -> list[dict[str, Any]]:
 def test_the_rows(records: list[dict[str, Any]]) -> None:
     rows = TCGEN05_MMA_SCALE_VARIANTS
     # D: 16 (e4m3, every pair) + 4 (e5m2 x e4m3, diagonal) + 4 + 4 (2X, every pair) + 1 + 1
-    # (4X); F: 4 (1X diagonal) + 2 (mxf4 2X diagonal) + 1 (4X ue4m3)
-    assert len(rows) == 37 and len({v.key for v in rows}) == 37
+    # (4X); F: 4 (1X diagonal) + 2 (mxf4 2X diagonal) + 1 (4X ue4m3); a pair's A and B: 4 + 4
+    # (e4m3 1X diagonal)
+    assert len(rows) == 45 and len({v.key for v in rows}) == 45
     assert all(variant(v.key) is v for v in rows)
     assert variant(ROW_1X).scale_ids == (3, 1) and variant(ROW_1X).target == "sm_100a"
-    assert {v.datapath for v in rows} == {"D", "F"}
+    assert {v.datapath for v in rows} == {"A", "B", "D", "F"}
     # the IDs the table admits are the records' legal IDs, for scale_A and for scale_B
     for v in rows:
         pair = row_scales(records, v)
@@ -66,10 +67,13 @@ def test_the_tasks_and_their_plants() -> None:
     tasks = scale_row_tasks(TCGEN05_MMA_SCALE_VARIANTS)
     checks = [t for t in tasks if t.mode == "check"]
     plants = [t for t in tasks if t.mode == "experiment"]
-    assert len(checks) == 37
-    # 8 forms (data path, kind, .scale_vec, scale type) x factors-swapped, factor-moved and
-    # b-factors-swapped, scale-id-wrong where another ID is legal (1X and 2X: 5 forms)
-    assert len(plants) == 8 * 3 + 5
+    assert len(checks) == 45
+    # 10 forms (data path, kind, .scale_vec, scale type) x factors-swapped, factor-moved and
+    # b-factors-swapped, scale-id-wrong where another ID is legal (1X and 2X: 7 forms), and a
+    # pair's factor-other-cta (Layouts A and B)
+    assert len(plants) == 10 * 3 + 7 + 2
+    assert sorted(t.key.split(".")[-2] for t in plants if t.plant == "factor-other-cta") == \
+        ["layoutA", "layoutB"]
     assert not [t for t in plants if t.plant == "scale-id-wrong" and "4X" in t.key]
     # the 4-bit rows' images by the 8-bit layouts (32 bytes of K a row); every mode met
     assert {t.catalog.split(".")[3] for t in checks if "e2m1" in t.key} == \
@@ -102,11 +106,15 @@ def test_every_row_matches_and_every_plant_mismatches_on_a_truthful_fake(
             assert rows == {0}, run.detail
         elif t.plant == "b-factors-swapped":  # scale_B's columns 0 and 1: D's columns 0, 1
             assert run.d_cells and {c[1] for c in run.d_cells} <= {0, 1}, run.detail
+        elif t.plant == "factor-other-cta":  # row 0's factor, and the other CTA's row there
+            # (the cells listed are the first 64: row 0's)
+            assert rows and rows <= {0, v.dims.m // 2}, run.detail
+            assert int(run.detail.split(" of ")[0]) <= 2 * v.n, run.detail
         elif t.plant == "scale-id-wrong":  # every row reads other bytes
             assert int(run.detail.split(" of ")[0]) > v.dims.m * v.n // 2, run.detail
         else:
             assert f"at IDs {v.scale_ids[0]} and {v.scale_ids[1]}" in run.detail
-    assert fake.launches == 37 + 29
+    assert fake.launches == 45 + 39
 
 
 def test_the_idesc_of_a_row(records: list[dict[str, Any]]) -> None:
@@ -130,19 +138,20 @@ def test_the_idesc_of_a_row(records: list[dict[str, Any]]) -> None:
 
 def test_a_fake_whose_scale_layout_differs_is_caught_with_its_cell(
         records: list[dict[str, Any]]) -> None:
-    # the device's truth: scale_A of mxf8f6f4 1X with rows 0 and 5 in each other's places
+    # the device's truth: scale_A of mxf8f6f4 1X with rows 0 and 1 in each other's places
+    # (drawn unequal: rows 0 and 5 could be equal, and the check then match)
     wrong = [dict(r) for r in records]
     for r in wrong:
         if r.get("id") == "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.scale_A":
             places = [list(p) for p in r["places"]]
             for p in places:
-                p[0:3], p[15:18] = p[15:18], p[0:3]
+                p[0:3], p[3:6] = p[3:6], p[0:3]
             r["places"] = places
     run = run_tc_task(FakeTcgen05Device(wrong), Task(ROW_1X, "check",
                                                       catalog="tcgen05.smem.K-major.none.b8"),
                       records, 1)
     assert run.result == "mismatch"
-    assert {c[0] for c in run.d_cells} <= {0, 5} and run.d_cells
+    assert {c[0] for c in run.d_cells} <= {0, 1} and run.d_cells
     assert "cells of D differ read through Layout D" in run.detail
 
 
@@ -150,7 +159,7 @@ def test_on_sm_90_each_row_is_assembled_not_run(records: list[dict[str, Any]]) -
     from formal.execute.ptx import ptxas_path
     from formal.execute.tcgen05_run import assembled
     tasks = tc_mma_tasks(Job(records, only="block_scale"), 90)
-    assert [t.mode for t in tasks] == ["compile"] * 37
+    assert [t.mode for t in tasks] == ["compile"] * 45
     if ptxas_path() is None:
         pytest.skip("no ptxas")
     memo: dict[str, Any] = {}
@@ -227,3 +236,46 @@ def test_a_row_s_kernel_without_its_layouts_issues_the_row_s_own_mma() -> None:
         for v in expected:
             ok, msg = assemble(module(v).text, v.target)
             assert ok, (v.key, msg)
+
+
+ROW_PAIR = ("tcgen05.mma.m128n64k32.kind::mxf8f6f4.block_scale.scale_vec::1X.ue8m0.f32.e4m3.e4m3."
+            "layoutB.sf2_2")
+
+
+def test_a_pair_row_launches_each_ctas_factors(records: list[dict[str, Any]]) -> None:
+    from formal.execute.datapath import datapath_map
+    from formal.execute.tcgen05_mma import tc_scale_operands, tc_smem_record
+    for key, m, cols in ((ROW_PAIR, 128, (2, 4)),
+                         (ROW_PAIR.replace("m128n", "m256n").replace("layoutB", "layoutA"), 256,
+                          (4, 8))):
+        v = variant(key)
+        pair = row_scales(records, v)
+        rec = tc_smem_record(records, "tcgen05.smem.K-major.128B.b8")
+        assert pair is not None and rec is not None
+        assert [scale_view(r).cta_group for r in pair] == [2, 2]
+        ops = tc_scale_operands(v, datapath_map(records, v.datapath, 64), rec, pair, (2, 2),
+                                np.random.default_rng(5))
+        x = decode_idesc("mxf8f6f4", ops.launch.idesc)
+        assert (x.m, x.n, x.a_scale_id, x.b_scale_id) == (m, 64, 2, 2)
+        k = ops.launch.kernel
+        assert k.opcode == "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X"
+        assert k.scale_columns == cols and ops.launch.scales is not None
+        assert ops.launch.scales.shape == (256, sum(cols))  # CTA 1's 128 lanes after CTA 0's
+
+
+def test_a_fake_whose_pair_holds_scale_a_in_the_other_cta_is_caught(
+        records: list[dict[str, Any]]) -> None:
+    # the device's truth: the pair's M = 128 scale_A with each row's CTA exchanged (row r in
+    # CTA 1 - r / 64): every row of D reads the other CTA's row's factor
+    sfa = "tcgen05.block_scale.m128n256k32.mxf8f6f4.scale_vec::1X.ue8m0.cta_group::2.scale_A"
+    wrong = [dict(r) for r in records]
+    for r in wrong:
+        if r.get("id") == sfa:
+            r["places"] = [[1 - x if j % 4 == 3 else x for j, x in enumerate(p)]
+                           for p in r["places"]]
+    task = Task(ROW_PAIR, "check", catalog="tcgen05.smem.K-major.none.b8")
+    assert run_tc_task(FakeTcgen05Device(records), task, records, 1).result == "match"
+    run = run_tc_task(FakeTcgen05Device(wrong), task, records, 1)
+    assert run.result == "mismatch" and "cells of D differ read through Layout B" in run.detail
+    # most rows of D differ (a factor equal by chance to the other CTA's leaves its row alone)
+    assert int(run.detail.split(" of ")[0]) > 8192 // 2, run.detail

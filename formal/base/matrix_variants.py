@@ -435,8 +435,9 @@ def tcgen05_mma_sp_variants() -> list[Variant]:
 # Block-scaled tcgen05.mma run on a device: (data path, kind, .scale_vec::NX, scale type, A, B,
 # which (scale_A ID, scale_B ID) pairs: "all" the legal ones, "diagonal" (i, i)).  The legal IDs
 # by .scale_vec (9.7.16.10.7): 1X any byte of the word, 2X the two 16-bit halves, 4X the whole
-# word.  One CTA, M = 128 (Layout D) and M = 64 (Layout F; .ws has no block-scaled kind), N = 64;
-# the mxf4 kinds read A and B packed two 4-bit elements a byte.
+# word.  One CTA, M = 128 (Layout D) and M = 64 (Layout F; .ws has no block-scaled kind), and a
+# pair (.cta_group::2: M = 256, Layout A, and M = 128, Layout B; each CTA's factors in its own
+# tensor memory), N = 64; the mxf4 kinds read A and B packed two 4-bit elements a byte.
 TCGEN05_SCALE_IDS: dict[int, tuple[int, ...]] = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,)}
 TCGEN05_MMA_SCALE_ROWS: tuple[tuple[str, str, int, str, str, str, str], ...] = (
     ("D", "mxf8f6f4", 1, "ue8m0", "e4m3", "e4m3", "all"),
@@ -448,6 +449,8 @@ TCGEN05_MMA_SCALE_ROWS: tuple[tuple[str, str, int, str, str, str, str], ...] = (
     ("F", "mxf8f6f4", 1, "ue8m0", "e4m3", "e4m3", "diagonal"),
     ("F", "mxf4", 2, "ue8m0", "e2m1", "e2m1", "diagonal"),
     ("F", "mxf4nvf4", 4, "ue4m3", "e2m1", "e2m1", "all"),
+    ("A", "mxf8f6f4", 1, "ue8m0", "e4m3", "e4m3", "diagonal"),
+    ("B", "mxf8f6f4", 1, "ue8m0", "e4m3", "e4m3", "diagonal"),
 )
 
 

@@ -65,6 +65,7 @@ from .smem import SmemLayout, element_bytes_image, image_codes
 from .smem_runs import CatalogSmem
 from .tcgen05_scale import (
     B_PLANTS,
+    PAIR_PLANTS,
     SCALE_PLANTS,
     device_product,
     draw_factors,
@@ -158,7 +159,7 @@ def scale_form(v: Variant) -> tuple[str, str, int, str]:
 def scale_row_tasks(rows: Sequence[Variant], experiments: bool = True) -> list[Task]:
     """The block-scaled rows' tasks: a check each (the modes rotating), and on each form's
     first row the planted edits (``tcgen05_scale.SCALE_PLANTS``; ``scale-id-wrong`` only
-    where the form has another legal scale_A ID)."""
+    where the form has another legal scale_A ID; a pair's also ``PAIR_PLANTS``)."""
     out = [Task(v.key, "check", catalog=smem_id(v, MODES[i % len(MODES)]))
            for i, v in enumerate(rows)]
     if experiments:
@@ -166,7 +167,8 @@ def scale_row_tasks(rows: Sequence[Variant], experiments: bool = True) -> list[T
         for v in rows:
             firsts.setdefault(scale_form(v), v)
         out += [Task(v.key, "experiment", plant=p, expect="mismatch", catalog=smem_id(v, "128B"))
-                for v in firsts.values() for p in SCALE_PLANTS
+                for v in firsts.values()
+                for p in SCALE_PLANTS + (PAIR_PLANTS if split_rows(v)[0] > 1 else ())
                 if p != "scale-id-wrong" or v.scale_vec < 4]
     return out
 
@@ -185,7 +187,7 @@ class Launch:
     bdesc: int
     smem: np.ndarray
     meta: np.ndarray | None = None  # .sp: (CTAs, 128 lanes, META_COLUMNS) words
-    # .block_scale: (128 lanes, scale_A's + scale_B's columns) words (``tcgen05_scale``)
+    # .block_scale: (CTAs x 128 lanes, scale_A's + scale_B's columns) words (``tcgen05_scale``)
     scales: np.ndarray | None = None
 
 
@@ -560,7 +562,7 @@ class FakeTcgen05Device:
         opcode's form, the idesc's scale type) at the idesc's scale factor IDs."""
         form = k.opcode.partition(".block_scale.")[2]
         stype = {c: t for t, c in SCALE_CODES.items()}[x.scale_format]
-        ra, rb = (find_tc_scale(self.records, x.kind, form, stype, x.m, op)
+        ra, rb = (find_tc_scale(self.records, x.kind, form, stype, x.m, op, k.cta_group)
                   for op in ("scale_A", "scale_B"))
         if ra is None or rb is None or scales is None:
             raise LaunchError(f"no scale layouts of kind::{x.kind} {form} {stype} M = {x.m} "

@@ -69,7 +69,7 @@ class CupyTcgen05:
                                      np.uint64(ln.bdesc), out, smem)
             if k.meta_columns and ln.meta is not None:  # .sp: (CTAs, 128, columns) words
                 args += (cp.asarray(np.ascontiguousarray(ln.meta, dtype=np.uint32).ravel()),)
-            if sum(k.scale_columns) and ln.scales is not None:  # (128, A's + B's columns)
+            if sum(k.scale_columns) and ln.scales is not None:  # (CTAs x 128, A's + B's columns)
                 args += (cp.asarray(np.ascontiguousarray(ln.scales, dtype=np.uint32).ravel()),)
             self.functions[name]((g,), (THREADS,), args)
             cp.cuda.get_current_stream().synchronize()

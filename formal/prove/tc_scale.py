@@ -301,8 +301,10 @@ def tc_scale_hash(lay: TcScaleLayout) -> str:
     cell-table hash of every factor's place at each legal ID, as ``writers.export_tc_scale``
     writes it into the record's ``map_hash`` (a test holds the two equal)."""
     from ..base.hashes import cell_table_hash
-    names = ("sf_id", "row", "col", "lane", "column", "byte")
-    rows = [dict(zip(names, (s, *p[:5]), strict=True)) for s in lay.sf_ids for p in lay.placed(s)]
+    more = [(f, i) for f, i in (("cta", 5), ("half", 6)) if lay.cta_group > 1 and lay.states(f)]
+    names = ("sf_id", "row", "col", "lane", "column", "byte", *(f for f, _i in more))
+    rows = [dict(zip(names, (s, *p[:5], *(p[i] for _f, i in more)), strict=True))
+            for s in lay.sf_ids for p in lay.placed(s)]
     return cell_table_hash("tcgen05.block_scale", lay.shape, lay.id, "places", rows)
 
 
@@ -312,20 +314,22 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
     judged at each legal scale factor ID by the rows whose idesc names it
     (``prove.run_judge``): ``proved`` when at every ID every such check matched with the
     factors placed by this layout (its hash) and each planted edit owed on those rows (on
-    scale_A: ``factors-swapped``, ``factor-moved``, ``scale-id-wrong``; on scale_B:
-    ``b-factors-swapped``) mismatched;
+    scale_A: ``factors-swapped``, ``factor-moved``, ``scale-id-wrong``, and a pair's
+    ``factor-other-cta``; on scale_B: ``b-factors-swapped``) mismatched (a pair's layouts, M =
+    256 and a pair's M = 128, by the rows of Layouts A and B);
     ``refuted`` by the first check that mismatched, with its first differing cell of D;
     ``unconfirmed`` when the runs placed the factors by another map (stale), when an ID, a
     row or an owed plant has no run or a plant matched; with no run at all, for want of a
     device (``TC_NO_DEVICE``)."""
-    from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS
+    from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS, datapath_row
     from ..execute.tcgen05_mma import scale_row_tasks
     from ..execute.tcgen05_scale import B_PLANTS
     from .run_judge import judge_runs
     which = 0 if lay.operand == "A" else 1
-    rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if lay.cta_group == 1 and not lay.sparse
-            and (v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m)
-            == (lay.kind, lay.form, lay.stype, lay.m)]
+    rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if not lay.sparse
+            and (v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m,
+                 datapath_row(v.datapath)[2])
+            == (lay.kind, lay.form, lay.stype, lay.m, lay.cta_group)]
     plants = [t for t in scale_row_tasks(rows) if t.mode == "experiment"
               and (t.plant in B_PLANTS) == (which == 1)]
     h, op = tc_scale_hash(lay), f"scale_{lay.operand}"

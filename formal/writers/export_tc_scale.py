@@ -19,9 +19,11 @@ tensor memory (``place_fields`` names the columns).  A worked example, ``.kind::
      "place_fields": ["lane", "column", "byte"],
      "places": [[...], [...], [...], [..., 1, 1, 3, ...]]}  (places[3][3 * 33:3 * 34])
 
-A factor without ``half`` is copied into the lane of all four 32-lane partitions.  The export's
-``tc_scale`` list holds the one-CTA dense layouts (``catalog_tc_scale_records``: the ones a
-one-CTA run reads, M = 128 and 64).  ``map_hash`` is ``base.hashes.cell_table_hash`` of the
+A factor without ``half`` is copied into the lane of all four 32-lane partitions (with
+``half``: partitions 2h and 2h + 1), and one without ``cta`` into each CTA of a pair.  The
+export's ``tc_scale`` list holds the dense layouts (``catalog_tc_scale_records``): one CTA's at
+M = 128 and 64, and a pair's (``.cta_group::2``, M = 256 and M = 128) -- the pair's M = 128
+scale_A has ``place_fields`` ``["lane", "column", "byte", "cta"]``, four numbers a factor.  ``map_hash`` is ``base.hashes.cell_table_hash`` of the
 places (a row object a factor at each ID: sf_id, row, col, lane, column, byte, and cta / half
 where stated), the name a run's evidence gives the scale layout it placed the factors by.
 """
@@ -64,9 +66,9 @@ def tc_scale_record(lay: TcScaleLayout) -> dict[str, Any]:
 
 
 def tc_scale_records(layouts: Sequence[TcScaleLayout]) -> list[dict[str, Any]]:
-    """``tc_scale_record`` of each one-CTA dense layout read without a fault, in order."""
-    return [tc_scale_record(lay) for lay in layouts
-            if not lay.faults and lay.cta_group == 1 and not lay.sparse]
+    """``tc_scale_record`` of each dense layout (one CTA's and a pair's) read without a fault,
+    in order."""
+    return [tc_scale_record(lay) for lay in layouts if not lay.faults and not lay.sparse]
 
 
 def catalog_tc_scale_layouts() -> tuple[TcScaleLayout, ...]:
@@ -80,7 +82,7 @@ def catalog_tc_scale_layouts() -> tuple[TcScaleLayout, ...]:
 
 
 def catalog_tc_scale_records() -> list[dict[str, Any]]:
-    """The embedded catalog's one-CTA dense tcgen05 scale layouts as export records."""
+    """The embedded catalog's dense tcgen05 scale layouts as export records."""
     return tc_scale_records(catalog_tc_scale_layouts())
 
 
