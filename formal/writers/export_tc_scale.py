@@ -23,9 +23,10 @@ A factor without ``half`` is copied into the lane of all four 32-lane partitions
 ``half``: partitions 2h and 2h + 1), and one without ``cta`` into each CTA of a pair.  The
 export's ``tc_scale`` list holds the dense layouts (``catalog_tc_scale_records``): one CTA's at
 M = 128 and 64, and a pair's (``.cta_group::2``, M = 256 and M = 128) -- the pair's M = 128
-scale_A has ``place_fields`` ``["lane", "column", "byte", "cta"]``, four numbers a factor.  ``map_hash`` is ``base.hashes.cell_table_hash`` of the
-places (a row object a factor at each ID: sf_id, row, col, lane, column, byte, and cta / half
-where stated), the name a run's evidence gives the scale layout it placed the factors by.
+scale_A has ``place_fields`` ``["lane", "column", "byte", "cta"]``, four numbers a factor.
+``map_hash`` is ``base.hashes.cell_table_hash`` of the places (a row object a factor at each
+ID: sf_id, row, col, lane, column, byte, and cta / half where stated), the name a run's
+evidence gives the scale layout it placed the factors by.
 """
 
 from __future__ import annotations
