@@ -84,9 +84,10 @@ def test_the_gpu_export_records_are_the_exports_values() -> None:
     smem = api.smem_export()
     text = json.loads(to_json(fixed.layouts, plain.layouts, smem, catalog_device_records()))
     # the layouts, then the shared-memory records the catalog runs are built from, then the
-    # block-scale factor maps and the data paths
+    # block-scale factor maps, the data paths, the sparse metadata and the tcgen05 scale factors
+    # (one CTA's 36 and a pair's 36)
     assert records == expand(text["layouts"]) + text["smem"] + text["scale"] + \
         text["datapath"] + text["meta"] + text["tc_scale"] and errata == text["errata"]
-    assert len(records) == len(fixed.layouts) + len(smem) + 10 + 7 + 19 + 36 and errata and \
+    assert len(records) == len(fixed.layouts) + len(smem) + 10 + 7 + 19 + 72 and errata and \
         len(smem) == 20 + 12  # the wgmma layouts, the K-major tcgen05 ones
     assert all(isinstance(r["cells"], list) for r in records if "cells" in r)
