@@ -116,11 +116,13 @@ def test_a_pairs_scale_layouts_judged_by_the_layout_b_rows(
 
 
 def _rows_swapped(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``records`` whose SFA layout holds rows 0 and 5 in each other's places, at every ID."""
+    """``records`` whose SFA layout holds rows 0 and 1 in each other's places, at every ID
+    (the runs draw those two rows' factors unequal, ``tcgen05_scale.draw_factors``: rows 0 and
+    5 were equal about once in 49 runs, and then nothing differed)."""
     out = copy.deepcopy(records)
     rec = next(r for r in out if r.get("id") == SFA)
     for p in rec["places"]:  # two factors a row: row r's at 6r .. 6r + 5
-        p[0:6], p[30:36] = p[30:36], p[0:6]
+        p[0:6], p[6:12] = p[6:12], p[0:6]
     return out
 
 
@@ -134,7 +136,7 @@ def test_a_device_whose_layout_differs_refutes_it_with_a_cell(
     cex = v.counterexample
     assert cex["variant"].endswith(f"{ROWS}.sf0_0") and cex["sf_id"] == 0
     assert cex["hash"] == tc_scale_hash(layouts[SFA])
-    assert cex["d_cell"][0] in (0, 5) and 0 <= cex["d_cell"][1] < 64
+    assert cex["d_cell"][0] in (0, 1) and 0 <= cex["d_cell"][1] < 64
     assert "at scale factor ID 0: " in v.message and "cells of D differ" in v.message
     _result, findings = prove_tc_scale(layouts[SFA], None, ev)
     assert [f.kind for f in findings if f.severity == "error"] == ["block-scale-hardware"]
