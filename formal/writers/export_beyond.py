@@ -208,20 +208,30 @@ def export_beyond(queries: Sequence[str], fmt: str) -> str:
     return records_text(out) + "\n"
 
 
-def export_command(args: Any, write: Callable[[str, str | None], None]) -> int | None:
-    """``ptxlayout export ID ...`` where every id is one of these families' (None for any
-    other command or id, which ``export`` itself answers; the catalog's only, so None with
-    ``--doc`` or ``--no-catalog``): the records written by ``write(text, output)``, exit 0; a
-    format they lack or an id that names none is one line on stderr, exit 2."""
+def ids_export_command(args: Any, write: Callable[[str, str | None], None],
+                       belongs: Callable[[str], Any],
+                       render: Callable[[list[str], str], str],
+                       refused: type[ValueError] = ValueError) -> int | None:
+    """``ptxlayout export ID ...`` where every id ``belongs`` to one family of the catalog
+    (None for any other command or id, and with ``--doc`` or ``--no-catalog``):
+    ``render(ids, format)`` written by ``write(text, output)``, exit 0; a ``refused`` error (a
+    format without meaning, an id that names none) is one line on stderr, exit 2."""
     ids = list(getattr(args, "ids", None) or [])
-    if getattr(args, "docs", None) or getattr(args, "no_catalog", False) or not ids \
-            or not all(map(export_family, ids)):
+    if getattr(args, "command", None) != "export" or not ids or getattr(args, "docs", None) \
+            or getattr(args, "no_catalog", False) or not all(map(belongs, ids)):
         return None
     try:
-        text = export_beyond(ids, args.format)
-    except FormatError as exc:
+        text = render(ids, args.format)
+    except refused as exc:
         print(f"ptxlayout: {exc}", file=sys.stderr)
         return 2
     write(text, getattr(args, "output", None))
     return 0
+
+
+def export_command(args: Any, write: Callable[[str, str | None], None]) -> int | None:
+    """``ptxlayout export ID ...`` where every id is one of these families'
+    (``ids_export_command`` with ``export_family`` and ``export_beyond``; a format they lack
+    raises ``FormatError``)."""
+    return ids_export_command(args, write, export_family, export_beyond, FormatError)
 

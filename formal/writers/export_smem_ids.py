@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -288,17 +287,6 @@ def export_smem_entries(queries: Sequence[str], fmt: str) -> str:
 
 def smem_entry_command(args: Any, write: Callable[[str, str | None], None]) -> int | None:
     """``ptxlayout export ID ...`` where every id is an example, canonical form, descriptor
-    table or K slice of the catalog (None otherwise): the export written, exit 0; an id that
-    names none or a format without meaning for one is one line on stderr, exit 2."""
-    ids = list(getattr(args, "ids", None) or [])
-    if getattr(args, "command", None) != "export" or not ids \
-            or getattr(args, "docs", None) or getattr(args, "no_catalog", False) \
-            or not all(map(is_smem_entry_query, ids)):
-        return None
-    try:
-        text = export_smem_entries(ids, args.format)
-    except ValueError as exc:
-        print(f"ptxlayout: {exc}", file=sys.stderr)
-        return 2
-    write(text, getattr(args, "output", None))
-    return 0
+    table or K slice of the catalog (``export_beyond.ids_export_command``; None otherwise)."""
+    from .export_beyond import ids_export_command
+    return ids_export_command(args, write, is_smem_entry_query, export_smem_entries)
