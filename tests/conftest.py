@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -297,6 +297,21 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
 # The default profile derandomizes (the same cases on every run, so CI is reproducible) and
 # keeps no example database.  PTXLAYOUT_HYPOTHESIS=explore draws fresh random cases and keeps
 # its database in the system's temporary folder, outside the repository.
+
+@pytest.fixture
+def parse_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A cache folder of the test's own with the cache on, and the parse stage's memo of
+    readings empty before and after (the kept parses' tests: test_parse_kept,
+    test_family_kept)."""
+    from formal.base import cache as caches
+    from formal.parse.grammars import clear_memo
+    where = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
+    caches.enable()
+    clear_memo()
+    yield where
+    clear_memo()
+
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402

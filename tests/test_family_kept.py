@@ -8,7 +8,7 @@ would not read back as the same value (a Lark ``Token``, not a ``str``) is not k
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,6 @@ import lark
 import pytest
 
 from formal import catalog
-from formal.base import cache
 from formal.parse import kept
 from formal.parse.block_scale import read_block_scale
 from formal.parse.grammars import clear_memo
@@ -52,16 +51,6 @@ IDS = ["smem", "k-slices", "block-scale", "block-scale-tcgen05", "tc-meta", "tc-
        "tc-sparse"]
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
-    cache.enable()
-    clear_memo()
-    yield where
-    clear_memo()
-
-
 def _text(doc: str) -> str:
     return (catalog.CATALOG_DIR / doc).read_text(encoding="utf-8") if doc else SPARSE
 
@@ -89,12 +78,12 @@ def _findings(got: Any) -> Any:
 
 @pytest.mark.parametrize(("read", "reader", "doc", "holds"), READERS, ids=IDS)
 def test_a_kept_reading_is_lark_s_reading_without_lark(
-        cache_dir: Path, monkeypatch: pytest.MonkeyPatch, read: Callable[[str, str], Any],
+        parse_cache_dir: Path, monkeypatch: pytest.MonkeyPatch, read: Callable[[str, str], Any],
         reader: str, doc: str, holds: str) -> None:
     text = _text(doc)
     first = read(text, doc or "sparse.md")
     assert first  # the reader found something in it
-    entry = json.loads(_entry(cache_dir, text, reader).read_text(encoding="utf-8"))
+    entry = json.loads(_entry(parse_cache_dir, text, reader).read_text(encoding="utf-8"))
     assert entry["schema"] == kept.SCHEMA
     assert holds in json.dumps(entry["kept"], separators=(",", ":"))
     clear_memo()
@@ -118,11 +107,11 @@ def test_a_kept_reading_is_lark_s_reading_without_lark(
 @pytest.mark.parametrize(("read", "reader", "doc"),
                          [(r[0], r[1], r[2]) for r in READERS], ids=IDS)
 def test_an_unsound_entry_is_ignored_and_written_again(
-        cache_dir: Path, capsys: pytest.CaptureFixture[str], damage: Any,
+        parse_cache_dir: Path, capsys: pytest.CaptureFixture[str], damage: Any,
         read: Callable[[str, str], Any], reader: str, doc: str) -> None:
     text = _text(doc)
     want = read(text, doc or "sparse.md")
-    path = _entry(cache_dir, text, reader)
+    path = _entry(parse_cache_dir, text, reader)
     good = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(damage(good), encoding="utf-8")
     path.chmod(0o600)
@@ -168,7 +157,7 @@ def test_a_stale_entry_is_another_key(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_a_refused_cell_is_kept_as_its_refusal(
-        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        parse_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A layout cell the grammar refuses is remembered as refused: the same ValueError again,
     without Lark."""
     text = "Swizzle<1,4,3> o ((8,2):(1"

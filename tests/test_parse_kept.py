@@ -6,7 +6,6 @@ written again."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,6 @@ from formal.parse.grammars import clear_memo
 from formal.text.read import read_path
 
 DOC = "dense-integer.md"
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
-    cache.enable()
-    clear_memo()
-    yield where
-    clear_memo()
 
 
 def _doc() -> document.Document:
@@ -53,11 +42,11 @@ def _no_lark(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_kept_parse_gives_the_same_document_without_lark(
-        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        parse_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     doc = _doc()
     first = document.parse_document(doc)
     assert not first.findings  # every line and cell of this document parses
-    entry = json.loads(_entry(cache_dir).read_text(encoding="utf-8"))
+    entry = json.loads(_entry(parse_cache_dir).read_text(encoding="utf-8"))
     assert entry["schema"] == kept.SCHEMA
     lines = {" ".join(t.split()): v for t, v in entry["kept"]["pseudo"]}
     line = lines["groupID = %laneid >> 2"]
@@ -88,10 +77,10 @@ def _edited(e: dict[str, object], key: str, value: object) -> dict[str, object]:
                           "content": kept._digest(x["kept"])}),
 ], ids=["not-json", "foreign-key", "edited", "unknown-class", "unknown-field"])
 def test_an_unsound_entry_is_ignored_and_written_again(
-        cache_dir: Path, capsys: pytest.CaptureFixture[str], damage: object) -> None:
+        parse_cache_dir: Path, capsys: pytest.CaptureFixture[str], damage: object) -> None:
     doc = _doc()
     want = document.parse_document(doc)
-    path = _entry(cache_dir)
+    path = _entry(parse_cache_dir)
     good = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(damage(good), encoding="utf-8")  # type: ignore[operator]
     path.chmod(0o600)
@@ -108,14 +97,14 @@ def test_a_value_outside_the_syntax_is_not_kept() -> None:
     assert kept.parses_of_entry(entry, "another") is None
 
 
-def test_no_cache_writes_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_cache_writes_nothing(parse_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
     document.parse_document(_doc())
-    assert not cache_dir.exists()
+    assert not parse_cache_dir.exists()
 
 
 def test_a_line_that_does_not_parse_is_kept_with_its_finding(
-        cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        parse_cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A refused line or cell is kept as its one finding (``syntax.Unread``): the next run
     reports the same finding, at the same line and column, without asking Lark."""
     text = (catalog.CATALOG_DIR / DOC).read_text(encoding="utf-8")
@@ -132,7 +121,7 @@ def test_a_line_that_does_not_parse_is_kept_with_its_finding(
     refused = [f for f in first.findings if f.kind == "parse"]
     assert len(refused) == 1 and "expected" in refused[0].message
     assert refused[0].span.line == 18 and "expected ')'" in refused[0].message
-    entry = json.loads(_entry(cache_dir).read_text(encoding="utf-8"))
+    entry = json.loads(_entry(parse_cache_dir).read_text(encoding="utf-8"))
     kinds = [v["c"] for _t, v in entry["kept"]["pseudo"]]
     assert kinds.count("Unread") == 1
     clear_memo()
@@ -142,7 +131,7 @@ def test_a_line_that_does_not_parse_is_kept_with_its_finding(
 
 
 def test_a_tensor_memory_section_is_kept_with_its_places(
-        cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        parse_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """tcgen05's sections (formal/parse/tmem.py): each fact kept with the pieces of text it
     holds as slices of the text it was read from, placed back on the same places."""
     from formal.parse import tmem
@@ -157,7 +146,7 @@ def test_a_tensor_memory_section_is_kept_with_its_places(
     assert any(isinstance(x, SourceText) for f in facts for _k, v in f.values
                for row in (v if isinstance(v, tuple) else ()) if isinstance(row, tuple)
                for x in row)  # rows that carry their own text: kept as slices
-    entry = json.loads(_entry(cache_dir).read_text(encoding="utf-8"))
+    entry = json.loads(_entry(parse_cache_dir).read_text(encoding="utf-8"))
     kept_facts = [v for _t, start, v in entry["kept"]["prose"]
                   if start.startswith("tmem:") and v is not None and v.get("c") == "TmemFact"]
     assert kept_facts and all("src" not in v["f"] for v in kept_facts)
