@@ -17,16 +17,11 @@ from formal.base.matrix_variants import TMEM_VARIANTS
 
 from .tmem_hand import BY_ATOM
 from .wheel import cutlass_include as _include
+from .wheel import header_block
 
 TRAITS = "cute/atom/copy_traits_sm100.hpp"
 ARCH = "cute/arch/copy_sm100.hpp"
 ALLOC = "cute/arch/tmem_allocator_sm100.hpp"
-
-
-def _block(text: str, head: str) -> str:
-    """The text of one struct of a real header, from ``head`` to its closing ``};``."""
-    i = text.index(head)
-    return text[i:text.index("\n};", i) + 3]
 
 
 def _trimmed(tmp_path: Path, atoms: list[str], edit: tuple[str, str] | None = None,
@@ -37,8 +32,9 @@ def _trimmed(tmp_path: Path, atoms: list[str], edit: tuple[str, str] | None = No
     inc = _include()
     traits = (inc / TRAITS).read_text(encoding="utf-8")
     arch = (inc / ARCH).read_text(encoding="utf-8")
-    t_body = "\n".join(_block(traits, f"template <>\nstruct Copy_Traits<{a}>") for a in atoms)
-    a_body = "\n".join(_block(arch, f"struct {a}\n{{") for a in atoms)
+    t_body = "\n".join(header_block(traits, f"template <>\nstruct Copy_Traits<{a}>",
+                                     template=False) for a in atoms)
+    a_body = "\n".join(header_block(arch, f"struct {a}\n{{", template=False) for a in atoms)
     files = {
         TRAITS: f"#include <{ARCH}>\n#include <{ALLOC}>\nnamespace cute {{\n{t_body}\n}}\n",
         ARCH: f"namespace cute {{\n{a_body}\n}}\n",

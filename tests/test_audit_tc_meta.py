@@ -18,6 +18,7 @@ from formal.audit.project import tc_meta_spec_layouts
 from formal.audit.tc_meta import ELEMENT_BITS, TcMetaComparison, audit_tc_meta_env
 
 from .wheel import cutlass_include as _include
+from .wheel import header_block
 
 TRAITS = "cute/atom/mma_traits_sm100.hpp"
 ARCH = "cute/arch/mma_sm100_umma.hpp"
@@ -26,24 +27,17 @@ F16, TF32_PAIR, F4 = ("SM100_MMA_F16BF16_SS_SPARSE", "SM100_MMA_TF32_2x1SM_SS_SP
                       "SM100_MMA_MXF4NVF4_SS_SPARSE")
 
 
-def _block(text: str, head: str, template: bool = True) -> str:
-    """One struct of a real header, from its ``template <`` (or ``head``) to its ``};``."""
-    i = text.index(head)
-    start = text.rindex("template <", 0, i) if template else i
-    return text[start:text.index("\n};", i) + 3]
-
-
 def _trimmed(tmp_path: Path, atoms: list[str], edit: tuple[str, str] | None = None) \
         -> list[TcMetaComparison]:
     inc = _include()
     traits = (inc / TRAITS).read_text(encoding="utf-8")
     arch = (inc / ARCH).read_text(encoding="utf-8")
-    frg = _block(traits, FRAGMENT)
+    frg = header_block(traits, FRAGMENT)
     if edit is not None:
         assert frg.count(edit[0]) == 1, edit[0]
         frg = frg.replace(*edit)
-    t_body = "\n".join(_block(traits, f"struct MMA_Traits<{a}<") for a in atoms)
-    a_body = "\n".join(_block(arch, f"struct {a}\n{{") for a in atoms)
+    t_body = "\n".join(header_block(traits, f"struct MMA_Traits<{a}<") for a in atoms)
+    a_body = "\n".join(header_block(arch, f"struct {a}\n{{") for a in atoms)
     files = {TRAITS: f"#include <{ARCH}>\nnamespace cute {{\nnamespace UMMA {{\n{frg}\n}}\n"
                      f"{t_body}\n}}\n",
              ARCH: f"namespace cute {{\n{a_body}\n}}\n"}
@@ -97,7 +91,7 @@ def test_a_mutated_fragment_differs_at_the_hand_computed_bit(tmp_path: Path) -> 
 def test_the_element_widths_are_the_fragments_pointers() -> None:
     """``ELEMENT_BITS`` is 8 / S of the ``sparse_elem<S, uint8_t>`` each ``sizeof_bits``
     branch of the wheel's ``tmem_e_frg::make`` returns (the reader keeps no ``return``)."""
-    frg = re.sub(r"\s", "", _block((_include() / TRAITS).read_text(encoding="utf-8"),
+    frg = re.sub(r"\s", "", header_block((_include() / TRAITS).read_text(encoding="utf-8"),
                                    FRAGMENT))
     branches = frg.split("sizeof_bits<ValueType>::value==")[1:]
     got = {}

@@ -17,6 +17,7 @@ from formal.audit.project import tc_scale_spec_layouts
 from formal.audit.tc_scale import TcScaleComparison, audit_tc_scale_env, cute_factor_places
 
 from .wheel import cutlass_include as _include
+from .wheel import header_block
 
 TRAITS = "cute/atom/mma_traits_sm100.hpp"
 ARCH = "cute/arch/mma_sm100_umma.hpp"
@@ -25,25 +26,18 @@ DENSE, SPARSE, K96 = ("SM100_MMA_MXF4_2x1SM_SS", "SM100_MMA_MXF4NVF4_2x1SM_SS_SP
                       "SM103_MXF4_ULTRA_SS_VS")
 
 
-def _block(text: str, head: str, template: bool = True) -> str:
-    """One struct of a real header, from its ``template <`` (or ``head``) to its ``};``."""
-    i = text.index(head)
-    start = text.rindex("template <", 0, i) if template else i
-    return text[start:text.index("\n};", i) + 3]
-
-
 def _trimmed(tmp_path: Path, atoms: list[str], edit: tuple[str, str] | None = None) \
         -> list[TcScaleComparison]:
     inc = _include()
     traits = (inc / TRAITS).read_text(encoding="utf-8")
     arch = (inc / ARCH).read_text(encoding="utf-8")
-    frg = _block(traits, FRAGMENT, template=False)
+    frg = header_block(traits, FRAGMENT, template=False)
     if edit is not None:
         assert frg.count(edit[0]) == 1, edit[0]
         frg = frg.replace(*edit)
     names = {a: a.replace("SM103_", "SM103::SM103_") for a in atoms}
-    t_body = "\n".join(_block(traits, f"struct MMA_Traits<{names[a]}<") for a in atoms)
-    a_body = "\n".join(_block(arch, f"struct {a}\n{{") for a in atoms)
+    t_body = "\n".join(header_block(traits, f"struct MMA_Traits<{names[a]}<") for a in atoms)
+    a_body = "\n".join(header_block(arch, f"struct {a}\n{{") for a in atoms)
     files = {TRAITS: f"#include <{ARCH}>\nnamespace cute {{\nnamespace UMMA {{\n{frg}\n}}\n"
                      f"{t_body}\n}}\n",
              ARCH: f"namespace cute {{\n{a_body}\n}}\n"}

@@ -18,3 +18,11 @@ def cutlass_include() -> Path:
             pytest.fail("CI needs the nvidia-cutlass wheel: pip install 'ptxlayout[cutlass]'")
         pytest.skip("nvidia-cutlass is not installed")
     return Path(inc)
+
+
+def header_block(text: str, head: str, template: bool = True) -> str:
+    """One struct of a real header: from the ``template <`` before ``head`` (or from ``head``
+    itself) to its closing ``};``."""
+    i = text.index(head)
+    start = text.rindex("template <", 0, i) if template else i
+    return text[start:text.index("\n};", i) + 3]
