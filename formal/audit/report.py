@@ -102,32 +102,23 @@ def audit_text(audit: Audit, verbose: bool = False) -> str:
         shown += 1
         out.append(f"{r.atom.file}:{r.atom.line}: {r.atom.name}  {r.instruction or '?'}")
         out.extend(_line(r, e) for e in (r.entries if verbose else odd))
-    odd_scales = [sc for sc in audit.scales if sc.verdict != "equal" or verbose]
-    for sc in odd_scales:
-        if not shown:
-            out.append("")
-        shown += 1
-        out.append(f"{sc.file}:{sc.line}: {sc.atom}  block-scale factors")
-        out.append(_scale_line(sc))
-    for tc in audit.tc_scales:
-        if tc.verdict == "equal" and not verbose:
+    # the factor and metadata comparisons: one heading and one line each, unequal ones only
+    # unless verbose
+    rows: list[tuple[Any, str, str]] = [(sc, "block-scale factors", _scale_line(sc))
+                                        for sc in audit.scales]
+    rows += [(tc, "tcgen05 scale factors", f"  SF{tc.operand} M {tc.m} VS {tc.vs} {tc.verdict} "
+              f"vs spec ({tc.spec or '?'}): {tc.why}") for tc in audit.tc_scales]
+    rows += [(me, "tcgen05 sparse metadata", f"  E M {me.m} .kind::{me.kind}"
+              + (f" sel {me.selector}" if me.selector is not None else "")
+              + f" {me.verdict} vs spec ({me.spec or '?'}): {me.why}") for me in audit.tc_metas]
+    for c, what, line in rows:
+        if c.verdict == "equal" and not verbose:
             continue
         if not shown:
             out.append("")
         shown += 1
-        out.append(f"{tc.file}:{tc.line}: {tc.atom}  tcgen05 scale factors")
-        out.append(f"  SF{tc.operand} M {tc.m} VS {tc.vs} {tc.verdict} vs spec "
-                   f"({tc.spec or '?'}): {tc.why}")
-    for me in audit.tc_metas:
-        if me.verdict == "equal" and not verbose:
-            continue
-        if not shown:
-            out.append("")
-        shown += 1
-        out.append(f"{me.file}:{me.line}: {me.atom}  tcgen05 sparse metadata")
-        out.append(f"  E M {me.m} .kind::{me.kind}"
-                   + (f" sel {me.selector}" if me.selector is not None else "")
-                   + f" {me.verdict} vs spec ({me.spec or '?'}): {me.why}")
+        out.append(f"{c.file}:{c.line}: {c.atom}  {what}")
+        out.append(line)
     s = audit.summary()
     ops = s["operands"]
     quiet = sum(1 for r in audit.results if all(e.verdict == "equal" for e in r.entries))
