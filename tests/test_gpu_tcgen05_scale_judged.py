@@ -150,8 +150,9 @@ def test_a_layout_changed_since_the_run_is_stale(records: list[dict[str, Any]],
                                                  tmp_path: Path) -> None:
     ev = _run(records, records, tmp_path)
     lay = layouts[SFA]
+    # the placements changed, and with them the array the prover reads (none: read from them)
     moved = replace(lay, every=tuple((s, ((0, 0, 5, 0, s, 0, 0), *ps[1:]))
-                                     for s, ps in lay.every))
+                                     for s, ps in lay.every), table=None)
     v = scale_hardware(moved, ev)
     assert v.status == "unconfirmed" and v.message.startswith(
         "at scale factor ID 0: stale: the evidence's 5 runs of its rows (the last on fake device")

@@ -240,6 +240,40 @@ def test_each_place_evaluated_over_the_matrix_equals_the_walk_point_by_point(
     op = read_block_scale(_mutate(*odd[0]), "t.md").tc_sections[0].operands[0]
     lane = {p[0]: p[2] for p in T._placed({d.name: d for d in op.program.definitions}, op, 0)}
     assert (lane[0], lane[67], lane[70]) == (-23, -1, 0)  # C truncates: -70 / 3 is -23
+
+def test_the_hash_written_from_arrays_is_the_hash_of_a_dict_a_row() -> None:
+    """prove.tc_scale.tc_scale_hash writes its rows from the placement arrays; the reference
+    is ``cell_table_hash`` of a dict a row: the same hash for every catalog operand (a pair's
+    with its ``cta`` and ``half``), for the same layouts walked point by point (no array), and
+    for a mutant whose lanes are negative and whose bytes lie 2**70 apart (rows written one by
+    one)."""
+    from dataclasses import replace
+
+    from formal.base.hashes import cell_table_hash
+    from formal.prove.tc_scale import tc_scale_hash
+
+    def by_rows(lay: object) -> str:
+        more = [(f, i) for f, i in (("cta", 5), ("half", 6))
+                if lay.cta_group > 1 and lay.states(f)]  # type: ignore[attr-defined]
+        names = ("sf_id", "row", "col", "lane", "column", "byte", *(f for f, _i in more))
+        rows = [dict(zip(names, (s, *p[:5], *(p[i] for _f, i in more)), strict=True))
+                for s in lay.sf_ids for p in lay.placed(s)]  # type: ignore[attr-defined]
+        return cell_table_hash("tcgen05.block_scale", lay.shape, lay.id,  # type: ignore
+                               "places", rows)
+    lays = tc_scale_layouts(block_scale_catalog("tcgen05"))
+    assert len(lays) == 82 and all(lay.table is not None for lay in lays)
+    assert sum(lay.cta_group > 1 and lay.states("half") for lay in lays) > 0
+    for lay in lays:
+        want = by_rows(lay)
+        assert tc_scale_hash(lay) == want, lay.id
+        assert tc_scale_hash(replace(lay, table=None)) == want, lay.id
+    assert len({tc_scale_hash(lay) for lay in lays}) == 82
+    for old, new in (("lane   = row % 32", "lane   = (row - 70) / 3 % 32"),
+                     ("byte   = sf_id + block", "byte   = (block << 70) + sf_id")):
+        lay = tc_scale_layouts(read_block_scale(_mutate(old, new), "t.md"))[0]
+        assert tc_scale_hash(lay) == by_rows(lay) != tc_scale_hash(lays[0]), new
+
+
 # ---- M = 64 and the pair of M = 256 (.cta_group::2): placements and their mutations ----------
 
 TITLE_M64 = ("## Block scaling for tcgen05.mma .kind::mxf4 .scale_vec::2X .ue8m0 with M=64, "
