@@ -143,12 +143,17 @@ def test_z3_answers_kept_between_runs_only_confirm_the_enumeration(
                if v.name not in ("organization", "hardware"))
     asked, walked = [], []
     monkeypatch.setattr(z3.Solver, "check", lambda self, *a: asked.append(1))
-    real = P._collision
-    monkeypatch.setattr(P, "_collision", lambda *a: walked.append(1) or real(*a))
+    real = P._every_n
+
+    def every_n(dp: Any) -> Any:  # every cell of every N, counted
+        held = real(dp)
+        walked.append(len(held.d))
+        return held
+    monkeypatch.setattr(P, "_every_n", every_n)
     again = [P.prove_datapath(dp)[0] for dp in dps]
     assert [r.verdicts for r in again] == [r.verdicts for r in first]
-    assert not asked and len(walked) == 2 * sum(len(dp.ns) * len(P._alignments(dp))
-                                                for dp in dps)
+    assert not asked and walked == [sum(len(P.datapath_cells(dp, n)["block"]) for n in dp.ns)
+                                    for dp in dps]
     monkeypatch.undo()
     monkeypatch.setattr(P, "z3_unsat", lambda *a: True)
     code, rep, _line = _mutant(tmp_path, "| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",

@@ -5,8 +5,10 @@ at every N its mma takes; and a bound's value in integers is ``int(Fraction)``'s
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
+import pytest
 
 from formal.api import datapath_catalog
 from formal.model.datapath import DataPath, at, datapath_cells
@@ -73,3 +75,77 @@ def test_a_block_of_no_columns_and_a_layout_of_no_blocks_hold_no_cells() -> None
     bare = datapath_cells(DataPath(dp.layout, dp.m, dp.title, (), dp.cta_group, dp.ns), 64)
     assert sorted(bare) == ["block", "cta", "dcol", "lane", "row", "tcol"]
     assert all(v.dtype == np.int64 and v.shape == (0,) for v in bare.values())
+
+
+def test_every_n_at_once_is_each_n_one_after_another() -> None:
+    """``datapath_runs`` of every N, laid out cell by cell (``run_cells``), is
+    ``datapath_cells`` at each N, concatenated, each run's N named by its index; a bound too
+    large for int64's products is evaluated in Python's integers, as ``at`` does, and gives
+    the block-by-block map too."""
+    from formal.model.datapath import datapath_runs, run_cells
+    for dp in datapath_catalog():
+        for align in (0, 16):
+            runs = datapath_runs(dp, dp.ns, align)
+            run, j = run_cells(runs)
+            for key in ("block", "cta", "lane", "tcol", "row", "dcol"):
+                want = np.concatenate([datapath_cells(dp, n, align)[key] for n in dp.ns])
+                got = runs[key][run] + (j if key in ("tcol", "dcol") else 0)
+                assert np.array_equal(got, want), (dp.layout, key)
+            sizes = [len(datapath_cells(dp, n)["block"]) for n in dp.ns]
+            assert runs["n"][run].tolist() == [k for k, s in enumerate(sizes) for _ in range(s)]
+    dp = datapath_catalog()[0]
+    b, n = dp.blocks[0], dp.ns[-1]
+    big = 1 << 40  # (2**40 + 1) / 2**40 * N truncates to N below 2**40: column 0 at N - N
+    assert b.tcols[0] == (Fraction(0), 0)
+    wide = type(b)(b.cta, b.warp, b.lanes, ((Fraction(big + 1, big), -n), b.tcols[1]), b.rows,
+                   b.dcols, b.src)
+    odd = DataPath(dp.layout, dp.m, dp.title, (wide, *dp.blocks[1:]), dp.cta_group, dp.ns)
+    got = datapath_cells(odd, n)
+    assert {k: v.tolist() for k, v in got.items()} == _block_by_block(odd, n, 0) \
+        == _block_by_block(dp, n, 0)
+
+
+def _edits(dp: DataPath) -> list[DataPath]:
+    """``dp`` and three edits of it: a block's rows moved onto another's (two blocks on cells
+    of D, the rows it held uncovered), its TMEM columns shifted by one (two blocks on a TMEM
+    cell where another block follows), and a block dropped (cells uncovered)."""
+    b = dp.blocks[-1]
+    other = dp.blocks[0]
+    rows = type(b)(b.cta, b.warp, b.lanes, b.tcols, other.rows, b.dcols, b.src)
+    shifted = type(b)(b.cta, b.warp, b.lanes, ((b.tcols[0][0], b.tcols[0][1] + 1),
+                                               (b.tcols[1][0], b.tcols[1][1] + 1)),
+                      b.rows, b.dcols, b.src)
+    return [dp, *(DataPath(dp.layout, dp.m, dp.title, blocks, dp.cta_group, dp.ns)
+                  for blocks in ((*dp.blocks[:-1], rows), (*dp.blocks[:-1], shifted),
+                                 dp.blocks[:-1]))]
+
+
+def test_every_n_at_once_decides_as_each_n_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """prove.datapath reads the map at every N at once (``datapath_runs``) and looks N by N
+    only where that finds a fault: for every catalog layout and three edits of each, the
+    three answers at once are the N-by-N answers at every alignment, and every verdict and
+    finding of ``prove_datapath`` is the one the N-by-N search alone gives."""
+    import formal.prove.datapath as P
+    faults = 0
+    dps = datapath_catalog()
+    for dp in dps:
+        for x in _edits(dp):
+            held = P._every_n(x)
+            each = [datapath_cells(x, n, a) for n in x.ns for a in P._alignments(x)]
+            sound = P._first(x, partial(P._range_bad, x)) is None
+            if not sound:
+                continue
+            assert held.d_distinct() == all(
+                P._collision(c, x, ("row", "dcol")) is None for c in each), x.layout
+            assert held.tmem_distinct() == all(
+                P._collision(c, x, ("cta", "lane", "tcol")) is None for c in each), x.layout
+            assert held.covers() == all(P._uncovered(datapath_cells(x, n), x, n) is None
+                                        for n in x.ns), x.layout
+            faults += not (held.d_distinct() and held.tmem_distinct() and held.covers())
+            fast = P.prove_datapath(x)
+            with monkeypatch.context() as m:
+                m.setattr(P._EveryN, "d_distinct", lambda self: False)
+                m.setattr(P._EveryN, "tmem_distinct", lambda self: False)
+                m.setattr(P._EveryN, "covers", lambda self: False)
+                assert P.prove_datapath(x) == fast, x.layout
+    assert faults >= len(dps)  # the edits do break layouts: faults found both ways

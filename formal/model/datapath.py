@@ -121,29 +121,62 @@ def datapaths(parsed: Sequence[ParsedTmem]) -> list[DataPath]:
     return out
 
 
+_EXACT = 1 << 31  # a bound's numbers up to this: its value at any such N fits int64
+
+
 def datapath_cells(dp: DataPath, n: int, align: int = 0) -> dict[str, np.ndarray]:
     """The map at N = ``n``, one entry per TMEM cell a block holds: ``block`` (its index),
     ``cta``, ``lane`` (shifted by the lane alignment ``align``), ``tcol``, ``row``, ``dcol``."""
-    spans = []
-    for b in dp.blocks:
-        t0, t1 = b.tcol_range(n)
-        d0, _d1 = b.dcol_range(n)
-        spans.append((b, t0, d0, max(0, b.lanes[1] - b.lanes[0] + 1), max(0, t1 - t0 + 1)))
-    total = sum(nl * nc for *_r, nl, nc in spans)
-    out = {k: np.empty(total, dtype=np.int64)
-           for k in ("block", "cta", "lane", "tcol", "row", "dcol")}
-    at = 0
-    for k, (b, t0, d0, nl, nc) in enumerate(spans):  # each block's cells, lane-major
-        end = at + nl * nc
-        li, ci = np.repeat(np.arange(nl), nc), np.tile(np.arange(nc), nl)
-        out["block"][at:end] = k
-        out["cta"][at:end] = b.cta
-        out["lane"][at:end] = b.lanes[0] + align + li
-        out["tcol"][at:end] = t0 + ci
-        out["row"][at:end] = b.rows[0] + li
-        out["dcol"][at:end] = d0 + ci
-        at = end
-    return out
+    runs = datapath_runs(dp, (n,), align)
+    run, column = run_cells(runs)
+    return {k: runs[k][run] + (column if k in ("tcol", "dcol") else 0)
+            for k in ("block", "cta", "lane", "tcol", "row", "dcol")}
+
+
+def datapath_runs(dp: DataPath, ns: Sequence[int], align: int = 0) -> dict[str, np.ndarray]:
+    """The map at each N of ``ns`` as *runs*: one a (N, block, lane), N after N, each block's
+    lanes in order; a run is ``count`` cells, the block's TMEM columns from ``tcol`` on
+    holding D's columns from ``dcol`` on, all in TMEM lane ``lane`` (shifted by ``align``)
+    and row ``row`` of D; ``n`` is the index in ``ns`` of the run's N.  Layout E at N = 8,
+    its first block (lanes 0-31, TMEM columns 0-3, D[0-31][0-3]): 32 runs of 4 cells, run 5
+    lane 5, row 5, columns 0-3 of both.  ``run_cells`` lays the runs out cell by cell."""
+    nb = len(dp.blocks)
+    nv = np.asarray(ns, dtype=np.int64).reshape(-1, 1)  # (N, 1) against (1, block)
+
+    def value(k: int) -> np.ndarray:  # bound k (tcol lo, hi, dcol lo) of every block, each N
+        bounds = [(b.tcols[0], b.tcols[1], b.dcols[0])[k] for b in dp.blocks]
+        if max(abs(x) for f, c in bounds for x in (f.numerator, f.denominator, c, *ns)) \
+                > _EXACT:  # past what int64 multiplies exactly: in Python's integers
+            return np.array([[at(bd, n) for bd in bounds] for n in ns], dtype=np.int64)
+        q = np.array([f.numerator for f, _c in bounds], dtype=np.int64) * nv
+        d = np.array([f.denominator for f, _c in bounds], dtype=np.int64)
+        c = np.array([c for _f, c in bounds], dtype=np.int64)
+        return np.where(q >= 0, q // d, -(-q // d)) + c  # ``at``: truncated toward zero
+
+    if nb:
+        t0, t1, d0 = value(0), value(1), value(2)
+    else:
+        t0 = t1 = d0 = np.zeros((len(nv), 0), dtype=np.int64)
+    lane0 = np.array([b.lanes[0] for b in dp.blocks], dtype=np.int64)
+    lanes = np.maximum(0, np.array([b.lanes[1] for b in dp.blocks], dtype=np.int64) - lane0 + 1)
+    per = np.broadcast_to(lanes, t0.shape).reshape(-1)  # runs of each (N, block)
+    seg = np.repeat(np.arange(len(per)), per)  # the (N, block) of each run
+    li = np.arange(len(seg)) - (np.cumsum(per) - per)[seg]
+    block = seg % nb if nb else seg
+    return {"n": seg // nb if nb else seg, "block": block,
+            "cta": np.array([b.cta for b in dp.blocks], dtype=np.int64)[block],
+            "lane": lane0[block] + align + li,
+            "row": np.array([b.rows[0] for b in dp.blocks], dtype=np.int64)[block] + li,
+            "tcol": t0.reshape(-1)[seg], "dcol": d0.reshape(-1)[seg],
+            "count": np.maximum(0, t1 - t0 + 1).reshape(-1)[seg]}
+
+
+def run_cells(runs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(the run of each cell, its column within the run), the runs' cells one after another:
+    cell j of a run lies in TMEM column ``tcol + j`` and holds column ``dcol + j`` of D."""
+    count = runs["count"]
+    run = np.repeat(np.arange(len(count)), count)
+    return run, np.arange(len(run)) - (np.cumsum(count) - count)[run]
 
 
 def check_summary(rows: Sequence[SummaryRow]) -> list[Finding]:

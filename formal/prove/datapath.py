@@ -43,6 +43,8 @@ from ..model.datapath import (
     TmemBlock,
     block_place,
     datapath_cells,
+    datapath_runs,
+    run_cells,
 )
 from ..model.layout import Layout
 from .cache import z3_unsat
@@ -231,6 +233,66 @@ def _uncovered(c: dict[str, np.ndarray], dp: DataPath, n: int) -> dict[str, Any]
                                                 "col": int(miss[0][1])}}
 
 
+@dataclass(frozen=True)
+class _EveryN:
+    """The map at every N of its mma at once, each cell written as one number: D's cell
+    ``(N, row, column)`` in mixed radix, its TMEM cell ``(N, CTA, lane, TMEM column)``, and
+    its place in the M x N tiles of every N laid one after another.  Read only where every
+    block was proved inside D's tile and tensor memory (so every digit is below its radix)."""
+
+    d: np.ndarray
+    tmem: np.ndarray
+    tiled: np.ndarray
+    sizes: tuple[int, int, int]  # how many numbers each of the three can be
+
+    def d_distinct(self) -> bool:
+        return _all_distinct(self.d, self.sizes[0])
+
+    def tmem_distinct(self) -> bool:
+        return _all_distinct(self.tmem, self.sizes[1])
+
+    def covers(self) -> bool:
+        """Is every cell of every N's tile held?"""
+        if not _within(self.tiled, self.sizes[2]):
+            return False
+        held = np.zeros(self.sizes[2], dtype=bool)
+        held[self.tiled] = True
+        return bool(held.all())
+
+
+def _every_n(dp: DataPath) -> _EveryN:
+    """Every cell of ``dp`` at every N (``model.datapath.datapath_runs``), as ``_EveryN``: a
+    run's cells are consecutive numbers, its first number plus the cell's column in it."""
+    runs = datapath_runs(dp, dp.ns)
+    run, j = run_cells(runs)
+    ns = np.asarray(dp.ns, dtype=np.int64)
+    n, wide = ns[runs["n"]], int(ns.max()) if len(ns) else 0
+    tiles = dp.m * ns
+    first = {"d": (runs["n"] * dp.m + runs["row"]) * wide + runs["dcol"],
+             "tmem": ((runs["n"] * dp.cta_group + runs["cta"]) * TMEM_LANE_COUNT
+                      + runs["lane"]) * TMEM_COLUMN_COUNT + runs["tcol"],
+             "tiled": (np.cumsum(tiles) - tiles)[runs["n"]] + runs["row"] * n + runs["dcol"]}
+    return _EveryN(**{k: v[run] + j for k, v in first.items()},
+                   sizes=(len(ns) * dp.m * wide,
+                          len(ns) * dp.cta_group * TMEM_LANE_COUNT * TMEM_COLUMN_COUNT,
+                          int(tiles.sum())))
+
+
+def _within(key: np.ndarray, size: int) -> bool:
+    return not len(key) or (int(key.min()) >= 0 and int(key.max()) < size)
+
+
+def _all_distinct(key: np.ndarray, size: int) -> bool:
+    """No two numbers of ``key`` (each in [0, size): else False, the caller looks cell by
+    cell) equal: a count per number where there are few beside the keys, else sorted."""
+    if not _within(key, size):
+        return False
+    if size <= 8 * len(key):
+        return bool(np.bincount(key, minlength=size).max(initial=0) <= 1)
+    key = np.sort(key)
+    return not bool((key[1:] == key[:-1]).any())
+
+
 def _quarter_bad(dp: DataPath, _n: int, a: int) -> dict[str, Any] | None:
     for b in dp.blocks:
         lo, hi = TMEM_SUBPARTITION * b.warp, TMEM_SUBPARTITION * b.warp + TMEM_SUBPARTITION - 1
@@ -318,21 +380,32 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
             tables[n, a] = datapath_cells(dp, n, a)
         return tables[n, a]
 
+    def first_of_all(clean: Any, test: Any) -> dict[str, Any] | None:
+        """``first(test)``, asked only where the map at every N at once (``clean``) is not
+        clean: a clean map has no counterexample at any N or alignment (a shift of every lane
+        by the alignment keeps two cells apart or together; no cell of D moves)."""
+        return None if clean else first(test)
+
     vs = [_decide("block-shape", _z3_shape, first(_shape_bad),
                   "a block's lanes and rows (or TMEM columns and columns) differ in number", dp),
           _decide("in-range", _z3_range, first(_range_bad),
                   "a block lies outside D's tile or the CTA's tensor memory", dp)]
     sound = all(v.status == "proved" for v in vs)
-    if sound:
+    if sound:  # every cell in range: D's tile, the CTAs' tensor memory, at every alignment
+        held = _every_n(dp)
         vs += [_decide("injective", lambda d: _z3_cover(d, True),
-                       first(lambda d, n, a: _collision(cells_at(n, a), d, ("row", "dcol"))),
+                       first_of_all(held.d_distinct(),
+                                    lambda d, n, a: _collision(cells_at(n, a), d,
+                                                               ("row", "dcol"))),
                        "a cell of D lies in two blocks", dp),
                _decide("tmem-injective", _z3_tmem_shared,
-                       first(lambda d, n, a: _collision(cells_at(n, a), d,
-                                                        ("cta", "lane", "tcol"))),
+                       first_of_all(held.tmem_distinct(),
+                                    lambda d, n, a: _collision(cells_at(n, a), d,
+                                                               ("cta", "lane", "tcol"))),
                        "a TMEM cell holds two cells of D", dp),
                _decide("surjective", lambda d: _z3_cover(d, False),
-                       first(lambda d, n, a: _uncovered(cells_at(n, a), d, n)),
+                       first_of_all(held.covers(),
+                                    lambda d, n, a: _uncovered(cells_at(n, a), d, n)),
                        "a cell of D lies in no block", dp)]
     else:
         vs += [Verdict(x, "error", "not checked: a block's bounds did not hold")
