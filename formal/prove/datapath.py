@@ -44,7 +44,6 @@ from ..model.datapath import (
     block_place,
     datapath_cells,
     datapath_runs,
-    run_cells,
 )
 from ..model.layout import Layout
 from .cache import z3_unsat
@@ -237,58 +236,68 @@ def _uncovered(c: dict[str, np.ndarray], dp: DataPath, n: int) -> dict[str, Any]
 class _EveryN:
     """The map at every N of its mma at once, each cell written as one number: D's cell
     ``(N, row, column)`` in mixed radix, its TMEM cell ``(N, CTA, lane, TMEM column)``, and
-    its place in the M x N tiles of every N laid one after another.  Read only where every
-    block was proved inside D's tile and tensor memory (so every digit is below its radix)."""
+    its place in the M x N tiles of every N laid one after another (``keys``, a row
+    each).  ``fits``: whether each column's numbers lie in [0, its size), where the three
+    answers can be read from them (a block outside D's tile or tensor memory: the caller
+    looks cell by cell)."""
 
-    d: np.ndarray
-    tmem: np.ndarray
-    tiled: np.ndarray
+    keys: np.ndarray  # (3, cells)
     sizes: tuple[int, int, int]  # how many numbers each of the three can be
+    fits: tuple[bool, bool, bool]
 
     def d_distinct(self) -> bool:
-        return _all_distinct(self.d, self.sizes[0])
+        return self.fits[0] and _all_distinct(self.keys[0], self.sizes[0])
 
     def tmem_distinct(self) -> bool:
-        return _all_distinct(self.tmem, self.sizes[1])
+        return self.fits[1] and _all_distinct(self.keys[1], self.sizes[1])
 
     def covers(self) -> bool:
         """Is every cell of every N's tile held?"""
-        if not _within(self.tiled, self.sizes[2]):
+        if not self.fits[2]:
             return False
         held = np.zeros(self.sizes[2], dtype=bool)
-        held[self.tiled] = True
+        held[self.keys[2]] = True
         return bool(held.all())
+
+
+_NARROW = 1 << 31  # keys below this are held as int32 (half the bytes to write and read)
 
 
 def _every_n(dp: DataPath) -> _EveryN:
     """Every cell of ``dp`` at every N (``model.datapath.datapath_runs``), as ``_EveryN``: a
-    run's cells are consecutive numbers, its first number plus the cell's column in it."""
+    run's cells are consecutive numbers, its first number plus the cell's column in it; a
+    run whose first and last numbers fit, fits."""
     runs = datapath_runs(dp, dp.ns)
-    run, j = run_cells(runs)
+    count = runs["count"]
     ns = np.asarray(dp.ns, dtype=np.int64)
     n, wide = ns[runs["n"]], int(ns.max()) if len(ns) else 0
     tiles = dp.m * ns
-    first = {"d": (runs["n"] * dp.m + runs["row"]) * wide + runs["dcol"],
-             "tmem": ((runs["n"] * dp.cta_group + runs["cta"]) * TMEM_LANE_COUNT
-                      + runs["lane"]) * TMEM_COLUMN_COUNT + runs["tcol"],
-             "tiled": (np.cumsum(tiles) - tiles)[runs["n"]] + runs["row"] * n + runs["dcol"]}
-    return _EveryN(**{k: v[run] + j for k, v in first.items()},
-                   sizes=(len(ns) * dp.m * wide,
-                          len(ns) * dp.cta_group * TMEM_LANE_COUNT * TMEM_COLUMN_COUNT,
-                          int(tiles.sum())))
+    first = np.stack([(runs["n"] * dp.m + runs["row"]) * wide + runs["dcol"],
+                      ((runs["n"] * dp.cta_group + runs["cta"]) * TMEM_LANE_COUNT
+                       + runs["lane"]) * TMEM_COLUMN_COUNT + runs["tcol"],
+                      (np.cumsum(tiles) - tiles)[runs["n"]] + runs["row"] * n + runs["dcol"]],
+                     axis=1)
+    sizes = (len(ns) * dp.m * wide, len(ns) * dp.cta_group * TMEM_LANE_COUNT * TMEM_COLUMN_COUNT,
+             int(tiles.sum()))
+    some = count > 0
 
-
-def _within(key: np.ndarray, size: int) -> bool:
-    return not len(key) or (int(key.min()) >= 0 and int(key.max()) < size)
+    def fit(k: int) -> bool:
+        return bool(((first[:, k] >= 0) & (first[:, k] + count - 1 < sizes[k]))[some].all())
+    narrow = max(sizes) < _NARROW
+    kind = np.int32 if narrow else np.int64
+    cells = np.repeat(first.T.astype(kind), count, axis=1)
+    start = np.cumsum(count) - count
+    j = np.arange(cells.shape[1], dtype=kind) - np.repeat(start.astype(kind), count)
+    return _EveryN(cells + j, sizes, (fit(0), fit(1), fit(2)))
 
 
 def _all_distinct(key: np.ndarray, size: int) -> bool:
-    """No two numbers of ``key`` (each in [0, size): else False, the caller looks cell by
-    cell) equal: a count per number where there are few beside the keys, else sorted."""
-    if not _within(key, size):
-        return False
-    if size <= 8 * len(key):
-        return bool(np.bincount(key, minlength=size).max(initial=0) <= 1)
+    """No two numbers of ``key`` (each in [0, size)) equal: as many numbers marked as there
+    are keys, or, past 2**26 numbers, sorted."""
+    if size <= 1 << 26:
+        held = np.zeros(size, dtype=bool)
+        held[key] = True
+        return int(np.count_nonzero(held)) == len(key)
     key = np.sort(key)
     return not bool((key[1:] == key[:-1]).any())
 
