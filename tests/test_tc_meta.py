@@ -143,3 +143,31 @@ def test_the_placement_is_cutes_f16_metadata_fragment() -> None:
     for row, chunk, lane, col, bit, *_ in lay.placed(0):
         for j in range(4):
             assert cute[(row, 4 * chunk + j)] == (lane, col, bit + j)
+
+
+def test_the_hash_written_from_arrays_is_the_hash_of_a_dict_a_row() -> None:
+    """prove.tc_meta.meta_hash writes its rows from the placement arrays; the reference is
+    ``cell_table_hash`` of a dict a row: the same hash for every catalog section, for the
+    same layouts walked point by point (no array), and for a mutant whose lanes are negative
+    (the hash moves with the map)."""
+    from dataclasses import replace
+
+    from formal.base.hashes import cell_table_hash
+    from formal.prove.tc_meta import meta_hash
+
+    def by_rows(lay: object) -> str:
+        names = ("sel", "row", "chunk", "lane", "column", "bit", "copy")
+        rows = [dict(zip(names, (s, *f), strict=True))
+                for s in lay.sels for f in lay.placed(s)]  # type: ignore[attr-defined]
+        return cell_table_hash("tcgen05.sp_meta", f"m{lay.m}", lay.id,  # type: ignore
+                               "fields", rows)
+    lays = meta_layouts(read_tc_meta(CATALOG_TEXT, "t.md")[0])
+    assert len(lays) >= 10 and all(lay.table is not None for lay in lays)
+    for lay in lays:
+        want = by_rows(lay)
+        assert meta_hash(lay) == want == meta_hash(replace(lay, table=None)), lay.id
+    assert len({meta_hash(lay) for lay in lays}) == len(lays)
+    secs, _found = read_tc_meta(_mutate(LANE, "lane   = row % 8 - 8 * (chunk / 4)"), "m.md")
+    odd = meta_layouts(secs)[0]
+    assert min(f[2] for f in odd.placed(odd.sels[0])) < 0
+    assert meta_hash(odd) == by_rows(odd) != meta_hash(meta_layouts(read_tc_meta(TEXT, "t")[0])[0])

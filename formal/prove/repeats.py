@@ -14,7 +14,9 @@ gives).  Four factors placed on (lane, byte)::
 
 ``first_repeat([0, 1, 4, 1])`` is ``(3, 1)``: row 3 is the first to land where an earlier row
 did, and row 1 is that earlier row (the first to hold the place).  Every row is compared; the
-answer is the same as the loop's, from a sort instead of a dictionary.
+answer is the same as the loop's, from a sort instead of a dictionary.  The same arrays are
+hashed as the runs' evidence names such a layout (``placements_hash``): the rows written by
+numpy, never a dict a row.
 """
 
 from __future__ import annotations
@@ -58,3 +60,24 @@ def first_repeat(keys: Any) -> tuple[int, int] | None:
         return None
     i = int(again[0])
     return i, int(owner[i])
+
+
+def placements_hash(label: tuple[str, str, str, str], names: Sequence[str], lay: Any,
+                    values: Sequence[int], at: Sequence[int]) -> str | None:
+    """``base.hashes.cell_table_hash`` (``label``: instruction, shape, operand, kind) of the
+    rows ``dict(zip(names, (value, *place[at])))``, each value of ``values`` in turn and each
+    of its placements (``placed_array``) in order, written by numpy from the arrays
+    (``model.cells.RowTexts``) -- the same bytes as a dict a row; None where a placement table
+    is not integers (a program walked point by point: the caller writes its rows)."""
+    from ..base.hashes import cell_table_hash_of_bytes
+    from ..model.cells import _row_texts
+    tables = [(v, placed_array(lay, v)) for v in values]
+    tables = [(v, t) for v, t in tables if len(t)]
+    if not tables or not all(t.dtype.kind == "i" and t.ndim == 2 and t.shape[1] > max(at)
+                             for _v, t in tables):
+        return None
+    both = np.concatenate([t for _v, t in tables])
+    cols: dict[str, Any] = {names[0]: np.concatenate(
+        [np.full(len(t), v, dtype=np.int64) for v, t in tables])}
+    cols.update((n, both[:, k]) for n, k in zip(names[1:], at, strict=True))
+    return cell_table_hash_of_bytes(*label, _row_texts(sorted(cols), cols).data())

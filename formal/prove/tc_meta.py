@@ -32,7 +32,7 @@ from ..base.source import Finding, error, warning
 from ..base.variants import SPARSITY
 from ..model.tc_meta import SELECTOR_VALUES, TMEM_LANES, WORD_BITS, Field, MetaLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import first_repeat, placed_array
+from .repeats import first_repeat, placed_array, placements_hash
 from .verdicts import Core, Verdict
 
 META_OBLIGATIONS = ("metadata-coverage", "selector-range", "register-budget", "lane-partition",
@@ -234,9 +234,12 @@ def meta_hash(lay: MetaLayout) -> str:
     it into the record's ``map_hash`` (a test holds the two equal)."""
     from ..base.hashes import cell_table_hash_of_tuples
     names = ("sel", "row", "chunk", "lane", "column", "bit", "copy")
+    label = ("tcgen05.sp_meta", f"m{lay.m}", lay.id, "fields")
+    fast = placements_hash(label, names, lay, lay.sels, range(6))
+    if fast is not None:  # written from the arrays
+        return fast
     rows = [[s, *f] for s in lay.sels for f in placed_array(lay, s).tolist()]
-    return cell_table_hash_of_tuples("tcgen05.sp_meta", f"m{lay.m}", lay.id, "fields", names,
-                                     rows)
+    return cell_table_hash_of_tuples(*label, names, rows)
 
 
 def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:

@@ -32,7 +32,7 @@ from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import first_repeat, placed_array
+from .repeats import first_repeat, placed_array, placements_hash
 from .verdicts import Core, Verdict
 
 TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
@@ -299,29 +299,18 @@ def tc_fit_core(lay: TcScaleLayout) -> Core:
 def tc_scale_hash(lay: TcScaleLayout) -> str:
     """The hash a run's evidence names the scale layout by (``layout_hashes["scale_A"]``): the
     cell-table hash of every factor's place at each legal ID, as ``writers.export_tc_scale``
-    writes it into the record's ``map_hash`` (a test holds the two equal).  The rows are
-    written by numpy from the placement arrays (``model.cells.RowTexts``), the same bytes as
-    ``cell_table_hash`` of a dict a row, which writes a table it cannot hold as integers."""
-    import numpy as np
-
-    from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
-    from ..model.cells import _row_texts
+    writes it into the record's ``map_hash`` (a test holds the two equal), written from the
+    placement arrays (``placements_hash``) where the model kept them."""
+    from ..base.hashes import cell_table_hash
     more = [(f, i) for f, i in (("cta", 5), ("half", 6)) if lay.cta_group > 1 and lay.states(f)]
     names = ("sf_id", "row", "col", "lane", "column", "byte", *(f for f, _i in more))
-    at = (0, 1, 2, 3, 4, *(i for _f, i in more))
-    tables = [(s, placed_array(lay, s)) for s in lay.sf_ids]
-    tables = [(s, t) for s, t in tables if len(t)]
-    if tables and all(t.dtype.kind == "i" and t.ndim == 2 and t.shape[1] > max(at)
-                      for _s, t in tables):
-        both = np.concatenate([t for _s, t in tables])
-        cols: dict[str, Any] = {"sf_id": np.concatenate(
-            [np.full(len(t), s, dtype=np.int64) for s, t in tables])}
-        cols.update((n, both[:, k]) for n, k in zip(names[1:], at, strict=True))
-        return cell_table_hash_of_bytes("tcgen05.block_scale", lay.shape, lay.id, "places",
-                                        _row_texts(sorted(cols), cols).data())
+    label = ("tcgen05.block_scale", lay.shape, lay.id, "places")
+    fast = placements_hash(label, names, lay, lay.sf_ids, (0, 1, 2, 3, 4, *(i for _f, i in more)))
+    if fast is not None:
+        return fast
     rows = [dict(zip(names, (s, *p[:5], *(p[i] for _f, i in more)), strict=True))
             for s in lay.sf_ids for p in lay.placed(s)]
-    return cell_table_hash("tcgen05.block_scale", lay.shape, lay.id, "places", rows)
+    return cell_table_hash(*label, rows)
 
 
 def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
