@@ -418,3 +418,26 @@ def test_tma_swizzle_is_the_descriptors_and_no_other(mode: str) -> None:
             assert core.cex["tma"] == tma_swizzle(mode, b) != SWIZZLES[other](b)
     # by hand: 128B, byte 0x1A3 = row 3, chunk 2, byte 3 -> chunk 2 ^ 3 = 1 -> 0x193
     assert tma_swizzle("128B", 0x1A3) == 0x193
+
+
+def test_a_kept_answer_builds_no_z3_term(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The swizzle and TMA-swizzle statements are built only where Z3 is asked: a second run
+    takes the first run's kept *unsat* (the enumeration runs again) and makes no Z3 term at
+    all, so a warm ``prove`` never starts Z3's context for them."""
+    import z3
+
+    from formal.prove.smem_descriptor import SWIZZLES, tma_core
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "cache"))
+    modes = [m for m in SWIZZLES if m != "none"]
+
+    def every() -> list[Any]:
+        swizzle_core.cache_clear()
+        tma_core.cache_clear()
+        return [swizzle_core(SWIZZLES[m], m) for m in modes] + [tma_core(m, m) for m in modes]
+    first = every()
+    assert [c.status for c in first] == ["proved"] * (2 * len(modes))
+    monkeypatch.setattr(z3, "BitVec", lambda *a: pytest.fail("a Z3 term was built"))
+    assert every() == first
+    monkeypatch.undo()
+    swizzle_core.cache_clear()
+    tma_core.cache_clear()

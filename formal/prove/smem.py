@@ -220,16 +220,22 @@ def swizzle_core(sw: Swizzle, mode: str | None = None) -> Core:
         return Core("refuted", f"{sw} at byte {a} gives {sw(a)}", {"byte": a, "to": sw(a)},
                     method="enumeration")
     import z3
-    x = z3.BitVec("x", 32)
     mask = ((1 << sw.bits) - 1) << (sw.base + sw.shift)
 
     def f(v: Any) -> Any:
         return v ^ z3.LShR(v & mask, sw.shift)
 
-    s = z3.Solver()
-    s.add(z3.Or(f(f(x)) != x, f(x) & 15 != x & 15))
+    @cache
+    def solver() -> tuple[Any, Any]:  # built only where Z3 is asked (a warm run makes none)
+        x = z3.BitVec("x", 32)
+        s = z3.Solver()
+        s.add(z3.Or(f(f(x)) != x, f(x) & 15 != x & 15))
+        return s, x
+
     # Z3's unsat from an earlier run (the enumeration above ran all the same); sat: asked again
-    if not z3_unsat([sw.bits, sw.base, sw.shift], "swizzle", lambda: s.check() == z3.unsat):
+    if not z3_unsat([sw.bits, sw.base, sw.shift], "swizzle",
+                    lambda: solver()[0].check() == z3.unsat):
+        s, x = solver()
         s.check()
         return Core("refuted", f"{sw} is not a chunk-preserving involution",
                     {"byte": s.model()[x].as_long()}, method="z3")

@@ -163,11 +163,17 @@ def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
         return Core("refuted", f"the TMA ({tma_mode}) stores byte {a} at {t}; the "
                     f"descriptor's {sw} ({descriptor_mode}) reads it from {sw(a)}",
                     {"byte": a, "tma": t, "descriptor": sw(a)}, method="enumeration")
-    x = z3.BitVec("x", 32)
-    s = z3.Solver()
-    s.add(tma_swizzle(tma_mode, x) != sw(x))
+    @cache
+    def solver() -> tuple[Any, Any]:  # built only where Z3 is asked (a warm run makes none)
+        x = z3.BitVec("x", 32)
+        s = z3.Solver()
+        s.add(tma_swizzle(tma_mode, x) != sw(x))
+        return s, x
+
     # Z3's unsat from an earlier run (the enumeration above ran all the same); sat: asked again
-    if not z3_unsat([tma_mode, str(sw)], "tma-swizzle", lambda: s.check() == z3.unsat):
+    if not z3_unsat([tma_mode, str(sw)], "tma-swizzle",
+                    lambda: solver()[0].check() == z3.unsat):
+        s, x = solver()
         s.check()
         m = s.model()[x].as_long()
         return Core("refuted", f"the TMA ({tma_mode}) stores byte {m} at "
