@@ -274,6 +274,30 @@ def test_the_hash_written_from_arrays_is_the_hash_of_a_dict_a_row() -> None:
         assert tc_scale_hash(lay) == by_rows(lay) != tc_scale_hash(lays[0]), new
 
 
+def test_a_program_stated_again_is_evaluated_once_and_places_the_same() -> None:
+    """model.tc_scale evaluates each program once a process over its matrix: the catalog's 82
+    operands state 30 programs; each operand's table equals its own program evaluated afresh
+    (the memo emptied), and an edited program is evaluated as its own."""
+    import numpy as np
+
+    import formal.model.tc_scale as T
+    doc = block_scale_catalog("tcgen05")
+    lays = tc_scale_layouts(doc)
+    assert len({id(lay.table) for lay in lays}) == 30
+    ops = [(sec, op) for sec in doc.tc_sections for op in sec.operands]
+    assert len(ops) == len(lays)
+    for (sec, op), lay in zip(ops, lays, strict=True):
+        T._TABLES.clear()
+        again = T.tc_scale_layout(sec, op)
+        assert again.id == lay.id and again.table is not lay.table
+        assert np.array_equal(again.table, lay.table), lay.id
+    mutant = tc_scale_layouts(read_block_scale(_mutate("lane   = row % 32",
+                                                       "lane   = (row + 1) % 32"), "t.md"))[0]
+    plain = tc_scale_layouts(read_block_scale(_section(TITLE_2X), "t.md"))[0]
+    assert not np.array_equal(mutant.table, plain.table)
+    assert [p[2] for p in mutant.placed(0)][:2] == [1, 1] != [p[2] for p in plain.placed(0)][:2]
+
+
 # ---- M = 64 and the pair of M = 256 (.cta_group::2): placements and their mutations ----------
 
 TITLE_M64 = ("## Block scaling for tcgen05.mma .kind::mxf4 .scale_vec::2X .ue8m0 with M=64, "

@@ -143,18 +143,33 @@ def _placements(defs: Mapping[str, S.Definition], op: TcScaleOperand) \
     ID, place by place, where arrays cannot say what the point-by-point walk says; and the
     same as one read-only array (None where walked)."""
     import numpy as np
-    stated = [n for n in ("cta", "half") if n in defs]
-    try:
-        exprs = [definition_expr(defs[n]) for n in (*PLACE_NAMES, *stated)]
-        grid = program_grid(exprs, (("sf_id", SF_ID_VALUES), *_axes(op)), {}, defs)
-    except (Undefined, TooWide):
-        return [_in_cta(defs, op, s, _placed(defs, op, s)) for s in range(SF_ID_VALUES)], None
-    zero = np.zeros(len(grid), dtype=np.int64)
-    extra = {n: grid[:, 6 + k] for k, n in enumerate(stated)}
-    table = np.stack([*(grid[:, k] for k in range(1, 6)), extra.get("cta", zero),
-                      extra.get("half", zero)], axis=-1).reshape(SF_ID_VALUES, -1, 7)
-    table.setflags(write=False)
+    # the same program over the same matrix places the same way: the catalog's 82 operands
+    # state 30 programs (the forms of a data path at every K share theirs), each evaluated once
+    # a process; the key is every definition as written and the axes
+    key = (tuple((d.name, d.kind, tuple(c.source.text for c in d.cases))
+                 for d in defs.values()), _axes(op))
+    table = _TABLES.get(key)
+    if table is None:
+        stated = [n for n in ("cta", "half") if n in defs]
+        try:
+            exprs = [definition_expr(defs[n]) for n in (*PLACE_NAMES, *stated)]
+            grid = program_grid(exprs, (("sf_id", SF_ID_VALUES), *_axes(op)), {}, defs)
+        except (Undefined, TooWide):
+            return [_in_cta(defs, op, s, _placed(defs, op, s))
+                    for s in range(SF_ID_VALUES)], None
+        zero = np.zeros(len(grid), dtype=np.int64)
+        extra = {n: grid[:, 6 + k] for k, n in enumerate(stated)}
+        table = np.stack([*(grid[:, k] for k in range(1, 6)), extra.get("cta", zero),
+                          extra.get("half", zero)], axis=-1).reshape(SF_ID_VALUES, -1, 7)
+        table.setflags(write=False)
+        if len(_TABLES) >= 256:
+            _TABLES.clear()
+        _TABLES[key] = table
     return [Placements[Placement](t) for t in table], table
+
+
+# (definitions as written, axes) -> the read-only placement table ``_placements`` made of them
+_TABLES: dict[Any, Any] = {}
 
 
 def _in_cta(defs: Mapping[str, S.Definition], op: TcScaleOperand, s: int,
