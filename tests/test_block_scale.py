@@ -110,6 +110,31 @@ def test_each_definition_evaluated_over_all_points_equals_the_walk_point_by_poin
         assert B._held(defs, "row", "A", 0, 0, 4)[0] == (0, 0, -2, 0)
 
 
+@pytest.mark.parametrize("old,new", [
+    ("", ""),  # the catalog's own program
+    ("row    = groupID + 8 * (threadID_in_group & 0x1)",
+     "row    = (groupID - 5) / 2 + (i << 70) + (i >> 66)"),
+    ("block  = i - byte_id", "block  = i - byte_id + 0 * (1 / (i - byte_id + 1))"),
+    ("block  = i - byte_id", "block  = i - byte_id + 0 * (1 / (byte_id - 2))"),  # one pair's
+    ("block  = i - byte_id", "block  = i - byte_id + (thread_id << 31)"),  # past 2**31 at t > 0
+    ("holder = threadID_in_group >> 1 == thread_id", "holder = byte_id == thread_id"),
+])
+def test_every_selector_pair_at_once_equals_pair_by_pair(
+        old: str, new: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """model.block_scale evaluates a program over every selector pair at once; pair by pair
+    (``_held``, which walks where arrays cannot say) is the reference: the same layouts, the
+    same faults, for the catalog and for programs where some pair divides by zero or passes
+    2**31 (then every pair is asked on its own)."""
+    import formal.model.block_scale as B
+    doc = read_block_scale(_mutate(old, new) if old else TEXT, "t.md")
+    at_once = scale_layouts(doc)
+    monkeypatch.setattr(B, "_held_at_every_pair", lambda *a: None)
+    assert scale_layouts(doc) == at_once
+    assert all(lay.every or lay.faults for lay in at_once)
+    if "byte_id - 2" in new:
+        assert at_once[0].faults and "/ by zero" in at_once[0].faults[0].message
+
+
 def test_row_formula_mutated_collides_with_counterexample() -> None:
     text = _mutate("row    = groupID + 8 * (threadID_in_group & 0x1)", "row    = groupID")
     v, findings = _prove(text, "scale_A")

@@ -387,10 +387,12 @@ def scale_layout(sec: ScaleSection, op: ScaleOperand, document: str) -> ScaleLay
     every: list[tuple[tuple[int, int], tuple[Holding, ...]]] = []
     if not faults:
         mn = "row" if op.operand == "A" else "col"
+        at_once = _held_at_every_pair(defs, mn, op.operand, nbytes)
         for b in range(nbytes):
             for t in range(4):
                 try:
-                    every.append(((b, t), _held(defs, mn, op.operand, b, t, nbytes)))
+                    every.append(((b, t), at_once[b, t] if at_once is not None
+                                  else _held(defs, mn, op.operand, b, t, nbytes)))
                 except Undefined as exc:
                     faults.append(error("block-scale", op.source, f"{lid}: the program uses "
                                         f"{exc.name}, which it does not define", layout=lid))
@@ -426,6 +428,34 @@ def _held(defs: Mapping[str, S.Definition], mn: str, operand: str, b: int, t: in
     cols = [lane, i, m, k] if operand == "A" else [lane, i, k, m]
     table = np.stack([np.broadcast_to(x, shape)[keep] for x in cols], axis=-1)
     return tuple(map(tuple, table.tolist()))
+
+
+def _held_at_every_pair(defs: Mapping[str, S.Definition], mn: str, operand: str,
+                        nbytes: int) -> dict[tuple[int, int], tuple[Holding, ...]] | None:
+    """``_held`` at every selector pair (``byte_id`` < ``nbytes``, ``thread_id`` < 4) from one
+    evaluation of each definition over (byte_id, thread_id, lane, byte) at once; None where
+    arrays cannot say what the walk says at some pair (the caller asks ``_held`` pair by pair,
+    which walks only where it must)."""
+    import numpy as np
+    lane = np.arange(LANES, dtype=np.int64)[None, None, :, None]
+    i = np.arange(nbytes + 4, dtype=np.int64)[None, None, None, :]
+    sel = {"byte_id": np.arange(nbytes, dtype=np.int64)[:, None, None, None],
+           "thread_id": np.arange(4, dtype=np.int64)[None, :, None, None]}
+    try:
+        holder = _definition_array(defs["holder"], {"%laneid": lane, **sel}, defs)
+        env = {"%laneid": lane, "i": i, **sel}
+        used = _definition_array(defs["used"], env, defs)
+        m = program_array(_expr(defs[mn]), env, defs)
+        k = program_array(_expr(defs["block"]), env, defs)
+    except (Undefined, TooWide):
+        return None
+    shape = (nbytes, 4, LANES, nbytes + 4)
+    keep = np.broadcast_to(holder, shape) & np.broadcast_to(used, shape)
+    cols = [np.broadcast_to(x, shape) for x in
+            ([lane, i, m, k] if operand == "A" else [lane, i, k, m])]
+    return {(b, t): tuple(map(tuple, np.stack([x[b, t][keep[b, t]] for x in cols], axis=-1)
+                                 .tolist()))
+            for b in range(nbytes) for t in range(4)}
 
 
 def _definition_array(d: S.Definition, env: Mapping[str, Any],
