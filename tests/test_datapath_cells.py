@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pytest
@@ -149,3 +150,49 @@ def test_every_n_at_once_decides_as_each_n_does(monkeypatch: pytest.MonkeyPatch)
                 m.setattr(P._EveryN, "covers", lambda self: False)
                 assert P.prove_datapath(x) == fast, x.layout
     assert faults >= len(dps)  # the edits do break layouts: faults found both ways
+
+
+def test_the_reads_from_the_arrays_are_the_reads_from_the_table(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """prove.datapath reads each tcgen05.ld layout's offsets from its enumerated arrays; its
+    table (a dict a point, as ``export`` writes it) is the reference: the same (thread,
+    register, offset) triples for every ld layout of the read-back relations, and the same
+    verdicts when the table is read instead (the catalog's, and Layout D with its two first
+    blocks' rows exchanged, refuted by warp 0's thread 0)."""
+    import formal.prove.datapath as P
+    from formal.model.cells import cells
+    from formal.model.resolve import catalog_model
+    from formal.prove.relations import DATAPATH_READS
+    by_id = {lay.short_id: lay for lay in catalog_model(False).layouts}
+    lds = {p for p, _letter, _n in DATAPATH_READS if p in by_id}
+    assert lds
+    for p in lds:
+        t, i, off = P._ld_offsets(by_id[p], lambda: pytest.fail("the table was read"))
+        table = cells(by_id[p])
+        assert len(t) == len(table) > 0
+        got = sorted(zip(t.tolist(), i.tolist(), map(tuple, off.tolist())))
+        assert got == sorted((k[1], k[2], tuple(v[:2])) for k, v in table.items()), p
+    dps = datapath_catalog()
+    d = next(x for x in dps if x.layout == "D")
+    b0, b1 = d.blocks[0], d.blocks[1]
+    swapped = DataPath(d.layout, d.m, d.title, (
+        type(b0)(b0.cta, b0.warp, b0.lanes, b0.tcols, b1.rows, b0.dcols, b0.src),
+        type(b1)(b1.cta, b1.warp, b1.lanes, b1.tcols, b0.rows, b1.dcols, b1.src),
+        *d.blocks[2:]), d.cta_group, d.ns)
+    for x in (*dps, swapped):
+        fast = P.prove_reads(DATAPATH_READS, [x], by_id, cells)
+        with monkeypatch.context() as m:
+            m.setattr(P, "_ld_offsets", lambda _ld, ld_cells: _from_table(ld_cells))
+            assert P.prove_reads(DATAPATH_READS, [x], by_id, cells) == fast, x.layout
+    refuted = P.prove_reads(DATAPATH_READS, [swapped], by_id, cells)
+    assert refuted and {r.status for r in refuted} == {"refuted"}
+    assert refuted[0].counterexample["want"] == [0, 0]
+
+
+def _from_table(ld_cells: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    table = ld_cells()
+    keys = sorted(table)
+    return (np.array([k[1] for k in keys], dtype=np.int64),
+            np.array([k[2] for k in keys], dtype=np.int64),
+            np.array([[int(table[k][0]), int(table[k][1])] for k in keys],
+                     dtype=np.int64).reshape(-1, 2))

@@ -18,7 +18,7 @@ rows differ in number, a block outside the tile) is ``error`` ("not checked").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -35,6 +35,7 @@ from ..base.matrix_variants import (
 )
 from ..base.source import Finding, Span, error, warning
 from ..execute.datapath import DATAPATH_INSTRUCTION
+from ..model.cells import map_of
 from ..model.datapath import (
     Bound,
     DataPath,
@@ -515,17 +516,33 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
 # ---- reading D back with tcgen05.ld ----------------------------------------------------------
 
 
-def _reads_back(dp: DataPath, c: dict[str, np.ndarray], ld_cells: dict[Any, Any],
-                n: int) -> bool:
+def _ld_offsets(ld: Layout, ld_cells: Callable[[], dict[Any, Any]]) \
+        -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(thread, register, the (lane, column) offset it reads) of every point of ``ld``: from
+    its enumerated arrays (``model.cells.map_of``) where every point has both offsets as
+    int64, else from its table (``ld_cells()``, a dict a point), as ``read_back`` walks it."""
+    m = map_of(ld)
+    if m is not None and len(m.names) >= 2 and m.out.dtype != object \
+            and bool(m.defined[:, :2].all()):
+        return (m.pts[:, 1].astype(np.int64), m.pts[:, 2].astype(np.int64),
+                m.out[:, :2].astype(np.int64))
+    cells = ld_cells()
+    keys = sorted(cells)
+    return (np.array([k[1] for k in keys], dtype=np.int64),
+            np.array([k[2] for k in keys], dtype=np.int64),
+            np.array([[int(cells[k][0]), int(cells[k][1])] for k in keys],
+                     dtype=np.int64).reshape(-1, 2))
+
+
+def _reads_back(dp: DataPath, c: dict[str, np.ndarray],
+                reads: tuple[np.ndarray, np.ndarray, np.ndarray], n: int) -> bool:
     """``read_back``'s test for every warp, thread and register at once (numpy): True when
     each register reads the cell of D it must; False when one does not, or where the arrays
-    cannot say (a lane or column outside tensor memory): ``read_back`` walks them then."""
-    if not ld_cells:
+    cannot say (a lane or column outside tensor memory): ``read_back`` walks them then.
+    ``reads``: ``_ld_offsets`` of the ld layout."""
+    t, i, off = reads
+    if not len(t):
         return True
-    keys = sorted(ld_cells)
-    t = np.array([k[1] for k in keys], dtype=np.int64)
-    i = np.array([k[2] for k in keys], dtype=np.int64)
-    off = np.array([[int(ld_cells[k][0]), int(ld_cells[k][1])] for k in keys], dtype=np.int64)
     mine = c["cta"] == 0
     lanes, cols = c["lane"][mine], c["tcol"][mine]
     if len(lanes) and (lanes.min() < 0 or lanes.max() >= TMEM_LANE_COUNT or cols.min() < 0
@@ -553,8 +570,8 @@ def _reads_back(dp: DataPath, c: dict[str, np.ndarray], ld_cells: dict[Any, Any]
     return True
 
 
-def read_back(rel: Relation, dp: DataPath, ld: Layout, ld_cells: dict[Any, Any],
-              registers: int) -> RelationVerdict:
+def read_back(rel: Relation, dp: DataPath, ld: Layout,
+              ld_cells: Callable[[], dict[Any, Any]], registers: int) -> RelationVerdict:
     """Warp w reads its quarter with ``ld`` at its block's first lane and TMEM column: thread
     t's register i must be D[32w + t][dcol_lo + i] (each thread of the warpgroup its own row
     of D, its registers the row's columns in order).  Decided by
@@ -564,17 +581,19 @@ def read_back(rel: Relation, dp: DataPath, ld: Layout, ld_cells: dict[Any, Any],
     if n not in dp.ns:
         return RelationVerdict(rel, "error", f"not checked: N = {n} is not an N of {dp.id}")
     c = datapath_cells(dp, n)
-    if _reads_back(dp, c, ld_cells, n):
+    if _reads_back(dp, c, _ld_offsets(ld, ld_cells), n):
         return RelationVerdict(rel, "proved", method="exhaustive")
-    # some register is read elsewhere: the walk below finds the first, in order
+    # some register is read elsewhere: the walk below finds the first, in order (``ld_cells()``:
+    # ld's table, (selector, thread, register) -> its offsets)
     where = {(int(c["cta"][k]), int(c["lane"][k]), int(c["tcol"][k])): k
              for k in range(len(c["block"]))}
+    table = sorted(ld_cells().items())
     for b in sorted(dp.blocks, key=lambda x: (x.cta, x.warp)):
         if b.cta != 0:
             continue
         t0, _t1 = b.tcol_range(n)
         d0, _d1 = b.dcol_range(n)
-        for (_s, t, i), cell in sorted(ld_cells.items()):
+        for (_s, t, i), cell in table:
             lane, col = b.lanes[0] + int(cell[0]), t0 + int(cell[1])
             k = where.get((0, lane, col))
             want = [TMEM_SUBPARTITION * b.warp + t, d0 + i]
@@ -611,7 +630,7 @@ def prove_reads(table: Sequence[tuple[str, str, int]], dps: Sequence[DataPath],
         if ld is None:
             out.append(RelationVerdict(rel, "error", f"not checked: no layout {producer}"))
             continue
-        out.append(read_back(rel, dp, ld, cells_of(ld), n))
+        out.append(read_back(rel, dp, ld, partial(cells_of, ld), n))
     return out
 
 
