@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import sympy as sp
@@ -256,9 +256,10 @@ class Layout:
             return "d"
         return ELEMENT_LETTER.get(self.operand, "a")
 
-    @property
+    @cached_property
     def short_id(self) -> str:
-        """The id without its document (``LayoutId.short``): ``mma.m16n8k16.A.f16-bf16``."""
+        """The id without its document (``LayoutId.short``): ``mma.m16n8k16.A.f16-bf16``; once
+        a layout object (a function of its ``id``; ``replace`` makes a new object)."""
         return LayoutId.parse(self.id).short
 
     def map_key(self) -> tuple[Any, ...]:
