@@ -143,13 +143,13 @@ def test_z3_answers_kept_between_runs_only_confirm_the_enumeration(
                if v.name not in ("organization", "hardware"))
     asked, walked = [], []
     monkeypatch.setattr(z3.Solver, "check", lambda self, *a: asked.append(1))
-    real = P._every_n
+    real = P.every_n_keys
 
     def every_n(dp: Any) -> Any:  # every cell of every N, counted
         held = real(dp)
         walked.append(held.keys.shape[1])
         return held
-    monkeypatch.setattr(P, "_every_n", every_n)
+    monkeypatch.setattr(P, "every_n_keys", every_n)
     again = [P.prove_datapath(dp)[0] for dp in dps]
     assert [r.verdicts for r in again] == [r.verdicts for r in first]
     assert not asked and walked == [sum(len(P.datapath_cells(dp, n)["block"]) for n in dp.ns)

@@ -127,11 +127,12 @@ def test_every_n_at_once_decides_as_each_n_does(monkeypatch: pytest.MonkeyPatch)
     three answers at once are the N-by-N answers at every alignment, and every verdict and
     finding of ``prove_datapath`` is the one the N-by-N search alone gives."""
     import formal.prove.datapath as P
+    from formal.prove.datapath_keys import DataPathKeys
     faults = 0
     dps = datapath_catalog()
     for dp in dps:
         for x in _edits(dp):
-            held = P._every_n(x)
+            held = P.every_n_keys(x)
             each = [datapath_cells(x, n, a) for n in x.ns for a in P._alignments(x)]
             sound = P._first(x, partial(P._range_bad, x)) is None
             if not sound:
@@ -145,9 +146,9 @@ def test_every_n_at_once_decides_as_each_n_does(monkeypatch: pytest.MonkeyPatch)
             faults += not (held.d_distinct() and held.tmem_distinct() and held.covers())
             fast = P.prove_datapath(x)
             with monkeypatch.context() as m:
-                m.setattr(P._EveryN, "d_distinct", lambda self: False)
-                m.setattr(P._EveryN, "tmem_distinct", lambda self: False)
-                m.setattr(P._EveryN, "covers", lambda self: False)
+                m.setattr(DataPathKeys, "d_distinct", lambda self: False)
+                m.setattr(DataPathKeys, "tmem_distinct", lambda self: False)
+                m.setattr(DataPathKeys, "covers", lambda self: False)
                 assert P.prove_datapath(x) == fast, x.layout
     assert faults >= len(dps)  # the edits do break layouts: faults found both ways
 

@@ -44,11 +44,11 @@ from ..model.datapath import (
     TmemBlock,
     block_place,
     datapath_cells,
-    datapath_runs,
 )
 from ..model.layout import Layout
 from .cache import z3_unsat
 from .composes import Arrangement, Relation, RelationVerdict
+from .datapath_keys import every_n_keys
 from .verdicts import InternalError, Verdict
 
 HARDWARE = ("no lent machine runs sm_100a: the layout is proved from the text, not run on "
@@ -233,76 +233,6 @@ def _uncovered(c: dict[str, np.ndarray], dp: DataPath, n: int) -> dict[str, Any]
                                                 "col": int(miss[0][1])}}
 
 
-@dataclass(frozen=True)
-class _EveryN:
-    """The map at every N of its mma at once, each cell written as one number: D's cell
-    ``(N, row, column)`` in mixed radix, its TMEM cell ``(N, CTA, lane, TMEM column)``, and
-    its place in the M x N tiles of every N laid one after another (``keys``, a row
-    each).  ``fits``: whether each column's numbers lie in [0, its size), where the three
-    answers can be read from them (a block outside D's tile or tensor memory: the caller
-    looks cell by cell)."""
-
-    keys: np.ndarray  # (3, cells)
-    sizes: tuple[int, int, int]  # how many numbers each of the three can be
-    fits: tuple[bool, bool, bool]
-
-    def d_distinct(self) -> bool:
-        return self.fits[0] and _all_distinct(self.keys[0], self.sizes[0])
-
-    def tmem_distinct(self) -> bool:
-        return self.fits[1] and _all_distinct(self.keys[1], self.sizes[1])
-
-    def covers(self) -> bool:
-        """Is every cell of every N's tile held?"""
-        if not self.fits[2]:
-            return False
-        held = np.zeros(self.sizes[2], dtype=bool)
-        held[self.keys[2]] = True
-        return bool(held.all())
-
-
-_NARROW = 1 << 31  # keys below this are held as int32 (half the bytes to write and read)
-
-
-def _every_n(dp: DataPath) -> _EveryN:
-    """Every cell of ``dp`` at every N (``model.datapath.datapath_runs``), as ``_EveryN``: a
-    run's cells are consecutive numbers, its first number plus the cell's column in it; a
-    run whose first and last numbers fit, fits."""
-    runs = datapath_runs(dp, dp.ns)
-    count = runs["count"]
-    ns = np.asarray(dp.ns, dtype=np.int64)
-    n, wide = ns[runs["n"]], int(ns.max()) if len(ns) else 0
-    tiles = dp.m * ns
-    first = np.stack([(runs["n"] * dp.m + runs["row"]) * wide + runs["dcol"],
-                      ((runs["n"] * dp.cta_group + runs["cta"]) * TMEM_LANE_COUNT
-                       + runs["lane"]) * TMEM_COLUMN_COUNT + runs["tcol"],
-                      (np.cumsum(tiles) - tiles)[runs["n"]] + runs["row"] * n + runs["dcol"]],
-                     axis=1)
-    sizes = (len(ns) * dp.m * wide, len(ns) * dp.cta_group * TMEM_LANE_COUNT * TMEM_COLUMN_COUNT,
-             int(tiles.sum()))
-    some = count > 0
-
-    def fit(k: int) -> bool:
-        return bool(((first[:, k] >= 0) & (first[:, k] + count - 1 < sizes[k]))[some].all())
-    narrow = max(sizes) < _NARROW
-    kind = np.int32 if narrow else np.int64
-    cells = np.repeat(first.T.astype(kind), count, axis=1)
-    start = np.cumsum(count) - count
-    j = np.arange(cells.shape[1], dtype=kind) - np.repeat(start.astype(kind), count)
-    return _EveryN(cells + j, sizes, (fit(0), fit(1), fit(2)))
-
-
-def _all_distinct(key: np.ndarray, size: int) -> bool:
-    """No two numbers of ``key`` (each in [0, size)) equal: as many numbers marked as there
-    are keys, or, past 2**26 numbers, sorted."""
-    if size <= 1 << 26:
-        held = np.zeros(size, dtype=bool)
-        held[key] = True
-        return int(np.count_nonzero(held)) == len(key)
-    key = np.sort(key)
-    return not bool((key[1:] == key[:-1]).any())
-
-
 def _quarter_bad(dp: DataPath, _n: int, a: int) -> dict[str, Any] | None:
     for b in dp.blocks:
         lo, hi = TMEM_SUBPARTITION * b.warp, TMEM_SUBPARTITION * b.warp + TMEM_SUBPARTITION - 1
@@ -402,7 +332,7 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
                   "a block lies outside D's tile or the CTA's tensor memory", dp)]
     sound = all(v.status == "proved" for v in vs)
     if sound:  # every cell in range: D's tile, the CTAs' tensor memory, at every alignment
-        held = _every_n(dp)
+        held = every_n_keys(dp)
         vs += [_decide("injective", lambda d: _z3_cover(d, True),
                        first_of_all(held.d_distinct(),
                                     lambda d, n, a: _collision(cells_at(n, a), d,
