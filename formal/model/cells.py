@@ -15,6 +15,7 @@ hash as the exports and the GPU evidence write them.
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -35,7 +36,7 @@ from .algebra import (
     definedness,
     fits_int64,
 )
-from .layout import Formula, Layout
+from .layout import Formula, Layout, srepr
 
 # ---- the domain of a map: every (selector, lane, element), evaluated at once ---------------------
 
@@ -229,6 +230,7 @@ def clear_enumerated() -> None:
     """Forget every enumerated map (benchmarks measure cold runs)."""
     _ENUMERATED.clear()
     _TEXTS.clear()
+    _DIGESTS.clear()
 
 
 
@@ -366,6 +368,46 @@ def cell_texts(lay: Layout) -> tuple[str, RowTexts, Any]:
 
 
 _TEXTS: dict[tuple[Any, ...], tuple[Any, tuple[str, RowTexts, Any]]] = {}
+
+
+def table_digest(lay: Layout) -> tuple[str, int, str | None]:
+    """(kind, rows, digest) of the layout's cell table (``cell_rows``) without writing it:
+    ``digest`` is a SHA-256 of everything ``cell_texts`` writes the rows from -- the
+    enumerated points, outputs and where they are defined (the arrays themselves, as
+    bytes), the outputs' names, the kind, the metadata's bit width and the replication
+    group's expression -- or None where the outputs are not int64 (a map evaluated with
+    Python's unbounded ints).  Two layouts with one digest and one header have one map hash
+    (``prove/kept_hashes.py`` keeps it by this digest).  Once per enumerated map."""
+    m = map_of(lay)
+    meta = lay.operand == "metadata"
+    kind = "fields" if meta else "cells"
+    if m is None:
+        return kind, 0, None
+    sparsity = lay.sparsity if meta else None
+    rep = lay.groups if not meta else None
+    key = (id(m.out), m.names, kind, sparsity.index_bits if sparsity else None,
+           rep[2] if rep else None)
+    hit = _DIGESTS.get(key)
+    if hit is not None and hit[0] is m.out:
+        return hit[1]
+    K = len(m.names)
+    defined = np.ascontiguousarray(m.defined[:, :K])
+    rows = int(defined.all(axis=1).sum()) if K else len(m.pts)
+    digest: str | None = None
+    if m.out.dtype == np.int64 and m.pts.dtype == np.int64:
+        h = hashlib.sha256(repr((m.names, kind, key[3], srepr(key[4]) if rep else None,
+                                 m.pts.shape, m.out.shape)).encode())
+        for a in (m.pts, m.out[:, :K], defined):
+            h.update(np.ascontiguousarray(a).tobytes())
+        digest = h.hexdigest()
+    out = (kind, rows, digest)
+    if len(_DIGESTS) >= _ENUMERATED_LIMIT:
+        _DIGESTS.clear()
+    _DIGESTS[key] = (m.out, out)  # the array is kept: its id names no other while here
+    return out
+
+
+_DIGESTS: dict[tuple[Any, ...], tuple[Any, tuple[str, int, str | None]]] = {}
 
 
 def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, RowTexts, Any]:

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..base.hashes import cell_table_hash_of_bytes
 from ..base.matrix_variants import (
     CATALOG_OPERAND,
     MATRIX_VARIANTS,
@@ -133,7 +132,7 @@ def _pool_by_type(op: str, instruction: str, operand: str) -> dict[str, tuple[in
 
 class _Want:
     """The map hash a run of each variant would record for a layout: its own, or -- stated
-    for every N -- ``first_elements`` at the run's N, each N hashed once."""
+    for every N -- ``first_elements`` at the run's N (``Evidence.hash_at``), each N once."""
 
     def __init__(self, ev: Any, lay: Any, own: str) -> None:
         self.ev, self.lay, self.own = ev, lay, own
@@ -145,12 +144,7 @@ class _Want:
             return self.own
         hit = self.by_n.get(v.n)
         if hit is None:
-            texts, elements = self.ev.texts_of(lay)
-            at = lay.at(v.n)
-            # base.hashes.first_elements, with the rows kept by a mask (32 N of 16,384 rows)
-            hit = cell_table_hash_of_bytes(lay.instruction, at.shape_text, lay.operand, "cells",
-                                           texts.data(elements < at.elements))
-            self.by_n[v.n] = hit
+            hit = self.by_n[v.n] = self.ev.hash_at(lay, v.n)
         return hit
 
 
