@@ -144,5 +144,5 @@ def test_no_cache_keeps_nothing(cache_dir: Path) -> None:
 
 
 def test_the_key_holds_the_digest_the_header_and_the_elements() -> None:
-    keys = {K.entry_key(d, h, e) for d in ("a", "b") for h in ("x|y", "x|z") for e in (None, 4)}
+    keys = {K.hash_key(d, h, e) for d in ("a", "b") for h in ("x|y", "x|z") for e in (None, 4)}
     assert len(keys) == 8

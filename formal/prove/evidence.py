@@ -217,7 +217,7 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
-        self._memo: dict[str, str] = {}  # map hashes by kept_hashes.entry_key, this process
+        self._memo: dict[str, str] = {}  # map hashes by kept_hashes.hash_key, this process
         self._kept_hashes: Any = None
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
@@ -337,8 +337,8 @@ class Evidence:
         kept = self._kept_hashes
         key = None
         if digest is not None:
-            from .kept_hashes import entry_key
-            key = entry_key(digest, header, elements)
+            from .kept_hashes import hash_key
+            key = hash_key(digest, header, elements)
             hit = self._memo.get(key) or (kept.get(key) if kept is not None else None)
             if hit is not None:
                 self._memo[key] = hit

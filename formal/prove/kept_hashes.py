@@ -56,7 +56,7 @@ def _code_key() -> str:
     return h.hexdigest()
 
 
-def entry_key(digest: str, header: str, elements: int | None) -> str:
+def hash_key(digest: str, header: str, elements: int | None) -> str:
     """The key of a map hash: the table's ``cells.table_digest``, the header it is hashed
     under (``instruction|shape|operand|kind``) and the element count kept (None: all)."""
     return hashlib.sha256(f"{_code_key()}|{digest}|{header}|"
