@@ -68,6 +68,7 @@ class CellMap:
     groups: Any = None
     _index: dict[tuple[int, int, int], int] | None = None
     _table: dict[tuple[int, int, int], tuple[Any, ...]] | None = None
+    _ok: Any = None
 
     def __post_init__(self) -> None:
         self.holder_fn = compile_pred(self.holder)
@@ -133,6 +134,13 @@ class CellMap:
 
     def __len__(self) -> int:
         return len(self.pts)
+
+    def all_defined(self) -> Any:
+        """Whether every output is defined, a boolean per point (worked out once; every
+        finder of ``prove/witness.py`` asks)."""
+        if self._ok is None:
+            self._ok = self.defined.all(axis=1)
+        return self._ok
 
     def point(self, p: int) -> tuple[int, int, int]:
         s, t, i = self.pts[p]
