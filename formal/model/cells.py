@@ -80,12 +80,11 @@ class CellMap:
         pts[:, 2] = np.tile(np.arange(self.n, dtype=np.int64), len(held))
         self.pts = pts
         S, T, I_ = self.pts[:, 0], self.pts[:, 1], self.pts[:, 2]
-        box = {LANE: (0, self.lanes - 1), I: (0, max(0, self.n - 1)),
-               SEL: (min(self.selectors), max(self.selectors))}
         exprs = [c.value for f in self.formulas for c in f.cases] + \
                 [c.cond for f in self.formulas for c in f.cases] + \
                 ([self.group] if self.group is not None else [])
-        vector = fits_int64(exprs, box)
+        span = (self.lanes - 1, max(0, self.n - 1), min(self.selectors), max(self.selectors))
+        vector = all(_fits_int64(e, span) for e in exprs)
         N, K = len(pts), len(self.names)
         self.out = np.zeros((N, K), dtype=np.int64 if vector else object)
         self.defined = np.zeros((N, K), dtype=bool)
@@ -97,7 +96,7 @@ class CellMap:
                 cols.append(hit)
                 before = before | hit
                 vals.append(self._expr(c.value, vector, T, I_, S))
-                ok = sp.And(definedness(c.value), definedness(c.cond))
+                ok = _defined_where(c.value, c.cond)
                 defs.append(self._pred(ok, vector, T, I_, S) if ok is not sp.true
                             else np.ones(N, dtype=bool))
             M = np.stack(cols, axis=1) if cols else np.zeros((N, 0), dtype=bool)
@@ -168,6 +167,20 @@ class CellMap:
                 (s, t, i): tuple(int(v) if d else None for v, d in zip(o, ok))
                 for (s, t, i), o, ok in zip(self.pts.tolist(), outs, defs)}
         return self._table
+
+
+@lru_cache(maxsize=8192)
+def _fits_int64(e: Any, span: tuple[int, int, int, int]) -> bool:
+    """``algebra.fits_int64`` of one expression over the box (lanes 0..span[0], elements
+    0..span[1], selectors span[2]..span[3]): it decides each expression alone, and the
+    catalog's maps state some 115 distinct expressions some 1,500 times."""
+    return fits_int64([e], {LANE: (0, span[0]), I: (0, span[1]), SEL: (span[2], span[3])})
+
+
+@lru_cache(maxsize=8192)
+def _defined_where(value: Any, cond: Any) -> Any:
+    """Where a case's value and condition are both defined (SymPy), once per pair."""
+    return sp.And(definedness(value), definedness(cond))
 
 
 _MAP_ATTR = "_ptxlayout_enumerated_map"

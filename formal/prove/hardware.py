@@ -169,7 +169,10 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
         if found is not None:
             return found
     confirmed, ns, bad = [], set(), None
-    for r in runs:
+    # a layout with one map: only the runs that packed it can count (an index of the runs
+    # by that hash, in date order, as ``runs``); one stated for every N: each run's own N
+    mine = runs if lay.n_values else [r for r in ev.runs_with(s.op, own) if r.key in by_key]
+    for r in mine:
         if r.mode != "check" and not (r.mode == "discover" and s.exact):
             continue
         v = by_key[r.key]
