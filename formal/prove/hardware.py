@@ -206,7 +206,7 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
     if confirmed:
         last = confirmed[-1].file
         keys = {r.key for r in confirmed}
-        runnable = [v for v in s.variants if any(runs_on(v, f.sm) for f in ev.files)]
+        runnable = _runnable(tuple(sorted({f.sm for f in ev.files})), s.variants)
         at = f" at N = {', '.join(str(n) for n in sorted(ns))}" if ns else ""
         return Verdict("hardware", "proved",
                        f"confirmed on {last.where}: {len(keys)} of {len(runnable)} runnable "
@@ -216,6 +216,22 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
     if s.direct:
         return _unconfirmed(ev, s, kind, rows, runs, want)
     return _shown_wrong(ev, lay, s, kind, rows, own, runs, stated)
+
+
+def _runnable(sms: tuple[int, ...], variants: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The variants a device of the evidence (of these SMs) can run, worked out once per
+    variant and SM (``runs_on`` is a function of the two)."""
+    return tuple(v for v in variants if any(_runs_on(v.key, sm, v) for sm in sms))
+
+
+_RUNS_ON: dict[tuple[str, int], bool] = {}
+
+
+def _runs_on(key: str, sm: int, v: Any) -> bool:
+    hit = _RUNS_ON.get((key, sm))
+    if hit is None:
+        hit = _RUNS_ON[(key, sm)] = runs_on(v, sm)
+    return hit
 
 
 def _discovered_otherwise(ev: Any, s: Served, kind: str, rows: Any, own: str,
