@@ -271,28 +271,32 @@ def cells_and_names(lay: Layout) -> tuple[tuple[str, ...], dict[tuple[int, int, 
 
 def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
     """('cells' | 'fields', rows) in (selector, lane, element) order; a replicated layout's
-    cells also name the ``group`` (the product) of their lane."""
-    names, table = cells_and_names(lay)
-    group_of = lay.lane_group() if lay.operand != "metadata" else None
-    rows: list[dict[str, Any]] = []
-    if lay.operand == "metadata":
+    cells also name the ``group`` (the product) of their lane.  Rows are built from the
+    enumerated arrays, column by column (a point with an output no case defines has no row)."""
+    m = map_of(lay)
+    meta = lay.operand == "metadata"
+    if m is None:
+        return ("fields" if meta else "cells"), []
+    K = len(m.names)
+    pts = m.pts
+    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
+    order = order[m.defined[order, :K].all(axis=1)]
+    s, t, i = (pts[order, k].tolist() for k in range(3))
+    outs = [[int(v) for v in m.out[order, k].tolist()] for k in range(K)]
+    if meta:
         sparsity = lay.sparsity
         bits = sparsity.index_bits if sparsity else 2
-        for (s, t, i), out in sorted(table.items()):
-            if None in out:
-                continue
-            rows.append({"selector": s, "lane": t, "bit_lo": i * bits,
-                         "bit_hi": i * bits + bits - 1, "row": out[0], "chunk": out[1],
-                         "slot": out[2]})
-        return "fields", rows
-    for (_s, t, i), out in sorted(table.items()):
-        if None in out:
-            continue
-        row = {"lane": t, "element": i}
-        row.update(dict(zip(names, out, strict=True)))
-        if group_of is not None:
-            row["group"] = group_of(t)
-        rows.append(row)
+        return "fields", [{"selector": a, "lane": b, "bit_lo": c * bits,
+                           "bit_hi": c * bits + bits - 1, "row": r, "chunk": ch, "slot": sl}
+                          for a, b, c, r, ch, sl in zip(s, t, i, *outs, strict=True)]
+    names = m.names
+    rows = [{"lane": b, "element": c, **dict(zip(names, out, strict=True))}
+            for b, c, *out in zip(t, i, *outs, strict=True)]
+    group_of = lay.lane_group()
+    if group_of is not None:
+        groups = {x: group_of(x) for x in set(t)}
+        for row in rows:
+            row["group"] = groups[row["lane"]]
     return "cells", rows
 
 
