@@ -46,6 +46,10 @@ def _planted(m: CellMap, rng: random.Random, what: str) -> CellMap:
         p.pts[j, 0] = m.pts[i, 0]
         p.groups = m.groups.copy()
         p.groups[j] = m.groups[i]
+    elif what == "vanished":  # a lane's ranges of one row moved off the tile: a hole
+        same = (m.pts[:, 0] == m.pts[j, 0]) & (m.pts[:, 1] == m.pts[j, 1]) & \
+            (m.out[:, 0] == m.out[j, 0])
+        p.out[same, 0] = m.lay.tile[0] + 7
     else:  # a sparse chunk one column wider, or moved by one
         p.out[j, 2 if what == "wider" else 1] += 1
     return p
@@ -72,6 +76,22 @@ def _loop_hole(m: CellMap) -> tuple[int, int, tuple[int, ...]] | None:
         for g in range(ngroups):
             for cell in itertools.product(*(range(lo, hi) for lo, hi in output_ranges(m))):
                 if (s, g, *cell) not in held:
+                    return s, g, cell
+    return None
+
+
+def _loop_sparse_hole(m: CellMap) -> tuple[int, int, tuple[int, ...]] | None:
+    rows, cols = m.lay.tile
+    ngroups = m.lay.groups[1] if m.lay.groups else 1
+    for s in m.selectors:
+        for g in range(ngroups):
+            held = set()
+            for q in range(len(m)):
+                if m.defined[q].all() and m.pts[q, 0] == s and m.groups[q] == g:
+                    r, a, b = (int(x) for x in m.out[q])
+                    held |= {(r, c) for c in range(a, b + 1)}
+            for cell in itertools.product(range(rows), range(cols)):
+                if cell not in held:
                     return s, g, cell
     return None
 
@@ -111,10 +131,10 @@ def test_collisions_and_holes_as_the_loop_finds_them() -> None:
     assert found > 40  # the plants did collide
 
 
-@pytest.mark.parametrize("what", ["wider", "moved"])
+@pytest.mark.parametrize("what", ["wider", "moved", "vanished"])
 def test_sparse_chunks_as_the_loop_finds_them(what: str) -> None:
     rng = random.Random(5)
-    checked = 0
+    checked = holes = 0
     for m in _maps(True):
         spec = chunk_spec(m.lay)[0]
         if spec is None:
@@ -124,6 +144,9 @@ def test_sparse_chunks_as_the_loop_finds_them(what: str) -> None:
             got: Any = witness_chunks(p, *args)
             want = _loop_chunks(p, *args)
             assert (got and got[0]) == (want and want[0]), m.lay.id
+            hole = witness_hole(p)
+            assert hole == _loop_sparse_hole(p), m.lay.id
             checked += got is not None
-    assert checked > 3
+            holes += hole is not None
+    assert (holes if what == "vanished" else checked) > 3  # the plants did break the maps
     assert np.int64(-3) % 4 == -3 % 4  # numpy's remainder is Python's: the rule is the same

@@ -148,18 +148,27 @@ def witness_hole(m: CellMap) -> tuple[int, int, tuple[int, ...]] | None:
     ngroups = lay.groups[1] if lay.groups else 1
     if not lay.sparse_a:
         return _dense_hole(m, ranges, ok, ngroups)
+    rows, cols = lay.tile  # sparse A: each point marks its range of a row
+    vector = m.out.dtype != object
     for s in m.selectors:
         for g in range(ngroups):
             sel = ok & (m.pts[:, 0] == s) & (m.groups == g)
-            rows, cols = lay.tile  # sparse A: each point marks its range of a row
-            mark = np.zeros((rows, cols), dtype=bool)
-            for p in np.nonzero(sel)[0]:
-                r, fc, lc = (int(x) for x in m.out[p])
-                if 0 <= r < rows:
-                    mark[r, max(0, fc):max(0, min(cols, lc + 1))] = True
-            holes = np.argwhere(~mark)
-            if len(holes):
-                return s, g, tuple(int(x) for x in holes[0])
+            if vector:  # each range as +1 at its first column and -1 past its last
+                r, fc, lc = (m.out[sel, k] for k in range(3))
+                lo, hi = np.maximum(0, fc), np.maximum(0, np.minimum(cols, lc + 1))
+                keep = (r >= 0) & (r < rows) & (lo < hi)
+                edge = np.zeros((rows, cols + 1), dtype=np.int64)
+                np.add.at(edge, (r[keep], lo[keep]), 1)
+                np.add.at(edge, (r[keep], hi[keep]), -1)
+                mark = np.cumsum(edge, axis=1)[:, :cols] > 0
+            else:
+                mark = np.zeros((rows, cols), dtype=bool)
+                for p in np.nonzero(sel)[0]:
+                    a, fa, la = (int(x) for x in m.out[p])
+                    if 0 <= a < rows:
+                        mark[a, max(0, fa):max(0, min(cols, la + 1))] = True
+            if not mark.all():
+                return s, g, tuple(int(x) for x in np.argwhere(~mark)[0])
     return None
 
 
