@@ -286,12 +286,11 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
     if meta:
         sparsity = lay.sparsity
         bits = sparsity.index_bits if sparsity else 2
-        return "fields", [{"selector": a, "lane": b, "bit_lo": c * bits,
-                           "bit_hi": c * bits + bits - 1, "row": r, "chunk": ch, "slot": sl}
-                          for a, b, c, r, ch, sl in zip(s, t, i, *outs, strict=True)]
-    names = m.names
-    rows = [{"lane": b, "element": c, **dict(zip(names, out, strict=True))}
-            for b, c, *out in zip(t, i, *outs, strict=True)]
+        fields = ("selector", "lane", "bit_lo", "bit_hi", "row", "chunk", "slot")
+        return "fields", [dict(zip(fields, values)) for values in zip(
+            s, t, [c * bits for c in i], [c * bits + bits - 1 for c in i], *outs, strict=True)]
+    keys = ("lane", "element", *m.names)
+    rows = [dict(zip(keys, values)) for values in zip(t, i, *outs, strict=True)]
     group_of = lay.lane_group()
     if group_of is not None:
         groups = {x: group_of(x) for x in set(t)}
