@@ -120,14 +120,14 @@ class CellMap:
     @staticmethod
     def _expr(e: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
         if vector:
-            return compile_array(e, np)(T, I_, S)
+            return _array_fn(e)(T, I_, S)
         f = compile_expr(e)
         return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=object)
 
     @staticmethod
     def _pred(c: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
         if vector:
-            return np.asarray(compile_array_pred(c, np)(T, I_, S), dtype=bool)
+            return np.asarray(_array_pred(c)(T, I_, S), dtype=bool)
         f = compile_pred(c)
         return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=bool)
 
@@ -167,6 +167,18 @@ class CellMap:
                 (s, t, i): tuple(int(v) if d else None for v, d in zip(o, ok))
                 for (s, t, i), o, ok in zip(self.pts.tolist(), outs, defs)}
         return self._table
+
+
+@lru_cache(maxsize=8192)
+def _array_fn(e: Any) -> Any:
+    """``compile_array(e, np)``, once per expression (a closure of numpy calls: pure)."""
+    return compile_array(e, np)
+
+
+@lru_cache(maxsize=8192)
+def _array_pred(c: Any) -> Any:
+    """``compile_array_pred(c, np)``, once per condition."""
+    return compile_array_pred(c, np)
 
 
 @lru_cache(maxsize=8192)
