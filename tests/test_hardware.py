@@ -270,3 +270,28 @@ def test_a_lone_block_is_judged_up_to_what_its_missing_operands_could_absorb(
     assert cex["layout"] == {"row": 1, "col": 1} and cex["hardware"] == {"row": 1, "col": 0}
     assert "even up to renumbering its rows (k) and its columns (n)" in v.message
     _run_of(cex)
+
+
+def test_the_variants_a_layout_serves_are_every_row_the_rule_accepts() -> None:
+    """``hardware.served`` asks ``matrix_layout_serves`` only of the pool's rows of the
+    layout's types (``_pool_by_type``), once per kind of layout (``_serving``): over every
+    catalog layout of the moves, wgmma and tcgen05 copies, those are exactly the rows the
+    rule accepts of the whole pool, in its order."""
+    from formal.base.matrix_variants import MOVES, TMEM_FAMILIES, matrix_layout_serves, run_operand
+    from formal.model.resolve import catalog_model
+    from formal.prove import hardware as H
+    checked = served = 0
+    for lay in catalog_model(False).layouts:
+        if lay.instruction not in (*MOVES, *TMEM_FAMILIES, "wgmma", "wgmma.sp"):
+            continue
+        op = run_operand(lay.instruction, lay.operand)
+        if op is None:
+            continue
+        want = [v for v in H._pool_of(lay.instruction)
+                if matrix_layout_serves(v, op, lay.instruction, lay.shape_text, lay.operand,
+                                        lay.types, lay.n_values)]
+        got = list(H.served(Evidence(), lay).variants)
+        assert got == want, lay.id
+        checked += 1
+        served += bool(got)
+    assert checked > 150 and served > 100

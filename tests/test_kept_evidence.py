@@ -123,3 +123,12 @@ def test_no_cache_writes_nothing(cache_dir: Path, tmp_path: Path) -> None:
     finally:
         cache.enable()
     assert not (cache_dir / K.KEPT_FOLDER).exists()
+
+
+@pytest.mark.parametrize("pairs", [{}, {"A": "8148"}, {"A": "1", "C/D": "2", "smem": "3"},
+                                   {"": ""}, {"A": "a\nb"}, {"A": 3}, {"A": None}])
+def test_a_runs_operand_hashes_read_back(pairs: dict[str, Any]) -> None:
+    kept = K._pairs_text(pairs)
+    assert isinstance(kept, str) == all(type(v) is str and "\n" not in v for v in pairs.values())
+    back = K._pairs(json.loads(json.dumps(kept)))
+    assert back == pairs and [type(v) for v in back.values()] == [type(v) for v in pairs.values()]

@@ -15,6 +15,7 @@ hash as the exports and the GPU evidence write them.
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -35,7 +36,7 @@ from .algebra import (
     definedness,
     fits_int64,
 )
-from .layout import Formula, Layout
+from .layout import Formula, Layout, srepr
 
 # ---- the domain of a map: every (selector, lane, element), evaluated at once ---------------------
 
@@ -67,6 +68,7 @@ class CellMap:
     groups: Any = None
     _index: dict[tuple[int, int, int], int] | None = None
     _table: dict[tuple[int, int, int], tuple[Any, ...]] | None = None
+    _ok: Any = None
 
     def __post_init__(self) -> None:
         self.holder_fn = compile_pred(self.holder)
@@ -78,12 +80,11 @@ class CellMap:
         pts[:, 2] = np.tile(np.arange(self.n, dtype=np.int64), len(held))
         self.pts = pts
         S, T, I_ = self.pts[:, 0], self.pts[:, 1], self.pts[:, 2]
-        box = {LANE: (0, self.lanes - 1), I: (0, max(0, self.n - 1)),
-               SEL: (min(self.selectors), max(self.selectors))}
         exprs = [c.value for f in self.formulas for c in f.cases] + \
                 [c.cond for f in self.formulas for c in f.cases] + \
                 ([self.group] if self.group is not None else [])
-        vector = fits_int64(exprs, box)
+        span = (self.lanes - 1, max(0, self.n - 1), min(self.selectors), max(self.selectors))
+        vector = all(_fits_int64(e, span) for e in exprs)
         N, K = len(pts), len(self.names)
         self.out = np.zeros((N, K), dtype=np.int64 if vector else object)
         self.defined = np.zeros((N, K), dtype=bool)
@@ -95,7 +96,7 @@ class CellMap:
                 cols.append(hit)
                 before = before | hit
                 vals.append(self._expr(c.value, vector, T, I_, S))
-                ok = sp.And(definedness(c.value), definedness(c.cond))
+                ok = _defined_where(c.value, c.cond)
                 defs.append(self._pred(ok, vector, T, I_, S) if ok is not sp.true
                             else np.ones(N, dtype=bool))
             M = np.stack(cols, axis=1) if cols else np.zeros((N, 0), dtype=bool)
@@ -119,19 +120,26 @@ class CellMap:
     @staticmethod
     def _expr(e: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
         if vector:
-            return compile_array(e, np)(T, I_, S)
+            return _array_fn(e)(T, I_, S)
         f = compile_expr(e)
         return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=object)
 
     @staticmethod
     def _pred(c: Any, vector: bool, T: Any, I_: Any, S: Any) -> Any:
         if vector:
-            return np.asarray(compile_array_pred(c, np)(T, I_, S), dtype=bool)
+            return np.asarray(_array_pred(c)(T, I_, S), dtype=bool)
         f = compile_pred(c)
         return np.array([f(int(t), int(i), int(s)) for t, i, s in zip(T, I_, S)], dtype=bool)
 
     def __len__(self) -> int:
         return len(self.pts)
+
+    def all_defined(self) -> Any:
+        """Whether every output is defined, a boolean per point (worked out once; every
+        finder of ``prove/witness.py`` asks)."""
+        if self._ok is None:
+            self._ok = self.defined.all(axis=1)
+        return self._ok
 
     def point(self, p: int) -> tuple[int, int, int]:
         s, t, i = self.pts[p]
@@ -159,6 +167,32 @@ class CellMap:
                 (s, t, i): tuple(int(v) if d else None for v, d in zip(o, ok))
                 for (s, t, i), o, ok in zip(self.pts.tolist(), outs, defs)}
         return self._table
+
+
+@lru_cache(maxsize=8192)
+def _array_fn(e: Any) -> Any:
+    """``compile_array(e, np)``, once per expression (a closure of numpy calls: pure)."""
+    return compile_array(e, np)
+
+
+@lru_cache(maxsize=8192)
+def _array_pred(c: Any) -> Any:
+    """``compile_array_pred(c, np)``, once per condition."""
+    return compile_array_pred(c, np)
+
+
+@lru_cache(maxsize=8192)
+def _fits_int64(e: Any, span: tuple[int, int, int, int]) -> bool:
+    """``algebra.fits_int64`` of one expression over the box (lanes 0..span[0], elements
+    0..span[1], selectors span[2]..span[3]): it decides each expression alone, and the
+    catalog's maps state some 115 distinct expressions some 1,500 times."""
+    return fits_int64([e], {LANE: (0, span[0]), I: (0, span[1]), SEL: (span[2], span[3])})
+
+
+@lru_cache(maxsize=8192)
+def _defined_where(value: Any, cond: Any) -> Any:
+    """Where a case's value and condition are both defined (SymPy), once per pair."""
+    return sp.And(definedness(value), definedness(cond))
 
 
 _MAP_ATTR = "_ptxlayout_enumerated_map"
@@ -229,6 +263,7 @@ def clear_enumerated() -> None:
     """Forget every enumerated map (benchmarks measure cold runs)."""
     _ENUMERATED.clear()
     _TEXTS.clear()
+    _DIGESTS.clear()
 
 
 
@@ -248,28 +283,31 @@ def cells_and_names(lay: Layout) -> tuple[tuple[str, ...], dict[tuple[int, int, 
 
 def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
     """('cells' | 'fields', rows) in (selector, lane, element) order; a replicated layout's
-    cells also name the ``group`` (the product) of their lane."""
-    names, table = cells_and_names(lay)
-    group_of = lay.lane_group() if lay.operand != "metadata" else None
-    rows: list[dict[str, Any]] = []
-    if lay.operand == "metadata":
+    cells also name the ``group`` (the product) of their lane.  Rows are built from the
+    enumerated arrays, column by column (a point with an output no case defines has no row)."""
+    m = map_of(lay)
+    meta = lay.operand == "metadata"
+    if m is None:
+        return ("fields" if meta else "cells"), []
+    K = len(m.names)
+    pts = m.pts
+    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
+    order = order[m.defined[order, :K].all(axis=1)]
+    s, t, i = (pts[order, k].tolist() for k in range(3))
+    outs = [[int(v) for v in m.out[order, k].tolist()] for k in range(K)]
+    if meta:
         sparsity = lay.sparsity
         bits = sparsity.index_bits if sparsity else 2
-        for (s, t, i), out in sorted(table.items()):
-            if None in out:
-                continue
-            rows.append({"selector": s, "lane": t, "bit_lo": i * bits,
-                         "bit_hi": i * bits + bits - 1, "row": out[0], "chunk": out[1],
-                         "slot": out[2]})
-        return "fields", rows
-    for (_s, t, i), out in sorted(table.items()):
-        if None in out:
-            continue
-        row = {"lane": t, "element": i}
-        row.update(dict(zip(names, out, strict=True)))
-        if group_of is not None:
-            row["group"] = group_of(t)
-        rows.append(row)
+        fields = ("selector", "lane", "bit_lo", "bit_hi", "row", "chunk", "slot")
+        return "fields", [dict(zip(fields, values)) for values in zip(
+            s, t, [c * bits for c in i], [c * bits + bits - 1 for c in i], *outs, strict=True)]
+    keys = ("lane", "element", *m.names)
+    rows = [dict(zip(keys, values)) for values in zip(t, i, *outs, strict=True)]
+    group_of = lay.lane_group()
+    if group_of is not None:
+        groups = {x: group_of(x) for x in set(t)}
+        for row in rows:
+            row["group"] = groups[row["lane"]]
     return "cells", rows
 
 
@@ -366,6 +404,46 @@ def cell_texts(lay: Layout) -> tuple[str, RowTexts, Any]:
 
 
 _TEXTS: dict[tuple[Any, ...], tuple[Any, tuple[str, RowTexts, Any]]] = {}
+
+
+def table_digest(lay: Layout) -> tuple[str, int, str | None]:
+    """(kind, rows, digest) of the layout's cell table (``cell_rows``) without writing it:
+    ``digest`` is a SHA-256 of everything ``cell_texts`` writes the rows from -- the
+    enumerated points, outputs and where they are defined (the arrays themselves, as
+    bytes), the outputs' names, the kind, the metadata's bit width and the replication
+    group's expression -- or None where the outputs are not int64 (a map evaluated with
+    Python's unbounded ints).  Two layouts with one digest and one header have one map hash
+    (``prove/kept_hashes.py`` keeps it by this digest).  Once per enumerated map."""
+    m = map_of(lay)
+    meta = lay.operand == "metadata"
+    kind = "fields" if meta else "cells"
+    if m is None:
+        return kind, 0, None
+    sparsity = lay.sparsity if meta else None
+    rep = lay.groups if not meta else None
+    key = (id(m.out), m.names, kind, sparsity.index_bits if sparsity else None,
+           rep[2] if rep else None)
+    hit = _DIGESTS.get(key)
+    if hit is not None and hit[0] is m.out:
+        return hit[1]
+    K = len(m.names)
+    defined = np.ascontiguousarray(m.defined[:, :K])
+    rows = int(defined.all(axis=1).sum()) if K else len(m.pts)
+    digest: str | None = None
+    if m.out.dtype == np.int64 and m.pts.dtype == np.int64:
+        h = hashlib.sha256(repr((m.names, kind, key[3], srepr(key[4]) if rep else None,
+                                 m.pts.shape, m.out.shape)).encode())
+        for a in (m.pts, m.out[:, :K], defined):
+            h.update(np.ascontiguousarray(a).tobytes())
+        digest = h.hexdigest()
+    out = (kind, rows, digest)
+    if len(_DIGESTS) >= _ENUMERATED_LIMIT:
+        _DIGESTS.clear()
+    _DIGESTS[key] = (m.out, out)  # the array is kept: its id names no other while here
+    return out
+
+
+_DIGESTS: dict[tuple[Any, ...], tuple[Any, tuple[str, int, str | None]]] = {}
 
 
 def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, RowTexts, Any]:

@@ -35,6 +35,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from .. import __version__
@@ -45,6 +46,7 @@ SCHEMA = "ptxlayout-proof/1"
 SUBFOLDER = "proofs"
 
 
+@cache
 def _z3_version() -> str:
     import z3
     return str(z3.get_version_string())
@@ -53,11 +55,23 @@ def _z3_version() -> str:
 def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
     """The key of an obligation of a layout's map (stable across processes and machines).
     The time limit is part of it: a run with another limit asks Z3 again, so its report is
-    the one it would give without a cache."""
+    the one it would give without a cache.  Worked out once per layout object and question
+    (a run asks it when it reads an entry and again when it writes one)."""
+    memo = (id(lay), obligation, repr(spec), timeout_ms)
+    hit = _KEYS.get(memo)
+    if hit is not None and hit[0] is lay:
+        return hit[1]
     what = [SCHEMA, __version__, _z3_version(), obligation, lay.formula_hash(), lay.elements,
-            lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), repr(spec),
+            lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), memo[2],
             repr(lay.groups), timeout_ms]
-    return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
+    key = hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
+    if len(_KEYS) >= 4096:
+        _KEYS.clear()
+    _KEYS[memo] = (lay, key)  # the layout is kept: its id names no other while here
+    return key
+
+
+_KEYS: dict[tuple[Any, ...], tuple[Layout, str]] = {}
 
 
 def relation_key(rel: Any, producer: Layout, consumer: Layout, timeout_ms: int) -> str:

@@ -23,6 +23,7 @@ no run confirmed, refuted or recovered the map itself.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,13 @@ def _canonical(rows: Sequence[Mapping[str, Any]], names: Sequence[str],
     """Cells with each coordinate of ``free`` renamed 0, 1, ... in order of first appearance
     (a replicated layout's rows and columns are renamed within their product); the others
     kept as they are."""
+    order = sorted(rows, key=lambda r: (r["lane"], r["element"]))
+    if not free:  # nothing renamed: each row's numbers as they are
+        get = itemgetter("lane", "element", *names)
+        return [tuple(map(int, get(r))) for r in order]
     tables: dict[str, dict[Any, int]] = {n: {} for n in free}
     out = []
-    for r in sorted(rows, key=lambda r: (r["lane"], r["element"])):
+    for r in order:
         cell = []
         for n in names:
             if n not in tables:

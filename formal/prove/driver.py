@@ -31,6 +31,7 @@ from .formula import (
     obligation_names,
     surjective_core,
 )
+from .kept_hashes import KeptHashes
 from .relations import relation_table
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
@@ -391,6 +392,17 @@ def _hardware(lay: Layout, opts: Options, stated: Any = None) -> Verdict:
     return ev.verdict(lay, stated)
 
 
+def _keep_hashes(opts: Options) -> KeptHashes | None:
+    """The kept map hashes (``kept_hashes``) the evidence reads and adds to in this run,
+    where there is evidence and a disk cache."""
+    if opts.evidence is None or not opts.disk_cache:
+        return None
+    kept = KeptHashes.open()
+    if kept is not None:
+        opts.evidence.keep_hashes(kept)
+    return kept
+
+
 def prove(model: Model, opts: Options | None = None) -> Proof:
     opts = opts or Options()
     t0 = time.perf_counter()
@@ -404,6 +416,7 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
             a_by_section.setdefault((lay.document, lay.section, str(lay.shape)), lay)
     stated = stated_in(model.layouts) if opts.evidence is not None else None
     store = ProofCache.open() if opts.disk_cache and opts.cross_check else None
+    kept = _keep_hashes(opts)
     try:
         together = _ask_together(model.layouts, opts, store)
         for n, lay in enumerate(model.layouts):
@@ -426,6 +439,9 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
     finally:
         if store is not None:
             store.close()
+        if kept is not None:
+            kept.close()
+            opts.evidence.keep_hashes(None)
     findings.extend(rel_findings)
     secs = {"prove": t1 - t0, "relations": time.perf_counter() - t1}
     return Proof(tuple(results), tuple(_sorted(findings)), internal, secs, tuple(relations))

@@ -217,7 +217,8 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
-        self._texts: dict[int, tuple[Any, Any, Any]] = {}
+        self._memo: dict[str, str] = {}  # map hashes by kept_hashes.hash_key, this process
+        self._kept_hashes: Any = None
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
@@ -308,26 +309,48 @@ class Evidence:
         the layout by its hash, so that its table can be rebuilt if a verdict needs it; the
         rows themselves are not kept (a run proves hundreds of layouts), and are built only
         when a verdict reads them (``LazyRows``): the hash is written from the enumerated
-        arrays (``cell_texts``)."""
-        from ..model.cells import cell_texts
-        kind, texts, elements = cell_texts(lay)
-        h = cell_table_hash_of_bytes(lay.instruction, lay.shape_text, lay.operand, kind,
-                                     texts.data()) if len(texts) else ""
+        arrays (``cell_texts``), or read from the kept hashes by their digest
+        (``keep_hashes``)."""
+        from ..model.cells import table_digest
+        kind, count, digest = table_digest(lay)
+        h = self.hash_at(lay, None, (kind, count, digest)) if count else ""
         self._hashed[id(lay)] = (lay, h)
-        if len(texts):
+        if count:
             self._by_hash.setdefault(h, lay)
-            if lay.n_values:  # hashed again at each N a run used (``hardware``)
-                self._texts[id(lay)] = (lay, texts, elements)
-        return kind, LazyRows(lay, len(texts)), h
+        return kind, LazyRows(lay, count), h
 
-    def texts_of(self, lay: Any) -> tuple[Any, Any]:
-        """(row texts, elements) of a layout ``table_of`` has seen (``cell_texts``)."""
-        hit = self._texts.get(id(lay))
-        if hit is None or hit[0] is not lay:
-            from ..model.cells import cell_texts
-            _kind, texts, elements = cell_texts(lay)
-            return texts, elements
-        return hit[1], hit[2]
+    def keep_hashes(self, kept: Any) -> None:
+        """Read and keep map hashes in ``kept`` (``prove.kept_hashes.KeptHashes``; None: not)."""
+        self._kept_hashes = kept
+
+    def hash_at(self, lay: Any, n: int | None,
+                table: tuple[str, int, str | None] | None = None) -> str:
+        """The map hash of ``lay``'s table (``n`` None), or -- ``lay`` stated for every N --
+        of the map at N: each thread's first ``lay.at(n).elements`` elements hashed under
+        that layout's shape (``base.hashes.first_elements``).  Kept by the table's digest
+        (``kept_hashes``), else written from the enumerated arrays (``cell_texts``)."""
+        from ..model.cells import cell_texts, table_digest
+        kind, _count, digest = table if table is not None else table_digest(lay)
+        at = lay if n is None else lay.at(n)
+        elements = None if n is None else at.elements
+        header = f"{lay.instruction}|{at.shape_text}|{lay.operand}|{kind}"
+        kept = self._kept_hashes
+        key = None
+        if digest is not None:
+            from .kept_hashes import hash_key
+            key = hash_key(digest, header, elements)
+            hit = self._memo.get(key) or (kept.get(key) if kept is not None else None)
+            if hit is not None:
+                self._memo[key] = hit
+                return hit
+        _kind, texts, es = cell_texts(lay)
+        data = texts.data() if elements is None else texts.data(es < elements)
+        h = cell_table_hash_of_bytes(lay.instruction, at.shape_text, lay.operand, kind, data)
+        if key is not None:
+            self._memo[key] = h
+            if kept is not None:
+                kept.put(key, h)
+        return h
 
     def hash_of(self, lay: Any) -> str:
         """The map hash of a layout, computed once per layout object."""

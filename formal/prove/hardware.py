@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ..base.hashes import cell_table_hash_of_bytes
 from ..base.matrix_variants import (
     CATALOG_OPERAND,
     MATRIX_VARIANTS,
@@ -133,7 +132,7 @@ def _pool_by_type(op: str, instruction: str, operand: str) -> dict[str, tuple[in
 
 class _Want:
     """The map hash a run of each variant would record for a layout: its own, or -- stated
-    for every N -- ``first_elements`` at the run's N, each N hashed once."""
+    for every N -- ``first_elements`` at the run's N (``Evidence.hash_at``), each N once."""
 
     def __init__(self, ev: Any, lay: Any, own: str) -> None:
         self.ev, self.lay, self.own = ev, lay, own
@@ -145,12 +144,7 @@ class _Want:
             return self.own
         hit = self.by_n.get(v.n)
         if hit is None:
-            texts, elements = self.ev.texts_of(lay)
-            at = lay.at(v.n)
-            # base.hashes.first_elements, with the rows kept by a mask (32 N of 16,384 rows)
-            hit = cell_table_hash_of_bytes(lay.instruction, at.shape_text, lay.operand, "cells",
-                                           texts.data(elements < at.elements))
-            self.by_n[v.n] = hit
+            hit = self.by_n[v.n] = self.ev.hash_at(lay, v.n)
         return hit
 
 
@@ -175,7 +169,10 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
         if found is not None:
             return found
     confirmed, ns, bad = [], set(), None
-    for r in runs:
+    # a layout with one map: only the runs that packed it can count (an index of the runs
+    # by that hash, in date order, as ``runs``); one stated for every N: each run's own N
+    mine = runs if lay.n_values else [r for r in ev.runs_with(s.op, own) if r.key in by_key]
+    for r in mine:
         if r.mode != "check" and not (r.mode == "discover" and s.exact):
             continue
         v = by_key[r.key]
@@ -209,7 +206,7 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
     if confirmed:
         last = confirmed[-1].file
         keys = {r.key for r in confirmed}
-        runnable = [v for v in s.variants if any(runs_on(v, f.sm) for f in ev.files)]
+        runnable = _runnable(tuple(sorted({f.sm for f in ev.files})), s.variants)
         at = f" at N = {', '.join(str(n) for n in sorted(ns))}" if ns else ""
         return Verdict("hardware", "proved",
                        f"confirmed on {last.where}: {len(keys)} of {len(runnable)} runnable "
@@ -219,6 +216,22 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
     if s.direct:
         return _unconfirmed(ev, s, kind, rows, runs, want)
     return _shown_wrong(ev, lay, s, kind, rows, own, runs, stated)
+
+
+def _runnable(sms: tuple[int, ...], variants: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The variants a device of the evidence (of these SMs) can run, worked out once per
+    variant and SM (``runs_on`` is a function of the two)."""
+    return tuple(v for v in variants if any(_runs_on(v.key, sm, v) for sm in sms))
+
+
+_RUNS_ON: dict[tuple[str, int], bool] = {}
+
+
+def _runs_on(key: str, sm: int, v: Any) -> bool:
+    hit = _RUNS_ON.get((key, sm))
+    if hit is None:
+        hit = _RUNS_ON[(key, sm)] = runs_on(v, sm)
+    return hit
 
 
 def _discovered_otherwise(ev: Any, s: Served, kind: str, rows: Any, own: str,

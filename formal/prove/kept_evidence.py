@@ -12,12 +12,13 @@ Reading the shipped folder (4,444 runs, 3 MB) costs more than proving half the c
 ``json.loads``, the depth check of every nested value (``base.files.parse_json``: a cell
 table is thousands of small lists) and an ``EvidenceRun`` per run.  The entry kept here holds
 what that reading produced, written to be read back cheaply: the runs as columns (one list per
-field, one short list per run for its operand hashes), and each kept cell table as its own JSON
-text, parsed (and depth-checked) only when a verdict reads that table -- for the catalog,
-the two errata's confirmed maps.  For the run above the entry's runs read::
+field; each run's operand hashes as one text, names and hashes one a line, so the depth check
+walks no list a run), and each kept cell table as its own JSON text, parsed (and
+depth-checked) only when a verdict reads that table -- for the catalog, the two errata's
+confirmed maps.  For the run above the entry's runs read::
 
     {"key": ["mma.m16n8k16.f32.f16.f16.f32"], "mode": ["check"], "result": ["match"],
-     "trials": [64], "layout_hashes": [["A", "8148...", "B", "...", "C/D", "..."]], ...}
+     "trials": [64], "layout_hashes": ["A\\n8148...\\nB\\n...\\nC/D\\n..."], ...}
 
 Key: a SHA-256 of the file's bytes, of this module and ``evidence.py`` (the reader), and of
 ptxlayout's and Python's versions; the entry holds its content as one text with the SHA-256
@@ -40,7 +41,7 @@ from ..base import cache as disk
 from ..base.files import FileProblem, parse_json
 
 KEPT_FOLDER = "evidence"
-SCHEMA = 1
+SCHEMA = 2
 _TEXT_FIELDS = ("key", "mode", "result", "detail", "erratum", "plant")
 
 
@@ -64,13 +65,26 @@ def _flat(d: dict[str, Any]) -> list[Any]:
     return [x for kv in d.items() for x in kv]
 
 
+_SEP = "\n"
+
+
+def _pairs_text(d: dict[str, Any]) -> str | list[Any]:
+    """A run's operand hashes as one text, ``"A\\n8148...\\nB\\n..."`` (one JSON string a
+    run: reading them back walks no list), or as the flat list of pairs where a name or a
+    hash is not a string free of newlines."""
+    flat = _flat(d)
+    if all(type(x) is str and _SEP not in x for x in flat):
+        return _SEP.join(flat)
+    return flat
+
+
 def _content(f: Any) -> dict[str, Any]:
     runs = f.runs
     cols: dict[str, Any] = {k: [getattr(r, k) for r in runs] for k in _TEXT_FIELDS}
     cols["selector"] = [r.selector for r in runs]
     cols["trials"] = [r.trials for r in runs]
-    cols["layout_hashes"] = [_flat(r.layout_hashes) for r in runs]
-    cols["discovered_hashes"] = [_flat(r.discovered_hashes) for r in runs]
+    cols["layout_hashes"] = [_pairs_text(r.layout_hashes) for r in runs]
+    cols["discovered_hashes"] = [_pairs_text(r.discovered_hashes) for r in runs]
     cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs) if r.d_cells}
     tables = {part: {h: json.dumps(t, separators=(",", ":")) for h, t in
                      getattr(f, part).items()} for part in ("discovered", "maps")}
@@ -91,6 +105,8 @@ def keep_file(fd: int, data: bytes, f: Any) -> None:
 def _pairs(flat: Any) -> dict[str, Any]:
     if not flat:
         return {}
+    if isinstance(flat, str):
+        flat = flat.split(_SEP)
     if len(flat) % 2:
         raise ValueError("not a list of operand, hash pairs")
     it = iter(flat)

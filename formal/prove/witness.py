@@ -37,7 +37,7 @@ def witness_cases(m: CellMap, k: int) -> int | None:
 
 
 def witness_range(m: CellMap) -> int | None:
-    ok = m.defined.all(axis=1)
+    ok = m.all_defined()
     inside = np.ones(len(m), dtype=bool)
     for k, (lo, hi) in enumerate(output_ranges(m)):
         col = m.out[:, k]
@@ -50,11 +50,20 @@ def witness_range(m: CellMap) -> int | None:
 
 def witness_collision(m: CellMap) -> tuple[int, int] | None:
     """The first pair (earlier, later) of domain points that violate injectivity."""
-    ok = np.nonzero(m.defined.all(axis=1))[0]
+    ok = np.nonzero(m.all_defined())[0]
     if m.lay.sparse_a:
         return _w_overlap(m, ok)
     if not len(ok):
         return None
+    if m.out.dtype != object:
+        # the common case, an injective map: every (selector, group, cell) counted at once,
+        # no sort; a collision is located below, as ever
+        cols = [m.pts[:, 0], m.groups, *(m.out[:, k] for k in range(m.out.shape[1]))]
+        if len(ok) < len(m):
+            cols = [c[ok] for c in cols]
+        flat, total = _flat_keys(cols)
+        if flat is not None and total <= _COUNTED and int(np.bincount(flat).max()) <= 1:
+            return None
     keys = np.column_stack([m.pts[ok, 0], m.groups[ok], m.out[ok].astype(np.int64)
                             if m.out.dtype != object else m.out[ok]])
     if keys.dtype == object:
@@ -79,22 +88,32 @@ def witness_collision(m: CellMap) -> tuple[int, int] | None:
     return int(ok[firsts[j]]), int(ok[j])
 
 
+_COUNTED = 1 << 24  # the most keys counted in one array (bincount), else sorted
+
+
 def _row_keys(keys: Any) -> Any:
     """Each row of an int64 matrix as one int64 that two rows share exactly when they are
     equal (mixed radix over each column's span), or None when the spans do not fit."""
     if not len(keys):
         return None
-    los = [int(x) for x in keys.min(axis=0)]
-    spans = [int(hi) - lo + 1 for hi, lo in zip(keys.max(axis=0), los)]
+    return _flat_keys([keys[:, k] for k in range(keys.shape[1])])[0]
+
+
+def _flat_keys(cols: Any) -> tuple[Any, int]:
+    """``_row_keys`` of the rows of these columns (int64 arrays of one length), and the
+    number of keys possible (the product of the spans): (None, 0) where it is 2**62 or
+    more.  A toy: columns [0, 1, 1] and [5, 5, 6] span 2 and 2, keys 0, 2, 3 of 4."""
+    los = [int(c.min()) for c in cols]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(cols, los)]
     total = 1
     for span in spans:
         total *= span
     if total >= 1 << 62:
-        return None
-    out = np.zeros(len(keys), dtype=np.int64)
-    for k, (lo, span) in enumerate(zip(los, spans)):
-        out = out * span + (keys[:, k] - lo)
-    return out
+        return None, 0
+    out = np.zeros(len(cols[0]), dtype=np.int64)
+    for c, lo, span in zip(cols, los, spans):
+        out = out * span + (c - lo)
+    return out, total
 
 
 def _w_overlap(m: CellMap, ok: Any) -> tuple[int, int] | None:
@@ -125,22 +144,31 @@ def witness_hole(m: CellMap) -> tuple[int, int, tuple[int, ...]] | None:
     """(selector, group, cell) of the first cell no point maps to."""
     lay = m.lay
     ranges = output_ranges(m)
-    ok = m.defined.all(axis=1)
+    ok = m.all_defined()
     ngroups = lay.groups[1] if lay.groups else 1
     if not lay.sparse_a:
         return _dense_hole(m, ranges, ok, ngroups)
+    rows, cols = lay.tile  # sparse A: each point marks its range of a row
+    vector = m.out.dtype != object
     for s in m.selectors:
         for g in range(ngroups):
             sel = ok & (m.pts[:, 0] == s) & (m.groups == g)
-            rows, cols = lay.tile  # sparse A: each point marks its range of a row
-            mark = np.zeros((rows, cols), dtype=bool)
-            for p in np.nonzero(sel)[0]:
-                r, fc, lc = (int(x) for x in m.out[p])
-                if 0 <= r < rows:
-                    mark[r, max(0, fc):max(0, min(cols, lc + 1))] = True
-            holes = np.argwhere(~mark)
-            if len(holes):
-                return s, g, tuple(int(x) for x in holes[0])
+            if vector:  # each range as +1 at its first column and -1 past its last
+                r, fc, lc = (m.out[sel, k] for k in range(3))
+                lo, hi = np.maximum(0, fc), np.maximum(0, np.minimum(cols, lc + 1))
+                keep = (r >= 0) & (r < rows) & (lo < hi)
+                edge = np.zeros((rows, cols + 1), dtype=np.int64)
+                np.add.at(edge, (r[keep], lo[keep]), 1)
+                np.add.at(edge, (r[keep], hi[keep]), -1)
+                mark = np.cumsum(edge, axis=1)[:, :cols] > 0
+            else:
+                mark = np.zeros((rows, cols), dtype=bool)
+                for p in np.nonzero(sel)[0]:
+                    a, fa, la = (int(x) for x in m.out[p])
+                    if 0 <= a < rows:
+                        mark[a, max(0, fa):max(0, min(cols, la + 1))] = True
+            if not mark.all():
+                return s, g, tuple(int(x) for x in np.argwhere(~mark)[0])
     return None
 
 
@@ -154,20 +182,26 @@ def _dense_hole(m: CellMap, ranges: list[tuple[int, int]], ok: Any,
     inside = ok & (m.groups >= 0) & (m.groups < ngroups)
     for k, (lo, hi) in enumerate(ranges):
         inside &= np.asarray((vals[:, k] >= lo) & (vals[:, k] < hi), dtype=bool)
-    order = np.argsort(m.selectors)  # each point's selector, as its place in the list
-    where = order[np.searchsorted(np.asarray(m.selectors), m.pts[inside, 0], sorter=order)]
-    cells = vals[inside].astype(np.int64)  # in range: small enough for int64
-    mark[(where, m.groups[inside]) + tuple(cells[:, k] for k in range(len(ranges)))] = True
-    holes = np.argwhere(~mark)
-    if not len(holes):
+    every = bool(inside.all())  # the common case: no point left out, no copy of the arrays
+    if len(m.selectors) == 1:
+        where: Any = 0
+    else:
+        order = np.argsort(m.selectors)  # each point's selector, as its place in the list
+        where = order[np.searchsorted(np.asarray(m.selectors),
+                                      m.pts[:, 0] if every else m.pts[inside, 0],
+                                      sorter=order)]
+    cells = (vals if every else vals[inside]).astype(np.int64, copy=False)  # in range: int64
+    groups = m.groups if every else m.groups[inside]
+    mark[(where, groups) + tuple(cells[:, k] for k in range(len(ranges)))] = True
+    if mark.all():
         return None
-    first = holes[0]
+    first = np.argwhere(~mark)[0]
     return m.selectors[int(first[0])], int(first[1]), tuple(int(x) for x in first[2:])
 
 
 def witness_chunks(m: CellMap, width: int, chunk: int, nz: int) -> tuple[int, str] | None:
     """Sparse A: the first element whose chunk is wrong in width, alignment or count."""
-    ok = m.defined.all(axis=1)
+    ok = m.all_defined()
     out = m.out
     fc, lc = out[:, 1], out[:, 2]
     # count, per (selector, lane, row, range), the points that have a value there: a point
@@ -179,14 +213,23 @@ def witness_chunks(m: CellMap, width: int, chunk: int, nz: int) -> tuple[int, st
             if ok[q]:
                 tally[key] = tally.get(key, 0) + 1
         count = np.array([tally.get(key, 0) for key in keys_py], dtype=np.int64)
+        points = np.nonzero(ok)[0]
     else:
-        keys = np.column_stack([m.pts[:, 0], m.pts[:, 1], out])
         count = np.zeros(len(out), dtype=np.int64)
         if ok.any():
-            _u, inv, counts = np.unique(keys[ok], axis=0, return_inverse=True,
-                                        return_counts=True)
+            cols = [m.pts[ok, 0], m.pts[ok, 1], *(out[ok, k] for k in range(out.shape[1]))]
+            flat, _total = _flat_keys(cols)
+            if flat is None:
+                _u, inv, counts = np.unique(np.column_stack(cols), axis=0,
+                                            return_inverse=True, return_counts=True)
+            else:
+                _u, inv, counts = np.unique(flat, return_inverse=True, return_counts=True)
             count[ok] = counts[inv.reshape(-1)]
-    for p in np.nonzero(ok)[0]:
+        # the first point that breaks any of the three rules; its message below, as ever
+        a, b = fc.astype(np.int64), lc.astype(np.int64)
+        bad = ok & ((b - a + 1 != width) | (a % chunk != 0) | (count != nz))
+        points = np.flatnonzero(bad)[:1]
+    for p in points:
         a, b = int(fc[p]), int(lc[p])
         r = int(out[p, 0])
         if b - a + 1 != width:

@@ -1,0 +1,126 @@
+"""Map hashes kept by what they hash: ``maps/`` of the cache folder.
+
+The ``hardware`` verdict matches a layout with the GPU runs by its map hash
+(``base.hashes.cell_table_hash``): every row of its cell table written as JSON text and the
+text hashed -- for the catalog some 170,000 rows and, for wgmma's accumulators, the table
+again at each N a run used (32 N of 16,384 rows).  The rows are a pure function of the
+enumerated arrays, so the hash can be kept by a digest of those arrays.  A toy: the 2 x 4
+layout of ``model/cells.py`` enumerates ``pts`` = [[0, 0, 0], [0, 0, 1], ...] and ``out`` =
+[[0, 0], [1, 0], ...]; ``cells.table_digest`` hashes those arrays' bytes (with the outputs'
+names, the kind, the metadata's bit width and the replication group's expression) to, say,
+``3f1c...``; the entry's key is a SHA-256 of that digest, the header
+``mma|m2n4k1|C/D|cells`` and the element count (``all`` for the whole table, ``E`` for each
+thread's first E elements, the map at one N), and its value the 16-digit map hash.
+
+Why this is sound: the enumeration runs every time (the digest is of this run's arrays), and
+the hash is a function of those arrays and of the code that writes and hashes rows, whose
+files (``model/cells.py``, ``model/layout.py``, ``model/algebra.py``, ``base/hashes.py``, this
+module) and ptxlayout's, NumPy's and Python's versions are in every key: an edited formula
+gives other arrays, an edited writer another key.  The ``hardware`` verdicts themselves are
+never kept: every run judges them again from the runs.  One file, ``maps/hashes.json``:
+``{"schema", "code", "hashes": {key: hash}, "digest"}`` with a SHA-256 of the hashes; a file
+whose schema or digest does not match, or whose hashes are not 16 hex digits, is ignored
+with a warning and written again; one written by other code is replaced without a word.
+Bounded: past ``LIMIT`` keys it keeps the newest half.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..base import cache as disk
+
+FOLDER = "maps"
+NAME = "hashes.json"
+SCHEMA = "ptxlayout-map-hashes/1"
+LIMIT = 4096
+_HASH = re.compile(r"[0-9a-f]{16}")
+
+
+@cache
+def _code_key() -> str:
+    import numpy as np
+    h = hashlib.sha256(json.dumps([SCHEMA, __version__, np.__version__,
+                                   list(sys.version_info[:3])]).encode())
+    top = Path(__file__).resolve().parents[1]
+    for rel in ("model/cells.py", "model/layout.py", "model/algebra.py", "base/hashes.py",
+                "prove/kept_hashes.py"):
+        h.update(rel.encode() + b"\0" + hashlib.sha256((top / rel).read_bytes()).digest())
+    return h.hexdigest()
+
+
+def hash_key(digest: str, header: str, elements: int | None) -> str:
+    """The key of a map hash: the table's ``cells.table_digest``, the header it is hashed
+    under (``instruction|shape|operand|kind``) and the element count kept (None: all)."""
+    return hashlib.sha256(f"{_code_key()}|{digest}|{header}|"
+                          f"{'all' if elements is None else elements}".encode()).hexdigest()
+
+
+def _digest(hashes: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()
+
+
+class KeptHashes:
+    """The kept map hashes of one run: read once (``open``), added to as hashes are computed
+    (``put``), written back once (``close``) where anything was added."""
+
+    def __init__(self, hashes: dict[str, str] | None = None) -> None:
+        self.hashes: dict[str, str] = dict(hashes or {})
+        self.added = 0
+
+    @classmethod
+    def open(cls) -> KeptHashes | None:
+        """The folder's hashes (none kept: empty); None where no cache folder is in use."""
+        with disk.folder(FOLDER) as fd:
+            if fd is None:
+                return None
+            where = disk.root() or ""
+            entry = disk.read_json(fd, NAME, str(Path(where) / FOLDER))
+            if isinstance(entry, dict) and entry.get("schema") == SCHEMA \
+                    and entry.get("code") != _code_key():
+                return cls()  # written by other code: its keys can match nothing of ours
+            hashes = _valid(entry)
+            if entry is not None and hashes is None:
+                disk.warn(str(Path(where) / FOLDER / NAME),
+                          "not an entry of this version (ignored, written again)")
+            return cls(hashes)
+
+    def get(self, key: str) -> str | None:
+        return self.hashes.get(key)
+
+    def put(self, key: str, h: str) -> None:
+        if self.hashes.get(key) != h:
+            self.hashes[key] = h
+            self.added += 1
+
+    def close(self) -> None:
+        """Write the hashes back where this run added any (past ``LIMIT``: this run's own)."""
+        if not self.added:
+            return
+        hashes = self.hashes
+        if len(hashes) > LIMIT:
+            hashes = dict(list(hashes.items())[-LIMIT // 2:])
+        with disk.folder(FOLDER) as fd:
+            if fd is not None:
+                disk.write_json(fd, NAME, {"schema": SCHEMA, "code": _code_key(),
+                                           "hashes": hashes, "digest": _digest(hashes)})
+        self.added = 0
+
+
+def _valid(entry: Any) -> dict[str, str] | None:
+    if not isinstance(entry, dict) or set(entry) != {"schema", "code", "hashes", "digest"}:
+        return None
+    hashes = entry["hashes"]
+    if entry["schema"] != SCHEMA or entry["code"] != _code_key() \
+            or not isinstance(hashes, dict) or entry["digest"] != _digest(hashes):
+        return None
+    if not all(isinstance(v, str) and _HASH.fullmatch(v) for v in hashes.values()):
+        return None
+    return hashes
