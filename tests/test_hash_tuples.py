@@ -46,34 +46,11 @@ def test_addresses_are_written_as_each_with_its_semicolon() -> None:
         assert addresses_text(addrs) == "".join(f"{a};" for a in addrs)
 
 
-def test_columns_hash_as_their_rows() -> None:
-    from formal.base.hashes import cell_table_hash_of_columns
-    rng = np.random.default_rng(3)
-    cols = {n: rng.integers(-5, 300, 400) for n in NAMES}
-    want, _ = _both(list(zip(*(cols[n].tolist() for n in NAMES), strict=True)))
-    assert cell_table_hash_of_columns("tcgen05.sp_meta", "m128", "x", "fields", cols) == want
-    lists = {n: c.tolist() for n, c in cols.items()}
-    assert cell_table_hash_of_columns("tcgen05.sp_meta", "m128", "x", "fields", lists) == want
-    shorter = {n: c[1:] for n, c in cols.items()}
-    assert cell_table_hash_of_columns("tcgen05.sp_meta", "m128", "x", "fields", shorter) != want
-    # the toy table of the module docstring, and a column of bools written as json writes it
-    toy = {"lane": [0, 0], "element": [0, 1], "row": [0, 1], "col": [0, 0]}
-    rows = [{"lane": 0, "element": 0, "row": 0, "col": 0},
-            {"lane": 0, "element": 1, "row": 1, "col": 0}]
-    assert cell_table_hash_of_columns("mma", "m2n4k1", "C/D", "cells", toy) == \
-        cell_table_hash("mma", "m2n4k1", "C/D", "cells", rows)
-    flags = {"lane": np.array([0, 1]), "on": np.array([True, False])}
-    assert cell_table_hash_of_columns("i", "s", "o", "cells", flags) == cell_table_hash(
-        "i", "s", "o", "cells", [{"lane": 0, "on": True}, {"lane": 1, "on": False}])
-    with pytest.raises(ValueError):
-        cell_table_hash_of_columns("i", "s", "o", "cells", {"a": [1, 2], "b": [1]})
-
-
-def test_columns_hash_each_catalog_scale_layout_as_tc_scale_hash() -> None:
-    """The primitive against the hash the evidence and the exports name each tcgen05 scale
+def test_each_catalog_scale_layout_hashes_as_its_rows() -> None:
+    """A dict a row, hashed by ``cell_table_hash`` (the definition), against the hash the
+    evidence and the exports name each tcgen05 scale
     layout by (``prove.tc_scale.tc_scale_hash``), for every such layout of the catalog."""
     from formal import catalog
-    from formal.base.hashes import cell_table_hash_of_columns
     from formal.model.tc_scale import tc_scale_layouts
     from formal.parse.block_scale import read_block_scale
     from formal.prove.tc_scale import tc_scale_hash
@@ -85,6 +62,6 @@ def test_columns_hash_each_catalog_scale_layout_as_tc_scale_hash() -> None:
                 if lay.cta_group > 1 and lay.states(f)]
         names = ("sf_id", "row", "col", "lane", "column", "byte", *(f for f, _i in more))
         rows = [(s, *p[:5], *(p[i] for _f, i in more)) for s in lay.sf_ids for p in lay.placed(s)]
-        cols = {n: [r[j] for r in rows] for j, n in enumerate(names)}
-        assert cell_table_hash_of_columns("tcgen05.block_scale", lay.shape, lay.id, "places",
-                                          cols) == tc_scale_hash(lay)
+        dicts = [dict(zip(names, r, strict=True)) for r in rows]
+        assert cell_table_hash("tcgen05.block_scale", lay.shape, lay.id, "places",
+                               dicts) == tc_scale_hash(lay)

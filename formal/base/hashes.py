@@ -86,41 +86,6 @@ def cell_table_hash_of_tuples(instruction: str, shape: str, operand: str, kind: 
     return cell_table_hash_of_texts(instruction, shape, operand, kind, texts)
 
 
-def cell_table_hash_of_columns(instruction: str, shape: str, operand: str, kind: str,
-                               columns: Mapping[str, Any]) -> str:
-    """``cell_table_hash`` of the rows ``{name: columns[name][r] for name in columns}``, given
-    as columns: each a sequence of Python ints, or an array of integers (anything with a
-    ``dtype`` of kind ``i`` or ``u`` and a ``tolist``), all of one length.  Every row is
-    written by the one %-format of its keys (``_row_format``) inside ``str.join`` -- no
-    Python frame a row -- so a table of 100,000 factor places hashes in tens of
-    milliseconds.  A column holding anything else (a bool, a name) is written row by row as
-    ``json.dumps`` writes it.  The same hash, to the bit: the toy table of the module
-    docstring is ``{"lane": [0, 0], "element": [0, 1], "row": [0, 1], "col": [0, 0]}``."""
-    names = tuple(columns)
-    if len({len(columns[k]) for k in names}) > 1:
-        raise ValueError("cell_table_hash_of_columns: columns of different lengths")
-    how = _row_format(names)
-    cols = [_ints(columns[k]) for k in names]
-    if how is None or not names or any(c is None for c in cols):
-        plain = [columns[k].tolist() if hasattr(columns[k], "tolist") else list(columns[k])
-                 for k in names]
-        return cell_table_hash(instruction, shape, operand, kind,
-                               [dict(zip(names, r, strict=True)) for r in zip(*plain)])
-    order, fmt = how
-    by_name = dict(zip(names, cols, strict=True))
-    texts = map(fmt.__mod__, zip(*(by_name[k] for k in order)))
-    return cell_table_hash_of_texts(instruction, shape, operand, kind, texts)
-
-
-def _ints(column: Any) -> list[int] | None:
-    """``column`` as a list of Python ints, or None where it holds anything else."""
-    kind = getattr(getattr(column, "dtype", None), "kind", None)
-    if kind is not None:
-        return column.tolist() if kind in "iu" else None  # type: ignore[no-any-return]
-    values = list(column)
-    return values if set(map(type, values)) <= {int} else None
-
-
 def cell_table_hash_of_texts(instruction: str, shape: str, operand: str, kind: str,
                              texts: Iterable[str]) -> str:
     """``cell_table_hash`` of the rows whose ``row_text`` are ``texts``: a caller that hashes

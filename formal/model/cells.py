@@ -350,7 +350,7 @@ class RowTexts:
 _SPREAD = 1 << 16  # the widest range of one column's numbers written by lookup
 
 
-def _row_texts(keys: Sequence[str], cols: dict[str, Any]) -> RowTexts:
+def columns_row_texts(keys: Sequence[str], cols: dict[str, Any]) -> RowTexts:
     n = len(cols[keys[0]]) if keys else 0
     pieces = []
     for j, k in enumerate(keys):
@@ -466,7 +466,7 @@ def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, Ro
             lanes = np.unique(t)  # each lane's group worked out once
             cols["group"] = np.array([group_of(int(x)) for x in lanes],
                                      dtype=np.int64)[np.searchsorted(lanes, t)]
-    return kind, _row_texts(sorted(cols), cols), pts[order, 2]
+    return kind, columns_row_texts(sorted(cols), cols), pts[order, 2]
 
 
 def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:

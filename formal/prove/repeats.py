@@ -70,7 +70,7 @@ def placements_hash(label: tuple[str, str, str, str], names: Sequence[str], lay:
     (``model.cells.RowTexts``) -- the same bytes as a dict a row; None where a placement table
     is not integers (a program walked point by point: the caller writes its rows)."""
     from ..base.hashes import cell_table_hash_of_bytes
-    from ..model.cells import _row_texts
+    from ..model.cells import columns_row_texts
     tables = [(v, placed_array(lay, v)) for v in values]
     tables = [(v, t) for v, t in tables if len(t)]
     if not tables or not all(t.dtype.kind == "i" and t.ndim == 2 and t.shape[1] > max(at)
@@ -80,4 +80,4 @@ def placements_hash(label: tuple[str, str, str, str], names: Sequence[str], lay:
     cols: dict[str, Any] = {names[0]: np.concatenate(
         [np.full(len(t), v, dtype=np.int64) for v, t in tables])}
     cols.update((n, both[:, k]) for n, k in zip(names[1:], at, strict=True))
-    return cell_table_hash_of_bytes(*label, _row_texts(sorted(cols), cols).data())
+    return cell_table_hash_of_bytes(*label, columns_row_texts(sorted(cols), cols).data())
