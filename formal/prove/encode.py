@@ -422,18 +422,20 @@ def solve(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
 TOGETHER = 16
 
 
-def unsat_together(name: str, todo: Sequence[tuple[Any, Any]], timeout_ms: int) -> set[Any]:
+def unsat_together(name: str, todo: Sequence[tuple[Any, Any]], timeout_ms: int,
+                   general: bool = False) -> set[Any]:
     """The keys of ``todo`` (key, violation formula) whose violation Z3 finds unsatisfiable,
     asked ``TOGETHER`` at a time as one disjunction: *unsat* to the group is *unsat* to each;
     a model names the members it satisfies, and the rest are asked again (a member left
     alone is not asked here: its caller asks it on its own).  With three keys a, b, c where
     only b's violation holds: the group {a, b, c} is sat with b true, then {a, c} is unsat,
-    so {a, c} comes back."""
+    so {a, c} comes back.  ``general``: Z3's general solver (arithmetic over the integers),
+    not the bit-vector one."""
     out: set[Any] = set()
     for k in range(0, len(todo), TOGETHER):
         group = list(todo[k:k + TOGETHER])
         while len(group) > 1:
-            r, model = solve(name, z3.Or(*(f for _key, f in group)), timeout_ms)
+            r, model = solve(name, z3.Or(*(f for _key, f in group)), timeout_ms, general)
             if r == "unsat":
                 out.update(key for key, _f in group)
             if r != "sat":
