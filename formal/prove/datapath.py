@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -86,12 +86,28 @@ def _alignments(dp: DataPath) -> tuple[int, ...]:
 
 
 def _z(b: Bound, n: Any) -> Any:
+    if n is _n():
+        return _z_of_n(b)
+    return (b[0].numerator * n) / b[0].denominator + b[1]
+
+
+@lru_cache(maxsize=1)
+def _n() -> Any:
+    """N, the one Z3 constant every statement's N is."""
+    return z3.Int("N")
+
+
+@lru_cache(maxsize=4096)
+def _z_of_n(b: Bound) -> Any:
+    """A bound ``a * N + c`` over N as a Z3 term, made once a process (the statements of a
+    data path read each bound several times)."""
+    n = _n()
     return (b[0].numerator * n) / b[0].denominator + b[1]
 
 
 def _ns(dp: DataPath) -> tuple[Any, Any]:
     """N, and that it is one of the mma's values."""
-    n = z3.Int("N")
+    n = _n()
     return n, z3.Or(*[n == v for v in dp.ns])
 
 

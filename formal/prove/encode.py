@@ -217,7 +217,8 @@ class _Enc:
         self.env = {SEL: s, LANE: t, I: i}
         # terms over the standard point (s, t, i) are shared by every map of this width: a
         # SymPy expression such as floor(lane/4) is translated once per run, not per layout
-        standard = all(str(v) == n for v, n in ((s, "s"), (t, "t"), (i, "i")))
+        # (a constant's sexpr is its name: Z3's C printer, not z3's Python one)
+        standard = all(v.sexpr() == n for v, n in ((s, "s"), (t, "t"), (i, "i")))
         if standard and sum(len(v) for v in SHARED_TERMS.values()) >= _SHARED_LIMIT:
             SHARED_TERMS.clear()
         self.memo: dict[Any, Any] = SHARED_TERMS.setdefault(width, {}) if standard else {}
@@ -327,9 +328,14 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
     """The largest absolute value ``top`` or any integer subexpression of ``roots`` can take
     over ``box`` (sound interval bounds); the bit-vector widths of every Z3 encoding are
     chosen from it.  Subexpressions of the ``skip`` types, and those without bounds, count
-    only through their parts."""
+    only through their parts.  A subexpression met again (the formulas share many) is
+    bounded once."""
+    seen: set[Any] = set()
     for r in roots:
         for x in subexprs(r):
+            if x in seen:
+                continue
+            seen.add(x)
             if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
                     and not x.is_Boolean and not isinstance(x, skip):
                 try:
