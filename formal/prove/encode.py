@@ -454,12 +454,14 @@ def unsat_together(name: str, todo: Sequence[tuple[Any, Any]], timeout_ms: int,
 
 
 def _qfbv_solver() -> Any:
-    """Bit-vector queries without quantifiers: simplify, solve equations, bit-blast, SAT.
+    """Bit-vector queries without quantifiers: simplify, solve equations, bit-blast, share
+    the Boolean circuit's equal gates (``aig``), SAT.
 
     About twice as fast as the generic QF_BV solver on these small queries (measured over the
-    catalog); a model comes back through the tactics' model converters.
+    catalog); ``aig`` takes another quarter off the catalog's grouped map queries (14 queries,
+    CPU 220 -> 165 ms); a model comes back through the tactics' model converters.
     """
-    return z3.Then("simplify", "solve-eqs", "bit-blast", "sat").solver()
+    return z3.Then("simplify", "solve-eqs", "bit-blast", "aig", "sat").solver()
 
 
 def z3_int(model: Any, v: Any, w: int) -> int:
