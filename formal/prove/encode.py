@@ -331,6 +331,7 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
     only through their parts.  A subexpression met again (the formulas share many) is
     bounded once."""
     seen: set[Any] = set()
+    where = tuple(sorted((str(k), v) for k, v in box.items()))
     for r in roots:
         for x in subexprs(r):
             if x in seen:
@@ -338,12 +339,29 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
             seen.add(x)
             if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
                     and not x.is_Boolean and not isinstance(x, skip):
-                try:
-                    lo, hi = bounds(x, box)
-                except (ValueError, TypeError):
-                    continue
-                top = max(top, abs(lo), abs(hi))
+                got = _bounds(x, box, where)
+                if got is not None:
+                    top = max(top, abs(got[0]), abs(got[1]))
     return top
+
+
+# bounds of a subexpression over a box, kept for the process: the maps share many (lane / 4
+# over 32 lanes, i % 2 ...); ``bounds`` is a pure function of the two
+_BOUNDS: dict[tuple[Any, Any], tuple[int, int] | None] = {}
+
+
+def _bounds(x: Any, box: Any, where: Any) -> tuple[int, int] | None:
+    key = (x, where)
+    if key in _BOUNDS:
+        return _BOUNDS[key]
+    try:
+        got: tuple[int, int] | None = bounds(x, box)
+    except (ValueError, TypeError):
+        got = None
+    if len(_BOUNDS) >= _SHARED_LIMIT:
+        _BOUNDS.clear()
+    _BOUNDS[key] = got
+    return got
 
 
 class Sym:
