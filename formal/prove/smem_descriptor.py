@@ -45,6 +45,7 @@ from ..model.smem import (
     smem_hash,
 )
 from .cache import z3_unsat
+from .encode import address_solver
 from .verdicts import Core, InternalError, Verdict
 
 TMA_MODES = ("32B", "64B", "128B")
@@ -120,7 +121,7 @@ def descriptor_core(inst: SmemInstance, descriptor: int,
 
     def unsat() -> bool:
         mn_v, k_v = z3.BitVec("mn", 32), z3.BitVec("k", 32)
-        s = z3.Solver()
+        s = address_solver()
         s.add(z3.ULT(mn_v, rows), z3.ULT(k_v, cols))
         s.add(read.bit_address(inst.major, inst.bits, mn_v, k_v, _udiv, _urem)
               != layout_bit_address(lay, mn_v, k_v, _udiv, _urem))
@@ -164,7 +165,7 @@ def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
                     f"descriptor's {sw} ({descriptor_mode}) reads it from {sw(a)}",
                     {"byte": a, "tma": t, "descriptor": sw(a)}, method="enumeration")
     x = z3.BitVec("x", 32)
-    s = z3.Solver()
+    s = address_solver()
     s.add(tma_swizzle(tma_mode, x) != sw(x))
     # Z3's unsat from an earlier run (the enumeration above ran all the same); sat: asked again
     if not z3_unsat([tma_mode, str(sw)], "tma-swizzle", lambda: s.check() == z3.unsat):
