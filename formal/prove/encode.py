@@ -42,7 +42,7 @@ _SHARED_LIMIT = 20000
 SHARED_TERMS: dict[int, dict[Any, Any]] = {}
 
 
-_VALS: dict[tuple[int, int], Any] = {}
+_VALS: dict[tuple[Any, int], Any] = {}  # constants: (value or name, width) -> term
 
 
 def bv_val(v: int, width: int) -> Any:
@@ -53,6 +53,19 @@ def bv_val(v: int, width: int) -> Any:
             _VALS.clear()
         hit = _VALS[(v, width)] = z3.BitVecVal(v, width)
     return hit
+
+
+def bv_consts(names: str, width: int) -> list[Any]:
+    """``z3.BitVecs(names, width)``, each constant made once a process."""
+    out = []
+    for n in names.split():
+        hit = _VALS.get((n, width))
+        if hit is None:
+            if len(_VALS) >= _SHARED_LIMIT:
+                _VALS.clear()
+            hit = _VALS[(n, width)] = z3.BitVec(n, width)
+        out.append(hit)
+    return out
 
 
 class ops:
@@ -370,7 +383,7 @@ class Sym:
     def __init__(self, m: CellMap, width: int | None = None) -> None:
         self.m = m
         self.w = w = width or width_of(m)
-        self.s, self.t, self.i = z3.BitVecs("s t i", w)
+        self.s, self.t, self.i = bv_consts("s t i", w)
         enc = _Enc(w, self.s, self.t, self.i)
         self.enc = enc
         zero = enc.val(0)
@@ -407,7 +420,7 @@ class Sym:
 
     def renamed(self, tag: str) -> tuple[Any, Any, Any, Any, list[Any], Any, Any]:
         """(s, t, i, dom, vals, defined, group) at a fresh point."""
-        s2, t2, i2 = z3.BitVecs(f"s{tag} t{tag} i{tag}", self.w)
+        s2, t2, i2 = bv_consts(f"s{tag} t{tag} i{tag}", self.w)
         sub = [(self.s, s2), (self.t, t2), (self.i, i2)]
         extra = [self.group] if self.group is not None else []
         terms = substituted([self.dom, self.defined, *extra, *self.vals], sub)
