@@ -191,7 +191,7 @@ STATEMENTS: dict[str, Any] = {
 }
 
 
-class _Together:
+class _StatementGroup:
     """Z3's *unsat* to a data path's statements whose enumeration found no counterexample,
     asked as one disjunction (``encode.unsat_together``) the first time one of them is not
     in the proof cache: six queries of a few ms of set-up each become one.  A statement the
@@ -317,7 +317,7 @@ def _query(dp: DataPath) -> list[Any]:
 
 
 def _z3_says(name: str, found: dict[str, Any] | None, dp: DataPath,
-             together: _Together | None = None) -> bool:
+             together: _StatementGroup | None = None) -> bool:
     """Z3's answer (True: a violation exists).  Where the enumeration found none, an earlier
     run's *unsat* to the same statement (``prove.cache.z3_unsat``) stands for it, else Z3's
     answer to it asked with the data path's other such statements (``together``); a
@@ -330,7 +330,7 @@ def _z3_says(name: str, found: dict[str, Any] | None, dp: DataPath,
 
 
 def _decide(name: str, found: dict[str, Any] | None, what: str, dp: DataPath,
-            together: _Together | None = None) -> Verdict:
+            together: _StatementGroup | None = None) -> Verdict:
     z3_says = _z3_says(name, found, dp, together)
     if z3_says != (found is not None):
         raise InternalError(f"{dp.id} {name}: Z3 says {'sat' if z3_says else 'unsat'}, the "
@@ -385,7 +385,7 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
                                                                     ("cta", "lane", "tcol")))
         found["surjective"] = first(lambda d, n, a: _uncovered(cells_at(n, a), d, n))
     found["warp-quarter"] = first(_quarter_bad)
-    together = _Together(dp, [x for x, f in found.items() if f is None])
+    together = _StatementGroup(dp, [x for x, f in found.items() if f is None])
     vs = [_decide("block-shape", found["block-shape"],
                   "a block's lanes and rows (or TMEM columns and columns) differ in number", dp,
                   together),
