@@ -329,3 +329,35 @@ def test_a_wrong_packing_sentence_is_an_error_at_its_line(tmp_path: Path) -> Non
     errs = [f for f in rep["findings"] if f["severity"] == "error"]
     assert len(errs) == 1 and errs[0]["kind"] == "packing" and errs[0]["line"] == line
     assert "5 elements in a 32-bit word" in errs[0]["message"]
+
+
+def test_a_data_paths_statements_are_asked_of_z3_as_one_query(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With Z3's answers cold, each data path's six statements (every one the enumeration
+    found no counterexample for) are one query: seven layouts, seven checks, each statement
+    proved and kept on its own in the proof cache.  A group's answer covers only statements
+    the enumeration found none for: planted as *unsat* to whatever it is given, Layout E's
+    mutant is still refuted at its cell (its counterexample asks Z3 alone)."""
+    import z3
+
+    from formal.api import datapath_catalog
+    from formal.prove import datapath as P
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "cache"))
+    dps = datapath_catalog()
+    asked: list[int] = []
+    real_check = z3.Solver.check
+    monkeypatch.setattr(z3.Solver, "check",
+                        lambda self, *a: asked.append(1) or real_check(self, *a))
+    results = [P.prove_datapath(dp)[0] for dp in dps]
+    assert len(dps) == 7 and len(asked) == 7
+    assert all(r.verdict(x).status == "proved" and r.verdict(x).method == "z3+enumeration"
+               for r in results for x in P.STATEMENTS)
+    assert len(list((tmp_path / "cache" / "proofs").glob("*.json"))) == 6 * 7
+    monkeypatch.undo()
+    monkeypatch.setattr(P, "unsat_together", lambda name, todo, *a, **k: {x for x, _f in todo})
+    code, rep, _line = _mutant(tmp_path, "| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",
+                               "| 0 | 2 | 64-95 | 0 to N/2-1 | 32-63 | N/2 to N-1 |")
+    got = {o["name"]: o for lay in rep["layouts"] for o in lay["obligations"]
+           if o["status"] == "refuted"}
+    cex = got["injective"]["counterexample"]
+    assert code == 1 and (cex["N"], cex["cell"]) == (16, {"row": 32, "dcol": 8})

@@ -39,7 +39,7 @@ import z3
 from ..base.variants import TYPE_BITS
 from ..model.algebra import COL, LANE, ROW, SEL, I, compile_array
 from ..model.layout import Layout
-from .encode import _Enc, magnitude, unsat_together, z3_int
+from .encode import _Enc, bv_val, conj, disj, magnitude, ops, unsat_together, z3_int
 from .verdicts import TEST_HOOKS, InternalError
 
 STATUSES = ("proved", "refuted", "unknown", "error")
@@ -289,11 +289,17 @@ def _violation(st: _Statement) -> tuple[Any, tuple[Any, Any, Any, int]]:
     def e(x: Any) -> Any:
         return enc.expr(x)
 
+    def v(n: int) -> Any:
+        return bv_val(n, w)
+
+    # the terms z3's operators make (``encode.ops``): ``pt < 0`` is ops.lt(pt, v(0))
     pt, pj = e(st.p_lane), e(st.p_elem)
-    outside = z3.Or(pt < 0, pt >= st.p_lanes, pj < 0, pj >= st.p_n)
-    differ = z3.Or(*[e(g) != e(x) for g, x in zip(st.got, want)])
-    return z3.And(t >= 0, t < st.lanes, j >= 0, j < st.n, z3.Or(outside, differ),
-                  z3.Or(*[sel == v for v in st.selectors])), (sel, t, j, w)
+    outside = disj(ops.lt(pt, v(0)), ops.ge(pt, v(st.p_lanes)), ops.lt(pj, v(0)),
+                   ops.ge(pj, v(st.p_n)))
+    differ = disj(*[ops.rel("!=", e(g), e(x)) for g, x in zip(st.got, want)])
+    return conj(ops.ge(t, v(0)), ops.lt(t, v(st.lanes)), ops.ge(j, v(0)), ops.lt(j, v(st.n)),
+                disj(outside, differ), disj(*[ops.eq(sel, v(x)) for x in st.selectors])), \
+        (sel, t, j, w)
 
 
 def _z3_decide(st: _Statement, timeout_ms: int) -> tuple[str, tuple[int, int, int] | None]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -49,7 +49,8 @@ from ..model.layout import Layout
 from .cache import z3_unsat
 from .composes import Arrangement, Relation, RelationVerdict
 from .datapath_keys import every_n_keys
-from .verdicts import InternalError, Verdict
+from .encode import unsat_together
+from .verdicts import TEST_HOOKS, InternalError, Verdict
 
 HARDWARE = ("no lent machine runs sm_100a: the layout is proved from the text, not run on "
             "a Blackwell GPU")
@@ -87,14 +88,27 @@ def _alignments(dp: DataPath) -> tuple[int, ...]:
 
 
 def _z(b: Bound, n: Any) -> Any:
+    return _z_of_n(b) if n is _n() else (b[0].numerator * n) / b[0].denominator + b[1]
+
+
+@lru_cache(maxsize=1)
+def _n() -> Any:
+    """N, the one Z3 constant every statement's N is."""
+    return z3.Int("N")
+
+
+@lru_cache(maxsize=4096)
+def _z_of_n(b: Bound) -> Any:
+    """A bound ``a * N + c`` over N as a Z3 term, made once a process (the statements of a
+    data path read each bound several times)."""
+    n = _n()
     return (b[0].numerator * n) / b[0].denominator + b[1]
 
 
-def _solver(dp: DataPath) -> tuple[Any, Any]:
-    n = z3.Int("N")
-    s = z3.Solver()
-    s.add(z3.Or(*[n == v for v in dp.ns]))
-    return s, n
+def _ns(dp: DataPath) -> tuple[Any, Any]:
+    """N, and that it is one of the mma's values."""
+    n = _n()
+    return n, z3.Or(*[n == v for v in dp.ns])
 
 
 def _sat(s: Any) -> bool:
@@ -104,16 +118,22 @@ def _sat(s: Any) -> bool:
     return bool(r == z3.sat)
 
 
-def _z3_shape(dp: DataPath) -> bool:
-    s, n = _solver(dp)
-    s.add(z3.Or(*[z3.Or(_z(b.tcols[1], n) - _z(b.tcols[0], n) != _z(b.dcols[1], n) -
-                        _z(b.dcols[0], n), b.lanes[1] - b.lanes[0] != b.rows[1] - b.rows[0])
-                  for b in dp.blocks]))
+def _holds(statement: Any) -> bool:  # is the violation satisfiable?
+    s = z3.Solver()
+    s.add(statement)
     return _sat(s)
 
 
-def _z3_range(dp: DataPath) -> bool:
-    s, n = _solver(dp)
+def _shape_statement(dp: DataPath) -> Any:
+    n, ns = _ns(dp)
+    return z3.And(ns, z3.Or(*[z3.Or(_z(b.tcols[1], n) - _z(b.tcols[0], n) !=
+                                    _z(b.dcols[1], n) - _z(b.dcols[0], n),
+                                    b.lanes[1] - b.lanes[0] != b.rows[1] - b.rows[0])
+                              for b in dp.blocks]))
+
+
+def _range_statement(dp: DataPath) -> Any:
+    n, ns = _ns(dp)
     top = max(_alignments(dp))
     bad = []
     for b in dp.blocks:
@@ -122,32 +142,74 @@ def _z3_range(dp: DataPath) -> bool:
                          z3.BoolVal(b.lanes[0] < 0 or b.lanes[1] + top >= TMEM_LANE_COUNT
                                     or b.rows[0] < 0 or b.rows[1] >= dp.m
                                     or not 0 <= b.cta < dp.cta_group)))
-    s.add(z3.Or(*bad))
-    return _sat(s)
+    return z3.And(ns, z3.Or(*bad))
 
 
 def _inside(b: TmemBlock, r: Any, c: Any, n: Any) -> Any:
     return z3.And(r >= b.rows[0], r <= b.rows[1], c >= _z(b.dcols[0], n), c <= _z(b.dcols[1], n))
 
 
-def _z3_cover(dp: DataPath, twice: bool) -> bool:
-    """Is some cell of D in two blocks (``twice``), or in none?"""
-    s, n = _solver(dp)
+def _cover_statement(dp: DataPath, twice: bool) -> Any:
+    """Some cell of D is in two blocks (``twice``), or in none."""
+    n, ns = _ns(dp)
     r, c = z3.Ints("row col")
-    s.add(r >= 0, r < dp.m, c >= 0, c < n)
     count = z3.Sum(*[z3.If(_inside(b, r, c, n), 1, 0) for b in dp.blocks])
-    s.add(count >= 2 if twice else count == 0)
-    return _sat(s)
+    return z3.And(ns, r >= 0, r < dp.m, c >= 0, c < n, count >= 2 if twice else count == 0)
 
 
-def _z3_tmem_shared(dp: DataPath) -> bool:
-    s, n = _solver(dp)
+def _tmem_statement(dp: DataPath) -> Any:
+    n, ns = _ns(dp)
     cta, lane, col = z3.Ints("cta lane tcol")
     held = [z3.If(z3.And(cta == b.cta, lane >= b.lanes[0], lane <= b.lanes[1],
                          col >= _z(b.tcols[0], n), col <= _z(b.tcols[1], n)), 1, 0)
             for b in dp.blocks]
-    s.add(z3.Sum(*held) >= 2)
-    return _sat(s)
+    return z3.And(ns, z3.Sum(*held) >= 2)
+
+
+def _quarter_statement(dp: DataPath) -> Any:
+    # no N in it: the lanes and the warp are numbers; Z3 is asked over the alignment
+    a = z3.Int("align")
+    return z3.And(z3.Or(*[a == x for x in _alignments(dp)]),
+                  z3.Or(*[z3.Or(b.warp < 0, b.warp > 3,
+                                b.lanes[0] + a < TMEM_SUBPARTITION * b.warp,
+                                b.lanes[1] + a > TMEM_SUBPARTITION * b.warp
+                                + TMEM_SUBPARTITION - 1)
+                          for b in dp.blocks]))
+
+
+# Each statement of a data path, as Z3 is asked it: a formula satisfiable exactly where the
+# obligation fails.  Every variable is existential, so a disjunction of statements is
+# satisfiable exactly when one of them is (a name such as N shared between two is harmless).
+STATEMENTS: dict[str, Any] = {
+    "block-shape": _shape_statement,
+    "in-range": _range_statement,
+    "injective": partial(_cover_statement, twice=True),
+    "tmem-injective": _tmem_statement,
+    "surjective": partial(_cover_statement, twice=False),
+    "warp-quarter": _quarter_statement,
+}
+
+
+class _StatementGroup:
+    """Z3's *unsat* to a data path's statements the enumeration found no counterexample to,
+    asked as one disjunction (``encode.unsat_together``) the first time one is not in the
+    proof cache (six queries become one).  A statement the group leaves open is asked alone;
+    a disagreement with the enumeration is an internal error as ever."""
+
+    def __init__(self, dp: DataPath, names: Sequence[str]) -> None:
+        self.dp = dp
+        self.names = list(names)
+        self.unsat: set[str] | None = None
+
+    def says_unsat(self, name: str) -> bool:
+        if self.unsat is None:
+            self.unsat = set() if TEST_HOOKS else unsat_together(
+                "datapath", [(x, STATEMENTS[x](self.dp)) for x in self.names], TOGETHER_MS,
+                general=True)
+        return name in self.unsat or not _holds(STATEMENTS[name](self.dp))
+
+
+TOGETHER_MS = 60_000  # a group Z3 does not answer in time is asked statement by statement
 
 
 # ---- enumeration -----------------------------------------------------------------------------
@@ -242,17 +304,6 @@ def _quarter_bad(dp: DataPath, _n: int, a: int) -> dict[str, Any] | None:
     return None
 
 
-def _quarter_z3(dp: DataPath) -> bool:
-    # no N in it: the lanes and the warp are numbers; Z3 is asked over the alignment
-    a = z3.Int("align")
-    s = z3.Solver()
-    s.add(z3.Or(*[a == x for x in _alignments(dp)]))
-    s.add(z3.Or(*[z3.Or(b.warp < 0, b.warp > 3, b.lanes[0] + a < TMEM_SUBPARTITION * b.warp,
-                        b.lanes[1] + a > TMEM_SUBPARTITION * b.warp + TMEM_SUBPARTITION - 1)
-                  for b in dp.blocks]))
-    return _sat(s)
-
-
 def _query(dp: DataPath) -> list[Any]:
     """What every Z3 statement about ``dp`` depends on, as JSON values (the cache's key): the
     blocks' numbers and bounds, the Ns, M, the CTA group, the alignments, tensor memory's
@@ -263,18 +314,22 @@ def _query(dp: DataPath) -> list[Any]:
             [TMEM_COLUMN_COUNT, TMEM_LANE_COUNT, TMEM_SUBPARTITION]]
 
 
-def _z3_says(name: str, solve: Any, found: dict[str, Any] | None, dp: DataPath) -> bool:
+def _z3_says(name: str, found: dict[str, Any] | None, dp: DataPath,
+             together: _StatementGroup | None = None) -> bool:
     """Z3's answer (True: a violation exists).  Where the enumeration found none, an earlier
-    run's *unsat* to the same statement (``prove.cache.z3_unsat``) stands for it; a
+    run's *unsat* to the same statement (``prove.cache.z3_unsat``) stands for it, else Z3's
+    answer to it asked with the data path's other such statements (``together``); a
     counterexample always asks Z3 itself, so a cache entry can only confirm the enumeration."""
     if found is not None:
-        return bool(solve(dp))
-    return not z3_unsat([name, _query(dp)], f"datapath-{name}", lambda: not solve(dp))
+        return _holds(STATEMENTS[name](dp))
+    solve = (lambda: together.says_unsat(name)) if together is not None else \
+        (lambda: not _holds(STATEMENTS[name](dp)))
+    return not z3_unsat([name, _query(dp)], f"datapath-{name}", solve)
 
 
-def _decide(name: str, solve: Any, found: dict[str, Any] | None, what: str,
-            dp: DataPath) -> Verdict:
-    z3_says = _z3_says(name, solve, found, dp)
+def _decide(name: str, found: dict[str, Any] | None, what: str, dp: DataPath,
+            together: _StatementGroup | None = None) -> Verdict:
+    z3_says = _z3_says(name, found, dp, together)
     if z3_says != (found is not None):
         raise InternalError(f"{dp.id} {name}: Z3 says {'sat' if z3_says else 'unsat'}, the "
                             "enumeration of every N the opposite")
@@ -321,37 +376,40 @@ def prove_datapath(dp: DataPath, row: SummaryRow | None = None, evidence: Any = 
         return tables[n, a]
 
     def first_of_all(clean: Any, test: Any) -> dict[str, Any] | None:
-        """``first(test)``, asked only where the map at every N at once (``clean``) is not
-        clean: a clean map has no counterexample at any N or alignment (a shift of every lane
-        by the alignment keeps two cells apart or together; no cell of D moves)."""
+        """``first(test)`` where the map at every N at once is not ``clean`` (a clean one has
+        no counterexample at any N or alignment: a lane shift moves no cell of D)."""
         return None if clean else first(test)
 
-    vs = [_decide("block-shape", _z3_shape, first(_shape_bad),
-                  "a block's lanes and rows (or TMEM columns and columns) differ in number", dp),
-          _decide("in-range", _z3_range, first(_range_bad),
-                  "a block lies outside D's tile or the CTA's tensor memory", dp)]
-    sound = all(v.status == "proved" for v in vs)
+    found = {"block-shape": first(_shape_bad), "in-range": first(_range_bad)}
+    sound = all(f is None for f in found.values())
     if sound:  # every cell in range: D's tile, the CTAs' tensor memory, at every alignment
         held = every_n_keys(dp)
-        vs += [_decide("injective", lambda d: _z3_cover(d, True),
-                       first_of_all(held.d_distinct(),
-                                    lambda d, n, a: _collision(cells_at(n, a), d,
-                                                               ("row", "dcol"))),
-                       "a cell of D lies in two blocks", dp),
-               _decide("tmem-injective", _z3_tmem_shared,
-                       first_of_all(held.tmem_distinct(),
-                                    lambda d, n, a: _collision(cells_at(n, a), d,
-                                                               ("cta", "lane", "tcol"))),
-                       "a TMEM cell holds two cells of D", dp),
-               _decide("surjective", lambda d: _z3_cover(d, False),
-                       first_of_all(held.covers(),
-                                    lambda d, n, a: _uncovered(cells_at(n, a), d, n)),
-                       "a cell of D lies in no block", dp)]
+        found["injective"] = first_of_all(
+            held.d_distinct(), lambda d, n, a: _collision(cells_at(n, a), d, ("row", "dcol")))
+        found["tmem-injective"] = first_of_all(
+            held.tmem_distinct(),
+            lambda d, n, a: _collision(cells_at(n, a), d, ("cta", "lane", "tcol")))
+        found["surjective"] = first_of_all(
+            held.covers(), lambda d, n, a: _uncovered(cells_at(n, a), d, n))
+    found["warp-quarter"] = first(_quarter_bad)
+    together = _StatementGroup(dp, [x for x, f in found.items() if f is None])
+    vs = [_decide("block-shape", found["block-shape"],
+                  "a block's lanes and rows (or TMEM columns and columns) differ in number", dp,
+                  together),
+          _decide("in-range", found["in-range"],
+                  "a block lies outside D's tile or the CTA's tensor memory", dp, together)]
+    if sound:
+        vs += [_decide("injective", found["injective"], "a cell of D lies in two blocks", dp,
+                       together),
+               _decide("tmem-injective", found["tmem-injective"],
+                       "a TMEM cell holds two cells of D", dp, together),
+               _decide("surjective", found["surjective"], "a cell of D lies in no block", dp,
+                       together)]
     else:
         vs += [Verdict(x, "error", "not checked: a block's bounds did not hold")
                for x in ("injective", "tmem-injective", "surjective")]
-    vs.append(_decide("warp-quarter", _quarter_z3, first(_quarter_bad),
-                      "a block lies outside the lanes its warp reaches", dp))
+    vs.append(_decide("warp-quarter", found["warp-quarter"],
+                      "a block lies outside the lanes its warp reaches", dp, together))
     vs.append(_organization(dp, row))
     if evidence is None:
         vs.append(Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)"))

@@ -18,7 +18,7 @@ import z3
 
 from ..model.cells import CellMap
 from ..model.layout import Formula, Layout
-from .encode import Sym, conj, disj, solve, z3_int
+from .encode import Sym, conj, disj, ops, solve, z3_int
 from .verdicts import Core, InternalError, Options
 from .witness import (
     output_ranges,
@@ -109,29 +109,34 @@ class _ChunkSpec:
 
 
 def _violations(sym: Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
-    """Obligation name -> a Z3 formula satisfiable exactly when the obligation fails."""
+    """Obligation name -> a Z3 formula satisfiable exactly when the obligation fails (the
+    terms made by ``encode.ops``, each the term z3's operator would make)."""
     m = sym.m
+    rel = ops.rel
+    one, zero = sym.val(1), sym.val(0)
     out: dict[str, Any] = {}
     for k, f in enumerate(m.formulas):
         if len(f.cases) == 1 and f.cases[0].cond is sp.true:
             continue
-        count = z3.Sum(*[z3.If(c, sym.val(1), sym.val(0)) for c in sym.conds[k]])
-        out[f"cases:{k}"] = conj(sym.dom, count != 1)
-    ok = [conj(v >= sym.val(lo), v < sym.val(hi)) for v, (lo, hi) in zip(sym.vals,
-                                                                              output_ranges(m))]
+        count = ops.total([ops.ite(c, one, zero) for c in sym.conds[k]], sym.w)
+        out[f"cases:{k}"] = conj(sym.dom, ops.ne(count, one))  # as `count != 1`
+    ok = [conj(rel(">=", v, sym.val(lo)), rel("<", v, sym.val(hi)))
+          for v, (lo, hi) in zip(sym.vals, output_ranges(m))]
     if m.lay.sparse_a:
-        ok.append(sym.vals[1] <= sym.vals[2])
-    out["in-range"] = conj(sym.dom, sym.defined, z3.Not(conj(*ok)))
+        ok.append(rel("<=", sym.vals[1], sym.vals[2]))
+    out["in-range"] = conj(sym.dom, sym.defined, ops.not_(conj(*ok)))
     s2, t2, i2, dom2, v2, d2, g2 = sym.renamed("2")
     v1 = sym.vals
-    conds = [sym.dom, dom2, sym.defined, d2, sym.s == s2]
+    conds = [sym.dom, dom2, sym.defined, d2, rel("==", sym.s, s2)]
     if sym.group is not None:
-        conds.append(sym.group == g2)
+        conds.append(rel("==", sym.group, g2))
     if m.lay.sparse_a:
-        same = conj(sym.t == t2, v1[1] == v2[1], v1[2] == v2[2])
-        conds += [v1[0] == v2[0], z3.Not(same), v1[1] <= v2[2], v2[1] <= v1[2]]
+        same = conj(rel("==", sym.t, t2), rel("==", v1[1], v2[1]), rel("==", v1[2], v2[2]))
+        conds += [rel("==", v1[0], v2[0]), ops.not_(same), rel("<=", v1[1], v2[2]),
+                  rel("<=", v2[1], v1[2])]
     else:
-        conds += [disj(sym.t != t2, sym.i != i2)] + [a == b for a, b in zip(v1, v2)]
+        conds += [disj(rel("!=", sym.t, t2), rel("!=", sym.i, i2))] + \
+            [rel("==", a, b) for a, b in zip(v1, v2)]
     out["injective"] = conj(*conds)
     out["_second"] = (s2, t2, i2)
     if chunks is not None:
@@ -139,11 +144,11 @@ def _violations(sym: Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
         same_key = []
         for j in range(m.n):
             vj, dj = sym.at_element(j)
-            same_key.append(z3.If(conj(dj, vj[0] == row, vj[1] == fc, vj[2] == lc),
-                                  sym.val(1), sym.val(0)))
-        bad = disj(lc - fc + sym.val(1) != sym.val(chunks.width),
-                    fc % sym.val(chunks.chunk) != sym.val(0),
-                    z3.Sum(*same_key) != sym.val(chunks.nonzeros))
+            same_key.append(ops.ite(conj(dj, rel("==", vj[0], row), rel("==", vj[1], fc),
+                                         rel("==", vj[2], lc)), one, zero))
+        bad = disj(rel("!=", ops.add(ops.sub(lc, fc), one), sym.val(chunks.width)),
+                   rel("!=", ops.smod(fc, sym.val(chunks.chunk)), zero),
+                   rel("!=", ops.total(same_key, sym.w), sym.val(chunks.nonzeros)))
         out["sparse-chunks"] = conj(sym.dom, sym.defined, bad)
     return out
 

@@ -45,6 +45,7 @@ from ..model.smem import (
     smem_hash,
 )
 from .cache import z3_unsat
+from .encode import address_solver
 from .verdicts import Core, InternalError, Verdict
 
 TMA_MODES = ("32B", "64B", "128B")
@@ -120,7 +121,7 @@ def descriptor_core(inst: SmemInstance, descriptor: int,
 
     def unsat() -> bool:
         mn_v, k_v = z3.BitVec("mn", 32), z3.BitVec("k", 32)
-        s = z3.Solver()
+        s = address_solver()
         s.add(z3.ULT(mn_v, rows), z3.ULT(k_v, cols))
         s.add(read.bit_address(inst.major, inst.bits, mn_v, k_v, _udiv, _urem)
               != layout_bit_address(lay, mn_v, k_v, _udiv, _urem))
@@ -166,7 +167,7 @@ def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
     @cache
     def solver() -> tuple[Any, Any]:  # built only where Z3 is asked (a warm run makes none)
         x = z3.BitVec("x", 32)
-        s = z3.Solver()
+        s = address_solver()
         s.add(tma_swizzle(tma_mode, x) != sw(x))
         return s, x
 
