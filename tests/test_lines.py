@@ -70,3 +70,17 @@ def test_no_line_classifier_beside_the_grammar() -> None:
             {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
              if isinstance(t, ast.Name)}
         assert not names & banned, (path.name, names & banned)
+
+
+def test_the_flat_tree_is_read_as_the_transformer_reads_it(seeds: dict[str, Path]) -> None:
+    """``_read_kind`` reads the pairs off lines.lark's flat tree; the Transformer walking the
+    same tree gives the same facts, on every line of the seeds and the catalog."""
+    from formal import catalog
+    from formal.text.lines import _Facts, _parser, _read_kind
+    texts = [p.read_text(encoding="utf-8") for p in seeds.values()]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(catalog.CATALOG_DIR.rglob("*.md"))]
+    lines = sorted({s for t in texts for raw in t.splitlines() for s in (raw, raw.strip())})
+    assert len(lines) > 2000
+    for text in lines:
+        assert _read_kind(text) == _Facts(text).transform(_parser().parse(text)), text
+    assert _read_kind("Multiplicand A:").operand == "A"
