@@ -219,6 +219,8 @@ class _Facts(Transformer[Token, Any]):
                 facts["same_as"] = True
         if texts:
             facts["last"] = "colon" if texts[-1].endswith(":") else c[-1][0]
+            if facts["last"] == "sentence_break" and len(texts[-1]) > 1:
+                facts["last"] = "fill"  # the break took the words after it: they end the line
         if facts.get("head") in ("heading", "titled"):
             facts["wmma_title"] = " ".join(self.text.split()).lower().endswith(
                 "matrix fragments for wmma")
