@@ -70,3 +70,32 @@ def test_no_line_classifier_beside_the_grammar() -> None:
             {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets
              if isinstance(t, ast.Name)}
         assert not names & banned, (path.name, names & banned)
+
+
+def test_the_flat_tree_is_read_as_the_transformer_reads_it(seeds: dict[str, Path]) -> None:
+    """``_read_kind`` reads the pairs off lines.lark's flat tree; the Transformer walking the
+    same tree gives the same facts, on every line of the seeds and the catalog."""
+    from formal import catalog
+    from formal.text.lines import _Facts, _parser, _read_kind
+    texts = [p.read_text(encoding="utf-8") for p in seeds.values()]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(catalog.CATALOG_DIR.rglob("*.md"))]
+    lines = sorted({s for t in texts for raw in t.splitlines() for s in (raw, raw.strip())})
+    assert len(lines) > 2000
+    for text in lines:
+        assert _read_kind(text) == _Facts(text).transform(_parser().parse(text)), text
+    assert _read_kind("Multiplicand A:").operand == "A"
+
+
+def test_a_sentence_break_takes_the_fill_after_it() -> None:
+    """SENTENCE_BREAK's run is FILL's own character (the grammar states it twice: one edit
+    must make both), and the line's facts are those of a break followed by FILL."""
+    from formal.base.grammar_files import grammar_dir
+    text = (grammar_dir() / "lines.lark").read_text(encoding="utf-8")
+    rules = dict(ln.split(": ", 1) for ln in text.splitlines()
+                 if ln.startswith(("FILL.1:", "SENTENCE_BREAK.3:")))
+    fill, brk = rules["FILL.1"].strip("/"), rules["SENTENCE_BREAK.3"].strip("/")
+    assert fill.endswith(")+") and brk == "[.:](?= )" + fill[:-1] + "*"
+    k = kind_of("Barrier order. Predicate eviction. Memory point")
+    assert (k.sentence_break, k.last, k.head) == (True, "fill", "")
+    assert kind_of("Memory point. for ai where i < 4").case_word
+    assert kind_of("point. same as before").same_as

@@ -23,6 +23,7 @@ Markup is blanked, never removed, so every column is the column of the source li
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -31,6 +32,7 @@ from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, Span, warning
+from ..text.terminals import terminals_search
 from .kept import parses_remembered, remembered_read
 from .smem_records import (
     MODES,
@@ -288,6 +290,14 @@ def _line_facts(text: str) -> LineFacts:
         return LineFacts()
 
 
+@cache
+def _may_open() -> Callable[[str], bool]:
+    """Whether a line can hold a token that opens a table or an example (a table's phrase, a
+    label, a majorness) or names a family: ``smem_line``'s terminals searched
+    (``formal.text.terminals``)."""
+    return terminals_search(_line_parser(), ("TABLE_", "LABEL_", "MAJOR_", "FAMILY"))
+
+
 def line_facts(text: str) -> LineFacts:
     """The facts of one line (markup already blanked); a line the grammar cannot read (none:
     FILL takes any character) would have none.  Read once a text (``remembered_read``)."""
@@ -319,6 +329,8 @@ class _Reader:
 
     def line(self, n: int, raw: str, src: SourceText | None = None) -> None:
         blank = _blank_markup(raw.rstrip("\n"))
+        if not self.table and not self.in_example and not _may_open()(blank):
+            return  # outside, a heading only closes what is open, and nothing else counts
         facts = line_facts(blank)
         self.mentions.update(facts.families)
         if not self.table and not self.in_example and not facts.counts:

@@ -9,6 +9,8 @@ source it came from, so a finding points into the page itself.
 from __future__ import annotations
 
 import html as htmlmod
+import re
+from functools import lru_cache
 from html.parser import HTMLParser
 
 from ..base.source import SourceText
@@ -180,24 +182,27 @@ class _HTMLReader(HTMLParser):
 def _multi_line(text: str, doc: str, line: int, col: int) -> SourceText:
     """A text run that may cross newlines, starting at (line, col)."""
     segs: list[tuple[int, int, int]] = [(0, line, col)]
-    for k, ch in enumerate(text):
-        if ch == "\n" and k + 1 < len(text):
-            line += 1
-            segs.append((k + 1, line, 1))
+    k = text.find("\n")
+    while k != -1 and k + 1 < len(text):
+        line += 1
+        segs.append((k + 1, line, 1))
+        k = text.find("\n", k + 1)
     return SourceText(text, doc, tuple(segs))
+
+
+# white space as str.isspace() says (``\s`` of a str pattern is the same test), two or more
+_SPACE_RUN = re.compile(r"\s{2,}")
 
 
 def _squash(src: SourceText) -> SourceText:
     """Outside ``pre``, runs of white space (newlines too) read as one space."""
     text = src.text
     keep: list[int] = []
-    prev_space = False
-    for k, ch in enumerate(text):
-        space = ch.isspace()
-        if space and prev_space:
-            continue
-        keep.append(k)
-        prev_space = space
+    at = 0
+    for run in _SPACE_RUN.finditer(text):  # a run's first character stays, the rest goes
+        keep.extend(range(at, run.start() + 1))
+        at = run.end()
+    keep.extend(range(at, len(text)))
     out = select_chars(src, keep)
     if "\n" in out.text or "\t" in out.text:
         out = SourceText(out.text.replace("\n", " ").replace("\t", " "), out.document,
@@ -218,7 +223,14 @@ def _split_lines(src: SourceText) -> list[SourceText]:
 
 
 def html_blocks(text: str, doc: str) -> list[Block]:
+    """The page's blocks.  The text stage and the family readers (shared memory, block scale)
+    each ask for the same page: it is read once a process (the blocks are frozen values)."""
+    return list(_blocks(text, doc))
+
+
+@lru_cache(maxsize=2)
+def _blocks(text: str, doc: str) -> tuple[Block, ...]:
     reader = _HTMLReader(doc, text)
     reader.feed(text)
     reader.close()
-    return reader.blocks
+    return tuple(reader.blocks)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from lark import Lark, Token, Transformer, UnexpectedInput
+from lark import Lark, Token, Transformer, Tree, UnexpectedInput
 
 from ..base.grammar_files import build_parser
 
@@ -219,6 +219,8 @@ class _Facts(Transformer[Token, Any]):
                 facts["same_as"] = True
         if texts:
             facts["last"] = "colon" if texts[-1].endswith(":") else c[-1][0]
+            if facts["last"] == "sentence_break" and len(texts[-1]) > 1:
+                facts["last"] = "fill"  # the break took the words after it: they end the line
         if facts.get("head") in ("heading", "titled"):
             facts["wmma_title"] = " ".join(self.text.split()).lower().endswith(
                 "matrix fragments for wmma")
@@ -272,5 +274,10 @@ def _read_kind(text: str) -> LineKind:
         tree = _parser().parse(text)
     except UnexpectedInput:  # pragma: no cover - ANY takes any character the rest do not
         return LineKind(first=text[:1], length=len(text))
-    kind: LineKind = _Facts(text).transform(tree)
-    return kind
+    # the tree is flat -- line(head?, item*), each a node of one token (grammar/lines.lark) --
+    # so its pairs are read off directly, as _Facts.__default__ would make them
+    pairs = [(str(t.data), t.children[0] if t.children else None) for t in tree.children
+             if isinstance(t, Tree)]
+    if len(pairs) != len(tree.children):  # pragma: no cover - not a tree lines.lark makes
+        return _Facts(text).transform(tree)  # type: ignore[no-any-return]
+    return _Facts(text).line(pairs)  # type: ignore[arg-type]
