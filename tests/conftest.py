@@ -121,17 +121,48 @@ def shared_json(name: str, compute: Callable[[], Any]) -> Any:
         return json.loads(done.read_text(encoding="utf-8"))  # as the other workers read it
 
 
+# the Audit the whole audit's run made in this process (``formal.audit.audit_cute``'s value,
+# kept as the command returns it): the header group's worker makes it once
+_WHOLE_AUDIT: list[Any] = []
+
+
+@cache
 def _whole_audit() -> dict[str, Any]:
     import contextlib
     import io
     import json
 
+    import formal.audit
     from formal.cli import main
+    real = formal.audit.audit_cute
+
+    def keep(*args: Any, **kwargs: Any) -> Any:
+        audit = real(*args, **kwargs)
+        _WHOLE_AUDIT.append(audit)
+        return audit
+
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            pytest.MonkeyPatch.context() as mp:
+        mp.setattr(formal.audit, "audit_cute", keep)  # the command asks the package for it
         code = main(["audit", "cute", "--format", "json"])
     assert code in (0, 1), err.getvalue()[-2000:]
+    assert len(_WHOLE_AUDIT) == 1
     return {"exit": code, "report": json.loads(out.getvalue())}
+
+
+def whole_audit_of(*headers: str) -> Any:
+    """The atoms of the whole audit (``ptxlayout audit cute``'s run, once a process) whose
+    header is one of ``headers`` (file names under cute/atom, the ``_ext`` headers they
+    include named too), as an ``Audit`` of those results alone: what ``audit_cute`` of those
+    headers gives (test_audit_gmma checks its counts), without auditing them a second time."""
+    from formal.audit import Audit
+
+    from .wheel import cutlass_include
+    cutlass_include()  # skipped without the wheel, a failure on CI
+    _whole_audit()
+    results = tuple(r for r in _WHOLE_AUDIT[0].results if Path(r.atom.file).name in headers)
+    return Audit(results, (), (), (), ())
 
 
 @pytest.fixture(scope="session")
