@@ -323,6 +323,36 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
             item.add_marker(pytest.mark.skip(reason=f"gpu: {why}"))
 
 
+# ---- what this session collected: the test counts of docs/testing.md ----------------------
+#
+# tests/test_docs.py checks the page's test counts, which tools/docs_numbers.py takes from
+# ``pytest --collect-only -q`` in a new process (about 10 s: every test module imported
+# again).  A session that collected exactly what that command collects (the testpaths, the
+# default marker expression, no -k, --deselect, --lf or stepwise) already knows both numbers:
+# its items, and the fuzz tests its marker expression deselected.
+
+_COLLECTED: dict[str, int] = {}
+
+
+def pytest_deselected(items: list[Any]) -> None:
+    _COLLECTED["deselected"] = _COLLECTED.get("deselected", 0) + len(items)
+
+
+def pytest_collection_finish(session: Any) -> None:
+    _COLLECTED["items"] = len(session.items)
+
+
+def collected_as_the_docs_count(config: Any) -> tuple[int, int] | None:
+    """(tests run, tests deselected) when this session collected what ``pytest
+    --collect-only -q`` in the repository root does, else None."""
+    opt = config.option
+    default = (config.args_source == pytest.Config.ArgsSource.TESTPATHS
+               and opt.markexpr == "not fuzz" and not opt.keyword and not opt.deselect
+               and not getattr(opt, "lf", False) and not getattr(opt, "stepwise", False)
+               and not getattr(opt, "stepwise_skip", False) and "items" in _COLLECTED)
+    return (_COLLECTED["items"], _COLLECTED.get("deselected", 0)) if default else None
+
+
 # ---- hypothesis: deterministic by default, no database in the repository ----------------------
 #
 # The default profile derandomizes (the same cases on every run, so CI is reproducible) and
