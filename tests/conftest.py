@@ -231,14 +231,12 @@ def _ptxas_once_a_session() -> Any:
 @pytest.fixture(scope="session")
 def sm100_copy_audit() -> Any:
     """``audit_cute`` of the wheel's ``cute/atom/copy_traits_sm100.hpp`` (the TMEM load/store
-    and UTCCP atoms) with the wheel's include folder, once a process: the module fixture of
-    test_audit_sm100 and the UTCCP and UMMA tests read the same audit (all three are of the
-    header group, so one worker makes it).  Shared: read it, never change it."""
-    from formal.audit import audit_cute
-
-    from .wheel import cutlass_include
-    inc = cutlass_include()  # skipped without the wheel, a failure on CI
-    return audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc])
+    and UTCCP atoms) with the wheel's include folder: the whole audit's atoms of that header
+    (``whole_audit_of``: the same 173 results, no findings, no scale comparisons), which the
+    module fixture of test_audit_sm100 and the UTCCP and UMMA tests read (all three are of
+    the header group, the worker that makes the whole audit).  Shared: read it, never change
+    it."""
+    return whole_audit_of("copy_traits_sm100.hpp")
 
 
 # ---- the slow set's budget --------------------------------------------------------------------
