@@ -458,9 +458,8 @@ def test_every_format_exports_the_catalog(fmt: str, tmp_path: Path,
     else:
         assert {line.split(":", 2)[0] + ":" + line.split(":", 2)[1]
                 for line in err.splitlines()} <= ERRATA
-    again = tmp_path / "again"
-    assert main(["export", "--format", fmt, "-o", str(again)]) == 0
-    assert again.read_bytes() == out.read_bytes()
+    # (the same bytes on every run: test_golden holds each format's export to the bytes of
+    # tests/golden/outputs.json, written by another process)
 
 
 def test_unknown_format_is_a_usage_error() -> None:
