@@ -121,17 +121,48 @@ def shared_json(name: str, compute: Callable[[], Any]) -> Any:
         return json.loads(done.read_text(encoding="utf-8"))  # as the other workers read it
 
 
+# the Audit the whole audit's run made in this process (``formal.audit.audit_cute``'s value,
+# kept as the command returns it): the header group's worker makes it once
+_WHOLE_AUDIT: list[Any] = []
+
+
+@cache
 def _whole_audit() -> dict[str, Any]:
     import contextlib
     import io
     import json
 
+    import formal.audit
     from formal.cli import main
+    real = formal.audit.audit_cute
+
+    def keep(*args: Any, **kwargs: Any) -> Any:
+        audit = real(*args, **kwargs)
+        _WHOLE_AUDIT.append(audit)
+        return audit
+
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            pytest.MonkeyPatch.context() as mp:
+        mp.setattr(formal.audit, "audit_cute", keep)  # the command asks the package for it
         code = main(["audit", "cute", "--format", "json"])
     assert code in (0, 1), err.getvalue()[-2000:]
+    assert len(_WHOLE_AUDIT) == 1
     return {"exit": code, "report": json.loads(out.getvalue())}
+
+
+def whole_audit_of(*headers: str) -> Any:
+    """The atoms of the whole audit (``ptxlayout audit cute``'s run, once a process) whose
+    header is one of ``headers`` (file names under cute/atom, the ``_ext`` headers they
+    include named too), as an ``Audit`` of those results alone: what ``audit_cute`` of those
+    headers gives (test_audit_gmma checks its counts), without auditing them a second time."""
+    from formal.audit import Audit
+
+    from .wheel import cutlass_include
+    cutlass_include()  # skipped without the wheel, a failure on CI
+    _whole_audit()
+    results = tuple(r for r in _WHOLE_AUDIT[0].results if Path(r.atom.file).name in headers)
+    return Audit(results, (), (), (), ())
 
 
 @pytest.fixture(scope="session")
@@ -200,14 +231,12 @@ def _ptxas_once_a_session() -> Any:
 @pytest.fixture(scope="session")
 def sm100_copy_audit() -> Any:
     """``audit_cute`` of the wheel's ``cute/atom/copy_traits_sm100.hpp`` (the TMEM load/store
-    and UTCCP atoms) with the wheel's include folder, once a process: the module fixture of
-    test_audit_sm100 and the UTCCP and UMMA tests read the same audit (all three are of the
-    header group, so one worker makes it).  Shared: read it, never change it."""
-    from formal.audit import audit_cute
-
-    from .wheel import cutlass_include
-    inc = cutlass_include()  # skipped without the wheel, a failure on CI
-    return audit_cute([inc / "cute/atom/copy_traits_sm100.hpp"], [inc])
+    and UTCCP atoms) with the wheel's include folder: the whole audit's atoms of that header
+    (``whole_audit_of``: the same 173 results, no findings, no scale comparisons), which the
+    module fixture of test_audit_sm100 and the UTCCP and UMMA tests read (all three are of
+    the header group, the worker that makes the whole audit).  Shared: read it, never change
+    it."""
+    return whole_audit_of("copy_traits_sm100.hpp")
 
 
 # ---- the slow set's budget --------------------------------------------------------------------
@@ -290,6 +319,36 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     if why:
         for item in gpu:
             item.add_marker(pytest.mark.skip(reason=f"gpu: {why}"))
+
+
+# ---- what this session collected: the test counts of docs/testing.md ----------------------
+#
+# tests/test_docs.py checks the page's test counts, which tools/docs_numbers.py takes from
+# ``pytest --collect-only -q`` in a new process (about 10 s: every test module imported
+# again).  A session that collected exactly what that command collects (the testpaths, the
+# default marker expression, no -k, --deselect, --lf or stepwise) already knows both numbers:
+# its items, and the fuzz tests its marker expression deselected.
+
+_COLLECTED: dict[str, int] = {}
+
+
+def pytest_deselected(items: list[Any]) -> None:
+    _COLLECTED["deselected"] = _COLLECTED.get("deselected", 0) + len(items)
+
+
+def pytest_collection_finish(session: Any) -> None:
+    _COLLECTED["items"] = len(session.items)
+
+
+def collected_as_the_docs_count(config: Any) -> tuple[int, int] | None:
+    """(tests run, tests deselected) when this session collected what ``pytest
+    --collect-only -q`` in the repository root does, else None."""
+    opt = config.option
+    default = (config.args_source == pytest.Config.ArgsSource.TESTPATHS
+               and opt.markexpr == "not fuzz" and not opt.keyword and not opt.deselect
+               and not getattr(opt, "lf", False) and not getattr(opt, "stepwise", False)
+               and not getattr(opt, "stepwise_skip", False) and "items" in _COLLECTED)
+    return (_COLLECTED["items"], _COLLECTED.get("deselected", 0)) if default else None
 
 
 # ---- hypothesis: deterministic by default, no database in the repository ----------------------
@@ -382,9 +441,9 @@ LONG_FIRST = (
     "test_audit_cute.py",  # (the CuTe export of the catalog read back)
     "test_figures.py",  # (every catalog layout drawn)
     "test_golden.py",  # (its fixture: every output of the catalog and the seeds)
-    "test_errata_hardware.py",  # (staleness against the corrected catalog, the deadline)
+    "test_errata_hardware.py",  # (staleness against the corrected catalog)
     "test_determinism.py",  # (two processes prove the catalog and the seeds)
-    "test_execute.py",  # (the evidence judged, the supervisor's crash and hang, ptxas)
+    "test_execute.py",  # (the evidence judged, the supervisor's crash, hang and deadline, ptxas)
     "test_execute_matrix.py",  # (the H100 evidence judged)
     "test_hardware_moves_and_wgmma.py",  # (a move's staleness)
     "test_exports.py",  # (CuTe's export of the whole catalog)

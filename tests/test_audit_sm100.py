@@ -57,7 +57,7 @@ def _entries(audit: Audit, atom: str) -> dict[str, tuple[str, object, str]]:
 
 @pytest.fixture(scope="module")
 def sm100(sm100_copy_audit: Audit) -> Audit:
-    return sm100_copy_audit  # audit_cute([inc / TRAITS], [inc]), once a session (conftest)
+    return sm100_copy_audit  # audit_cute([inc / TRAITS], [inc])'s atoms, of the whole audit
 
 
 def test_every_tmem_atom_equals_the_catalogs_map(sm100: Audit) -> None:

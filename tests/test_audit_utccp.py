@@ -91,7 +91,7 @@ def test_the_repeat_and_the_broadcast_swapped_are_reported(tmp_path: Path) -> No
 
 @pytest.mark.slow
 def test_the_whole_wheel_has_no_utccp_row_left_out(sm100_copy_audit: Audit) -> None:
-    # audit_cute([inc / TRAITS], [inc]), made once a session (conftest.sm100_copy_audit)
+    # audit_cute([inc / TRAITS], [inc])'s atoms, from the whole audit (conftest.sm100_copy_audit)
     rows = [(r.atom.name, e.verdict) for r in sm100_copy_audit.results
             if "UTCCP" in r.atom.name for e in r.entries]
     assert len(rows) == 24 and not [v for _n, v in rows if v == "not-in-spec"]

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -612,10 +613,27 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
 
 
 @pytest.mark.slow
-def test_supervisor_survives_a_crash_and_a_hang(records: list[dict[str, Any]]) -> None:
+def test_supervisor_survives_a_crash_a_hang_and_its_deadline(records: list[dict[str, Any]]) \
+        -> None:
+    # two supervised runs at once, each waiting on its own clock while a fake launch sleeps:
+    # one has a crash and a hang (the watchdog's 15 s), the other a hang that its 15 s
+    # deadline stops (the watchdog's 60 s would come later)
     crash, hang = "mma.m16n8k16.s32.s8.u8.s32", "mma.m16n8k16.s32.u8.s8.s32"
-    report = supervisor.run_supervised(f"fake:crash={crash},hang={hang}", records, trials=1,
-                                       only="mma.m16n8k16.s32", timeout=15.0, use_ptxas=False)
+    stuck = "mma.m16n8k16.s32.s8.s8.s32"
+    with ThreadPoolExecutor(2) as pool:
+        watched = pool.submit(supervisor.run_supervised, f"fake:crash={crash},hang={hang}",
+                              records, trials=1, only="mma.m16n8k16.s32", timeout=15.0,
+                              use_ptxas=False)
+        stopped = pool.submit(supervisor.run_supervised, f"fake:hang={stuck}", records,
+                              trials=1, only="mma.m16n8k16.s32", timeout=60.0, deadline=15.0)
+        report, late = watched.result(), stopped.result()
+    # the run's deadline stopped the hang, not the task's own watchdog (no wall-clock
+    # assertion: the detail names which limit fired, whatever the machine's load)
+    cut = {r.variant.key: r for r in late.runs}
+    assert cut[stuck].result == "error" and "overall time limit" in cut[stuck].detail
+    assert "watchdog" not in cut[stuck].detail
+    assert {r.result for k, r in cut.items() if k != stuck} <= {"not-executed", "match"}
+    assert any(r.result == "not-executed" for r in cut.values())
     by = {r.variant.key: r for r in report.runs}
     assert by[crash].result == "error" and "died" in by[crash].detail
     assert by[hang].result == "error" and "watchdog" in by[hang].detail
