@@ -433,7 +433,7 @@ LONG_FIRST = (
     # the audit's modules first, together: they are one xdist group (HEADER_GROUP), whose
     # worker parses each CuTe header once (kept in the process, formal.audit.store) and makes
     # the whole audit's report (whole_audit): the GMMA atoms, then the tests of the report
-    "test_audit_gmma.py",  # (its fixture: the GMMA, LDSM, STSM and MOVM atoms audited)
+    "test_audit_gmma.py",  # (its fixture: the whole audit, of which it reads the GMMA atoms)
     "test_docs.py",  # (the audit's and the test counts of the pages)
     "test_schema.py",  # (the whole audit's report against its schema)
     "test_audit_sm100.py",  # (its fixture: the TMEM copy atoms audited)
