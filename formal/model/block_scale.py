@@ -416,17 +416,10 @@ def _held(defs: Mapping[str, S.Definition], mn: str, operand: str, b: int, t: in
     i = np.arange(nbytes + 4, dtype=np.int64)[None, :]
     sel = {"byte_id": np.int64(b), "thread_id": np.int64(t)}
     try:
-        holder = _definition_array(defs["holder"], {"%laneid": lane, **sel}, defs)
-        env = {"%laneid": lane, "i": i, **sel}
-        used = _definition_array(defs["used"], env, defs)
-        m = program_array(_expr(defs[mn]), env, defs)
-        k = program_array(_expr(defs["block"]), env, defs)
+        keep, cols = _held_arrays(defs, mn, operand, lane, i, sel, (LANES, nbytes + 4))
     except (Undefined, TooWide):
         return _held_by_point(defs, mn, operand, b, t, nbytes)
-    shape = (LANES, nbytes + 4)
-    keep = np.broadcast_to(holder, shape) & np.broadcast_to(used, shape)
-    cols = [lane, i, m, k] if operand == "A" else [lane, i, k, m]
-    table = np.stack([np.broadcast_to(x, shape)[keep] for x in cols], axis=-1)
+    table = np.stack([x[keep] for x in cols], axis=-1)
     return tuple(map(tuple, table.tolist()))
 
 
@@ -442,20 +435,29 @@ def _held_at_every_pair(defs: Mapping[str, S.Definition], mn: str, operand: str,
     sel = {"byte_id": np.arange(nbytes, dtype=np.int64)[:, None, None, None],
            "thread_id": np.arange(4, dtype=np.int64)[None, :, None, None]}
     try:
-        holder = _definition_array(defs["holder"], {"%laneid": lane, **sel}, defs)
-        env = {"%laneid": lane, "i": i, **sel}
-        used = _definition_array(defs["used"], env, defs)
-        m = program_array(_expr(defs[mn]), env, defs)
-        k = program_array(_expr(defs["block"]), env, defs)
+        keep, cols = _held_arrays(defs, mn, operand, lane, i, sel,
+                                  (nbytes, 4, LANES, nbytes + 4))
     except (Undefined, TooWide):
         return None
-    shape = (nbytes, 4, LANES, nbytes + 4)
-    keep = np.broadcast_to(holder, shape) & np.broadcast_to(used, shape)
-    cols = [np.broadcast_to(x, shape) for x in
-            ([lane, i, m, k] if operand == "A" else [lane, i, k, m])]
     return {(b, t): tuple(map(tuple, np.stack([x[b, t][keep[b, t]] for x in cols], axis=-1)
                                  .tolist()))
             for b in range(nbytes) for t in range(4)}
+
+
+def _held_arrays(defs: Mapping[str, S.Definition], mn: str, operand: str, lane: Any, i: Any,
+                 sel: Mapping[str, Any], shape: tuple[int, ...]) -> tuple[Any, list[Any]]:
+    """(which points are held, [lane, byte, row, col] at each) over ``shape``: the holder,
+    used, ``mn`` and block definitions evaluated once over the broadcast axes; Undefined or
+    TooWide where arrays cannot say what the walk says."""
+    import numpy as np
+    holder = _definition_array(defs["holder"], {"%laneid": lane, **sel}, defs)
+    env = {"%laneid": lane, "i": i, **sel}
+    used = _definition_array(defs["used"], env, defs)
+    m = program_array(_expr(defs[mn]), env, defs)
+    k = program_array(_expr(defs["block"]), env, defs)
+    keep = np.broadcast_to(holder, shape) & np.broadcast_to(used, shape)
+    return keep, [np.broadcast_to(x, shape) for x in
+                  ([lane, i, m, k] if operand == "A" else [lane, i, k, m])]
 
 
 def _definition_array(d: S.Definition, env: Mapping[str, Any],
