@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import sympy as sp
@@ -382,25 +382,9 @@ def cell_texts(lay: Layout) -> tuple[str, RowTexts, Any]:
     """(kind, texts, elements): the rows of ``cell_rows(lay)`` as ``cell_table_hash`` writes
     them (``base.hashes.row_text``), in the same order (``RowTexts``), and each row's element
     -- written straight from the enumerated arrays, without a dict per row."""
-    m = map_of(lay)
-    meta = lay.operand == "metadata"
-    kind = "fields" if meta else "cells"
-    if m is None:
-        return kind, RowTexts(rows=[]), np.zeros(0, dtype=np.int64)
-    # the same enumerated arrays (a map stated again: ``build_map`` shares them) give the
-    # same rows wherever what a row also names is the same: the metadata's bits, the group
-    sparsity = lay.sparsity if meta else None
-    rep = lay.groups if not meta else None
-    key = (id(m.out), m.names, kind, sparsity.index_bits if sparsity else None,
-           rep[2] if rep else None)
-    hit = _TEXTS.get(key)
-    if hit is not None and hit[0] is m.out:
-        return hit[1]
-    out = _cell_texts(lay, m, meta, kind)
-    if len(_TEXTS) >= _ENUMERATED_LIMIT:
-        _TEXTS.clear()
-    _TEXTS[key] = (m.out, out)  # the array is kept: its id names no other while here
-    return out
+    return _by_map(_TEXTS, lay, lambda kind: (kind, RowTexts(rows=[]),
+                                              np.zeros(0, dtype=np.int64)),
+                   lambda m, meta, kind, _key: _cell_texts(lay, m, meta, kind))
 
 
 _TEXTS: dict[tuple[Any, ...], tuple[Any, tuple[str, RowTexts, Any]]] = {}
@@ -414,36 +398,55 @@ def table_digest(lay: Layout) -> tuple[str, int, str | None]:
     group's expression -- or None where the outputs are not int64 (a map evaluated with
     Python's unbounded ints).  Two layouts with one digest and one header have one map hash
     (``prove/kept_hashes.py`` keeps it by this digest).  Once per enumerated map."""
-    m = map_of(lay)
-    meta = lay.operand == "metadata"
-    kind = "fields" if meta else "cells"
-    if m is None:
-        return kind, 0, None
-    sparsity = lay.sparsity if meta else None
-    rep = lay.groups if not meta else None
-    key = (id(m.out), m.names, kind, sparsity.index_bits if sparsity else None,
-           rep[2] if rep else None)
-    hit = _DIGESTS.get(key)
-    if hit is not None and hit[0] is m.out:
-        return hit[1]
+    return _by_map(_DIGESTS, lay, lambda kind: (kind, 0, None), _digest)
+
+
+_DIGESTS: dict[tuple[Any, ...], tuple[Any, tuple[str, int, str | None]]] = {}
+
+
+def _digest(m: CellMap, _meta: bool, kind: str, key: tuple[Any, ...]) \
+        -> tuple[str, int, str | None]:
     K = len(m.names)
     defined = np.ascontiguousarray(m.defined[:, :K])
     rows = int(defined.all(axis=1).sum()) if K else len(m.pts)
     digest: str | None = None
     if m.out.dtype == np.int64 and m.pts.dtype == np.int64:
-        h = hashlib.sha256(repr((m.names, kind, key[3], srepr(key[4]) if rep else None,
-                                 m.pts.shape, m.out.shape)).encode())
+        h = hashlib.sha256(repr((m.names, kind, key[3], srepr(key[4]) if key[4] is not None
+                                 else None, m.pts.shape, m.out.shape)).encode())
         for a in (m.pts, m.out[:, :K], defined):
             h.update(np.ascontiguousarray(a).tobytes())
         digest = h.hexdigest()
-    out = (kind, rows, digest)
-    if len(_DIGESTS) >= _ENUMERATED_LIMIT:
-        _DIGESTS.clear()
-    _DIGESTS[key] = (m.out, out)  # the array is kept: its id names no other while here
+    return kind, rows, digest
+
+
+_Out = TypeVar("_Out")
+
+
+def _by_map(store: dict[tuple[Any, ...], tuple[Any, _Out]], lay: Layout,
+            empty: Callable[[str], _Out],
+            build: Callable[[CellMap, bool, str, tuple[Any, ...]], _Out]) -> _Out:
+    """``build(map, meta, kind, key)`` once per enumerated map: the same enumerated arrays (a
+    map stated again: ``build_map`` shares them) give the same rows wherever what a row also
+    names is the same -- the metadata's bits, the replication group's expression (``key``:
+    the arrays' id, the outputs' names, the kind, those two).  ``empty(kind)`` where the
+    layout has no map."""
+    m = map_of(lay)
+    meta = lay.operand == "metadata"
+    kind = "fields" if meta else "cells"
+    if m is None:
+        return empty(kind)
+    sparsity = lay.sparsity if meta else None
+    rep = lay.groups if not meta else None
+    key = (id(m.out), m.names, kind, sparsity.index_bits if sparsity else None,
+           rep[2] if rep else None)
+    hit = store.get(key)
+    if hit is not None and hit[0] is m.out:
+        return hit[1]
+    out = build(m, meta, kind, key)
+    if len(store) >= _ENUMERATED_LIMIT:
+        store.clear()
+    store[key] = (m.out, out)  # the array is kept: its id names no other while here
     return out
-
-
-_DIGESTS: dict[tuple[Any, ...], tuple[Any, tuple[str, int, str | None]]] = {}
 
 
 def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, RowTexts, Any]:
