@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import partial
-from typing import Any
 
 import numpy as np
 import pytest
@@ -183,17 +182,8 @@ def test_the_reads_from_the_arrays_are_the_reads_from_the_table(
     for x in (*dps, swapped):
         fast = P.prove_reads(DATAPATH_READS, [x], by_id, cells)
         with monkeypatch.context() as m:
-            m.setattr(P, "_ld_offsets", lambda _ld, ld_cells: _from_table(ld_cells))
+            m.setattr(P, "_ld_offsets", lambda _ld, ld_cells: P._table_offsets(ld_cells()))
             assert P.prove_reads(DATAPATH_READS, [x], by_id, cells) == fast, x.layout
     refuted = P.prove_reads(DATAPATH_READS, [swapped], by_id, cells)
     assert refuted and {r.status for r in refuted} == {"refuted"}
     assert refuted[0].counterexample["want"] == [0, 0]
-
-
-def _from_table(ld_cells: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    table = ld_cells()
-    keys = sorted(table)
-    return (np.array([k[1] for k in keys], dtype=np.int64),
-            np.array([k[2] for k in keys], dtype=np.int64),
-            np.array([[int(table[k][0]), int(table[k][1])] for k in keys],
-                     dtype=np.int64).reshape(-1, 2))

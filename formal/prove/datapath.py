@@ -506,20 +506,21 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
 
 def _ld_offsets(ld: Layout, ld_cells: Callable[[], dict[Any, Any]]) \
         -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(thread, register, the (lane, column) offset it reads) of every point of ``ld``: from
-    its enumerated arrays (``model.cells.map_of``) where every point has both offsets as
-    int64, else from its table (``ld_cells()``, a dict a point), as ``read_back`` walks it."""
+    """(thread, register, the (lane, column) offset it reads) of every point of ``ld``: its
+    enumerated arrays where every point has both offsets as int64, else its table's."""
     m = map_of(ld)
     if m is not None and len(m.names) >= 2 and m.out.dtype != object \
             and bool(m.defined[:, :2].all()):
         return (m.pts[:, 1].astype(np.int64), m.pts[:, 2].astype(np.int64),
                 m.out[:, :2].astype(np.int64))
-    cells = ld_cells()
-    keys = sorted(cells)
-    return (np.array([k[1] for k in keys], dtype=np.int64),
-            np.array([k[2] for k in keys], dtype=np.int64),
-            np.array([[int(cells[k][0]), int(cells[k][1])] for k in keys],
-                     dtype=np.int64).reshape(-1, 2))
+    return _table_offsets(ld_cells())
+
+
+def _table_offsets(cells: dict[Any, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    keys = sorted(cells)  # a table of a dict a point (ld_cells()), as read_back walks it
+    ti = np.array([k[1:3] for k in keys], dtype=np.int64).reshape(-1, 2)
+    return ti[:, 0], ti[:, 1], np.array([[int(cells[k][0]), int(cells[k][1])] for k in keys],
+                                        dtype=np.int64).reshape(-1, 2)
 
 
 def _reads_back(dp: DataPath, c: dict[str, np.ndarray],
