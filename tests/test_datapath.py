@@ -90,6 +90,17 @@ def test_the_maps_by_hand() -> None:
 # ---- mutants ---------------------------------------------------------------------------------
 
 
+def _assert_e_rows_moved_is_refuted_at_its_cell(tmp_path: Path) -> None:
+    """Layout E with its third block's rows moved to 32-63: ``injective`` refuted at N = 16,
+    D[32][8] (in two blocks), exit 1."""
+    code, rep, _line = _mutant(tmp_path, "| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",
+                               "| 0 | 2 | 64-95 | 0 to N/2-1 | 32-63 | N/2 to N-1 |")
+    got = {o["name"]: o for lay in rep["layouts"] for o in lay["obligations"]
+           if o["status"] == "refuted"}
+    cex = got["injective"]["counterexample"]
+    assert code == 1 and (cex["N"], cex["cell"]) == (16, {"row": 32, "dcol": 8})
+
+
 def _mutant(tmp_path: Path, old: str, new: str) -> tuple[int, dict[str, Any], int]:
     text = CATALOG.read_text(encoding="utf-8")
     assert text.count(old) >= 1, old
@@ -156,12 +167,7 @@ def test_z3_answers_kept_between_runs_only_confirm_the_enumeration(
                                     for dp in dps]
     monkeypatch.undo()
     monkeypatch.setattr(P, "z3_unsat", lambda *a: True)
-    code, rep, _line = _mutant(tmp_path, "| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",
-                               "| 0 | 2 | 64-95 | 0 to N/2-1 | 32-63 | N/2 to N-1 |")
-    got = {o["name"]: o for lay in rep["layouts"] for o in lay["obligations"]
-           if o["status"] == "refuted"}
-    cex = got["injective"]["counterexample"]
-    assert code == 1 and (cex["N"], cex["cell"]) == (16, {"row": 32, "dcol": 8})
+    _assert_e_rows_moved_is_refuted_at_its_cell(tmp_path)
 
 
 def test_layout_d_with_its_warps_swapped_is_not_read_back_row_by_row(tmp_path: Path) -> None:
@@ -355,9 +361,4 @@ def test_a_data_paths_statements_are_asked_of_z3_as_one_query(
     assert len(list((tmp_path / "cache" / "proofs").glob("*.json"))) == 6 * 7
     monkeypatch.undo()
     monkeypatch.setattr(P, "unsat_together", lambda name, todo, *a, **k: {x for x, _f in todo})
-    code, rep, _line = _mutant(tmp_path, "| 0 | 2 | 64-95 | 0 to N/2-1 | 0-31 | N/2 to N-1 |",
-                               "| 0 | 2 | 64-95 | 0 to N/2-1 | 32-63 | N/2 to N-1 |")
-    got = {o["name"]: o for lay in rep["layouts"] for o in lay["obligations"]
-           if o["status"] == "refuted"}
-    cex = got["injective"]["counterexample"]
-    assert code == 1 and (cex["N"], cex["cell"]) == (16, {"row": 32, "dcol": 8})
+    _assert_e_rows_moved_is_refuted_at_its_cell(tmp_path)
