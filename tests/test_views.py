@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from formal.base import cache
+from formal.base import cache, hashes
 from formal.cli import main
 from formal.writers import views
 
@@ -92,14 +92,14 @@ def test_the_code_key_follows_every_file_of_the_package(tmp_path: Path) -> None:
     import shutil
     shutil.copytree(ROOT / "formal" / "catalog", tmp_path / "catalog",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    before = views.tree_hash([tmp_path])
+    before = hashes.tree_hash([tmp_path])
     doc = tmp_path / "catalog" / "dense-float.md"
     doc.write_text(doc.read_text(encoding="utf-8").replace("%laneid % 4", "%laneid % 8", 1),
                    encoding="utf-8")
-    after = views.tree_hash([tmp_path])
+    after = hashes.tree_hash([tmp_path])
     (tmp_path / "catalog" / "__pycache__").mkdir(exist_ok=True)
     (tmp_path / "catalog" / "__pycache__" / "x.pyc").write_bytes(b"compiled")
-    assert len(before) == 64 and before != after == views.tree_hash([tmp_path])
+    assert len(before) == 64 and before != after == hashes.tree_hash([tmp_path])
     assert len(views.code_key()) == 64 and views.code_key() == views.code_key()
 
 

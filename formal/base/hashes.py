@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
 from operator import itemgetter
+from pathlib import Path
 from typing import Any, TypeVar
 
 Row = TypeVar("Row")
@@ -172,3 +175,35 @@ def _row_text(r: Mapping[str, Any]) -> str:
         else:
             return how[1] % values
     return json.dumps(dict(r), sort_keys=True)
+
+
+def code_key() -> str:
+    """SHA-256 of every file of the package (code, catalog, grammars) and of Python's version:
+    whatever could change a layout, how it is drawn or how it is judged changes the key (the
+    views of ``writers/views.py`` and the kept hardware verdicts of ``prove/kept_verdicts.py``
+    are keyed by it).  Worked out once a process (some 190 files, about 7 ms)."""
+    if "key" not in _CODE:
+        package = Path(__file__).resolve().parents[1]  # formal/ (a wheel carries grammar/)
+        beside = package.parent / "grammar"  # a source tree's grammars (base.grammar_files)
+        _CODE["key"] = tree_hash([package, *((beside,) if beside.is_dir() else ())])
+    return _CODE["key"]
+
+
+_CODE: dict[str, str] = {}
+
+
+def tree_hash(tops: Sequence[Path]) -> str:
+    """SHA-256 of Python's version and of each file's path and content under ``tops``
+    (compiled ``__pycache__`` left out)."""
+    h = hashlib.sha256(sys.version.encode())
+    for top in tops:
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                path = os.path.join(dirpath, name)
+                h.update(os.path.relpath(path, top).encode() + b"\0")
+                with open(path, "rb") as f:
+                    h.update(hashlib.sha256(f.read()).digest())
+    return h.hexdigest()

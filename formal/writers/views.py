@@ -30,13 +30,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base import cache
+from ..base.hashes import code_key
 from .figures import Cell, Figure, Holder, Panel
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
     from ..model.layout import Layout
 
 SUB = "views"
-_CODE: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -59,33 +57,6 @@ class IndexEntry:
     operand: str
     types: tuple[str, ...]
     figure: str
-
-
-def code_key() -> str:
-    """SHA-256 of every file of the package (code, catalog, grammars) and of Python's version:
-    whatever could change a layout or how it is drawn changes the key."""
-    if "key" not in _CODE:
-        package = Path(__file__).resolve().parents[1]  # formal/ (a wheel carries grammar/)
-        beside = package.parent / "grammar"  # a source tree's grammars (base.grammar_files)
-        _CODE["key"] = tree_hash([package, *((beside,) if beside.is_dir() else ())])
-    return _CODE["key"]
-
-
-def tree_hash(tops: Sequence[Path]) -> str:
-    """SHA-256 of Python's version and of each file's path and content under ``tops``
-    (compiled ``__pycache__`` left out)."""
-    h = hashlib.sha256(sys.version.encode())
-    for top in tops:
-        for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            for name in sorted(filenames):
-                if name.endswith((".pyc", ".pyo")):
-                    continue
-                path = os.path.join(dirpath, name)
-                h.update(os.path.relpath(path, top).encode() + b"\0")
-                with open(path, "rb") as f:
-                    h.update(hashlib.sha256(f.read()).digest())
-    return h.hexdigest()
 
 
 def _digest(payload: Any) -> str:
