@@ -32,6 +32,7 @@ from .formula import (
     surjective_core,
 )
 from .kept_hashes import KeptHashes
+from .kept_verdicts import KeptVerdicts, judged
 from .relations import relation_table
 from .sparse import metadata_cores, quad_fault
 from .table import element_list_core, reference_core, register_budget_core, type_names_core
@@ -266,7 +267,8 @@ def _every_n(lay: Layout, check: Callable[[Layout], Core]) -> Core:
 def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = None,
                  a_layout: Layout | None = None, stated: Any = None,
                  store: ProofCache | None = None,
-                 together: _Together | None = None) -> LayoutResult:
+                 together: _Together | None = None,
+                 kept: KeptVerdicts | None = None) -> LayoutResult:
     """Every obligation of one layout; ``stated`` (``formal.prove.confirm.stated_in``) names
     the layouts its document states for the other operands of its variants; ``store`` is the
     on-disk proof cache (``formal.prove.cache``), if any; ``together``: what Z3 answered of
@@ -366,7 +368,7 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
         verdicts["sparse-chunks"] = na("sparse-chunks", "not-applicable")
     for n in ("metadata-coverage", "selector-range"):
         verdicts.setdefault(n, na(n, "not-applicable"))
-    verdicts.setdefault("hardware", _hardware(lay, opts, stated))
+    verdicts.setdefault("hardware", _hardware(lay, opts, stated, kept))
     ordered = tuple(verdicts[n] for n in OBLIGATIONS if n in verdicts)
     for v in ordered:
         if v.status == "error" and v.message in (NOT_CHECKED, NOT_CHECKED_FIGURE):
@@ -385,22 +387,26 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
 
 
 
-def _hardware(lay: Layout, opts: Options, stated: Any = None) -> Verdict:
+def _hardware(lay: Layout, opts: Options, stated: Any = None,
+              kept: KeptVerdicts | None = None) -> Verdict:
     ev = opts.evidence
     if ev is None:
         return Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)")
-    return ev.verdict(lay, stated)
+    if kept is None:
+        return ev.verdict(lay, stated)
+    return judged(ev, lay, stated, kept)
 
 
-def _keep_hashes(opts: Options) -> KeptHashes | None:
-    """The kept map hashes (``kept_hashes``) the evidence reads and adds to in this run,
-    where there is evidence and a disk cache."""
+def _keep_hashes(opts: Options) -> tuple[KeptHashes | None, KeptVerdicts | None]:
+    """The kept map hashes (``kept_hashes``) the evidence reads and adds to in this run, and
+    the kept hardware verdicts (``kept_verdicts``), where there is evidence and a disk
+    cache."""
     if opts.evidence is None or not opts.disk_cache:
-        return None
+        return None, None
     kept = KeptHashes.open()
     if kept is not None:
         opts.evidence.keep_hashes(kept)
-    return kept
+    return kept, KeptVerdicts.open()
 
 
 def prove(model: Model, opts: Options | None = None) -> Proof:
@@ -416,13 +422,14 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
             a_by_section.setdefault((lay.document, lay.section, str(lay.shape)), lay)
     stated = stated_in(model.layouts) if opts.evidence is not None else None
     store = ProofCache.open() if opts.disk_cache and opts.cross_check else None
-    kept = _keep_hashes(opts)
+    kept, judgements = _keep_hashes(opts)
     try:
         together = _ask_together(model.layouts, opts, store)
         for n, lay in enumerate(model.layouts):
             a_lay = a_by_section.get((lay.document, lay.section, str(lay.shape))) \
                 if lay.operand == "metadata" else None
-            res, failed = _prove_one(lay, opts, by_id, a_lay, stated, store, together)
+            res, failed = _prove_one(lay, opts, by_id, a_lay, stated, store, together,
+                                     judgements)
             results.append(res)
             findings.extend(res.findings)
             internal += failed
@@ -442,6 +449,8 @@ def prove(model: Model, opts: Options | None = None) -> Proof:
         if kept is not None:
             kept.close()
             opts.evidence.keep_hashes(None)
+        if judgements is not None:
+            judgements.close()
     findings.extend(rel_findings)
     secs = {"prove": t1 - t0, "relations": time.perf_counter() - t1}
     return Proof(tuple(results), tuple(_sorted(findings)), internal, secs, tuple(relations))
@@ -477,10 +486,11 @@ def _relations(model: Model, results: list[LayoutResult], opts: Options,
 
 def _prove_one(lay: Layout, opts: Options, by_id: dict[str, Layout], a_lay: Layout | None,
                stated: Any, store: ProofCache | None,
-               together: _Together | None = None) -> tuple[LayoutResult, bool]:
+               together: _Together | None = None,
+               kept: KeptVerdicts | None = None) -> tuple[LayoutResult, bool]:
     """The layout's result, and whether it is an internal error."""
     try:
-        return prove_layout(lay, opts, by_id, a_lay, stated, store, together), False
+        return prove_layout(lay, opts, by_id, a_lay, stated, store, together, kept), False
     except InternalError as exc:
         v = tuple(Verdict(n, "error", f"internal error: {exc}") for n in OBLIGATIONS)
         f = Finding("error", "internal", lay.span, f"internal error: {exc}", lay.section,

@@ -55,6 +55,7 @@ This module imports neither numpy nor the prover at import time.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -106,6 +107,7 @@ class EvidenceFile:
     runs: list[EvidenceRun] = field(default_factory=list)
     discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
     maps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sha: str = field(default="", compare=False)  # its bytes' SHA-256, where read from a file
 
     @property
     def where(self) -> str:
@@ -188,6 +190,7 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
         f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
         if fd is not None:
             keep_file(fd, data, f)
+    f.sha = digest
     if len(_READ) >= 256:
         _READ.clear()
     _READ[key] = f
@@ -224,6 +227,7 @@ class Evidence:
         self._by_hash: dict[str, Any] = {}
         self._by_layout: dict[str, dict[str, list[EvidenceRun]]] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
+        self._source: str | None = None  # ``source_digest``, once ("": none)
 
     @classmethod
     def load(cls, path: str | Path) -> Evidence:
@@ -238,6 +242,15 @@ class Evidence:
             raise FileNotFoundError(f"no evidence at {p}")
         with few_collections(), disk.folder(KEPT_FOLDER) as fd:  # (base/collector.py)
             return cls([_read_file(q, fd) for q in paths])
+
+    def source_digest(self) -> str | None:
+        """A SHA-256 of every file's path and bytes (``prove/kept_verdicts.py`` keys the
+        hardware verdicts by it); None where a file was not read from bytes (made in memory,
+        as tests do: nothing is kept for such evidence)."""
+        if self._source is None:
+            self._source = "" if any(not f.sha for f in self.files) else hashlib.sha256(
+                json.dumps([[f.path, f.sha] for f in self.files]).encode("utf-8")).hexdigest()
+        return self._source or None
 
     @property
     def runs(self) -> list[EvidenceRun]:
@@ -318,6 +331,16 @@ class Evidence:
         if count:
             self._by_hash.setdefault(h, lay)
         return kind, LazyRows(lay, count), h
+
+    def remember(self, lay: Any, h: str) -> None:
+        """``lay``'s map hash ``h``, as ``table_of`` remembers it (a kept verdict's)."""
+        self._hashed[id(lay)] = (lay, h)
+        self._by_hash.setdefault(h, lay)
+
+    def hashed(self, lay: Any) -> str | None:
+        """The map hash ``table_of`` found for ``lay`` (None: not asked, or no table)."""
+        hit = self._hashed.get(id(lay))
+        return str(hit[1]) if hit is not None and hit[0] is lay and hit[1] else None
 
     def keep_hashes(self, kept: Any) -> None:
         """Read and keep map hashes in ``kept`` (``prove.kept_hashes.KeptHashes``; None: not)."""

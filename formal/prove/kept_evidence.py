@@ -23,8 +23,9 @@ confirmed maps.  For the run above the entry's runs read::
 Key: a SHA-256 of the file's bytes, of this module and ``evidence.py`` (the reader), and of
 ptxlayout's and Python's versions; the entry holds its content as one text with the SHA-256
 of that text, so a truncated or edited entry is refused with a warning and the file is read
-again (and the entry written again).  The verdicts are never kept: every ``hardware``
-obligation is judged again from the runs on every run (``formal.prove.hardware``).
+again (and the entry written again).  The verdicts are not kept here: a ``hardware``
+verdict is kept only by a key that holds every evidence file's bytes, the package's code and
+the layout's enumerated map (``formal.prove.kept_verdicts``).
 """
 
 from __future__ import annotations

@@ -16,11 +16,12 @@ Why this is sound: the enumeration runs every time (the digest is of this run's 
 the hash is a function of those arrays and of the code that writes and hashes rows, whose
 files (``model/cells.py``, ``model/layout.py``, ``model/algebra.py``, ``base/hashes.py``, this
 module) and ptxlayout's, NumPy's and Python's versions are in every key: an edited formula
-gives other arrays, an edited writer another key.  The ``hardware`` verdicts themselves are
-never kept: every run judges them again from the runs.  One file, ``maps/hashes.json``:
-``{"schema", "code", "hashes": {key: hash}, "digest"}`` with a SHA-256 of the hashes; a file
-whose schema or digest does not match, or whose hashes are not 16 hex digits, is ignored
-with a warning and written again; one written by other code is replaced without a word.
+gives other arrays, an edited writer another key.  The ``hardware`` verdicts are not kept
+here (``kept_verdicts`` keeps them by the evidence's bytes, the code and the arrays).  One
+file, ``maps/hashes.json``: ``{"schema", "code", "hashes": {key: hash}, "digest"}`` with a
+SHA-256 of the hashes; a file whose schema or digest does not match, or whose hashes are not
+16 hex digits, is ignored with a warning and written again; one written by other code is
+replaced without a word.
 Bounded: past ``LIMIT`` keys it keeps the newest half.
 """
 
