@@ -133,10 +133,13 @@ def _at(e: Any, lane: Any, elem: Any) -> Any:
 
 
 def statement(rel: Relation, producer: Layout, consumer: Layout,
-              letters: tuple[str, str] = ("a", "a")) -> _Statement | None:
+              letters: tuple[str, str] = ("a", "a"), cells: bool = True) -> _Statement | None:
     """The relation's statement; None when a side has no map, or the two maps are not of one
-    kind (a sparse A against a dense one)."""
-    pc, cc = _cell(producer), _cell(consumer)
+    kind (a sparse A against a dense one).  ``cells=False``: without the SymPy cells
+    (``got`` and ``produced`` are None each), for an enumeration that reads both layouts'
+    enumerated maps (``_enumerate``'s ``maps``) where Z3 is not asked."""
+    pc, cc = (_cell(producer), _cell(consumer)) if cells else \
+        (_outputs(producer), _outputs(consumer))
     names = output_names(consumer)
     if pc is None or cc is None or output_names(producer) != names or len(pc) != len(cc):
         return None
@@ -147,6 +150,14 @@ def statement(rel: Relation, producer: Layout, consumer: Layout,
     return _Statement(consumer.lanes, consumer.elements, a.lane, a.element, producer.lanes,
                       producer.elements, cc, pc, a, letters, _registers(consumer), sels,
                       names + (("holder",) if len(cc) > len(names) else ()))
+
+
+def _outputs(lay: Layout) -> tuple[None, ...] | None:
+    """``_cell``'s outputs, each None: how many there are, and None where ``_cell`` is."""
+    if any(lay.formula(name) is None for name in output_names(lay)):
+        return None
+    holder = lay.operand == "metadata" and lay.metadata is not None
+    return (None,) * (len(output_names(lay)) + holder)
 
 
 def _composed(st: _Statement) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -200,11 +211,17 @@ def _at_arrays(e: Any, values: dict[Any, Any], shape: tuple[int, ...]) -> Any:
     return np.broadcast_to(np.asarray(fn(*args), dtype=np.int64), shape)
 
 
-def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, Any]]:
+def _enumerate(st: _Statement, maps: tuple[Any, Any] | None = None) \
+        -> tuple[np.ndarray, dict[str, Any]]:
     """Every (selector, lane, i) of the consumer: the statement evaluated in the steps it
     states -- the producer's point, its outputs there, those moved by the arrangement --
     each a numpy array (the composed expressions of ``_composed`` give the same values; an
-    arrangement that reads four symbols at once is evaluated composed)."""
+    arrangement that reads four symbols at once is evaluated composed).  ``maps``: the
+    consumer's and producer's enumerated maps (``model.cells.map_of``, ``_readable``),
+    whose outputs are read where the cells would be evaluated again: the consumer's at
+    each point, the producer's at its point (where that point is in its domain; outside
+    it, the producer's outputs are its first point's, and the point is bad whatever they
+    are)."""
     per = st.lanes * st.n
     s = np.repeat(np.asarray(st.selectors, dtype=np.int64), per)
     t = np.tile(np.repeat(np.arange(st.lanes, dtype=np.int64), st.n), len(st.selectors))
@@ -215,8 +232,14 @@ def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, Any]]:
         return np.broadcast_to(out, t.shape)
 
     pt, pj = ev(st.p_lane), ev(st.p_elem)
-    p = [np.broadcast_to(np.asarray(compile_array(x, np)(pt, pj, s), dtype=np.int64), t.shape)
-         for x in st.produced]
+    inside = (pt >= 0) & (pt < st.p_lanes) & (pj >= 0) & (pj < st.p_n)
+    if maps is not None:
+        at = np.where(inside, pt * st.p_n + pj, 0)
+        p = [maps[1].out[at, k] for k in range(len(st.produced))]
+        got = [maps[0].out[:, k] for k in range(len(st.got))]
+    else:
+        p = [np.broadcast_to(np.asarray(compile_array(x, np)(pt, pj, s), dtype=np.int64),
+                             t.shape) for x in st.produced]
     a = st.arrangement
     k_out = len(st.got) - (1 if st.names[-1] == "holder" else 0)
     here = {LANE: t, I: j, SEL: s, ROW: p[0]}
@@ -225,14 +248,42 @@ def _enumerate(st: _Statement) -> tuple[np.ndarray, dict[str, Any]]:
     want += p[k_out:]
     if any(w is None for w in want):
         want = [ev(x) for x in _composed(st)[0]]
+    if maps is None:
+        got = [ev(x) for x in st.got]
     vals: dict[str, Any] = {"s": s, "t": t, "j": j, "pt": pt, "pj": pj,
-                            "got": [ev(x) for x in st.got], "want": want, "p": p}
-    inside = (vals["pt"] >= 0) & (vals["pt"] < st.p_lanes) & (vals["pj"] >= 0) & \
-        (vals["pj"] < st.p_n)
+                            "got": got, "want": want, "p": p}
     bad = ~inside
     for g, w in zip(vals["got"], vals["want"]):
         bad = bad | (g != w)
     return bad, vals
+
+
+def _readable(st: _Statement, consumer: Layout, producer: Layout) -> tuple[Any, Any] | None:
+    """The two layouts' enumerated maps, where ``_enumerate`` may read its cells off them:
+    each map int64 and defined everywhere, over every (lane, element) of its layout in
+    order (the consumer's at selector 0 only, the producer's too, its formulas reading no
+    selector), with the outputs the statement compares (no metadata holder); else None."""
+    from ..model.cells import map_of
+    if st.selectors != (0,) or st.names[-1] == "holder":
+        return None
+    cm, pm = map_of(consumer), map_of(producer)
+    for m, lanes, n in ((cm, st.lanes, st.n), (pm, st.p_lanes, st.p_n)):
+        if m is None or m.selectors != (0,) or m.out.dtype != np.int64 \
+                or len(m.pts) != lanes * n or m.names != st.names \
+                or not bool(m.all_defined().all()) or not _in_order(m, lanes, n):
+            return None
+    if pm is None or any(SEL in x.free_symbols for f in pm.formulas for c in f.cases
+           for x in (c.value, c.cond)):
+        return None
+    return cm, pm
+
+
+def _in_order(m: Any, lanes: int, n: int) -> bool:
+    """Whether the map's points are (0, t, i) for t < lanes, i < n, lane-major."""
+    pts = m.pts
+    return bool((pts[:, 0] == 0).all()) and \
+        np.array_equal(pts[:, 1], np.repeat(np.arange(lanes, dtype=np.int64), n)) and \
+        np.array_equal(pts[:, 2], np.tile(np.arange(n, dtype=np.int64), lanes))
 
 
 def _witness(st: _Statement, vals: dict[str, Any], k: int) -> dict[str, Any]:
@@ -361,6 +412,10 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
         cached = asked.cached[rel] if asked is not None and rel in asked.cached \
             else store.proved(key, "composes")
     told = asked is not None and rel in asked.unsat and not cached
+    maps = _readable(st, cons, prod) if cached or told else None
+    if st.got[0] is None and maps is None:  # made without its cells: they are read now
+        st = statement(rel, prod, cons, st.letters)
+        assert st is not None
     zs, point = ("proved", None) if cached or told else _z3_decide(st, timeout_ms)
     if zs == "unknown":
         # the relation is over finite maps: the enumeration visits every (selector, lane,
@@ -379,7 +434,7 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
             return RelationVerdict(rel, "refuted", _say(st, _witness(st, vals, k)),
                                    _witness(st, vals, k), "z3")
         return RelationVerdict(rel, zs, "", None, "z3")
-    bad, vals = _enumerate(st)
+    bad, vals = _enumerate(st, maps)
     es = "refuted" if bad.any() else "proved"
     if cached and es != "proved":
         # a cache entry the enumeration contradicts: dropped, and Z3 asked as if no cache
@@ -387,6 +442,9 @@ def prove_relation(rel: Relation, by_id: dict[str, Layout], timeout_ms: int = 50
         store.reject(key, f"says Z3 proved composes {rel.producer} -> {rel.consumer}, but "
                      "the enumeration finds otherwise; removed")
         cached = False
+        if st.got[0] is None:
+            st = statement(rel, prod, cons, st.letters)
+            assert st is not None
         zs, point = _z3_decide(st, timeout_ms)
     if zs == "unknown":  # the cache entry was dropped and Z3 asked again gave no answer
         return prove_relation(rel, by_id, timeout_ms, cross_check, healthy, letters, None)
@@ -459,8 +517,8 @@ def _relations_together(relations: Sequence[Relation], by_id: dict[str, Layout],
         if prod is None or cons is None or (ok is not None and (rel.producer not in ok
                                                                  or rel.consumer not in ok)):
             continue
-        st = statement(rel, prod, cons, (lt.get(rel.producer, "x"),
-                                         lt.get(rel.consumer, "x")))
+        letter = (lt.get(rel.producer, "x"), lt.get(rel.consumer, "x"))
+        st = statement(rel, prod, cons, letter, cells=False)
         out.statements[rel] = st
         if st is None:
             continue
@@ -469,7 +527,9 @@ def _relations_together(relations: Sequence[Relation], by_id: dict[str, Layout],
             out.cached[rel] = store.proved(relation_key(rel, prod, cons, timeout_ms),
                                            "composes")
             if out.cached[rel]:
-                continue
+                continue  # its cells are made only where the maps cannot be read
+        st = out.statements[rel] = statement(rel, prod, cons, letter)
+        assert st is not None
         todo.append((rel, _violation(st)[0]))
     out.unsat.update(unsat_together("composes", todo, timeout_ms))
     return out
