@@ -188,7 +188,15 @@ class Layout:
         """The replication (REPLICATION) of the instruction variants this layout serves.
 
         A B or C/D layout is named by its own types; the variants table says which A types
-        they go with (m8n8k4 .f32 accumulators belong to the .f16 variant)."""
+        they go with (m8n8k4 .f32 accumulators belong to the .f16 variant).  Once per layout
+        object, kept in its ``__dict__`` as ``formula_hash`` is (the prover asks it some
+        4,800 times a catalog run, ``elements`` most)."""
+        memo = self.__dict__
+        if "_ptxlayout_groups" not in memo:
+            memo["_ptxlayout_groups"] = self._groups()
+        return memo["_ptxlayout_groups"]  # type: ignore[no-any-return]
+
+    def _groups(self) -> tuple[str, int, Any] | None:
         shape = str(self.shape)
         for t in _variant_a_types(self.instruction, shape, self.operand, self.types):
             rep = REPLICATION.get((self.instruction, shape, t))
@@ -208,7 +216,8 @@ class Layout:
     def elements(self) -> int:
         """Elements each lane holds, as the tile demands."""
         r, c = self.tile
-        cells = r * c * (self.groups[1] if self.groups else 1)
+        rep = self.groups
+        cells = r * c * (rep[1] if rep else 1)
         if self.sparse_a:
             cells //= 2
         if self.operand == "metadata":

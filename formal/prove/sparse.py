@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..model.cells import CellMap, map_of
 from ..model.layout import Layout
 from .verdicts import Core, Options
@@ -135,19 +137,81 @@ def _fmt_range(vals: tuple[int, ...]) -> str:
 
 
 def quad_fault(m: CellMap, a_layout: Layout) -> tuple[str, Any] | None:
-    """The metadata of (row, chunk) must come from the quad of the lane holding its values."""
+    """The metadata of (row, chunk) must come from the quad of the lane holding its values:
+    the first metadata point (in the table's order) whose (row, chunk) is held by a lane of
+    another group of four -- the holder being the last lane in the A table's order to hold
+    a column of that chunk.  With numpy over every point at once where both maps are int64
+    (``_quad_owner``), else walked point by point (``quad_fault_walked``)."""
     am = map_of(a_layout)
     sparsity = m.lay.sparsity
     if am is None or sparsity is None or not bool(am.defined.all()):
         return None  # the A layout's own 'cases' finding says why
+    found = _quad_owner(m, am, a_layout.tile[1], sparsity.chunk)
+    if found is None:
+        return quad_fault_walked(m, a_layout)
+    if found < 0:
+        return None
+    holder = found >> 32
+    (s, t, i), out = m.pts[found & 0xFFFFFFFF].tolist(), m.out[found & 0xFFFFFFFF, :2].tolist()
+    return _quad_said(int(s), int(t), int(i), int(out[0]), int(out[1]), holder)
+
+
+def _quad_said(s: int, t: int, i: int, r: int, ch: int, holder: int) -> tuple[str, Any]:
+    return (f"selector {s}: lane {t} field {i} describes row {r}, chunk {ch}, whose "
+            f"values lane {holder} holds, in another group of four",
+            {"selector": s, "lane": t, "field": i, "row": r, "chunk": ch, "value_lane": holder})
+
+
+def _quad_owner(m: CellMap, am: CellMap, cols: int, chunk: int) -> int | None:
+    """The first faulty metadata point, as ``holder << 32 | point`` (-1: none), or None where
+    a map is not int64 or the keys would not fit.  Each A point's columns max(firstcol, 0),
+    .., min(lastcol, cols - 1) step ``chunk`` (only the tile's own: a range off the tile is
+    the A layout's 'in-range' finding) name (row, column // chunk) pairs, keyed in one int64
+    with the metadata's (row, chunk) pairs; the owner of a key is its last A point's lane."""
+    if am.out.dtype != np.int64 or m.out.dtype != np.int64 or len(m.pts) >= 1 << 32:
+        return None
+    t, r, fc, lc = am.pts[:, 1], am.out[:, 0], am.out[:, 1], am.out[:, 2]
+    lo, hi = np.maximum(fc, 0), np.minimum(lc, cols - 1)
+    steps = np.where(hi >= lo, (hi - lo) // chunk + 1, 0)
+    which = np.repeat(np.arange(len(t)), steps)
+    first = np.cumsum(steps) - steps
+    cells = lo[which] + (np.arange(len(which)) - first[which]) * chunk
+    ok = m.defined[:, :3].all(axis=1)
+    a_rows, a_chunks = r[which], cells // chunk
+    m_rows, m_chunks = m.out[:, 0], m.out[:, 1]
+    rows = np.concatenate([a_rows, m_rows])
+    chunks = np.concatenate([a_chunks, m_chunks])
+    if not len(rows):
+        return -1
+    r_lo, c_lo = int(rows.min()), int(chunks.min())
+    r_span, c_span = int(rows.max()) - r_lo + 1, int(chunks.max()) - c_lo + 1
+    if r_span * c_span >= 1 << 62:
+        return None
+    a_keys = (a_rows - r_lo) * c_span + (a_chunks - c_lo)
+    m_keys = (m_rows - r_lo) * c_span + (m_chunks - c_lo)
+    # the last A point of each key: the first in reversed order
+    keys, at = np.unique(a_keys[::-1], return_index=True)
+    owners = t[which][::-1][at]
+    pos = np.minimum(np.searchsorted(keys, m_keys), max(len(keys) - 1, 0))
+    held = ok & (keys[pos] == m_keys) if len(keys) else np.zeros(len(m_keys), dtype=bool)
+    lanes = m.pts[:, 1]
+    bad = held & (owners[pos] // 4 != lanes // 4) if len(keys) else held
+    if not bad.any():
+        return -1
+    p = int(np.argmax(bad))
+    return int(owners[pos[p]]) << 32 | p
+
+
+def quad_fault_walked(m: CellMap, a_layout: Layout) -> tuple[str, Any] | None:
+    """``quad_fault`` point by point, for maps held as Python ints (and tests)."""
+    am = map_of(a_layout)
+    sparsity = m.lay.sparsity
+    if am is None or sparsity is None or not bool(am.defined.all()):
+        return None
     owner: dict[tuple[int, int], int] = {}
     cols = a_layout.tile[1]
-    # straight from the enumerated arrays, in the table's order (a dict per point, as
-    # ``CellMap.table`` builds, costs more than the check itself)
     for t, (r, fc, lc) in zip(am.pts[:, 1].tolist(), am.out[:, :3].tolist()):
         r, fc, lc = int(r), int(fc), int(lc)  # defined everywhere: checked above
-        # only the tile's own columns: a range running off the tile is the A layout's
-        # 'in-range' finding, and must not be walked (lastcol may be 2**64 away)
         for c in range(max(fc, 0), min(lc, cols - 1) + 1, sparsity.chunk):
             owner[(r, c // sparsity.chunk)] = t
     defined = m.defined[:, :3].all(axis=1).tolist()
@@ -157,10 +221,7 @@ def quad_fault(m: CellMap, a_layout: Layout) -> tuple[str, Any] | None:
         r, ch = int(out[0]), int(out[1])
         holder = owner.get((r, ch))
         if holder is not None and holder // 4 != t // 4:
-            return (f"selector {s}: lane {t} field {i} describes row {r}, chunk {ch}, whose "
-                    f"values lane {holder} holds, in another group of four",
-                    {"selector": s, "lane": t, "field": i, "row": r, "chunk": ch,
-                     "value_lane": holder})
+            return _quad_said(s, t, i, r, ch, holder)
     return None
 
 
