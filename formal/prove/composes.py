@@ -200,6 +200,17 @@ def _compiled(e: Any) -> tuple[Any, tuple[Any, ...]] | None:
     return compile_array(e.xreplace(dict(zip(free, _SLOTS, strict=False))), np), free
 
 
+@lru_cache(maxsize=1024)
+def _array(e: Any) -> Any:
+    """``compile_array(e, np)``, once per expression (a closure of numpy calls: pure)."""
+    return compile_array(e, np)
+
+
+@lru_cache(maxsize=1024)
+def _reads(e: Any, x: Any) -> bool:
+    return x in getattr(e, "free_symbols", ())
+
+
 def _at_arrays(e: Any, values: dict[Any, Any], shape: tuple[int, ...]) -> Any:
     """``e`` evaluated where each symbol is the array ``values[symbol]`` (None: ``e`` reads
     too many symbols to be evaluated this way)."""
@@ -228,17 +239,23 @@ def _enumerate(st: _Statement, maps: tuple[Any, Any] | None = None) \
     j = np.tile(np.arange(st.n, dtype=np.int64), st.lanes * len(st.selectors))
 
     def ev(e: Any) -> np.ndarray:
-        out = np.asarray(compile_array(e, np)(t, j, s), dtype=np.int64)
+        out = np.asarray(_array(e)(t, j, s), dtype=np.int64)
         return np.broadcast_to(out, t.shape)
 
     pt, pj = ev(st.p_lane), ev(st.p_elem)
     inside = (pt >= 0) & (pt < st.p_lanes) & (pj >= 0) & (pj < st.p_n)
     if maps is not None:
-        at = np.where(inside, pt * st.p_n + pj, 0)
-        p = [maps[1].out[at, k] for k in range(len(st.produced))]
-        got = [maps[0].out[:, k] for k in range(len(st.got))]
+        cm, pm = maps
+        k_maps = len(cm.names)
+        where = {x: k for k, x in enumerate(pm.selectors)}
+        first = np.repeat(np.asarray([where[x] * st.p_lanes * st.p_n for x in st.selectors],
+                                     dtype=np.int64), per)
+        at = np.where(inside, first + pt * st.p_n + pj, 0)
+        ones = [np.ones(len(t), dtype=np.int64)] * (len(st.got) - k_maps)  # the holder
+        p = [pm.out[at, k] for k in range(k_maps)] + ones
+        got = [cm.out[:, k] for k in range(k_maps)] + ones
     else:
-        p = [np.broadcast_to(np.asarray(compile_array(x, np)(pt, pj, s), dtype=np.int64),
+        p = [np.broadcast_to(np.asarray(_array(x)(pt, pj, s), dtype=np.int64),
                              t.shape) for x in st.produced]
     a = st.arrangement
     k_out = len(st.got) - (1 if st.names[-1] == "holder" else 0)
@@ -260,30 +277,25 @@ def _enumerate(st: _Statement, maps: tuple[Any, Any] | None = None) \
 
 def _readable(st: _Statement, consumer: Layout, producer: Layout) -> tuple[Any, Any] | None:
     """The two layouts' enumerated maps, where ``_enumerate`` may read its cells off them:
-    each map int64 and defined everywhere, over every (lane, element) of its layout in
-    order (the consumer's at selector 0 only, the producer's too, its formulas reading no
-    selector), with the outputs the statement compares (no metadata holder); else None."""
+    each map int64, defined everywhere and held at each of its selectors by every lane (its
+    points are then every (selector, lane, element), in that order, as ``CellMap`` builds
+    them), the consumer's selectors among the producer's, the outputs those the statement
+    compares, and a metadata holder (the last output) reading no element index (it is then
+    1 at every point of a map held by every lane); else None."""
     from ..model.cells import map_of
-    if st.selectors != (0,) or st.names[-1] == "holder":
-        return None
     cm, pm = map_of(consumer), map_of(producer)
+    holder = st.names[-1] == "holder"
+    names = st.names[:-1] if holder else st.names
     for m, lanes, n in ((cm, st.lanes, st.n), (pm, st.p_lanes, st.p_n)):
-        if m is None or m.selectors != (0,) or m.out.dtype != np.int64 \
-                or len(m.pts) != lanes * n or m.names != st.names \
-                or not bool(m.all_defined().all()) or not _in_order(m, lanes, n):
+        if m is None or m.out.dtype != np.int64 or (m.lanes, m.n) != (lanes, n) \
+                or len(m.pts) != len(m.selectors) * lanes * n or m.names != names \
+                or not bool(m.all_defined().all()) \
+                or (holder and _reads(m.holder, I)) or (not holder and m.holder is not sp.true):
             return None
-    if pm is None or any(SEL in x.free_symbols for f in pm.formulas for c in f.cases
-           for x in (c.value, c.cond)):
+    if cm is None or pm is None or tuple(cm.selectors) != st.selectors \
+            or not set(st.selectors) <= set(pm.selectors):
         return None
     return cm, pm
-
-
-def _in_order(m: Any, lanes: int, n: int) -> bool:
-    """Whether the map's points are (0, t, i) for t < lanes, i < n, lane-major."""
-    pts = m.pts
-    return bool((pts[:, 0] == 0).all()) and \
-        np.array_equal(pts[:, 1], np.repeat(np.arange(lanes, dtype=np.int64), n)) and \
-        np.array_equal(pts[:, 2], np.tile(np.arange(n, dtype=np.int64), lanes))
 
 
 def _witness(st: _Statement, vals: dict[str, Any], k: int) -> dict[str, Any]:
