@@ -150,3 +150,20 @@ def test_sparse_chunks_as_the_loop_finds_them(what: str) -> None:
             holes += hole is not None
     assert (holes if what == "vanished" else checked) > 3  # the plants did break the maps
     assert np.int64(-3) % 4 == -3 % 4  # numpy's remainder is Python's: the rule is the same
+
+
+@pytest.mark.parametrize("what", ["wider", "moved"])
+def test_sparse_overlaps_as_the_walk_finds_them(what: str) -> None:
+    """Sparse A's injectivity (two spans of one row overlap): the check of every span at once
+    (``_overlaps``) says a pair exists exactly where the walk finds one."""
+    from formal.prove.witness import _w_overlap_walked
+    rng = random.Random(7)
+    checked = found = 0
+    for m in _maps(True):
+        for p in (m, *(_planted(m, rng, what) for _ in range(3))):
+            ok = np.nonzero(p.all_defined())[0]
+            walked = _w_overlap_walked(p, ok)
+            assert witness_collision(p) == walked, m.lay.id
+            checked += 1
+            found += walked is not None
+    assert checked >= 20 and found >= 10

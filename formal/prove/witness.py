@@ -117,7 +117,46 @@ def _flat_keys(cols: Any) -> tuple[Any, int]:
 
 
 def _w_overlap(m: CellMap, ok: Any) -> tuple[int, int] | None:
-    """Sparse A: two different (lane, range) chunks of one row overlap."""
+    """Sparse A: two different (lane, range) chunks of one row overlap.  Whether any do is
+    asked of every span at once first (``_overlaps``); the pair is located by the walk
+    (``_w_overlap_walked``) only where one does."""
+    if m.out.dtype == np.int64 and not _overlaps(m, ok):
+        return None
+    return _w_overlap_walked(m, ok)
+
+
+def _overlaps(m: CellMap, ok: Any) -> bool:
+    """Whether two different spans (lane, firstcol, lastcol) of one (selector, row) overlap,
+    as the walk finds them: sorted by (firstcol, lastcol), a later span starting at or
+    before an earlier one's end.  The distinct spans sorted, each group's running maximum
+    of lastcol is compared with the next firstcol, the groups kept apart by an offset a
+    group larger than any span's reach.  True where the keys would not fit (walked then)."""
+    if not len(ok):
+        return False
+    s, t = m.pts[ok, 0], m.pts[ok, 1]
+    r, a, b = m.out[ok, 0], m.out[ok, 1], m.out[ok, 2]
+    flat, _total = _flat_keys([s, r, t, a, b])
+    if flat is None:
+        return True
+    _u, first = np.unique(flat, return_index=True)
+    s, r, a, b = s[first], r[first], a[first], b[first]
+    order = np.lexsort((b, a, r, s))
+    s, r, a, b = s[order], r[order], a[order], b[order]
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = (s[1:] != s[:-1]) | (r[1:] != r[:-1])
+    gid = np.cumsum(new) - 1
+    reach = int(b.max()) - int(a.min()) + 1
+    if reach < 1:
+        reach = 1
+    if reach * (int(gid[-1]) + 2) + abs(int(b.max())) + abs(int(a.min())) >= 1 << 62:
+        return True
+    ends = np.maximum.accumulate(b + gid * reach)
+    starts = a + gid * reach
+    return bool((starts[1:] <= ends[:-1]).any())
+
+
+def _w_overlap_walked(m: CellMap, ok: Any) -> tuple[int, int] | None:
+    """``_w_overlap``'s pair: the one whose later point comes first."""
     best: tuple[int, int] | None = None
     by_row: dict[tuple[int, int], list[int]] = {}
     for p in ok:
