@@ -135,6 +135,13 @@ class _Together:
 
     unsat: set[tuple[Any, ...]] = field(default_factory=set)
     read: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    # each layout's ``_shared_key``, by the layout object (kept with it: its id names no
+    # other while here), so that ``prove_layout`` does not write it again
+    keys: dict[int, tuple[Layout, tuple[Any, ...]]] = field(default_factory=dict)
+
+    def key_of(self, lay: Layout) -> tuple[Any, ...] | None:
+        hit = self.keys.get(id(lay))
+        return hit[1] if hit is not None and hit[0] is lay else None
 
 
 def _ask_together(layouts: Iterable[Layout], opts: Options,
@@ -153,7 +160,9 @@ def _ask_together(layouts: Iterable[Layout], opts: Options,
         if m is None:
             continue
         spec = chunk_spec(lay)[0] if lay.sparse_a else None
-        ck = (*_shared_key(lay, m, opts), "formula", repr(spec))
+        key = _shared_key(lay, m, opts)
+        out.keys[id(lay)] = (lay, key)
+        ck = (*key, "formula", repr(spec))
         if ck in _CACHE or ck in out.read:
             continue
         answers = None
@@ -277,7 +286,8 @@ def prove_layout(lay: Layout, opts: Options, by_id: dict[str, Layout] | None = N
     verdicts: dict[str, Verdict] = {}
     findings: list[Finding] = []
     m = map_of(lay) if not lay.incomplete else None
-    key = _shared_key(lay, m, opts) if m is not None else ()
+    key = (together.key_of(lay) if together is not None else None) or \
+        (_shared_key(lay, m, opts) if m is not None else ())
     na = Verdict
     formula_names = ("cases", "in-range", "injective", "surjective")
     if lay.incomplete:
