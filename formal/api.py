@@ -370,7 +370,8 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
         summary_rows,
     )
     from .parse.document import parse_document
-    from .prove.datapath import DataPathResult, prove_datapath, prove_packing, prove_reads
+    from .prove.datapath import DataPathResult, prove_datapath, prove_reads
+    from .prove.datapath_packing import prove_packing
     from .prove.relations import DATAPATH_READS
     from .prove.verdicts import Verdict
     docs = list(documents)

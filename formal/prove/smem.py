@@ -60,6 +60,7 @@ from ..model.smem import (
     smem_hash,
 )
 from .cache import z3_unsat
+from .repeats import distinct
 from .smem_descriptor import descriptor_core, hardware_verdict, tma_core
 from .smem_kslice import k_slice_verdict
 from .verdicts import Core, Verdict
@@ -140,8 +141,7 @@ def _atom_keys(lay: SwizzledLayout, major: str, mode: str) -> Any:
 
 
 def _atom_count(lay: SwizzledLayout, major: str, mode: str) -> int:
-    import numpy as np
-    return int(np.unique(_atom_keys(lay, major, mode)).size)
+    return int(distinct(_atom_keys(lay, major, mode)).size)
 
 
 def _atoms_whole(lay: SwizzledLayout, major: str, mode: str) -> bool:

@@ -32,7 +32,7 @@ from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import first_repeat, placed_array, placements_hash
+from .repeats import distinct, first_repeat, placed_array, placements_hash
 from .verdicts import Core, Verdict
 
 TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
@@ -270,7 +270,7 @@ def _widest(p: Any, by: int) -> tuple[int, list[int]]:
         held[w - w0, c - c0] = True
         j = int(np.argmax(held.sum(axis=1)))  # the most; the smallest who among equals
         return j + w0, (np.flatnonzero(held[j]) + c0).tolist()
-    pairs = np.unique((w - w0) * span + (c - c0))  # (who, column) as one number, ascending
+    pairs = distinct((w - w0) * span + (c - c0))  # (who, column) as one number, ascending
     whos, taken = pairs // span + w0, pairs % span + c0
     first, counts = np.unique(whos, return_index=True, return_counts=True)[1:]
     j = int(np.argmax(counts))  # the most columns; whos ascend, so the smallest among equals
