@@ -222,16 +222,26 @@ def with_tc_sparse(proof: Proof, documents: Sequence[Document]) -> Proof:
     return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
 
 
-@lru_cache(maxsize=4)
-def _catalog_tmem(name: str) -> tuple[Any, tuple[Any, ...]]:
+_TMEM: dict[str, tuple[Any, tuple[Any, ...]]] = {}
+
+
+def _catalog_tmem(name: str, doc: Any = None) -> tuple[Any, tuple[Any, ...]]:
     """One tensor-memory file of the catalog (``tcgen05-datapath.md``, ``-packing.md``) read
     and its sections parsed, once a process: (document, each section's ``ParsedTmem``).  As
-    ``catalog.documents()`` gives it (no corrections), without reading the other files."""
-    from . import catalog
-    from .parse.document import parse_document
-    from .text.read import read_path
-    doc = read_path(catalog.CATALOG_DIR / name, name=f"catalog/{name}")
-    return doc, tuple(ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None)
+    ``catalog.documents()`` gives it (no corrections): ``doc``, the one the catalog model
+    read, where the caller has it, else read here without reading the other files."""
+    got = _TMEM.get(name)
+    if got is None:
+        from . import catalog
+        from .parse.document import parse_document
+        from .text.read import read_path
+        if doc is None:
+            doc = read_path(catalog.CATALOG_DIR / name, name=f"catalog/{name}")
+        got = _TMEM[name] = (doc, tuple(ps.tmem for ps in parse_document(doc).sections
+                                        if ps.tmem is not None))
+    return got
+
+
 TC_META_CATALOG = "catalog/sparse-metadata/tcgen05.md"
 
 
@@ -369,20 +379,22 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
         pack_formats,
         summary_rows,
     )
+    from .model.resolve import catalog_model
     from .parse.document import parse_document
     from .prove.datapath import DataPathResult, prove_datapath, prove_reads
     from .prove.datapath_packing import prove_packing
     from .prove.relations import DATAPATH_READS
     from .prove.verdicts import Verdict
+    read = {d.name: d for d in catalog_model(False).documents}  # the catalog's, read once
+    names = ("tcgen05-datapath.md", "tcgen05-packing.md")
     docs = list(documents)
     if the_catalog:
-        docs += [_catalog_tmem(n)[0] for n in ("tcgen05-datapath.md", "tcgen05-packing.md")]
-    tmem = {id(_catalog_tmem(n)[0]): _catalog_tmem(n)[1]
-            for n in ("tcgen05-datapath.md", "tcgen05-packing.md")}
+        docs += [_catalog_tmem(n, read.get(f"catalog/{n}"))[0] for n in names]
+    tmem = {id(_catalog_tmem(n, read.get(f"catalog/{n}"))[0]): _catalog_tmem(n)[1]
+            for n in names}
     results, findings, reads = [], [], []
     cat = {dp.layout: dp for dp in datapath_catalog()}
     cat_formats = packing_catalog()
-    from .model.resolve import catalog_model
     by_id: dict[str, Any] = {}
     for lay in [*model.layouts, *catalog_model(False).layouts]:
         by_id.setdefault(lay.short_id, lay)
