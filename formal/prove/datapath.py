@@ -471,8 +471,9 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
     if not tasks:
         return _unconfirmed(f"no task of ptxlayout gpu's tcgen05-mma family reads D by "
                             f"Layout {dp.layout}; {HARDWARE}")
-    h = datapath_hash(dp)
-    j = judge_runs(evidence, tasks, "datapath", h, [(None, p) for p in PLANTS])
+    j = judge_runs(evidence, tasks, "datapath", partial(datapath_hash, dp),
+                   [(None, p) for p in PLANTS])
+    h = j.hash  # written only where a run is there to compare it with
     if j.bad is not None:
         bad = j.bad
         cex = {"variant": bad.key, "detail": bad.detail, "hash": h,

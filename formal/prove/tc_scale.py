@@ -25,6 +25,7 @@ map here has at most 8 x 256 points per ID: enumeration is the proof.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache, partial
 from typing import Any
 
 from ..base.matrix_variants import TCGEN05_SCALE_FORMS
@@ -372,7 +373,8 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
             == (lay.kind, lay.form, lay.stype, lay.m, lay.cta_group)]
     plants = [t for t in scale_row_tasks(rows) if t.mode == "experiment"
               and (t.plant in B_PLANTS) == (which == 1)]
-    h, op = tc_scale_hash(lay), f"scale_{lay.operand}"
+    op = f"scale_{lay.operand}"
+    h = cache(partial(tc_scale_hash, lay))  # written once, and only where a run reads it
     judged = {}
     for s in lay.sf_ids:
         tasks = [v.key for v in rows if v.scale_ids[which] == s]
@@ -387,7 +389,7 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
             cell = list(bad.d_cells[0]) if bad.d_cells else None
             return Verdict("hardware", "refuted", f"{bad.key} on {bad.file.where}, the "
                            f"factors placed by this layout at scale factor ID {s}: "
-                           f"{bad.detail[:300]}", {"variant": bad.key, "sf_id": s, "hash": h,
+                           f"{bad.detail[:300]}", {"variant": bad.key, "sf_id": s, "hash": j.hash,
                                                    "d_cell": cell, "detail": bad.detail},
                            lay.span, "error", "gpu")
     for s, j in judged.items():
@@ -398,7 +400,7 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
             old = j.other[-1]
             why = (f"stale: the evidence's {len(j.other)} runs of its rows (the last on "
                    f"{old.file.where}) placed the factors by another map "
-                   f"({old.layout_hashes[op][:12]}..., now {h[:12]}...): the layout changed "
+                   f"({old.layout_hashes[op][:12]}..., now {j.hash[:12]}...): the layout changed "
                    "since; run 'ptxlayout gpu --only block_scale' on an sm_100a device again")
         elif j.status == "none":
             why = f"no sm_100a run of its {len(j.tasks)} rows"
