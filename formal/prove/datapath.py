@@ -455,6 +455,13 @@ def _unconfirmed(why: str) -> Verdict:
                    method="gpu")
 
 
+def _plants() -> list[tuple[str | None, str]]:
+    """The planted edits every data path owes (``execute.tcgen05_mma.PLANTS``), on any of its
+    tasks: imported only where a run is there to judge."""
+    from ..execute.tcgen05_mma import PLANTS
+    return [(None, p) for p in PLANTS]
+
+
 def hardware(dp: DataPath, evidence: Any) -> Verdict:
     """The ``hardware`` obligation of a data path from the evidence's ``tcgen05-mma`` runs
     on an sm_100 device (``formal.execute.tcgen05_mma``): each task whose mma the layout
@@ -465,14 +472,12 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
     missing or a plant matched (the run could not tell maps apart), or with no such run."""
     if not hasattr(evidence, "runs_of"):  # drawn, not judged (``api.show``)
         return Verdict("hardware", "unconfirmed", HARDWARE, severity="warning")
-    from ..execute.tcgen05_mma import PLANTS
     from .run_judge import judge_runs
     tasks = [v.key for v in TCGEN05_MMA_VARIANTS if v.datapath == dp.layout]
     if not tasks:
         return _unconfirmed(f"no task of ptxlayout gpu's tcgen05-mma family reads D by "
                             f"Layout {dp.layout}; {HARDWARE}")
-    j = judge_runs(evidence, tasks, "datapath", partial(datapath_hash, dp),
-                   [(None, p) for p in PLANTS])
+    j = judge_runs(evidence, tasks, "datapath", partial(datapath_hash, dp), _plants)
     h = j.hash  # written only where a run is there to compare it with
     if j.bad is not None:
         bad = j.bad
@@ -498,7 +503,8 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
                    f"confirmed on {j.checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
                    f"tcgen05-mma tasks read D back by this map bit-exact "
                    f"({j.trials} trials); "
-                   f"the planted edits {', '.join(PLANTS)} mismatched", None, None, "error",
+                   f"the planted edits {', '.join(p for _k, p in j.owed)} mismatched", None,
+                   None, "error",
                    "gpu")
 
 

@@ -277,8 +277,9 @@ def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str | Callable[[], 
     device (``META_NO_DEVICE``)."""
     from .run_judge import judge_runs
     tasks = _sp_rows().get((lay.id, s), [])
-    owed = [(k, p) for k, p in _sp_plants() if k in tasks]
-    j = judge_runs(evidence, tasks, "meta", h, owed)
+    j = judge_runs(evidence, tasks, "meta", h,
+                   lambda: [(k, p) for k, p in _sp_plants() if k in tasks])
+    owed = j.owed  # (listed only where a run is there to judge)
     h = j.hash  # (written only where a run is there to compare it with)
     if not j.runs:  # (no row places the block-scaled kinds' or .ws M = 128's metadata yet)
         return Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span,

@@ -363,23 +363,25 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
     row or an owed plant has no run or a plant matched; with no run at all, for want of a
     device (``TC_NO_DEVICE``)."""
     from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS, datapath_row
-    from ..execute.tcgen05_mma import scale_row_tasks
-    from ..execute.tcgen05_scale import B_PLANTS
     from .run_judge import judge_runs
     which = 0 if lay.operand == "A" else 1
     rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if not lay.sparse
             and (v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m,
                  datapath_row(v.datapath)[2])
             == (lay.kind, lay.form, lay.stype, lay.m, lay.cta_group)]
-    plants = [t for t in scale_row_tasks(rows) if t.mode == "experiment"
-              and (t.plant in B_PLANTS) == (which == 1)]
+    @cache
+    def plants() -> list[Any]:  # listed only where a run is there to judge
+        from ..execute.tcgen05_mma import scale_row_tasks
+        from ..execute.tcgen05_scale import B_PLANTS
+        return [t for t in scale_row_tasks(rows) if t.mode == "experiment"
+                and (t.plant in B_PLANTS) == (which == 1)]
     op = f"scale_{lay.operand}"
     h = cache(partial(tc_scale_hash, lay))  # written once, and only where a run reads it
     judged = {}
     for s in lay.sf_ids:
         tasks = [v.key for v in rows if v.scale_ids[which] == s]
-        judged[s] = judge_runs(evidence, tasks, op, h,
-                               [(t.key, t.plant) for t in plants if t.key in tasks])
+        judged[s] = judge_runs(evidence, tasks, op, h, partial(
+            lambda ts: [(t.key, t.plant) for t in plants() if t.key in ts], tasks))
     if not any(j.runs for j in judged.values()):
         return Verdict("hardware", "unconfirmed", TC_NO_DEVICE, None, lay.span,
                        severity="warning")
@@ -412,7 +414,7 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
             return Verdict("hardware", "unconfirmed", f"at scale factor ID {s}: {why}", None,
                            lay.span, severity="warning")
     checks = [r for j in judged.values() for r in j.checks]
-    owed = sorted({t.plant for t in plants})
+    owed = sorted({t.plant for t in plants()})
     return Verdict("hardware", "proved",
                    f"confirmed on {checks[-1].file.where}: at each of the scale factor IDs "
                    f"{_fmt(lay.sf_ids)} every block-scaled row placing {op} by this layout "
