@@ -50,7 +50,6 @@ from ..model.smem import (
     Swizzle,
     SwizzledLayout,
     SymEntry,
-    addresses_text,
     at_params,
     atom_of,
     descriptor_encode,
@@ -112,8 +111,8 @@ def _coord(c: tuple[int, int]) -> dict[str, int]:
 
 def injective_core(lay: SwizzledLayout) -> Core:
     """No two coordinates at one (bit) address."""
-    addrs = lay.bit_addresses
-    if len(set(addrs)) == len(addrs):
+    addrs = lay.bit_address_array
+    if distinct(addrs).size == len(addrs):
         return Core("proved", f"{len(addrs)} elements at {len(addrs)} addresses",
                     method="enumeration")
     seen: dict[int, tuple[int, int]] = {}
@@ -134,7 +133,7 @@ def _atom_keys(lay: SwizzledLayout, major: str, mode: str) -> Any:
     a * big + b), in the order of ``lay.offsets``."""
     import numpy as np
     c, t, rows = CHUNKS[mode], 128 // lay.bits, lay.extent[0]
-    i = np.arange(len(lay.offsets), dtype=np.int64)
+    i = np.arange(len(lay.offset_array), dtype=np.int64)
     mn, k = i % rows, i // rows
     a, b = (mn // 8, k // (c * t)) if major == "K" else (mn // (c * t), k // 8)
     return a * (int(b.max(initial=0)) + 1) + b
@@ -149,11 +148,11 @@ def _atoms_whole(lay: SwizzledLayout, major: str, mode: str) -> bool:
     highest byte lie in one aligned block?  False sends the caller to its loop, which finds
     the first atom that does not, with its coordinates."""
     import numpy as np
-    if not lay.offsets:
+    if not len(lay.offset_array):
         return True
     atom_bytes = 128 * CHUNKS[mode]
     keys = _atom_keys(lay, major, mode)
-    byte = np.asarray(lay.offsets, dtype=np.int64) * lay.bits // 8
+    byte = lay.offset_array * lay.bits // 8
     _u, group = np.unique(keys, return_inverse=True)
     lo = np.full(_u.size, np.iinfo(np.int64).max, dtype=np.int64)
     hi = np.full(_u.size, np.iinfo(np.int64).min, dtype=np.int64)
@@ -401,7 +400,7 @@ def stated_hash(kind: str, *parts: Any) -> str:
 def addresses_hash(kind: str, lay: SwizzledLayout) -> str:
     """The ledger's ``map`` of a layout at its parameters: every element's bit address."""
     return cell_table_hash_of_texts("smem", kind, "", "addresses",
-                                    [addresses_text(lay.bit_addresses)])
+                                    [lay.addresses_text])
 
 
 def _example_hashes(ex: Example, params: dict[str, int], bits: int) -> tuple[str, str | None]:
