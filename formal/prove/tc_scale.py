@@ -349,6 +349,19 @@ def tc_scale_hash(lay: TcScaleLayout) -> str:
     return cell_table_hash(*label, rows)
 
 
+@cache
+def _scale_rows() -> dict[tuple[str, str, str, int, int], list[Any]]:
+    """The block-scaled rows of ``ptxlayout gpu``'s tcgen05-mma family by the form whose
+    factors they place (kind, ``scale_vec::NX``, scale type, M, CTA group), in the table's
+    order, listed once a process."""
+    from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS, datapath_row
+    rows: dict[tuple[str, str, str, int, int], list[Any]] = {}
+    for v in TCGEN05_MMA_SCALE_VARIANTS:
+        rows.setdefault((v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m,
+                         datapath_row(v.datapath)[2]), []).append(v)
+    return rows
+
+
 def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
     """The ``hardware`` obligation of ``lay`` from the evidence's sm_100 runs of the
     block-scaled rows that place this operand's factors by it (``execute.tcgen05_scale``),
@@ -362,13 +375,10 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
     ``unconfirmed`` when the runs placed the factors by another map (stale), when an ID, a
     row or an owed plant has no run or a plant matched; with no run at all, for want of a
     device (``TC_NO_DEVICE``)."""
-    from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS, datapath_row
     from .run_judge import judge_runs
     which = 0 if lay.operand == "A" else 1
-    rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if not lay.sparse
-            and (v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m,
-                 datapath_row(v.datapath)[2])
-            == (lay.kind, lay.form, lay.stype, lay.m, lay.cta_group)]
+    rows = [] if lay.sparse else \
+        _scale_rows().get((lay.kind, lay.form, lay.stype, lay.m, lay.cta_group), [])
     @cache
     def plants() -> list[Any]:  # listed only where a run is there to judge
         from ..execute.tcgen05_mma import scale_row_tasks
