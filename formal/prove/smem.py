@@ -139,30 +139,27 @@ def _atom_keys(lay: SwizzledLayout, major: str, mode: str) -> Any:
     return a * (int(b.max(initial=0)) + 1) + b
 
 
-def _atom_count(lay: SwizzledLayout, major: str, mode: str) -> int:
-    return int(distinct(_atom_keys(lay, major, mode)).size)
-
-
-def _atoms_whole(lay: SwizzledLayout, major: str, mode: str) -> bool:
-    """``in_atom_core``'s test over every atom at once (numpy): does each atom's lowest and
-    highest byte lie in one aligned block?  False sends the caller to its loop, which finds
-    the first atom that does not, with its coordinates."""
+def _atoms_whole(lay: SwizzledLayout, major: str, mode: str) -> int | None:
+    """``in_atom_core``'s test over every atom at once (numpy): the number of atoms where each
+    atom's lowest and highest byte lie in one aligned block, else None, which sends the caller
+    to its loop, which finds the first atom that does not, with its coordinates.  The
+    elements sorted by atom, each atom's bytes one run of the sorted order."""
     import numpy as np
     if not len(lay.offset_array):
-        return True
+        return 0
     atom_bytes = 128 * CHUNKS[mode]
     keys = _atom_keys(lay, major, mode)
-    byte = lay.offset_array * lay.bits // 8
-    _u, group = np.unique(keys, return_inverse=True)
-    lo = np.full(_u.size, np.iinfo(np.int64).max, dtype=np.int64)
-    hi = np.full(_u.size, np.iinfo(np.int64).min, dtype=np.int64)
-    np.minimum.at(lo, group, byte)
-    np.maximum.at(hi, group, byte)
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    byte = (lay.offset_array * lay.bits // 8)[order]
+    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1])))
+    lo = np.minimum.reduceat(byte, starts)
+    hi = np.maximum.reduceat(byte, starts)
     base = lo - lo % (atom_bytes if mode != "none" else 16)
     bad = hi >= base + atom_bytes
     if mode == "none":
         bad |= lo % 16 != 0
-    return not bool(bad.any())
+    return None if bool(bad.any()) else len(starts)
 
 
 def in_atom_core(lay: SwizzledLayout, major: str, mode: str) -> Core:
@@ -172,8 +169,8 @@ def in_atom_core(lay: SwizzledLayout, major: str, mode: str) -> Core:
     c = CHUNKS[mode]
     t = 128 // lay.bits  # elements in 16 bytes
     atom_bytes = 128 * c
-    if _atoms_whole(lay, major, mode):
-        count = _atom_count(lay, major, mode)
+    count = _atoms_whole(lay, major, mode)
+    if count is not None:
         return Core("proved", f"{count} atoms of {atom_bytes} bytes", method="enumeration")
     blocks: dict[tuple[int, int], list[tuple[int, tuple[int, int]]]] = {}
     rows = lay.extent[0]
