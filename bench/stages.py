@@ -73,7 +73,8 @@ def one_round(evidence: bool) -> dict[str, float]:
     opts = api.with_catalog_tables(Options(evidence=ev, disk_cache=True))  # as the CLI
     p = timed("prove (driver: enumeration, Z3 cache, hardware)", lambda: prove(model, opts))
     p = timed("with_smem", lambda: api.with_smem(p, [], True, ev))
-    p = timed("with_block_scale", lambda: api.with_block_scale(p, [], True, model, ev is not None))
+    p = timed("with_block_scale",  # the evidence as with_families passes it (judged)
+              lambda: api.with_block_scale(p, [], True, model, False if ev is None else ev))
     p = timed("with_tc_sparse", lambda: api.with_tc_sparse(p, []))
     # the evidence itself, as with_families passes it (True would skip the hardware judge)
     p = timed("with_tc_meta", lambda: api.with_tc_meta(p, ev))

@@ -121,23 +121,25 @@ def with_smem(proof: Proof, documents: Sequence[Document], the_catalog: bool = F
     'no operand blocks' error for it is dropped."""
     from . import catalog
     from .model.smem import read_smem
+    from .prove.cache import held_open
     from .prove.smem import prove_smem
     proofs = []
-    if the_catalog:
-        text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
-        proofs.append(prove_smem(read_smem(text, SMEM_CATALOG),
-                                 catalog_families=("wgmma", "tcgen05"), evidence=evidence))
-        text = (catalog.CATALOG_DIR / "smem" / "k-slices.md").read_text(encoding="utf-8")
-        proofs.append(prove_smem(read_smem(text, SMEM_K_SLICES)))
-    read_here = set()
-    for doc in documents:
-        if not doc.lines:
-            continue  # not read (missing, too large, not text): the text stage says so
-        sm = read_smem("\n".join(doc.lines), doc.name)
-        checked = prove_smem(sm) if not sm.empty else None
-        if checked is not None and checked.results:  # a table alone checks nothing: no read
-            read_here.add(doc.name)
-            proofs.append(checked)
+    with held_open():  # the proof cache's folder opened once for every query
+        if the_catalog:
+            text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+            proofs.append(prove_smem(read_smem(text, SMEM_CATALOG),
+                                     catalog_families=("wgmma", "tcgen05"), evidence=evidence))
+            text = (catalog.CATALOG_DIR / "smem" / "k-slices.md").read_text(encoding="utf-8")
+            proofs.append(prove_smem(read_smem(text, SMEM_K_SLICES)))
+        read_here = set()
+        for doc in documents:
+            if not doc.lines:
+                continue  # not read (missing, too large, not text): the text stage says so
+            sm = read_smem("\n".join(doc.lines), doc.name)
+            checked = prove_smem(sm) if not sm.empty else None
+            if checked is not None and checked.results:  # a table alone checks nothing: no read
+                read_here.add(doc.name)
+                proofs.append(checked)
     if not proofs:
         return proof
     kept = [f for f in proof.findings if not (f.kind == "input" and f.span.document in read_here
@@ -222,16 +224,26 @@ def with_tc_sparse(proof: Proof, documents: Sequence[Document]) -> Proof:
     return replace(proof, findings=tuple(findings), scales=proof.scales + tuple(results))
 
 
-@lru_cache(maxsize=4)
-def _catalog_tmem(name: str) -> tuple[Any, tuple[Any, ...]]:
+_TMEM: dict[str, tuple[Any, tuple[Any, ...]]] = {}
+
+
+def _catalog_tmem(name: str, doc: Any = None) -> tuple[Any, tuple[Any, ...]]:
     """One tensor-memory file of the catalog (``tcgen05-datapath.md``, ``-packing.md``) read
     and its sections parsed, once a process: (document, each section's ``ParsedTmem``).  As
-    ``catalog.documents()`` gives it (no corrections), without reading the other files."""
-    from . import catalog
-    from .parse.document import parse_document
-    from .text.read import read_path
-    doc = read_path(catalog.CATALOG_DIR / name, name=f"catalog/{name}")
-    return doc, tuple(ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None)
+    ``catalog.documents()`` gives it (no corrections): ``doc``, the one the catalog model
+    read, where the caller has it, else read here without reading the other files."""
+    got = _TMEM.get(name)
+    if got is None:
+        from . import catalog
+        from .parse.document import parse_document
+        from .text.read import read_path
+        if doc is None:
+            doc = read_path(catalog.CATALOG_DIR / name, name=f"catalog/{name}")
+        got = _TMEM[name] = (doc, tuple(ps.tmem for ps in parse_document(doc).sections
+                                        if ps.tmem is not None))
+    return got
+
+
 TC_META_CATALOG = "catalog/sparse-metadata/tcgen05.md"
 
 
@@ -369,70 +381,75 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
         pack_formats,
         summary_rows,
     )
+    from .model.resolve import catalog_model
     from .parse.document import parse_document
-    from .prove.datapath import DataPathResult, prove_datapath, prove_packing, prove_reads
+    from .prove.cache import held_open
+    from .prove.datapath import DataPathResult, prove_datapath, prove_reads
+    from .prove.datapath_packing import prove_packing
     from .prove.relations import DATAPATH_READS
     from .prove.verdicts import Verdict
+    read = {d.name: d for d in catalog_model(False).documents}  # the catalog's, read once
+    names = ("tcgen05-datapath.md", "tcgen05-packing.md")
     docs = list(documents)
     if the_catalog:
-        docs += [_catalog_tmem(n)[0] for n in ("tcgen05-datapath.md", "tcgen05-packing.md")]
-    tmem = {id(_catalog_tmem(n)[0]): _catalog_tmem(n)[1]
-            for n in ("tcgen05-datapath.md", "tcgen05-packing.md")}
+        docs += [_catalog_tmem(n, read.get(f"catalog/{n}"))[0] for n in names]
+    tmem = {id(_catalog_tmem(n, read.get(f"catalog/{n}"))[0]): _catalog_tmem(n)[1]
+            for n in names}
     results, findings, reads = [], [], []
     cat = {dp.layout: dp for dp in datapath_catalog()}
     cat_formats = packing_catalog()
-    from .model.resolve import catalog_model
     by_id: dict[str, Any] = {}
     for lay in [*model.layouts, *catalog_model(False).layouts]:
         by_id.setdefault(lay.short_id, lay)
-    for doc in docs:
-        parsed = list(tmem[id(doc)]) if id(doc) in tmem else \
-            [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
-        rows = summary_rows(parsed)
-        mine = datapaths(parsed)
-        formats = pack_formats(parsed)
-        for pf in formats:
-            pr, fs = prove_packing(pf, evidence)
-            results.append(pr)
-            findings.extend(fs)
-        checked, wrong = check_pack_statements(parsed, cat_formats)
-        if checked:  # the sentences that state a packing, against the catalog's formats
-            findings.extend(wrong)
-            results.append(DataPathResult(
-                "tcgen05.packing.statements", "tcgen05.mma", wrong[0].span if wrong else
-                next(p for p in parsed if p.heading is not None).title.span(0),
-                (Verdict("stated", "refuted" if wrong else "proved",
-                         f"{len(wrong)} of {checked} statements differ from the catalog's "
-                         "formats" if wrong else "", method="exhaustive"),),
-                "sentences", (), (), "A/B"))
-        if not rows and not mine:
-            continue
-        findings.extend(check_summary(rows))
-        by_letter = {r.layout: r for r in rows}
-        for dp in mine:
-            r, fs = prove_datapath(dp, by_letter.get(dp.layout), evidence)
-            results.append(r)
-            findings.extend(fs)
-        drawn = {dp.layout for dp in mine}
-        for row in rows:  # a layout the document gives only as figures: the catalog's blocks
-            known = cat.get(row.layout)
-            if row.layout in drawn or known is None or \
-                    row.organization[0] * row.organization[1] != 4:
+    with held_open():  # the proof cache's folder opened once for every query
+        for doc in docs:
+            parsed = list(tmem[id(doc)]) if id(doc) in tmem else \
+                [ps.tmem for ps in parse_document(doc).sections if ps.tmem is not None]
+            rows = summary_rows(parsed)
+            mine = datapaths(parsed)
+            formats = pack_formats(parsed)
+            for pf in formats:
+                pr, fs = prove_packing(pf, evidence)
+                results.append(pr)
+                findings.extend(fs)
+            checked, wrong = check_pack_statements(parsed, cat_formats)
+            if checked:  # the sentences that state a packing, against the catalog's formats
+                findings.extend(wrong)
+                results.append(DataPathResult(
+                    "tcgen05.packing.statements", "tcgen05.mma", wrong[0].span if wrong else
+                    next(p for p in parsed if p.heading is not None).title.span(0),
+                    (Verdict("stated", "refuted" if wrong else "proved",
+                             f"{len(wrong)} of {checked} statements differ from the catalog's "
+                             "formats" if wrong else "", method="exhaustive"),),
+                    "sentences", (), (), "A/B"))
+            if not rows and not mine:
                 continue
-            got = known.organization()
-            if (got, known.half()) != (row.organization, row.half):
-                findings.append(error("datapath", row.src, f"Layout {row.layout}: the table "
-                                      f"says {row.organization[0]}x{row.organization[1]}, "
-                                      f"the catalog's blocks form {got[0]}x{got[1]}",
-                                      counterexample={"layout": row.layout}))
-        for rv in prove_reads(DATAPATH_READS, mine, by_id, cells):
-            reads.append(rv)
-            if rv.status == "refuted":
-                at = next(dp for dp in mine if dp.id == rv.relation.consumer).title.span(0)
-                line = (rv.counterexample or {}).get("line", at.line)
-                findings.append(error("composes", replace(at, line=line, column=1),
-                                      f"{rv.relation.producer} -> {rv.relation.consumer}: "
-                                      f"{rv.message}", counterexample=rv.counterexample))
+            findings.extend(check_summary(rows))
+            by_letter = {r.layout: r for r in rows}
+            for dp in mine:
+                r, fs = prove_datapath(dp, by_letter.get(dp.layout), evidence)
+                results.append(r)
+                findings.extend(fs)
+            drawn = {dp.layout for dp in mine}
+            for row in rows:  # a layout the document gives only as figures: the catalog's blocks
+                known = cat.get(row.layout)
+                if row.layout in drawn or known is None or \
+                        row.organization[0] * row.organization[1] != 4:
+                    continue
+                got = known.organization()
+                if (got, known.half()) != (row.organization, row.half):
+                    findings.append(error("datapath", row.src, f"Layout {row.layout}: the table "
+                                          f"says {row.organization[0]}x{row.organization[1]}, "
+                                          f"the catalog's blocks form {got[0]}x{got[1]}",
+                                          counterexample={"layout": row.layout}))
+            for rv in prove_reads(DATAPATH_READS, mine, by_id, cells):
+                reads.append(rv)
+                if rv.status == "refuted":
+                    at = next(dp for dp in mine if dp.id == rv.relation.consumer).title.span(0)
+                    line = (rv.counterexample or {}).get("line", at.line)
+                    findings.append(error("composes", replace(at, line=line, column=1),
+                                          f"{rv.relation.producer} -> {rv.relation.consumer}: "
+                                          f"{rv.message}", counterexample=rv.counterexample))
     if not results and not findings:
         return proof
     findings = [f for f in proof.findings if not (

@@ -187,3 +187,33 @@ def test_the_reads_from_the_arrays_are_the_reads_from_the_table(
     refuted = P.prove_reads(DATAPATH_READS, [swapped], by_id, cells)
     assert refuted and {r.status for r in refuted} == {"refuted"}
     assert refuted[0].counterexample["want"] == [0, 0]
+
+
+def test_intervals_answer_as_every_number_marked() -> None:
+    """``disjoint`` and ``union_is_all`` (a run as an interval of numbers) give what marking
+    every number of every run gives, on random runs with overlaps, gaps and exact tilings."""
+    import numpy as np
+
+    from formal.prove.datapath_keys import disjoint, union_is_all
+    rng = np.random.default_rng(28)
+    seen = {True: 0, False: 0}
+    for trial in range(400):
+        size = int(rng.integers(1, 60))
+        if trial % 3 == 0:  # an exact tiling of [0, size), shuffled
+            cuts = np.unique(np.concatenate([[0, size], rng.integers(0, size, 4)]))
+            first, count = cuts[:-1], np.diff(cuts)
+            perm = rng.permutation(len(first))
+            first, count = first[perm], count[perm]
+        else:
+            k = int(rng.integers(0, 8))
+            first = rng.integers(0, size, k)
+            count = np.minimum(rng.integers(1, 9, k), size - first)
+        marks = np.zeros(size, dtype=np.int64)
+        for f, c in zip(first.tolist(), count.tolist()):
+            marks[f:f + c] += 1
+        assert disjoint(first, count) == bool((marks <= 1).all())
+        assert union_is_all(first, count, size) == bool((marks >= 1).all())
+        seen[bool((marks == 1).all())] += 1
+    assert seen[True] > 50 and seen[False] > 50
+    # the module's example: Layout E's third block moved to rows 32-63 at N = 64
+    assert not disjoint(np.array([8192, 8224, 8224]), np.array([32, 32, 32]))

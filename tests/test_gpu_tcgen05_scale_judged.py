@@ -204,3 +204,28 @@ def test_prove_judges_the_catalogs_scale_layouts_by_the_evidence(
     assert (hw[SFA].status, hw[SFB].status, hw[m128].status) == \
         ("proved", "proved", "unconfirmed")
     assert hw[m128].message == TC_NO_DEVICE
+
+
+def test_a_map_hash_is_written_only_where_a_run_can_use_it() -> None:
+    """judge_runs takes the hash as a function and calls it only where an sm_100 run of the
+    rows is there to compare (a catalog run with the shipped evidence has none: no hash of a
+    tcgen05 layout is written); with a run, the same verdict as with the hash given."""
+    from types import SimpleNamespace
+
+    from formal.prove.run_judge import judge_runs
+    asked: list[int] = []
+
+    def h() -> str:
+        asked.append(1)
+        return "0123456789abcdef"
+    run = SimpleNamespace(key="row1", file=SimpleNamespace(sm=100), result="match",
+                          mode="check", plant="", trials=3,
+                          layout_hashes={"meta": "0123456789abcdef"})
+    none = SimpleNamespace(runs_of=lambda keys: [])
+    one = SimpleNamespace(runs_of=lambda keys: [run])
+    j = judge_runs(none, ["row1"], "meta", h, [])
+    assert (j.status, j.hash, asked) == ("none", "", [])
+    j = judge_runs(one, ["row1"], "meta", h, [])
+    assert (j.status, j.hash, asked) == ("proved", "0123456789abcdef", [1])
+    assert judge_runs(one, ["row1"], "meta", "0123456789abcdef", []) == j
+    assert judge_runs(one, ["row1"], "meta", "fedcba9876543210", []).status == "none"

@@ -42,8 +42,38 @@ def test_a_row_of_other_values_is_written_as_json_writes_it() -> None:
 
 def test_addresses_are_written_as_each_with_its_semicolon() -> None:
     from formal.model.smem import addresses_text
-    for addrs in ((), (0,), (0, 16, 8, -1, 1 << 40)):
+    for addrs in ((), (0,), (0, 16, 8, -1, 1 << 40), (9, 10, 99, 100, 0, 1000, 7),
+                  (10 ** 18 - 1, 3), (1 << 70, 5)):
         assert addresses_text(addrs) == "".join(f"{a};" for a in addrs)
+        assert addresses_text(np.array(addrs, dtype=object if addrs and max(addrs) >> 62
+                                       else np.int64)) == "".join(f"{a};" for a in addrs)
+    rng = np.random.default_rng(28)
+    for hi in (1, 10, 1000, 1 << 20, 1 << 40):
+        a = rng.integers(0, hi, 500)
+        assert addresses_text(a) == "".join(f"{x};" for x in a.tolist())
+
+
+def test_every_catalog_smem_layouts_addresses_as_each_with_its_semicolon() -> None:
+    """The shared-memory layouts' offsets and bit addresses, as numpy writes them, against
+    the walk of each mode (the earlier modes fastest) and the text a join writes."""
+    from formal import catalog
+    from formal.model.cute import flat_modes
+    from formal.model.smem import instances
+    from formal.parse.smem import read_smem
+    text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    sm = read_smem(text, "t")
+    insts = [i for f in ("wgmma", "tcgen05") for i in instances(f, sm.canonical)]
+    assert len(insts) == 48
+    for inst in insts:
+        lay = inst.layout
+        out = [0]
+        for extent, stride in flat_modes(lay.layout.shape, lay.layout.stride):
+            out = [o + i * stride for i in range(extent) for o in out]
+        assert lay.offsets == tuple(out)
+        assert lay.bit_addresses == tuple(lay.bit_address(c) for c in
+                                          ((j % lay.extent[0], j // lay.extent[0])
+                                           for j in range(len(out))))
+        assert lay.addresses_text == "".join(f"{a};" for a in lay.bit_addresses)
 
 
 def test_each_catalog_scale_layout_hashes_as_its_rows() -> None:

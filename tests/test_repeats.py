@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from formal.prove.repeats import first_repeat, placement_array
+from formal.prove.repeats import distinct, first_repeat, placement_array
 
 
 def _loop(keys: list[int]) -> tuple[int, int] | None:
@@ -39,3 +39,15 @@ def test_a_value_past_int64_keeps_python_integers() -> None:
     a = placement_array([(0, 1), (1, 1 << 70)])
     assert a.dtype == object and a[1, 1] == 1 << 70 and a[1, 1] // 3 == (1 << 70) // 3
     assert placement_array([(0, 1), (2, -3)]).dtype == np.int64
+
+
+def test_distinct_is_sorted_set_of_the_values() -> None:
+    """``distinct`` (one sort, no numpy.ma) gives np.unique's values: sorted, each once."""
+    assert distinct(np.array([5, 1, 5, 3, 1], dtype=np.int64)).tolist() == [1, 3, 5]
+    assert distinct(np.array([[2, 2], [0, 9]])).tolist() == [0, 2, 9]
+    assert distinct(np.array([], dtype=np.int64)).tolist() == []
+    assert distinct(np.array([4])).tolist() == [4]
+    rng = np.random.default_rng(7)
+    for n in (2, 17, 1000):
+        a = rng.integers(-50, 50, size=n)
+        assert distinct(a).tolist() == sorted(set(a.tolist()))

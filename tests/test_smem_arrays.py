@@ -30,3 +30,22 @@ def test_the_tma_counterexample_is_the_first_byte_that_parts(mode: str) -> None:
         else:
             assert loop is not None and core.cex == {
                 "byte": loop, "tma": tma_swizzle(mode, loop), "descriptor": SWIZZLES[other](loop)}
+
+
+def test_in_atom_at_once_is_the_loops_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """in_atom_core's pass over every atom at once (elements sorted by atom) gives the verdict
+    and message its loop gives, for every catalog layout read under its own swizzle mode and
+    under each other mode (wider modes' atoms do not fit: refuted, with the same atom)."""
+    import formal.prove.smem as P
+    from formal import catalog
+    from formal.model.smem import instances
+    from formal.parse.smem import read_smem
+    text = (catalog.CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8")
+    sm = read_smem(text, "t")
+    insts = [i for f in ("wgmma", "tcgen05") for i in instances(f, sm.canonical)]
+    cases = [(i.layout, i.major, m) for i in insts for m in ("none", "32B", "64B", "128B")]
+    fast = [P.in_atom_core(*c) for c in cases]
+    monkeypatch.setattr(P, "_atoms_whole", lambda *_a: None)
+    walked = [P.in_atom_core(*c) for c in cases]
+    assert fast == walked
+    assert {c.status for c in fast} == {"proved", "refuted"}

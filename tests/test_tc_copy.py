@@ -160,3 +160,21 @@ def test_a_missing_program_is_an_error_not_a_crash() -> None:
     secs, _f, found = read_tc_copy(sec, "mutant.md")
     assert not secs and [f.kind for f in found] == ["tensor-copy"]
     assert "no 'Copy: R rows" in found[0].message
+
+
+def test_the_landings_over_arrays_are_the_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each catalog form's landings, the program evaluated over every point at once, are the
+    point-by-point walk's (forced by refusing the arrays), row by row, value for value."""
+    import formal.model.tc_copy as T
+    from formal.model.block_scale import TooWide
+    secs = read_tc_copy(TEXT, "t")[0]
+    fast = copy_layouts(secs)
+    assert [lay.id for lay in fast] == FORMS
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise TooWide("refused")
+    monkeypatch.setattr(T, "program_grid", refuse)
+    walked = copy_layouts(secs)
+    for a, b in zip(fast, walked, strict=True):
+        assert a.landings == b.landings and len(a.landings) == a.rows * a.pieces * len(a.copies)
+        assert all(type(x) is int for p in a.landings[:5] for x in p)

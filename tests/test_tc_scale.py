@@ -576,3 +576,48 @@ def test_the_real_section_read_in_every_rendering(tmp_path: Path, kind: str,
         "drawn": [0, 1], "admitted": [0, 2], "figures": [238, 239]}
     line = text.splitlines()[bad[0]["line"] - 1] if kind != "html" else ""
     assert kind == "html" or "SFA_ID=01" in line.replace("\\_", "_")
+
+
+def test_every_id_at_once_is_each_ids_core() -> None:
+    """placement_cores checks every ID's placements in one pass and asks tc_placement_core
+    only where that finds a fault: for every catalog tcgen05 scale layout and planted faults
+    (a factor moved outside the lanes, a factor moved onto another's byte, scale_A's factor
+    moved to the other CTA of a pair), the cores are those of tc_placement_core at each ID."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from formal.api import block_scale_catalog
+    from formal.model.tc_scale import SF_ID_VALUES, tc_scale_layouts
+    from formal.prove.repeats import placed_array
+    from formal.prove.tc_scale import placement_cores, tc_placement_core
+
+    def each(lay):  # type: ignore[no-untyped-def]
+        return {s: tc_placement_core(lay, s) for s in range(SF_ID_VALUES)
+                if s in lay.sf_ids or s % max(lay.aligned, 1) == 0}
+
+    lays = tc_scale_layouts(block_scale_catalog("tcgen05"))
+    refuted = 0
+    for n, lay in enumerate(lays):
+        assert placement_cores(lay) == each(lay)
+        if n % 7:
+            continue
+        s = lay.sf_ids[0]
+        p = placed_array(lay, s)
+        plants = [p.copy() for _ in range(3)]
+        plants[0][len(p) // 2, 2] = lay.lanes  # outside the lanes
+        plants[1][-1, 2:5] = p[0, 2:5]  # onto factor 0's byte
+        plants[1][-1, 5:7] = p[0, 5:7]
+        plants[2][0, 5] = 1 - p[0, 5] if lay.cta_group > 1 else p[0, 5]
+        for planted in plants:
+            table = list(lay.table) if lay.table is not None else None
+            every = [(v, tuple(map(tuple, planted.tolist())) if v == s else ps)
+                     for v, ps in lay.every]
+            if table is not None:
+                table[s] = np.asarray(planted)
+            mutant = replace(lay, every=tuple(every),
+                             table=None if table is None else tuple(table))
+            got = placement_cores(mutant)
+            assert got == each(mutant), mutant.id
+            refuted += got[s].status == "refuted"
+    assert refuted >= 2 * len(range(0, len(lays), 7))

@@ -109,12 +109,21 @@ class SwizzledLayout:
         return (size(self.layout.shape[0]), size(self.layout.shape[1]))
 
     @cached_property
-    def offsets(self) -> tuple[int, ...]:
-        """Every coordinate's element offset, (mn, k) at ``mn + rows * k`` (CuTe's order)."""
-        out = [0]
+    def offset_array(self) -> Any:
+        """Every coordinate's element offset, (mn, k) at ``mn + rows * k`` (CuTe's order), as
+        one read-only int64 array: each mode's digit ``i`` adds ``i * stride``, the earlier
+        modes varying fastest."""
+        import numpy as np
+        out = np.zeros(1, dtype=np.int64)
         for extent, stride in flat_modes(self.layout.shape, self.layout.stride):
-            out = [o + i * stride for i in range(extent) for o in out]
-        return tuple(out)
+            out = (np.arange(extent, dtype=np.int64)[:, None] * stride + out[None, :]).ravel()
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def offsets(self) -> tuple[int, ...]:
+        """``offset_array`` as Python integers."""
+        return tuple(self.offset_array.tolist())
 
     def offset(self, coord: tuple[int, int]) -> int:
         """The element offset (before the swizzle): ``evaluate(shape, stride, coord)``."""
@@ -126,11 +135,23 @@ class SwizzledLayout:
         return self.swizzle(b // 8) * 8 + b % 8
 
     @cached_property
+    def bit_address_array(self) -> Any:
+        """``bit_address`` of every coordinate, in the order of ``offsets``, as one read-only
+        int64 array (every element at once)."""
+        b: Any = self.offset_array * self.bits
+        out = self.swizzle(b // 8) * 8 + b % 8
+        out.setflags(write=False)
+        return out
+
+    @cached_property
     def bit_addresses(self) -> tuple[int, ...]:
-        """``bit_address`` of every coordinate, in the order of ``offsets``."""
-        import numpy as np
-        b: Any = np.asarray(self.offsets, dtype=np.int64) * self.bits  # every element at once
-        return tuple((self.swizzle(b // 8) * 8 + b % 8).tolist())
+        """``bit_address_array`` as Python integers."""
+        return tuple(self.bit_address_array.tolist())
+
+    @cached_property
+    def addresses_text(self) -> str:
+        """``addresses_text`` of the bit addresses (what the layout's hash is of), once."""
+        return addresses_text(self.bit_address_array)
 
     def address(self, coord: tuple[int, int]) -> int:
         return self.bit_address(coord) // 8
@@ -396,13 +417,29 @@ def smem_hash(inst: SmemInstance) -> str:
     name GPU evidence gives the layout a run was built from)."""
     from ..base.hashes import cell_table_hash_of_texts
     return cell_table_hash_of_texts(f"{inst.family}.smem", inst.id, inst.major, "addresses",
-                                    [addresses_text(inst.layout.bit_addresses)])
+                                    [inst.layout.addresses_text])
 
 
-def addresses_text(addresses: Sequence[int]) -> str:
+def addresses_text(addresses: Sequence[int] | Any) -> str:
     """Bit addresses as their hash writes them, each followed by a semicolon: ``0;16;8;``
-    (one ``join``, the same text as writing ``f"{a};"`` for each)."""
-    return ";".join(map(str, addresses)) + ";" if addresses else ""
+    (the same text as writing ``f"{a};"`` for each), written by numpy: each number's decimal
+    digits as a row of bytes (``16`` in three columns: ``0``, ``1``, ``6``), its leading
+    zeros dropped (a lone ``0`` kept), a ``;`` after each row."""
+    import numpy as np
+    if not len(addresses):
+        return ""
+    a = np.asarray(addresses).reshape(-1)
+    if a.dtype.kind not in "iu" or int(a.min()) < 0 or int(a.max()) >= 10 ** 18:
+        return ";".join(map(str, a.tolist())) + ";"
+    a = a.astype(np.int64)
+    width = len(str(int(a.max())))
+    tens = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    rows = np.empty((a.size, width + 1), dtype=np.uint8)
+    rows[:, :width] = a[:, None] // tens % 10 + ord("0")
+    rows[:, width] = ord(";")
+    keep = np.ones(rows.shape, dtype=bool)
+    keep[:, :width - 1] = a[:, None] >= tens[None, :-1]  # no leading zero (the last digit stays)
+    return rows[keep].tobytes().decode("ascii")
 
 
 def descriptor_values(inst: SmemInstance) -> dict[str, int]:

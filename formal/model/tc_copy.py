@@ -26,9 +26,12 @@ from ..parse import syntax as S
 from ..parse.tc_copy import CopySection, FormatSection
 from .block_scale import (
     ProgramLines,
+    TooWide,
+    Undefined,
     at_each_value,
     definition_expr,
     program_faults,
+    program_grid,
     program_value,
     set_values,
 )
@@ -93,8 +96,18 @@ def copy_layout(sec: CopySection) -> CopyLayout:
 
 def _landed(defs: Mapping[str, S.Definition], sec: CopySection,
             copies: tuple[int, ...]) -> tuple[Landing, ...]:
-    out: list[Landing] = []
+    """Every (row, piece, copy, lane, column), row by row: the program evaluated once over
+    every point (numpy, ``program_grid``) where the copies are 0, 1, ..., else, or where
+    arrays cannot say what the point-by-point walk says, walked point by point."""
     lane_e, col_e = (definition_expr(defs[n]) for n in PLACE_NAMES)
+    if copies == tuple(range(len(copies))):
+        try:
+            grid = program_grid([lane_e, col_e], (("row", sec.rows), ("piece", sec.pieces),
+                                                  ("copy", len(copies))), {}, defs)
+            return tuple(map(tuple, grid.tolist()))
+        except (Undefined, TooWide):
+            pass
+    out: list[Landing] = []
     for r in range(sec.rows):
         for p in range(sec.pieces):
             for c in copies:

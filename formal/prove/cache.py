@@ -33,7 +33,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -161,14 +162,34 @@ class ProofCache:
             disk.remove(self.fd, f"{key}.json")
 
 
+_HELD: list[ProofCache | None] = []  # the folder ``held_open`` opened, innermost last
+
+
+@contextmanager
+def held_open() -> Iterator[None]:
+    """Inside, every ``z3_unsat`` reads and writes through one open proof cache, its folder
+    opened and checked once (a family asks some fifty times; each call opened, checked and
+    closed the folder again).  Entries are read and written as each call always did."""
+    store = ProofCache.open()
+    _HELD.append(store)
+    try:
+        yield
+    finally:
+        _HELD.pop()
+        if store is not None:
+            store.close()
+
+
 def z3_unsat(what: list[Any], obligation: str, solve: Callable[[], bool]) -> bool:
     """Z3's *unsat* to the query that ``what`` (JSON values) names in full, from an earlier
     run's entry, else ``solve()``'s answer (True: *unsat*), kept when it is.  The caller's
     enumeration runs whatever this answers; only Z3's half is skipped.  With the cache off
-    (``--no-cache``, no folder) it is ``solve()``."""
+    (``--no-cache``, no folder) it is ``solve()``.  The folder ``held_open`` holds, where one
+    is held, else its own."""
     key = hashlib.sha256(json.dumps([SCHEMA, __version__, _z3_version(), obligation, what])
                          .encode("utf-8")).hexdigest()
-    store = ProofCache.open()
+    held = bool(_HELD)
+    store = _HELD[-1] if held else ProofCache.open()
     try:
         if store is not None and store.proved(key, obligation):
             return True
@@ -177,7 +198,7 @@ def z3_unsat(what: list[Any], obligation: str, solve: Callable[[], bool]) -> boo
             store.store(key, obligation)
         return unsat
     finally:
-        if store is not None:
+        if store is not None and not held:
             store.close()
 
 

@@ -39,7 +39,6 @@ from ..model.cells import map_of
 from ..model.datapath import (
     Bound,
     DataPath,
-    PackFormat,
     SummaryRow,
     TmemBlock,
     block_place,
@@ -50,6 +49,7 @@ from .cache import z3_unsat
 from .composes import Arrangement, Relation, RelationVerdict
 from .datapath_keys import every_n_keys
 from .encode import unsat_together
+from .repeats import distinct
 from .verdicts import TEST_HOOKS, InternalError, Verdict
 
 HARDWARE = ("no lent machine runs sm_100a: the layout is proved from the text, not run on "
@@ -455,6 +455,13 @@ def _unconfirmed(why: str) -> Verdict:
                    method="gpu")
 
 
+def _plants() -> list[tuple[str | None, str]]:
+    """The planted edits every data path owes (``execute.tcgen05_mma.PLANTS``), on any of its
+    tasks: imported only where a run is there to judge."""
+    from ..execute.tcgen05_mma import PLANTS
+    return [(None, p) for p in PLANTS]
+
+
 def hardware(dp: DataPath, evidence: Any) -> Verdict:
     """The ``hardware`` obligation of a data path from the evidence's ``tcgen05-mma`` runs
     on an sm_100 device (``formal.execute.tcgen05_mma``): each task whose mma the layout
@@ -465,14 +472,13 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
     missing or a plant matched (the run could not tell maps apart), or with no such run."""
     if not hasattr(evidence, "runs_of"):  # drawn, not judged (``api.show``)
         return Verdict("hardware", "unconfirmed", HARDWARE, severity="warning")
-    from ..execute.tcgen05_mma import PLANTS
     from .run_judge import judge_runs
     tasks = [v.key for v in TCGEN05_MMA_VARIANTS if v.datapath == dp.layout]
     if not tasks:
         return _unconfirmed(f"no task of ptxlayout gpu's tcgen05-mma family reads D by "
                             f"Layout {dp.layout}; {HARDWARE}")
-    h = datapath_hash(dp)
-    j = judge_runs(evidence, tasks, "datapath", h, [(None, p) for p in PLANTS])
+    j = judge_runs(evidence, tasks, "datapath", partial(datapath_hash, dp), _plants)
+    h = j.hash  # written only where a run is there to compare it with
     if j.bad is not None:
         bad = j.bad
         cex = {"variant": bad.key, "detail": bad.detail, "hash": h,
@@ -497,7 +503,8 @@ def hardware(dp: DataPath, evidence: Any) -> Verdict:
                    f"confirmed on {j.checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
                    f"tcgen05-mma tasks read D back by this map bit-exact "
                    f"({j.trials} trials); "
-                   f"the planted edits {', '.join(PLANTS)} mismatched", None, None, "error",
+                   f"the planted edits {', '.join(p for _k, p in j.owed)} mismatched", None,
+                   None, "error",
                    "gpu")
 
 
@@ -537,7 +544,7 @@ def _reads_back(dp: DataPath, c: dict[str, np.ndarray],
     if len(lanes) and (lanes.min() < 0 or lanes.max() >= TMEM_LANE_COUNT or cols.min() < 0
                        or cols.max() >= TMEM_COLUMN_COUNT):
         return False
-    if np.unique(lanes * TMEM_COLUMN_COUNT + cols).size != lanes.size:
+    if distinct(lanes * TMEM_COLUMN_COUNT + cols).size != lanes.size:
         return False  # two cells at one place: the walk says which one a register reads
     at = np.full((TMEM_LANE_COUNT, TMEM_COLUMN_COUNT), -1, dtype=np.int64)
     at[lanes, cols] = np.nonzero(mine)[0]
@@ -621,80 +628,3 @@ def prove_reads(table: Sequence[tuple[str, str, int]], dps: Sequence[DataPath],
             continue
         out.append(read_back(rel, dp, ld, partial(cells_of, ld), n))
     return out
-
-
-# ---- packing formats ---------------------------------------------------------------------------
-
-
-def _pack_z3(pf: PackFormat, what: str) -> bool:
-    k, j = z3.Ints("k j")
-    s = z3.Solver()
-    first = pf.first[0] * k + pf.first[1]
-    s.add(k >= 0, k < pf.count)
-    if what == "slot-fit":
-        s.add(z3.Or(first < pf.slot * k, first + pf.bits > pf.slot * (k + 1)))
-    elif what == "unit-fit":  # the slots in the unit (the bits in their slots: slot-fit)
-        s.add(z3.BoolVal(pf.count * pf.slot > pf.unit or pf.count < 1))
-    else:
-        other = pf.first[0] * j + pf.first[1]
-        s.add(j >= 0, j < pf.count, j != k, first < other + pf.bits, other < first + pf.bits)
-    return _sat(s)
-
-
-def _pack_unsat(pf: PackFormat, what: str) -> bool:
-    return not _pack_z3(pf, what)
-
-
-def _pack_enum(pf: PackFormat, what: str) -> dict[str, Any] | None:
-    owner: dict[int, int] = {}
-    for k in range(pf.count):
-        lo, hi = pf.first_bit(k), pf.first_bit(k) + pf.bits - 1
-        if what == "slot-fit" and not (pf.slot * k <= lo and hi < pf.slot * (k + 1)):
-            return {"element": k, "bits": [hi, lo], "slot": [pf.slot * (k + 1) - 1, pf.slot * k]}
-        if what == "unit-fit" and pf.count * pf.slot > pf.unit:
-            return {"element": pf.count - 1, "slot": [pf.slot * pf.count - 1,
-                                                      pf.slot * (pf.count - 1)],
-                    "unit_bits": pf.unit}
-        if what == "bit-injective":
-            for b in range(lo, hi + 1):
-                if b in owner:
-                    return {"elements": [owner[b], k], "bit": b}
-                owner[b] = k
-    return None
-
-
-def prove_packing(pf: PackFormat, evidence: Any = None) -> tuple[DataPathResult, list[Finding]]:
-    """A packing format: every element inside its slot (``slot-fit``), the slots inside the
-    unit (``unit-fit``), no bit held by two elements (``bit-injective``); Z3 over the element
-    index, every element enumerated again."""
-    vs: list[Verdict] = []
-    for what, why in (("slot-fit", "an element's bits leave its slot"),
-                      ("unit-fit", "the elements' slots do not fit the unit"),
-                      ("bit-injective", "two elements share a bit")):
-        if what == "bit-injective" and vs[0].status != "proved":
-            vs.append(Verdict(what, "error", "not checked: an element leaves its slot"))
-            continue
-        found = _pack_enum(pf, what)
-        # where the enumeration found nothing, an earlier run's unsat to the same statement
-        # stands for Z3's (``z3_unsat``); a counterexample always asks Z3 itself
-        z = _pack_z3(pf, what) if found is not None else not z3_unsat(
-            [what, list(pf.first), pf.count, pf.slot, pf.bits, pf.unit], "datapath-packing",
-            partial(_pack_unsat, pf, what))
-        if z != (found is not None):
-            raise InternalError(f"{pf.id} {what}: Z3 and the enumeration disagree")
-        vs.append(Verdict(what, "proved", method="z3+enumeration") if found is None else
-                  Verdict(what, "refuted", f"{pf.id}: {why}", found, pf.src.span(0),
-                          method="z3+enumeration"))
-    if evidence is None:
-        vs.append(Verdict("hardware", "not-applicable", "no GPU evidence given (--evidence)"))
-    else:
-        vs.append(Verdict("hardware", "unconfirmed", HARDWARE, severity="warning"))
-    findings = [error("packing", v.span or pf.src.span(0), v.message,
-                      counterexample=v.counterexample) for v in vs if v.status == "refuted"]
-    if evidence is not None:
-        findings += [warning("hardware", pf.src.span(0), f"{pf.id}: {HARDWARE}", layout=pf.id)]
-    operand = "D" if pf.matrices == ("D",) else "/".join(pf.matrices)
-    return DataPathResult(pf.id, "tcgen05.mma", pf.src.span(0), tuple(vs),
-                          f"{pf.memory} memory, {pf.count} x {pf.bits} bits in {pf.unit}",
-                          (pf.type,), (pf.count, pf.unit), operand,
-                          (pf.src.text,)), findings

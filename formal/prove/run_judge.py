@@ -20,7 +20,7 @@ terms with the phrases here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,8 @@ class Judged:
     missing: tuple[str, ...]  # the tasks without
     blind: tuple[tuple[str | None, str], ...]  # owed plants that did not mismatch
     ran: frozenset[tuple[str | None, str]]  # the owed plants that ran
+    hash: str = ""  # the map's hash, as compared with the runs' ("": no run to compare)
+    owed: tuple[tuple[str | None, str], ...] = ()  # the owed plants (none listed: no run)
 
     @property
     def status(self) -> str:
@@ -70,13 +72,22 @@ class Judged:
                 + ("did not run" if (key, plant) not in self.ran else BLIND))
 
 
-def judge_runs(evidence: Any, tasks: Sequence[str], key: str, h: str,
-               owed: Sequence[tuple[str | None, str]]) -> Judged:
+def judge_runs(evidence: Any, tasks: Sequence[str], key: str, h: str | Callable[[], str],
+               owed: Sequence[tuple[str | None, str]]
+               | Callable[[], Sequence[tuple[str | None, str]]]) -> Judged:
     """The finished sm_100 runs of ``tasks`` in ``evidence`` (an ``EvidenceSet``) sorted by
     whether they used the map of hash ``h`` (``layout_hashes[key]``), and the ``owed`` planted
-    edits (row or None, plant) that did not mismatch."""
+    edits (row or None, plant) that did not mismatch.  ``h`` and ``owed`` may be functions
+    (the hash written from the layout, the plants listed from ``ptxlayout gpu``'s tasks):
+    each is called only where there is a run to judge (with none, no run used this map or
+    another and no plant ran, whatever they are: the verdict is 'no device'), and
+    ``Judged.hash`` and ``Judged.owed`` hold their answers."""
     runs = tuple(r for r in evidence.runs_of(list(tasks))
                  if r.file.sm >= 100 and r.result in ("match", "mismatch")) if tasks else ()
+    if callable(h):
+        h = h() if runs else ""
+    if callable(owed):
+        owed = owed() if runs else ()
     mine = tuple(r for r in runs if r.layout_hashes.get(key) == h)
     other = tuple(r for r in runs if r.layout_hashes.get(key) not in (None, h))
     checks = tuple(r for r in mine if r.mode == "check")
@@ -89,7 +100,7 @@ def judge_runs(evidence: Any, tasks: Sequence[str], key: str, h: str,
     blind = tuple(o for o in owed if plants.get(o) != "mismatch")
     return Judged(tuple(tasks), runs, mine, other, checks, bad, matched,
                   tuple(k for k in tasks if k not in matched), blind,
-                  frozenset(o for o in owed if o in plants))
+                  frozenset(o for o in owed if o in plants), h, tuple(owed))
 
 
 __all__ = ["BLIND", "Judged", "judge_runs"]

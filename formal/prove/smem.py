@@ -50,7 +50,6 @@ from ..model.smem import (
     Swizzle,
     SwizzledLayout,
     SymEntry,
-    addresses_text,
     at_params,
     atom_of,
     descriptor_encode,
@@ -60,6 +59,7 @@ from ..model.smem import (
     smem_hash,
 )
 from .cache import z3_unsat
+from .repeats import distinct
 from .smem_descriptor import descriptor_core, hardware_verdict, tma_core
 from .smem_kslice import k_slice_verdict
 from .verdicts import Core, Verdict
@@ -111,8 +111,8 @@ def _coord(c: tuple[int, int]) -> dict[str, int]:
 
 def injective_core(lay: SwizzledLayout) -> Core:
     """No two coordinates at one (bit) address."""
-    addrs = lay.bit_addresses
-    if len(set(addrs)) == len(addrs):
+    addrs = lay.bit_address_array
+    if distinct(addrs).size == len(addrs):
         return Core("proved", f"{len(addrs)} elements at {len(addrs)} addresses",
                     method="enumeration")
     seen: dict[int, tuple[int, int]] = {}
@@ -133,37 +133,33 @@ def _atom_keys(lay: SwizzledLayout, major: str, mode: str) -> Any:
     a * big + b), in the order of ``lay.offsets``."""
     import numpy as np
     c, t, rows = CHUNKS[mode], 128 // lay.bits, lay.extent[0]
-    i = np.arange(len(lay.offsets), dtype=np.int64)
+    i = np.arange(len(lay.offset_array), dtype=np.int64)
     mn, k = i % rows, i // rows
     a, b = (mn // 8, k // (c * t)) if major == "K" else (mn // (c * t), k // 8)
     return a * (int(b.max(initial=0)) + 1) + b
 
 
-def _atom_count(lay: SwizzledLayout, major: str, mode: str) -> int:
+def _atoms_whole(lay: SwizzledLayout, major: str, mode: str) -> int | None:
+    """``in_atom_core``'s test over every atom at once (numpy): the number of atoms where each
+    atom's lowest and highest byte lie in one aligned block, else None, which sends the caller
+    to its loop, which finds the first atom that does not, with its coordinates.  The
+    elements sorted by atom, each atom's bytes one run of the sorted order."""
     import numpy as np
-    return int(np.unique(_atom_keys(lay, major, mode)).size)
-
-
-def _atoms_whole(lay: SwizzledLayout, major: str, mode: str) -> bool:
-    """``in_atom_core``'s test over every atom at once (numpy): does each atom's lowest and
-    highest byte lie in one aligned block?  False sends the caller to its loop, which finds
-    the first atom that does not, with its coordinates."""
-    import numpy as np
-    if not lay.offsets:
-        return True
+    if not len(lay.offset_array):
+        return 0
     atom_bytes = 128 * CHUNKS[mode]
     keys = _atom_keys(lay, major, mode)
-    byte = np.asarray(lay.offsets, dtype=np.int64) * lay.bits // 8
-    _u, group = np.unique(keys, return_inverse=True)
-    lo = np.full(_u.size, np.iinfo(np.int64).max, dtype=np.int64)
-    hi = np.full(_u.size, np.iinfo(np.int64).min, dtype=np.int64)
-    np.minimum.at(lo, group, byte)
-    np.maximum.at(hi, group, byte)
+    order = np.argsort(keys, kind="stable")
+    ks = keys[order]
+    byte = (lay.offset_array * lay.bits // 8)[order]
+    starts = np.flatnonzero(np.concatenate(([True], ks[1:] != ks[:-1])))
+    lo = np.minimum.reduceat(byte, starts)
+    hi = np.maximum.reduceat(byte, starts)
     base = lo - lo % (atom_bytes if mode != "none" else 16)
     bad = hi >= base + atom_bytes
     if mode == "none":
         bad |= lo % 16 != 0
-    return not bool(bad.any())
+    return None if bool(bad.any()) else len(starts)
 
 
 def in_atom_core(lay: SwizzledLayout, major: str, mode: str) -> Core:
@@ -173,8 +169,8 @@ def in_atom_core(lay: SwizzledLayout, major: str, mode: str) -> Core:
     c = CHUNKS[mode]
     t = 128 // lay.bits  # elements in 16 bytes
     atom_bytes = 128 * c
-    if _atoms_whole(lay, major, mode):
-        count = _atom_count(lay, major, mode)
+    count = _atoms_whole(lay, major, mode)
+    if count is not None:
         return Core("proved", f"{count} atoms of {atom_bytes} bytes", method="enumeration")
     blocks: dict[tuple[int, int], list[tuple[int, tuple[int, int]]]] = {}
     rows = lay.extent[0]
@@ -401,7 +397,7 @@ def stated_hash(kind: str, *parts: Any) -> str:
 def addresses_hash(kind: str, lay: SwizzledLayout) -> str:
     """The ledger's ``map`` of a layout at its parameters: every element's bit address."""
     return cell_table_hash_of_texts("smem", kind, "", "addresses",
-                                    [addresses_text(lay.bit_addresses)])
+                                    [lay.addresses_text])
 
 
 def _example_hashes(ex: Example, params: dict[str, int], bits: int) -> tuple[str, str | None]:

@@ -81,7 +81,7 @@ def _first_misread(read: DescriptorRead, inst: SmemInstance, rows: int,
     got = np.asarray(read.bit_address(inst.major, inst.bits, mn, k), dtype=np.int64)
     held = (mn < have_rows) & (k < have_cols)
     want = np.full(got.shape, -1, dtype=np.int64)
-    have = np.asarray(lay.bit_addresses, dtype=np.int64)
+    have = lay.bit_address_array
     want[held] = have[mn[held] + have_rows * k[held]]
     bad = ~held | (got != want)
     if not bad.any():

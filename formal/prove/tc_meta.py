@@ -24,7 +24,8 @@ Every map here has at most 4 x 128 x 32 points: enumeration is the proof.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache, partial
 from typing import Any
 
 from ..base.matrix_variants import TCGEN05_SPARSITY
@@ -242,7 +243,30 @@ def meta_hash(lay: MetaLayout) -> str:
     return cell_table_hash_of_tuples(*label, names, rows)
 
 
-def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:
+@cache
+def _sp_rows() -> dict[tuple[str, int], list[str]]:
+    """The tcgen05.mma.sp rows of ``ptxlayout gpu`` by the (metadata layout, selector) they
+    place their metadata by (``execute.tcgen05_sp.meta_id``), listed once a process."""
+    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, issued_ws
+    from ..execute.tcgen05_sp import meta_id
+    rows: dict[tuple[str, int], list[str]] = {}
+    for v in TCGEN05_MMA_SP_VARIANTS:
+        rows.setdefault((meta_id(v.kind, v.dims.m, issued_ws(v)), v.selector), []).append(v.key)
+    return rows
+
+
+@cache
+def _sp_plants() -> tuple[tuple[str, str], ...]:
+    """(row, planted edit) of every experiment the tcgen05.mma.sp rows owe on an sm_100
+    device (``execute.tcgen05_mma.tc_mma_tasks``), listed once a process."""
+    from ..execute.runs import Job
+    from ..execute.tcgen05_mma import tc_mma_tasks
+    return tuple((t.key, t.plant or "") for t in tc_mma_tasks(Job((), only="tcgen05.mma.sp"),
+                                                              100) if t.mode == "experiment")
+
+
+def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str | Callable[[], str]) \
+        -> Verdict:
     """The ``hardware`` obligation of ``lay`` at selector ``s`` from the evidence's sm_100 runs
     of the ``tcgen05.mma.sp`` rows that place their metadata by it at ``s``
     (``execute.tcgen05_sp``): ``proved`` when every such check matched with the metadata placed
@@ -251,16 +275,12 @@ def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:
     ``unconfirmed`` when the runs placed the metadata by another map (stale), when a row or an
     owed plant is missing or a plant matched, and -- with no run at all -- for want of a
     device (``META_NO_DEVICE``)."""
-    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, issued_ws
-    from ..execute.runs import Job
-    from ..execute.tcgen05_mma import tc_mma_tasks
-    from ..execute.tcgen05_sp import meta_id
     from .run_judge import judge_runs
-    tasks = [v.key for v in TCGEN05_MMA_SP_VARIANTS if v.selector == s
-             and meta_id(v.kind, v.dims.m, issued_ws(v)) == lay.id]
-    owed = [t for t in tc_mma_tasks(Job((), only="tcgen05.mma.sp"), 100)
-            if t.mode == "experiment" and t.key in tasks]
-    j = judge_runs(evidence, tasks, "meta", h, [(t.key, t.plant) for t in owed])
+    tasks = _sp_rows().get((lay.id, s), [])
+    j = judge_runs(evidence, tasks, "meta", h,
+                   lambda: [(k, p) for k, p in _sp_plants() if k in tasks])
+    owed = j.owed  # (listed only where a run is there to judge)
+    h = j.hash  # (written only where a run is there to compare it with)
     if not j.runs:  # (no row places the block-scaled kinds' or .ws M = 128's metadata yet)
         return Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span,
                        severity="warning")
@@ -286,7 +306,7 @@ def meta_hardware(lay: MetaLayout, s: int, evidence: Any, h: str) -> Verdict:
                    f"confirmed on {j.checks[-1].file.where}: {len(tasks)} of {len(tasks)} "
                    f"tcgen05.mma.sp rows with the metadata placed by this layout at selector {s} "
                    f"bit-exact ({sum(r.trials for r in j.checks)} trials)"
-                   + (f"; the planted edit {owed[0].plant} mismatched" if owed else
+                   + (f"; the planted edit {owed[0][1]} mismatched" if owed else
                       "; no planted edit is owed on these rows"), None, None, "error", "gpu")
 
 
@@ -303,7 +323,7 @@ def prove_meta(lay: MetaLayout, evidence: Any = None) \
     obligation is judged by its runs (``meta_hardware``)."""
     findings = list(lay.faults)
     judged = hasattr(evidence, "runs_of") and not lay.faults
-    h = meta_hash(lay) if judged else ""
+    h = cache(partial(meta_hash, lay))  # written once, and only where a run reads it
     hw = {s: meta_hardware(lay, s, evidence, h) if judged else
           Verdict("hardware", "unconfirmed", META_NO_DEVICE, None, lay.span, severity="warning")
           for s in lay.sels or (0,)}

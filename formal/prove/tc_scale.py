@@ -25,6 +25,7 @@ map here has at most 8 x 256 points per ID: enumeration is the proof.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache, partial
 from typing import Any
 
 from ..base.matrix_variants import TCGEN05_SCALE_FORMS
@@ -32,7 +33,7 @@ from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import first_repeat, placed_array, placements_hash
+from .repeats import distinct, first_repeat, placed_array, placements_hash
 from .verdicts import Core, Verdict
 
 TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
@@ -157,11 +158,46 @@ def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
                 method="enumeration")
 
 
+def _placed_once(lay: TcScaleLayout, ids: Sequence[int]) -> set[int]:
+    """The IDs of ``ids`` at which ``tc_placement_core`` is proved, found for every ID in one
+    pass over all their placements (numpy): no factor outside its bounds, none off the data
+    path's CTA or half, no two on one byte.  An ID left out (a fault, or placements past
+    int64) is asked of ``tc_placement_core`` itself, which names the first fault."""
+    import numpy as np
+    tables = [(s, placed_array(lay, s)) for s in ids]
+    ok = {s for s, p in tables if not len(p)}
+    tables = [(s, p) for s, p in tables if len(p) and p.dtype.kind == "i" and p.ndim == 2]
+    if not tables:
+        return ok
+    p = np.concatenate([t for _s, t in tables]).astype(np.int64)
+    which = np.repeat(np.arange(len(tables)), [len(t) for _s, t in tables])
+    halves = 2 if lay.states("half") else 1
+    tops = ((5, lay.cta_group), (6, halves), (2, lay.lanes), (3, lay.columns), (4, WORD_BYTES))
+    bad = _where_d(lay, p)[0] != 0
+    for k, top in tops:
+        bad |= (p[:, k] < 0) | (p[:, k] >= top)
+    faulty_at = np.zeros(len(tables), dtype=bool)
+    faulty_at[which[bad]] = True
+    faulty = set(np.flatnonzero(faulty_at).tolist())
+    good = ~faulty_at[which]
+    size = lay.cta_group * halves * lay.lanes * lay.columns * WORD_BYTES
+    q = p[good]
+    key = which[good] * size + (((q[:, 5] * halves + q[:, 6]) * lay.lanes + q[:, 2])
+                                * lay.columns + q[:, 3]) * WORD_BYTES + q[:, 4]
+    key.sort()
+    faulty |= set((key[1:][key[1:] == key[:-1]] // max(size, 1)).tolist())
+    return ok | {s for i, (s, _t) in enumerate(tables) if i not in faulty}
+
+
 def placement_cores(lay: TcScaleLayout) -> dict[int, Core]:
     """``tc_placement_core`` at every ID value that is stated or a multiple of the stated
-    alignment, each evaluated once: what ``scale-coverage`` and ``selector-range`` both read."""
-    return {s: tc_placement_core(lay, s) for s in range(SF_ID_VALUES)
-            if s in lay.sf_ids or s % max(lay.aligned, 1) == 0}
+    alignment, each evaluated once: what ``scale-coverage`` and ``selector-range`` both read.
+    Every ID's placements are checked at once first (``_placed_once``); the ID-by-ID core
+    runs only where that finds a fault, and names it."""
+    ids = [s for s in range(SF_ID_VALUES) if s in lay.sf_ids or s % max(lay.aligned, 1) == 0]
+    fine = _placed_once(lay, ids)
+    return {s: Core("proved", method="enumeration") if s in fine else tc_placement_core(lay, s)
+            for s in ids}
 
 
 def tc_coverage_core(lay: TcScaleLayout, cores: Mapping[int, Core] | None = None) -> Core:
@@ -270,7 +306,7 @@ def _widest(p: Any, by: int) -> tuple[int, list[int]]:
         held[w - w0, c - c0] = True
         j = int(np.argmax(held.sum(axis=1)))  # the most; the smallest who among equals
         return j + w0, (np.flatnonzero(held[j]) + c0).tolist()
-    pairs = np.unique((w - w0) * span + (c - c0))  # (who, column) as one number, ascending
+    pairs = distinct((w - w0) * span + (c - c0))  # (who, column) as one number, ascending
     whos, taken = pairs // span + w0, pairs % span + c0
     first, counts = np.unique(whos, return_index=True, return_counts=True)[1:]
     j = int(np.argmax(counts))  # the most columns; whos ascend, so the smallest among equals
@@ -313,6 +349,19 @@ def tc_scale_hash(lay: TcScaleLayout) -> str:
     return cell_table_hash(*label, rows)
 
 
+@cache
+def _scale_rows() -> dict[tuple[str, str, str, int, int], list[Any]]:
+    """The block-scaled rows of ``ptxlayout gpu``'s tcgen05-mma family by the form whose
+    factors they place (kind, ``scale_vec::NX``, scale type, M, CTA group), in the table's
+    order, listed once a process."""
+    from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS, datapath_row
+    rows: dict[tuple[str, str, str, int, int], list[Any]] = {}
+    for v in TCGEN05_MMA_SCALE_VARIANTS:
+        rows.setdefault((v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m,
+                         datapath_row(v.datapath)[2]), []).append(v)
+    return rows
+
+
 def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
     """The ``hardware`` obligation of ``lay`` from the evidence's sm_100 runs of the
     block-scaled rows that place this operand's factors by it (``execute.tcgen05_scale``),
@@ -326,23 +375,23 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
     ``unconfirmed`` when the runs placed the factors by another map (stale), when an ID, a
     row or an owed plant has no run or a plant matched; with no run at all, for want of a
     device (``TC_NO_DEVICE``)."""
-    from ..base.matrix_variants import TCGEN05_MMA_SCALE_VARIANTS, datapath_row
-    from ..execute.tcgen05_mma import scale_row_tasks
-    from ..execute.tcgen05_scale import B_PLANTS
     from .run_judge import judge_runs
     which = 0 if lay.operand == "A" else 1
-    rows = [v for v in TCGEN05_MMA_SCALE_VARIANTS if not lay.sparse
-            and (v.kind, f"scale_vec::{v.scale_vec}X", v.scale, v.dims.m,
-                 datapath_row(v.datapath)[2])
-            == (lay.kind, lay.form, lay.stype, lay.m, lay.cta_group)]
-    plants = [t for t in scale_row_tasks(rows) if t.mode == "experiment"
-              and (t.plant in B_PLANTS) == (which == 1)]
-    h, op = tc_scale_hash(lay), f"scale_{lay.operand}"
+    rows = [] if lay.sparse else \
+        _scale_rows().get((lay.kind, lay.form, lay.stype, lay.m, lay.cta_group), [])
+    @cache
+    def plants() -> list[Any]:  # listed only where a run is there to judge
+        from ..execute.tcgen05_mma import scale_row_tasks
+        from ..execute.tcgen05_scale import B_PLANTS
+        return [t for t in scale_row_tasks(rows) if t.mode == "experiment"
+                and (t.plant in B_PLANTS) == (which == 1)]
+    op = f"scale_{lay.operand}"
+    h = cache(partial(tc_scale_hash, lay))  # written once, and only where a run reads it
     judged = {}
     for s in lay.sf_ids:
         tasks = [v.key for v in rows if v.scale_ids[which] == s]
-        judged[s] = judge_runs(evidence, tasks, op, h,
-                               [(t.key, t.plant) for t in plants if t.key in tasks])
+        judged[s] = judge_runs(evidence, tasks, op, h, partial(
+            lambda ts: [(t.key, t.plant) for t in plants() if t.key in ts], tasks))
     if not any(j.runs for j in judged.values()):
         return Verdict("hardware", "unconfirmed", TC_NO_DEVICE, None, lay.span,
                        severity="warning")
@@ -352,7 +401,7 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
             cell = list(bad.d_cells[0]) if bad.d_cells else None
             return Verdict("hardware", "refuted", f"{bad.key} on {bad.file.where}, the "
                            f"factors placed by this layout at scale factor ID {s}: "
-                           f"{bad.detail[:300]}", {"variant": bad.key, "sf_id": s, "hash": h,
+                           f"{bad.detail[:300]}", {"variant": bad.key, "sf_id": s, "hash": j.hash,
                                                    "d_cell": cell, "detail": bad.detail},
                            lay.span, "error", "gpu")
     for s, j in judged.items():
@@ -363,7 +412,7 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
             old = j.other[-1]
             why = (f"stale: the evidence's {len(j.other)} runs of its rows (the last on "
                    f"{old.file.where}) placed the factors by another map "
-                   f"({old.layout_hashes[op][:12]}..., now {h[:12]}...): the layout changed "
+                   f"({old.layout_hashes[op][:12]}..., now {j.hash[:12]}...): the layout changed "
                    "since; run 'ptxlayout gpu --only block_scale' on an sm_100a device again")
         elif j.status == "none":
             why = f"no sm_100a run of its {len(j.tasks)} rows"
@@ -375,7 +424,7 @@ def scale_hardware(lay: TcScaleLayout, evidence: Any) -> Verdict:
             return Verdict("hardware", "unconfirmed", f"at scale factor ID {s}: {why}", None,
                            lay.span, severity="warning")
     checks = [r for j in judged.values() for r in j.checks]
-    owed = sorted({t.plant for t in plants})
+    owed = sorted({t.plant for t in plants()})
     return Verdict("hardware", "proved",
                    f"confirmed on {checks[-1].file.where}: at each of the scale factor IDs "
                    f"{_fmt(lay.sf_ids)} every block-scaled row placing {op} by this layout "
