@@ -74,6 +74,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
     by default, proving the catalog accepts the spec's errata it keeps on purpose.
     ``reading``: a progress callback for reading the documents (``model_of``'s)."""
     from . import catalog
+    from .prove.cache import flush as keep_proofs
     from .prove.driver import prove
     from .prove.verdicts import Options
     from .writers.ledger import mark_accepted
@@ -88,6 +89,7 @@ def analyze(paths: Sequence[str | Path], options: Options | None = None,
         if accept is None:
             accept = catalog.errata() if not paths and use_catalog else []
         proof = mark_accepted(proof, accept)
+        keep_proofs()  # Z3's new answers, one batch file (formal/prove/cache.py)
         t2 = time.perf_counter()
     return Analysis(model, proof, {"model": t1 - t0, "prove": t2 - t1})
 

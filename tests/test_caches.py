@@ -201,6 +201,21 @@ def _status(report: dict[str, Any], name: str) -> str:
     return next(ob["status"] for ob in lay["obligations"] if ob["name"] == name)
 
 
+def _kept(folder: Path) -> dict[str, dict[str, Any]]:
+    """Every proof entry in the folder, by the file name it is kept under: the batches'
+    (one file a run, formal/prove/cache.py) and any file of its own."""
+    from formal.prove.cache import BATCH_SCHEMA
+    out: dict[str, dict[str, Any]] = {}
+    for p in sorted((folder / "proofs").glob("*.json")):
+        value = json.loads(p.read_text())
+        if p.name.startswith("batch-"):
+            assert value["schema"] == BATCH_SCHEMA
+            out.update(value["entries"])
+        else:
+            out[p.name] = value
+    return out
+
+
 def test_a_lying_proof_entry_cannot_turn_a_refutation_into_a_proof(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "cache"
@@ -221,8 +236,9 @@ def test_a_lying_proof_entry_cannot_turn_a_refutation_into_a_proof(
     assert _status(report, "injective") == "refuted"
     assert code == 1  # a finding, not an internal error (2)
     assert f"cache ignored: {entry}: says Z3 proved {obligation}, but the enumeration" in err
-    # the lie is gone: the entry now holds Z3's own answers, the collision among them
-    kept = json.loads(entry.read_text())
+    # the lie is gone: its key now holds Z3's own answers, the collision among them
+    assert not entry.exists()
+    kept = _kept(folder)[entry.name]
     assert kept["z3_answer"] == "sat" and kept["answers"]["injective"] == "refuted"
     assert report["summary"]["layouts"] == 1
 
@@ -250,8 +266,9 @@ def test_a_refutation_is_kept_and_replayed_without_z3(
     assert code == 1 and _status(honest, "injective") == "refuted"
     code, first, err = _prove_in_process(doc, "--no-catalog")
     assert (code, first, err) == (1, honest, "")
-    kept = {e["obligation"]: e for e in (json.loads(p.read_text())
-                                         for p in (folder / "proofs").iterdir())}
+    [batch] = (folder / "proofs").iterdir()  # one file: the run's batch
+    assert batch.name.startswith("batch-")
+    kept = {e["obligation"]: e for e in _kept(folder).values()}
     assert set(kept) == {"cases+in-range+injective", "surjective"}
     formulas = kept["cases+in-range+injective"]
     assert formulas["z3_answer"] == "sat" and formulas["answers"]["injective"] == "refuted"
@@ -293,8 +310,8 @@ def test_a_lying_answer_is_caught_by_the_enumeration(
     assert (code2, report) == (code, honest)
     assert f"cache ignored: {entry}: says Z3 answered " in err and "removed" in err
     # the entry is replaced by Z3's own answer (unsat for the correct map)
-    assert json.loads(entry.read_text())["z3_answer"] == ("unsat" if name == "correct"
-                                                          else "sat")
+    assert not entry.exists()
+    assert _kept(folder)[entry.name]["z3_answer"] == ("unsat" if name == "correct" else "sat")
 
 
 def test_a_lying_surjective_entry_cannot_hide_a_hole(
@@ -311,7 +328,8 @@ def test_a_lying_surjective_entry_cannot_hide_a_hole(
     assert (code2, report) == (code, honest)
     assert f"cache ignored: {entry}: says Z3 answered surjective proved, but the " \
            "enumeration finds otherwise" in err
-    assert json.loads(entry.read_text())["answers"] == {"surjective": "refuted"}
+    assert not entry.exists()
+    assert _kept(folder)[entry.name]["answers"] == {"surjective": "refuted"}
 
 
 def test_a_lying_relation_entry_cannot_turn_a_refutation_into_a_proof(
@@ -319,7 +337,7 @@ def test_a_lying_relation_entry_cannot_turn_a_refutation_into_a_proof(
     # k8's A read as the first half of k16's is refuted (k16's a4 has no k8 element); an
     # entry that says Z3 proved it skips Z3, the enumeration refutes it, the entry goes
     from formal import __version__, catalog
-    from formal.prove.cache import ProofCache, _z3_version, relation_key
+    from formal.prove.cache import ProofCache, _z3_version, flush, relation_key
     from formal.prove.composes import Arrangement, Relation, prove_relations
     folder = tmp_path / "cache"
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(folder))
@@ -346,9 +364,11 @@ def test_a_lying_relation_entry_cannot_turn_a_refutation_into_a_proof(
     assert f"cache ignored: {entry}: says Z3 proved composes {k8} -> {k16}, but the " \
            "enumeration finds otherwise; removed" in err.getvalue()
     assert not entry.exists()
-    # the honest one is written, and a second run reads it (Z3 skipped, same verdicts)
-    good = folder / "proofs" / f"{relation_key(ok, by[k16], by[k8], 5000)}.json"
-    assert v_ok.status == "proved" and good.exists()
+    # the honest one is written (in the run's batch), and a second run reads it (Z3
+    # skipped, same verdicts)
+    flush()
+    good = f"{relation_key(ok, by[k16], by[k8], 5000)}.json"
+    assert v_ok.status == "proved" and _kept(folder)[good]["z3_answer"] == "unsat"
     again = prove_relations([back, ok], layouts, letters={k8: "a", k16: "a"}, store=store)
     store.close()
     assert [v.to_json() for v in again] == [v_back.to_json(), v_ok.to_json()]
@@ -362,18 +382,38 @@ def test_a_corrupt_or_foreign_entry_is_ignored_with_a_warning(
     doc = document(tmp_path, "correct")
     code, honest, err = _prove_in_process(doc, "--no-catalog")
     assert code == 0 and err == ""
-    [entry] = (folder / "proofs").iterdir()  # the one map's combined query, unsat
-    good = json.loads(entry.read_text())
-    assert good["z3_answer"] == "unsat" and entry.name == f"{good['key']}.json"
+    [batch] = (folder / "proofs").iterdir()  # the run's batch: the map's combined query
+    [(name, good)] = _kept(folder).items()
+    assert good["z3_answer"] == "unsat" and name == f"{good['key']}.json"
     code, warm, err = _prove_in_process(doc, "--no-catalog")
     assert (code, warm, err) == (0, honest, "")  # a hit changes nothing in the report
+    entry = folder / "proofs" / name  # the same entry in a file of its own
+    batched = json.loads(batch.read_text())
     for spoilt in (b"\x80garbage", json.dumps({**good, "tool": "0.0.0"}).encode(),
                    json.dumps({**good, "key": "0" * 64}).encode()):
+        for p in (folder / "proofs").glob("batch-*.json"):
+            p.unlink()
         entry.write_bytes(spoilt)
         code, report, err = _prove_in_process(doc, "--no-catalog")
         assert (code, report) == (0, honest)
         assert err.startswith(f"ptxlayout: warning: cache ignored: {entry}: "), err
         assert len(err.splitlines()) == 1
+    # and spoilt inside a batch: the entry, then the batch itself
+    entry.unlink()
+    for p in (folder / "proofs").glob("batch-*.json"):
+        p.unlink()
+    batch.write_text(json.dumps({**batched, "entries": {name: {**good, "tool": "0.0.0"}}}))
+    code, report, err = _prove_in_process(doc, "--no-catalog")
+    assert (code, report) == (0, honest)
+    assert err == f"ptxlayout: warning: cache ignored: {batch}:{name}: not an entry of this " \
+        "version for this key (ignored)\n", err
+    for p in (folder / "proofs").glob("batch-*.json"):
+        p.unlink()
+    batch.write_bytes(b"\x80garbage")
+    code, report, err = _prove_in_process(doc, "--no-catalog")
+    assert (code, report) == (0, honest)
+    assert err.startswith(f"ptxlayout: warning: cache ignored: {batch}: not valid JSON"), err
+    assert len(err.splitlines()) == 1
 
 
 def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,15 @@ fragment-3f2a....json``.  It is the one place that builds a Lark parser: the tex
 (``grammar/lines.lark``), the parse stage (``pseudocode.lark``, ``fragment.lark``), CuTe's
 printed layouts and headers (``cute.lark``) and the audit's PTX (``ptx_asm.lark``) all load
 their grammars through here, so every cached table passes the same checks.
+
+The package also ships the tables of every parser it builds, as the very entries the cache
+would hold, gzipped: ``grammar/tables/fragment-3f2a....json.gz``, written by
+``tools/ship_tables.py`` and held by tests/test_shipped_tables.py equal to what Lark builds
+from the grammars today (as canonical forms: Lark numbers states and tokens afresh in each
+process).  They pass the same three checks as a cached file and are looked up by the same key
+where the cache folder has no sound entry (and then stored there), so an edited grammar,
+another Lark or another Python finds no file and builds (and caches) its own.  They are
+package data, not state kept from an earlier run: ``--no-cache`` reads them.
 """
 
 from __future__ import annotations
@@ -31,6 +40,11 @@ def grammar_dir() -> Path:
 
 
 TABLES_SCHEMA = "ptxlayout-lark-tables/2"
+
+
+def shipped_dir() -> Path:
+    """Where the package's own tables are (``grammar/tables``)."""
+    return grammar_dir() / "tables"
 
 
 def _encode(x: Any) -> Any:
@@ -87,8 +101,9 @@ def _check_entry(entry: Any, key: str, grammar: str) -> str:
 
 def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
     """The LALR parser of ``grammar/<name>.lark`` -- the one place ptxlayout builds a Lark
-    parser -- its tables loaded from the cache folder when they are there and sound
-    (``base.cache``), else built (about 0.1-0.2 s each) and stored.
+    parser -- its tables loaded from the package's own (``grammar/tables``) or from the cache
+    folder (``base.cache``) when they are there and sound, else built (about 0.1-0.3 s each);
+    the cache folder is looked in first, and what it lacks is stored there.
 
     The tables are stored as JSON, never pickle, with three hashes checked on every load:
     the key the file is named after (the grammar, the start symbols, this tool's, Lark's and
@@ -96,9 +111,6 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
     the tables themselves.  A file that does not parse, fails a hash (its COMMENT pattern
     edited to swallow ``>> 1``, say) or that Lark cannot load is ignored with a warning and
     rebuilt."""
-    from lark.grammar import Rule
-    from lark.lexer import TerminalDef
-
     from . import cache as disk
 
     text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
@@ -108,24 +120,61 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
     grammar = _digest(text)
     fname = f"{name}-{key[:16]}.json"
     with disk.folder("tables") as fd:
-        if fd is None:
-            return Lark(text, **options)
         where = os.path.join(disk.root() or "", "tables")
-        entry = disk.read_json(fd, fname, where)
+        entry = None if fd is None else disk.read_json(fd, fname, where)
         if entry is not None:
             try:
-                tables = json.loads(_check_entry(entry, key, grammar),
-                                    object_hook=_decode_object)
-                return Lark._load_from_dict(tables["data"], tables["memo"])  # type: ignore
+                return _loaded(entry, key, grammar)
             except Exception as exc:  # noqa: BLE001 - any defect of a cached file: rebuild
                 disk.warn(os.path.join(where, fname),
                           f"not usable tables ({str(exc)[:80] or type(exc).__name__}); "
                           "rebuilt")
-        parser = Lark(text, **options)
-        data, memo = parser.memo_serialize([TerminalDef, Rule])
-        # the tables as JSON text inside the entry: their hash is of the very text loaded
-        tables = json.dumps(_encode({"data": data, "memo": memo}), separators=(",", ":"),
-                            sort_keys=True)
-        disk.write_json(fd, fname, {"schema": TABLES_SCHEMA, "key": key, "grammar": grammar,
-                                     "content": _digest(tables), "tables": tables})
+        shipped = _shipped(shipped_dir() / f"{fname}.gz", key, grammar)
+        if shipped is not None:
+            entry, parser = shipped
+        else:
+            parser = Lark(text, **options)
+            entry = tables_entry(parser, key, grammar)
+        if fd is not None:
+            disk.write_json(fd, fname, entry)
         return parser
+
+
+def tables_entry(parser: Lark, key: str, grammar: str) -> dict[str, Any]:
+    """The entry that keeps ``parser``'s tables: the tables as JSON text inside it, so that
+    their hash is of the very text loaded."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    data, memo = parser.memo_serialize([TerminalDef, Rule])
+    tables = json.dumps(_encode({"data": data, "memo": memo}), separators=(",", ":"),
+                        sort_keys=True)
+    return {"schema": TABLES_SCHEMA, "key": key, "grammar": grammar,
+            "content": _digest(tables), "tables": tables}
+
+
+def _loaded(entry: Any, key: str, grammar: str) -> Lark:
+    """The parser of a checked entry (ValueError, or Lark's own error, where it is not one)."""
+    tables = json.loads(_check_entry(entry, key, grammar), object_hook=_decode_object)
+    return Lark._load_from_dict(tables["data"], tables["memo"])  # type: ignore
+
+
+def _shipped(path: Path, key: str, grammar: str) -> tuple[dict[str, Any], Lark] | None:
+    """The package's own entry under this key and its parser, or None where the package ships
+    none (another grammar text, Lark or Python: a key it was not built for).  A shipped file
+    that fails a check is ignored with a warning, and the tables are built."""
+    import gzip
+
+    from . import cache as disk
+
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        entry = json.loads(gzip.decompress(raw))
+        return entry, _loaded(entry, key, grammar)
+    except Exception as exc:  # noqa: BLE001 - any defect of a shipped file: build instead
+        disk.warn(str(path), f"not usable tables ({str(exc)[:80] or type(exc).__name__}); "
+                  "built")
+        return None

@@ -438,12 +438,13 @@ class Sym:
 
 
 def solve(name: str, formula: Any, timeout_ms: int, quantified: bool = False,
-           ) -> tuple[str, Any]:
-    """('sat', model) | ('unsat', None) | ('unknown', reason)."""
+          make: Any = None) -> tuple[str, Any]:
+    """('sat', model) | ('unsat', None) | ('unknown', reason); ``make``: the solver (default:
+    the bit-vector one, or Z3's general one where ``quantified``)."""
     hook = TEST_HOOKS.get("encoding")
     if hook is not None:
         formula = hook(name, formula)
-    s = z3.Solver() if quantified else _qfbv_solver()
+    s = make() if make is not None else z3.Solver() if quantified else _qfbv_solver()
     s.set("timeout", max(1, int(timeout_ms)))
     s.add(formula)
     r = s.check()
@@ -460,19 +461,20 @@ TOGETHER = 16
 
 
 def unsat_together(name: str, todo: Sequence[tuple[Any, Any]], timeout_ms: int,
-                   general: bool = False) -> set[Any]:
+                   general: bool = False, make: Any = None) -> set[Any]:
     """The keys of ``todo`` (key, violation formula) whose violation Z3 finds unsatisfiable,
     asked ``TOGETHER`` at a time as one disjunction: *unsat* to the group is *unsat* to each;
     a model names the members it satisfies, and the rest are asked again (a member left
     alone is not asked here: its caller asks it on its own).  With three keys a, b, c where
     only b's violation holds: the group {a, b, c} is sat with b true, then {a, c} is unsat,
     so {a, c} comes back.  ``general``: Z3's general solver (arithmetic over the integers),
-    not the bit-vector one."""
+    not the bit-vector one; ``make``: another solver (``address_solver``)."""
     out: set[Any] = set()
     for k in range(0, len(todo), TOGETHER):
         group = list(todo[k:k + TOGETHER])
         while len(group) > 1:
-            r, model = solve(name, z3.Or(*(f for _key, f in group)), timeout_ms, general)
+            r, model = solve(name, z3.Or(*(f for _key, f in group)), timeout_ms, general,
+                             make)
             if r == "unsat":
                 out.update(key for key, _f in group)
             if r != "sat":

@@ -60,7 +60,7 @@ from ..model.smem import (
 )
 from .cache import z3_unsat
 from .repeats import distinct
-from .smem_descriptor import descriptor_core, hardware_verdict, tma_core
+from .smem_descriptor import descriptor_core, descriptors_together, hardware_verdict, tma_core
 from .smem_kslice import k_slice_verdict
 from .verdicts import Core, Verdict
 
@@ -641,7 +641,9 @@ def prove_smem(text: SmemText, family: str | None = None,
         "hardware", "not-applicable", "the GPU runs read the catalog's layouts, not this entry",
         None, r.span))) for r in results]
     for f in catalog_families:
-        for i in instances(f, text.canonical):
+        insts = instances(f, text.canonical)
+        descriptors_together([(i, descriptor_of(i)) for i in insts])  # Z3, as disjunctions
+        for i in insts:
             r = prove_instance(i)
             results.append(replace(r, verdicts=(*r.verdicts,
                                                 hardware_verdict(i, evidence, r.span))))

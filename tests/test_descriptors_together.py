@@ -1,0 +1,73 @@
+"""The shared-memory descriptor queries asked of Z3 as disjunctions
+(``prove.smem_descriptor.descriptors_together``): with Z3's answers cold, the catalog's 48
+queries are a handful of checks, each answer kept under its own query's key and taken by
+``descriptor_core``; a descriptor the enumeration refutes is left out of every group and
+refuted at its coordinate as before; with the answers kept, nothing is asked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import z3
+
+from formal.catalog import CATALOG_DIR
+from formal.model.smem import descriptor_of, descriptor_values, instances, pack_descriptor
+from formal.parse.smem import read_smem
+from formal.prove import cache as pc
+from formal.prove.smem_descriptor import descriptor_core, descriptors_together
+
+
+def _catalog() -> list:  # type: ignore[type-arg]
+    text = read_smem((CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8"),
+                     "layouts.md")
+    return [i for f in ("wgmma", "tcgen05") for i in instances(f, text.canonical)]
+
+
+def test_the_catalogs_descriptors_are_a_few_checks_and_kept_one_a_query(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setattr(pc, "_PENDING", {})
+    monkeypatch.setattr(pc, "_TOLD", set())
+    insts = _catalog()
+    assert len(insts) == 48
+    asked: list[int] = []
+    real_check = z3.Solver.check
+    monkeypatch.setattr(z3.Solver, "check",
+                        lambda self, *a: asked.append(1) or real_check(self, *a))
+    pairs = [(i, descriptor_of(i)) for i in insts]
+    descriptors_together(pairs)
+    assert 0 < len(asked) <= 48 // 16 + 2  # groups of 16 (a few widths of the tile)
+    assert len(pc._TOLD) == 48
+    cores = [descriptor_core(i, d) for i, d in pairs]
+    assert len(asked) <= 48 // 16 + 2  # descriptor_core asked Z3 nothing more
+    assert all(c.status == "proved" and c.method == "z3+enumeration" for c in cores)
+    assert pc._TOLD == set()  # each told answer taken once
+    pc.flush()
+    [batch] = (tmp_path / "c" / "proofs").glob("batch-*.json")
+    kept = json.loads(batch.read_text())["entries"].values()
+    assert sum(e["obligation"] == "descriptor" and e["z3_answer"] == "unsat"
+               for e in kept) == 48
+    asked.clear()
+    descriptors_together(pairs)  # every answer known: nothing asked, nothing told
+    assert asked == [] and pc._TOLD == set()
+
+
+def test_a_descriptor_the_enumeration_refutes_is_asked_of_no_group(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")  # no cache: --no-cache's answers
+    monkeypatch.setattr(pc, "_TOLD", set())
+    insts = _catalog()
+    bad = insts[0]
+    vals = descriptor_values(bad)
+    lbo = next(k for k in vals if k.startswith("leading dimension byte"))
+    sbo = "stride dimension byte offset"
+    swapped = pack_descriptor(bad.family, {**vals, lbo: vals[sbo], sbo: vals[lbo]})
+    pairs = [(bad, swapped), *[(i, descriptor_of(i)) for i in insts[1:16]]]
+    descriptors_together(pairs)
+    assert len(pc._TOLD) == 15  # the swapped one is not among them
+    core = descriptor_core(bad, swapped)
+    assert core.status == "refuted"
+    assert core.cex["layout_byte"] == bad.layout.address((core.cex["mn"], core.cex["k"])) \
+        != core.cex["descriptor_byte"]

@@ -1,0 +1,127 @@
+"""The LALR tables the package ships (grammar/tables, tools/ship_tables.py).
+
+What is held: (a) every shipped file is what Lark builds from today's grammars (compared as
+canonical forms: Lark's numbering changes from process to process), and every parser the
+package builds has one -- ``BUILDERS`` is every ``build_parser`` call of ``formal/``; (b) with
+no cache at all (``--no-cache``) no parser is built by Lark: each is loaded from the package;
+(c) the canonical form tells a changed table from a renumbered one; (d) a damaged shipped file
+is ignored with a warning, and the parser is built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from formal.base import cache as disk
+from formal.base import grammar_files
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import ship_tables  # noqa: E402
+
+
+def _shipped() -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in grammar_files.shipped_dir().glob("*.json.gz")}
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, bytes]:
+    return ship_tables.built_entries()
+
+
+def test_every_shipped_table_is_what_lark_builds_today(built: dict[str, bytes]) -> None:
+    have = _shipped()
+    assert sorted(have) == sorted(built)  # none missing, none stale
+    assert len(have) == 16
+    for name, body in built.items():
+        assert ship_tables.canonical(have[name]) == ship_tables.canonical(body), name
+
+
+def test_builders_name_every_build_parser_call_of_the_package() -> None:
+    calls = []
+    for p in sorted((ROOT / "formal").rglob("*.py")):
+        if p.name == "grammar_files.py":
+            continue
+        for m in re.finditer(r"@cache\ndef (\w+)\(\) -> Lark:\n(?:    #.*\n)*"
+                             r"    return build_parser\(", p.read_text(encoding="utf-8")):
+            module = ".".join(p.relative_to(ROOT).with_suffix("").parts)
+            calls.append((module, m.group(1)))
+    every = sum(p.read_text(encoding="utf-8").count("return build_parser(")
+                for p in (ROOT / "formal").rglob("*.py"))
+    assert len(calls) == every == 16
+    assert sorted(calls) == sorted(ship_tables.BUILDERS)
+
+
+def test_with_no_cache_every_parser_is_loaded_not_built(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from lark import Lark
+
+    built_by_lark: list[str] = []
+
+    class Counting(Lark):
+        def __init__(self, grammar: str, **options: object) -> None:
+            built_by_lark.append(grammar[:40])
+            super().__init__(grammar, **options)
+
+    monkeypatch.setattr(grammar_files, "Lark", Counting)
+    monkeypatch.setattr(disk, "_STATE", {"enabled": False})
+    for module, function in ship_tables.BUILDERS:
+        parser = getattr(importlib.import_module(module), function).__wrapped__()
+        assert parser.options.parser == "lalr"
+    assert built_by_lark == []
+    # and a parser loaded from the package reads as a built one does
+    pseudo = grammar_files.build_parser("pseudocode", "start")
+    monkeypatch.setattr(grammar_files, "shipped_dir", lambda: ROOT / "no-such-folder")
+    fresh = grammar_files.build_parser("pseudocode", "start")
+    assert len(built_by_lark) == 1
+    text = "row = groupID >> 1 for ai where i < 2"
+    assert pseudo.parse(text) == fresh.parse(text)
+
+
+def test_the_canonical_form_tells_a_changed_table_from_a_renumbered_one() -> None:
+    [name] = [n for n in _shipped() if n.startswith("ptx_asm-")]
+    body = _shipped()[name]
+    entry = json.loads(gzip.decompress(body))
+    tables = entry["tables"]
+    # one shift sent to another state: the same tokens, another language
+    shifts = re.findall(r"\[0,(\d+)\]", tables)
+    assert len(set(shifts)) > 2
+    a, b = sorted(set(shifts), key=int)[:2]
+    moved = tables.replace(f"[0,{a}]", f"[0,{b}]", 1)
+    assert moved != tables
+    changed = gzip.compress(json.dumps({**entry, "tables": moved}).encode())
+    assert ship_tables.canonical(changed) != ship_tables.canonical(body)
+    # the same entry gzipped again (another byte string) has the same form
+    again = gzip.compress(json.dumps(entry).encode())
+    assert again != body and ship_tables.canonical(again) == ship_tables.canonical(body)
+
+
+def test_a_damaged_shipped_file_is_ignored_and_the_parser_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, body in _shipped().items():
+        entry = json.loads(gzip.decompress(body))
+        if name.startswith("ptx_asm-"):
+            entry["tables"] = entry["tables"].replace('"start"', '"begin"', 1)
+        (tmp_path / name).write_bytes(gzip.compress(json.dumps(entry).encode()))
+    monkeypatch.setattr(grammar_files, "shipped_dir", lambda: tmp_path)
+    monkeypatch.setattr(disk, "_STATE", {"enabled": False})
+    monkeypatch.setattr(disk, "_WARNED", set())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        parser = grammar_files.build_parser("ptx_asm", "start", positions=False)
+    [name] = [n for n in _shipped() if n.startswith("ptx_asm-")]
+    assert err.getvalue() == f"ptxlayout: warning: cache ignored: {tmp_path / name}: not " \
+        "usable tables (the tables do not match their hash (edited or damaged)); built\n"
+    assert [str(t) for t in parser.lex("mma.sync.aligned.m8n8k4 ;")] == \
+        ["mma", ".sync", ".aligned", ".m8n8k4", ";"]
