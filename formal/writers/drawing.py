@@ -10,8 +10,8 @@ scene with Pillow (``pip install 'ptxlayout[png]'``).  For m16n8k16 ``.f16`` A t
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
 from .figures import (
@@ -53,8 +53,9 @@ BORDER = 5.0  # the space a collision or count border takes inside a cell
 BORDERED = ("collision", "count")
 
 
-@dataclass(frozen=True)
-class _Rect:
+# the scene's items are immutable tuples (a catalog figure makes hundreds of thousands: a frozen
+# dataclass's __init__ costs three times a tuple's)
+class _Rect(NamedTuple):
     x: float
     y: float
     w: float
@@ -66,8 +67,7 @@ class _Rect:
     cls: str = ""
 
 
-@dataclass(frozen=True)
-class _Text:
+class _Text(NamedTuple):
     x: float
     y: float  # the vertical centre of the text
     text: str
@@ -78,8 +78,7 @@ class _Text:
     cls: str = ""
 
 
-@dataclass(frozen=True)
-class _Group:
+class _Group(NamedTuple):
     attrs: tuple[tuple[str, str], ...]
     items: tuple[Any, ...]
 
@@ -207,9 +206,22 @@ def _n(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:.2f}".rstrip("0").rstrip(".")
 
 
+_PLAIN = re.compile(r'[^&<>"\n\r\t]*')  # what quoteattr and escape leave as it is
+
+
+def _attr(v: str) -> str:
+    """``quoteattr(v)``: ``"v"`` where ``v`` holds nothing it replaces (most values: numbers)."""
+    return f'"{v}"' if _PLAIN.fullmatch(v) else quoteattr(v)
+
+
+def _text(v: str) -> str:
+    """``escape(v)``: ``v`` itself where it holds nothing escape replaces."""
+    return v if _PLAIN.fullmatch(v) else escape(v)
+
+
 def _svg_item(it: Any, out: list[str], indent: str) -> None:
     if isinstance(it, _Group):
-        attrs = "".join(f" {k}={quoteattr(v)}" for k, v in it.attrs)
+        attrs = "".join(f" {k}={_attr(v)}" for k, v in it.attrs)
         out.append(f"{indent}<g{attrs}>")
         for sub in it.items:
             _svg_item(sub, out, indent + " ")
@@ -229,7 +241,7 @@ def _svg_item(it: Any, out: list[str], indent: str) -> None:
         size = f' font-size="{_n(it.size)}"' if it.size != FONT else ""
         out.append(f'{indent}<text{cls} x="{_n(it.x)}" y="{_n(it.y)}" fill="{it.fill}"'
                    f'{anchor}{weight}{size} dominant-baseline="central">'
-                   f'{escape(it.text)}</text>')
+                   f'{_text(it.text)}</text>')
 
 
 def render_svg(fig: Figure) -> str:

@@ -32,6 +32,7 @@ The kinds of operand draw different cells:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # at run time only figure() needs the model (writers.views draws without it)
@@ -80,6 +81,7 @@ def contrast(a: str, b: str) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
+@lru_cache(maxsize=256)  # asked once a cell of a figure, of a few fills (PALETTE's)
 def text_color(fill: str) -> str:
     """Black or white, whichever reads better on ``fill``."""
     return "#000000" if contrast(fill, "#000000") >= contrast(fill, "#ffffff") else "#ffffff"
@@ -248,7 +250,8 @@ def _dense_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]
     group_fn = lay.lane_group()
     views = list(range(groups[1])) if groups is not None else [0]
     unmapped: list[str] = []
-    for (_s, t, i), out in sorted(table.items()):
+    ordered = sorted(table.items())
+    for (_s, t, i), out in ordered:
         if None in out:
             unmapped.append(f"T{t}:{letter}{i}: no case of "
                             f"'{names[list(out).index(None)]}' applies")
@@ -256,12 +259,11 @@ def _dense_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]
     for g in views:
         grid: list[list[list[Holder]]] = [[[] for _ in range(cols)] for _ in range(rows)]
         outside: list[str] = []
-        lanes: list[int] = []
-        for (_s, t, i), out in sorted(table.items()):
+        seen: dict[int, None] = {}  # the lanes in the order they come
+        for (_s, t, i), out in ordered:
             if group_fn is not None and group_fn(t) != g:
                 continue
-            if t not in lanes:
-                lanes.append(t)
+            seen[t] = None
             if None in out:
                 continue
             r, c = out
@@ -270,7 +272,8 @@ def _dense_panels(lay: Layout, table: dict[tuple[int, int, int], tuple[Any, ...]
                 grid[r][c].append(Holder(t, label))
             else:
                 outside.append(f"{label} -> row {r}, col {c}")
-        title = f"{groups[0]} {g} (lanes {_lane_ranges(lanes)})" if groups is not None else ""
+        title = f"{groups[0]} {g} (lanes {_lane_ranges(list(seen))})" \
+            if groups is not None else ""
         cells = tuple(tuple(Cell(tuple(h), _state(h)) for h in row) for row in grid)
         panels.append(Panel(title, rows, cols, tuple(str(c) for c in range(cols)), cells,
                             tuple(outside), row_name="lane" if _tmem(lay) else "row"))
