@@ -3,6 +3,7 @@ open and check, not one a call), and read and write the same entries as calls ou
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import formal.prove.cache as C
 def test_held_open_opens_the_folder_once_and_keeps_the_same_entries(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setattr(C, "_PENDING", {})
     opened: list[int] = []
     real = C.ProofCache.open.__func__  # type: ignore[attr-defined]
 
@@ -28,8 +30,11 @@ def test_held_open_opens_the_folder_once_and_keeps_the_same_entries(
     with C.held_open():  # cold: each query solved, the unsat ones kept
         got = [C.z3_unsat([n], "test-held", lambda n=n: solve(n)) for n in ("a", "b", "sat")]
     assert got == [True, True, False] and asked == ["a", "b", "sat"] and len(opened) == 1
+    C.flush()  # the run's answers: one batch holding the two unsat ones
     kept = sorted(p.name for p in (tmp_path / "c" / "proofs").iterdir())
-    assert len(kept) == 2
+    [batch] = kept
+    entries = json.loads((tmp_path / "c" / "proofs" / batch).read_text())["entries"]
+    assert sorted(entries) == sorted(f"{C.query_key([n], 'test-held')}.json" for n in "ab")
     asked.clear()
     opened.clear()
     again = [C.z3_unsat([n], "test-held", lambda n=n: solve(n)) for n in ("a", "b", "sat")]
@@ -38,6 +43,7 @@ def test_held_open_opens_the_folder_once_and_keeps_the_same_entries(
     with C.held_open():  # warm, held: the same entries answer
         assert [C.z3_unsat([n], "test-held", lambda n=n: solve(n))
                 for n in ("a", "b", "sat")] == got
+    C.flush()  # nothing new was kept: no second batch
     assert asked == ["sat"] and sorted(p.name for p in (tmp_path / "c" / "proofs").iterdir()) \
         == kept
     assert not C._HELD  # closed and let go
