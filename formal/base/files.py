@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,28 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
                       if isinstance(x, (dict, list))]
         level = below
     return bool(level)
+
+
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
+
+
+def text_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Is the JSON text ``text`` nested deeper than ``limit``, asked before it is parsed (for a
+    reader whose ``object_hook`` builds values as it goes, so that ``too_deep`` cannot walk
+    them)?  The strings are cut out, then the brackets left: each pass removes the innermost
+    empty pairs, ``[{}[]]`` -> ``[]`` -> ``''``, so a text of depth d is empty after d passes,
+    each a regular expression over the whole text.  A text that is not JSON answers anything;
+    ``json.loads`` refuses it afterwards."""
+    s = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    for _depth in range(limit):
+        if not s:
+            return False
+        s, n = _EMPTY_PAIR.subn("", s)
+        if not n:  # unbalanced: not JSON, json.loads says so
+            return False
+    return bool(s)
 
 
 def parse_json(data: bytes | str, limit: int = MAX_DEPTH) -> Any:
