@@ -130,10 +130,19 @@ def test_a_line_that_does_not_parse_is_kept_with_its_finding(
     assert len(refused) == 1 and "expected" in refused[0].message
     assert refused[0].span.line == 18 and "expected ')'" in refused[0].message
     entry = json.loads(_entry(parse_cache_dir).read_text(encoding="utf-8"))
-    kinds = [v["#c"] for _t, v in json.loads(entry["kept"])["pseudo"]]
+    held = json.loads(entry["kept"])
+    kinds = [v["#c"] for _t, v in held["pseudo"]]
     assert kinds.count("Unread") == 1
+    # whether the refused line opens a definition: the line grammar's answer, kept too
+    assert ["row =   (groupID", "lines:assignment", True] in held["prose"]
     clear_memo()
     _no_lark(monkeypatch)
+    from formal.text import lines
+
+    def no_line_grammar(text: str) -> None:
+        raise AssertionError(f"read with the line grammar: {text!r}")
+    monkeypatch.setattr(lines, "_KNOWN", {})
+    monkeypatch.setattr(lines, "_read_kind", no_line_grammar)
     again = document.parse_document(doc)
     assert again == first
 

@@ -88,7 +88,9 @@ def _code_key() -> str:
     h = hashlib.sha256(json.dumps([SCHEMA, __version__, list(sys.version_info[:3])]).encode())
     here = Path(__file__).resolve().parent
     for path in (*sorted(grammar_dir().glob("*.lark")), *sorted(here.glob("*.py")),
-                 Path(ids.__file__), Path(disk.__file__).parent / "source.py"):
+                 Path(ids.__file__), Path(disk.__file__).parent / "source.py",
+                 # the text stage's line kinds, which ``starts_definition`` keeps
+                 here.parent / "text" / "lines.py"):
         h.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     import lark
     h.update(lark.__version__.encode())
