@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -94,28 +93,30 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 # every byte but the four brackets and the quote, deleted by ``bytes.translate`` (UTF-8 puts
 # no ASCII byte inside a longer character, so none is cut out of one)
 _OTHER_BYTES = bytes(b for b in range(256) if b not in b'"[]{}')
-_STRINGS = re.compile(rb'"[^"]*"')
-_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+# braces read as brackets: only the nesting counts, and one ``replace(b"[]")`` a pass then
+# removes exactly the innermost pairs (``{[]}`` would lose two levels to two replaces)
+_SQUARE = bytes.maketrans(b"{}", b"[]")
 
 
 def text_too_deep(text: str | bytes, limit: int = MAX_DEPTH) -> bool:
     """Is the JSON text ``text`` nested deeper than ``limit``?  Asked of the text, so that a
     reader whose ``object_hook`` builds values as it parses need not walk them, and faster
     than ``too_deep``'s walk: the escapes that could hide a quote (``\\\\``, ``\\"``) are
-    cut out, then every byte but quotes and brackets, then the strings; each pass then
-    removes the innermost empty pairs, ``[{}[]]`` -> ``[]`` -> ``''``, so a text of depth d
-    is empty after d passes.  ``{"a": "]]", "b": [[1]]}`` keeps ``{`` and ``[[]]}`` beside
-    its four strings, which go: ``{[[]]}``, depth 3.  A text that is not JSON answers anything
-    (``json.loads`` refuses it)."""
+    cut out, then every byte but quotes and brackets (braces made brackets), then the
+    strings; each pass then removes the innermost empty pairs, ``[[][]]`` -> ``[]`` ->
+    ``''``, so a text of depth d is empty after d passes.  ``{"a": "]]", "b": [[1]]}`` keeps
+    ``[`` and ``[[]]]`` beside its four strings, which go: ``[[[]]]``, depth 3.  A text that
+    is not JSON answers anything (``json.loads`` refuses it)."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    data = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _OTHER_BYTES)
-    s = _STRINGS.sub(b"", data)
+    data = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_SQUARE, _OTHER_BYTES)
+    s = b"".join(data.split(b'"')[::2])  # what lies between the quotes: outside every string
     for _depth in range(limit):
         if not s:
             return False
-        s, n = _EMPTY_PAIR.subn(b"", s)
-        if not n:  # unbalanced: not JSON, json.loads says so
+        shorter = s.replace(b"[]", b"")
+        if len(shorter) == len(s):  # unbalanced: not JSON, json.loads says so
             return False
+        s = shorter
     return bool(s)
 
 
