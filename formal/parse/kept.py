@@ -75,6 +75,8 @@ _CLASSES: dict[str, type] = {
     # the shared-memory reader's cells and line facts (``read_family``)
     "LineFacts": R.LineFacts, "SymEntry": R.SymEntry, "Value": R.Value}
 _FIELDS = {name: frozenset(f.name for f in fields(c) if f.init) for name, c in _CLASSES.items()}
+# a record's keys as written: its fields and the mark naming its class
+_MARKED = {name: f | {"#c"} for name, f in _FIELDS.items()}
 _NO_SOURCE = SourceText.at("", "", 0)  # a kept line's place: each use puts its own
 
 
@@ -140,8 +142,7 @@ def _hook(d: dict[str, Any]) -> Any:
     str-keyed map (``#m``) -- or ``_NotKept``.  A JSON array is a list."""
     name = d.get("#c")
     if name is not None:
-        fields_ = d.keys() - {"#c"}
-        if not isinstance(name, str) or name not in _CLASSES or not fields_ <= _FIELDS[name]:
+        if type(name) is not str or not d.keys() <= _MARKED.get(name, frozenset()):
             raise _NotKept(str(name))
         del d["#c"]
         if name in _PLACED:

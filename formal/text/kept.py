@@ -55,7 +55,8 @@ SUBFOLDER = "documents"
 _CLASSES: dict[str, type] = {c.__name__: c for c in (
     B.Block, B.TableRow, B.TypeBlock, B.OperandBlock, B.Section, B.Document, Finding, Span)}
 _FIELDS = {name: tuple(f.name for f in fields(c)) for name, c in _CLASSES.items()}
-_FIELD_SETS = {name: frozenset(f) for name, f in _FIELDS.items()}
+# a record's keys as written: its fields and the mark naming its class
+_MARKED = {name: frozenset(f) | {"#c"} for name, f in _FIELDS.items()}
 # a kept text over this many characters would pass the cache's limit on a file
 _MOST = disk.MAX_ENTRY // 2
 
@@ -122,8 +123,7 @@ def _hook(d: dict[str, Any]) -> Any:
     name = d.get("#c")
     if name is None:
         raise _NotKept("an unmarked object")
-    if not isinstance(name, str) or name not in _CLASSES \
-            or not d.keys() - {"#c"} <= _FIELD_SETS[name]:
+    if type(name) is not str or not d.keys() <= _MARKED.get(name, frozenset()):
         raise _NotKept(str(name))
     del d["#c"]
     try:
