@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..parse import syntax as S
-from .layout import Formula
+from .layout import Case, Formula
 
 # (name, each case's (value, condition, otherwise)) of each formula, in order
 Built = tuple[tuple[str, tuple[tuple[Any, Any, bool], ...]], ...]
@@ -50,8 +50,6 @@ def _values(formulas: Sequence[Formula]) -> Built:
 def _placed(program: S.Program, built: Built) -> tuple[Formula, ...]:
     """The formulas ``built`` on this block's own lines: each case's source, the guard as
     written there and the element indices it names."""
-    from .sections import case_of  # one definition of a case's text and names (sections
-    # imports this module)
     out = []
     for name, cases in built:
         d = program.get(name)
@@ -82,3 +80,49 @@ def built_once(program: S.Program, key: tuple[Any, ...],
 def clear_built() -> None:
     """Forget every block built (benchmarks measure cold runs; tests plant faults)."""
     _BUILT.clear()
+
+
+def case_of(c: S.WrittenCase, value: Any, cond: Any, other: bool) -> Case:
+    """The case ``c`` of a definition with its value and condition built: its line, the guard
+    as written there and the element indices that guard names."""
+    text = c.source.text[c.guard.pos:].strip() if c.guard else ""
+    return Case(value, cond, other, c.source, text, _named(c.guard))
+
+
+def _named(g: S.Guard | None) -> tuple[tuple[int, int, str], ...]:
+    """The element index each bound of a guard names, (index, position, the bound as
+    written), whatever its form: ``a7`` and ``i = {0,..,7}`` name 7; ``i < 8`` names 7 (the
+    last it admits), ``i <= 7`` 7, ``i >= 4`` 4, ``i > 3`` 4 (the first), ``8 > i`` as
+    ``i < 8``.  The prove stage warns when one lies past the elements a lane holds."""
+    if g is None:
+        return ()
+    if g.kind == "elems":
+        return tuple((k, g.pos, f"{letter}{k}") for letter, k in g.elems)
+    out: list[tuple[int, int, str]] = []
+    stack = [g.cond] if g.cond is not None else []
+    while stack:
+        c = stack.pop()
+        if isinstance(c, S.BoolOp):
+            stack.extend(c.parts)
+        elif isinstance(c, S.InSet) and _is_i(c.expr):
+            for lo, hi in c.ranges:
+                form = f"i = {{{lo},..,{hi}}}" if lo != hi else f"i = {lo}"
+                out.append((hi, c.pos, form))
+        elif isinstance(c, S.Compare):
+            for a, op, b in zip(c.operands, c.ops, c.operands[1:]):
+                if _is_i(a) and isinstance(b, S.Num):
+                    k, rel, form = b.value, op, f"i {op} {b.value}"
+                elif isinstance(a, S.Num) and _is_i(b):
+                    k, rel, form = a.value, _FLIP.get(op, op), f"{a.value} {op} i"
+                else:
+                    continue
+                named = {"<": k - 1, "<=": k, ">": k + 1, ">=": k}.get(rel, k)
+                out.append((named, c.pos, form))
+    return tuple(sorted(out, key=lambda x: (x[1], x[0])))
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _is_i(e: Any) -> bool:
+    return isinstance(e, S.Name) and e.name == "i"

@@ -64,7 +64,7 @@ _MOST = disk.MAX_ENTRY // 2
 _INT = {int}
 
 
-class _NotKept(Exception):
+class _NotWritten(Exception):
     """A value this module does not write (or an entry it cannot read back)."""
 
 
@@ -101,7 +101,7 @@ def _write(v: Any) -> Any:
     name = t.__name__
     if _CLASSES.get(name) is t:
         return {"#c": name, **{f: _write(getattr(v, f)) for f in _FIELDS[name]}}
-    raise _NotKept(name)
+    raise _NotWritten(name)
 
 
 def _hook(d: dict[str, Any]) -> Any:
@@ -114,22 +114,22 @@ def _hook(d: dict[str, Any]) -> Any:
             it = iter(v)
             text, document = next(it), next(it)
             return SourceText(text, document, tuple(zip(it, it, it)))
-        raise _NotKept("a place")
+        raise _NotWritten("a place")
     v = d.get("#t")
     if v is not None:
         if len(d) == 1 and type(v) is list:
             return tuple(v)
-        raise _NotKept("a tuple")
+        raise _NotWritten("a tuple")
     name = d.get("#c")
     if name is None:
-        raise _NotKept("an unmarked object")
+        raise _NotWritten("an unmarked object")
     if type(name) is not str or not d.keys() <= _MARKED.get(name, frozenset()):
-        raise _NotKept(str(name))
+        raise _NotWritten(str(name))
     del d["#c"]
     try:
         return _CLASSES[name](**d)
     except TypeError as exc:  # a required field missing
-        raise _NotKept(name) from exc
+        raise _NotWritten(name) from exc
 
 
 def _digest(text: str) -> str:
@@ -141,7 +141,7 @@ def entry_of_reading(doc: B.Document, key: str) -> dict[str, Any] | None:
     not write (or is too big to keep)."""
     try:
         text = json.dumps(_write(doc), separators=(",", ":"))
-    except _NotKept:
+    except _NotWritten:
         return None
     if len(text) > _MOST:
         return None
@@ -159,7 +159,7 @@ def reading_of_entry(entry: Any, key: str, name: str, digest: str) -> B.Document
         return None
     try:
         doc = json.loads(text, object_hook=_hook)
-    except (_NotKept, ValueError, TypeError, RecursionError):
+    except (_NotWritten, ValueError, TypeError, RecursionError):
         return None
     if type(doc) is not B.Document or doc.name != name or doc.digest != digest:
         return None
