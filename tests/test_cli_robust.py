@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from formal.base.files import FileProblem, load_json, parse_json, read_limited
+from formal.base.files import (
+    FileProblem,
+    load_json,
+    parse_json,
+    read_limited,
+    text_too_deep,
+    too_deep,
+)
 from formal.cli import main
 
 from .conftest import ROOT
@@ -78,6 +85,18 @@ def test_parse_json_refuses_deep_nesting_and_keeps_shallow_values() -> None:
     assert parse_json('{"a": [1, {"b": 2}]}') == {"a": [1, {"b": 2}]}
     with pytest.raises(FileProblem, match="not UTF-8"):
         parse_json(b"\xff\xfe")
+
+
+@pytest.mark.parametrize("text", [
+    "[]", "1", '"[[["', '{"a": [1, {"b": 2}]}', "[" * 64 + "]" * 64, "[" * 65 + "]" * 65,
+    '[{"x": "]]]]", "y": [["\\"[[["]]}]', "[" + "{}," * 5 + "[[[[]]]]]",
+    '{"a": ' * 64 + "1" + "}" * 64, '{"a": ' * 65 + "1" + "}" * 65,
+    '[{"a": ' * 32 + "1" + "}]" * 32, '[{"a": ' * 33 + "1" + "}]" * 33])  # braces in brackets
+def test_the_depth_of_a_text_is_the_depth_of_its_value(text: str) -> None:
+    """``text_too_deep`` (asked before the parse, for readers that build values as they parse)
+    says what ``too_deep`` says of the parsed value, brackets inside strings not counted."""
+    import json
+    assert text_too_deep(text) == too_deep(json.loads(text))
 
 
 # ---- prove: an input that cannot be read is 2, with one line ------------------------------------

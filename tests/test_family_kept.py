@@ -39,8 +39,8 @@ def _sparse(text: str, name: str) -> Any:
 
 # (reader, its name in the key, the document read, what the entry must hold)
 READERS: list[tuple[Callable[[str, str], Any], str, str, str]] = [
-    (read_smem, "smem", "smem/layouts.md", '"c":"LineFacts"'),
-    (read_smem, "smem", "smem/k-slices.md", '"c":"Value"'),
+    (read_smem, "smem", "smem/layouts.md", '"#c":"LineFacts"'),
+    (read_smem, "smem", "smem/k-slices.md", '"#c":"Value"'),
     (read_block_scale, "block_scale", "block-scale/mma-sync.md", '"block_scale:scale_decl"'),
     (read_block_scale, "block_scale", "block-scale/tcgen05.md", '"block_scale:tc_decl"'),
     (read_tc_meta, "tc_meta", "sparse-metadata/tcgen05.md", '"tc_meta:meta_decl"'),
@@ -85,7 +85,7 @@ def test_a_kept_reading_is_lark_s_reading_without_lark(
     assert first  # the reader found something in it
     entry = json.loads(_entry(parse_cache_dir, text, reader).read_text(encoding="utf-8"))
     assert entry["schema"] == kept.SCHEMA
-    assert holds in json.dumps(entry["kept"], separators=(",", ":"))
+    assert holds in entry["kept"]
     clear_memo()
     _no_lark(monkeypatch)
     again = read(text, doc or "sparse.md")
@@ -97,13 +97,13 @@ def test_a_kept_reading_is_lark_s_reading_without_lark(
     lambda e: "[1, 2",
     lambda e: json.dumps({**e, "key": "0" * 64}),
     lambda e: json.dumps({**e, "content": "0" * 64}),  # an edited entry: the hash differs
-    lambda e: json.dumps({**(x := _edited(e, {"c": "Path", "f": {}})),
-                          "content": kept._digest(x["kept"])}),
-    lambda e: json.dumps({**(x := _edited(e, {"c": "LineFacts", "f": {"__class__": 1}})),
-                          "content": kept._digest(x["kept"])}),
-    lambda e: json.dumps({**(x := _edited(e, {"m": [[1, 2]]})),
-                          "content": kept._digest(x["kept"])}),
-], ids=["not-json", "foreign-key", "edited", "unknown-class", "unknown-field", "not-a-key"])
+    lambda e: json.dumps(_edited(e, {"#c": "Path"})),
+    lambda e: json.dumps(_edited(e, {"#c": "LineFacts", "__class__": 1})),
+    lambda e: json.dumps(_edited(e, {"#m": [[1, 2]]})),
+    lambda e: json.dumps(_edited(e, {"c": "LineFacts", "f": {}})),  # schema 1's record
+    lambda e: json.dumps(_edited(e, {"#t": json.loads("[" * 70 + "]" * 70)})),
+], ids=["not-json", "foreign-key", "edited", "unknown-class", "unknown-field", "not-a-key",
+        "unmarked", "too-deep"])
 @pytest.mark.parametrize(("read", "reader", "doc"),
                          [(r[0], r[1], r[2]) for r in READERS], ids=IDS)
 def test_an_unsound_entry_is_ignored_and_written_again(
@@ -123,10 +123,12 @@ def test_an_unsound_entry_is_ignored_and_written_again(
 
 
 def _edited(e: dict[str, Any], value: Any) -> dict[str, Any]:
-    """The entry with its first prose piece's value replaced."""
-    kept_ = json.loads(json.dumps(e["kept"]))
+    """The entry with its first prose piece's value replaced, its content hash written
+    again (so only the value is wrong)."""
+    kept_ = json.loads(e["kept"])
     kept_["prose"][0][2] = value
-    return {**e, "kept": kept_}
+    text = kept.kept_text(kept_)
+    return {**e, "kept": text, "content": kept._digest(text)}
 
 
 @pytest.mark.parametrize("grammar", ["smem.lark", "cute.lark", "block_scale.lark",
@@ -176,6 +178,6 @@ def test_a_token_is_not_kept_as_a_string() -> None:
     entry = kept.entry_of_parses({}, {("4", "block_scale:x"): ("n", tok),
                                       ("5", "block_scale:x"): ("n", "5", {"a": [1, True]})},
                                  "k")
-    assert [p[0] for p in entry["kept"]["prose"]] == ["5"]
+    assert [p[0] for p in json.loads(entry["kept"])["prose"]] == ["5"]
     _pseudo, prose = kept.parses_of_entry(entry, "k")  # type: ignore[misc]
     assert prose == {("5", "block_scale:x"): ("n", "5", {"a": [1, True]})}

@@ -73,7 +73,8 @@ def _one(tmp: Path) -> Path:
     return q
 
 
-@pytest.mark.parametrize("damage", ["digest", "text", "schema", "not json", "runs"])
+@pytest.mark.parametrize("damage", ["digest", "text", "schema", "not json", "runs",
+                                    "nested selector", "nested hash", "device not a text"])
 def test_a_damaged_entry_is_ignored_and_written_again(
         damage: str, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     q = _one(tmp_path)
@@ -87,9 +88,16 @@ def test_a_damaged_entry_is_ignored_and_written_again(
         value["text"] = value["text"].replace('"match"', '"mismatch"', 1)
     elif damage == "schema":
         value["schema"] = 99
-    elif damage == "runs":  # a consistent digest over runs of unequal lengths
+    elif damage != "not json":  # a consistent digest over a value out of its place
         c = json.loads(value["text"])
-        c["runs"]["mode"] = c["runs"]["mode"][1:]
+        if damage == "runs":
+            c["runs"]["mode"] = c["runs"]["mode"][1:]
+        elif damage == "nested selector":
+            c["runs"]["selector"][0] = json.loads("[" * 80 + "]" * 80)
+        elif damage == "nested hash":
+            c["runs"]["layout_hashes"][0] = ["A", [["x"]]]
+        else:
+            c["device"] = ["NVIDIA H100"]
         value["text"] = json.dumps(c)
         import hashlib
         value["digest"] = hashlib.sha256(value["text"].encode()).hexdigest()
@@ -132,3 +140,18 @@ def test_a_runs_operand_hashes_read_back(pairs: dict[str, Any]) -> None:
     assert isinstance(kept, str) == all(type(v) is str and "\n" not in v for v in pairs.values())
     back = K._pairs(json.loads(json.dumps(kept)))
     assert back == pairs and [type(v) for v in back.values()] == [type(v) for v in pairs.values()]
+
+
+def test_a_run_whose_selector_is_not_a_number_is_read_from_the_bytes(
+        cache_dir: Path, tmp_path: Path) -> None:
+    """A selector (or an operand's hash) that is a list or an object is kept by no entry, so
+    an entry's every value sits at a fixed depth and is read without a depth walk; the file
+    is read from its bytes each time, the same as it was."""
+    q = _one(tmp_path)
+    doc = json.loads(q.read_text())
+    doc["runs"][0]["selector"] = [[1]]
+    q.write_text(json.dumps(doc))
+    first = _read([q], True)[0]
+    assert first.runs[0].selector == [[1]]
+    assert not list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
+    assert _fields(_read([q], True)[0]) == _fields(first)

@@ -11,7 +11,7 @@ import pytest
 
 from formal import catalog
 from formal.base import cache
-from formal.text import line_memo, lines
+from formal.text import line_memo, lines, read
 from formal.text.read import read_text
 
 DOC = "dense-float.md"
@@ -23,6 +23,8 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
     cache.enable()
     monkeypatch.setattr(lines, "_KNOWN", {})
+    # the line memo alone: the whole reading's cache (formal/text/kept.py) would answer first
+    monkeypatch.setattr(read, "kept_reading", lambda text, name, digest, read_it: read_it())
     return where
 
 

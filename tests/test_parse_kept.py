@@ -5,6 +5,7 @@ written again."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -48,11 +49,14 @@ def test_a_kept_parse_gives_the_same_document_without_lark(
     assert not first.findings  # every line and cell of this document parses
     entry = json.loads(_entry(parse_cache_dir).read_text(encoding="utf-8"))
     assert entry["schema"] == kept.SCHEMA
-    lines = {" ".join(t.split()): v for t, v in entry["kept"]["pseudo"]}
+    held = json.loads(entry["kept"])
+    assert entry["content"] == hashlib.sha256(entry["kept"].encode()).hexdigest()
+    lines = {" ".join(t.split()): v for t, v in held["pseudo"]}
     line = lines["groupID = %laneid >> 2"]
-    assert line["c"] == "PseudoLine" and line["f"]["expr"]["f"]["op"] == ">>"
-    assert "source" not in line["f"]
-    assert len(entry["kept"]["prose"]) > 10
+    assert line["#c"] == "PseudoLine" and line["expr"]["#c"] == "BinOp"
+    assert line["expr"]["op"] == ">>" and line["expr"]["right"]["value"] == 2
+    assert "source" not in line
+    assert len(held["prose"]) > 10
     clear_memo()
     _no_lark(monkeypatch)
     again = document.parse_document(doc)
@@ -60,22 +64,26 @@ def test_a_kept_parse_gives_the_same_document_without_lark(
     assert any(ps.blocks for ps in again.sections)
 
 
-def _edited(e: dict[str, object], key: str, value: object) -> dict[str, object]:
-    kept_ = json.loads(json.dumps(e["kept"]))
+def _edited(e: dict[str, object], key: str, value: object, rehash: bool = True) \
+        -> dict[str, object]:
+    """The entry with a field of its first pseudocode line set, its content hash written again
+    (``rehash``: so only the field is wrong) or left."""
+    kept_ = json.loads(e["kept"])  # type: ignore[arg-type]
     text, line = kept_["pseudo"][0]
-    line["f"][key] = value
-    return {**e, "kept": kept_}
+    line[key] = value
+    got = kept.kept_text(kept_)
+    return {**e, "kept": got, **({"content": kept._digest(got)} if rehash else {})}
 
 
 @pytest.mark.parametrize("damage", [
     lambda e: "[1, 2",
     lambda e: json.dumps({**e, "key": "0" * 64}),
-    lambda e: json.dumps(_edited(e, "kind", "range")),  # the content hash no longer matches
-    lambda e: json.dumps({**(x := _edited(e, "expr", {"c": "Path", "f": {}})),
-                          "content": kept._digest(x["kept"])}),
-    lambda e: json.dumps({**(x := _edited(e, "__class__", 1)),
-                          "content": kept._digest(x["kept"])}),
-], ids=["not-json", "foreign-key", "edited", "unknown-class", "unknown-field"])
+    # the content hash no longer matches
+    lambda e: json.dumps(_edited(e, "kind", "range", rehash=False)),
+    lambda e: json.dumps(_edited(e, "expr", {"#c": "Path"})),
+    lambda e: json.dumps(_edited(e, "__class__", 1)),
+    lambda e: json.dumps(_edited(e, "expr", {"#q": [1, 0]})),  # a fraction over zero
+], ids=["not-json", "foreign-key", "edited", "unknown-class", "unknown-field", "zero-denominator"])
 def test_an_unsound_entry_is_ignored_and_written_again(
         parse_cache_dir: Path, capsys: pytest.CaptureFixture[str], damage: object) -> None:
     doc = _doc()
@@ -92,7 +100,7 @@ def test_an_unsound_entry_is_ignored_and_written_again(
 
 def test_a_value_outside_the_syntax_is_not_kept() -> None:
     entry = kept.entry_of_parses({}, {("x", "header"): Path("/etc")}, "k")
-    assert entry["kept"]["prose"] == []
+    assert json.loads(entry["kept"])["prose"] == []
     assert kept.parses_of_entry(entry, "k") == ({}, {})
     assert kept.parses_of_entry(entry, "another") is None
 
@@ -122,10 +130,19 @@ def test_a_line_that_does_not_parse_is_kept_with_its_finding(
     assert len(refused) == 1 and "expected" in refused[0].message
     assert refused[0].span.line == 18 and "expected ')'" in refused[0].message
     entry = json.loads(_entry(parse_cache_dir).read_text(encoding="utf-8"))
-    kinds = [v["c"] for _t, v in entry["kept"]["pseudo"]]
+    held = json.loads(entry["kept"])
+    kinds = [v["#c"] for _t, v in held["pseudo"]]
     assert kinds.count("Unread") == 1
+    # whether the refused line opens a definition: the line grammar's answer, kept too
+    assert ["row =   (groupID", "lines:assignment", True] in held["prose"]
     clear_memo()
     _no_lark(monkeypatch)
+    from formal.text import lines
+
+    def no_line_grammar(text: str) -> None:
+        raise AssertionError(f"read with the line grammar: {text!r}")
+    monkeypatch.setattr(lines, "_KNOWN", {})
+    monkeypatch.setattr(lines, "_read_kind", no_line_grammar)
     again = document.parse_document(doc)
     assert again == first
 
@@ -147,10 +164,10 @@ def test_a_tensor_memory_section_is_kept_with_its_places(
                for row in (v if isinstance(v, tuple) else ()) if isinstance(row, tuple)
                for x in row)  # rows that carry their own text: kept as slices
     entry = json.loads(_entry(parse_cache_dir).read_text(encoding="utf-8"))
-    kept_facts = [v for _t, start, v in entry["kept"]["prose"]
-                  if start.startswith("tmem:") and v is not None and v.get("c") == "TmemFact"]
-    assert kept_facts and all("src" not in v["f"] for v in kept_facts)
-    assert '"c":"Slice"' in json.dumps(kept_facts, separators=(",", ":"))
+    kept_facts = [v for _t, start, v in json.loads(entry["kept"])["prose"]
+                  if start.startswith("tmem:") and v is not None and v.get("#c") == "TmemFact"]
+    assert kept_facts and all("src" not in v for v in kept_facts)
+    assert '"#c":"Slice"' in json.dumps(kept_facts, separators=(",", ":"))
     clear_memo()
     _no_lark(monkeypatch)
 

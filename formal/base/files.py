@@ -90,6 +90,36 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return bool(level)
 
 
+# every byte but the four brackets and the quote, deleted by ``bytes.translate`` (UTF-8 puts
+# no ASCII byte inside a longer character, so none is cut out of one)
+_OTHER_BYTES = bytes(b for b in range(256) if b not in b'"[]{}')
+# braces read as brackets: only the nesting counts, and one ``replace(b"[]")`` a pass then
+# removes exactly the innermost pairs (``{[]}`` would lose two levels to two replaces)
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+
+
+def text_too_deep(text: str | bytes, limit: int = MAX_DEPTH) -> bool:
+    """Is the JSON text ``text`` nested deeper than ``limit``?  Asked of the text, so that a
+    reader whose ``object_hook`` builds values as it parses need not walk them, and faster
+    than ``too_deep``'s walk: the escapes that could hide a quote (``\\\\``, ``\\"``) are
+    cut out, then every byte but quotes and brackets (braces made brackets), then the
+    strings; each pass then removes the innermost empty pairs, ``[[][]]`` -> ``[]`` ->
+    ``''``, so a text of depth d is empty after d passes.  ``{"a": "]]", "b": [[1]]}`` keeps
+    ``[`` and ``[[]]]`` beside its four strings, which go: ``[[[]]]``, depth 3.  A text that
+    is not JSON answers anything (``json.loads`` refuses it)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    data = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_SQUARE, _OTHER_BYTES)
+    s = b"".join(data.split(b'"')[::2])  # what lies between the quotes: outside every string
+    for _depth in range(limit):
+        if not s:
+            return False
+        shorter = s.replace(b"[]", b"")
+        if len(shorter) == len(s):  # unbalanced: not JSON, json.loads says so
+            return False
+        s = shorter
+    return bool(s)
+
+
 def parse_json(data: bytes | str, limit: int = MAX_DEPTH) -> Any:
     """``json.loads`` that answers ``FileProblem`` (a ``ValueError``) for text that is not
     UTF-8, not JSON, or nested deeper than ``limit``, never ``RecursionError``."""

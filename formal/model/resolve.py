@@ -25,6 +25,7 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..parse.document import ParsedDocument, parse_document
 from ..text.blocks import Document
+from .built import clear_built
 from .coverage import unchecked
 from .layout import Layout, Model
 from .moves import move_layouts
@@ -174,9 +175,10 @@ def catalog_layouts(doc: Document | ParsedDocument) -> tuple[Layout, ...]:
 
 
 def clear_catalog_layouts() -> None:
-    """Forget the catalog's layouts (benchmarks measure cold runs)."""
+    """Forget the catalog's layouts and the blocks built (benchmarks measure cold runs)."""
     _CATALOG_LAYOUTS.clear()
     catalog_model.cache_clear()
+    clear_built()
 
 
 @cache

@@ -22,13 +22,14 @@ from ..base.variants import (
     MOVES,
     TMEM_FAMILIES,
     Shape,
-    legal_types,
     tmem_tile,
 )
 from ..parse import syntax as S
 from ..parse.document import ParsedBlock, ParsedPart, ParsedSection
 from ..text.blocks import Document, Section
 from .algebra import LANE, SEL, BitAnd, BitOr, BitXor, I, c_divide
+from .built import block_key, built_once, case_of
+from .figure_names import check_figures
 from .layout import LANES, MAX_TILE_CELLS, WARPGROUP, Case, Formula, Layout, MetadataFacts
 
 
@@ -223,48 +224,8 @@ class _Builder:
                 self.findings.append(error(
                     "cases", c.source.span(c.guard.pos if c.guard else 0),
                     f"'otherwise' is not the last case of '{d.name}'"))
-            text = c.source.text[c.guard.pos:].strip() if c.guard else ""
-            cases.append(Case(value, cond, other, c.source, text, _named(c.guard)))
+            cases.append(case_of(c, value, cond, other))
         return Formula(d.name, tuple(cases), d.source)
-
-
-def _named(g: S.Guard | None) -> tuple[tuple[int, int, str], ...]:
-    """The element index each bound of a guard names, (index, position, the bound as
-    written), whatever its form: ``a7`` and ``i = {0,..,7}`` name 7; ``i < 8`` names 7 (the
-    last it admits), ``i <= 7`` 7, ``i >= 4`` 4, ``i > 3`` 4 (the first), ``8 > i`` as
-    ``i < 8``.  The prove stage warns when one lies past the elements a lane holds."""
-    if g is None:
-        return ()
-    if g.kind == "elems":
-        return tuple((k, g.pos, f"{letter}{k}") for letter, k in g.elems)
-    out: list[tuple[int, int, str]] = []
-    stack = [g.cond] if g.cond is not None else []
-    while stack:
-        c = stack.pop()
-        if isinstance(c, S.BoolOp):
-            stack.extend(c.parts)
-        elif isinstance(c, S.InSet) and _is_i(c.expr):
-            for lo, hi in c.ranges:
-                form = f"i = {{{lo},..,{hi}}}" if lo != hi else f"i = {lo}"
-                out.append((hi, c.pos, form))
-        elif isinstance(c, S.Compare):
-            for a, op, b in zip(c.operands, c.ops, c.operands[1:]):
-                if _is_i(a) and isinstance(b, S.Num):
-                    k, rel, form = b.value, op, f"i {op} {b.value}"
-                elif isinstance(a, S.Num) and _is_i(b):
-                    k, rel, form = a.value, _FLIP.get(op, op), f"{a.value} {op} i"
-                else:
-                    continue
-                named = {"<": k - 1, "<=": k, ">": k + 1, ">=": k}.get(rel, k)
-                out.append((named, c.pos, form))
-    return tuple(sorted(out, key=lambda x: (x[1], x[0])))
-
-
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-
-
-def _is_i(e: Any) -> bool:
-    return isinstance(e, S.Name) and e.name == "i"
 
 
 class _Bad(Exception):
@@ -320,19 +281,20 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
     formulas: list[Formula] = []
     warpgroup = _names_warpid(program) or ctx.instruction.startswith("wgmma")
     lanes = LANES * WARPGROUP if warpgroup else LANES
-    builder = _Builder(program, letter, lanes)
     targets = ("row", "col") if not (_sparse(ctx.instruction) and operand == "A") \
         else ("row", "firstcol", "lastcol")
     has_code = bool(program.definitions)
-    if has_code:
-        formulas = _build_formulas(ctx, builder, program, targets, part.pseudo[0]
-                                   if part.pseudo else part.label)
-    ctx.findings.extend(builder.findings)
+    helpers: tuple[Formula, ...] = ()
+    if has_code:  # a block written as one built before: its values on this block's lines
+        formulas, helpers = built_once(
+            program, block_key(program, letter, lanes, targets, _sparse(ctx.instruction)),
+            lambda: _built(ctx, program, letter, lanes, targets,
+                           part.pseudo[0] if part.pseudo else part.label))
     source = ctx.provenance if has_code else "figure-only"
     figures = tuple(f.text for f in part.figures)
     title_types = types_of_title(ctx.title)
     part_types = {t for f in pp.rows for t in f.types} or set(label_types or title_types)
-    _check_figures(ctx, pp.figures, operand, part_types)
+    check_figures(ctx, pp.figures, operand, part_types)
     out: list[Layout] = []
     groups: list[tuple[tuple[str, ...], S.TableFacts | None]] = \
         [(f.types, f) for f in pp.rows] or [(label_types or title_types, None)]
@@ -347,7 +309,7 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
             formulas=tuple(formulas), table=tf, figures=figures, label_types=label_types,
             title_types=title_types, arrangement=arrangement, lanes=lanes,
             shape_name=ctx.shape_text,
-            helpers=tuple(h for n, h in builder.helpers.items() if n not in targets),
+            helpers=helpers,
             # a formula that is no map (its error is the finding): never proved
             incomplete=bool(program.unparsed) or (has_code and len(formulas) < len(targets))))
     if out:  # a line that did not parse: its error names the first layout the block states
@@ -355,39 +317,17 @@ def _layouts_of_part(ctx: SectionContext, pb: ParsedBlock, pp: ParsedPart) -> li
     return out
 
 
-def _check_figures(ctx: SectionContext, figures: Sequence[tuple[SourceText, S.FigureFacts]],
-                   operand: str, types: set[str]) -> None:
-    """A figure whose caption or image name names another instruction, shape, operand or
-    type than the block it stands in (the spec reuses images): a warning each."""
-    for src, ff in figures:
-        said = []
-        if ff.sparse and ctx.instruction == "mma":
-            said.append("sparse mma")
-        # a warpgroup section may draw one warp's part: sparse wgmma .m64nNk32's metadata
-        # figure is the warp-level .m16n8k32 one ("the metadata bits ... for a warp")
-        warp = f"m16n8k{ctx.shape.k}" if ctx.instruction.startswith("wgmma") else ""
-        if ff.shapes and str(ctx.shape) not in ff.shapes and ctx.shape_text not in ff.shapes \
-                and warp not in ff.shapes:
-            said.append("." + " / .".join(ff.shapes))
-        if ff.operands and operand not in ff.operands:
-            said.append(" / ".join(_OPERAND_WORDS.get(o, o) for o in ff.operands))
-        known = set(types)
-        if operand == "C/D":  # accumulator figures go by the multiplicand types, as labels do
-            known |= legal_types(ctx.instruction, str(ctx.shape), "A") | \
-                legal_types(ctx.instruction, str(ctx.shape), "B")
-        if ff.types and types and not set(ff.types) & known:
-            said.append(" / ".join(f".{t}" for t in ff.types))
-        if said:
-            what = "image" if ff.image else "caption"
-            ctx.findings.append(warning(
-                "figure", src, f"the figure's {what} names {', '.join(said)}, but it stands "
-                f"under the {ctx.instruction} .{ctx.shape_text or ctx.shape} "
-                f"{_OPERAND_WORDS.get(operand, operand)}"
-                f" block of " + " / ".join(f".{t}" for t in sorted(types))))
-
-
-_OPERAND_WORDS = {"A": "matrix A", "B": "matrix B", "C/D": "accumulators C/D",
-                  "metadata": "metadata"}
+def _built(ctx: SectionContext, program: S.Program, letter: str, lanes: int,
+           targets: Sequence[str], where: SourceText | None,
+           ) -> tuple[list[Formula], tuple[Formula, ...], bool]:
+    """A block's formulas and helpers (the definitions substituted into them) built, and
+    whether that gave no finding (``model.built`` keeps only such builds)."""
+    builder = _Builder(program, letter, lanes)
+    before = len(ctx.findings)
+    formulas = _build_formulas(ctx, builder, program, targets, where)
+    ctx.findings.extend(builder.findings)
+    helpers = tuple(h for n, h in builder.helpers.items() if n not in targets)
+    return formulas, helpers, len(ctx.findings) == before
 
 
 def _build_formulas(ctx: SectionContext, builder: _Builder, program: S.Program,
@@ -482,7 +422,7 @@ def _metadata_layouts(ctx: SectionContext, pb: ParsedBlock,
     ctx.findings.extend(builder.findings)
     md = MetadataFacts(desc, desc_src, selectors, sel_src, holder, holder_src)
     for pp in pb.parts:
-        _check_figures(ctx, pp.figures, "metadata", set(types))
+        check_figures(ctx, pp.figures, "metadata", set(types))
     source = ctx.provenance if program.definitions else "figure-only"
     return [Layout(
         id=layout_id(ctx.doc_label, ctx.instruction, ctx.shape_text or str(ctx.shape),

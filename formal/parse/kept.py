@@ -10,29 +10,34 @@ kept as JSON, one file per document in ``<cache folder>/parses``.  The line ``gr
 %laneid >> 2`` is kept as::
 
     ["groupID = %laneid >> 2",
-     {"c": "PseudoLine", "f": {"kind": "assign", "name": "groupID", "name_pos": 0,
-      "expr": {"c": "BinOp", "f": {"op": ">>", "left": {"c": "Special", "f": {"name":
-      "%laneid", "pos": 10}}, "right": {"c": "Num", "f": {"value": 2, "pos": 20, ...}}}},
-      ...}}]
+     {"#c": "PseudoLine", "kind": "assign", "name": "groupID", "name_pos": 0,
+      "expr": {"#c": "BinOp", "op": ">>", "left": {"#c": "Special", "name": "%laneid",
+      "pos": 10}, "right": {"#c": "Num", "value": 2, "pos": 20, ...}}, ...}]
 
 A record is rebuilt as ``cls(**fields)`` where ``cls`` is one of those classes, found by its
-name in a fixed table (``_CLASSES``), and a field only by its declared name; a tuple is ``{"t":
-[...]}``.  A pseudocode line's ``source`` is not kept: each use puts the line's own there, as
+name (``#c``) in a fixed table (``_CLASSES``), and a field only by its declared name; a tuple
+is ``{"#t": [...]}``, a JSON array a list.  The rebuilding is ``json.loads``'s
+``object_hook`` (``_hook``): the parser hands it each object innermost first, so a warm run
+reads a document's few thousand records in one pass of the C parser, without a walk of its
+own (a field name cannot begin with ``#``, so a mark is never a field).  A pseudocode line's
+``source`` is not kept: each use puts the line's own there, as
 the in-process memo does; a tcgen05 fact's ``src`` neither, and each piece of text it holds is
 a ``Slice`` of the text read (``formal.parse.tmem``).  A line or cell the grammar refuses is
 kept as its one finding (``Unread``: kind, offset in the text, message), rebuilt on the text's
 own place, so an unreadable sentence does not load the grammar again in every run.  A value
 holding anything else is not kept (parsed again next time).  The entry's name and ``key`` are a
 SHA-256 of the document's lines and of what a parse depends on (the two grammars, the parse
-stage's modules, the versions), and its ``content`` a SHA-256 of what it holds: another key, a
-damaged or edited entry, an unknown class or field is ignored with a warning and written again
-from Lark's parse.  The records are the same either way, and every later stage (the model, the
-enumeration of every map, Z3 or its kept answer) runs on them as always.
+stage's modules, the versions); it holds what it keeps as one JSON text (``kept``) and that
+text's SHA-256 (``content``), its depth checked before it is parsed (``text_too_deep``):
+another key, a damaged or edited entry, an unknown class, field or mark is ignored with a
+warning and written again from Lark's parse.  The records are the same either way, and every
+later stage (the model, the enumeration of every map, Z3 or its kept answer) runs on them as
+always.
 
 The family readers (shared memory, block scale, sparse metadata, tcgen05.cp) read each line
 through ``remembered_read`` and a document inside ``parses_remembered(lines, reader)``: the
 same memo and the same entries, one file per (document, reader), ``(text, "smem:line")`` beside
-``(text, "header")``; their values may also be lists and str-keyed maps (``{"m": [[k, v]]}``).
+``(text, "header")``; their values may also be lists and str-keyed maps (``{"#m": [[k, v]]}``).
 A value is written only where its JSON reads back as the same value, types and all.
 """
 
@@ -52,12 +57,13 @@ from typing import Any
 from .. import __version__
 from ..base import cache as disk
 from ..base import ids
+from ..base.files import MAX_DEPTH, text_too_deep
 from ..base.source import SourceText
 from . import smem_records as R
 from . import syntax as S
 from .grammars import PROSE_MEMO, PSEUDO_MEMO, remember
 
-SCHEMA = "ptxlayout-parses/1"
+SCHEMA = "ptxlayout-parses/2"
 SUBFOLDER = "parses"
 # the most parses one entry keeps (the catalog's largest document has a few hundred): a bigger
 # entry could pass the cache's 8 MiB limit on a file, and be refused every run
@@ -69,6 +75,8 @@ _CLASSES: dict[str, type] = {
     # the shared-memory reader's cells and line facts (``read_family``)
     "LineFacts": R.LineFacts, "SymEntry": R.SymEntry, "Value": R.Value}
 _FIELDS = {name: frozenset(f.name for f in fields(c) if f.init) for name, c in _CLASSES.items()}
+# a record's keys as written: its fields and the mark naming its class
+_MARKED = {name: f | {"#c"} for name, f in _FIELDS.items()}
 _NO_SOURCE = SourceText.at("", "", 0)  # a kept line's place: each use puts its own
 
 
@@ -82,7 +90,9 @@ def _code_key() -> str:
     h = hashlib.sha256(json.dumps([SCHEMA, __version__, list(sys.version_info[:3])]).encode())
     here = Path(__file__).resolve().parent
     for path in (*sorted(grammar_dir().glob("*.lark")), *sorted(here.glob("*.py")),
-                 Path(ids.__file__), Path(disk.__file__).parent / "source.py"):
+                 Path(ids.__file__), Path(disk.__file__).parent / "source.py",
+                 # the text stage's line kinds, which ``starts_definition`` keeps
+                 here.parent / "text" / "lines.py"):
         h.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     import lark
     h.update(lark.__version__.encode())
@@ -107,47 +117,64 @@ def _write(v: Any) -> Any:
     if v is None or isinstance(v, (bool, str, int)):
         return v
     if isinstance(v, tuple):
-        return {"t": [_write(x) for x in v]}
+        return {"#t": [_write(x) for x in v]}
     if type(v) is Fraction:
-        return {"q": [v.numerator, v.denominator]}
+        return {"#q": [v.numerator, v.denominator]}
     if isinstance(v, list):
-        return {"l": [_write(x) for x in v]}
+        return [_write(x) for x in v]
     if isinstance(v, dict) and all(type(k) is str for k in v):
-        return {"m": [[k, _write(x)] for k, x in v.items()]}
+        return {"#m": [[k, _write(x)] for k, x in v.items()]}
     name = type(v).__name__
     if _CLASSES.get(name) is type(v):
-        return {"c": name, "f": {f: _write(getattr(v, f)) for f in sorted(_FIELDS[name])
-                                 if f != _PLACED.get(name)}}
+        return {"#c": name, **{f: _write(getattr(v, f)) for f in sorted(_FIELDS[name])
+                               if f != _PLACED.get(name)}}
     raise _NotKept(name)
 
 
-def _read(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, str, int)):
-        return v
-    if isinstance(v, dict) and set(v) == {"t"} and isinstance(v["t"], list):
-        return tuple(_read(x) for x in v["t"])
-    if isinstance(v, dict) and set(v) == {"q"} and isinstance(v["q"], list) \
-            and len(v["q"]) == 2 and all(type(x) is int for x in v["q"]) and v["q"][1] > 0:
-        return Fraction(v["q"][0], v["q"][1])
-    if isinstance(v, dict) and set(v) == {"l"} and isinstance(v["l"], list):
-        return [_read(x) for x in v["l"]]
-    if isinstance(v, dict) and set(v) == {"m"} and isinstance(v["m"], list):
-        pairs = [(k, _read(x)) for k, x in v["m"]]
-        if not all(type(k) is str for k, _ in pairs):
-            raise _NotKept("a key")
-        return dict(pairs)
-    if isinstance(v, dict) and set(v) == {"c", "f"} and isinstance(v["f"], dict):
-        name = v["c"]
-        if not isinstance(name, str) or name not in _CLASSES or not set(v["f"]) <= _FIELDS[name]:
+# the top of an entry's text: the one object without a mark
+_TOP = frozenset({"pseudo", "prose"})
+
+
+def _hook(d: dict[str, Any]) -> Any:
+    """``json.loads``'s ``object_hook``: each object of the kept text, its insides already read
+    (the parser calls it innermost first), as the value it marks -- a record (``#c``: a class
+    of the fixed table, only its declared fields), a tuple (``#t``), a fraction (``#q``), a
+    str-keyed map (``#m``) -- or ``_NotKept``.  A JSON array is a list."""
+    name = d.get("#c")
+    if name is not None:
+        if type(name) is not str or not d.keys() <= _MARKED.get(name, frozenset()):
             raise _NotKept(str(name))
-        got = {k: _read(x) for k, x in v["f"].items()}
+        del d["#c"]
         if name in _PLACED:
-            got[_PLACED[name]] = _NO_SOURCE
+            d[_PLACED[name]] = _NO_SOURCE
         try:
-            return _CLASSES[name](**got)
+            return _CLASSES[name](**d)
         except TypeError as exc:  # a required field missing
             raise _NotKept(name) from exc
-    raise _NotKept(type(v).__name__)
+    if len(d) == 1:
+        ((mark, v),) = d.items()
+        if mark == "#t" and type(v) is list:
+            return tuple(v)
+        if mark == "#q" and type(v) is list and len(v) == 2 \
+                and all(type(x) is int for x in v) and v[1] > 0:
+            return Fraction(v[0], v[1])
+        if mark == "#m" and type(v) is list \
+                and all(type(p) is list and len(p) == 2 and type(p[0]) is str for p in v):
+            return dict(v)
+    if d.keys() == _TOP:
+        return d
+    raise _NotKept("an unmarked object")
+
+
+def _loads(text: str) -> Any:
+    """The values of a kept text (``_NotKept`` where it holds anything unmarked or unknown,
+    ``ValueError`` where it is not JSON or nested deeper than ``MAX_DEPTH``)."""
+    if text_too_deep(text):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, object_hook=_hook)
+    except RecursionError as exc:
+        raise ValueError("nested too deep") from exc
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -168,19 +195,24 @@ def _same(a: Any, b: Any) -> bool:
 def _kept(value: Any) -> Any:
     """``value`` as written, where it reads back as the same value (else ``_NotKept``)."""
     w = _write(value)
-    if not _same(_read(json.loads(json.dumps(w))), value):  # as the next run reads it
+    if not _same(_loads(json.dumps([w]))[0], value):  # as the next run reads it
         raise _NotKept(type(value).__name__)
     return w
 
 
-def _digest(kept: Any) -> str:
-    return hashlib.sha256(json.dumps(kept, sort_keys=True, separators=(",", ":"))
-                          .encode("utf-8")).hexdigest()
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def kept_text(kept: dict[str, Any]) -> str:
+    """The text an entry keeps ``{"pseudo": [...], "prose": [...]}`` as."""
+    return json.dumps(kept, sort_keys=True, separators=(",", ":"))
 
 
 def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tuple[str, str], Any],
                     key: str) -> dict[str, Any]:
-    """An entry: each pseudocode line's and prose piece's parse that can be written."""
+    """An entry: each pseudocode line's and prose piece's parse that can be written, as one
+    JSON text (``kept``) with its SHA-256 (``content``)."""
     lines, pieces = [], []
     for text, value in pseudo.items():
         try:
@@ -192,8 +224,8 @@ def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tupl
             pieces.append([text, start, _kept(value)])
         except _NotKept:
             pass
-    kept = {"pseudo": lines, "prose": pieces}
-    return {"schema": SCHEMA, "key": key, "content": _digest(kept), "kept": kept}
+    text = kept_text({"pseudo": lines, "prose": pieces})
+    return {"schema": SCHEMA, "key": key, "content": _digest(text), "kept": text}
 
 
 def parses_of_entry(entry: Any, key: str) \
@@ -202,15 +234,17 @@ def parses_of_entry(entry: Any, key: str) \
     sound entry for ``key``."""
     if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("key") != key:
         return None
-    kept = entry.get("kept")
-    if not isinstance(kept, dict) or entry.get("content") != _digest(kept) \
-            or not isinstance(kept.get("pseudo"), list) or not isinstance(kept.get("prose"), list):
+    text = entry.get("kept")
+    if not isinstance(text, str) or entry.get("content") != _digest(text):
         return None
     try:
+        kept = _loads(text)
+        if not isinstance(kept, dict) or type(kept.get("pseudo")) is not list \
+                or type(kept.get("prose")) is not list:
+            return None
         pseudo = {}
         for item in kept["pseudo"]:
-            text, value = item
-            line = _read(value)
+            text, line = item
             if not isinstance(text, str) or not isinstance(line, (S.PseudoLine, S.Unread)):
                 return None
             pseudo[text] = line
@@ -219,7 +253,7 @@ def parses_of_entry(entry: Any, key: str) \
             text, start, value = item
             if not isinstance(text, str) or not isinstance(start, str):
                 return None
-            prose[text, start] = _read(value)
+            prose[text, start] = value
     except (_NotKept, ValueError, TypeError):
         return None
     return pseudo, prose

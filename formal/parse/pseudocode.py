@@ -31,7 +31,7 @@ from .grammars import (
     unread,
     unread_finding,
 )
-from .kept import noted_pseudo
+from .kept import noted_pseudo, remembered_read
 
 # ---- pseudocode -------------------------------------------------------------------------------
 
@@ -326,8 +326,11 @@ def assemble_program(lines: Sequence[S.PseudoLine | SourceText],
 
 def starts_definition(text: str) -> bool:
     """Does a line that did not parse open a definition (``name = ...``)?  The text stage's
-    line grammar says."""
-    return kind_of(text.strip()).assignment
+    line grammar says; its answer is kept with the document's parses (``remembered_read``),
+    so that a warm run, whose documents come whole from the text stage's cache, asks no
+    grammar."""
+    t = text.strip()
+    return bool(remembered_read(t, "lines:assignment", lambda: kind_of(t).assignment))
 
 
 def parse_program(lines: Sequence[SourceText]) -> tuple[S.Program, list[Finding]]:

@@ -13,6 +13,7 @@ from ..base.files import FileProblem, read_limited
 from ..base.source import Finding, SourceText, Span, error, warning
 from .blocks import MAX_BYTES, Document, blank_glyphs
 from .html import html_blocks
+from .kept import kept_reading
 from .line_memo import remembered
 from .lines import MAX_LINE
 from .looks import looks_of_blocks, looks_of_lines
@@ -91,11 +92,16 @@ def _unread_line(where: SourceText | Span) -> Finding:
 
 def read_text(text: str, name: str, digest: str = "") -> Document:
     """The document ``text`` (named ``name``) read: its format, sections, blocks, the lines
-    that look like part of a layout, and what could not be read.  The kinds of its lines
-    come from an earlier run's reading of the same text where one is kept
-    (``line_memo``)."""
+    that look like part of a layout, and what could not be read.  The whole reading comes
+    from an earlier run's where one is kept for the same text, name and code (``kept``), and
+    the kinds of its lines where only those are (``line_memo``: the parse stage asks a kind
+    now and then)."""
     if len(text) > REMEMBERED_CHARS:
         return _read_text(text, name, digest)
+    return kept_reading(text, name, digest, lambda: _read_remembering(text, name, digest))
+
+
+def _read_remembering(text: str, name: str, digest: str) -> Document:
     with remembered(text):
         return _read_text(text, name, digest)
 
