@@ -83,7 +83,7 @@ def cold() -> None:
     pv.clear_cache()
     clear_catalog_layouts()
     catalog.documents.cache_clear()
-    api._catalog_tmem.cache_clear()
+    api._TMEM.clear()
     clear_memo()
     sympy.core.cache.clear_cache()
     srepr.cache_clear()
