@@ -85,16 +85,26 @@ def triton_version() -> str:
     return str(getattr(triton, "__version__", "?"))
 
 
+# The one MLIR context and builder of this process (``_builder``), never released before it
+# ends: Triton's objects point into their context, and a context freed before them (a
+# function's locals are cleared in no order we choose) made a later garbage collection crash
+# in libtriton -- in whichever test ran next on that pytest worker.
+_HELD: list[Any] = []
+
+
 def _builder() -> tuple[Any, Any, Any]:
-    """(context, builder, gluon.language): the context must outlive the builder."""
+    """(context, builder, gluon.language), made once a process and kept until it ends, so the
+    context outlives the builder and every attribute or layout made through it."""
     try:
         from triton._C.libtriton import gluon_ir, ir
         from triton.experimental.gluon import language as gl
     except ImportError as e:
         raise TritonMissing(str(e)) from e
-    ctx = ir.context()
-    ir.load_dialects(ctx)
-    return ctx, gluon_ir.GluonOpBuilder(ctx), gl
+    if not _HELD:
+        ctx = ir.context()
+        ir.load_dialects(ctx)
+        _HELD.extend((ctx, gluon_ir.GluonOpBuilder(ctx)))
+    return _HELD[0], _HELD[1], gl
 
 
 def _layout(gl: Any, case: TritonCase) -> Any:
