@@ -358,6 +358,17 @@ def collected_as_the_docs_count(config: Any) -> tuple[int, int] | None:
 # its database in the system's temporary folder, outside the repository.
 
 @pytest.fixture
+def kept_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache folder of the test's own, with the cache on (the kept map hashes' and kept
+    hardware verdicts' tests)."""
+    from formal.base import cache as caches
+    where = tmp_path / "cache"
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
+    caches.enable()
+    return where
+
+
+@pytest.fixture
 def parse_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A cache folder of the test's own with the cache on, and the parse stage's memo of
     readings empty before and after (the kept parses' tests: test_parse_kept,

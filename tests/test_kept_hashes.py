@@ -7,7 +7,6 @@ written again, one of other code replaced without a word; ``--no-cache`` keeps n
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,6 @@ from formal.prove.evidence import Evidence
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
-    cache.enable()
-    yield where
-
-
 def _hashes(kept: K.KeptHashes | None, layouts: Any) -> dict[str, Any]:
     ev = Evidence()
     ev.keep_hashes(kept)
@@ -43,10 +34,10 @@ def _hashes(kept: K.KeptHashes | None, layouts: Any) -> dict[str, Any]:
     return out
 
 
-def test_every_catalog_hash_is_its_rows_computed_or_kept(cache_dir: Path) -> None:
+def test_every_catalog_hash_is_its_rows_computed_or_kept(kept_cache_dir: Path) -> None:
     layouts = catalog_model(False).layouts
     cold = _hashes(K.KeptHashes.open(), layouts)
-    assert json.loads((cache_dir / K.FOLDER / K.NAME).read_text())["hashes"]
+    assert json.loads((kept_cache_dir / K.FOLDER / K.NAME).read_text())["hashes"]
     warm_kept = K.KeptHashes.open()
     assert warm_kept is not None and len(warm_kept.hashes) > 250
     warm = _hashes(warm_kept, layouts)
@@ -82,9 +73,9 @@ def test_every_catalog_hash_is_its_rows_computed_or_kept(cache_dir: Path) -> Non
     assert checked > 250 and at_n > 10
 
 
-def _planted(cache_dir: Path, layouts: Any) -> tuple[str, str]:
+def _planted(kept_cache_dir: Path, layouts: Any) -> tuple[str, str]:
     _hashes(K.KeptHashes.open(), layouts)
-    path = cache_dir / K.FOLDER / K.NAME
+    path = kept_cache_dir / K.FOLDER / K.NAME
     entry = json.loads(path.read_text())
     key = next(iter(entry["hashes"]))
     entry["hashes"][key] = "0123456789abcdef"
@@ -93,11 +84,11 @@ def _planted(cache_dir: Path, layouts: Any) -> tuple[str, str]:
     return key, entry["code"]
 
 
-def test_a_kept_hash_is_what_a_run_reads(cache_dir: Path) -> None:
+def test_a_kept_hash_is_what_a_run_reads(kept_cache_dir: Path) -> None:
     layouts = [lay for lay in catalog_model(False).layouts
                if lay.id == "catalog:mma.m16n8k16.A.f16-bf16"]
     assert len(layouts) == 1
-    key, _code = _planted(cache_dir, layouts)
+    key, _code = _planted(kept_cache_dir, layouts)
     kept = K.KeptHashes.open()
     assert kept is not None and kept.get(key) == "0123456789abcdef"
     assert _hashes(kept, layouts)[layouts[0].id][0] == "0123456789abcdef"
@@ -106,12 +97,12 @@ def test_a_kept_hash_is_what_a_run_reads(cache_dir: Path) -> None:
 
 @pytest.mark.parametrize("damage", ["not json", "digest", "not hex", "schema", "code"])
 def test_a_damaged_file_is_ignored_and_written_again(
-        damage: str, cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        damage: str, kept_cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     layouts = [lay for lay in catalog_model(False).layouts
                if lay.id == "catalog:mma.m16n8k16.A.f16-bf16"]
     want = _hashes(None, layouts)
     _hashes(K.KeptHashes.open(), layouts)
-    path = cache_dir / K.FOLDER / K.NAME
+    path = kept_cache_dir / K.FOLDER / K.NAME
     entry = json.loads(path.read_text())
     key = next(iter(entry["hashes"]))
     if damage == "digest":
@@ -134,13 +125,13 @@ def test_a_damaged_file_is_ignored_and_written_again(
     assert K._valid(again) == again["hashes"]
 
 
-def test_no_cache_keeps_nothing(cache_dir: Path) -> None:
+def test_no_cache_keeps_nothing(kept_cache_dir: Path) -> None:
     cache.disable()
     try:
         assert K.KeptHashes.open() is None
     finally:
         cache.enable()
-    assert not (cache_dir / K.FOLDER).exists()
+    assert not (kept_cache_dir / K.FOLDER).exists()
 
 
 def test_the_key_holds_the_digest_the_header_and_the_elements() -> None:

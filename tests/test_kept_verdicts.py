@@ -9,28 +9,18 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from formal.base import cache
 from formal.model.resolve import catalog_model
 from formal.prove import kept_verdicts as K
 from formal.prove.evidence import Evidence, default_dir
 from formal.prove.verdicts import Verdict
 
 ID = "mma.m16n8k16.A.f16-bf16"
-
-
-@pytest.fixture
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    where = tmp_path / "cache"
-    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(where))
-    cache.enable()
-    yield where
 
 
 def _evidence(where: Path | None = None) -> Evidence:
@@ -57,20 +47,20 @@ def _layout(layouts: Any, short: str) -> Any:
     return next(lay for lay in layouts if lay.short_id == short)
 
 
-def test_every_catalog_verdict_read_back_is_the_judges(cache_dir: Path) -> None:
+def test_every_catalog_verdict_read_back_is_the_judges(kept_cache_dir: Path) -> None:
     layouts = catalog_model(False).layouts
     ev = _evidence()
     fresh = [ev.verdict(lay) for lay in layouts]
     cold, kept = _judged(ev, layouts)
     assert cold == fresh and kept.hits == 0 and kept.added == len(layouts)
-    assert len(json.loads((cache_dir / K.FOLDER / K.NAME).read_text())["verdicts"]) > 250
+    assert len(json.loads((kept_cache_dir / K.FOLDER / K.NAME).read_text())["verdicts"]) > 250
     warm, kept = _judged(_evidence(), layouts)
     assert warm == fresh and kept.hits > 250 and kept.added == 0
     statuses = {v.status for v in warm}
     assert {"proved", "refuted", "unconfirmed"} <= statuses
 
 
-def test_a_changed_evidence_record_is_judged_afresh(cache_dir: Path, tmp_path: Path) -> None:
+def test_a_changed_evidence_record_is_judged_afresh(kept_cache_dir: Path, tmp_path: Path) -> None:
     layouts = catalog_model(False).layouts
     lay = _layout(layouts, ID)
     ev = _evidence()
@@ -94,7 +84,7 @@ def test_a_changed_evidence_record_is_judged_afresh(cache_dir: Path, tmp_path: P
     assert after[0].status == "proved" and after[0].message != before[0].message
 
 
-def test_a_changed_map_is_judged_afresh(cache_dir: Path) -> None:
+def test_a_changed_map_is_judged_afresh(kept_cache_dir: Path) -> None:
     layouts = catalog_model(False).layouts
     lay = _layout(layouts, ID)
     _judged(_evidence(), [lay])
@@ -110,8 +100,8 @@ def test_a_changed_map_is_judged_afresh(cache_dir: Path) -> None:
     assert got[0].status != "proved"
 
 
-def _plant(cache_dir: Path, digest_too: bool) -> None:
-    path = cache_dir / K.FOLDER / K.NAME
+def _plant(kept_cache_dir: Path, digest_too: bool) -> None:
+    path = kept_cache_dir / K.FOLDER / K.NAME
     doc = json.loads(path.read_text())
     for key, (text, h) in doc["verdicts"].items():
         value = json.loads(text)
@@ -124,20 +114,20 @@ def _plant(cache_dir: Path, digest_too: bool) -> None:
 
 
 def test_a_planted_verdict_is_believed_only_where_the_digest_matches(
-        cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        kept_cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     layouts = catalog_model(False).layouts
     lay = _layout(layouts, ID)
     truth, _ = _judged(_evidence(), [lay])
-    _plant(cache_dir, digest_too=False)
+    _plant(kept_cache_dir, digest_too=False)
     got, kept = _judged(_evidence(), [lay])
     assert got == truth and kept.hits == 0
     assert "not an entry of this version" in capsys.readouterr().err
-    _plant(cache_dir, digest_too=True)
+    _plant(kept_cache_dir, digest_too=True)
     got, kept = _judged(_evidence(), [lay])
     assert kept.hits == 1 and got[0].status == "refuted" and got[0].message == "planted"
 
 
-def test_a_verdict_that_read_the_other_operands_is_not_kept(cache_dir: Path) -> None:
+def test_a_verdict_that_read_the_other_operands_is_not_kept(kept_cache_dir: Path) -> None:
     lay = _layout(catalog_model(False).layouts, ID)
     ev = _evidence()
     asked: list[Any] = []
@@ -158,7 +148,7 @@ def test_a_verdict_that_read_the_other_operands_is_not_kept(cache_dir: Path) -> 
     assert kept.added == 1  # the same layout, judged without reading them: kept
 
 
-def test_no_cache_keeps_no_verdict(cache_dir: Path) -> None:
+def test_no_cache_keeps_no_verdict(kept_cache_dir: Path) -> None:
     from formal.cli import main
     assert main(["prove", "--no-cache", "--format", "json", "--output", "/dev/null"]) == 0
-    assert not (cache_dir / K.FOLDER).exists()
+    assert not (kept_cache_dir / K.FOLDER).exists()
