@@ -33,6 +33,7 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..text.blocks import Document
 from .algebra import LANE, compile_expr, show_cond, show_expr
+from .sreprs import srepr_of
 
 LANES = 32
 WARPGROUP = 4  # warps of a warpgroup: a block that names %warpid spans 4 x 32 threads
@@ -300,8 +301,9 @@ class Layout:
 @lru_cache(maxsize=8192)
 def srepr(e: Any) -> str:
     """SymPy's ``srepr``, once per distinct expression (equal SymPy expressions print alike;
-    the catalog's 135 layouts state 94 distinct case values and conditions 764 times)."""
-    return str(sp.srepr(e))
+    the catalog's 135 layouts state 94 distinct case values and conditions 764 times); the
+    prover's run takes it from the kept texts (``model/sreprs.py``)."""
+    return srepr_of(e)
 
 
 def _variant_a_types(instruction: str, shape: str, operand: str,

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from ..base.source import Finding
 from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
+from ..model.sreprs import kept as sreprs_kept
 from .cache import ProofCache, entry_key
 from .composes import RelationVerdict, prove_relations
 from .confirm import stated_in
@@ -421,6 +422,11 @@ def _keep_hashes(opts: Options) -> tuple[KeptHashes | None, KeptVerdicts | None]
 
 def prove(model: Model, opts: Options | None = None) -> Proof:
     opts = opts or Options()
+    with sreprs_kept(opts.disk_cache):  # the formulas' srepr texts (``model/sreprs.py``)
+        return _prove(model, opts)
+
+
+def _prove(model: Model, opts: Options) -> Proof:
     t0 = time.perf_counter()
     by_id = {lay.id: lay for lay in model.layouts}
     results = []
