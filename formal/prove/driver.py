@@ -26,6 +26,7 @@ from .formula import (
     ONE_QUERY,
     SURJECTIVE_Z3,
     chunk_spec,
+    clear_found,
     combined_violation,
     formula_cores,
     guard_remarks,
@@ -120,6 +121,7 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
 
 def clear_cache() -> None:
     _CACHE.clear()
+    clear_found()
     SHARED_TERMS.clear()
     clear_enumerated()
 
