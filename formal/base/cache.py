@@ -15,7 +15,10 @@ line on stderr, e.g.::
     ptxlayout: warning: cache ignored: /tmp/shared: the folder is writable by group or others
 
 Writes go to a fresh temporary name and are moved into place with ``os.replace``, so a
-concurrent run sees the old file or the new one, never half of one.  Where the operating
+concurrent run sees the old file or the new one, never half of one.  A small dictionary
+kept whole in one file of its own folder (the map hashes, the hardware verdicts, the srepr
+texts) is read and written through ``KeptFile`` / ``Kept`` below: schema, code key, a
+SHA-256 of the values and a check of each value, read once a run and written back once.  Where the operating
 system has no POSIX owners (``os.geteuid`` missing, e.g. Windows) nothing can be checked and
 the caches are off.
 """
