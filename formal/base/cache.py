@@ -18,9 +18,9 @@ Writes go to a fresh temporary name and are moved into place with ``os.replace``
 concurrent run sees the old file or the new one, never half of one.  A small dictionary
 kept whole in one file of its own folder (the map hashes, the hardware verdicts, the srepr
 texts) is read and written through ``KeptFile`` / ``Kept`` below: schema, code key, a
-SHA-256 of the values and a check of each value, read once a run and written back once.  Where the operating
-system has no POSIX owners (``os.geteuid`` missing, e.g. Windows) nothing can be checked and
-the caches are off.
+SHA-256 of the values and a check of each value, read once a run and written back once.
+Where the operating system has no POSIX owners (``os.geteuid`` missing, e.g. Windows)
+nothing can be checked and the caches are off.
 """
 
 from __future__ import annotations
