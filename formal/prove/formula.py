@@ -166,7 +166,7 @@ def combined_violation(m: CellMap, chunks: _ChunkSpec | None) -> Any:
 
 
 _W = TypeVar("_W")
-_FOUND: dict[tuple[Any, ...], tuple[CellMap, Any]] = {}
+_FOUND: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
 _FOUND_LIMIT = 4096
 
 
@@ -176,8 +176,9 @@ def found(m: CellMap, finder: Callable[..., _W], *args: Any) -> _W:
     outputs, definedness, replication groups and case matches; the selectors, the
     replication's count, sparse A, the tile and the output ranges).  A map stated for
     several layouts shares its arrays (``cells.build_map``): the catalog's 196 formula
-    problems search 130 maps.  The map is kept with the answer, so the arrays' ids name no
-    others while it is here."""
+    problems search 130 maps.  The arrays are kept with the answer, so their ids name no
+    others while it is here (the map and its layout are not: nothing keeps a layout
+    alive)."""
     lay = m.lay
     key = (finder, args, id(m.pts), id(m.out), id(m.defined), id(m.groups), id(m.match),
            tuple(m.selectors), lay.groups[1] if lay.groups else 1, lay.sparse_a, lay.tile,
@@ -188,7 +189,7 @@ def found(m: CellMap, finder: Callable[..., _W], *args: Any) -> _W:
     answer = finder(m, *args)
     if len(_FOUND) >= _FOUND_LIMIT:
         _FOUND.clear()
-    _FOUND[key] = (m, answer)
+    _FOUND[key] = ((m.pts, m.out, m.defined, m.groups, m.match), answer)
     return answer
 
 
