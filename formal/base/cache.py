@@ -15,20 +15,25 @@ line on stderr, e.g.::
     ptxlayout: warning: cache ignored: /tmp/shared: the folder is writable by group or others
 
 Writes go to a fresh temporary name and are moved into place with ``os.replace``, so a
-concurrent run sees the old file or the new one, never half of one.  Where the operating
-system has no POSIX owners (``os.geteuid`` missing, e.g. Windows) nothing can be checked and
-the caches are off.
+concurrent run sees the old file or the new one, never half of one.  A small dictionary
+kept whole in one file of its own folder (the map hashes, the hardware verdicts, the srepr
+texts) is read and written through ``KeptFile`` / ``Kept`` below: schema, code key, a
+SHA-256 of the values and a check of each value, read once a run and written back once.
+Where the operating system has no POSIX owners (``os.geteuid`` missing, e.g. Windows)
+nothing can be checked and the caches are off.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from .files import MAX_DEPTH, too_deep
@@ -227,3 +232,99 @@ def remove(fd: int, name: str) -> None:
         os.unlink(name, dir_fd=fd)
     except OSError:
         pass
+
+
+# ---- one small kept dictionary a folder ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeptFile:
+    """What a kept dictionary is: one file ``name`` in the cache's subfolder ``folder``,
+    ``{"schema": schema, "code": code(), field: {key: value}, "digest": SHA-256 of the
+    values}``, each value passing ``check``.  A toy, the map hashes: ``KeptFile("maps",
+    "hashes.json", "ptxlayout-map-hashes/1", "hashes", code_key, is_hex16)`` reads
+    ``maps/hashes.json`` as ``{"schema": ..., "code": "c2d1...", "hashes": {"9f2c...":
+    "030f160ec15efd2c"}, "digest": "5e0a..."}``.  A file whose schema, code, digest or values
+    do not check is ignored (with a warning where it claims to be of this schema and code,
+    silently where it is of other code: its keys can match nothing of ours) and written
+    again by the next run that adds to it."""
+
+    folder: str
+    name: str
+    schema: str
+    field: str
+    code: Callable[[], str]
+    check: Callable[[Any], bool]
+    limit: int = 4096
+
+    def digest(self, values: dict[str, Any]) -> str:
+        return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
+
+    def valid(self, entry: Any) -> dict[str, Any] | None:
+        """The values of a file's JSON, where everything checks; else None."""
+        if not isinstance(entry, dict) or set(entry) != {"schema", "code", self.field,
+                                                         "digest"}:
+            return None
+        values = entry[self.field]
+        if entry["schema"] != self.schema or entry["code"] != self.code() \
+                or not isinstance(values, dict) or entry["digest"] != self.digest(values):
+            return None
+        if not all(self.check(v) for v in values.values()):
+            return None
+        return values
+
+    def read(self) -> dict[str, Any] | None:
+        """The folder's values (none kept, or a file of other code: empty); None where no
+        cache folder is in use."""
+        with folder(self.folder) as fd:
+            if fd is None:
+                return None
+            where = os.path.join(root() or "", self.folder)
+            entry = read_json(fd, self.name, where)
+            if isinstance(entry, dict) and entry.get("schema") == self.schema \
+                    and entry.get("code") != self.code():
+                return {}  # written by other code: its keys can match nothing of ours
+            values = self.valid(entry)
+            if entry is not None and values is None:
+                warn(os.path.join(where, self.name),
+                     "not an entry of this version (ignored, written again)")
+            return values or {}
+
+    def write(self, values: dict[str, Any]) -> None:
+        """Write ``values`` (past ``limit`` keys: the newest half)."""
+        if len(values) > self.limit:
+            values = dict(list(values.items())[-self.limit // 2:])
+        with folder(self.folder) as fd:
+            if fd is not None:
+                write_json(fd, self.name, {"schema": self.schema, "code": self.code(),
+                                           self.field: values,
+                                           "digest": self.digest(values)})
+
+
+class Kept:
+    """A kept dictionary in one run: read once (``open``), added to (``put``), written back
+    once (``close``) where anything was added."""
+
+    def __init__(self, spec: KeptFile, values: dict[str, Any] | None = None) -> None:
+        self.spec = spec
+        self.values: dict[str, Any] = dict(values or {})
+        self.added = 0
+
+    @classmethod
+    def of(cls, spec: KeptFile) -> Any:
+        """The folder's dictionary as a ``cls``; None where no cache folder is in use."""
+        values = spec.read()
+        return None if values is None else cls(spec, values)
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        if self.values.get(key) != value:
+            self.values[key] = value
+            self.added += 1
+
+    def close(self) -> None:
+        if self.added:
+            self.spec.write(self.values)
+            self.added = 0

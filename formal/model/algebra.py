@@ -232,8 +232,20 @@ Box = dict[sp.Symbol, tuple[int, int]]
 _NONNEGATIVE: Box = {LANE: (0, 1 << 20), I: (0, 1 << 20), SEL: (0, 1 << 20)}
 
 
-def bounds(e: Any, box: Box) -> tuple[int, int]:
-    """A sound interval [lo, hi] containing every value of ``e`` over ``box``."""
+def bounds(e: Any, box: Box, memo: dict[Any, tuple[int, int]] | None = None) \
+        -> tuple[int, int]:
+    """A sound interval [lo, hi] containing every value of ``e`` over ``box``; ``memo``
+    (for one box) keeps each subexpression's, so a walk that asks every node of a tree
+    (``fits_int64``) works each out once."""
+    if memo is None:
+        return _bounds(e, box, None)
+    hit = memo.get(e)
+    if hit is None:
+        hit = memo[e] = _bounds(e, box, memo)
+    return hit
+
+
+def _bounds(e: Any, box: Box, memo: dict[Any, tuple[int, int]] | None) -> tuple[int, int]:
     if e.is_Integer:
         v = int(e)
         return v, v
@@ -242,20 +254,20 @@ def bounds(e: Any, box: Box) -> tuple[int, int]:
     if isinstance(e, sp.Add):
         lo = hi = 0
         for a in e.args:
-            a_lo, a_hi = bounds(a, box)
+            a_lo, a_hi = bounds(a, box, memo)
             lo, hi = lo + a_lo, hi + a_hi
         return lo, hi
     if isinstance(e, sp.Mul):
         lo, hi = 1, 1
         for a in e.args:
-            a_lo, a_hi = bounds(a, box)
+            a_lo, a_hi = bounds(a, box, memo)
             cands = (lo * a_lo, lo * a_hi, hi * a_lo, hi * a_hi)
             lo, hi = min(cands), max(cands)
         return lo, hi
     if isinstance(e, sp.Mod):
-        b_lo, b_hi = bounds(e.args[1], box)
+        b_lo, b_hi = bounds(e.args[1], box, memo)
         m = max(abs(b_lo), abs(b_hi))
-        a_lo, a_hi = bounds(e.args[0], box)
+        a_lo, a_hi = bounds(e.args[0], box, memo)
         if b_lo > 0 and a_lo >= 0 and a_hi < b_lo:
             return a_lo, a_hi
         if b_lo > 0:
@@ -263,10 +275,10 @@ def bounds(e: Any, box: Box) -> tuple[int, int]:
         return -m, m
     if isinstance(e, sp.floor):
         num, den = _floor_parts(e)
-        n_lo, n_hi = bounds(num, box)
+        n_lo, n_hi = bounds(num, box, memo)
         return n_lo // den, n_hi // den
     if isinstance(e, BitAnd):
-        (a_lo, a_hi), (b_lo, b_hi) = bounds(e.args[0], box), bounds(e.args[1], box)
+        (a_lo, a_hi), (b_lo, b_hi) = bounds(e.args[0], box, memo), bounds(e.args[1], box, memo)
         if a_lo >= 0 and b_lo >= 0:
             return 0, min(a_hi, b_hi)
         if a_lo >= 0:
@@ -275,16 +287,16 @@ def bounds(e: Any, box: Box) -> tuple[int, int]:
             return 0, b_hi
         return _pow2_box(a_lo, a_hi, b_lo, b_hi)
     if isinstance(e, (BitOr, BitXor)):
-        (a_lo, a_hi), (b_lo, b_hi) = bounds(e.args[0], box), bounds(e.args[1], box)
+        (a_lo, a_hi), (b_lo, b_hi) = bounds(e.args[0], box, memo), bounds(e.args[1], box, memo)
         if a_lo >= 0 and b_lo >= 0:
             top = max(a_hi, b_hi)
             return 0, (1 << top.bit_length()) - 1 if top else 0
         return _pow2_box(a_lo, a_hi, b_lo, b_hi)
     if isinstance(e, sp.Piecewise):
-        parts = [bounds(ex, box) for ex, _c in e.args]
+        parts = [bounds(ex, box, memo) for ex, _c in e.args]
         return min(p[0] for p in parts), max(p[1] for p in parts)
     if isinstance(e, sp.Pow) and e.args[1].is_Integer:
-        b_lo, b_hi = bounds(e.args[0], box)
+        b_lo, b_hi = bounds(e.args[0], box, memo)
         k = int(e.args[1])
         powers = (b_lo ** k, b_hi ** k)
         low = 0 if (k % 2 == 0 and b_lo <= 0 <= b_hi) else min(powers)
@@ -383,6 +395,7 @@ _SAFE = 1 << 62
 
 def fits_int64(exprs: list[Any], box: Box) -> bool:
     """Whether every intermediate value stays far from int64 overflow over ``box``."""
+    memo: dict[Any, tuple[int, int]] = {}
     for e in exprs:
         stack = [e]
         while stack:
@@ -396,7 +409,7 @@ def fits_int64(exprs: list[Any], box: Box) -> bool:
             if x is sp.true or x is sp.false or isinstance(x, bool):
                 continue
             try:
-                lo, hi = bounds(x, box)
+                lo, hi = bounds(x, box, memo)
             except (ValueError, TypeError):
                 return False
             if abs(lo) >= _SAFE or abs(hi) >= _SAFE:

@@ -73,8 +73,13 @@ class CellMap:
     def __post_init__(self) -> None:
         self.holder_fn = compile_pred(self.holder)
         # the holders, one (selector, lane) at a time; each holder's n elements in order
-        held = np.array([(s, t) for s in self.selectors for t in range(self.lanes)
-                         if self.holder_fn(t, 0, s)], dtype=np.int64).reshape(-1, 2)
+        if self.holder is sp.true:  # every (selector, lane): no list of pairs to convert
+            held = np.empty((len(self.selectors) * self.lanes, 2), dtype=np.int64)
+            held[:, 0] = np.repeat(np.asarray(self.selectors, dtype=np.int64), self.lanes)
+            held[:, 1] = np.tile(np.arange(self.lanes, dtype=np.int64), len(self.selectors))
+        else:
+            held = np.array([(s, t) for s in self.selectors for t in range(self.lanes)
+                             if self.holder_fn(t, 0, s)], dtype=np.int64).reshape(-1, 2)
         pts = np.empty((len(held) * self.n, 3), dtype=np.int64)
         pts[:, :2] = np.repeat(held, self.n, axis=0)
         pts[:, 2] = np.tile(np.arange(self.n, dtype=np.int64), len(held))

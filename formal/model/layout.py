@@ -11,7 +11,7 @@ line of everything, so the prove stage can place any disagreement.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -33,6 +33,7 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..text.blocks import Document
 from .algebra import LANE, compile_expr, show_cond, show_expr
+from .sreprs import srepr_of
 
 LANES = 32
 WARPGROUP = 4  # warps of a warpgroup: a block that names %warpid spans 4 x 32 threads
@@ -162,12 +163,25 @@ class Layout:
         if hit is None:
             table = self.table.at(n) if self.table is not None else None
             shape = replace(self.shape, n=n)
-            lid = LayoutId.parse(self.id)  # its shape, m64nNk16, becomes m64n<n>k16
-            hit = memo[n] = replace(
-                self, shape=shape, table=table, n_values=(), shape_name="",
+            lid = memo.get("id")
+            if lid is None:
+                lid = memo["id"] = LayoutId.parse(self.id)  # parsed once, not once an N
+            hit = memo[n] = self._with(
+                shape=shape, table=table, n_values=(), shape_name="",
                 id=str(replace(lid, shape=str(shape))) if lid.shape == self.shape_text
                 else self.id)
         return hit  # type: ignore[no-any-return]
+
+    def _with(self, **changes: Any) -> Layout:
+        """``dataclasses.replace(self, **changes)`` without its keyword call through
+        ``__init__`` and a frozen ``__setattr__`` per field (``at`` makes some 1,100 a catalog
+        run): the same fields, none of the memos this object keeps in its ``__dict__``.  The
+        class has no ``__post_init__`` and every field is an ``__init__`` argument, so the
+        object is the one ``replace`` makes (tests/test_model_layout_at.py)."""
+        new = object.__new__(Layout)
+        mine = self.__dict__
+        new.__dict__.update({name: mine[name] for name in _LAYOUT_FIELDS}, **changes)
+        return new
 
     # -- shape facts
     @property
@@ -297,11 +311,15 @@ class Layout:
             if self.metadata is not None else None)
 
 
+_LAYOUT_FIELDS = tuple(f.name for f in fields(Layout))
+
+
 @lru_cache(maxsize=8192)
 def srepr(e: Any) -> str:
     """SymPy's ``srepr``, once per distinct expression (equal SymPy expressions print alike;
-    the catalog's 135 layouts state 94 distinct case values and conditions 764 times)."""
-    return str(sp.srepr(e))
+    the catalog's 135 layouts state 94 distinct case values and conditions 764 times); the
+    prover's run takes it from the kept texts (``model/sreprs.py``)."""
+    return srepr_of(e)
 
 
 def _variant_a_types(instruction: str, shape: str, operand: str,

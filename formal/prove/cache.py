@@ -50,7 +50,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from .. import __version__
@@ -81,7 +81,7 @@ def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
         return hit[1]
     what = [SCHEMA, __version__, _z3_version(), obligation, lay.formula_hash(), lay.elements,
             lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), memo[2],
-            repr(lay.groups), timeout_ms]
+            _text(lay.groups), timeout_ms]
     key = hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
     if len(_KEYS) >= 4096:
         _KEYS.clear()
@@ -90,6 +90,13 @@ def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
 
 
 _KEYS: dict[tuple[Any, ...], tuple[Layout, str]] = {}
+
+
+@lru_cache(maxsize=256)
+def _text(groups: Any) -> str:
+    """``repr`` of a replication (a SymPy expression prints slowly), once per distinct one:
+    the catalog's 196 keys name two."""
+    return repr(groups)
 
 
 def relation_key(rel: Any, producer: Layout, consumer: Layout, timeout_ms: int) -> str:

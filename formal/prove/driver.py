@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from ..base.source import Finding
 from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
+from ..model.sreprs import kept as sreprs_kept
 from .cache import ProofCache, entry_key
 from .composes import RelationVerdict, prove_relations
 from .confirm import stated_in
@@ -25,6 +26,7 @@ from .formula import (
     ONE_QUERY,
     SURJECTIVE_Z3,
     chunk_spec,
+    clear_found,
     combined_violation,
     formula_cores,
     guard_remarks,
@@ -119,6 +121,7 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
 
 def clear_cache() -> None:
     _CACHE.clear()
+    clear_found()
     SHARED_TERMS.clear()
     clear_enumerated()
 
@@ -421,6 +424,11 @@ def _keep_hashes(opts: Options) -> tuple[KeptHashes | None, KeptVerdicts | None]
 
 def prove(model: Model, opts: Options | None = None) -> Proof:
     opts = opts or Options()
+    with sreprs_kept(opts.disk_cache):  # the formulas' srepr texts (``model/sreprs.py``)
+        return _prove(model, opts)
+
+
+def _prove(model: Model, opts: Options) -> Proof:
     t0 = time.perf_counter()
     by_id = {lay.id: lay for lay in model.layouts}
     results = []

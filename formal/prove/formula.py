@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import sympy as sp
 import z3
@@ -165,6 +165,38 @@ def combined_violation(m: CellMap, chunks: _ChunkSpec | None) -> Any:
     return disj(*viol.values())
 
 
+_W = TypeVar("_W")
+_FOUND: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+_FOUND_LIMIT = 4096
+
+
+def found(m: CellMap, finder: Callable[..., _W], *args: Any) -> _W:
+    """``finder(m, *args)``, once a process for every map with the same enumerated arrays
+    and the same facts of its layout that a finder reads (``witness.py``: the points,
+    outputs, definedness, replication groups and case matches; the selectors, the
+    replication's count, sparse A, the tile and the output ranges).  A map stated for
+    several layouts shares its arrays (``cells.build_map``): the catalog's 196 formula
+    problems search 130 maps.  The arrays are kept with the answer, so their ids name no
+    others while it is here (the map and its layout are not: nothing keeps a layout
+    alive)."""
+    lay = m.lay
+    key = (finder, args, id(m.pts), id(m.out), id(m.defined), id(m.groups), id(m.match),
+           tuple(m.selectors), lay.groups[1] if lay.groups else 1, lay.sparse_a, lay.tile,
+           tuple(output_ranges(m)))
+    hit = _FOUND.get(key)
+    if hit is not None:
+        return hit[1]  # type: ignore[no-any-return]
+    answer = finder(m, *args)
+    if len(_FOUND) >= _FOUND_LIMIT:
+        _FOUND.clear()
+    _FOUND[key] = ((m.pts, m.out, m.defined, m.groups, m.match), answer)
+    return answer
+
+
+def clear_found() -> None:
+    _FOUND.clear()
+
+
 def obligation_names(m: CellMap, chunks: _ChunkSpec | None) -> list[str]:
     """The obligations of the combined query, as ``_violations`` names them."""
     out = [f"cases:{k}" for k, f in enumerate(m.formulas)
@@ -240,7 +272,8 @@ def _cases_core(m: CellMap, k: int, f: Formula, zs: str | None, model: Any, sym:
         p = m.index(*sym.point(model))
         return p is not None and len(m.matches(k, p)) != 1
 
-    witness = _settle(f"cases of '{f.name}'", zs, replays, lambda: witness_cases(m, k), opts)
+    witness = _settle(f"cases of '{f.name}'", zs, replays,
+                      lambda: found(m, witness_cases, k), opts)
     zs, note = by_enumeration(zs, witness, opts, model)
     return _noted(_cases_verdict(m, k, f, zs, witness, method), note)
 
@@ -270,7 +303,7 @@ def _range_core(m: CellMap, zs: str, model: Any, sym: Sym | None, opts: Options,
         p = m.index(*sym.point(model))
         return p is not None and _w_range_at(m, p)
 
-    witness = _settle("in-range", zs, replays, lambda: witness_range(m), opts)
+    witness = _settle("in-range", zs, replays, lambda: found(m, witness_range), opts)
     zs, note = by_enumeration(zs, witness, opts, model)
     return _noted(_range_verdict(m, zs, witness, method), note)
 
@@ -327,7 +360,7 @@ def _injective_core(m: CellMap, zs: str, model: Any, sym: Sym | None,
         pb = m.index(*(z3_int(model, v, sym.w) for v in second))
         return pa is not None and pb is not None and _collide_at(m, pa, pb)
 
-    witness = _settle("injective", zs, replays, lambda: witness_collision(m), opts)
+    witness = _settle("injective", zs, replays, lambda: found(m, witness_collision), opts)
     zs, note = by_enumeration(zs, witness, opts, model)
     return _noted(_injective_verdict(m, zs, witness, method), note)
 
@@ -375,7 +408,8 @@ def _chunks_core(m: CellMap, spec: _ChunkSpec, zs: str, model: Any, sym: Sym | N
         return p is not None and _w_chunks_at(m, spec, p) is not None
 
     witness = _settle("sparse-chunks", zs, replays,
-                      lambda: witness_chunks(m, spec.width, spec.chunk, spec.nonzeros), opts)
+                      lambda: found(m, witness_chunks, spec.width, spec.chunk,
+                                    spec.nonzeros), opts)
     zs, note = by_enumeration(zs, witness, opts, model)
     if zs != "refuted":
         return _noted(Core(zs, method=method), note)
@@ -434,7 +468,7 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
     """
     lay = m.lay
     ngroups = lay.groups[1] if lay.groups else 1
-    hole = witness_hole(m) if opts.cross_check else None
+    hole = found(m, witness_hole) if opts.cross_check else None
     per_sel = len(m) // max(1, len(m.selectors))
     ranges = output_ranges(m)
     cells = 1
@@ -457,7 +491,7 @@ def surjective_core(m: CellMap, opts: Options, inj: Core, rng: Core,
                                 f"{hole[2]} uncovered")
         return Core("proved", method="counting (injective, |domain| = |tile|)")
     if hole is None and not opts.cross_check:
-        hole = witness_hole(m)
+        hole = found(m, witness_hole)
     z3_answer = cached() if cached is not None else None
     if z3_answer is not None:
         if not opts.cross_check:

@@ -64,64 +64,34 @@ def hash_key(digest: str, header: str, elements: int | None) -> str:
                           f"{'all' if elements is None else elements}".encode()).hexdigest()
 
 
+def _is_hash(v: Any) -> bool:
+    return isinstance(v, str) and _HASH.fullmatch(v) is not None
+
+
+STORE = disk.KeptFile(FOLDER, NAME, SCHEMA, "hashes", _code_key, _is_hash, LIMIT)
+
+
 def _digest(hashes: dict[str, str]) -> str:
-    return hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()
+    return STORE.digest(hashes)
 
 
-class KeptHashes:
+class KeptHashes(disk.Kept):
     """The kept map hashes of one run: read once (``open``), added to as hashes are computed
-    (``put``), written back once (``close``) where anything was added."""
+    (``put``), written back once (``close``) where anything was added (``base.cache.Kept``)."""
 
     def __init__(self, hashes: dict[str, str] | None = None) -> None:
-        self.hashes: dict[str, str] = dict(hashes or {})
-        self.added = 0
+        super().__init__(STORE, hashes)
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        return self.values
 
     @classmethod
     def open(cls) -> KeptHashes | None:
         """The folder's hashes (none kept: empty); None where no cache folder is in use."""
-        with disk.folder(FOLDER) as fd:
-            if fd is None:
-                return None
-            where = disk.root() or ""
-            entry = disk.read_json(fd, NAME, str(Path(where) / FOLDER))
-            if isinstance(entry, dict) and entry.get("schema") == SCHEMA \
-                    and entry.get("code") != _code_key():
-                return cls()  # written by other code: its keys can match nothing of ours
-            hashes = _valid(entry)
-            if entry is not None and hashes is None:
-                disk.warn(str(Path(where) / FOLDER / NAME),
-                          "not an entry of this version (ignored, written again)")
-            return cls(hashes)
-
-    def get(self, key: str) -> str | None:
-        return self.hashes.get(key)
-
-    def put(self, key: str, h: str) -> None:
-        if self.hashes.get(key) != h:
-            self.hashes[key] = h
-            self.added += 1
-
-    def close(self) -> None:
-        """Write the hashes back where this run added any (past ``LIMIT``: this run's own)."""
-        if not self.added:
-            return
-        hashes = self.hashes
-        if len(hashes) > LIMIT:
-            hashes = dict(list(hashes.items())[-LIMIT // 2:])
-        with disk.folder(FOLDER) as fd:
-            if fd is not None:
-                disk.write_json(fd, NAME, {"schema": SCHEMA, "code": _code_key(),
-                                           "hashes": hashes, "digest": _digest(hashes)})
-        self.added = 0
+        hashes = STORE.read()
+        return None if hashes is None else cls(hashes)
 
 
 def _valid(entry: Any) -> dict[str, str] | None:
-    if not isinstance(entry, dict) or set(entry) != {"schema", "code", "hashes", "digest"}:
-        return None
-    hashes = entry["hashes"]
-    if entry["schema"] != SCHEMA or entry["code"] != _code_key() \
-            or not isinstance(hashes, dict) or entry["digest"] != _digest(hashes):
-        return None
-    if not all(isinstance(v, str) and _HASH.fullmatch(v) for v in hashes.values()):
-        return None
-    return hashes
+    return STORE.valid(entry)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Any
 
 from ..base import cache as disk
@@ -95,39 +94,41 @@ def _verdict(text: Any) -> Verdict | None:
     return Verdict("hardware", value[0], value[1], value[2], None, value[3], value[4], value[5])
 
 
+def _is_kept(hit: Any) -> bool:
+    return isinstance(hit, list) and len(hit) == 2 and isinstance(hit[0], str) \
+        and (hit[1] is None or isinstance(hit[1], str))
+
+
+STORE = disk.KeptFile(FOLDER, NAME, SCHEMA, "verdicts", code_key, _is_kept, LIMIT)
+
+
 def _digest(verdicts: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(verdicts, sort_keys=True).encode()).hexdigest()
+    return STORE.digest(verdicts)
 
 
-class KeptVerdicts:
+class KeptVerdicts(disk.Kept):
     """The kept hardware verdicts of one run: read once (``open``), added to as verdicts are
-    judged (``put``), written back once (``close``) where anything was added."""
+    judged (``put``), written back once (``close``) where anything was added
+    (``base.cache.Kept``)."""
 
     def __init__(self, verdicts: dict[str, Any] | None = None) -> None:
-        self.verdicts: dict[str, Any] = dict(verdicts or {})
-        self.added = 0
+        super().__init__(STORE, verdicts)
         self.hits = 0
+
+    @property
+    def verdicts(self) -> dict[str, Any]:
+        return self.values
 
     @classmethod
     def open(cls) -> KeptVerdicts | None:
         """The folder's verdicts (none kept: empty); None where no cache folder is in use."""
-        with disk.folder(FOLDER) as fd:
-            if fd is None:
-                return None
-            where = str(Path(disk.root() or "") / FOLDER / NAME)
-            entry = disk.read_json(fd, NAME, str(Path(disk.root() or "") / FOLDER))
-            if isinstance(entry, dict) and entry.get("schema") == SCHEMA \
-                    and entry.get("code") != code_key():
-                return cls()  # written by other code: its keys can match nothing of ours
-            verdicts = _valid(entry)
-            if entry is not None and verdicts is None:
-                disk.warn(where, "not an entry of this version (ignored, written again)")
-            return cls(verdicts)
+        verdicts = STORE.read()
+        return None if verdicts is None else cls(verdicts)
 
     def get(self, key: str) -> tuple[Verdict, str | None] | None:
         """The verdict kept under ``key`` and the map hash it matched (None: none kept, or
         an entry that is not a verdict: judged afresh and written again)."""
-        hit = self.verdicts.get(key)
+        hit = self.values.get(key)
         if hit is None:
             return None
         v = _verdict(hit[0])
@@ -136,38 +137,14 @@ class KeptVerdicts:
         self.hits += 1
         return v, hit[1]
 
-    def put(self, key: str, v: Verdict, h: str | None) -> None:
+    def put(self, key: str, v: Verdict, h: str | None) -> None:  # type: ignore[override]
         text = verdict_text(v)
-        if text is not None and self.verdicts.get(key) != [text, h]:
-            self.verdicts[key] = [text, h]
-            self.added += 1
-
-    def close(self) -> None:
-        """Write the verdicts back where this run added any (past ``LIMIT``: the newest)."""
-        if not self.added:
-            return
-        verdicts = self.verdicts
-        if len(verdicts) > LIMIT:
-            verdicts = dict(list(verdicts.items())[-LIMIT // 2:])
-        with disk.folder(FOLDER) as fd:
-            if fd is not None:
-                disk.write_json(fd, NAME, {"schema": SCHEMA, "code": code_key(),
-                                           "verdicts": verdicts, "digest": _digest(verdicts)})
-        self.added = 0
+        if text is not None:
+            super().put(key, [text, h])
 
 
 def _valid(entry: Any) -> dict[str, Any] | None:
-    if not isinstance(entry, dict) or set(entry) != {"schema", "code", "verdicts", "digest"}:
-        return None
-    verdicts = entry["verdicts"]
-    if entry["schema"] != SCHEMA or entry["code"] != code_key() \
-            or not isinstance(verdicts, dict) or entry["digest"] != _digest(verdicts):
-        return None
-    for hit in verdicts.values():
-        if not (isinstance(hit, list) and len(hit) == 2 and isinstance(hit[0], str)
-                and (hit[1] is None or isinstance(hit[1], str))):
-            return None
-    return verdicts
+    return STORE.valid(entry)
 
 
 def judged(ev: Any, lay: Any, stated: Any, kept: KeptVerdicts) -> Verdict:
