@@ -158,11 +158,44 @@ def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
                 method="enumeration")
 
 
+# What a check found on one read-only placement table (``TcScaleLayout.table``) and the
+# fields of the layout it reads, this process, by the table's identity: the catalog's 82
+# scale operands place by 30 tables (the forms that share a program share its table, as
+# ``model.tc_scale._placements`` makes it once), and a check of the same array with the same
+# fields is the same computation.  The table is kept beside the answer, so that an id is
+# never taken for another array's; a writable array (not the model's) is never looked up.
+_ON_TABLE: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def _on_table(lay: TcScaleLayout, what: str, facts: tuple[Any, ...], make: Any) -> Any:
+    """``make()``, or what it gave for the same table and ``facts`` earlier this process."""
+    table = getattr(lay, "table", None)
+    if table is None or getattr(getattr(table, "flags", None), "writeable", True):
+        return make()
+    key = (what, id(table), *facts)
+    hit = _ON_TABLE.get(key)
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    got = make()
+    if len(_ON_TABLE) >= 4096:
+        _ON_TABLE.clear()
+    _ON_TABLE[key] = (table, got)
+    return got
+
+
 def _placed_once(lay: TcScaleLayout, ids: Sequence[int]) -> set[int]:
     """The IDs of ``ids`` at which ``tc_placement_core`` is proved, found for every ID in one
     pass over all their placements (numpy): no factor outside its bounds, none off the data
     path's CTA or half, no two on one byte.  An ID left out (a fault, or placements past
-    int64) is asked of ``tc_placement_core`` itself, which names the first fault."""
+    int64) is asked of ``tc_placement_core`` itself, which names the first fault.  Once a
+    table and the fields the check reads (``_on_table``)."""
+    facts = (tuple(ids), lay.states("half"), lay.states("cta"), lay.operand, lay.m, lay.n,
+             lay.cta_group, lay.sparse, lay.lanes, lay.columns)
+    return set(_on_table(lay, "placed", facts, lambda: frozenset(_placed_at(lay, ids))))
+
+
+def _placed_at(lay: TcScaleLayout, ids: Sequence[int]) -> set[int]:
+    """``_placed_once``'s pass."""
     import numpy as np
     tables = [(s, placed_array(lay, s)) for s in ids]
     ok = {s for s, p in tables if not len(p)}
@@ -280,8 +313,10 @@ def tc_tile_core(lay: TcScaleLayout) -> Core:
 def _columns(lay: TcScaleLayout, s: int) -> set[int]:
     """The tensor-memory columns of ``lay``'s factors at ID ``s``, from the array
     (``placed_array``): the tuples are never built for it."""
-    p = placed_array(lay, s)
-    return set(p[:, 3].tolist()) if len(p) else set()
+    def make() -> frozenset[int]:
+        p = placed_array(lay, s)
+        return frozenset(p[:, 3].tolist()) if len(p) else frozenset()
+    return set(_on_table(lay, "columns", (s,), make))
 
 
 def _widest(p: Any, by: int) -> tuple[int, list[int]]:
@@ -313,13 +348,23 @@ def _widest(p: Any, by: int) -> tuple[int, list[int]]:
     return int(whos[first[j]]), taken[first[j]:first[j] + counts[j]].tolist()
 
 
+def _widest_at(lay: TcScaleLayout, s: int, by: int) -> tuple[int, list[int]]:
+    """``_widest`` of the placements at ID ``s``, once a table (``_on_table``)."""
+    def make() -> tuple[int, tuple[int, ...]]:
+        who, cols = _widest(placed_array(lay, s), by)
+        return who, tuple(cols)
+    who, cols = _on_table(lay, "widest", (s, by), make)
+    return who, list(cols)
+
+
 def tc_fit_core(lay: TcScaleLayout) -> Core:
     """A row's (column's) factors at each stated ID take no more words than they need; where
     they do (the factors run on past the word their byte offset starts in), the text does not
     say where they go: a warning."""
     need = -(-lay.vec // WORD_BYTES)
+    by = 0 if lay.operand == "A" else 1
     for s in lay.sf_ids:
-        who, cols = _widest(placed_array(lay, s), 0 if lay.operand == "A" else 1)
+        who, cols = _widest_at(lay, s, by)
         if len(cols) > need:
             name = "row" if lay.operand == "A" else "column"
             return Core("refuted", f"sf_id {s}: {name} {who}'s {lay.vec} one-byte factors start "
