@@ -15,7 +15,9 @@ what that reading produced, written to be read back cheaply: the runs as columns
 field; each run's operand hashes as one text, names and hashes one a line, so the depth check
 walks no list a run), and each kept cell table as its own JSON text, parsed (and
 depth-checked) only when a verdict reads that table -- for the catalog, the two errata's
-confirmed maps.  For the run above the entry's runs read::
+confirmed maps.  The runs themselves are made from the columns one by one, where a verdict
+reads them (``KeptRuns``): every column is checked when the entry is read.  For the run above
+the entry's runs read::
 
     {"key": ["mma.m16n8k16.f32.f16.f16.f32"], "mode": ["check"], "result": ["match"],
      "trials": [64], "layout_hashes": ["A\\n8148...\\nB\\n...\\nC/D\\n..."], ...}
@@ -33,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -128,6 +131,53 @@ def _pairs(flat: Any) -> dict[str, Any]:
     return dict(zip(it, it))
 
 
+def _pairs_ok(x: Any) -> bool:
+    """Whether ``_pairs`` reads ``x`` (a kept run's operand hashes, ``_flat_pairs``) as pairs:
+    an even count of names and hashes."""
+    if type(x) is str:
+        return not x or x.count(_SEP) % 2 == 1
+    return len(x) % 2 == 0
+
+
+class KeptRuns:
+    """An evidence file's runs as its entry keeps them, by column, each made into a run (an
+    ``evidence.EvidenceRun``) when first read, and the same run ever after: a warm ``prove``
+    of the catalog reads the runs of the few variants and shared-memory layouts its verdicts
+    ask for (``Evidence.runs_of``, ``runs_with``), not the 4,444 of the shipped evidence.
+    Every column was checked when the entry was read (``_file_of``): making a run cannot
+    fail."""
+
+    def __init__(self, run: Any, f: Any, columns: tuple[list[Any], ...],
+                 cells: dict[int, tuple[tuple[int, ...], ...]]) -> None:
+        self._run, self._file, self._columns, self._cells = run, f, columns, cells
+        self.keys: list[str] = columns[0]
+        self._made: list[Any] = [None] * len(self.keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def at(self, i: int) -> Any:
+        got = self._made[i]
+        if got is None:
+            k, sel, mode, res, lh, dh, trials, detail, err, plant = (c[i] for c in self._columns)
+            got = self._made[i] = self._run(k, sel, mode, res, _pairs(lh), _pairs(dh), trials,
+                                            detail, self._file, err, self._cells.get(i, ()),
+                                            plant)
+        return got
+
+    def every(self) -> list[Any]:
+        return [self.at(i) for i in range(len(self.keys))]
+
+    def hashes_of(self, operand: str) -> Iterator[tuple[int, str]]:
+        """(index, hash) of each run whose operand hashes name ``operand`` (a value other
+        than None), in order; a run's text is split only where it holds the name."""
+        for i, x in enumerate(self._columns[4]):
+            if x and (type(x) is not str or operand in x):
+                h = _pairs(x).get(operand)
+                if h is not None:
+                    yield i, h
+
+
 def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
     """A run's d_cells as one list: ``[w, ...]`` when every cell has ``w`` numbers (a
     mismatch's cells are all [row, col] or all [row, col, product]), else ``[-1, ...]`` with
@@ -182,7 +232,9 @@ def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
                 or not all(type(x) is int for x in runs["trials"]) \
                 or not all(map(_scalar, runs["selector"])) \
                 or not all(map(_flat_pairs, runs["layout_hashes"])) \
-                or not all(map(_flat_pairs, runs["discovered_hashes"])):
+                or not all(map(_flat_pairs, runs["discovered_hashes"])) \
+                or not all(map(_pairs_ok, runs["layout_hashes"])) \
+                or not all(map(_pairs_ok, runs["discovered_hashes"])):
             return None
         tables = {part: dict(c["tables"][part]) for part in ("discovered", "maps")}
         if not all(isinstance(t, str) for part in tables.values() for t in part.values()):
@@ -194,12 +246,9 @@ def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
             return None
         f = EvidenceFile(path, device, sm, driver, date,
                          discovered=tables["discovered"], maps=tables["maps"])
-        f.runs = [EvidenceRun(k, sel, mode, res, _pairs(lh), _pairs(dh), trials, detail, f, err,
-                              cells.get(i, ()), plant)
-                  for i, (k, sel, mode, res, lh, dh, trials, detail, err, plant) in enumerate(
-                      zip(runs["key"], runs["selector"], runs["mode"], runs["result"],
-                          runs["layout_hashes"], runs["discovered_hashes"], runs["trials"],
-                          runs["detail"], runs["erratum"], runs["plant"], strict=True))]
+        f.kept = KeptRuns(EvidenceRun, f, tuple(runs[k] for k in (
+            "key", "selector", "mode", "result", "layout_hashes", "discovered_hashes", "trials",
+            "detail", "erratum", "plant")), cells)
     except (FileProblem, KeyError, TypeError, ValueError, RecursionError):
         return None
     return f
