@@ -246,9 +246,8 @@ def meta_hash(lay: MetaLayout) -> str:
 @cache
 def _sp_rows() -> dict[tuple[str, int], list[str]]:
     """The tcgen05.mma.sp rows of ``ptxlayout gpu`` by the (metadata layout, selector) they
-    place their metadata by (``execute.tcgen05_sp.meta_id``), listed once a process."""
-    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, issued_ws
-    from ..execute.tcgen05_sp import meta_id
+    place their metadata by (``base.matrix_variants.meta_id``), listed once a process."""
+    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, issued_ws, meta_id
     rows: dict[tuple[str, int], list[str]] = {}
     for v in TCGEN05_MMA_SP_VARIANTS:
         rows.setdefault((meta_id(v.kind, v.dims.m, issued_ws(v)), v.selector), []).append(v.key)
