@@ -33,7 +33,7 @@ from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import distinct, first_repeat, placed_array, placements_hash
+from .repeats import distinct, first_repeat, on_table, placed_array, placements_hash
 from .verdicts import Core, Verdict
 
 TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
@@ -158,40 +158,15 @@ def tc_placement_core(lay: TcScaleLayout, s: int) -> Core:
                 method="enumeration")
 
 
-# What a check found on one read-only placement table (``TcScaleLayout.table``) and the
-# fields of the layout it reads, this process, by the table's identity: the catalog's 82
-# scale operands place by 30 tables (the forms that share a program share its table, as
-# ``model.tc_scale._placements`` makes it once), and a check of the same array with the same
-# fields is the same computation.  The table is kept beside the answer, so that an id is
-# never taken for another array's; a writable array (not the model's) is never looked up.
-_ON_TABLE: dict[tuple[Any, ...], tuple[Any, Any]] = {}
-
-
-def _on_table(lay: TcScaleLayout, what: str, facts: tuple[Any, ...], make: Any) -> Any:
-    """``make()``, or what it gave for the same table and ``facts`` earlier this process."""
-    table = getattr(lay, "table", None)
-    if table is None or getattr(getattr(table, "flags", None), "writeable", True):
-        return make()
-    key = (what, id(table), *facts)
-    hit = _ON_TABLE.get(key)
-    if hit is not None and hit[0] is table:
-        return hit[1]
-    got = make()
-    if len(_ON_TABLE) >= 4096:
-        _ON_TABLE.clear()
-    _ON_TABLE[key] = (table, got)
-    return got
-
-
 def _placed_once(lay: TcScaleLayout, ids: Sequence[int]) -> set[int]:
     """The IDs of ``ids`` at which ``tc_placement_core`` is proved, found for every ID in one
     pass over all their placements (numpy): no factor outside its bounds, none off the data
     path's CTA or half, no two on one byte.  An ID left out (a fault, or placements past
     int64) is asked of ``tc_placement_core`` itself, which names the first fault.  Once a
-    table and the fields the check reads (``_on_table``)."""
+    table and the fields the check reads (``repeats.on_table``)."""
     facts = (tuple(ids), lay.states("half"), lay.states("cta"), lay.operand, lay.m, lay.n,
              lay.cta_group, lay.sparse, lay.lanes, lay.columns)
-    return set(_on_table(lay, "placed", facts, lambda: frozenset(_placed_at(lay, ids))))
+    return set(on_table(lay, "placed", facts, lambda: frozenset(_placed_at(lay, ids))))
 
 
 def _placed_at(lay: TcScaleLayout, ids: Sequence[int]) -> set[int]:
@@ -316,7 +291,7 @@ def _columns(lay: TcScaleLayout, s: int) -> set[int]:
     def make() -> frozenset[int]:
         p = placed_array(lay, s)
         return frozenset(p[:, 3].tolist()) if len(p) else frozenset()
-    return set(_on_table(lay, "columns", (s,), make))
+    return set(on_table(lay, "columns", (s,), make))
 
 
 def _widest(p: Any, by: int) -> tuple[int, list[int]]:
@@ -349,11 +324,11 @@ def _widest(p: Any, by: int) -> tuple[int, list[int]]:
 
 
 def _widest_at(lay: TcScaleLayout, s: int, by: int) -> tuple[int, list[int]]:
-    """``_widest`` of the placements at ID ``s``, once a table (``_on_table``)."""
+    """``_widest`` of the placements at ID ``s``, once a table (``repeats.on_table``)."""
     def make() -> tuple[int, tuple[int, ...]]:
         who, cols = _widest(placed_array(lay, s), by)
         return who, tuple(cols)
-    who, cols = _on_table(lay, "widest", (s, by), make)
+    who, cols = on_table(lay, "widest", (s, by), make)
     return who, list(cols)
 
 
