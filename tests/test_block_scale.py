@@ -638,10 +638,14 @@ def test_quad_locality_over_arrays_answers_as_the_walk() -> None:
                     hs[j] = (*hs[j][:2], hs[j][2] + 1000, hs[j][3])
                 every.append((sel, tuple(hs)))
             variants.append(dataclasses.replace(lay, every=tuple(every)))
-        for v in variants:
-            core = locality_core(v, frag, k)
-            walk = _locality_by_dict(v, frag, k)
+        moved = dict(frag)  # one element of the fragment moved 8 rows down (another quad's)
+        key = rng.choice(sorted(moved))
+        moved[key] = ((moved[key][0] + 8) % lay.tile[0] if lay.operand == "A"
+                      else moved[key][0], *moved[key][1:])
+        for v, f in [*((v, frag) for v in variants), (lay, moved)]:
+            core = locality_core(v, f, k)
+            walk = _locality_by_dict(v, f, k)
             assert (core.status, core.cex) == ("proved" if walk is None else "refuted", walk)
             checked += 1
             refuted += walk is not None
-    assert checked == 50 and refuted >= 30
+    assert checked == 60 and refuted >= 30

@@ -210,16 +210,14 @@ def locality_core(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[A
         return Core("not-applicable", f"the catalog has no {lay.operand} fragment of "
                     f"{lay.shape} to relate", method="enumeration")
     block = k // lay.vec
-    elements = []  # each element's (lane, element, row, col, its factor's cell), once
-    for (_sel, lane, i), vals in sorted(fragment.items()):
-        r, c = int(vals[0]), int(vals[1])
-        elements.append((lane, i, r, c, (r, c // block) if lay.operand == "A"
-                         else (r // block, c)))
-    arrays = _element_arrays(elements)
+    arrays = _element_arrays(fragment, block, lay.operand)
+    elements: list[tuple[Any, ...]] | None = None
     for (b, t), hs in lay.holdings:
         first = _first_off_quad(arrays, hs)
         if first == -1:
             continue  # every element's factor is held in its quad (all at once, numpy)
+        if elements is None:
+            elements = _elements(fragment, block, lay.operand)
         who = {(h[2], h[3]): h[0] for h in hs}
         for lane, i, r, c, cell in elements[first or 0:]:
             src = who.get(cell)
@@ -233,17 +231,38 @@ def locality_core(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[A
     return Core("proved", method="enumeration")
 
 
-def _element_arrays(elements: Sequence[tuple[Any, ...]]) -> Any:
-    """(lanes, factor rows, factor columns) of ``locality_core``'s elements as int64 arrays;
-    None where a value is not a small non-negative int (then the walk answers)."""
+def _elements(fragment: dict[tuple[int, int, int], tuple[Any, ...]], block: int,
+              operand: str) -> list[tuple[Any, ...]]:
+    """Each element's (lane, element, row, col, its factor's cell), in (selector, lane,
+    element) order, once."""
+    elements = []
+    for (_sel, lane, i), vals in sorted(fragment.items()):
+        r, c = int(vals[0]), int(vals[1])
+        elements.append((lane, i, r, c, (r, c // block) if operand == "A" else (r // block, c)))
+    return elements
+
+
+def _element_arrays(fragment: dict[tuple[int, int, int], tuple[Any, ...]], block: int,
+                    operand: str) -> Any:
+    """(lanes, factor rows, factor columns) of ``_elements`` as int64 arrays in the same
+    order, made from the fragment's table at once; None where a value is not a small
+    non-negative int (then the walk answers)."""
     import numpy as np
+    if block <= 0 or not fragment:
+        return None
     try:
-        a = np.array([(e[0], e[4][0], e[4][1]) for e in elements], dtype=np.int64)
-    except (OverflowError, TypeError, ValueError):
+        keys = np.array(list(fragment), dtype=np.int64)
+        vals = np.array([v[:2] for v in fragment.values()], dtype=np.int64)
+    except (OverflowError, TypeError, ValueError, IndexError):
         return None
-    if a.ndim != 2 or a.shape[1:] != (3,) or len(a) == 0 or a.min() < 0 or a.max() >= 1 << 20:
+    if keys.shape[1:] != (3,) or vals.shape != (len(keys), 2):
         return None
-    return a[:, 0], a[:, 1], a[:, 2]
+    order = np.lexsort((keys[:, 2], keys[:, 1], keys[:, 0]))  # as sorted() orders the keys
+    r, c = vals[order, 0], vals[order, 1]
+    a = np.stack([keys[order, 1], *((r, c // block) if operand == "A" else (r // block, c))])
+    if a.min() < 0 or a.max() >= 1 << 20:
+        return None
+    return a[0], a[1], a[2]
 
 
 def _first_off_quad(arrays: Any, hs: Sequence[tuple[Any, ...]]) -> int | None:
