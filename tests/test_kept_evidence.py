@@ -75,7 +75,8 @@ def _one(tmp: Path) -> Path:
 
 @pytest.mark.parametrize("damage", ["digest", "text", "schema", "not json", "runs",
                                     "nested selector", "nested hash", "device not a text",
-                                    "odd hashes text", "odd hashes list"])
+                                    "odd hashes text", "odd hashes list", "cells cut short",
+                                    "cells not numbers"])
 def test_a_damaged_entry_is_ignored_and_written_again(
         damage: str, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     q = _one(tmp_path)
@@ -99,6 +100,9 @@ def test_a_damaged_entry_is_ignored_and_written_again(
             c["runs"]["layout_hashes"][0] = ["A", [["x"]]]
         elif damage == "odd hashes text":  # a name without its hash: no run can be made
             c["runs"]["layout_hashes"][-1] = "A\n8148\nB"
+        elif damage in ("cells cut short", "cells not numbers"):  # refused before any run is made
+            c["runs"]["d_cells"]["0"] = [2, 1, 2, 3] if damage == "cells cut short" \
+                else [2, 1, "3"]
         elif damage == "odd hashes list":
             c["runs"]["discovered_hashes"][-1] = ["A", 3, "B"]
         else:

@@ -212,7 +212,8 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
         key = (str(q), digest)
         if key in _READ:
             return _READ[key]
-        f = kept_file(fd, str(q), data, (EvidenceFile, EvidenceRun)) if fd is not None else None
+        f = kept_file(fd, str(q), digest, (EvidenceFile, EvidenceRun)) if fd is not None \
+            else None
         if f is None:
             doc = parse_json(data)
     except FileProblem as exc:  # an OSError (missing, no permission) goes up as it is
@@ -228,7 +229,7 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
                          maps=dict(doc.get("maps") or {}))
         f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
         if fd is not None:
-            keep_file(fd, data, f)
+            keep_file(fd, digest, f)
     f.sha = digest
     if len(_READ) >= 256:
         _READ.clear()

@@ -22,12 +22,12 @@ the entry's runs read::
     {"key": ["mma.m16n8k16.f32.f16.f16.f32"], "mode": ["check"], "result": ["match"],
      "trials": [64], "layout_hashes": ["A\\n8148...\\nB\\n...\\nC/D\\n..."], ...}
 
-Key: a SHA-256 of the file's bytes, of this module and ``evidence.py`` (the reader), and of
-ptxlayout's and Python's versions; the entry holds its content as one text with the SHA-256
-of that text, so a truncated or edited entry is refused with a warning and the file is read
-again (and the entry written again).  The verdicts are not kept here: a ``hardware``
-verdict is kept only by a key that holds every evidence file's bytes, the package's code and
-the layout's enumerated map (``formal.prove.kept_verdicts``).
+Key: a SHA-256 of the file's bytes (of their SHA-256), of this module and ``evidence.py``
+(the reader), and of ptxlayout's and Python's versions; the entry holds its content as one
+text with the SHA-256 of that text, so a truncated or edited entry is refused with a warning
+and the file is read again (and the entry written again).  The verdicts are not kept here:
+a ``hardware`` verdict is kept only by a key that holds every evidence file's bytes, the
+package's code and the layout's enumerated map (``formal.prove.kept_verdicts``).
 """
 
 from __future__ import annotations
@@ -58,10 +58,11 @@ def _code_key() -> bytes:
     return h.digest()
 
 
-def evidence_key(data: bytes) -> str:
-    """The key of an evidence file's entry: the reader's code and the file's bytes."""
+def evidence_key(digest: str) -> str:
+    """The key of an evidence file's entry: the reader's code and the file's bytes (their
+    SHA-256 ``digest``, which the reader computes once for both)."""
     h = hashlib.sha256(_code_key())
-    h.update(data)
+    h.update(bytes.fromhex(digest))
     return h.hexdigest()
 
 
@@ -105,15 +106,16 @@ def _flat_pairs(x: Any) -> bool:
     return type(x) is str or (type(x) is list and all(map(_scalar, x)))
 
 
-def keep_file(fd: int, data: bytes, f: Any) -> None:
-    """Write the entry of the evidence file ``f`` read from ``data`` (a cache is never an
+def keep_file(fd: int, digest: str, f: Any) -> None:
+    """Write the entry of the evidence file ``f`` read from bytes of SHA-256 ``digest`` (a
+    cache is never an
     error: nothing is said when it cannot be written, nor where a run's selector or an
     operand's hash is not a number or a text: such a file is read from its bytes every
     time, so that every value an entry holds sits at a fixed depth)."""
     if not all(_scalar(r.selector) and all(map(_scalar, r.layout_hashes.values()))
                and all(map(_scalar, r.discovered_hashes.values())) for r in f.runs):
         return
-    key = evidence_key(data)
+    key = evidence_key(digest)
     text = json.dumps(_content(f), separators=(",", ":"))
     disk.write_json(fd, f"{key[:40]}.json", {
         "schema": SCHEMA, "key": key, "text": text,
@@ -148,7 +150,7 @@ class KeptRuns:
     fail."""
 
     def __init__(self, run: Any, f: Any, columns: tuple[list[Any], ...],
-                 cells: dict[int, tuple[tuple[int, ...], ...]]) -> None:
+                 cells: dict[int, list[int]]) -> None:
         self._run, self._file, self._columns, self._cells = run, f, columns, cells
         self.keys: list[str] = columns[0]
         self._made: list[Any] = [None] * len(self.keys)
@@ -160,9 +162,10 @@ class KeptRuns:
         got = self._made[i]
         if got is None:
             k, sel, mode, res, lh, dh, trials, detail, err, plant = (c[i] for c in self._columns)
+            cells = self._cells.get(i)
             got = self._made[i] = self._run(k, sel, mode, res, _pairs(lh), _pairs(dh), trials,
-                                            detail, self._file, err, self._cells.get(i, ()),
-                                            plant)
+                                            detail, self._file, err,
+                                            () if cells is None else _cells(cells), plant)
         return got
 
     def every(self) -> list[Any]:
@@ -186,6 +189,20 @@ def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
     if len(widths) == 1 and min(widths) > 0:
         return [len(cells[0]), *(x for c in cells for x in c)]
     return [-1, *(x for c in cells for x in (len(c), *c))]
+
+
+def _cells_ok(flat: Any) -> bool:
+    """Whether ``_cells`` reads ``flat`` (checked when the entry is read; the cells are made
+    when their run is)."""
+    if type(flat) is not list or not flat or set(map(type, flat)) != {int}:
+        return False
+    if flat[0] > 0:
+        return (len(flat) - 1) % flat[0] == 0
+    try:
+        _cells(flat)
+    except ValueError:
+        return False
+    return True
 
 
 def _cells(flat: list[Any]) -> tuple[tuple[int, ...], ...]:
@@ -239,7 +256,9 @@ def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
         tables = {part: dict(c["tables"][part]) for part in ("discovered", "maps")}
         if not all(isinstance(t, str) for part in tables.values() for t in part.values()):
             return None
-        cells = {int(k): _cells(v) for k, v in dict(runs["d_cells"]).items()}
+        cells = {int(k): v for k, v in dict(runs["d_cells"]).items()}
+        if not all(map(_cells_ok, cells.values())):
+            return None
         device, sm, driver, date = c["device"], c["sm"], c["driver"], c["date"]
         if not (type(device) is str and type(sm) is int and type(driver) is str
                 and type(date) is str):
@@ -254,11 +273,11 @@ def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
     return f
 
 
-def kept_file(fd: int, path: str, data: bytes, classes: tuple[Any, Any]) -> Any:
-    """The evidence file read from ``data`` as kept in the cache folder ``fd`` (``classes``:
-    as ``_file_of``); None when none is kept (or the one kept is refused, with a warning: it
-    is written again)."""
-    key = evidence_key(data)
+def kept_file(fd: int, path: str, digest: str, classes: tuple[Any, Any]) -> Any:
+    """The evidence file whose bytes have the SHA-256 ``digest`` as kept in the cache folder
+    ``fd`` (``classes``: as ``_file_of``); None when none is kept (or the one kept is
+    refused, with a warning: it is written again)."""
+    key = evidence_key(digest)
     _name, got = disk.kept_entry(fd, KEPT_FOLDER, key,
                                  lambda e, k: _file_of(e, k, path, classes))
     return got
