@@ -44,8 +44,11 @@ from formal.model.algebra import _floor_parts  # noqa: E402
 from formal.model.cells import build_map, clear_enumerated  # noqa: E402
 from formal.model.layout import srepr  # noqa: E402
 from formal.model.resolve import clear_catalog_layouts  # noqa: E402
+from formal.model.tc_meta import _TABLES as tc_meta_tables  # noqa: E402
+from formal.model.tc_scale import _TABLES as tc_scale_tables  # noqa: E402
 from formal.parse import clear_memo, parse_document  # noqa: E402
 from formal.prove import formula, table, witness  # noqa: E402
+from formal.prove.repeats import _ON_TABLE as on_table_memo  # noqa: E402
 from formal.text import read_path, read_text  # noqa: E402
 
 T_IMPORT = time.perf_counter() - T_IMPORT
@@ -84,6 +87,9 @@ def cold() -> None:
     clear_catalog_layouts()
     catalog.documents.cache_clear()
     api._TMEM.clear()
+    tc_scale_tables.clear()  # each program's placement table, and the checks kept by it
+    tc_meta_tables.clear()
+    on_table_memo.clear()
     clear_memo()
     sympy.core.cache.clear_cache()
     srepr.cache_clear()

@@ -581,3 +581,71 @@ def test_tcgen05_captions_read_and_checked(tmp_path: Path,
     assert (err["kind"], err["line"], err["counterexample"]) == (
         "block-scale-caption", 11, {"figures": [10]})
     assert "name the selector SFA_ID; the matrix's own selector is SFB_ID" in err["message"]
+
+
+def _locality_by_dict(lay, fragment, k):  # type: ignore[no-untyped-def]
+    """``locality_core``'s walk, one dict lookup an element and selector pair: its answer."""
+    block = k // lay.vec
+    elements = []
+    for (_sel, lane, i), vals in sorted(fragment.items()):
+        r, c = int(vals[0]), int(vals[1])
+        elements.append((lane, i, r, c, (r, c // block) if lay.operand == "A"
+                         else (r // block, c)))
+    for (b, t), hs in lay.holdings:
+        who = {(h[2], h[3]): h[0] for h in hs}
+        for lane, i, r, c, cell in elements:
+            src = who.get(cell)
+            if src is None or src // 4 != lane // 4:
+                return {"selector": [b, t], "lane": lane, "element": i, "at": [r, c],
+                        "scale": list(cell), "holder": src}
+    return None
+
+
+def test_quad_locality_over_arrays_answers_as_the_walk() -> None:
+    """``locality_core`` checks every element at once (numpy) and names the first fault
+    the walk names: the catalog's layouts, and each moved to other lanes, with a factor
+    dropped, held twice or held at a cell past the matrix."""
+    import dataclasses
+    import random
+
+    from formal.model.cells import cells
+    from formal.model.resolve import catalog_model
+    from formal.prove.block_scale import locality_core
+    frags = catalog_model(False).layouts
+    want = {"mxf8f6f4": "e4m3", "mxf4": "e2m1", "mxf4nvf4": "e2m1"}
+    rng = random.Random(7)
+    checked = refuted = 0
+    for lay in scale_layouts(block_scale_catalog()):
+        frag = next(cells(f) for f in frags if f.instruction == "mma" and str(f.shape) ==
+                    lay.shape and f.operand == lay.operand and want[lay.kind] in f.types)
+        k = int(lay.shape.split("k")[1])
+        variants = [lay]
+        for how in ("lanes", "drop", "twice", "past"):
+            every = []
+            for sel, held in lay.every:
+                hs = list(held)
+                if not hs:
+                    every.append((sel, held))
+                    continue
+                j = rng.randrange(len(hs))
+                if how == "lanes":
+                    hs[j] = ((hs[j][0] + 4 * rng.randrange(1, 8)) % 32, *hs[j][1:])
+                elif how == "drop":
+                    del hs[j]
+                elif how == "twice":
+                    hs.append((rng.randrange(32), *hs[j][1:]))
+                else:
+                    hs[j] = (*hs[j][:2], hs[j][2] + 1000, hs[j][3])
+                every.append((sel, tuple(hs)))
+            variants.append(dataclasses.replace(lay, every=tuple(every)))
+        moved = dict(frag)  # one element of the fragment moved 8 rows down (another quad's)
+        key = rng.choice(sorted(moved))
+        moved[key] = ((moved[key][0] + 8) % lay.tile[0] if lay.operand == "A"
+                      else moved[key][0], *moved[key][1:])
+        for v, f in [*((v, frag) for v in variants), (lay, moved)]:
+            core = locality_core(v, f, k)
+            walk = _locality_by_dict(v, f, k)
+            assert (core.status, core.cex) == ("proved" if walk is None else "refuted", walk)
+            checked += 1
+            refuted += walk is not None
+    assert checked == 60 and refuted >= 30

@@ -74,7 +74,9 @@ def _one(tmp: Path) -> Path:
 
 
 @pytest.mark.parametrize("damage", ["digest", "text", "schema", "not json", "runs",
-                                    "nested selector", "nested hash", "device not a text"])
+                                    "nested selector", "nested hash", "device not a text",
+                                    "odd hashes text", "odd hashes list", "cells cut short",
+                                    "cells not numbers"])
 def test_a_damaged_entry_is_ignored_and_written_again(
         damage: str, cache_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     q = _one(tmp_path)
@@ -96,6 +98,13 @@ def test_a_damaged_entry_is_ignored_and_written_again(
             c["runs"]["selector"][0] = json.loads("[" * 80 + "]" * 80)
         elif damage == "nested hash":
             c["runs"]["layout_hashes"][0] = ["A", [["x"]]]
+        elif damage == "odd hashes text":  # a name without its hash: no run can be made
+            c["runs"]["layout_hashes"][-1] = "A\n8148\nB"
+        elif damage in ("cells cut short", "cells not numbers"):  # refused before any run is made
+            c["runs"]["d_cells"]["0"] = [2, 1, 2, 3] if damage == "cells cut short" \
+                else [2, 1, "3"]
+        elif damage == "odd hashes list":
+            c["runs"]["discovered_hashes"][-1] = ["A", 3, "B"]
         else:
             c["device"] = ["NVIDIA H100"]
         value["text"] = json.dumps(c)
@@ -155,3 +164,30 @@ def test_a_run_whose_selector_is_not_a_number_is_read_from_the_bytes(
     assert first.runs[0].selector == [[1]]
     assert not list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
     assert _fields(_read([q], True)[0]) == _fields(first)
+
+
+def test_kept_runs_are_made_only_where_read(cache_dir: Path) -> None:
+    """A file read from its kept entry makes no run until one is read: the index by variant
+    and by an operand's hash answers with the very runs the whole listing then holds, in the
+    order a scan of the file read from its bytes gives."""
+    assert SHIPPED is not None
+    paths = sorted(SHIPPED.glob("*.json"))
+    fresh = E.Evidence(_read(paths, False))
+    _read(paths, True)  # writes the entries
+    kept_files = _read(paths, True)
+    assert all(f.kept is not None and not any(f.kept._made) for f in kept_files)
+    ev = E.Evidence(kept_files)
+    one = next(r for r in fresh.runs if r.layout_hashes.get("smem"))
+    key, h = one.key, one.layout_hashes["smem"]
+    got = ev.runs_of([key])
+    with_h = ev.runs_with("smem", h)
+    made = sum(x is not None for f in kept_files for x in f.kept._made)
+    assert 0 < made < len(fresh.runs) // 4
+    every = ev.runs  # now every run, the ones made before among them
+    assert len(every) == len(fresh.runs)
+    assert all(any(r is x for x in every) for r in [*got, *with_h])
+    assert [vars(r) | {"file": r.file.path} for r in got] == \
+        [vars(r) | {"file": r.file.path} for r in fresh.runs_of([key])]
+    assert [r.key for r in with_h] == [r.key for r in fresh.runs
+                                       if r.layout_hashes.get("smem") == h]
+    assert [r.key for r in ev.runs_with("A", "nothing")] == []

@@ -200,6 +200,7 @@ def test_every_catalog_layout_is_the_same_walked_point_by_point(
     for mod in (B, M, T):
         monkeypatch.setattr(mod, "program_grid", refuse)
     monkeypatch.setattr(T, "_TABLES", {})  # the tables evaluated once a process: none kept
+    monkeypatch.setattr(M, "_TABLES", {})
     walked = build()
     assert fast == walked
     assert len(fast[0]) == 82 and len(fast[1]) == 19

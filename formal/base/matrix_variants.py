@@ -476,6 +476,17 @@ def datapath_row(letter: str) -> tuple[str, int, int, str, str, tuple[int, ...]]
     return next(r for r in DATAPATH_ROWS if r[0] == letter)
 
 
+# the names the tcgen05 metadata layouts and data paths go by in runs and hashes (the executor
+# writes them, the prover reads them: here, so that neither imports the other's modules)
+META_INSTRUCTION = "tcgen05.sp_meta"
+DATAPATH_INSTRUCTION = "tcgen05.datapath"
+
+
+def meta_id(kind: str, m: int, ws: bool) -> str:
+    """The catalog's metadata layout of a form: ``tcgen05.sp_meta.ws.m64.f16``."""
+    return f"{META_INSTRUCTION}{'.ws' if ws else ''}.m{m}.{kind}"
+
+
 def issued_ws(v: Variant) -> bool:
     """Is tcgen05.mma row ``v`` issued as ``.ws`` (its data path's, or the row's own flag)?"""
     return v.ws or datapath_row(v.datapath)[4] == "yes"

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-DATAPATH_INSTRUCTION = "tcgen05.datapath"
+from ..base.matrix_variants import DATAPATH_INSTRUCTION
+
 LANES = 128
 K = 16  # kind::f16's K
 EMPTY = np.float32(np.nan)  # an image cell no block of the truth writes

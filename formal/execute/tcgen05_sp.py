@@ -27,22 +27,16 @@ from typing import Any
 
 import numpy as np
 
-from ..base.matrix_variants import TCGEN05_SPARSITY, issued_ws
+from ..base.matrix_variants import META_INSTRUCTION, TCGEN05_SPARSITY, issued_ws, meta_id
 from ..base.variants import SPARSITY, Sparsity, Variant
 from . import cpu
 
-META_INSTRUCTION = "tcgen05.sp_meta"
 META_COLUMNS = 2  # the metadata columns a kernel stores (the catalog's layouts take 1 or 2)
 SP_PLANTS = ("meta-chunks-swapped",)
 
 
 def sparse(v: Variant) -> bool:
     return v.instruction == "tcgen05.mma.sp"
-
-
-def meta_id(kind: str, m: int, ws: bool) -> str:
-    """The catalog's metadata layout of a form: ``tcgen05.sp_meta.ws.m64.f16``."""
-    return f"{META_INSTRUCTION}{'.ws' if ws else ''}.m{m}.{kind}"
 
 
 def find_meta(records: Sequence[Mapping[str, Any]], kind: str, m: int, ws: bool) \

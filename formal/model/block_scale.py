@@ -246,7 +246,7 @@ def program_array(e: S.Expr, env: Mapping[str, Any], defs: Mapping[str, S.Defini
         return -program_array(e.operand, env, defs)
     a, b = program_array(e.left, env, defs), program_array(e.right, env, defs)
     if e.op in ("/", "%"):
-        if np.any(b == 0):
+        if (b == 0).any():
             raise Undefined(f"{e.op} by zero")
         q = np.abs(a) // np.abs(b) * np.where((a >= 0) == (b >= 0), 1, -1)  # C: truncation
         return _bounded(q if e.op == "/" else a - q * b)
@@ -263,8 +263,12 @@ def program_array(e: S.Expr, env: Mapping[str, Any], defs: Mapping[str, S.Defini
 
 
 def _bounded(v: Any) -> Any:
+    """``v`` where it is an int64 array or scalar with every value inside (-2**31, 2**31)
+    (the greatest and the least compared: the values come from operations on such values,
+    so none wrapped), else ``TooWide``."""
     import numpy as np
-    if not isinstance(v, np.ndarray | np.integer) or np.any(np.abs(v) >= _BOUND):
+    if not isinstance(v, np.ndarray | np.integer) or \
+            (v.size and (v.max() >= _BOUND or v.min() <= -_BOUND)):
         raise TooWide("value")
     return v
 
@@ -285,8 +289,13 @@ def program_grid(exprs: Sequence[S.Expr], axes: Sequence[tuple[str, int]],
     env: dict[str, Any] = {k: np.int64(v) for k, v in fixed.items()}
     env.update({name: g for (name, _n), g in zip(axes, grids, strict=True)})
     vals = [program_array(e, env, defs) for e in exprs]
-    cols = [np.broadcast_to(x, shape).reshape(-1) for x in (*grids, *vals)]
-    return np.stack(cols, axis=-1) if cols else np.zeros((0, 0), dtype=np.int64)
+    cols = (*grids, *vals)
+    if not cols:
+        return np.zeros((0, 0), dtype=np.int64)
+    out = np.empty((*shape, len(cols)), dtype=np.int64)
+    for j, x in enumerate(cols):
+        out[..., j] = x  # broadcast over the grid's axes
+    return out.reshape(-1, len(cols))
 
 
 def program_table(exprs: Sequence[S.Expr], axes: Sequence[tuple[str, int]],

@@ -107,15 +107,30 @@ def _placements(defs: Mapping[str, S.Definition], sec: MetaSection) \
     value: the program evaluated once over every value and field (numpy), or value by value
     where arrays cannot say what the point-by-point walk says; and the same as one read-only
     array (None where walked)."""
-    try:
-        grid = program_grid([definition_expr(defs[n]) for n in PLACE_NAMES],
-                            (("sel", SELECTOR_VALUES), ("row", sec.rows),
-                             ("chunk", sec.chunks), ("copy", sec.copies)), {}, defs)
-    except (Undefined, TooWide):
-        return [_placed(defs, sec, s) for s in range(SELECTOR_VALUES)], None
-    table = grid[:, [1, 2, 4, 5, 6, 3]].reshape(SELECTOR_VALUES, -1, 6)
-    table.setflags(write=False)
+    # the same program over the same fields places the same way: the catalog's 19 sections
+    # state 6 programs, each evaluated once a process; the key is every definition as written
+    # and the axes (as ``model.tc_scale._placements`` keys its tables)
+    key = (tuple((d.name, d.kind, tuple(c.source.text for c in d.cases))
+                 for d in defs.values()), sec.rows, sec.chunks, sec.copies)
+    table = _TABLES.get(key)
+    if table is None:
+        try:
+            grid = program_grid([definition_expr(defs[n]) for n in PLACE_NAMES],
+                                (("sel", SELECTOR_VALUES), ("row", sec.rows),
+                                 ("chunk", sec.chunks), ("copy", sec.copies)), {}, defs)
+        except (Undefined, TooWide):
+            return [_placed(defs, sec, s) for s in range(SELECTOR_VALUES)], None
+        table = grid[:, [1, 2, 4, 5, 6, 3]].reshape(SELECTOR_VALUES, -1, 6)
+        table.setflags(write=False)
+        if len(_TABLES) >= 256:
+            _TABLES.clear()
+        _TABLES[key] = table
     return [Placements[Field](t) for t in table], table
+
+
+# (definitions as written, rows, chunks, copies) -> the read-only placement table
+# ``_placements`` made of them
+_TABLES: dict[Any, Any] = {}
 
 
 def _placed(defs: Mapping[str, S.Definition], sec: MetaSection, s: int) -> tuple[Field, ...]:

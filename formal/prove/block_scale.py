@@ -210,14 +210,16 @@ def locality_core(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[A
         return Core("not-applicable", f"the catalog has no {lay.operand} fragment of "
                     f"{lay.shape} to relate", method="enumeration")
     block = k // lay.vec
-    elements = []  # each element's (lane, element, row, col, its factor's cell), once
-    for (_sel, lane, i), vals in sorted(fragment.items()):
-        r, c = int(vals[0]), int(vals[1])
-        elements.append((lane, i, r, c, (r, c // block) if lay.operand == "A"
-                         else (r // block, c)))
+    arrays = _element_arrays(fragment, block, lay.operand)
+    elements: list[tuple[Any, ...]] | None = None
     for (b, t), hs in lay.holdings:
+        first = _first_off_quad(arrays, hs)
+        if first == -1:
+            continue  # every element's factor is held in its quad (all at once, numpy)
+        if elements is None:
+            elements = _elements(fragment, block, lay.operand)
         who = {(h[2], h[3]): h[0] for h in hs}
-        for lane, i, r, c, cell in elements:
+        for lane, i, r, c, cell in elements[first or 0:]:
             src = who.get(cell)
             if src is None or src // 4 != lane // 4:
                 return Core("refuted", f"selectors (byte_id {b}, thread_id {t}): lane {lane}'s "
@@ -227,6 +229,71 @@ def locality_core(lay: ScaleLayout, fragment: dict[tuple[int, int, int], tuple[A
                             {"selector": [b, t], "lane": lane, "element": i, "at": [r, c],
                              "scale": list(cell), "holder": src}, method="enumeration")
     return Core("proved", method="enumeration")
+
+
+def _elements(fragment: dict[tuple[int, int, int], tuple[Any, ...]], block: int,
+              operand: str) -> list[tuple[Any, ...]]:
+    """Each element's (lane, element, row, col, its factor's cell), in (selector, lane,
+    element) order, once."""
+    elements = []
+    for (_sel, lane, i), vals in sorted(fragment.items()):
+        r, c = int(vals[0]), int(vals[1])
+        elements.append((lane, i, r, c, (r, c // block) if operand == "A" else (r // block, c)))
+    return elements
+
+
+def _element_arrays(fragment: dict[tuple[int, int, int], tuple[Any, ...]], block: int,
+                    operand: str) -> Any:
+    """(lanes, factor rows, factor columns) of ``_elements`` as int64 arrays in the same
+    order, made from the fragment's table at once; None where a value is not a small
+    non-negative int (then the walk answers)."""
+    import numpy as np
+    if block <= 0 or not fragment:
+        return None
+    try:
+        keys = np.array(list(fragment), dtype=np.int64)
+        vals = np.array([v[:2] for v in fragment.values()], dtype=np.int64)
+    except (OverflowError, TypeError, ValueError, IndexError):
+        return None
+    if keys.shape[1:] != (3,) or vals.shape != (len(keys), 2):
+        return None
+    order = np.lexsort((keys[:, 2], keys[:, 1], keys[:, 0]))  # as sorted() orders the keys
+    r, c = vals[order, 0], vals[order, 1]
+    a = np.stack([keys[order, 1], *((r, c // block) if operand == "A" else (r // block, c))])
+    if a.min() < 0 or a.max() >= 1 << 20:
+        return None
+    return a[0], a[1], a[2]
+
+
+def _first_off_quad(arrays: Any, hs: Sequence[tuple[Any, ...]]) -> int | None:
+    """The index of the first element (of ``_element_arrays``) whose factor no holding of
+    ``hs`` holds or a lane of another quad holds, -1 where there is none: the dict walk of
+    ``locality_core`` at once, over arrays.  None where the arrays cannot say what the walk
+    says (no arrays, a holding not of small non-negative ints, two holdings of one cell)."""
+    import numpy as np
+
+    from .repeats import first_repeat
+    if arrays is None or not hs:
+        return None
+    lanes, rows, cols = arrays
+    try:
+        h = np.array([(x[0], x[2], x[3]) for x in hs], dtype=np.int64)
+    except (OverflowError, TypeError, ValueError, IndexError):
+        return None
+    if h.ndim != 2 or h.shape[1] != 3 or h.min() < 0 or h.max() >= 1 << 20:
+        return None
+    height = int(max(h[:, 1].max(), rows.max())) + 1
+    width = int(max(h[:, 2].max(), cols.max())) + 1
+    if height * width > 1 << 22:
+        return None
+    at = h[:, 1] * width + h[:, 2]
+    if first_repeat(at) is not None:  # a cell held twice: the dict keeps the last holder
+        return None
+    holder = np.full(height * width, -1, dtype=np.int64)
+    holder[at] = h[:, 0]
+    src = holder[rows * width + cols]
+    bad = np.flatnonzero((src < 0) | (src // 4 != lanes // 4))
+    return int(bad[0]) if len(bad) else -1
 
 
 def _verdict(name: str, core: Core, span: Span) -> Verdict:

@@ -28,13 +28,13 @@ import z3
 
 from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import (
+    DATAPATH_INSTRUCTION,
     TCGEN05_MMA_VARIANTS,
     TMEM_COLUMN_COUNT,
     TMEM_LANE_COUNT,
     TMEM_SUBPARTITION,
 )
 from ..base.source import Finding, Span, error, warning
-from ..execute.datapath import DATAPATH_INSTRUCTION
 from ..model.cells import map_of
 from ..model.datapath import (
     Bound,

@@ -104,10 +104,49 @@ class EvidenceFile:
     sm: int
     driver: str
     date: str
-    runs: list[EvidenceRun] = field(default_factory=list)
     discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
     maps: dict[str, dict[str, Any]] = field(default_factory=dict)
     sha: str = field(default="", compare=False)  # its bytes' SHA-256, where read from a file
+    # the runs as the cache folder keeps them (``kept_evidence.KeptRuns``: by column, each
+    # run made when first read), until ``runs`` is read or set; None: ``runs`` holds them
+    kept: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def runs(self) -> list[EvidenceRun]:
+        """Every run, in the file's order: one list, made from ``kept`` on first use."""
+        got: list[EvidenceRun] | None = self.__dict__.get("_runs")
+        if got is None:
+            got = self.__dict__["_runs"] = [] if self.kept is None else self.kept.every()
+        return got
+
+    @runs.setter
+    def runs(self, runs: list[EvidenceRun]) -> None:
+        self.__dict__["_runs"] = runs
+
+    def _columns(self) -> Any:
+        """``kept`` while no list of the runs was made (then the list is what counts)."""
+        return self.kept if "_runs" not in self.__dict__ else None
+
+    def run_keys(self) -> Sequence[str]:
+        """Each run's variant key, in order, without making the runs."""
+        kept = self._columns()
+        return kept.keys if kept is not None else [r.key for r in self.runs]
+
+    def run_at(self, i: int) -> EvidenceRun:
+        kept = self._columns()
+        return kept.at(i) if kept is not None else self.runs[i]
+
+    def hashes_of(self, operand: str) -> Iterator[tuple[int, str]]:
+        """(index, hash) of every run whose ``layout_hashes`` name ``operand`` (with a value
+        other than None), in order, without making the runs."""
+        kept = self._columns()
+        if kept is not None:
+            yield from kept.hashes_of(operand)
+            return
+        for i, r in enumerate(self.runs):
+            x = r.layout_hashes.get(operand)
+            if x is not None:
+                yield i, x
 
     @property
     def where(self) -> str:
@@ -173,7 +212,8 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
         key = (str(q), digest)
         if key in _READ:
             return _READ[key]
-        f = kept_file(fd, str(q), data, (EvidenceFile, EvidenceRun)) if fd is not None else None
+        f = kept_file(fd, str(q), digest, (EvidenceFile, EvidenceRun)) if fd is not None \
+            else None
         if f is None:
             doc = parse_json(data)
     except FileProblem as exc:  # an OSError (missing, no permission) goes up as it is
@@ -189,7 +229,7 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
                          maps=dict(doc.get("maps") or {}))
         f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
         if fd is not None:
-            keep_file(fd, data, f)
+            keep_file(fd, digest, f)
     f.sha = digest
     if len(_READ) >= 256:
         _READ.clear()
@@ -204,11 +244,12 @@ class Evidence:
         self.files = sorted(files, key=lambda f: f.date)
         # the index, built once: runs by variant key (in date order), the tables the files
         # keep by hash, and the cell tables of layouts already hashed (by object)
-        self._runs = [r for f in self.files for r in f.runs]
-        self._seq = {id(r): n for n, r in enumerate(self._runs)}
-        self._by_key: dict[str, list[EvidenceRun]] = {}
-        for r in self._runs:
-            self._by_key.setdefault(r.key, []).append(r)
+        # (a run by its place: the file's index here and its own in the file, so that the
+        # places sort in date order; a file's runs are made only where a verdict reads them)
+        self._by_key: dict[str, list[tuple[int, int]]] = {}
+        for n, f in enumerate(self.files):
+            for i, k in enumerate(f.run_keys()):
+                self._by_key.setdefault(k, []).append((n, i))
         # a cell table by hash: its value, or its JSON text where it came from the cache
         # folder (``kept_evidence``: parsed when first read, ``table_value``)
         self._discovered: dict[str, Any] = {}
@@ -254,16 +295,16 @@ class Evidence:
 
     @property
     def runs(self) -> list[EvidenceRun]:
-        return list(self._runs)
+        return [r for f in self.files for r in f.runs]
 
     def runs_of(self, keys: Iterable[str]) -> list[EvidenceRun]:
         """The runs of these variants, in date order (an index lookup, no scan)."""
         keys = frozenset(keys)
         hit = self._runs_of.get(keys)
         if hit is None:
-            hit = self._runs_of[keys] = sorted(
-                (r for k in keys for r in self._by_key.get(k, ())),
-                key=lambda r: self._seq[id(r)])
+            hit = self._runs_of[keys] = [
+                self.files[n].run_at(i)
+                for n, i in sorted(at for k in keys for at in self._by_key.get(k, ()))]
         return list(hit)
 
     def runs_with(self, operand: str, h: str) -> list[EvidenceRun]:
@@ -272,10 +313,9 @@ class Evidence:
         index = self._by_layout.get(operand)
         if index is None:
             index = self._by_layout[operand] = {}
-            for r in self._runs:
-                x = r.layout_hashes.get(operand)
-                if x is not None:
-                    index.setdefault(x, []).append(r)
+            for f in self.files:
+                for i, x in f.hashes_of(operand):
+                    index.setdefault(x, []).append(f.run_at(i))
         return list(index.get(h, ()))
 
     @property

@@ -15,17 +15,19 @@ what that reading produced, written to be read back cheaply: the runs as columns
 field; each run's operand hashes as one text, names and hashes one a line, so the depth check
 walks no list a run), and each kept cell table as its own JSON text, parsed (and
 depth-checked) only when a verdict reads that table -- for the catalog, the two errata's
-confirmed maps.  For the run above the entry's runs read::
+confirmed maps.  The runs themselves are made from the columns one by one, where a verdict
+reads them (``KeptRuns``): every column is checked when the entry is read.  For the run above
+the entry's runs read::
 
     {"key": ["mma.m16n8k16.f32.f16.f16.f32"], "mode": ["check"], "result": ["match"],
      "trials": [64], "layout_hashes": ["A\\n8148...\\nB\\n...\\nC/D\\n..."], ...}
 
-Key: a SHA-256 of the file's bytes, of this module and ``evidence.py`` (the reader), and of
-ptxlayout's and Python's versions; the entry holds its content as one text with the SHA-256
-of that text, so a truncated or edited entry is refused with a warning and the file is read
-again (and the entry written again).  The verdicts are not kept here: a ``hardware``
-verdict is kept only by a key that holds every evidence file's bytes, the package's code and
-the layout's enumerated map (``formal.prove.kept_verdicts``).
+Key: a SHA-256 of the file's bytes (of their SHA-256), of this module and ``evidence.py``
+(the reader), and of ptxlayout's and Python's versions; the entry holds its content as one
+text with the SHA-256 of that text, so a truncated or edited entry is refused with a warning
+and the file is read again (and the entry written again).  The verdicts are not kept here:
+a ``hardware`` verdict is kept only by a key that holds every evidence file's bytes, the
+package's code and the layout's enumerated map (``formal.prove.kept_verdicts``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -55,10 +58,11 @@ def _code_key() -> bytes:
     return h.digest()
 
 
-def evidence_key(data: bytes) -> str:
-    """The key of an evidence file's entry: the reader's code and the file's bytes."""
+def evidence_key(digest: str) -> str:
+    """The key of an evidence file's entry: the reader's code and the file's bytes (their
+    SHA-256 ``digest``, which the reader computes once for both)."""
     h = hashlib.sha256(_code_key())
-    h.update(data)
+    h.update(bytes.fromhex(digest))
     return h.hexdigest()
 
 
@@ -102,15 +106,16 @@ def _flat_pairs(x: Any) -> bool:
     return type(x) is str or (type(x) is list and all(map(_scalar, x)))
 
 
-def keep_file(fd: int, data: bytes, f: Any) -> None:
-    """Write the entry of the evidence file ``f`` read from ``data`` (a cache is never an
+def keep_file(fd: int, digest: str, f: Any) -> None:
+    """Write the entry of the evidence file ``f`` read from bytes of SHA-256 ``digest`` (a
+    cache is never an
     error: nothing is said when it cannot be written, nor where a run's selector or an
     operand's hash is not a number or a text: such a file is read from its bytes every
     time, so that every value an entry holds sits at a fixed depth)."""
     if not all(_scalar(r.selector) and all(map(_scalar, r.layout_hashes.values()))
                and all(map(_scalar, r.discovered_hashes.values())) for r in f.runs):
         return
-    key = evidence_key(data)
+    key = evidence_key(digest)
     text = json.dumps(_content(f), separators=(",", ":"))
     disk.write_json(fd, f"{key[:40]}.json", {
         "schema": SCHEMA, "key": key, "text": text,
@@ -128,6 +133,54 @@ def _pairs(flat: Any) -> dict[str, Any]:
     return dict(zip(it, it))
 
 
+def _pairs_ok(x: Any) -> bool:
+    """Whether ``_pairs`` reads ``x`` (a kept run's operand hashes, ``_flat_pairs``) as pairs:
+    an even count of names and hashes."""
+    if type(x) is str:
+        return not x or x.count(_SEP) % 2 == 1
+    return len(x) % 2 == 0
+
+
+class KeptRuns:
+    """An evidence file's runs as its entry keeps them, by column, each made into a run (an
+    ``evidence.EvidenceRun``) when first read, and the same run ever after: a warm ``prove``
+    of the catalog reads the runs of the few variants and shared-memory layouts its verdicts
+    ask for (``Evidence.runs_of``, ``runs_with``), not the 4,444 of the shipped evidence.
+    Every column was checked when the entry was read (``_file_of``): making a run cannot
+    fail."""
+
+    def __init__(self, run: Any, f: Any, columns: tuple[list[Any], ...],
+                 cells: dict[int, list[int]]) -> None:
+        self._run, self._file, self._columns, self._cells = run, f, columns, cells
+        self.keys: list[str] = columns[0]
+        self._made: list[Any] = [None] * len(self.keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def at(self, i: int) -> Any:
+        got = self._made[i]
+        if got is None:
+            k, sel, mode, res, lh, dh, trials, detail, err, plant = (c[i] for c in self._columns)
+            cells = self._cells.get(i)
+            got = self._made[i] = self._run(k, sel, mode, res, _pairs(lh), _pairs(dh), trials,
+                                            detail, self._file, err,
+                                            () if cells is None else _cells(cells), plant)
+        return got
+
+    def every(self) -> list[Any]:
+        return [self.at(i) for i in range(len(self.keys))]
+
+    def hashes_of(self, operand: str) -> Iterator[tuple[int, str]]:
+        """(index, hash) of each run whose operand hashes name ``operand`` (a value other
+        than None), in order; a run's text is split only where it holds the name."""
+        for i, x in enumerate(self._columns[4]):
+            if x and (type(x) is not str or operand in x):
+                h = _pairs(x).get(operand)
+                if h is not None:
+                    yield i, h
+
+
 def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
     """A run's d_cells as one list: ``[w, ...]`` when every cell has ``w`` numbers (a
     mismatch's cells are all [row, col] or all [row, col, product]), else ``[-1, ...]`` with
@@ -136,6 +189,20 @@ def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
     if len(widths) == 1 and min(widths) > 0:
         return [len(cells[0]), *(x for c in cells for x in c)]
     return [-1, *(x for c in cells for x in (len(c), *c))]
+
+
+def _cells_ok(flat: Any) -> bool:
+    """Whether ``_cells`` reads ``flat`` (checked when the entry is read; the cells are made
+    when their run is)."""
+    if type(flat) is not list or not flat or set(map(type, flat)) != {int}:
+        return False
+    if flat[0] > 0:
+        return (len(flat) - 1) % flat[0] == 0
+    try:
+        _cells(flat)
+    except ValueError:
+        return False
+    return True
 
 
 def _cells(flat: list[Any]) -> tuple[tuple[int, ...], ...]:
@@ -182,34 +249,35 @@ def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
                 or not all(type(x) is int for x in runs["trials"]) \
                 or not all(map(_scalar, runs["selector"])) \
                 or not all(map(_flat_pairs, runs["layout_hashes"])) \
-                or not all(map(_flat_pairs, runs["discovered_hashes"])):
+                or not all(map(_flat_pairs, runs["discovered_hashes"])) \
+                or not all(map(_pairs_ok, runs["layout_hashes"])) \
+                or not all(map(_pairs_ok, runs["discovered_hashes"])):
             return None
         tables = {part: dict(c["tables"][part]) for part in ("discovered", "maps")}
         if not all(isinstance(t, str) for part in tables.values() for t in part.values()):
             return None
-        cells = {int(k): _cells(v) for k, v in dict(runs["d_cells"]).items()}
+        cells = {int(k): v for k, v in dict(runs["d_cells"]).items()}
+        if not all(map(_cells_ok, cells.values())):
+            return None
         device, sm, driver, date = c["device"], c["sm"], c["driver"], c["date"]
         if not (type(device) is str and type(sm) is int and type(driver) is str
                 and type(date) is str):
             return None
         f = EvidenceFile(path, device, sm, driver, date,
                          discovered=tables["discovered"], maps=tables["maps"])
-        f.runs = [EvidenceRun(k, sel, mode, res, _pairs(lh), _pairs(dh), trials, detail, f, err,
-                              cells.get(i, ()), plant)
-                  for i, (k, sel, mode, res, lh, dh, trials, detail, err, plant) in enumerate(
-                      zip(runs["key"], runs["selector"], runs["mode"], runs["result"],
-                          runs["layout_hashes"], runs["discovered_hashes"], runs["trials"],
-                          runs["detail"], runs["erratum"], runs["plant"], strict=True))]
+        f.kept = KeptRuns(EvidenceRun, f, tuple(runs[k] for k in (
+            "key", "selector", "mode", "result", "layout_hashes", "discovered_hashes", "trials",
+            "detail", "erratum", "plant")), cells)
     except (FileProblem, KeyError, TypeError, ValueError, RecursionError):
         return None
     return f
 
 
-def kept_file(fd: int, path: str, data: bytes, classes: tuple[Any, Any]) -> Any:
-    """The evidence file read from ``data`` as kept in the cache folder ``fd`` (``classes``:
-    as ``_file_of``); None when none is kept (or the one kept is refused, with a warning: it
-    is written again)."""
-    key = evidence_key(data)
+def kept_file(fd: int, path: str, digest: str, classes: tuple[Any, Any]) -> Any:
+    """The evidence file whose bytes have the SHA-256 ``digest`` as kept in the cache folder
+    ``fd`` (``classes``: as ``_file_of``); None when none is kept (or the one kept is
+    refused, with a warning: it is written again)."""
+    key = evidence_key(digest)
     _name, got = disk.kept_entry(fd, KEPT_FOLDER, key,
                                  lambda e, k: _file_of(e, k, path, classes))
     return got

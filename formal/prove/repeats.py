@@ -26,6 +26,32 @@ from typing import Any
 
 import numpy as np
 
+# What a check found on one read-only placement table (a layout's ``table``: the model's
+# array of its placements at every selector value) and the fields of the layout it reads,
+# this process, by the table's identity: the models keep one table a program and its axes
+# (``model.tc_scale._placements``: the catalog's 82 tcgen05 scale operands place by 30;
+# ``model.tc_meta``: its 19 metadata layouts by 6), and a check of the same array with the
+# same fields is the same computation.  The table is kept beside the answer, so that an id
+# is never taken for another array's; a writable array (not the model's) is never looked up.
+_ON_TABLE: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def on_table(lay: Any, what: str, facts: tuple[Any, ...], make: Any) -> Any:
+    """``make()``, or what it gave for the same read-only ``lay.table`` and ``facts`` (every
+    field of ``lay`` that ``make`` reads) earlier this process: keep only immutable values."""
+    table = getattr(lay, "table", None)
+    if table is None or getattr(getattr(table, "flags", None), "writeable", True):
+        return make()
+    key = (what, id(table), *facts)
+    hit = _ON_TABLE.get(key)
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    got = make()
+    if len(_ON_TABLE) >= 4096:
+        _ON_TABLE.clear()
+    _ON_TABLE[key] = (table, got)
+    return got
+
 
 def placement_array(placed: Sequence[tuple[int, ...]]) -> Any:
     """A table of places as a 2-D int64 array (a row a placement); an object array where a

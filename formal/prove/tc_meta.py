@@ -33,7 +33,7 @@ from ..base.source import Finding, error, warning
 from ..base.variants import SPARSITY
 from ..model.tc_meta import SELECTOR_VALUES, TMEM_LANES, WORD_BITS, Field, MetaLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import first_repeat, placed_array, placements_hash
+from .repeats import first_repeat, on_table, placed_array, placements_hash
 from .verdicts import Core, Verdict
 
 META_OBLIGATIONS = ("metadata-coverage", "selector-range", "register-budget", "lane-partition",
@@ -116,8 +116,15 @@ def meta_placement_cores(lay: MetaLayout) -> dict[int, Core]:
     (the stated values) or ``selector-range`` (all four, where the text does not fix them)
     reads, each evaluated once."""
     every = lay.kind not in TEXT_SELECTORS
-    return {s: meta_placement_core(lay, s) for s in range(SELECTOR_VALUES)
-            if every or s in lay.sels}
+    asked = tuple(s for s in range(SELECTOR_VALUES) if every or s in lay.sels)
+    # the values proved, once a placement table and the fields the core reads
+    # (``repeats.on_table``); a value not proved is asked again, which names its fault
+    proved = on_table(lay, "meta-placed", (asked, lay.lanes, lay.columns, lay.width,
+                                           lay.copies),
+                      lambda: frozenset(s for s in asked
+                                        if meta_placement_core(lay, s).status == "proved"))
+    return {s: Core("proved", method="enumeration") if s in proved
+            else meta_placement_core(lay, s) for s in asked}
 
 
 def admitted_meta_selectors(lay: MetaLayout, cores: Mapping[int, Core] | None = None) \
@@ -246,9 +253,8 @@ def meta_hash(lay: MetaLayout) -> str:
 @cache
 def _sp_rows() -> dict[tuple[str, int], list[str]]:
     """The tcgen05.mma.sp rows of ``ptxlayout gpu`` by the (metadata layout, selector) they
-    place their metadata by (``execute.tcgen05_sp.meta_id``), listed once a process."""
-    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, issued_ws
-    from ..execute.tcgen05_sp import meta_id
+    place their metadata by (``base.matrix_variants.meta_id``), listed once a process."""
+    from ..base.matrix_variants import TCGEN05_MMA_SP_VARIANTS, issued_ws, meta_id
     rows: dict[tuple[str, int], list[str]] = {}
     for v in TCGEN05_MMA_SP_VARIANTS:
         rows.setdefault((meta_id(v.kind, v.dims.m, issued_ws(v)), v.selector), []).append(v.key)

@@ -33,7 +33,7 @@ from ..base.source import Finding, error, warning
 from ..model.block_scale import SCALE_BITS
 from ..model.tc_scale import SF_ID_VALUES, WORD_BYTES, TcScaleLayout
 from .block_scale import ScaleResult, faults_core
-from .repeats import distinct, first_repeat, placed_array, placements_hash
+from .repeats import distinct, first_repeat, on_table, placed_array, placements_hash
 from .verdicts import Core, Verdict
 
 TC_SCALE_OBLIGATIONS = ("scale-coverage", "selector-range", "register-budget", "tile-shape",
@@ -162,7 +162,15 @@ def _placed_once(lay: TcScaleLayout, ids: Sequence[int]) -> set[int]:
     """The IDs of ``ids`` at which ``tc_placement_core`` is proved, found for every ID in one
     pass over all their placements (numpy): no factor outside its bounds, none off the data
     path's CTA or half, no two on one byte.  An ID left out (a fault, or placements past
-    int64) is asked of ``tc_placement_core`` itself, which names the first fault."""
+    int64) is asked of ``tc_placement_core`` itself, which names the first fault.  Once a
+    table and the fields the check reads (``repeats.on_table``)."""
+    facts = (tuple(ids), lay.states("half"), lay.states("cta"), lay.operand, lay.m, lay.n,
+             lay.cta_group, lay.sparse, lay.lanes, lay.columns)
+    return set(on_table(lay, "placed", facts, lambda: frozenset(_placed_at(lay, ids))))
+
+
+def _placed_at(lay: TcScaleLayout, ids: Sequence[int]) -> set[int]:
+    """``_placed_once``'s pass."""
     import numpy as np
     tables = [(s, placed_array(lay, s)) for s in ids]
     ok = {s for s, p in tables if not len(p)}
@@ -280,8 +288,10 @@ def tc_tile_core(lay: TcScaleLayout) -> Core:
 def _columns(lay: TcScaleLayout, s: int) -> set[int]:
     """The tensor-memory columns of ``lay``'s factors at ID ``s``, from the array
     (``placed_array``): the tuples are never built for it."""
-    p = placed_array(lay, s)
-    return set(p[:, 3].tolist()) if len(p) else set()
+    def make() -> frozenset[int]:
+        p = placed_array(lay, s)
+        return frozenset(p[:, 3].tolist()) if len(p) else frozenset()
+    return set(on_table(lay, "columns", (s,), make))
 
 
 def _widest(p: Any, by: int) -> tuple[int, list[int]]:
@@ -313,13 +323,23 @@ def _widest(p: Any, by: int) -> tuple[int, list[int]]:
     return int(whos[first[j]]), taken[first[j]:first[j] + counts[j]].tolist()
 
 
+def _widest_at(lay: TcScaleLayout, s: int, by: int) -> tuple[int, list[int]]:
+    """``_widest`` of the placements at ID ``s``, once a table (``repeats.on_table``)."""
+    def make() -> tuple[int, tuple[int, ...]]:
+        who, cols = _widest(placed_array(lay, s), by)
+        return who, tuple(cols)
+    who, cols = on_table(lay, "widest", (s, by), make)
+    return who, list(cols)
+
+
 def tc_fit_core(lay: TcScaleLayout) -> Core:
     """A row's (column's) factors at each stated ID take no more words than they need; where
     they do (the factors run on past the word their byte offset starts in), the text does not
     say where they go: a warning."""
     need = -(-lay.vec // WORD_BYTES)
+    by = 0 if lay.operand == "A" else 1
     for s in lay.sf_ids:
-        who, cols = _widest(placed_array(lay, s), 0 if lay.operand == "A" else 1)
+        who, cols = _widest_at(lay, s, by)
         if len(cols) > need:
             name = "row" if lay.operand == "A" else "column"
             return Core("refuted", f"sf_id {s}: {name} {who}'s {lay.vec} one-byte factors start "
