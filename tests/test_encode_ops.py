@@ -138,3 +138,30 @@ def test_the_address_solver_answers_and_gives_models() -> None:
     s = address_solver()
     s.add(z3.ULT(x, 1 << 30), z3.UDiv(x * 16, 16) != x)  # wraps from 2**28 on
     assert s.check() == z3.sat and s.model()[x].as_long() >= 1 << 28
+
+
+def test_both_is_sympy_and_of_two_definedness_conditions() -> None:
+    """``encode._both`` gives what ``sp.And`` gives, the same expression, for the
+    definedness conditions of every case of the catalog's maps and for hand-made ones
+    (nested cases: neither side ``true``; ``false``)."""
+    from formal.model.algebra import definedness
+    from formal.prove.encode import _both
+    firstcol = sp.Piecewise((LANE % 4, I < 4), (LANE % 4 + 8, I >= 4))
+    made = [sp.true, sp.false, definedness(firstcol + 3), definedness(sp.Piecewise((I, LANE < 8)))]
+    conds = list(made)
+    for lay in catalog_model(False).layouts[:120]:
+        m = map_of(lay)
+        if m is not None:
+            conds += [definedness(x) for f in m.formulas for c in f.cases
+                      for x in (c.value, c.cond)]
+    assert any(c is not sp.true for c in conds)
+    for a in made:
+        for b in conds:
+            assert _both(a, b) == sp.And(a, b) and _both(b, a) == sp.And(b, a)
+
+
+def test_the_names_of_a_box_are_its_symbols_printed() -> None:
+    from formal.model.algebra import SEL
+    from formal.prove.encode import _name
+    for k in (LANE, I, SEL, sp.Symbol("x_1"), sp.Dummy("d")):
+        assert _name(k) == str(k)
