@@ -365,3 +365,20 @@ def test_a_data_paths_statements_are_asked_of_z3_as_one_query(
     monkeypatch.undo()
     monkeypatch.setattr(P, "unsat_together", lambda name, todo, *a, **k: {x for x, _f in todo})
     _assert_e_rows_moved_is_refuted_at_its_cell(tmp_path)
+
+
+def test_the_n_values_of_a_data_path_are_one_term_a_process() -> None:
+    """``_ns``: N and ``Or(N == n, ...)`` over the data path's Ns, made once per tuple of Ns
+    (every statement of every data path with those Ns shares it): the term a fresh ``Or``
+    is, and another tuple of Ns another term."""
+    import z3
+
+    from formal import api
+    from formal.prove import datapath as D
+    paths = api.datapath_catalog()
+    assert paths
+    for dp in paths:
+        n, ns = D._ns(dp)
+        assert D._ns(dp)[1] is ns and n.eq(z3.Int("N"))
+        assert ns.eq(z3.Or(*[z3.Int("N") == v for v in dp.ns]))
+    assert not D._ns_of((8, 16))[1].eq(D._ns(paths[0])[1])

@@ -107,8 +107,15 @@ def _z_of_n(b: Bound) -> Any:
 
 def _ns(dp: DataPath) -> tuple[Any, Any]:
     """N, and that it is one of the mma's values."""
+    return _ns_of(tuple(dp.ns))
+
+
+@lru_cache(maxsize=256)
+def _ns_of(ns: tuple[int, ...]) -> tuple[Any, Any]:
+    """``_ns`` of these values, made once a process (each of a data path's six statements
+    starts with it, and data paths share their Ns)."""
     n = _n()
-    return n, z3.Or(*[n == v for v in dp.ns])
+    return n, z3.Or(*[n == v for v in ns])
 
 
 def _sat(s: Any) -> bool:
