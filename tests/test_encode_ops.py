@@ -165,3 +165,17 @@ def test_the_names_of_a_box_are_its_symbols_printed() -> None:
     from formal.prove.encode import _name
     for k in (LANE, I, SEL, sp.Symbol("x_1"), sp.Dummy("d")):
         assert _name(k) == str(k)
+
+
+def test_unsigned_division_of_an_address_is_z3s_term() -> None:
+    """``smem_descriptor._udiv`` / ``_urem``: the terms ``z3.UDiv`` / ``z3.URem`` make (a
+    number made a term of the other's width), for terms of the main context and of another,
+    and Python's ``//`` / ``%`` for numbers."""
+    from formal.prove.smem_descriptor import _udiv, _urem
+    x, y = z3.BitVec("x", 32), z3.BitVec("y", 16)
+    other = z3.BitVec("x", 32, z3.Context())
+    for a in (x, y, x + 3, z3.Extract(15, 0, x), other):
+        for b in (1, 16, 128, 5, 0, -1, 1 << 40):
+            assert _udiv(a, b).eq(z3.UDiv(a, b)) and _urem(a, b).eq(z3.URem(a, b))
+            assert type(_udiv(a, b)) is type(z3.UDiv(a, b))
+    assert (_udiv(37, 8), _urem(37, 8)) == (4, 5)

@@ -111,6 +111,16 @@ class ops:
         return ops._bv(z3.Z3_mk_bvashr, a, b)
 
     @staticmethod
+    def udiv(a: Any, b: Any) -> Any:
+        """``z3.UDiv(a, b)``: unsigned division."""
+        return ops._bv(z3.Z3_mk_bvudiv, a, b)
+
+    @staticmethod
+    def urem(a: Any, b: Any) -> Any:
+        """``z3.URem(a, b)``: unsigned remainder."""
+        return ops._bv(z3.Z3_mk_bvurem, a, b)
+
+    @staticmethod
     def band(a: Any, b: Any) -> Any:
         return ops._bv(z3.Z3_mk_bvand, a, b)
 
