@@ -370,6 +370,28 @@ def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> 
     assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []
 
 
+def test_write_atomic_writes_a_device_or_a_fifo_in_place(tmp_path: Path) -> None:
+    """``--output /dev/null`` (bench/fresh.py's) writes into the device: no file is moved
+    over it (run as root, that made /dev/null a plain file for every program); a FIFO gets
+    the text and stays a FIFO."""
+    import os
+    import stat
+    import threading
+
+    from formal.base.files import write_atomic
+    write_atomic(os.devnull, "a report\n")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, "through the pipe")
+    reader.join(10)
+    assert got == [b"through the pipe"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["pipe"]
+
+
 # ---- class 3: Ctrl-C is exit 130 with one line -----------------------------------------
 
 # a query Z3 needs seconds for (a product of 64-bit words): the interrupt lands inside check()

@@ -168,13 +168,24 @@ def write_atomic(path: str | Path, data: bytes | str) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` all or nothing: a temporary file in the same
     folder, moved over ``path`` with ``os.replace``.  On an ``OSError`` the temporary file is
     removed, ``path`` is as it was, and the error is raised.  The file gets the mode an
-    existing ``path`` has, else the one ``open()`` would give (0o666 less the umask)."""
+    existing ``path`` has, else the one ``open()`` would give (0o666 less the umask).  A
+    ``path`` that is there and is not a plain file -- ``/dev/null``, a terminal, a FIFO -- is
+    written in place: moving a file over it would put a plain file where the device was
+    (``--output /dev/null`` run as root made ``/dev/null`` a plain file for every program)."""
     import tempfile
     p = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        mode = stat.S_IMODE(os.stat(p).st_mode)
+        st: os.stat_result | None = os.stat(p)
     except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(p, "wb") as out:
+            out.write(raw)
+        return
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    else:
         mask = os.umask(0)
         os.umask(mask)
         mode = 0o666 & ~mask
