@@ -371,16 +371,23 @@ def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> 
 
 
 def test_write_atomic_writes_a_device_or_a_fifo_in_place(tmp_path: Path) -> None:
-    """``--output /dev/null`` (bench/fresh.py's) writes into the device: no file is moved
-    over it (run as root, that made /dev/null a plain file for every program); a FIFO gets
-    the text and stays a FIFO."""
+    """A character device (``--output /dev/null``, bench/fresh.py's; here a terminal of the
+    test's own) is written in place: no file is moved over it (run as root, that made
+    /dev/null a plain file for every program); a FIFO gets the text and stays a FIFO."""
     import os
     import stat
     import threading
 
     from formal.base.files import write_atomic
-    write_atomic(os.devnull, "a report\n")
-    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    leader, follower = os.openpty()
+    try:
+        tty = os.ttyname(follower)
+        write_atomic(tty, "a report")
+        assert stat.S_ISCHR(os.stat(tty).st_mode)
+        assert os.read(leader, 100).replace(b"\r", b"") == b"a report"
+    finally:
+        os.close(leader)
+        os.close(follower)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     got: list[bytes] = []
