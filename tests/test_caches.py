@@ -502,10 +502,10 @@ def test_a_new_cache_folder_is_private_whatever_the_umask(
 
 # ---- (e) edited grammar tables -------------------------------------------------------------
 
-_COMMENT = '["value","//[^\\n]*"],["flags",[]],["raw",null],["_width",[2,18446744073709551616]],' \
-           '["__type__","PatternRE"]]}],["priority",0]'
-_SWALLOW = _COMMENT.replace('//[^\\n]*', '//[^\\n]*|>> 1').replace('["priority",0]',
-                                                                   '["priority",9]')
+_COMMENT = '"name":"COMMENT","pattern":{"__type__":"PatternRE","_width":[2,18446744073709551616],' \
+           '"flags":[],"raw":null,"value":"//[^\\n]*"},"priority":0}'
+_SWALLOW = _COMMENT.replace('//[^\\n]*', '//[^\\n]*|>> 1').replace('"priority":0',
+                                                                   '"priority":9')
 
 
 def _prove_fresh_parser(doc: str) -> tuple[int, dict[str, Any], str]:

@@ -97,6 +97,39 @@ def test_the_depth_of_a_text_is_the_depth_of_its_value(text: str) -> None:
     says what ``too_deep`` says of the parsed value, brackets inside strings not counted."""
     import json
     assert text_too_deep(text) == too_deep(json.loads(text))
+    # parse_json asks the text, once it parsed: it refuses exactly what the walk refuses
+    for data in (text, text.encode()):
+        if too_deep(json.loads(text)):
+            with pytest.raises(FileProblem, match="nested deeper than 64"):
+                parse_json(data)
+        else:
+            assert parse_json(data) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ['["\\\\", ["\\\""]]', '{"\\\\[": [[]]}',
+                                  r'[["\u005c\\", "]"]]', '"\\\\\\\\"'])
+def test_escapes_do_not_hide_a_bracket_from_the_depth(text: str) -> None:
+    """Backslashes before a quote or a bracket inside a string: the depth of the text is
+    the depth of its value, at the limit and over it."""
+    import json
+    value = json.loads(text)
+    for limit in range(4):
+        assert text_too_deep(text, limit) == too_deep(value, limit)
+
+
+def test_the_shipped_evidence_is_not_too_deep() -> None:
+    """Each evidence file the package ships: its text's depth is its value's."""
+    import json
+
+    from formal.prove.evidence import default_dir
+    where = default_dir()
+    assert where is not None
+    files = sorted(where.glob("*.json"))
+    assert files
+    for path in files:
+        data = path.read_bytes()
+        assert text_too_deep(data, 3) == too_deep(json.loads(data), 3) is True
+        assert parse_json(data) == json.loads(data)
 
 
 # ---- prove: an input that cannot be read is 2, with one line ------------------------------------

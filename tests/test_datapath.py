@@ -365,3 +365,41 @@ def test_a_data_paths_statements_are_asked_of_z3_as_one_query(
     monkeypatch.undo()
     monkeypatch.setattr(P, "unsat_together", lambda name, todo, *a, **k: {x for x, _f in todo})
     _assert_e_rows_moved_is_refuted_at_its_cell(tmp_path)
+
+
+def test_the_n_values_of_a_data_path_are_one_term_a_process() -> None:
+    """``_ns``: N and ``Or(N == n, ...)`` over the data path's Ns, made once per tuple of Ns
+    (every statement of every data path with those Ns shares it): the term a fresh ``Or``
+    is, and another tuple of Ns another term."""
+    import z3
+
+    from formal import api
+    from formal.prove import datapath as D
+    paths = api.datapath_catalog()
+    assert paths
+    for dp in paths:
+        n, ns = D._ns(dp)
+        assert D._ns(dp)[1] is ns and n.eq(z3.Int("N"))
+        assert ns.eq(z3.Or(*[z3.Int("N") == v for v in dp.ns]))
+    assert not D._ns_of((8, 16))[1].eq(D._ns(paths[0])[1])
+
+
+def test_the_linear_solver_answers_a_group_and_names_what_holds() -> None:
+    """``linear_solver``, the data-path groups' solver: *unsat* to each catalog data path's
+    six statements asked together, and a model that names the member that holds in a group
+    with one satisfiable statement (the rest then *unsat*), as ``z3.Solver()`` answers."""
+    import z3
+
+    from formal.api import datapath_catalog
+    from formal.prove import datapath as P
+    from formal.prove.encode import unsat_together
+    for dp in datapath_catalog():
+        todo = [(x, P.STATEMENTS[x](dp)) for x in P.STATEMENTS]
+        assert unsat_together("datapath", todo, 60_000, general=True,
+                              make=P.linear_solver) == set(P.STATEMENTS)
+    n = z3.Int("N")
+    todo = [("never", z3.And(n > 3, n < 2)), ("holds", z3.And(n * 2 == 16, n / 3 == 2)),
+            ("never2", z3.And(n == 5, n % 2 == 0))]
+    for make in (P.linear_solver, z3.Solver):
+        assert unsat_together("t", todo, 60_000, general=True, make=make) == {"never",
+                                                                              "never2"}

@@ -138,3 +138,44 @@ def test_the_address_solver_answers_and_gives_models() -> None:
     s = address_solver()
     s.add(z3.ULT(x, 1 << 30), z3.UDiv(x * 16, 16) != x)  # wraps from 2**28 on
     assert s.check() == z3.sat and s.model()[x].as_long() >= 1 << 28
+
+
+def test_both_is_sympy_and_of_two_definedness_conditions() -> None:
+    """``encode._both`` gives what ``sp.And`` gives, the same expression, for the
+    definedness conditions of every case of the catalog's maps and for hand-made ones
+    (nested cases: neither side ``true``; ``false``)."""
+    from formal.model.algebra import definedness
+    from formal.prove.encode import _both
+    firstcol = sp.Piecewise((LANE % 4, I < 4), (LANE % 4 + 8, I >= 4))
+    made = [sp.true, sp.false, definedness(firstcol + 3), definedness(sp.Piecewise((I, LANE < 8)))]
+    conds = list(made)
+    for lay in catalog_model(False).layouts[:120]:
+        m = map_of(lay)
+        if m is not None:
+            conds += [definedness(x) for f in m.formulas for c in f.cases
+                      for x in (c.value, c.cond)]
+    assert any(c is not sp.true for c in conds)
+    for a in made:
+        for b in conds:
+            assert _both(a, b) == sp.And(a, b) and _both(b, a) == sp.And(b, a)
+
+
+def test_the_names_of_a_box_are_its_symbols_printed() -> None:
+    from formal.model.algebra import SEL
+    from formal.prove.encode import _name
+    for k in (LANE, I, SEL, sp.Symbol("x_1"), sp.Dummy("d")):
+        assert _name(k) == str(k)
+
+
+def test_unsigned_division_of_an_address_is_z3s_term() -> None:
+    """``smem_descriptor._udiv`` / ``_urem``: the terms ``z3.UDiv`` / ``z3.URem`` make (a
+    number made a term of the other's width), for terms of the main context and of another,
+    and Python's ``//`` / ``%`` for numbers."""
+    from formal.prove.smem_descriptor import _udiv, _urem
+    x, y = z3.BitVec("x", 32), z3.BitVec("y", 16)
+    other = z3.BitVec("x", 32, z3.Context())
+    for a in (x, y, x + 3, z3.Extract(15, 0, x), other):
+        for b in (1, 16, 128, 5, 0, -1, 1 << 40):
+            assert _udiv(a, b).eq(z3.UDiv(a, b)) and _urem(a, b).eq(z3.URem(a, b))
+            assert type(_udiv(a, b)) is type(z3.UDiv(a, b))
+    assert (_udiv(37, 8), _urem(37, 8)) == (4, 5)

@@ -105,6 +105,43 @@ def test_a_value_outside_the_syntax_is_not_kept() -> None:
     assert kept.parses_of_entry(entry, "another") is None
 
 
+def test_an_entry_keeps_what_each_value_read_back_alone_keeps() -> None:
+    """``entry_of_parses`` reads every value back in one pass (``_all_kept``); it keeps
+    exactly the values that ``_kept`` keeps one at a time, written the same: a record, a
+    Lark ``Token`` (a ``str`` that reads back as a ``str``: not kept), a path (not written),
+    a tuple too deep to read back (the whole list then asked value by value), ``True`` and
+    ``1``."""
+    from lark import Token
+
+    from formal.base.files import MAX_DEPTH
+    from formal.parse import syntax as S
+    deep: object = 1
+    for _ in range(MAX_DEPTH):
+        deep = (deep,)
+    values = [S.Unread("parse", 3, "cannot read", "a title"), Token("NAME", "x"), Path("/etc"),
+              (1, True, "a"), ["x", (2,)], {"a": (1,)}, True, 1, None]
+    for extra in ([], [deep]):
+        one_by_one = []
+        for v in values + extra:
+            try:
+                one_by_one.append(kept._kept(v))
+            except kept._NotKept:
+                one_by_one.append(kept._NOT)
+            except ValueError:  # too deep: ``_kept`` says so, and the list is asked again
+                one_by_one.append(kept._NOT)
+        if extra:
+            with pytest.raises(ValueError):
+                kept._all_kept(values + extra)
+            assert kept._all_kept(values) == one_by_one[:-1]
+        else:
+            assert kept._all_kept(values) == one_by_one
+            assert [w is kept._NOT for w in one_by_one] == \
+                [False, True, True, False, False, False, False, False, False]
+    prose_values = {(f"t{k}", "header"): v for k, v in enumerate(values)}
+    entry = json.loads(kept.entry_of_parses({}, prose_values, "k")["kept"])
+    assert [p[0] for p in entry["prose"]] == ["t0", "t3", "t4", "t5", "t6", "t7", "t8"]
+
+
 def test_no_cache_writes_nothing(parse_cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
     document.parse_document(_doc())

@@ -125,3 +125,27 @@ def test_a_damaged_shipped_file_is_ignored_and_the_parser_built(
         "usable tables (the tables do not match their hash (edited or damaged)); built\n"
     assert [str(t) for t in parser.lex("mma.sync.aligned.m8n8k4 ;")] == \
         ["mma", ".sync", ".aligned", ".m8n8k4", ";"]
+
+
+@pytest.mark.parametrize("value", [
+    {0: {"@": 5}, 1: [0, 834]},  # a parse table's states: integer keys, as pairs
+    {"options": {"start": ["a", "b"], "debug": False}},  # texts: a JSON object
+    {"#d": [[1, 2]], "d": 1},  # a text beginning with '#': as pairs, never read as a mark
+    {"#d": 1},
+    {(1, "a"): "x", "y": ()},  # a tuple key comes back a tuple, a tuple value a list
+    [{}, {"": None}, [1.5, True, "s"]],
+])
+def test_the_tables_encoding_reads_back(value: object) -> None:
+    """``_encode`` / ``_decode_object``: every dict of Lark's tables comes back the same,
+    whatever its keys (tuples become lists, as Lark's own serialization reads them)."""
+    from formal.base.grammar_files import _decode_object, _encode
+
+    def listed(x: object) -> object:
+        if isinstance(x, dict):
+            return {k: listed(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [listed(v) for v in x]
+        return x
+    text = json.dumps(_encode(value))
+    assert json.loads(text, object_hook=_decode_object) == listed(value)
+    assert '"d"' not in json.dumps(_encode({0: 1}))  # schema 3's mark is "#d"

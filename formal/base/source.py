@@ -101,6 +101,9 @@ class SourceText:
     def strip(self) -> SourceText:
         left = len(self.text) - len(self.text.lstrip())
         right = len(self.text.rstrip())
+        if left == 0 and right == len(self.text) and len(self.segments) == 1 \
+                and self.segments[0][0] == 0:
+            return self  # nothing to strip, one segment: ``slice`` would make this very value
         return self.slice(left, right)
 
     def __add__(self, other: SourceText) -> SourceText:

@@ -116,6 +116,10 @@ _PLACED = {"PseudoLine": "source", "TmemFact": "src"}
 def _write(v: Any) -> Any:
     if v is None or isinstance(v, (bool, str, int)):
         return v
+    name = type(v).__name__
+    written = _WRITTEN.get(name)
+    if written is not None and _CLASSES[name] is type(v):
+        return {"#c": name, **{f: _write(getattr(v, f)) for f in written}}
     if isinstance(v, tuple):
         return {"#t": [_write(x) for x in v]}
     if type(v) is Fraction:
@@ -124,11 +128,12 @@ def _write(v: Any) -> Any:
         return [_write(x) for x in v]
     if isinstance(v, dict) and all(type(k) is str for k in v):
         return {"#m": [[k, _write(x)] for k, x in v.items()]}
-    name = type(v).__name__
-    if _CLASSES.get(name) is type(v):
-        return {"#c": name, **{f: _write(getattr(v, f)) for f in sorted(_FIELDS[name])
-                               if f != _PLACED.get(name)}}
     raise _NotKept(name)
+
+
+# each record's fields as ``_write`` writes them: in name order, all but the one each use places
+_WRITTEN = {name: tuple(f for f in sorted(fs) if f != _PLACED.get(name))
+            for name, fs in _FIELDS.items()}
 
 
 # the top of an entry's text: the one object without a mark
@@ -180,16 +185,25 @@ def _loads(text: str) -> Any:
 def _same(a: Any, b: Any) -> bool:
     """Whether ``a`` and ``b`` are the same value of the same types throughout (a Lark
     ``Token`` is not a ``str``, ``True`` not ``1``): only a value read back as it was is kept."""
-    if type(a) is not type(b):
+    t = type(a)
+    if t is not type(b):
         return False
+    if t in _PLAIN:
+        return bool(a == b)
     if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(map(_same, a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if type(a).__name__ in _CLASSES:
-        return all(_same(getattr(a, f), getattr(b, f)) for f in _FIELDS[type(a).__name__]
-                   if f != _PLACED.get(type(a).__name__))
+    compared = _COMPARED.get(t.__name__)
+    if compared is not None:
+        return all(_same(getattr(a, f), getattr(b, f)) for f in compared)
     return bool(a == b)
+
+
+# the types ``_same`` compares with ``==`` at once (what it would reach last for them)
+_PLAIN = frozenset({str, int, bool, type(None)})
+# each record's fields ``_same`` compares: all but the one each use places
+_COMPARED = {name: tuple(f for f in fs if f != _PLACED.get(name)) for name, fs in _FIELDS.items()}
 
 
 def _kept(value: Any) -> Any:
@@ -198,6 +212,36 @@ def _kept(value: Any) -> Any:
     if not _same(_loads(json.dumps([w]))[0], value):  # as the next run reads it
         raise _NotKept(type(value).__name__)
     return w
+
+
+def _all_kept(values: list[Any]) -> list[Any]:
+    """``_kept`` of each value (``_NOT`` where it is not kept), the values read back in one
+    pass: all of them written as one JSON list and read as the next run reads an entry, each
+    then compared with its own value (``_same``), as ``_kept`` does one at a time.  Where the
+    list as a whole does not read back (a value too deep, say), each is asked on its own."""
+    written: list[Any] = []
+    for v in values:
+        try:
+            written.append(_write(v))
+        except _NotKept:
+            written.append(_NOT)
+    asked = [w for w in written if w is not _NOT]
+    try:
+        back = iter(_loads(json.dumps(asked)))
+    except (_NotKept, ValueError, TypeError):
+        return [_NOT if w is _NOT else _kept_or_not(v) for v, w in zip(values, written)]
+    return [w if w is not _NOT and _same(next(back), v) else _NOT
+            for v, w in zip(values, written)]
+
+
+_NOT = object()  # a value ``_all_kept`` does not keep
+
+
+def _kept_or_not(value: Any) -> Any:
+    try:
+        return _kept(value)
+    except _NotKept:
+        return _NOT
 
 
 def _digest(text: str) -> str:
@@ -212,18 +256,12 @@ def kept_text(kept: dict[str, Any]) -> str:
 def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tuple[str, str], Any],
                     key: str) -> dict[str, Any]:
     """An entry: each pseudocode line's and prose piece's parse that can be written, as one
-    JSON text (``kept``) with its SHA-256 (``content``)."""
-    lines, pieces = [], []
-    for text, value in pseudo.items():
-        try:
-            lines.append([text, _kept(value)])
-        except _NotKept:
-            pass
-    for (text, start), value in prose.items():
-        try:
-            pieces.append([text, start, _kept(value)])
-        except _NotKept:
-            pass
+    JSON text (``kept``) with its SHA-256 (``content``); every value read back in one pass
+    (``_all_kept``)."""
+    kept = _all_kept([*pseudo.values(), *prose.values()])
+    lines = [[text, w] for text, w in zip(pseudo, kept) if w is not _NOT]
+    pieces = [[text, start, w] for (text, start), w in zip(prose, kept[len(pseudo):])
+              if w is not _NOT]
     text = kept_text({"pseudo": lines, "prose": pieces})
     return {"schema": SCHEMA, "key": key, "content": _digest(text), "kept": text}
 

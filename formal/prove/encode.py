@@ -111,6 +111,16 @@ class ops:
         return ops._bv(z3.Z3_mk_bvashr, a, b)
 
     @staticmethod
+    def udiv(a: Any, b: Any) -> Any:
+        """``z3.UDiv(a, b)``: unsigned division."""
+        return ops._bv(z3.Z3_mk_bvudiv, a, b)
+
+    @staticmethod
+    def urem(a: Any, b: Any) -> Any:
+        """``z3.URem(a, b)``: unsigned remainder."""
+        return ops._bv(z3.Z3_mk_bvurem, a, b)
+
+    @staticmethod
     def band(a: Any, b: Any) -> Any:
         return ops._bv(z3.Z3_mk_bvand, a, b)
 
@@ -344,7 +354,7 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
     only through their parts.  A subexpression met again (the formulas share many) is
     bounded once."""
     seen: set[Any] = set()
-    where = tuple(sorted((str(k), v) for k, v in box.items()))
+    where = tuple(sorted((_name(k), v) for k, v in box.items()))
     for r in roots:
         for x in subexprs(r):
             if x in seen:
@@ -356,6 +366,26 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
                 if got is not None:
                     top = max(top, abs(got[0]), abs(got[1]))
     return top
+
+
+def _both(a: Any, b: Any) -> Any:
+    """``sp.And(a, b)`` of two SymPy booleans: where one is ``true`` (a case with no nested
+    Piecewise: nearly every case), the other, as ``sp.And`` gives it, without building it."""
+    if a is sp.true:
+        return b
+    if b is sp.true:
+        return a
+    return sp.And(a, b)
+
+
+_NAMES: dict[Any, str] = {}  # ``str`` of a box's symbols: SymPy's printer, once a symbol
+
+
+def _name(k: Any) -> str:
+    hit = _NAMES.get(k)
+    if hit is None:
+        hit = _NAMES[k] = str(k)
+    return hit
 
 
 # bounds of a subexpression over a box, kept for the process: the maps share many (lane / 4
@@ -408,7 +438,7 @@ class Sym:
             dfn = z3.BoolVal(False)
             for c, cond in reversed(list(zip(f.cases, conds))):
                 out = ops.ite(cond, enc.expr(c.value), out)
-                ok = enc.pred(sp.And(definedness(c.value), definedness(c.cond)))
+                ok = enc.pred(_both(definedness(c.value), definedness(c.cond)))
                 dfn = ops.ite(cond, ok, dfn)
             self.vals.append(out)
             defs.append(dfn)

@@ -93,7 +93,7 @@ class EvidenceRun:
                            str(d.get("result", "")), dict(d.get("layout_hashes") or {}),
                            dict(d.get("discovered_hashes") or {}), int(d.get("trials") or 0),
                            str(d.get("detail", "")), f, str(d.get("erratum") or ""),
-                           tuple(tuple(int(x) for x in c) for c in d.get("d_cells") or ()),
+                           tuple(tuple(map(int, c)) for c in d.get("d_cells") or ()),
                            str(d.get("plant") or ""))
 
 

@@ -37,6 +37,7 @@ import json
 import sys
 from collections.abc import Iterator
 from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def evidence_key(digest: str) -> str:
 
 
 def _flat(d: dict[str, Any]) -> list[Any]:
-    return [x for kv in d.items() for x in kv]
+    return [*chain.from_iterable(d.items())]
 
 
 _SEP = "\n"
@@ -76,11 +77,19 @@ _SEP = "\n"
 def _pairs_text(d: dict[str, Any]) -> str | list[Any]:
     """A run's operand hashes as one text, ``"A\\n8148...\\nB\\n..."`` (one JSON string a
     run: reading them back walks no list), or as the flat list of pairs where a name or a
-    hash is not a string free of newlines."""
+    hash is not a string free of newlines (the joined text then holds more newlines than
+    the ones that join them)."""
     flat = _flat(d)
-    if all(type(x) is str and _SEP not in x for x in flat):
-        return _SEP.join(flat)
+    if not flat:
+        return ""
+    if {*map(type, flat)} == _STR:
+        text = _SEP.join(flat)
+        if text.count(_SEP) == len(flat) - 1:
+            return text
     return flat
+
+
+_STR = {str}
 
 
 def _content(f: Any) -> dict[str, Any]:
@@ -91,10 +100,15 @@ def _content(f: Any) -> dict[str, Any]:
     cols["layout_hashes"] = [_pairs_text(r.layout_hashes) for r in runs]
     cols["discovered_hashes"] = [_pairs_text(r.discovered_hashes) for r in runs]
     cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs) if r.d_cells}
-    tables = {part: {h: json.dumps(t, separators=(",", ":")) for h, t in
-                     getattr(f, part).items()} for part in ("discovered", "maps")}
+    tables = {part: {h: _TABLE_TEXT.encode(t) for h, t in getattr(f, part).items()}
+              for part in ("discovered", "maps")}
     return {"device": f.device, "sm": f.sm, "driver": f.driver, "date": f.date,
             "runs": cols, "tables": tables}
+
+
+# ``json.dumps(t, separators=(",", ":"))`` of a table read from a file's JSON (which holds no
+# cycle, so the check for one is left out: the same text)
+_TABLE_TEXT = json.JSONEncoder(separators=(",", ":"), check_circular=False)
 
 
 def _scalar(x: Any) -> bool:
@@ -185,9 +199,9 @@ def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
     """A run's d_cells as one list: ``[w, ...]`` when every cell has ``w`` numbers (a
     mismatch's cells are all [row, col] or all [row, col, product]), else ``[-1, ...]`` with
     each cell's length before it."""
-    widths = {len(c) for c in cells}
+    widths = {*map(len, cells)}
     if len(widths) == 1 and min(widths) > 0:
-        return [len(cells[0]), *(x for c in cells for x in c)]
+        return [len(cells[0]), *chain.from_iterable(cells)]
     return [-1, *(x for c in cells for x in (len(c), *c))]
 
 

@@ -45,7 +45,7 @@ from ..model.smem import (
     smem_hash,
 )
 from .cache import known_unsat, query_key, told_unsat, z3_unsat
-from .encode import address_solver, unsat_together
+from .encode import address_solver, bv_val, ops, unsat_together
 from .verdicts import TEST_HOOKS, Core, InternalError, Verdict
 
 TMA_MODES = ("32B", "64B", "128B")
@@ -53,12 +53,22 @@ SWIZZLES = {"none": Swizzle(0, 4, 3), "32B": Swizzle(1, 4, 3), "64B": Swizzle(2,
             "128B": Swizzle(3, 4, 3)}
 
 
+def _plain(a: Any) -> bool:
+    """A bit-vector term of Z3's main context (where ``bv_val`` makes its numbers)."""
+    return type(a) is z3.BitVecRef and a.ctx is z3.main_ctx()
+
+
 def _udiv(a: Any, b: int) -> Any:
-    return z3.UDiv(a, b) if isinstance(a, z3.ExprRef) else a // b
+    """``z3.UDiv(a, b)`` of a bit-vector term (the number made a term of its width, as
+    ``z3.UDiv`` makes it: ``encode.ops``, without the coercion), else ``a // b``."""
+    return ops.udiv(a, bv_val(b, a.size())) if _plain(a) else \
+        z3.UDiv(a, b) if isinstance(a, z3.ExprRef) else a // b
 
 
 def _urem(a: Any, b: int) -> Any:
-    return z3.URem(a, b) if isinstance(a, z3.ExprRef) else a % b
+    """``z3.URem(a, b)``, as ``_udiv``."""
+    return ops.urem(a, bv_val(b, a.size())) if _plain(a) else \
+        z3.URem(a, b) if isinstance(a, z3.ExprRef) else a % b
 
 
 def read_extent(inst: SmemInstance) -> tuple[int, int]:
