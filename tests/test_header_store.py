@@ -133,3 +133,25 @@ def test_the_key_covers_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
     assert key == store.header_key(text) and key != store.header_key(text + " ")
     monkeypatch.setattr(store, "code_key", lambda: "another package")
     assert store.header_key(text) != key
+
+
+@pytest.mark.parametrize("rel", ("cute/util/type_traits.hpp", "cute/tensor_impl.hpp"))
+def test_the_canonical_text_is_the_one_character_walks(rel: str) -> None:
+    # header_lie's reading of the text from an offset, taken a run at a time, is exactly the
+    # one-character walk's, from every offset (inside comments, words and skipped tokens too)
+    path, text = _header(rel)
+    skipped = store._skipped(text, cpp.read_header(str(path), text))
+    assert isinstance(skipped, dict) and skipped
+    at = sorted(skipped)
+    for start in range(0, len(text), 17):
+        for want in (8, 40):
+            for skip in (skipped, {}):
+                assert store._canon(text, start, want, skip, sorted(skip)) == \
+                    store._canon_plain(text, start, want, skip), (start, want)
+    for start in at:
+        assert store._canon(text, start, 60, skipped, at) == \
+            store._canon_plain(text, start, 60, skipped)
+    tricky = "a/b//c\n d/*e*/f /*/ g*/h typename ::x, ::y /* open"
+    for start in range(len(tricky)):
+        for want in (1, 5, 30):
+            assert store._canon(tricky, start, want) == store._canon_plain(tricky, start, want)
