@@ -166,13 +166,23 @@ def write_atomic(path: str | Path, data: bytes | str) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` all or nothing: a temporary file in the same
     folder, moved over ``path`` with ``os.replace``.  On an ``OSError`` the temporary file is
     removed, ``path`` is as it was, and the error is raised.  The file gets the mode an
-    existing ``path`` has, else the one ``open()`` would give (0o666 less the umask)."""
+    existing ``path`` has, else the one ``open()`` would give (0o666 less the umask).  A
+    character device (``-o /dev/null``) is written as it is: there is nothing to keep whole,
+    and moving a file over it would put a file where the device was."""
     import tempfile
     p = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        mode = stat.S_IMODE(os.stat(p).st_mode)
+        st: os.stat_result | None = os.stat(p)
     except OSError:
+        st = None
+    if st is not None and stat.S_ISCHR(st.st_mode):  # /dev/null, a terminal: written in
+        with open(p, "wb") as f:  # place, never replaced by a file (as root, os.replace would)
+            f.write(raw)
+        return
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    else:
         mask = os.umask(0)
         os.umask(mask)
         mode = 0o666 & ~mask
