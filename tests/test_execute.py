@@ -379,21 +379,129 @@ def test_ptx_cli_writes_kernels(tmp_path: Path) -> None:
 def test_every_variant_assembles_for_its_target() -> None:
     """Every family's kernels, for the architectures CI names (.ci/run); at the slow set's
     scale an evenly spaced share of them (.ci/run's own step, ``ptxlayout ptx --check``,
-    then assembles every one)."""
+    then assembles every one).  What ``ptx.check`` finds, with several kernels of one header
+    to a ptxas call (``_assemble_together``)."""
     from .conftest import budget
     every = list(ptx.ALL_VARIANTS)
     step = max(1, round(len(every) / budget(len(every))))
-    results = ptx.check(every[::step], ["sm_90", "sm_90a", "sm_100a", "sm_120a"])
-    failed = [f"{r.variant.key} {r.arch}: {r.detail[:200]}" for r in results
-              if r.status == "failed"]
+    results = _assemble_together(every[::step], ["sm_90", "sm_90a", "sm_100a", "sm_120a"])
+    failed = [f"{key} {arch}: {detail[:200]}" for key, arch, status, detail in results
+              if status == "failed"]
     assert not failed, "\n".join(failed)
-    ok = {(r.variant.key, r.arch) for r in results if r.status == "ok"}
-    newer = {r.variant.key for r in results if "needs PTX ISA" in r.detail}  # than ptxas's
+    ok = {(key, arch) for key, arch, status, _detail in results if status == "ok"}
+    newer = {key for key, _arch, _status, detail in results if "needs PTX ISA" in detail}
     for v in every[::step]:  # each variant assembles at least for its own target
         own = "sm_100a" if v.tmem else \
             {"sm_90a": "sm_90a", "sm_100a": "sm_120a"}.get(v.target, "sm_120a") \
             if v.arch_suffix else "sm_90"
         assert (v.key, own) in ok or v.key in newer, v.key
+
+
+def _split_module(text: str) -> tuple[str, str] | None:
+    """(what precedes the first entry less its comments: the header and the module's
+    declarations; the entries) of a kernel module, or None where something other than an
+    entry lies at the module's level after the first one."""
+    lines = text.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.startswith(".visible .entry ")), None)
+    if first is None:
+        return None
+    depth = 0
+    for ln in lines[first:]:
+        if depth == 0 and ln.strip() and not ln.startswith(
+                (".visible .entry ", "    .param ", ")", "{", "}", "//")):
+            return None
+        depth += ln.count("{") - ln.count("}")
+    head = "\n".join(ln for ln in lines[:first] if not ln.startswith("//"))
+    return head, "\n".join(lines[first:])
+
+
+def _assemble_together(variants: list[Any], archs: list[str], per_call: int = 24) \
+        -> list[tuple[str, str, str, str]]:
+    """``ptx.check(variants, archs)`` as (key, arch, status, detail), each module's text
+    ``ptx.module(v, arch)`` as check makes it, but up to ``per_call`` modules of the same
+    header and module declarations (.version, .target, .shared ...) given to one ptxas as
+    one module, each entry renamed k<i>_<name> (an entry is called by no other, and labels
+    and registers are the entry's own); a call that fails assembles each of its modules
+    alone, so a failure and its messages are that kernel's own, as check reports them."""
+    exe = ptx.ptxas_path()
+    out: list[tuple[str, str, str, str]] = []
+    groups: dict[tuple[str, str], list[tuple[Any, str, str, str]]] = {}
+    alone: list[tuple[Any, str, str]] = []
+    for v in variants:
+        for arch in archs:
+            if not ptx.assembles_for(v, arch):
+                out.append((v.key, arch, "skipped", f"needs {v.target}"))
+                continue
+            too_old = ptx.ptxas_too_old(v, arch, exe)
+            if too_old is not None:
+                out.append((v.key, arch, "skipped", too_old))
+                continue
+            text = ptx.module(v, arch if v.arch_suffix else None).text
+            split = _split_module(text)
+            if split is None:
+                alone.append((v, arch, text))
+            else:
+                groups.setdefault((arch, split[0]), []).append((v, arch, text, split[1]))
+    calls: list[tuple[str, str, list[tuple[Any, str, str]]]] = \
+        [(text, arch, [(v, arch, text)]) for v, arch, text in alone]
+    for (arch, head), members in groups.items():
+        for at in range(0, len(members), per_call):
+            part = members[at:at + per_call]
+            body = [entries.replace(".visible .entry ", f".visible .entry k{i}_")
+                    for i, (_v, _a, _t, entries) in enumerate(part)]
+            calls.append(("\n".join([head, *body]), arch,
+                          [(v, a, t) for v, a, t, _e in part]))
+
+    def one(call: tuple[str, str, list[tuple[Any, str, str]]]) \
+            -> list[tuple[str, str, str, str]]:
+        text, arch, members = call
+        ok, msg = ptx.assemble(text, arch, exe)
+        if ok:
+            return [(v.key, a, "ok", msg) for v, a, _t in members]
+        if len(members) == 1:
+            v, a, _t = members[0]
+            return [(v.key, a, "failed", msg)]
+        got = []
+        for v, a, t in members:
+            ok1, msg1 = ptx.assemble(t, a, exe)
+            got.append((v.key, a, "ok" if ok1 else "failed", msg1))
+        return got
+
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 2)) as pool:
+        for got in pool.map(one, calls):
+            out.extend(got)
+    return out
+
+
+@pytest.mark.ptxas
+@pytest.mark.skipif(not HAS_PTXAS, reason="ptxas is not on PATH")
+def test_kernels_assembled_together_are_what_check_finds() -> None:
+    """``_assemble_together`` gives ``ptx.check``'s statuses on a sample of every family and
+    module kind (with and without module declarations), and a kernel ptxas refuses is still
+    named alone among others that assemble."""
+    pick = list(ptx.ALL_VARIANTS)[::23]
+    archs = ["sm_90", "sm_90a", "sm_100a", "sm_120a"]
+    want = {(r.variant.key, r.arch): r.status for r in ptx.check(pick, archs)}
+    got = {(key, arch): status for key, arch, status, _d in _assemble_together(pick, archs)}
+    assert got == want and "ok" in got.values()
+    heads = {(_split_module(ptx.module(v).text) or ("", ""))[0] for v in pick}
+    assert any(".shared" in h for h in heads) and any(".shared" not in h for h in heads)
+    # a refused kernel among those that assemble: its group is assembled one by one
+    bad = ptx.ALL_VARIANTS[0]
+    real = ptx.module
+
+    def broken(v: Any, arch: str | None = None) -> Any:
+        m = real(v, arch)
+        if v.key != bad.key:
+            return m
+        from dataclasses import replace
+        return replace(m, text=m.text.replace("mma.sync", "mma.syncc", 1))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ptx, "module", broken)
+        res = _assemble_together(list(ptx.ALL_VARIANTS[:6]), ["sm_90"])
+    failed = [(key, arch) for key, arch, status, _d in res if status == "failed"]
+    assert failed == [(bad.key, "sm_90")]
+    assert sum(status == "ok" for _k, _a, status, _d in res) >= 1
 
 
 def test_every_variant_is_for_one_of_the_architectures_ci_assembles() -> None:

@@ -75,9 +75,15 @@ def outputs() -> dict[str, tuple[int, bytes, str]]:
             got[name] = _run(argv)
         with tempfile.TemporaryDirectory() as tmp:
             from formal.cli import main
-            with contextlib.redirect_stderr(io.StringIO()):
-                main(["prove", "--ledger", tmp, "--output", os.devnull])
-            got["ledger.json"] = (0, (Path(tmp) / "ledger.json").read_bytes(), "")
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                code = main(["prove", "--ledger", tmp, "--output", os.devnull])
+            ledger = Path(tmp) / "ledger.json"
+            if code != 0 or not ledger.is_file():  # the run's own words, not a missing file
+                raise AssertionError(f"prove --ledger: exit {code}, ledger.json "
+                                     f"{'written' if ledger.is_file() else 'missing'}; "
+                                     f"stderr: {err.getvalue()[-2000:]}")
+            got["ledger.json"] = (0, ledger.read_bytes(), "")
     return got
 
 
@@ -124,7 +130,8 @@ def test_every_output_is_byte_identical(produced: dict[str, tuple[int, bytes, st
     have = manifest(produced)
     assert sorted(have) == sorted(want)
     changed = [f"{k}: exit {want[k]['exit']} -> {have[k]['exit']}, {want[k]['bytes']} -> "
-               f"{have[k]['bytes']} bytes" for k in want if have[k] != want[k]]
+               f"{have[k]['bytes']} bytes; stderr now: {produced[k][2][-500:]!r}"
+               for k in want if have[k] != want[k]]
     assert not changed, "outputs changed:\n" + "\n".join(changed)
 
 

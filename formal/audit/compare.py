@@ -235,6 +235,10 @@ def spec_cells(spec: SpecTable, lanes: list[int]) -> np.ndarray:
 
 def _spec_cells(spec: SpecTable, lanes: list[int]) -> np.ndarray:
     values = len(spec.cells[0]) if spec.cells else 0
+    rows = [spec.cells[lane] for lane in lanes]
+    if all(len(row) == values for row in rows):  # one array of the pairs, no cell = (-1, -1)
+        flat = [(-1, -1) if c is None else c for row in rows for c in row]
+        return np.array(flat, dtype=np.int64).reshape(len(lanes), values, 2)
     out = np.full((len(lanes), values, 2), -1, dtype=np.int64)
     for t, lane in enumerate(lanes):
         for v, c in enumerate(spec.cells[lane]):

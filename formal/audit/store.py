@@ -5,8 +5,8 @@ Reading CUTLASS's GMMA headers (10 MB of C++) with ``grammar/cute.lark`` is most
 ``ptxlayout audit cute``.  The syntax the reader keeps -- aliases, structs, asm strings,
 includes, warnings, each with its offset in the text -- is written as one JSON file in
 ``<cache folder>/headers`` (``formal.base.cache``: the user's own folder, checked before use;
-never pickle), named by a SHA-256 of this tool's version, the grammar's text and the header's
-text.  A header whose text changed has another key, so a stale entry is never read.
+never pickle), named by a SHA-256 of this tool's version and code, the grammar's text and the
+header's text.  A header whose text changed has another key, so a stale entry is never read.
 
 **An entry is checked against the header's own text.**  Every alias must re-print, at its
 offset, as the text writes it (whitespace, comments and ``typename`` aside): the entry's
@@ -15,12 +15,21 @@ with what the header holds at that offset, so an entry whose stride 8 was change
 not the header's.  Every struct's type is checked the same way, every asm string literal
 and include byte for byte.  An entry that fails is a lie: it is removed with a warning and
 the header is parsed afresh -- the cache saves time, never changes a verdict.
+
+**What the reader skipped is left out of the comparison.**  A token the grammar cannot place
+is skipped by the reader with a warning at its line and column (``skipped 'const': ...``), so
+``struct copy_cv<Src const, Dst>`` is kept as ``copy_cv<Src,Dst>``.  The entry keeps those
+warnings; each must name the text at its own place, byte for byte, and the check then reads the
+text without those tokens, as the reader did.  An entry cannot hide a token this way without
+saying so: a skip it keeps is a warning the audit reports, as the fresh read reports it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +38,7 @@ from .. import __version__
 from ..base import cache as disk
 from ..base.files import FileProblem, read_limited
 from ..base.grammar_files import grammar_dir
+from ..base.hashes import code_key
 from . import header as cpp  # the syntax a header is read to
 from .project import Span, warning
 
@@ -37,8 +47,11 @@ SCHEMA = "ptxlayout-cute-header/1"
 
 
 def header_key(text: str) -> str:
+    """SHA-256 of the entry's schema, this tool's version, its code (``code_key``: the reader
+    of ``header.py`` and every other file of the package, Python's version), the grammar and
+    the header's text: everything a reading depends on."""
     grammar = (grammar_dir() / "cute.lark").read_text(encoding="utf-8")
-    what = "\0".join((SCHEMA, __version__, grammar, text))
+    what = "\0".join((SCHEMA, __version__, code_key(), grammar, text))
     return hashlib.sha256(what.encode("utf-8")).hexdigest()
 
 
@@ -128,26 +141,105 @@ def header_of_json(path: str, j: dict[str, Any]) -> cpp.CppHeader:
 # ---- the check against the text -------------------------------------------------------------
 
 
-def _canon(text: str, start: int, want: int) -> str:
-    """At least ``want`` characters of ``text`` from ``start`` with whitespace, comments and
-    the word ``typename`` left out."""
+def _canon(text: str, start: int, want: int, skipped: dict[int, int] | None = None,
+           skip_at: list[int] | None = None) -> str:
+    """At least ``want`` characters of ``text`` from ``start`` (fewer only at its end) with
+    whitespace, comments, the word ``typename``, a leading ``::`` (``using dim3 = ::dim3;``:
+    the syntax keeps no global scope) and the tokens the reader ``skipped`` (offset ->
+    length; ``skip_at``: their offsets in order) left out.  Runs of other characters are
+    taken whole, up to the next skipped token."""
     out: list[str] = []
     i, n, got = start, len(text), 0
-    while i < n and got < want + 8:
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+    skip = skipped or {}
+    at = skip_at if skip_at is not None else sorted(skip)
+    while True:
+        while i < n and got < want + 8:
+            if skip and i in skip:
+                i += skip[i]
+                continue
+            m = _JUNK.match(text, i)
+            if m is not None:
+                i = m.end()
+                continue
+            m = _RUN.match(text, i)
+            end = m.end() if m is not None else i + 1
+            if at:
+                k = bisect_right(at, i)
+                if k < len(at) and at[k] < end:
+                    end = at[k]
+            end = min(end, i + want + 8 - got)
+            out.append(text[i:end])
+            got += end - i
+            i = end
+        canon = _GLOBAL.sub("", "".join(out).replace("typename", ""))
+        if len(canon) >= want or i >= n:
+            return canon
+        want += want + 8  # what was left out made it short: read on
+
+
+# whitespace, a line comment (to its newline) or a block comment (to its end, or the text's)
+_JUNK = re.compile(r"\s+|//[^\n]*|/\*.*?(?:\*/|\Z)", re.S)
+_RUN = re.compile(r"[^\s/]+")  # characters kept, up to a space or a '/' (a comment may start)
+
+
+def _canon_plain(text: str, start: int, want: int, skipped: dict[int, int] | None = None) -> str:
+    """``_canon`` one character at a time (tests/test_header_store.py holds the two equal)."""
+    out: list[str] = []
+    i, n, got = start, len(text), 0
+    skip = skipped or {}
+    while True:
+        while i < n and got < want + 8:
+            if skip and i in skip:
+                i += skip[i]
+                continue
+            if text.startswith("//", i):
+                j = text.find("\n", i)
+                i = n if j < 0 else j
+                continue
+            if text.startswith("/*", i):
+                j = text.find("*/", i + 2)
+                i = n if j < 0 else j + 2
+                continue
+            ch = text[i]
+            if not ch.isspace():
+                out.append(ch)
+                got += 1
+            i += 1
+        canon = _GLOBAL.sub("", "".join(out).replace("typename", ""))
+        if len(canon) >= want or i >= n:
+            return canon
+        want += want + 8  # what was left out made it short: read on
+
+
+_GLOBAL = re.compile(r"(?<=[=<,(])::")
+
+
+# the reader's warning for a token it passed over (formal.audit.header.read_header's on_error)
+_SKIP = re.compile(r"skipped (?:'(?P<tok>.+)'|character '(?P<ch>.+)'): "
+                   r"not a construct the CuTe reader knows\Z", re.S)
+
+
+def _skipped(text: str, h: cpp.CppHeader) -> dict[int, int] | str:
+    """The tokens the reader skipped, by offset -> length, from the entry's warnings; a
+    string (why) when one does not name the text at its line and column."""
+    out: dict[int, int] = {}
+    starts: list[int] | None = None
+    for f in h.findings:
+        if f.kind != "cute-syntax":
             continue
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
+        m = _SKIP.match(f.message)
+        if m is None:
             continue
-        ch = text[i]
-        if not ch.isspace():
-            out.append(ch)
-            got += 1
-        i += 1
-    return "".join(out).replace("typename", "")
+        tok = m.group("tok") if m.group("tok") is not None else m.group("ch")
+        if starts is None:
+            starts = [0] + [k + 1 for k, c in enumerate(text) if c == "\n"]
+        line, col = f.span.line, f.span.column
+        at = starts[line - 1] + col - 1 if 1 <= line <= len(starts) and col >= 1 else -1
+        if at < 0 or not tok or not text.startswith(tok, at) or \
+                (line < len(starts) and at + len(tok) > starts[line]):
+            return f"the skipped {tok!r} at line {line} column {col} is not the header's text"
+        out[at] = len(tok)
+    return out
 
 
 def _printed(e: Any) -> str:
@@ -168,8 +260,13 @@ def _printed(e: Any) -> str:
 def header_lie(text: str, h: cpp.CppHeader) -> str:
     """'' when every item of ``h`` is what ``text`` holds at its offset, else the first that
     is not."""
+    skipped = _skipped(text, h)
+    if isinstance(skipped, str):
+        return skipped
+    skip_at = sorted(skipped)
+
     def at(offset: int, what: str, name: str) -> str:
-        if offset < 0 or not _canon(text, offset, len(what)).startswith(what):
+        if offset < 0 or not _canon(text, offset, len(what), skipped, skip_at).startswith(what):
             return f"{name} is not the header's text at offset {offset}"
         return ""
 
@@ -182,7 +279,7 @@ def header_lie(text: str, h: cpp.CppHeader) -> str:
             return why
     for s in h.structs:
         if s.type is not None:
-            head = _canon(text, s.at, 8) if s.at >= 0 else ""
+            head = _canon(text, s.at, 8, skipped, skip_at) if s.at >= 0 else ""
             kw = next((k for k in ("struct", "class", "union") if head.startswith(k)), "")
             why = at(s.at, kw + _printed(s.type), f"struct {s.name}") if kw else \
                 f"struct {s.name} is not the header's text at offset {s.at}"

@@ -176,7 +176,7 @@ def cute_factor_places(env: Env, frg: Struct, n_sm: int, is_a: bool, alloc: str,
     out: dict[tuple[int, int], set[Place]] = {}
     for m in range(per_cta):
         for b in range(nsf):
-            addrs = {int(a) for a in np.unique(fi[:, m][:, None] + sj[b][None, :])}
+            addrs = set((fi[:, m][:, None] + sj[b][None, :]).ravel().tolist())
             for cta in range(n_sm):  # each CTA's TMEM: its rows of A, all of B
                 who = cta * per_cta + m if is_a else m
                 out.setdefault((who, b), set()).update(

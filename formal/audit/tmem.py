@@ -135,6 +135,50 @@ def _tmem_side(mem: CuteLayout, val_id: CuteLayout, want: np.ndarray, width: int
         return "differs", Counterexample(0, bad, None, None), \
             f"TMEM: value {bad} is not logical bit {bad} ({len(v_idx)} values, ValID " \
             f"{len(addr)} bits)"
+    return named_bits(addr, want, width)
+
+
+def named_bits(addr: np.ndarray, want: np.ndarray, width: int) \
+        -> tuple[str, Counterexample | None, str]:
+    """ValID's TMEM bit address of each logical bit, in order (``addr``), against the spec's
+    cells (``want``: (lane, column) pairs, -1 for none): each logical bit names one of bits
+    0..width-1 of a cell, no two the same, and every such bit is named.  The first logical
+    bit that is not, or else the smallest bit no logical bit names, is the difference (as
+    ``named_bits_plain`` finds it one bit at a time)."""
+    flat = want.reshape(-1, 2)
+    flat = flat[flat[:, 0] >= 0]
+    if len(flat) and (flat[:, 1].min() < 0 or flat[:, 1].max() >= 1 << (LANE_BITS - 5)):
+        return named_bits_plain(addr, want, width)  # a column the address cannot hold
+    # each (lane, column, bit) as its TMEM bit address: the same order as the tuples
+    need = np.unique((flat[:, 0] << LANE_BITS) + flat[:, 1] * COLUMN_BITS)[:, None] \
+        + np.arange(width)
+    need = need.reshape(-1)
+    first = np.zeros(len(addr), dtype=bool)
+    first[np.unique(addr, return_index=True)[1]] = True
+    bad = np.nonzero(~first | ~np.isin(addr, need))[0]
+    if len(bad):
+        x = int(bad[0])
+        lane, col, bit = (int(a) for a in split_address(addr[x]))
+        return "differs", Counterexample(0, x, (lane, col), None), \
+            f"TMEM: logical bit {x} is bit {bit} of (lane {lane}, col {col}), " \
+            + ("which another logical bit names too" if not first[x] else
+               "outside the spec's cells and bits")
+    missing = np.setdiff1d(need, addr)  # sorted: (lane, column, bit) in order
+    if len(missing):
+        r, c, b = (int(a) for a in split_address(missing[0]))
+        return "differs", Counterexample(0, len(addr), None, (r, c)), \
+            f"TMEM: bit {b} of the spec's (lane {r}, col {c}) is named by no logical bit"
+    lanes = 1 + int(flat[:, 0].max())
+    cols = len(np.unique(flat[:, 1]))
+    return "equal", None, f"TMEM: one taddr for the warp; ValID names bits 0..{width - 1} " \
+        f"of each of the {lanes} lanes x {cols} columns once"
+
+
+def named_bits_plain(addr: np.ndarray, want: np.ndarray, width: int) \
+        -> tuple[str, Counterexample | None, str]:
+    """``named_bits`` one logical bit at a time, with (lane, column, bit) tuples: taken where a
+    column is past what a TMEM address holds (tests/test_tmem_named_bits.py holds the two
+    equal)."""
     cells = {(int(r), int(c)) for r, c in want.reshape(-1, 2) if r >= 0}
     need = {(r, c, b) for r, c in cells for b in range(width)}
     lane, col, bit = split_address(addr)
