@@ -11,6 +11,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from formal.api import current_catalog
@@ -85,10 +86,21 @@ def test_a_matching_sm_100_run_confirms_the_layout(records: list[dict[str, Any]]
 
 
 def _chunks_swapped(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``records`` whose m128.f16 metadata layout holds chunks 0 and 1 in each other's place."""
+    """``records`` whose m128.f16 metadata layout holds chunks 0 and 1 of every row in each
+    other's place: each selector's table lists (lane, column, bit) for every (row, chunk,
+    copy) in that row-major order, and the places of chunks 0 and 1 trade.  (Only the first
+    field's bit moved once: a run then mismatched only where the random A of row 0 did not
+    hide it, and a chunk of zeros did, now and then.)"""
     out = copy.deepcopy(records)
     rec = next(r for r in out if r.get("id") == LID)
-    rec["places"] = [[p[0], p[1], {0: 1, 1: 0}.get(p[2], p[2]), *p[3:]] for p in rec["places"]]
+    shape = (int(rec["rows"]), int(rec["chunks"]), int(rec["copies"]), 3)
+    swapped = []
+    for table in rec["places"]:
+        t = np.asarray(table, dtype=np.int64).reshape(shape)
+        t[:, [0, 1]] = t[:, [1, 0]]
+        swapped.append(t.ravel().tolist())
+    assert all(a != b for a, b in zip(swapped, rec["places"], strict=True))
+    rec["places"] = swapped
     return out
 
 
