@@ -213,3 +213,59 @@ def test_a_tensor_memory_section_is_kept_with_its_places(
     monkeypatch.setattr(tmem, "tmem_parser", refuse)
     again = document.parse_document(doc)
     assert again == first
+
+
+def test_what_an_entry_keeps_is_what_reads_back_as_itself() -> None:
+    """``_all_kept`` decides by the structure it writes (exact types, depth), not by reading
+    back: on every parse of a catalog document, on subclasses of each plain type (a ``str``,
+    ``int``, ``tuple``, ``list``, ``dict``) and at the deepest nesting, it keeps exactly what
+    ``_kept``'s reading back keeps, written the same, and refuses a deeper value as it does."""
+    import enum
+    from collections import namedtuple
+
+    from formal.base.files import MAX_DEPTH
+    from formal.parse import syntax as S
+
+    class Small(enum.IntEnum):
+        ONE = 1
+
+    class Items(list):  # type: ignore[type-arg]
+        pass
+
+    class Map(dict):  # type: ignore[type-arg]
+        pass
+
+    Pair = namedtuple("Pair", "a b")
+
+    def one_by_one(values: list[object]) -> list[object]:
+        out = []
+        for v in values:
+            try:
+                out.append(kept._kept(v))
+            except kept._NotKept:
+                out.append(kept._NOT)
+        return out
+
+    clear_memo()
+    document.parse_document(_doc())
+    from formal.parse.grammars import PROSE_MEMO, PSEUDO_MEMO
+    parses = [*PSEUDO_MEMO.values(), *PROSE_MEMO.values()]
+    assert len(parses) > 20
+    assert kept._all_kept(parses) == one_by_one(parses)
+    assert all(w is not kept._NOT for w in kept._all_kept(parses))
+
+    odd = [Small.ONE, Items([1]), Map(a=1), Pair(1, 2), [Small.ONE], {"a": (Items(),)},
+           S.Unread("parse", Small.ONE, "m", "t"), {1: "x"}, 1.5]
+    assert kept._all_kept(odd) == one_by_one(odd) == [kept._NOT] * len(odd)
+
+    def nested(levels: int) -> object:  # ``levels`` JSON levels as written: lists, then a tuple
+        v: object = (1,) if levels % 2 == 0 else [1]
+        for _ in range((levels - 1) // 2 if levels % 2 else (levels - 2) // 2):
+            v = [[v]]
+        return v
+    deepest = nested(MAX_DEPTH - 1)
+    assert kept._all_kept([deepest]) == one_by_one([deepest]) == [kept._write(deepest)]
+    with pytest.raises(ValueError):
+        kept._kept(nested(MAX_DEPTH))
+    with pytest.raises(ValueError):
+        kept._all_kept([nested(MAX_DEPTH)])

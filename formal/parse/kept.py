@@ -215,33 +215,51 @@ def _kept(value: Any) -> Any:
 
 
 def _all_kept(values: list[Any]) -> list[Any]:
-    """``_kept`` of each value (``_NOT`` where it is not kept), the values read back in one
-    pass: all of them written as one JSON list and read as the next run reads an entry, each
-    then compared with its own value (``_same``), as ``_kept`` does one at a time.  Where the
-    list as a whole does not read back (a value too deep, say), each is asked on its own."""
-    written: list[Any] = []
+    """``_kept`` of each value (``_NOT`` where it is not kept), decided by the structure as it
+    is written (``_exact``) instead of a second reading: a value is written only where each
+    part is of exactly a type the reader rebuilds as that very type (a record of the fixed
+    table, a ``tuple``, a ``list``, a ``dict`` of ``str`` keys, a ``Fraction``, a ``str``, an
+    ``int``, a ``bool``, ``None``: a Lark ``Token`` or an ``IntEnum`` is not), so it reads
+    back as the same value -- what ``_kept``'s reading back checks.  A value nested deeper
+    than ``_kept``'s reading allows raises ``ValueError`` as ``_kept`` does.  The reading of
+    an entry (``parses_of_entry``) keeps every one of its checks."""
+    out: list[Any] = []
     for v in values:
         try:
-            written.append(_write(v))
+            out.append(_exact(v, MAX_DEPTH - 1))  # inside the list ``_kept`` reads
         except _NotKept:
-            written.append(_NOT)
-    asked = [w for w in written if w is not _NOT]
-    try:
-        back = iter(_loads(json.dumps(asked)))
-    except (_NotKept, ValueError, TypeError):
-        return [_NOT if w is _NOT else _kept_or_not(v) for v, w in zip(values, written)]
-    return [w if w is not _NOT and _same(next(back), v) else _NOT
-            for v, w in zip(values, written)]
+            out.append(_NOT)
+    return out
+
+
+def _exact(v: Any, room: int) -> Any:
+    """``_write(v)`` where every part of ``v`` is of exactly a type ``_hook`` rebuilds as
+    itself (else ``_NotKept``), nested in at most ``room`` JSON levels (else ``ValueError``,
+    what ``_loads`` answers a deeper text)."""
+    t = type(v)
+    if v is None or t is str or t is int or t is bool:
+        return v
+    if room < 1:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    written = _WRITTEN.get(t.__name__)
+    if written is not None and _CLASSES[t.__name__] is t:
+        return {"#c": t.__name__, **{f: _exact(getattr(v, f), room - 1) for f in written}}
+    if t is list:
+        return [_exact(x, room - 1) for x in v]
+    if room < 2:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    if t is tuple:
+        return {"#t": [_exact(x, room - 2) for x in v]}
+    if t is Fraction:
+        return {"#q": [v.numerator, v.denominator]}
+    if t is dict and all(type(k) is str for k in v):
+        if room < 3:
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        return {"#m": [[k, _exact(x, room - 3)] for k, x in v.items()]}
+    raise _NotKept(t.__name__)
 
 
 _NOT = object()  # a value ``_all_kept`` does not keep
-
-
-def _kept_or_not(value: Any) -> Any:
-    try:
-        return _kept(value)
-    except _NotKept:
-        return _NOT
 
 
 def _digest(text: str) -> str:
@@ -256,8 +274,8 @@ def kept_text(kept: dict[str, Any]) -> str:
 def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tuple[str, str], Any],
                     key: str) -> dict[str, Any]:
     """An entry: each pseudocode line's and prose piece's parse that can be written, as one
-    JSON text (``kept``) with its SHA-256 (``content``); every value read back in one pass
-    (``_all_kept``)."""
+    JSON text (``kept``) with its SHA-256 (``content``); a value is written where it reads
+    back as itself (``_all_kept``)."""
     kept = _all_kept([*pseudo.values(), *prose.values()])
     lines = [[text, w] for text, w in zip(pseudo, kept) if w is not _NOT]
     pieces = [[text, start, w] for (text, start), w in zip(prose, kept[len(pseudo):])
