@@ -64,12 +64,17 @@ def test_the_tree_names_the_expression() -> None:
     assert S.tree_key(3) is None  # not a SymPy value: SymPy's text, not kept
 
 
-def test_a_damaged_file_is_ignored_and_written_again(
-        kept_cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _kept_lane_plus_one(cache_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """The file a run that keeps ``lane + 1``'s text writes, and its JSON."""
     with S.kept():
         S.srepr_of(LANE + 1)
-    path = _path(kept_cache_dir)
-    doc = json.loads(path.read_text())
+    path = _path(cache_dir)
+    return path, json.loads(path.read_text())
+
+
+def test_a_damaged_file_is_ignored_and_written_again(
+        kept_cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, doc = _kept_lane_plus_one(kept_cache_dir)
     key = next(iter(doc["texts"]))
     doc["texts"][key] = "Integer(7)"  # a planted text, the digest left as it was
     path.write_text(json.dumps(doc))
@@ -86,10 +91,7 @@ def test_a_damaged_file_is_ignored_and_written_again(
 
 def test_a_file_of_other_code_is_replaced_silently(
         kept_cache_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with S.kept():
-        S.srepr_of(LANE + 1)
-    path = _path(kept_cache_dir)
-    doc = json.loads(path.read_text())
+    path, doc = _kept_lane_plus_one(kept_cache_dir)
     doc["code"] = "0" * 64
     path.write_text(json.dumps(doc))
     store = cache.Kept.of(S.STORE)

@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .files import MAX_DEPTH, too_deep
 
@@ -303,7 +303,9 @@ class KeptFile:
 
 class Kept:
     """A kept dictionary in one run: read once (``open``), added to (``put``), written back
-    once (``close``) where anything was added."""
+    once (``close``) where anything was added.  A subclass names its file as ``SPEC``."""
+
+    SPEC: ClassVar[KeptFile | None] = None
 
     def __init__(self, spec: KeptFile, values: dict[str, Any] | None = None) -> None:
         self.spec = spec
@@ -315,6 +317,13 @@ class Kept:
         """The folder's dictionary as a ``cls``; None where no cache folder is in use."""
         values = spec.read()
         return None if values is None else cls(spec, values)
+
+    @classmethod
+    def open(cls) -> Any:
+        """``of`` the subclass's own ``SPEC``."""
+        if cls.SPEC is None:
+            raise TypeError(f"{cls.__name__} names no kept file (SPEC)")
+        return cls.of(cls.SPEC)
 
     def get(self, key: str) -> Any:
         return self.values.get(key)

@@ -77,20 +77,14 @@ def _digest(hashes: dict[str, str]) -> str:
 
 class KeptHashes(disk.Kept):
     """The kept map hashes of one run: read once (``open``), added to as hashes are computed
-    (``put``), written back once (``close``) where anything was added (``base.cache.Kept``)."""
+    (``put``), written back once (``close``) where anything was added (``base.cache.Kept``;
+    ``open``: none kept is empty, None where no cache folder is in use)."""
 
-    def __init__(self, hashes: dict[str, str] | None = None) -> None:
-        super().__init__(STORE, hashes)
+    SPEC = STORE
 
     @property
     def hashes(self) -> dict[str, str]:
         return self.values
-
-    @classmethod
-    def open(cls) -> KeptHashes | None:
-        """The folder's hashes (none kept: empty); None where no cache folder is in use."""
-        hashes = STORE.read()
-        return None if hashes is None else cls(hashes)
 
 
 def _valid(entry: Any) -> dict[str, str] | None:

@@ -109,21 +109,18 @@ def _digest(verdicts: dict[str, Any]) -> str:
 class KeptVerdicts(disk.Kept):
     """The kept hardware verdicts of one run: read once (``open``), added to as verdicts are
     judged (``put``), written back once (``close``) where anything was added
-    (``base.cache.Kept``)."""
+    (``base.cache.Kept``; ``open``: none kept is empty, None where no cache folder is in
+    use)."""
 
-    def __init__(self, verdicts: dict[str, Any] | None = None) -> None:
-        super().__init__(STORE, verdicts)
+    SPEC = STORE
+
+    def __init__(self, spec: disk.KeptFile, verdicts: dict[str, Any] | None = None) -> None:
+        super().__init__(spec, verdicts)
         self.hits = 0
 
     @property
     def verdicts(self) -> dict[str, Any]:
         return self.values
-
-    @classmethod
-    def open(cls) -> KeptVerdicts | None:
-        """The folder's verdicts (none kept: empty); None where no cache folder is in use."""
-        verdicts = STORE.read()
-        return None if verdicts is None else cls(verdicts)
 
     def get(self, key: str) -> tuple[Verdict, str | None] | None:
         """The verdict kept under ``key`` and the map hash it matched (None: none kept, or
