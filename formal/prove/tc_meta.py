@@ -117,14 +117,14 @@ def meta_placement_cores(lay: MetaLayout) -> dict[int, Core]:
     reads, each evaluated once."""
     every = lay.kind not in TEXT_SELECTORS
     asked = tuple(s for s in range(SELECTOR_VALUES) if every or s in lay.sels)
-    # the values proved, once a placement table and the fields the core reads
+    # the proved cores, once a placement table and the fields the core reads
     # (``repeats.on_table``); a value not proved is asked again, which names its fault
-    proved = on_table(lay, "meta-placed", (asked, lay.lanes, lay.columns, lay.width,
-                                           lay.copies),
-                      lambda: frozenset(s for s in asked
-                                        if meta_placement_core(lay, s).status == "proved"))
-    return {s: Core("proved", method="enumeration") if s in proved
-            else meta_placement_core(lay, s) for s in asked}
+    proved = dict(on_table(lay, "meta-placed", (asked, lay.lanes, lay.columns, lay.width,
+                                                lay.copies),
+                           lambda: tuple((s, c) for s in asked
+                                         if (c := meta_placement_core(lay, s)).status
+                                         == "proved")))
+    return {s: proved.get(s) or meta_placement_core(lay, s) for s in asked}
 
 
 def admitted_meta_selectors(lay: MetaLayout, cores: Mapping[int, Core] | None = None) \
