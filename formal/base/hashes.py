@@ -36,6 +36,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .memo import remember
+
 Row = TypeVar("Row")
 
 
@@ -157,9 +159,7 @@ def _row_format(keys: tuple[Any, ...]) -> tuple[tuple[str, ...], str] | None:
             return None
         order = tuple(sorted(keys))
         fmt = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in order) + "}"
-        if len(_FORMATS) >= 256:
-            _FORMATS.clear()
-        hit = _FORMATS[keys] = (order, fmt)
+        hit = remember(_FORMATS, keys, (order, fmt), 256)
     return hit
 
 

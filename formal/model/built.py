@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..base.memo import remember
 from ..parse import syntax as S
 from .layout import Case, Formula
 
@@ -71,9 +72,7 @@ def built_once(program: S.Program, key: tuple[Any, ...],
         return list(_placed(program, hit[0])), _placed(program, hit[1])
     formulas, helpers, clean = build()
     if clean:
-        if len(_BUILT) >= _MOST:
-            _BUILT.clear()
-        _BUILT[key] = (_values(formulas), _values(helpers))
+        remember(_BUILT, key, (_values(formulas), _values(helpers)), _MOST)
     return formulas, helpers
 
 

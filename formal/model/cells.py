@@ -25,6 +25,7 @@ import numpy as np
 import sympy as sp
 
 from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
+from ..base.memo import remember
 from .algebra import (
     LANE,
     SEL,
@@ -448,9 +449,8 @@ def _by_map(store: dict[tuple[Any, ...], tuple[Any, _Out]], lay: Layout,
     if hit is not None and hit[0] is m.out:
         return hit[1]
     out = build(m, meta, kind, key)
-    if len(store) >= _ENUMERATED_LIMIT:
-        store.clear()
-    store[key] = (m.out, out)  # the array is kept: its id names no other while here
+    # the array is kept: its id names no other while here
+    remember(store, key, (m.out, out), _ENUMERATED_LIMIT)
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..base.ids import LayoutId
 from ..base.matrix_variants import wgmma_sp_dtypes
+from ..base.memo import remember
 from ..base.source import Finding, SourceText, warning
 from ..base.variants import (
     FLOAT_TYPES,
@@ -168,9 +169,8 @@ def catalog_layouts(doc: Document | ParsedDocument) -> tuple[Layout, ...]:
     if hit is None:
         parsed = doc if isinstance(doc, ParsedDocument) else parse_document(doc)
         hit = tuple(layouts_of(parsed, "catalog", "catalog")[0])
-        if len(_CATALOG_LAYOUTS) >= 64:  # bounded: a long-lived process sees few catalogs
-            _CATALOG_LAYOUTS.clear()
-        _CATALOG_LAYOUTS[key] = hit
+        # bounded: a long-lived process sees few catalogs
+        remember(_CATALOG_LAYOUTS, key, hit, 64)
     return hit
 
 

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.memo import remember
 from ..base.source import Finding, Span
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
@@ -162,9 +163,7 @@ def _placements(defs: Mapping[str, S.Definition], op: TcScaleOperand) \
         table = np.stack([*(grid[:, k] for k in range(1, 6)), extra.get("cta", zero),
                           extra.get("half", zero)], axis=-1).reshape(SF_ID_VALUES, -1, 7)
         table.setflags(write=False)
-        if len(_TABLES) >= 256:
-            _TABLES.clear()
-        _TABLES[key] = table
+        remember(_TABLES, key, table, 256)
     return [Placements[Placement](t) for t in table], table
 
 

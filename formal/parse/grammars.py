@@ -17,6 +17,7 @@ from lark import Lark, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from ..base.grammar_files import build_parser
+from ..base.memo import remember as _bounded
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
 
@@ -168,6 +169,4 @@ def clear_memo() -> None:
 
 
 def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(memo) >= _MEMO_LIMIT:
-        memo.clear()
-    memo[key] = value
+    _bounded(memo, key, value, _MEMO_LIMIT)

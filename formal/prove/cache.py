@@ -55,6 +55,7 @@ from typing import Any
 
 from .. import __version__
 from ..base import cache as disk
+from ..base.memo import remember
 from ..model.layout import Layout, srepr
 
 SCHEMA = "ptxlayout-proof/1"
@@ -83,9 +84,8 @@ def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
             lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), memo[2],
             _text(lay.groups), timeout_ms]
     key = hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
-    if len(_KEYS) >= 4096:
-        _KEYS.clear()
-    _KEYS[memo] = (lay, key)  # the layout is kept: its id names no other while here
+    # the layout is kept: its id names no other while here
+    remember(_KEYS, memo, (lay, key), 4096)
     return key
 
 

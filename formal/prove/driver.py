@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from ..base.memo import remember
 from ..base.source import Finding
 from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
@@ -113,9 +114,7 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
     hit = _CACHE.get(key)
     if hit is None:
         hit = fn()
-        if len(_CACHE) >= _CACHE_LIMIT:
-            _CACHE.clear()
-        _CACHE[key] = hit
+        remember(_CACHE, key, hit, _CACHE_LIMIT)
     return hit  # type: ignore[no-any-return]
 
 

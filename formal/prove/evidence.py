@@ -67,6 +67,7 @@ from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
 from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
 from ..base.ids import LayoutId
+from ..base.memo import remember
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
 from .kept_evidence import KEPT_FOLDER, keep_file, kept_file, table_value
@@ -231,9 +232,7 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
         if fd is not None:
             keep_file(fd, digest, f)
     f.sha = digest
-    if len(_READ) >= 256:
-        _READ.clear()
-    _READ[key] = f
+    remember(_READ, key, f, 256)
     return f
 
 

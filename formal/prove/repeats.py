@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base.memo import remember
+
 # What a check found on one read-only placement table (a layout's ``table``: the model's
 # array of its placements at every selector value) and the fields of the layout it reads,
 # this process, by the table's identity: the models keep one table a program and its axes
@@ -47,9 +49,7 @@ def on_table(lay: Any, what: str, facts: tuple[Any, ...], make: Any) -> Any:
     if hit is not None and hit[0] is table:
         return hit[1]
     got = make()
-    if len(_ON_TABLE) >= 4096:
-        _ON_TABLE.clear()
-    _ON_TABLE[key] = (table, got)
+    remember(_ON_TABLE, key, (table, got), 4096)
     return got
 
 
