@@ -36,7 +36,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .memo import remember
+from .memo import keep_bounded
 
 Row = TypeVar("Row")
 
@@ -159,7 +159,7 @@ def _row_format(keys: tuple[Any, ...]) -> tuple[tuple[str, ...], str] | None:
             return None
         order = tuple(sorted(keys))
         fmt = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in order) + "}"
-        hit = remember(_FORMATS, keys, (order, fmt), 256)
+        hit = keep_bounded(_FORMATS, keys, (order, fmt), 256)
     return hit
 
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 _V = TypeVar("_V")
 
 
-def remember(memo: dict[Any, Any], key: Any, value: _V, limit: int) -> _V:
+def keep_bounded(memo: dict[Any, Any], key: Any, value: _V, limit: int) -> _V:
     """``memo[key] = value``, ``memo`` emptied first where it holds ``limit`` entries; the
     value."""
     if len(memo) >= limit:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..parse import syntax as S
 from .layout import Case, Formula
 
@@ -72,7 +72,7 @@ def built_once(program: S.Program, key: tuple[Any, ...],
         return list(_placed(program, hit[0])), _placed(program, hit[1])
     formulas, helpers, clean = build()
     if clean:
-        remember(_BUILT, key, (_values(formulas), _values(helpers)), _MOST)
+        keep_bounded(_BUILT, key, (_values(formulas), _values(helpers)), _MOST)
     return formulas, helpers
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import sympy as sp
 
 from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from .algebra import (
     LANE,
     SEL,
@@ -450,7 +450,7 @@ def _by_map(store: dict[tuple[Any, ...], tuple[Any, _Out]], lay: Layout,
         return hit[1]
     out = build(m, meta, kind, key)
     # the array is kept: its id names no other while here
-    remember(store, key, (m.out, out), _ENUMERATED_LIMIT)
+    keep_bounded(store, key, (m.out, out), _ENUMERATED_LIMIT)
     return out
 
 

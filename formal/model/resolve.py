@@ -16,7 +16,7 @@ from typing import Any
 
 from ..base.ids import LayoutId
 from ..base.matrix_variants import wgmma_sp_dtypes
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..base.source import Finding, SourceText, warning
 from ..base.variants import (
     FLOAT_TYPES,
@@ -170,7 +170,7 @@ def catalog_layouts(doc: Document | ParsedDocument) -> tuple[Layout, ...]:
         parsed = doc if isinstance(doc, ParsedDocument) else parse_document(doc)
         hit = tuple(layouts_of(parsed, "catalog", "catalog")[0])
         # bounded: a long-lived process sees few catalogs
-        remember(_CATALOG_LAYOUTS, key, hit, 64)
+        keep_bounded(_CATALOG_LAYOUTS, key, hit, 64)
     return hit
 
 

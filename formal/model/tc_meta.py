@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..base.source import Finding, Span
 from ..parse import syntax as S
 from ..parse.tc_meta import MetaSection
@@ -123,7 +123,7 @@ def _placements(defs: Mapping[str, S.Definition], sec: MetaSection) \
             return [_placed(defs, sec, s) for s in range(SELECTOR_VALUES)], None
         table = grid[:, [1, 2, 4, 5, 6, 3]].reshape(SELECTOR_VALUES, -1, 6)
         table.setflags(write=False)
-        remember(_TABLES, key, table, 256)
+        keep_bounded(_TABLES, key, table, 256)
     return [Placements[Field](t) for t in table], table
 
 

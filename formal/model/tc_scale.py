@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..base.source import Finding, Span
 from ..parse import syntax as S
 from ..parse.block_scale import ScaleDocument, TcScaleOperand, TcScaleSection
@@ -163,7 +163,7 @@ def _placements(defs: Mapping[str, S.Definition], op: TcScaleOperand) \
         table = np.stack([*(grid[:, k] for k in range(1, 6)), extra.get("cta", zero),
                           extra.get("half", zero)], axis=-1).reshape(SF_ID_VALUES, -1, 7)
         table.setflags(write=False)
-        remember(_TABLES, key, table, 256)
+        keep_bounded(_TABLES, key, table, 256)
     return [Placements[Placement](t) for t in table], table
 
 

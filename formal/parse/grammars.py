@@ -17,7 +17,7 @@ from lark import Lark, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from ..base.grammar_files import build_parser
-from ..base.memo import remember as _bounded
+from ..base.memo import keep_bounded as _bounded
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
 

@@ -55,7 +55,7 @@ from typing import Any
 
 from .. import __version__
 from ..base import cache as disk
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..model.layout import Layout, srepr
 
 SCHEMA = "ptxlayout-proof/1"
@@ -85,7 +85,7 @@ def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
             _text(lay.groups), timeout_ms]
     key = hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
     # the layout is kept: its id names no other while here
-    remember(_KEYS, memo, (lay, key), 4096)
+    keep_bounded(_KEYS, memo, (lay, key), 4096)
     return key
 
 

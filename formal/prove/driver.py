@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..base.source import Finding
 from ..model.cells import clear_enumerated, map_of
 from ..model.layout import Layout, Model
@@ -114,7 +114,7 @@ def _cached(key: tuple[Any, ...], fn: Callable[[], _T]) -> _T:
     hit = _CACHE.get(key)
     if hit is None:
         hit = fn()
-        remember(_CACHE, key, hit, _CACHE_LIMIT)
+        keep_bounded(_CACHE, key, hit, _CACHE_LIMIT)
     return hit  # type: ignore[no-any-return]
 
 

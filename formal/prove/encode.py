@@ -19,7 +19,7 @@ from typing import Any
 import sympy as sp
 import z3
 
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..model.algebra import (
     LANE,
     SEL,
@@ -50,7 +50,7 @@ def bv_val(v: int, width: int) -> Any:
     """``z3.BitVecVal(v, width)``, made once a process (Z3 shares equal terms anyway)."""
     hit = _VALS.get((v, width))
     if hit is None:
-        hit = remember(_VALS, (v, width), z3.BitVecVal(v, width), _SHARED_LIMIT)
+        hit = keep_bounded(_VALS, (v, width), z3.BitVecVal(v, width), _SHARED_LIMIT)
     return hit
 
 
@@ -60,7 +60,7 @@ def bv_consts(names: str, width: int) -> list[Any]:
     for n in names.split():
         hit = _VALS.get((n, width))
         if hit is None:
-            hit = remember(_VALS, (n, width), z3.BitVec(n, width), _SHARED_LIMIT)
+            hit = keep_bounded(_VALS, (n, width), z3.BitVec(n, width), _SHARED_LIMIT)
         out.append(hit)
     return out
 
@@ -398,7 +398,7 @@ def _bounds(x: Any, box: Any, where: Any) -> tuple[int, int] | None:
         got: tuple[int, int] | None = bounds(x, box)
     except (ValueError, TypeError):
         got = None
-    remember(_BOUNDS, key, got, _SHARED_LIMIT)
+    keep_bounded(_BOUNDS, key, got, _SHARED_LIMIT)
     return got
 
 

@@ -67,7 +67,7 @@ from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
 from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
 from ..base.ids import LayoutId
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
 from .kept_evidence import KEPT_FOLDER, keep_file, kept_file, table_value
@@ -232,7 +232,7 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
         if fd is not None:
             keep_file(fd, digest, f)
     f.sha = digest
-    remember(_READ, key, f, 256)
+    keep_bounded(_READ, key, f, 256)
     return f
 
 

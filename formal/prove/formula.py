@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import sympy as sp
 import z3
 
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 from ..model.cells import CellMap
 from ..model.layout import Formula, Layout
 from .encode import Sym, conj, disj, ops, solve, z3_int
@@ -188,7 +188,7 @@ def found(m: CellMap, finder: Callable[..., _W], *args: Any) -> _W:
     if hit is not None:
         return hit[1]  # type: ignore[no-any-return]
     answer = finder(m, *args)
-    remember(_FOUND, key, ((m.pts, m.out, m.defined, m.groups, m.match), answer), _FOUND_LIMIT)
+    keep_bounded(_FOUND, key, ((m.pts, m.out, m.defined, m.groups, m.match), answer), _FOUND_LIMIT)
     return answer
 
 

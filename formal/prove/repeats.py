@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.memo import remember
+from ..base.memo import keep_bounded
 
 # What a check found on one read-only placement table (a layout's ``table``: the model's
 # array of its placements at every selector value) and the fields of the layout it reads,
@@ -49,7 +49,7 @@ def on_table(lay: Any, what: str, facts: tuple[Any, ...], make: Any) -> Any:
     if hit is not None and hit[0] is table:
         return hit[1]
     got = make()
-    remember(_ON_TABLE, key, (table, got), 4096)
+    keep_bounded(_ON_TABLE, key, (table, got), 4096)
     return got
 
 
