@@ -199,3 +199,13 @@ def test_a_modulo_by_a_power_of_two_is_its_low_bits_for_every_value() -> None:
     at = {x8: bv_val(-3 & 0xFF, 8)}
     assert z3.simplify(z3.substitute(mod_const(x8, 4, 8), *at.items())).as_long() == 1
     assert z3.simplify(z3.substitute(mod_const(x8, 8, 8), *at.items())).as_long() == 5
+
+
+def test_a_divisor_widens_the_encoding_to_hold_itself() -> None:
+    """``floor(e / d)`` is encoded with d itself as a bit-vector: the magnitude counts d
+    (10**6 here, where e stays below 40), and a relation whose arrangement divides by it is
+    then decided alike by Z3 and the enumeration (tests/test_composes_steps, four symbols)."""
+    box = {LANE: (0, 31), I: (0, 3)}
+    assert encode.magnitude([sp.floor((LANE + I) / 10**6)], box, 0) == 10**6
+    # SymPy writes floor(i/4 + lane/4): lane's 31 is the largest bound, 4 lies below it
+    assert encode.magnitude([sp.floor((LANE + I) / 4)], box, 0) == 31

@@ -370,6 +370,10 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
             if x in seen:
                 continue
             seen.add(x)
+            if isinstance(x, sp.Rational) and not x.is_Integer:
+                # a divisor (``floor(e / d)`` holds 1/d): its encoding writes d itself
+                top = max(top, abs(int(x.p)), int(x.q))
+                continue
             if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
                     and not x.is_Boolean and not isinstance(x, skip):
                 got = _bounds(x, box, where)
