@@ -189,6 +189,17 @@ _RELS = {"<": ops.lt, "<=": ops.le, ">": ops.gt, ">=": ops.ge, "==": ops.eq, "!=
 _MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
+def mod_const(a: Any, d: int, width: int) -> Any:
+    """``a % d``, floor modulo, by a number ``d``.  For ``d = 2**k`` (positive and below the
+    sign bit) the low ``k`` bits of ``a``: in two's complement ``a & (d - 1)`` equals the
+    floor modulo for every ``a``, negative ones too (-3 % 4 = 1 = 0b...11101 & 0b11), and Z3
+    builds an AND of ``k`` bits instead of a signed divider (the catalog's grouped map
+    queries: about a fifth less CPU).  Any other ``d``: bvsmod."""
+    if 0 < d < 1 << (width - 1) and d & (d - 1) == 0:
+        return ops.band(a, bv_val(d - 1, width))
+    return ops.smod(a, bv_val(d, width))
+
+
 def substituted(terms: Sequence[Any], pairs: Sequence[tuple[Any, Any]]) -> list[Any]:
     """``z3.substitute(t, *pairs)`` of each term, the arrays made once."""
     n = len(pairs)
@@ -269,7 +280,9 @@ class _Enc:
             for a in e.args[1:]:
                 out = ops.mul(out, self.expr(a))
             return out
-        if isinstance(e, sp.Mod):  # bvsmod: floor modulo
+        if isinstance(e, sp.Mod):  # floor modulo
+            if e.args[1].is_Integer:
+                return mod_const(self.expr(e.args[0]), int(e.args[1]), self.w)
             return ops.smod(self.expr(e.args[0]), self.expr(e.args[1]))
         if isinstance(e, sp.floor):
             num, den = sp.fraction(sp.together(e.args[0]))
@@ -357,6 +370,10 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
             if x in seen:
                 continue
             seen.add(x)
+            if isinstance(x, sp.Rational) and not x.is_Integer:
+                # a divisor (``floor(e / d)`` holds 1/d): its encoding writes d itself
+                top = max(top, abs(int(x.p)), int(x.q))
+                continue
             if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
                     and not x.is_Boolean and not isinstance(x, skip):
                 got = _bounds(x, box, where)
