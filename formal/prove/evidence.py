@@ -70,7 +70,7 @@ from ..base.ids import LayoutId
 from ..base.memo import keep_bounded
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
-from .kept_evidence import KEPT_FOLDER, keep_file, kept_file, table_value
+from .kept_evidence import KEPT_FOLDER, KeptRuns, columns_of, keep_file, kept_file, table_value
 
 
 @dataclass(frozen=True)
@@ -108,8 +108,9 @@ class EvidenceFile:
     discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
     maps: dict[str, dict[str, Any]] = field(default_factory=dict)
     sha: str = field(default="", compare=False)  # its bytes' SHA-256, where read from a file
-    # the runs as the cache folder keeps them (``kept_evidence.KeptRuns``: by column, each
-    # run made when first read), until ``runs`` is read or set; None: ``runs`` holds them
+    # the runs by column, as the file's JSON gives them or the cache folder keeps them
+    # (``kept_evidence.KeptRuns``: each run made when first read), until ``runs`` is read
+    # or set; None: ``runs`` holds them
     kept: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -228,7 +229,12 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
                          str(doc.get("driver", "?")), str(doc.get("date", "")),
                          discovered=dict(doc.get("discovered") or {}),
                          maps=dict(doc.get("maps") or {}))
-        f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
+        runs = doc["runs"]
+        columns = columns_of(runs)  # the runs by column, as an entry keeps them
+        if columns is not None:
+            f.kept = KeptRuns(EvidenceRun, f, *columns)
+        else:  # a value of another type: each run read by ``EvidenceRun.of``, as it is
+            f.runs = [EvidenceRun.of(r, f) for r in runs]
         if fd is not None:
             keep_file(fd, digest, f)
     f.sha = digest

@@ -93,13 +93,22 @@ _STR = {str}
 
 
 def _content(f: Any) -> dict[str, Any]:
-    runs = f.runs
-    cols: dict[str, Any] = {k: [getattr(r, k) for r in runs] for k in _TEXT_FIELDS}
-    cols["selector"] = [r.selector for r in runs]
-    cols["trials"] = [r.trials for r in runs]
-    cols["layout_hashes"] = [_pairs_text(r.layout_hashes) for r in runs]
-    cols["discovered_hashes"] = [_pairs_text(r.discovered_hashes) for r in runs]
-    cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs) if r.d_cells}
+    kept = f._columns()
+    cols: dict[str, Any]
+    if kept is not None:  # the columns as read (``columns_of``) or kept: written as they are
+        at = dict(zip(_COLUMNS, kept._columns))
+        cols = {k: at[k] for k in (*_TEXT_FIELDS, "selector", "trials", "layout_hashes",
+                                   "discovered_hashes")}  # (the order written below)
+        cols["d_cells"] = {str(n): flat for n, flat in kept._cells.items()}
+    else:
+        runs = f.runs
+        cols = {k: [getattr(r, k) for r in runs] for k in _TEXT_FIELDS}
+        cols["selector"] = [r.selector for r in runs]
+        cols["trials"] = [r.trials for r in runs]
+        cols["layout_hashes"] = [_pairs_text(r.layout_hashes) for r in runs]
+        cols["discovered_hashes"] = [_pairs_text(r.discovered_hashes) for r in runs]
+        cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs)
+                           if r.d_cells}
     tables = {part: {h: _TABLE_TEXT.encode(t) for h, t in getattr(f, part).items()}
               for part in ("discovered", "maps")}
     return {"device": f.device, "sm": f.sm, "driver": f.driver, "date": f.date,
@@ -126,8 +135,9 @@ def keep_file(fd: int, digest: str, f: Any) -> None:
     error: nothing is said when it cannot be written, nor where a run's selector or an
     operand's hash is not a number or a text: such a file is read from its bytes every
     time, so that every value an entry holds sits at a fixed depth)."""
-    if not all(_scalar(r.selector) and all(map(_scalar, r.layout_hashes.values()))
-               and all(map(_scalar, r.discovered_hashes.values())) for r in f.runs):
+    if f._columns() is None and not all(  # (``columns_of`` took only such values)
+            _scalar(r.selector) and all(map(_scalar, r.layout_hashes.values()))
+            and all(map(_scalar, r.discovered_hashes.values())) for r in f.runs):
         return
     key = evidence_key(digest)
     text = json.dumps(_content(f), separators=(",", ":"))
@@ -153,6 +163,67 @@ def _pairs_ok(x: Any) -> bool:
     if type(x) is str:
         return not x or x.count(_SEP) % 2 == 1
     return len(x) % 2 == 0
+
+
+# the columns of ``KeptRuns``, in the order of ``EvidenceRun``'s fields
+_COLUMNS = ("key", "selector", "mode", "result", "layout_hashes", "discovered_hashes", "trials",
+            "detail", "erratum", "plant")
+
+
+def columns_of(runs: list[Any]) -> tuple[tuple[list[Any], ...], dict[int, list[int]]] | None:
+    """The runs of a file's JSON (its ``runs``) as ``KeptRuns`` holds them, in one pass per
+    column, each value exactly as ``EvidenceRun.of`` reads it -- a text field a ``str``
+    (missing: its default), a trial count an ``int`` (``0`` where missing or false), the
+    operand hashes an object of scalars (``{}`` where false), the D cells lists of ``int`` --
+    or None where a run holds a value of any other type (not an object, a number as a text,
+    a selector that is a list): such a file's runs are made one by one by ``EvidenceRun.of``,
+    which converts or refuses each value as it always did.  A run's operand hashes become
+    their text (``_pairs_text``), its D cells one list (``_cells_flat``): what the file's
+    entry keeps, so a first reading and a kept one hold the same columns."""
+    if not all(type(d) is dict for d in runs):
+        return None
+    texts = ([d.get("key", "") for d in runs], [d.get("mode", "check") for d in runs],
+             [d.get("result", "") for d in runs], [d.get("detail", "") for d in runs],
+             [d.get("erratum") or "" for d in runs], [d.get("plant") or "" for d in runs])
+    selector = [d.get("selector") for d in runs]
+    trials = [d.get("trials") or 0 for d in runs]
+    if not all({*map(type, c)} <= _STR for c in texts) or {*map(type, trials)} - _INT \
+            or not all(map(_scalar, selector)):
+        return None
+    hashes = []
+    for name in ("layout_hashes", "discovered_hashes"):
+        got = [d.get(name) or _EMPTY for d in runs]
+        if {*map(type, got)} - _DICT:
+            return None
+        try:  # names and hashes all texts, free of newlines: ``_pairs_text``'s one text
+            joined = [_SEP.join(chain.from_iterable(x.items())) for x in got]
+        except TypeError:  # a hash that is not a text: each run's as ``_pairs_text`` has it
+            joined = []
+        if len(joined) != len(got) or any(t.count(_SEP) != 2 * len(x) - 1
+                                          for t, x in zip(joined, got) if x):
+            if not all(all(map(_scalar, x.values())) for x in got):
+                return None
+            joined = [_pairs_text(x) for x in got]
+        hashes.append(joined)
+    cells: dict[int, list[int]] = {}
+    for n, d in enumerate(runs):
+        x = d.get("d_cells")
+        if not x:
+            continue
+        if type(x) is not list or {*map(type, x)} - _LIST:
+            return None
+        w = len(x[0])
+        flat = [w, *chain.from_iterable(x)] if w and {*map(len, x)} == {w} \
+            else _cells_flat(tuple(map(tuple, x)))  # (``_cells_flat``'s two forms)
+        if {*map(type, flat)} - _INT:
+            return None
+        cells[n] = flat
+    key, mode, result, detail, erratum, plant = texts
+    return (key, selector, mode, result, *hashes, trials, detail, erratum, plant), cells
+
+
+_EMPTY: dict[str, Any] = {}
+_INT, _DICT, _LIST = {int}, {dict}, {list}
 
 
 class KeptRuns:
@@ -279,9 +350,7 @@ def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
             return None
         f = EvidenceFile(path, device, sm, driver, date,
                          discovered=tables["discovered"], maps=tables["maps"])
-        f.kept = KeptRuns(EvidenceRun, f, tuple(runs[k] for k in (
-            "key", "selector", "mode", "result", "layout_hashes", "discovered_hashes", "trials",
-            "detail", "erratum", "plant")), cells)
+        f.kept = KeptRuns(EvidenceRun, f, tuple(runs[k] for k in _COLUMNS), cells)
     except (FileProblem, KeyError, TypeError, ValueError, RecursionError):
         return None
     return f
