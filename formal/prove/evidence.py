@@ -135,8 +135,9 @@ class EvidenceFile:
         return kept.keys if kept is not None else [r.key for r in self.runs]
 
     def run_at(self, i: int) -> EvidenceRun:
-        kept = self._columns()
-        return kept.at(i) if kept is not None else self.runs[i]
+        kept = self.kept
+        return kept.at(i) if kept is not None and "_runs" not in self.__dict__ \
+            else self.runs[i]
 
     def hashes_of(self, operand: str) -> Iterator[tuple[int, str]]:
         """(index, hash) of every run whose ``layout_hashes`` name ``operand`` (with a value
@@ -271,7 +272,7 @@ class Evidence:
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
-        self._by_layout: dict[str, dict[str, list[EvidenceRun]]] = {}
+        self._by_layout: dict[str, dict[str, list[tuple[int, int]]]] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
         self._source: str | None = None  # ``source_digest``, once ("": none)
 
@@ -316,12 +317,12 @@ class Evidence:
         """The runs that packed ``operand`` (``smem``: the shared-memory layout) with the hash
         ``h``, in date order: an index of every run by that operand's hash, built once."""
         index = self._by_layout.get(operand)
-        if index is None:
+        if index is None:  # (a run by its place, as ``_by_key``: made only where asked)
             index = self._by_layout[operand] = {}
-            for f in self.files:
+            for n, f in enumerate(self.files):
                 for i, x in f.hashes_of(operand):
-                    index.setdefault(x, []).append(f.run_at(i))
-        return list(index.get(h, ()))
+                    index.setdefault(x, []).append((n, i))
+        return [self.files[n].run_at(i) for n, i in index.get(h, ())]
 
     @property
     def sm(self) -> int:

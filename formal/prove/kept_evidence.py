@@ -195,6 +195,7 @@ def columns_of(runs: list[Any]) -> tuple[tuple[list[Any], ...], dict[int, list[i
         got = [d.get(name) or _EMPTY for d in runs]
         if {*map(type, got)} - _DICT:
             return None
+        joined: list[Any]
         try:  # names and hashes all texts, free of newlines: ``_pairs_text``'s one text
             joined = [_SEP.join(chain.from_iterable(x.items())) for x in got]
         except TypeError:  # a hash that is not a text: each run's as ``_pairs_text`` has it
@@ -239,18 +240,27 @@ class KeptRuns:
         self._run, self._file, self._columns, self._cells = run, f, columns, cells
         self.keys: list[str] = columns[0]
         self._made: list[Any] = [None] * len(self.keys)
+        # each run's operand hashes, split once (for ``hashes_of`` or its run), read-only
+        self._hashes: list[dict[str, Any] | None] = [None] * len(self.keys)
 
     def __len__(self) -> int:
         return len(self.keys)
 
+    def _layout_hashes(self, i: int) -> dict[str, Any]:
+        got = self._hashes[i]
+        if got is None:
+            got = self._hashes[i] = _pairs(self._columns[4][i])
+        return got
+
     def at(self, i: int) -> Any:
         got = self._made[i]
         if got is None:
-            k, sel, mode, res, lh, dh, trials, detail, err, plant = (c[i] for c in self._columns)
+            k, sel, mode, res, _lh, dh, trials, detail, err, plant = self._columns
             cells = self._cells.get(i)
-            got = self._made[i] = self._run(k, sel, mode, res, _pairs(lh), _pairs(dh), trials,
-                                            detail, self._file, err,
-                                            () if cells is None else _cells(cells), plant)
+            got = self._made[i] = self._run(
+                k[i], sel[i], mode[i], res[i], self._layout_hashes(i), _pairs(dh[i]),
+                trials[i], detail[i], self._file, err[i],
+                () if cells is None else _cells(cells), plant[i])
         return got
 
     def every(self) -> list[Any]:
@@ -261,7 +271,7 @@ class KeptRuns:
         than None), in order; a run's text is split only where it holds the name."""
         for i, x in enumerate(self._columns[4]):
             if x and (type(x) is not str or operand in x):
-                h = _pairs(x).get(operand)
+                h = self._layout_hashes(i).get(operand)
                 if h is not None:
                     yield i, h
 
