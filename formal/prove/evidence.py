@@ -65,7 +65,7 @@ from typing import Any
 from ..base import cache as disk
 from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
-from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
+from ..base.hashes import cell_table_hash, cell_table_hash_of_chunks
 from ..base.ids import LayoutId
 from ..base.memo import keep_bounded
 from ..base.variants import VARIANTS, layout_serves
@@ -243,6 +243,26 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
     return f
 
 
+def _row_bytes(texts: Any, keep: Any = None) -> list[Any]:
+    """The bytes of the rows of ``texts`` (``model.cells.RowTexts``) that ``keep`` (a boolean
+    mask of the rows; None: all) keeps, as ``texts.data(keep)`` joins them, in pieces that
+    lie in its array: a whole table is its bytes, uncopied; a table's first elements at
+    one N (wgmma's accumulator) is each run of consecutive kept rows' bytes, a slice of
+    them (``lengths``: each row's bytes), never a mask of every byte nor a copy."""
+    if texts.rows is not None:  # (a table written row by row: its text)
+        return [texts.data(keep)]
+    packed = texts.packed
+    if keep is None:
+        return [packed]
+    import numpy as np
+    k = np.asarray(keep, dtype=np.int8)
+    ends = np.cumsum(texts.lengths)
+    edges = np.flatnonzero(np.diff(k, prepend=0, append=0))  # where a run starts or ends
+    first, last = edges[0::2], edges[1::2]  # each run of kept rows: [first, last)
+    lo = (ends[first] - texts.lengths[first]).tolist()
+    return [packed[a:b] for a, b in zip(lo, ends[last - 1].tolist(), strict=True)]
+
+
 class Evidence:
     """Every evidence file of a folder (or one file)."""
 
@@ -413,8 +433,9 @@ class Evidence:
                 self._memo[key] = hit
                 return hit
         _kind, texts, es = cell_texts(lay)
-        data = texts.data() if elements is None else texts.data(es < elements)
-        h = cell_table_hash_of_bytes(lay.instruction, at.shape_text, lay.operand, kind, data)
+        h = cell_table_hash_of_chunks(lay.instruction, at.shape_text, lay.operand, kind,
+                                      _row_bytes(texts, None if elements is None
+                                                 else es < elements))
         if key is not None:
             self._memo[key] = h
             if kept is not None:
