@@ -144,12 +144,9 @@ class EvidenceFile:
         other than None), in order, without making the runs."""
         kept = self._columns()
         if kept is not None:
-            yield from kept.hashes_of(operand)
-            return
-        for i, r in enumerate(self.runs):
-            x = r.layout_hashes.get(operand)
-            if x is not None:
-                yield i, x
+            return iter(kept.hashes_of(operand))
+        return ((i, x) for i, r in enumerate(self.runs)
+                if (x := r.layout_hashes.get(operand)) is not None)
 
     @property
     def where(self) -> str:

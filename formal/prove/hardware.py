@@ -124,13 +124,20 @@ def _pool_by_type(op: str, instruction: str, operand: str) \
     to be spelled (``_shapes``): only those rows can serve it, so only those are asked (a
     wgmma pool holds some 2,000 rows)."""
     out: dict[tuple[str, str], list[int]] = {}
+    shapes = _shapes_of(instruction)
     for n, v in enumerate(_pool_of(instruction)):
         if operand != CATALOG_OPERAND.get((v.instruction, op)):
             continue
         accumulator = v.wgmma and not v.tmem and operand not in ("A", "metadata")
-        for shape in _shapes(v):
+        for shape in shapes[n]:
             out.setdefault((v.c if accumulator else v.a, shape), []).append(n)
     return {k: tuple(ns) for k, ns in out.items()}
+
+
+@cache
+def _shapes_of(instruction: str) -> tuple[tuple[str, ...], ...]:
+    """``_shapes`` of each row of ``_pool_of(instruction)``, in order (worked out once)."""
+    return tuple(map(_shapes, _pool_of(instruction)))
 
 
 def _shapes(v: Variant) -> tuple[str, ...]:

@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Iterator
 from functools import cache
 from itertools import chain
 from pathlib import Path
@@ -266,14 +265,16 @@ class KeptRuns:
     def every(self) -> list[Any]:
         return [self.at(i) for i in range(len(self.keys))]
 
-    def hashes_of(self, operand: str) -> Iterator[tuple[int, str]]:
+    def hashes_of(self, operand: str) -> list[tuple[int, str]]:
         """(index, hash) of each run whose operand hashes name ``operand`` (a value other
         than None), in order; a run's text is split only where it holds the name."""
-        for i, x in enumerate(self._columns[4]):
-            if x and (type(x) is not str or operand in x):
-                h = self._layout_hashes(i).get(operand)
-                if h is not None:
-                    yield i, h
+        out = []
+        for i in [i for i, x in enumerate(self._columns[4])
+                  if x and (type(x) is not str or operand in x)]:
+            h = self._layout_hashes(i).get(operand)
+            if h is not None:
+                out.append((i, h))
+        return out
 
 
 def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
