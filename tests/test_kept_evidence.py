@@ -253,3 +253,23 @@ def test_a_run_that_cannot_be_read_fails_as_it_always_did(
     with pytest.raises(type(slow.value), match=re.escape(str(slow.value))):
         _read([q], True)
     assert not list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
+
+
+def test_a_table_is_written_as_its_own_text(cache_dir: Path) -> None:
+    """A table's text is written once a process and given again only for a value of the
+    very same types and order: ``1``, ``1.0`` and ``True`` are told apart, so are two
+    orders of the same keys; every shipped table's text is its own JSON."""
+    K._WRITTEN.clear()
+    values = [{"columns": ["lane", "row"], "rows": [[1, 2]]},
+              {"columns": ["lane", "row"], "rows": [[1.0, 2]]},
+              {"columns": ["lane", "row"], "rows": [[True, 2]]},
+              {"rows": [[1, 2]], "columns": ["lane", "row"]},
+              {"columns": ["lane", "row"], "rows": [[1, 2]]}]
+    for t in [*values, *values]:
+        assert K._table_text("9f2e", t) == json.dumps(t, separators=(",", ":"))
+    assert SHIPPED is not None
+    for f in _read(sorted(SHIPPED.glob("*.json")), False):
+        written = K._content(f)["tables"]
+        assert written == {part: {h: json.dumps(t, separators=(",", ":"))
+                                  for h, t in getattr(f, part).items()}
+                           for part in ("discovered", "maps")}

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import sys
 from functools import cache
 from itertools import chain
@@ -43,6 +44,7 @@ from typing import Any
 from .. import __version__
 from ..base import cache as disk
 from ..base.files import FileProblem, parse_json
+from ..base.memo import keep_bounded
 
 KEPT_FOLDER = "evidence"
 SCHEMA = 2
@@ -108,7 +110,7 @@ def _content(f: Any) -> dict[str, Any]:
         cols["discovered_hashes"] = [_pairs_text(r.discovered_hashes) for r in runs]
         cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs)
                            if r.d_cells}
-    tables = {part: {h: _TABLE_TEXT.encode(t) for h, t in getattr(f, part).items()}
+    tables = {part: {h: _table_text(h, t) for h, t in getattr(f, part).items()}
               for part in ("discovered", "maps")}
     return {"device": f.device, "sm": f.sm, "driver": f.driver, "date": f.date,
             "runs": cols, "tables": tables}
@@ -117,6 +119,27 @@ def _content(f: Any) -> dict[str, Any]:
 # ``json.dumps(t, separators=(",", ":"))`` of a table read from a file's JSON (which holds no
 # cycle, so the check for one is left out: the same text)
 _TABLE_TEXT = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+
+# The text of each table written in this process, by its hash, with ``marshal``'s bytes of
+# the value it was written from: the shipped files repeat a dozen tables 38 times, and a
+# table whose value has the same bytes is the same value -- the same types (``1``, ``1.0``
+# and ``True`` are three), the same order of keys -- so it has the same text.  The bytes
+# are only compared here, never kept nor read back; a value they do not match is written.
+_WRITTEN: dict[str, tuple[bytes, str]] = {}
+
+
+def _table_text(h: str, t: Any) -> str:
+    """``_TABLE_TEXT.encode(t)``, the table ``t`` kept under the hash ``h``."""
+    try:
+        same = marshal.dumps(t)
+    except ValueError:  # (not a value of JSON: no file's table)
+        return _TABLE_TEXT.encode(t)
+    hit = _WRITTEN.get(h)
+    if hit is not None and hit[0] == same:
+        return hit[1]
+    text = _TABLE_TEXT.encode(t)
+    keep_bounded(_WRITTEN, h, (same, text), 64)
+    return text
 
 
 def _scalar(x: Any) -> bool:
