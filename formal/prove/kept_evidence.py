@@ -282,7 +282,7 @@ class KeptRuns:
             got = self._made[i] = self._run(
                 k[i], sel[i], mode[i], res[i], self._layout_hashes(i), _pairs(dh[i]),
                 trials[i], detail[i], self._file, err[i],
-                () if cells is None else _cells(cells), plant[i])
+                () if cells is None else _cells(cells, True), plant[i])
         return got
 
     def every(self) -> list[Any]:
@@ -324,9 +324,9 @@ def _cells_ok(flat: Any) -> bool:
     return True
 
 
-def _cells(flat: list[Any]) -> tuple[tuple[int, ...], ...]:
-    """``_cells_flat`` read back."""
-    if not flat or set(map(type, flat)) != {int}:
+def _cells(flat: list[Any], checked: bool = False) -> tuple[tuple[int, ...], ...]:
+    """``_cells_flat`` read back (``checked``: its numbers were, ``_cells_ok``)."""
+    if not flat or (not checked and set(map(type, flat)) != _INT):
         raise ValueError("not a list of cells")
     w, rest = flat[0], flat[1:]
     if w > 0:
