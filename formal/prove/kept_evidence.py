@@ -192,7 +192,8 @@ _COLUMNS = ("key", "selector", "mode", "result", "layout_hashes", "discovered_ha
             "detail", "erratum", "plant")
 
 
-def columns_of(runs: list[Any]) -> tuple[tuple[list[Any], ...], dict[int, list[int]]] | None:
+def columns_of(runs: list[Any]) \
+        -> tuple[tuple[list[Any], ...], dict[int, list[int]], list[dict[str, Any]]] | None:
     """The runs of a file's JSON (its ``runs``) as ``KeptRuns`` holds them, in one pass per
     column, each value exactly as ``EvidenceRun.of`` reads it -- a text field a ``str``
     (missing: its default), a trial count an ``int`` (``0`` where missing or false), the
@@ -201,7 +202,8 @@ def columns_of(runs: list[Any]) -> tuple[tuple[list[Any], ...], dict[int, list[i
     a selector that is a list): such a file's runs are made one by one by ``EvidenceRun.of``,
     which converts or refuses each value as it always did.  A run's operand hashes become
     their text (``_pairs_text``), its D cells one list (``_cells_flat``): what the file's
-    entry keeps, so a first reading and a kept one hold the same columns."""
+    entry keeps, so a first reading and a kept one hold the same columns; and each run's
+    operand hashes as read (``KeptRuns`` need not split their texts again)."""
     if not all(type(d) is dict for d in runs):
         return None
     texts = ([d.get("key", "") for d in runs], [d.get("mode", "check") for d in runs],
@@ -212,11 +214,12 @@ def columns_of(runs: list[Any]) -> tuple[tuple[list[Any], ...], dict[int, list[i
     if not all({*map(type, c)} <= _STR for c in texts) or {*map(type, trials)} - _INT \
             or not all(map(_scalar, selector)):
         return None
-    hashes = []
+    hashes, read = [], []
     for name in ("layout_hashes", "discovered_hashes"):
         got = [d.get(name) or _EMPTY for d in runs]
         if {*map(type, got)} - _DICT:
             return None
+        read.append(got)
         joined: list[Any]
         try:  # names and hashes all texts, free of newlines: ``_pairs_text``'s one text
             joined = [_SEP.join(chain.from_iterable(x.items())) for x in got]
@@ -242,7 +245,8 @@ def columns_of(runs: list[Any]) -> tuple[tuple[list[Any], ...], dict[int, list[i
             return None
         cells[n] = flat
     key, mode, result, detail, erratum, plant = texts
-    return (key, selector, mode, result, *hashes, trials, detail, erratum, plant), cells
+    return ((key, selector, mode, result, *hashes, trials, detail, erratum, plant), cells,
+            [x if x else {} for x in read[0]])
 
 
 _EMPTY: dict[str, Any] = {}
@@ -258,12 +262,15 @@ class KeptRuns:
     fail."""
 
     def __init__(self, run: Any, f: Any, columns: tuple[list[Any], ...],
-                 cells: dict[int, list[int]]) -> None:
+                 cells: dict[int, list[int]],
+                 hashes: list[dict[str, Any]] | None = None) -> None:
         self._run, self._file, self._columns, self._cells = run, f, columns, cells
         self.keys: list[str] = columns[0]
         self._made: list[Any] = [None] * len(self.keys)
-        # each run's operand hashes, split once (for ``hashes_of`` or its run), read-only
-        self._hashes: list[dict[str, Any] | None] = [None] * len(self.keys)
+        # each run's operand hashes, split once (for ``hashes_of`` or its run) or as the
+        # file's JSON gave them (``columns_of``: each a dict of its own), read-only
+        self._hashes: list[dict[str, Any] | None] = \
+            list(hashes) if hashes is not None else [None] * len(self.keys)
 
     def __len__(self) -> int:
         return len(self.keys)
