@@ -149,3 +149,50 @@ def test_the_tables_encoding_reads_back(value: object) -> None:
     text = json.dumps(_encode(value))
     assert json.loads(text, object_hook=_decode_object) == listed(value)
     assert '"d"' not in json.dumps(_encode({0: 1}))  # schema 3's mark is "#d"
+
+
+def test_only_a_reader_that_asks_for_positions_has_them() -> None:
+    """Lark's ``propagate_positions`` (every rule's node given its place) costs a walk of each
+    reduction's children; a parser has it exactly where its module's Transformer asks for a
+    rule's ``meta`` (the tcgen05 reader's table rows)."""
+    import importlib
+
+    asked = []
+    for module, function in ship_tables.BUILDERS:
+        mod = importlib.import_module(module)
+        source = Path(mod.__file__ or "").read_text(encoding="utf-8")
+        wants = "v_args(meta=True)" in source
+        assert getattr(mod, function)().options.propagate_positions is wants, (module, function)
+        if wants:
+            asked.append(module)
+    assert asked == ["formal.parse.tmem"]
+
+
+def test_a_parse_without_positions_reads_as_one_with_them() -> None:
+    """Every pseudocode line of the catalog, read by the shipped parser (no positions) and by
+    one Lark builds with positions: the same records, or the same refusal."""
+    from lark import Lark
+
+    from formal import catalog
+    from formal.parse import grammars
+    from formal.parse.pseudocode import PseudoTransformer
+
+    text = (grammar_files.grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
+    with_pos = Lark(text, parser="lalr", start="start", propagate_positions=True,
+                    maybe_placeholders=False)
+    shipped = grammars.pseudo_parser()
+    assert not shipped.options.propagate_positions
+    lines = [src for doc in catalog.documents(False) for sec in doc.sections
+             for op in sec.operands for part in op.parts for src in part.pseudo
+             if src.text.strip()]
+    read = 0
+    for src in lines:
+        try:
+            ours = PseudoTransformer(src).transform(shipped.parse(src.text))
+        except Exception as exc:  # noqa: BLE001 - the same refusal both ways
+            with pytest.raises(type(exc)):
+                PseudoTransformer(src).transform(with_pos.parse(src.text))
+            continue
+        assert ours == PseudoTransformer(src).transform(with_pos.parse(src.text))
+        read += 1
+    assert read > 300

@@ -106,7 +106,7 @@ def _check_entry(entry: Any, key: str, grammar: str) -> str:
     return tables
 
 
-def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
+def build_parser(name: str, start: Any, positions: bool = False) -> Lark:
     """The LALR parser of ``grammar/<name>.lark`` -- the one place ptxlayout builds a Lark
     parser -- its tables loaded from the package's own (``grammar/tables``) or from the cache
     folder (``base.cache``) when they are there and sound, else built (about 0.1-0.3 s each);
@@ -117,7 +117,12 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
     Python's versions), the hash of the grammar text they were built from, and the hash of
     the tables themselves.  A file that does not parse, fails a hash (its COMMENT pattern
     edited to swallow ``>> 1``, say) or that Lark cannot load is ignored with a warning and
-    rebuilt."""
+    rebuilt.
+
+    ``positions``: whether Lark gives every rule's node its place (``propagate_positions``:
+    a walk of each reduction's children, about a tenth of a parse).  Tokens carry their
+    offsets either way; only a Transformer that asks for ``meta`` (``v_args(meta=True)``)
+    needs it, and only the tcgen05 reader does (tests/test_shipped_tables.py)."""
     from . import cache as disk
 
     text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
