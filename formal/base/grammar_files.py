@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from lark import Lark
+from lark.lexer import BasicLexer, ContextualLexer, PatternRE, PatternStr, UnlessCallback
 
 
 def grammar_dir() -> Path:
@@ -144,9 +146,9 @@ def build_parser(name: str, start: Any, positions: bool = False) -> Lark:
         shipped = _shipped(shipped_dir() / f"{fname}.gz", key, grammar)
         if shipped is not None:
             entry, parser = shipped
-        else:
-            parser = Lark(text, **options)
-            entry = tables_entry(parser, key, grammar)
+        else:  # built, then loaded from its entry as a shipped or cached one is
+            entry = tables_entry(Lark(text, **options), key, grammar)
+            parser = _loaded(entry, key, grammar)
         if fd is not None:
             disk.write_json(fd, fname, entry)
         return parser
@@ -168,7 +170,8 @@ def tables_entry(parser: Lark, key: str, grammar: str) -> dict[str, Any]:
 def _loaded(entry: Any, key: str, grammar: str) -> Lark:
     """The parser of a checked entry (ValueError, or Lark's own error, where it is not one)."""
     tables = json.loads(_check_entry(entry, key, grammar), object_hook=_decode_object)
-    return Lark._load_from_dict(tables["data"], tables["memo"])  # type: ignore
+    return Lark._load_from_dict(tables["data"], tables["memo"],  # type: ignore
+                                _plugins={"ContextualLexer": _Contextual})
 
 
 def _shipped(path: Path, key: str, grammar: str) -> tuple[dict[str, Any], Lark] | None:
@@ -190,3 +193,81 @@ def _shipped(path: Path, key: str, grammar: str) -> tuple[dict[str, Any], Lark] 
         disk.warn(str(path), f"not usable tables ({str(exc)[:80] or type(exc).__name__}); "
                   "built")
         return None
+
+
+# ---- the lexer's scanners: each state's terminals tried one by one ---------------------------
+#
+# Lark's contextual lexer gives each parser state the terminals it accepts and, on the state's
+# first token, compiles them into one regular expression, ``(?P<NAME>...)|(?P<INT>...)|...``,
+# whose first alternative that matches is the token.  A catalog run meets some 280 such states
+# (3.6 terminals each) and compiles each, although most read a handful of tokens: about 0.07 s
+# of compiling.  ``_Scanner`` gives the same answer without the alternation: it tries the
+# state's terminals in Lark's order, each its own compiled expression (compiled once a
+# process, ``_compiled``), and the first that matches is the token -- exactly the alternation's
+# answer, since nothing follows the alternatives (tests/test_grammar_scanner.py holds every
+# state of every parser to Lark's own scanner).
+
+@lru_cache(maxsize=4096)
+def _compiled(regexp: str, flags: int) -> Any:
+    import re
+    return re.compile(regexp, flags)
+
+
+class _Scanner:
+    """One lexer state's terminals (in Lark's order), each tried alone: ``match`` is the
+    first that matches at ``pos`` (its text and name), ``fullmatch`` the first that matches
+    the whole text -- what Lark's ``Scanner`` answers from their alternation."""
+
+    def __init__(self, terminals: list[Any], flags: int) -> None:
+        self.allowed_types = {t.name for t in terminals}
+        self._tries = [(_compiled(t.pattern.to_regexp(), flags), t.name) for t in terminals]
+
+    def match(self, text: Any, pos: int) -> tuple[str, str] | None:
+        whole, end = (text, len(text)) if isinstance(text, str) else (text.text, text.end)
+        for pattern, name in self._tries:
+            m = pattern.match(whole, pos, end)
+            if m:
+                return m.group(0), name
+        return None
+
+    def fullmatch(self, text: str) -> str | None:
+        for pattern, name in self._tries:
+            if pattern.fullmatch(text):
+                return name
+        return None
+
+
+class _OneByOne(BasicLexer):
+    """Lark's lexer of one state with ``_Scanner`` for its scanner.  Its keywords are
+    Lark's: a string terminal that a regular one of the same priority reads whole (``for``,
+    read by NAME) is not tried on its own where its flags allow, and a token of the regular
+    one whose text is such a string takes the string's name (``UnlessCallback``)."""
+
+    def _build_scanner(self) -> Any:
+        import re
+        if self.use_bytes or self.user_callbacks or self.re is not re:  # pragma: no cover
+            return super()._build_scanner()  # none of ours: Lark's own
+        flags = self.g_regex_flags
+        strings = [t for t in self.terminals if isinstance(t.pattern, PatternStr)]
+        embedded = set()
+        self.callback = {}
+        for t in self.terminals:
+            if not isinstance(t.pattern, PatternRE):
+                continue
+            pattern = _compiled(t.pattern.to_regexp(), flags)
+            unless = []
+            for s in strings:
+                m = pattern.match(s.pattern.value) if s.priority == t.priority else None
+                if m and m.group(0) == s.pattern.value:
+                    unless.append(s)
+                    if set(s.pattern.flags) <= set(t.pattern.flags):
+                        embedded.add(s.name)
+            if unless:
+                self.callback[t.name] = UnlessCallback(_Scanner(unless, flags))  # type: ignore
+        return _Scanner([t for t in self.terminals if t.name not in embedded], flags)
+
+
+class _Contextual(ContextualLexer):
+    """Lark's contextual lexer, each state's lexer a ``_OneByOne``."""
+
+    BasicLexer = _OneByOne
