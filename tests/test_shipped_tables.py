@@ -196,3 +196,67 @@ def test_a_parse_without_positions_reads_as_one_with_them() -> None:
         assert ours == PseudoTransformer(src).transform(with_pos.parse(src.text))
         read += 1
     assert read > 300
+
+
+def _lark_own_load(body: bytes) -> object:
+    from lark import Lark
+    entry = json.loads(gzip.decompress(body))
+    tables = json.loads(entry["tables"], object_hook=grammar_files._decode_object)
+    return Lark._load_from_dict(tables["data"], tables["memo"])
+
+
+def _described(parser: object) -> object:
+    """Everything a loaded parser reads with: its rules (symbols, options, hashes), its
+    terminals (patterns, flags, priorities) and its parse table, as plain values."""
+    def rule(r: object) -> object:
+        o = r.options  # type: ignore[attr-defined]
+        return (str(r), r.order, r.alias, hash(r),  # type: ignore[attr-defined]
+                [(type(s).__name__, s.name, getattr(s, "filter_out", None))
+                 for s in r.expansion],  # type: ignore[attr-defined]
+                (o.keep_all_tokens, o.expand1, o.priority, o.template_source, o.empty_indices))
+    table = parser.parser.parser._parse_table  # type: ignore[attr-defined]
+    return ([rule(r) for r in parser.rules],  # type: ignore[attr-defined]
+            [(t.name, type(t.pattern).__name__, t.pattern.value, list(t.pattern.flags),
+              t.pattern.raw, t.priority, t.pattern.max_width)
+             for t in parser.terminals],  # type: ignore[attr-defined]
+            {s: {tok: (a.name, rule(arg) if a.name == "Reduce" else arg)
+                 for tok, (a, arg) in acts.items()} for s, acts in table.states.items()},
+            table.start_states, table.end_states)
+
+
+def test_a_parser_loaded_here_is_the_one_lark_loads() -> None:
+    """The rules and terminals made by the tables' JSON hook (``_decode_for_lark``) are the
+    ones Lark's own deserialization makes, for every shipped parser, and they read alike."""
+    for name, body in sorted(_shipped().items()):
+        entry = json.loads(gzip.decompress(body))
+        ours = grammar_files._loaded(entry, entry["key"], entry["grammar"])
+        theirs = _lark_own_load(body)
+        assert _described(ours) == _described(theirs), name
+    pseudo = [b for n, b in _shipped().items() if n.startswith("pseudocode-")][0]
+    text = "row = groupID + 8 for ai where i >= 4"
+    entry = json.loads(gzip.decompress(pseudo))
+    assert grammar_files._loaded(entry, entry["key"], entry["grammar"]).parse(text) == \
+        _lark_own_load(pseudo).parse(text)  # type: ignore[attr-defined]
+
+
+def test_tables_missing_a_field_are_ignored_and_the_parser_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal without its ``filter_out`` under a matching hash (written by other code):
+    not loadable, so a warning, and the parser is built."""
+    [(name, body)] = [(n, b) for n, b in _shipped().items() if n.startswith("ptx_asm-")]
+    entry = json.loads(gzip.decompress(body))
+    tables = entry["tables"].replace(',"filter_out":false', "", 1)
+    assert tables != entry["tables"]
+    entry.update(tables=tables, content=grammar_files._digest(tables))
+    (tmp_path / name).write_bytes(gzip.compress(json.dumps(entry).encode()))
+    monkeypatch.setattr(grammar_files, "shipped_dir", lambda: tmp_path)
+    monkeypatch.setattr(disk, "_STATE", {"enabled": False})
+    monkeypatch.setattr(disk, "_WARNED", set())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        parser = grammar_files.build_parser("ptx_asm", "start", positions=False)
+    assert err.getvalue().startswith(f"ptxlayout: warning: cache ignored: {tmp_path / name}: "
+                                     "not usable tables (")
+    assert err.getvalue().endswith("); built\n")
+    assert [str(t) for t in parser.lex("mma.sync.aligned.m8n8k4 ;")] == \
+        ["mma", ".sync", ".aligned", ".m8n8k4", ";"]

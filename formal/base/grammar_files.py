@@ -76,6 +76,45 @@ def _decode_object(o: dict[str, Any]) -> Any:
     return {(tuple(k) if type(k) is list else k): v for k, v in pairs}
 
 
+# the classes of Lark's serialized grammar that hold no reference to its memo (a rule, its
+# symbols and options, a terminal and its pattern): name -> (class, fields, whether it has a
+# ``_deserialize`` to call), filled on the first load (``_lark_objects``)
+_LARK: dict[str, tuple[Any, tuple[str, ...], bool]] = {}
+
+
+def _lark_objects() -> dict[str, tuple[Any, tuple[str, ...], bool]]:
+    if not _LARK:
+        from lark.grammar import NonTerminal, Rule, RuleOptions, Terminal
+        from lark.lexer import PatternRE, PatternStr, TerminalDef
+        _LARK.update({c.__name__: (c, tuple(c.__serialize_fields__), hasattr(c, "_deserialize"))
+                      for c in (Terminal, NonTerminal, RuleOptions, Rule, PatternStr, PatternRE,
+                                TerminalDef)})
+    return _LARK
+
+
+def _decode_for_lark(o: dict[str, Any]) -> Any:
+    """``_decode_object``, and each object Lark marks as one of ``_lark_objects`` (``{"__type__":
+    "Terminal", "name": "INT", "filter_out": false}``) made here as Lark's own
+    ``Serialize.deserialize`` makes it -- the instance, its fields set, its ``_deserialize``
+    called -- from the values this hook has already made (innermost first), so that Lark's
+    walk of the tables finds them made: about a quarter of loading a parser saved.  An object
+    of any other mark is left to Lark."""
+    kind = o.get("__type__")
+    made = _LARK.get(kind) if type(kind) is str else None
+    if made is None:
+        pairs = o.get("#d")
+        if pairs is None or len(o) != 1 or type(pairs) is not list:
+            return o
+        return {(tuple(k) if type(k) is list else k): v for k, v in pairs}
+    cls, fields, after = made
+    inst = cls.__new__(cls)
+    for f in fields:
+        setattr(inst, f, o[f])  # a missing field: KeyError, as Lark's own
+    if after:
+        inst._deserialize()
+    return inst
+
+
 def _digest(text: str) -> str:
     import hashlib
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -169,7 +208,8 @@ def tables_entry(parser: Lark, key: str, grammar: str) -> dict[str, Any]:
 
 def _loaded(entry: Any, key: str, grammar: str) -> Lark:
     """The parser of a checked entry (ValueError, or Lark's own error, where it is not one)."""
-    tables = json.loads(_check_entry(entry, key, grammar), object_hook=_decode_object)
+    _lark_objects()
+    tables = json.loads(_check_entry(entry, key, grammar), object_hook=_decode_for_lark)
     return Lark._load_from_dict(tables["data"], tables["memo"],  # type: ignore
                                 _plugins={"ContextualLexer": _Contextual})
 
@@ -260,7 +300,8 @@ class _OneByOne(BasicLexer):
                 m = pattern.match(s.pattern.value) if s.priority == t.priority else None
                 if m and m.group(0) == s.pattern.value:
                     unless.append(s)
-                    if set(s.pattern.flags) <= set(t.pattern.flags):
+                    # Lark's own test, on the flags as its tables hold them (lists)
+                    if s.pattern.flags <= t.pattern.flags:  # type: ignore[operator]
                         embedded.add(s.name)
             if unless:
                 self.callback[t.name] = UnlessCallback(_Scanner(unless, flags))  # type: ignore
