@@ -459,7 +459,7 @@ def _statements_by_operators(dp: Any) -> dict[str, Any]:
 
 
 def test_each_statement_is_the_very_term_z3s_operators_make() -> None:
-    """``prove.datapath`` makes its statements by one call of Z3's C API a term (``_ints``):
+    """``prove.datapath`` makes its statements by one call of Z3's C API a term (``ints``):
     each of the catalog's 42, and each of a planted data path's (Layout E with a block
     moved, a block outside tensor memory, a warp outside its quarter), is the very term
     (``eq``: Z3 shares equal terms) the same statement written with z3's operators is."""
@@ -487,3 +487,52 @@ def test_each_statement_is_the_very_term_z3s_operators_make() -> None:
             assert got.eq(want[name]), (dp.id, name, got.sexpr()[:300])
     # and a term is not equal to another statement's (eq tells terms apart)
     assert not P.STATEMENTS["injective"](dps[0]).eq(_statements_by_operators(dps[0])["surjective"])
+
+
+def test_the_packing_statements_are_asked_of_z3_together(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With Z3's answers cold, the catalog's packing formats (and a planted one whose
+    element 0 leaves its slot) in one ``PackingGroup``: every statement the enumeration
+    found no counterexample for is asked in a few disjunctions, not one query each; each
+    verdict is the one asked alone gives; each statement is kept on its own; and the
+    planted slot-fit is refuted with its element (its counterexample asks Z3 alone), its
+    bit-injective not checked.  Planted as *unsat* to whatever it is given, the group
+    changes none of that."""
+    import dataclasses
+
+    import z3
+
+    from formal.api import packing_catalog
+    from formal.prove import datapath_packing as K
+    from formal.prove.cache import flush
+    formats = packing_catalog()
+    assert len(formats) == 11
+    e2m1 = next(f for f in formats if f.first == (8, 2))
+    planted = dataclasses.replace(e2m1, first=(8, 5))
+    every = [*formats, planted]
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
+    alone = [K.prove_packing(pf)[0] for pf in every]
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "cache"))
+    asked: list[int] = []
+    real_check = z3.Solver.check
+    monkeypatch.setattr(z3.Solver, "check",
+                        lambda self, *a: asked.append(1) or real_check(self, *a))
+    together = K.PackingGroup(every)
+    grouped = [K.prove_packing(pf, None, together)[0] for pf in every]
+    assert grouped == alone
+    assert [v.status for v in grouped[-1].verdicts] == [
+        "refuted", "proved", "error", "not-applicable"]
+    assert grouped[-1].verdicts[0].counterexample == {"element": 0, "bits": [8, 5],
+                                                      "slot": [7, 0]}
+    assert all(v.status in ("proved", "not-applicable") for r in grouped[:-1]
+               for v in r.verdicts)
+    distinct = {json.dumps(K._query(pf, w)) for pf in formats for w in K.WHATS} | {
+        json.dumps(K._query(planted, "unit-fit"))}
+    # two disjunctions of at most 16 statements, and the planted slot-fit alone
+    assert len(asked) == 3 and len(distinct) > 16
+    flush()
+    [batch] = (tmp_path / "cache" / "proofs").glob("*.json")
+    assert len(json.loads(batch.read_text())["entries"]) == len(distinct)
+    shutil.rmtree(tmp_path / "cache")
+    monkeypatch.setattr(K, "unsat_together", lambda name, todo, *a, **k: {x for x, _f in todo})
+    assert [K.prove_packing(pf, None, K.PackingGroup(every))[0] for pf in every] == alone

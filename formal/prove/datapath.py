@@ -88,10 +88,10 @@ def _alignments(dp: DataPath) -> tuple[int, ...]:
 # ---- Z3 -----------------------------------------------------------------------------------
 
 
-class _ints:
+class ints:
     """Integer terms by one call of Z3's C API each, the very terms z3's operators make
-    (``_ints.lt(a, _ints.val(0))`` is ``a < 0``, ``_ints.sum(x, y)`` is ``z3.Sum(x, y)``,
-    ``_ints.ite(c, a, b)`` is ``z3.If(c, a, b)``), as ``encode.ops`` for bit-vectors: no
+    (``ints.lt(a, ints.val(0))`` is ``a < 0``, ``ints.sum(x, y)`` is ``z3.Sum(x, y)``,
+    ``ints.ite(c, a, b)`` is ``z3.If(c, a, b)``), as ``encode.ops`` for bit-vectors: no
     argument's sort looked up or Python number coerced, which was most of the time taken to
     state the catalog's 42 statements (CPU: about 37 -> 7 ms; tests/test_datapath.py holds
     each statement the very term the operators make)."""
@@ -101,18 +101,18 @@ class _ints:
     @staticmethod
     def val(v: int) -> Any:
         """``z3.IntVal(v)``, made once a process."""
-        hit = _ints._VALS.get(v)
+        hit = ints._VALS.get(v)
         if hit is None:
-            hit = keep_bounded(_ints._VALS, v, z3.IntVal(v), 4096)
+            hit = keep_bounded(ints._VALS, v, z3.IntVal(v), 4096)
         return hit
 
     @staticmethod
     def truth(b: bool) -> Any:
         """``z3.BoolVal(b)``."""
         key = ("bool", bool(b))
-        hit = _ints._VALS.get(key)
+        hit = ints._VALS.get(key)
         if hit is None:
-            hit = keep_bounded(_ints._VALS, key, z3.BoolVal(bool(b)), 4096)
+            hit = keep_bounded(ints._VALS, key, z3.BoolVal(bool(b)), 4096)
         return hit
 
     @staticmethod
@@ -132,68 +132,68 @@ class _ints:
 
     @staticmethod
     def _many(make: Any, xs: Sequence[Any]) -> Any:
-        return make(z3.main_ctx().ref(), len(xs), _ints._array(xs))
+        return make(z3.main_ctx().ref(), len(xs), ints._array(xs))
 
     @staticmethod
     def lt(a: Any, b: Any) -> Any:
-        return _ints._bool(z3.Z3_mk_lt(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._bool(z3.Z3_mk_lt(z3.main_ctx().ref(), a.ast, b.ast))
 
     @staticmethod
     def le(a: Any, b: Any) -> Any:
-        return _ints._bool(z3.Z3_mk_le(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._bool(z3.Z3_mk_le(z3.main_ctx().ref(), a.ast, b.ast))
 
     @staticmethod
     def gt(a: Any, b: Any) -> Any:
-        return _ints._bool(z3.Z3_mk_gt(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._bool(z3.Z3_mk_gt(z3.main_ctx().ref(), a.ast, b.ast))
 
     @staticmethod
     def ge(a: Any, b: Any) -> Any:
-        return _ints._bool(z3.Z3_mk_ge(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._bool(z3.Z3_mk_ge(z3.main_ctx().ref(), a.ast, b.ast))
 
     @staticmethod
     def eq(a: Any, b: Any) -> Any:
-        return _ints._bool(z3.Z3_mk_eq(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._bool(z3.Z3_mk_eq(z3.main_ctx().ref(), a.ast, b.ast))
 
     @staticmethod
     def ne(a: Any, b: Any) -> Any:
         """``a != b``: Z3's ``distinct`` of the two."""
-        return _ints._bool(_ints._many(z3.Z3_mk_distinct, (a, b)))
+        return ints._bool(ints._many(z3.Z3_mk_distinct, (a, b)))
 
     @staticmethod
     def sum(*xs: Any) -> Any:
         """``z3.Sum(*xs)``, and ``a + b`` for two."""
-        return _ints._arith(_ints._many(z3.Z3_mk_add, xs))
+        return ints._arith(ints._many(z3.Z3_mk_add, xs))
 
     @staticmethod
     def sub(a: Any, b: Any) -> Any:
-        return _ints._arith(_ints._many(z3.Z3_mk_sub, (a, b)))
+        return ints._arith(ints._many(z3.Z3_mk_sub, (a, b)))
 
     @staticmethod
     def mul(a: Any, b: Any) -> Any:
-        return _ints._arith(_ints._many(z3.Z3_mk_mul, (a, b)))
+        return ints._arith(ints._many(z3.Z3_mk_mul, (a, b)))
 
     @staticmethod
     def div(a: Any, b: Any) -> Any:
         """``a / b`` of integer terms: Z3's ``div``."""
-        return _ints._arith(z3.Z3_mk_div(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._arith(z3.Z3_mk_div(z3.main_ctx().ref(), a.ast, b.ast))
 
     @staticmethod
     def all(*xs: Any) -> Any:
         """``z3.And(*xs)``."""
-        return _ints._bool(_ints._many(z3.Z3_mk_and, xs))
+        return ints._bool(ints._many(z3.Z3_mk_and, xs))
 
     @staticmethod
     def any(*xs: Any) -> Any:
         """``z3.Or(*xs)``."""
-        return _ints._bool(_ints._many(z3.Z3_mk_or, xs))
+        return ints._bool(ints._many(z3.Z3_mk_or, xs))
 
     @staticmethod
     def ite(c: Any, a: Any, b: Any) -> Any:
         """``z3.If(c, a, b)``."""
-        return _ints._arith(z3.Z3_mk_ite(z3.main_ctx().ref(), c.ast, a.ast, b.ast))
+        return ints._arith(z3.Z3_mk_ite(z3.main_ctx().ref(), c.ast, a.ast, b.ast))
 
 
-_i = _ints
+_i = ints
 
 
 def _z(b: Bound, n: Any) -> Any:
