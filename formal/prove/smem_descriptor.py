@@ -204,7 +204,7 @@ def tma_solver() -> Any:
     core, whose bit-vector theory meets the query's 32-bit sums and differences without
     blasting each into a circuit first.  The catalog's three queries (32B, 64B, 128B), CPU in a
     fresh process: 71-74 ms with ``encode.address_solver`` -> 23 ms; a model comes back
-    through the simplifier's model converter (tests/test_smem_descriptor.py)."""
+    through the simplifier's model converter (tests/test_smem.py)."""
     return z3.Then(z3.With("simplify", mul2concat=True), "smt").solver()
 
 
