@@ -71,3 +71,26 @@ def test_a_descriptor_the_enumeration_refutes_is_asked_of_no_group(
     assert core.status == "refuted"
     assert core.cex["layout_byte"] == bad.layout.address((core.cex["mn"], core.cex["k"])) \
         != core.cex["descriptor_byte"]
+
+
+def test_every_familys_descriptors_are_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``prove_smem`` of the catalog with both families hands their 48 descriptors to one
+    ``descriptors_together`` (three groups of at most 16, not two a family), wgmma's first,
+    and proves each as before; with no catalog family, none is called."""
+    from formal.prove import smem as S
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
+    monkeypatch.setattr(pc, "_TOLD", set())
+    calls: list[list[str]] = []
+    real = S.descriptors_together
+    monkeypatch.setattr(S, "descriptors_together",
+                        lambda pairs: calls.append([i.id for i, _d in pairs]) or real(pairs))
+    text = read_smem((CATALOG_DIR / "smem" / "layouts.md").read_text(encoding="utf-8"),
+                     "layouts.md")
+    got = S.prove_smem(text, catalog_families=("wgmma", "tcgen05"))
+    assert calls == [[i.id for i in _catalog()]] and len(calls[0]) == 48
+    assert calls[0][0].startswith("wgmma.") and calls[0][-1].startswith("tcgen05.")
+    desc = [v.status for r in got.results for v in r.verdicts if v.name == "descriptor"]
+    assert desc == ["proved"] * 48
+    calls.clear()
+    S.prove_smem(text)
+    assert calls == []
