@@ -94,3 +94,31 @@ def test_every_familys_descriptors_are_one_call(monkeypatch: pytest.MonkeyPatch)
     calls.clear()
     S.prove_smem(text)
     assert calls == []
+
+
+def test_each_descriptor_query_is_the_very_term_z3s_operators_make() -> None:
+    """``_misread`` states the query through ``_Bits`` (one C-API call a term): for each of
+    the catalog's 48 (instance, descriptor) pairs, and for each instance with its LBO and SBO
+    swapped, the very term (``eq``) the same rules make on z3's own terms with ``z3.UDiv`` and
+    ``z3.URem``; and ``_Bits`` operators with a number on either side are z3's."""
+    from formal.model.smem import DescriptorRead, layout_bit_address
+    from formal.prove.smem_descriptor import _Bits, _misread, read_extent
+    mn, k = z3.BitVecs("mn k", 32)
+    for inst in _catalog():
+        vals = descriptor_values(inst)
+        lbo = next(x for x in vals if x.startswith("leading dimension byte"))
+        sbo = "stride dimension byte offset"
+        for d in (descriptor_of(inst),
+                  pack_descriptor(inst.family, {**vals, lbo: vals[sbo], sbo: vals[lbo]})):
+            read = DescriptorRead.of(inst.family, d)
+            rows, cols = read_extent(inst)
+            want = z3.And(z3.ULT(mn, rows), z3.ULT(k, cols),
+                          read.bit_address(inst.major, inst.bits, mn, k, z3.UDiv, z3.URem)
+                          != layout_bit_address(inst.layout, mn, k, z3.UDiv, z3.URem))
+            assert _misread(inst, read, rows, cols).eq(want), inst.id
+    x = _Bits(mn)
+    for got, want in (((x + 3).term, mn + 3), ((3 + x).term, 3 + mn), ((x * 8).term, mn * 8),
+                      ((8 * x).term, 8 * mn), ((x ^ x).term, mn ^ mn),
+                      ((x & 12).term, mn & 12), ((x >> 2).term, mn >> 2)):
+        assert got.eq(want), (got, want)
+    assert not (x + 3).term.eq(3 + mn)

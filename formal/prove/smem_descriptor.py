@@ -45,7 +45,7 @@ from ..model.smem import (
     smem_hash,
 )
 from .cache import known_unsat, query_key, told_unsat, z3_unsat
-from .encode import address_solver, bv_val, ops, unsat_together
+from .encode import address_solver, bv_consts, bv_val, ops, unsat_together
 from .verdicts import TEST_HOOKS, Core, InternalError, Verdict
 
 TMA_MODES = ("32B", "64B", "128B")
@@ -149,13 +149,63 @@ def _descriptor_query(inst: SmemInstance, read: DescriptorRead, rows: int,
     return [repr(read), repr(inst.layout), inst.major, inst.bits, rows, cols]
 
 
+class _Bits:
+    """A 32-bit term whose operators (``+``, ``*``, ``^``, ``&``, ``>>``, a Python number
+    on either side) each make the very term z3's operators make, by one call of Z3's C API
+    (``encode.ops``; the numbers made once, ``bv_val``): the model's address rules
+    (``DescriptorRead.bit_address``, ``layout_bit_address``), written for any values with
+    those operators, state the descriptor query through it without z3's coercion of every
+    argument.  The catalog's 48 queries, CPU: about 25 -> 13 ms to state."""
+
+    __slots__ = ("term",)
+
+    def __init__(self, term: Any) -> None:
+        self.term = term
+
+    @staticmethod
+    def _of(v: Any) -> Any:
+        return v.term if type(v) is _Bits else bv_val(v, 32)
+
+    def __add__(self, o: Any) -> _Bits:
+        return _Bits(ops.add(self.term, _Bits._of(o)))
+
+    def __radd__(self, o: Any) -> _Bits:
+        return _Bits(ops.add(_Bits._of(o), self.term))
+
+    def __mul__(self, o: Any) -> _Bits:
+        return _Bits(ops.mul(self.term, _Bits._of(o)))
+
+    def __rmul__(self, o: Any) -> _Bits:
+        return _Bits(ops.mul(_Bits._of(o), self.term))
+
+    def __xor__(self, o: Any) -> _Bits:
+        return _Bits(ops.bxor(self.term, _Bits._of(o)))
+
+    def __and__(self, o: Any) -> _Bits:
+        return _Bits(ops.band(self.term, _Bits._of(o)))
+
+    def __rshift__(self, o: Any) -> _Bits:
+        return _Bits(ops.ashr(self.term, _Bits._of(o)))
+
+
+def _bits_udiv(a: _Bits, b: int) -> _Bits:
+    return _Bits(ops.udiv(a.term, bv_val(b, 32)))
+
+
+def _bits_urem(a: _Bits, b: int) -> _Bits:
+    return _Bits(ops.urem(a.term, bv_val(b, 32)))
+
+
 def _misread(inst: SmemInstance, read: DescriptorRead, rows: int, cols: int) -> Any:
     """Some (mn, k) of the rows x cols tile that the descriptor reads elsewhere than the layout
-    puts it (32-bit vectors ``mn`` and ``k``, shared by every such query)."""
-    mn_v, k_v = z3.BitVec("mn", 32), z3.BitVec("k", 32)
-    return z3.And(z3.ULT(mn_v, rows), z3.ULT(k_v, cols),
-                  read.bit_address(inst.major, inst.bits, mn_v, k_v, _udiv, _urem)
-                  != layout_bit_address(inst.layout, mn_v, k_v, _udiv, _urem))
+    puts it (32-bit vectors ``mn`` and ``k``, shared by every such query): the term
+    ``And(ULT(mn, rows), ULT(k, cols), read != put)`` with z3's ``UDiv`` and ``URem`` for the
+    rules' ``//`` and ``%``, made through ``_Bits``."""
+    mn_v, k_v = bv_consts("mn k", 32)
+    mn, k = _Bits(mn_v), _Bits(k_v)
+    got = read.bit_address(inst.major, inst.bits, mn, k, _bits_udiv, _bits_urem)
+    put = layout_bit_address(inst.layout, mn, k, _bits_udiv, _bits_urem)
+    return z3.And(z3.ULT(mn_v, rows), z3.ULT(k_v, cols), _Bits._of(got) != _Bits._of(put))
 
 
 TOGETHER_MS = 60_000  # a group Z3 does not answer in time is asked query by query
