@@ -122,3 +122,39 @@ def test_each_descriptor_query_is_the_very_term_z3s_operators_make() -> None:
                       ((x & 12).term, mn & 12), ((x >> 2).term, mn >> 2)):
         assert got.eq(want), (got, want)
     assert not (x + 3).term.eq(3 + mn)
+
+
+def test_queries_that_are_one_term_are_one_member(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """wgmma's and tcgen05's descriptor of a layout often read alike: their queries are one
+    Z3 term (``eq``), asked once in a group and told to each.  The catalog's 48 queries are
+    32 terms: two groups of at most 16, every one of the 48 told and then proved."""
+    from formal.model.smem import DescriptorRead
+    from formal.prove import smem_descriptor as SD
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setattr(pc, "_PENDING", {})
+    monkeypatch.setattr(pc, "_TOLD", set())
+    insts = _catalog()
+    terms = []
+    for i in insts:
+        read = DescriptorRead.of(i.family, descriptor_of(i))
+        terms.append(SD._misread(i, read, *SD.read_extent(i)))
+    distinct: list[z3.ExprRef] = []
+    for t in terms:
+        if not any(t.eq(u) for u in distinct):
+            distinct.append(t)
+    assert len(distinct) == 32
+    given: list[int] = []
+    real = SD.unsat_together
+    monkeypatch.setattr(SD, "unsat_together",
+                        lambda name, todo, *a, **k: given.append(len(todo)) or real(name, todo,
+                                                                                    *a, **k))
+    asked: list[int] = []
+    real_check = z3.Solver.check
+    monkeypatch.setattr(z3.Solver, "check",
+                        lambda self, *a: asked.append(1) or real_check(self, *a))
+    pairs = [(i, descriptor_of(i)) for i in insts]
+    descriptors_together(pairs)
+    assert given == [32] and len(asked) == 2 and len(pc._TOLD) == 48
+    assert all(descriptor_core(i, d).status == "proved" for i, d in pairs)
+    assert len(asked) == 2 and pc._TOLD == set()
