@@ -374,7 +374,7 @@ def test_the_n_values_of_a_data_path_are_one_term_a_process() -> None:
     import z3
 
     from formal import api
-    from formal.prove import datapath as D
+    from formal.prove import datapath_statements as D
     paths = api.datapath_catalog()
     assert paths
     for dp in paths:
@@ -459,10 +459,10 @@ def _statements_by_operators(dp: Any) -> dict[str, Any]:
 
 
 def test_each_statement_is_the_very_term_z3s_operators_make() -> None:
-    """``prove.datapath`` makes its statements by one call of Z3's C API a term (``ints``):
-    each of the catalog's 42, and each of a planted data path's (Layout E with a block
-    moved, a block outside tensor memory, a warp outside its quarter), is the very term
-    (``eq``: Z3 shares equal terms) the same statement written with z3's operators is."""
+    """``prove.datapath_statements`` makes each statement by one call of Z3's C API a term
+    (``ints``): each of the catalog's 42, and each of a planted data path's (Layout E with a
+    block moved, a block outside tensor memory, a warp outside its quarter), is the very
+    term (``eq``: Z3 shares equal terms) the same statement written with z3's operators is."""
     import dataclasses
     from fractions import Fraction
 

@@ -24,8 +24,9 @@ import z3
 from ..base.source import Finding, error, warning
 from ..model.datapath import PackFormat
 from .cache import z3_unsat
-from .datapath import HARDWARE, TOGETHER_MS, DataPathResult, _sat, linear_solver
-from .datapath import ints as _i
+from .datapath import HARDWARE, TOGETHER_MS, DataPathResult
+from .datapath_statements import _sat, linear_solver
+from .datapath_statements import ints as _i
 from .encode import unsat_together
 from .verdicts import TEST_HOOKS, InternalError, Verdict
 
@@ -34,8 +35,8 @@ WHATS = ("slot-fit", "unit-fit", "bit-injective")
 
 def _pack_statement(pf: PackFormat, what: str) -> Any:
     """The statement Z3 is asked of ``pf`` (satisfiable exactly where ``what`` fails), over
-    the element indices k (and j), made by one call of Z3's C API a term (``datapath.ints``):
-    ``And(k >= 0, k < count, ...)``."""
+    the element indices k (and j), made by one call of Z3's C API a term
+    (``datapath_statements.ints``): ``And(k >= 0, k < count, ...)``."""
     k, j = z3.Ints("k j")
     count = _i.val(pf.count)
     first = _i.sum(_i.mul(_i.val(pf.first[0]), k), _i.val(pf.first[1]))
