@@ -44,7 +44,7 @@ from ..model.smem import (
     layout_bit_address,
     smem_hash,
 )
-from .cache import known_unsat, query_key, told_unsat, z3_unsat
+from .cache import query_key, z3_unsat
 from .encode import address_solver, bv_consts, bv_val, ops, unsat_together
 from .verdicts import TEST_HOOKS, Core, InternalError, Verdict
 
@@ -101,9 +101,11 @@ def _first_misread(read: DescriptorRead, inst: SmemInstance, rows: int,
 
 
 def descriptor_core(inst: SmemInstance, descriptor: int,
-                    extent: tuple[int, int] | None = None) -> Core:
+                    extent: tuple[int, int] | None = None,
+                    together: DescriptorGroup | None = None) -> Core:
     """Every (mn, k) of the tile (``extent``: the instruction's, by default) is read where the
-    layout put it; else the first coordinate that is not, with both addresses."""
+    layout put it; else the first coordinate that is not, with both addresses.  ``together``:
+    the group whose disjunctions Z3 is asked first (``DescriptorGroup``)."""
     read = DescriptorRead.of(inst.family, descriptor)
     rows, cols = extent or read_extent(inst)
     lay = inst.layout
@@ -129,15 +131,19 @@ def descriptor_core(inst: SmemInstance, descriptor: int,
                     {"mn": mn, "k": k, "layout_byte": want // 8,
                      "descriptor_byte": got // 8}, method="enumeration")
 
+    what = _descriptor_query(inst, read, rows, cols)
+
     def unsat() -> bool:
+        if together is not None and together.says_unsat(query_key(what, "descriptor")):
+            return True
         s = address_solver()
         s.add(_misread(inst, read, rows, cols))
         return bool(s.check() == z3.unsat)
 
-    # Z3's answer from an earlier run where the same query was asked, or from this run's
-    # disjunction of several (``descriptors_together``; the enumeration above ran all the
-    # same): the descriptor as decoded, the layout's value, the tile read
-    if not z3_unsat(_descriptor_query(inst, read, rows, cols), "descriptor", unsat):
+    # Z3's answer from an earlier run where the same query was asked, else from this run's
+    # disjunction of several (``together``), else asked alone (the enumeration above ran all
+    # the same): the descriptor as decoded, the layout's value, the tile read
+    if not z3_unsat(what, "descriptor", unsat):
         raise InternalError(f"{inst.id}: Z3 finds a coordinate read elsewhere, enumeration none")
     return Core("proved", f"descriptor (LBO {read.lbo}, SBO {read.sbo}, {read.mode}) reads all "
                 f"{rows} x {cols} elements where the layout puts them", method="z3+enumeration")
@@ -211,37 +217,46 @@ def _misread(inst: SmemInstance, read: DescriptorRead, rows: int, cols: int) -> 
 TOGETHER_MS = 60_000  # a group Z3 does not answer in time is asked query by query
 
 
-def descriptors_together(pairs: list[tuple[SmemInstance, int]]) -> None:
+class DescriptorGroup:
     """Z3's descriptor queries of these (instance, descriptor) pairs asked as disjunctions
-    (``encode.unsat_together``, the address solver): each query whose answer is not known
-    and whose enumeration finds no misread is asked with the others; a group's *unsat* is
-    told to ``z3_unsat`` (``cache.told_unsat``) as the answer to each of its queries, which
-    ``descriptor_core`` then takes (and keeps) instead of asking Z3 alone.  What a group leaves
-    open, ``descriptor_core`` asks alone as before.  The catalog's 48 descriptor queries:
-    Z3 160 -> 100 ms.  Queries that are one term (Z3 shares equal terms: wgmma's and tcgen05's
-    descriptor of a layout read alike) are one member of a group, its answer each one's: the
-    catalog's 48 are 32 terms, in two groups instead of three (CPU in a fresh process: about
-    50 -> 30 ms)."""
-    if TEST_HOOKS:
-        return  # a planted encoding must meet Z3 on its own
-    keys: dict[int, list[str]] = {}  # each term (by its id in Z3) -> the queries it states
-    todo = []
-    for inst, descriptor in pairs:
-        try:
-            read = DescriptorRead.of(inst.family, descriptor)
-        except ValueError:
-            continue
-        rows, cols = read_extent(inst)
-        what = _descriptor_query(inst, read, rows, cols)
-        if known_unsat(what, "descriptor") or _first_misread(read, inst, rows, cols) is not None:
-            continue
-        term = _misread(inst, read, rows, cols)
-        same = keys.setdefault(term.get_id(), [])
-        if not same:
-            todo.append((term.get_id(), term))
-        same.append(query_key(what, "descriptor"))
-    told_unsat({k for t in unsat_together("descriptor", todo, TOGETHER_MS, make=address_solver)
-                for k in keys[t]})
+    (``encode.unsat_together``, the address solver), the first time one of them is not in the
+    proof cache (``descriptor_core`` asks ``says_unsat``; a warm run states, enumerates and
+    asks nothing here): each pair's query whose enumeration finds no misread is a member, and
+    a group's *unsat* stands for each of its members' -- ``descriptor_core`` takes it (and
+    keeps it) instead of asking Z3 alone; what a group leaves open, it asks alone as before.
+    Queries that are one term (Z3 shares equal terms: wgmma's and tcgen05's descriptor of a
+    layout read alike) are one member, its answer each one's.  The catalog's 48 queries are
+    32 terms, in two groups of 16 (CPU in a fresh process, against three groups of the 48:
+    about 50 -> 30 ms to solve); asked alone, Z3 took some 160 ms."""
+
+    def __init__(self, pairs: list[tuple[SmemInstance, int]]) -> None:
+        self.pairs = pairs
+        self.unsat: set[str] | None = None
+
+    def says_unsat(self, key: str) -> bool:
+        """Is the query of this key (``query_key``) a member of a group Z3 found *unsat*?"""
+        if self.unsat is None:
+            self.unsat = set() if TEST_HOOKS else self._asked()  # a planted encoding: alone
+        return key in self.unsat
+
+    def _asked(self) -> set[str]:
+        keys: dict[int, list[str]] = {}  # each term (by its id in Z3) -> the queries it states
+        todo = []
+        for inst, descriptor in self.pairs:
+            try:
+                read = DescriptorRead.of(inst.family, descriptor)
+            except ValueError:
+                continue
+            rows, cols = read_extent(inst)
+            if _first_misread(read, inst, rows, cols) is not None:
+                continue
+            term = _misread(inst, read, rows, cols)
+            same = keys.setdefault(term.get_id(), [])
+            if not same:
+                todo.append((term.get_id(), term))
+            same.append(query_key(_descriptor_query(inst, read, rows, cols), "descriptor"))
+        return {k for t in unsat_together("descriptor", todo, TOGETHER_MS, make=address_solver)
+                for k in keys[t]}
 
 
 def tma_swizzle(mode: str, addr: Any) -> Any:
