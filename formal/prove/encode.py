@@ -243,13 +243,16 @@ def _joined(make: Any, slow: Any, args: tuple[Any, ...]) -> Any:
 class _Enc:
     """SymPy -> Z3 bit-vectors of one width, for one (selector, lane, element) triple."""
 
-    def __init__(self, width: int, s: Any, t: Any, i: Any) -> None:
+    def __init__(self, width: int, s: Any, t: Any, i: Any,
+                 at_standard: bool | None = None) -> None:
         self.w = width
         self.env = {SEL: s, LANE: t, I: i}
         # terms over the standard point (s, t, i) are shared by every map of this width: a
         # SymPy expression such as floor(lane/4) is translated once per run, not per layout
-        # (a constant's sexpr is its name: Z3's C printer, not z3's Python one)
-        standard = all(v.sexpr() == n for v, n in ((s, "s"), (t, "t"), (i, "i")))
+        # (``at_standard``: the caller made the constants s, t, i itself; else each is asked
+        # its sexpr, a constant's name: Z3's C printer, not z3's Python one)
+        standard = at_standard if at_standard is not None else \
+            all(v.sexpr() == n for v, n in ((s, "s"), (t, "t"), (i, "i")))
         if standard and sum(len(v) for v in SHARED_TERMS.values()) >= _SHARED_LIMIT:
             SHARED_TERMS.clear()
         self.memo: dict[Any, Any] = SHARED_TERMS.setdefault(width, {}) if standard else {}
@@ -361,24 +364,39 @@ def magnitude(roots: Iterable[Any], box: Any, top: int, skip: tuple[type, ...] =
     """The largest absolute value ``top`` or any integer subexpression of ``roots`` can take
     over ``box`` (sound interval bounds); the bit-vector widths of every Z3 encoding are
     chosen from it.  Subexpressions of the ``skip`` types, and those without bounds, count
-    only through their parts.  A subexpression met again (the formulas share many) is
-    bounded once."""
-    seen: set[Any] = set()
+    only through their parts.  Each root's own largest value is worked out once a process
+    for its box (the maps share many case values and conditions: ``lane % 4 == 0``)."""
     where = tuple(sorted((_name(k), v) for k, v in box.items()))
     for r in roots:
-        for x in subexprs(r):
-            if x in seen:
-                continue
-            seen.add(x)
-            if isinstance(x, sp.Rational) and not x.is_Integer:
-                # a divisor (``floor(e / d)`` holds 1/d): its encoding writes d itself
-                top = max(top, abs(int(x.p)), int(x.q))
-                continue
-            if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
-                    and not x.is_Boolean and not isinstance(x, skip):
-                got = _bounds(x, box, where)
-                if got is not None:
-                    top = max(top, abs(got[0]), abs(got[1]))
+        key = (r, where, skip)
+        hit = _ROOTS.get(key)
+        if hit is None:
+            hit = _root_magnitude(r, box, where, skip)
+            keep_bounded(_ROOTS, key, hit, _SHARED_LIMIT)
+        top = max(top, hit)
+    return top
+
+
+# each root's largest absolute value over a box (``magnitude``): a pure function of the three
+_ROOTS: dict[tuple[Any, Any, tuple[type, ...]], int] = {}
+
+
+def _root_magnitude(r: Any, box: Any, where: Any, skip: tuple[type, ...]) -> int:
+    top = 0
+    seen: set[Any] = set()
+    for x in subexprs(r):
+        if x in seen:
+            continue
+        seen.add(x)
+        if isinstance(x, sp.Rational) and not x.is_Integer:
+            # a divisor (``floor(e / d)`` holds 1/d): its encoding writes d itself
+            top = max(top, abs(int(x.p)), int(x.q))
+            continue
+        if isinstance(x, sp.Expr) and not isinstance(x, sp.core.relational.Relational) \
+                and not x.is_Boolean and not isinstance(x, skip):
+            got = _bounds(x, box, where)
+            if got is not None:
+                top = max(top, abs(got[0]), abs(got[1]))
     return top
 
 
@@ -426,7 +444,7 @@ class Sym:
         self.m = m
         self.w = w = width or width_of(m)
         self.s, self.t, self.i = bv_consts("s t i", w)
-        enc = _Enc(w, self.s, self.t, self.i)
+        enc = _Enc(w, self.s, self.t, self.i, at_standard=True)  # bv_consts("s t i")
         self.enc = enc
         zero = enc.val(0)
         sel = disj(*[ops.rel("==", self.s, enc.val(v)) for v in m.selectors])
