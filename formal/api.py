@@ -387,7 +387,7 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
     from .parse.document import parse_document
     from .prove.cache import held_open
     from .prove.datapath import DataPathResult, prove_datapath, prove_reads
-    from .prove.datapath_packing import prove_packing
+    from .prove.datapath_packing import PackingGroup, prove_packing
     from .prove.relations import DATAPATH_READS
     from .prove.verdicts import Verdict
     read = {d.name: d for d in catalog_model(False).documents}  # the catalog's, read once
@@ -410,8 +410,9 @@ def with_datapath(proof: Proof, model: Model, documents: Sequence[Document],
             rows = summary_rows(parsed)
             mine = datapaths(parsed)
             formats = pack_formats(parsed)
+            together = PackingGroup(formats)  # their statements asked of Z3 together
             for pf in formats:
-                pr, fs = prove_packing(pf, evidence)
+                pr, fs = prove_packing(pf, evidence, together)
                 results.append(pr)
                 findings.extend(fs)
             checked, wrong = check_pack_statements(parsed, cat_formats)

@@ -73,8 +73,8 @@ def _plant_hostile(folder: Path, marker: Path) -> list[Path]:
     planted = []
     tables = folder / "tables"
     tables.mkdir(parents=True, exist_ok=True)
-    for name, start, positions in (("pseudocode", "start", True),
-                                   ("fragment", list(FRAGMENT_STARTS), True),
+    for name, start, positions in (("pseudocode", "start", False),
+                                   ("fragment", list(FRAGMENT_STARTS), False),
                                    ("lines", "line", False)):
         text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
         ours = tables / f"{name}-{_tables_key(text, [start, positions])[:16]}.json"

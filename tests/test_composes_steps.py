@@ -1,9 +1,10 @@
 """composes' enumeration evaluates a relation in the steps it states (the producer's point,
-its outputs there, those moved by the arrangement: ``composes._enumerate``); Z3 reads the same
-steps composed into one SymPy expression per output (``composes._composed``).  Here both are
-evaluated over every (selector, lane, element) of every relation of the catalog, of wrong
-arrangements (a warp offset dropped, lanes shifted, elements swapped) and of an arrangement
-that reads four symbols at once (evaluated composed), and must give the same arrays."""
+its outputs there, those moved by the arrangement: ``composes._enumerate``); ``composes._composed``
+writes the same steps as one SymPy expression per output (the enumeration's way for an
+arrangement that reads four symbols at once), and Z3's statement composes them in Z3
+(``composes._violation``).  Here they are evaluated over every (selector, lane, element) of
+every relation of the catalog, of wrong arrangements (a warp offset dropped, lanes shifted,
+elements swapped) and of an arrangement that reads four symbols at once, and must agree."""
 
 from __future__ import annotations
 
@@ -120,3 +121,25 @@ def test_the_maps_read_give_the_steps_values(name: str) -> None:
         assert refuted == 0
     elif name != "four symbols":
         assert refuted >= read // 2, (name, refuted, read)
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_z3s_statement_composed_in_z3_agrees_with_the_steps(name: str) -> None:
+    """``_violation`` composes in Z3 (the producer's formulas at the arrangement's point,
+    then the arrangement's row and col at those outputs): over every relation of the catalog
+    and its wrong arrangements, Z3 proves exactly the statements the enumeration finds no
+    bad point of, and each point Z3 gives for the others is one the enumeration finds bad."""
+    sts = _statements(MUTANTS[name])
+    refuted = 0
+    for st in sts:
+        bad, _vals = C._enumerate(st)
+        said, point = C._z3_decide(st, 60_000)
+        assert said == ("refuted" if bad.any() else "proved"), (name, st.arrangement.text)
+        if point is not None:
+            k = C._index(st, point)
+            assert 0 <= k < len(bad) and bad[k], (name, point)
+            refuted += 1
+    if name == "as stated":
+        assert refuted == 0
+    elif name != "four symbols":
+        assert refuted >= len(sts) // 2, (name, refuted, len(sts))

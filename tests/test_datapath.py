@@ -374,7 +374,7 @@ def test_the_n_values_of_a_data_path_are_one_term_a_process() -> None:
     import z3
 
     from formal import api
-    from formal.prove import datapath as D
+    from formal.prove import datapath_statements as D
     paths = api.datapath_catalog()
     assert paths
     for dp in paths:
@@ -403,3 +403,136 @@ def test_the_linear_solver_answers_a_group_and_names_what_holds() -> None:
     for make in (P.linear_solver, z3.Solver):
         assert unsat_together("t", todo, 60_000, general=True, make=make) == {"never",
                                                                               "never2"}
+
+
+def _statements_by_operators(dp: Any) -> dict[str, Any]:
+    """Each statement of ``dp`` written with z3's Python operators (``z3.And``, ``<``,
+    ``z3.Sum``, ``z3.If`` ...), as ``prove.datapath`` wrote them before its C-API terms."""
+    import z3
+
+    from formal.base.matrix_variants import (
+        TMEM_COLUMN_COUNT,
+        TMEM_LANE_COUNT,
+        TMEM_SUBPARTITION,
+    )
+    from formal.prove import datapath as P
+    n = z3.Int("N")
+    ns = z3.Or(*[n == v for v in dp.ns])
+    aligns = P._alignments(dp)
+
+    def z(b: Any) -> Any:
+        return (b[0].numerator * n) / b[0].denominator + b[1]
+
+    def inside(b: Any, r: Any, c: Any) -> Any:
+        return z3.And(r >= b.rows[0], r <= b.rows[1], c >= z(b.dcols[0]), c <= z(b.dcols[1]))
+
+    def cover(twice: bool) -> Any:
+        r, c = z3.Ints("row col")
+        count = z3.Sum(*[z3.If(inside(b, r, c), 1, 0) for b in dp.blocks])
+        return z3.And(ns, r >= 0, r < dp.m, c >= 0, c < n, count >= 2 if twice else count == 0)
+
+    bad = []
+    for b in dp.blocks:
+        t0, t1, d0, d1 = (z(x) for x in (*b.tcols, *b.dcols))
+        bad.append(z3.Or(t0 < 0, t1 >= TMEM_COLUMN_COUNT, t0 > t1, d0 < 0, d1 >= n, d0 > d1,
+                         z3.BoolVal(b.lanes[0] < 0 or b.lanes[1] + max(aligns) >= TMEM_LANE_COUNT
+                                    or b.rows[0] < 0 or b.rows[1] >= dp.m
+                                    or not 0 <= b.cta < dp.cta_group)))
+    cta, lane, col = z3.Ints("cta lane tcol")
+    a = z3.Int("align")
+    return {
+        "block-shape": z3.And(ns, z3.Or(*[z3.Or(z(b.tcols[1]) - z(b.tcols[0])
+                                                != z(b.dcols[1]) - z(b.dcols[0]),
+                                                b.lanes[1] - b.lanes[0] != b.rows[1] - b.rows[0])
+                                          for b in dp.blocks])),
+        "in-range": z3.And(ns, z3.Or(*bad)),
+        "injective": cover(True),
+        "tmem-injective": z3.And(ns, z3.Sum(*[z3.If(z3.And(
+            cta == b.cta, lane >= b.lanes[0], lane <= b.lanes[1], col >= z(b.tcols[0]),
+            col <= z(b.tcols[1])), 1, 0) for b in dp.blocks]) >= 2),
+        "surjective": cover(False),
+        "warp-quarter": z3.And(z3.Or(*[a == x for x in aligns]), z3.Or(*[z3.Or(
+            b.warp < 0, b.warp > 3, b.lanes[0] + a < TMEM_SUBPARTITION * b.warp,
+            b.lanes[1] + a > TMEM_SUBPARTITION * b.warp + TMEM_SUBPARTITION - 1)
+            for b in dp.blocks])),
+    }
+
+
+def test_each_statement_is_the_very_term_z3s_operators_make() -> None:
+    """``prove.datapath_statements`` makes each statement by one call of Z3's C API a term
+    (``ints``): each of the catalog's 42, and each of a planted data path's (Layout E with a
+    block moved, a block outside tensor memory, a warp outside its quarter), is the very
+    term (``eq``: Z3 shares equal terms) the same statement written with z3's operators is."""
+    import dataclasses
+    from fractions import Fraction
+
+    from formal.api import datapath_catalog
+    from formal.prove import datapath as P
+    dps = datapath_catalog()
+    assert len(dps) == 7
+    b0 = dps[3].blocks[0]
+    planted = [
+        dataclasses.replace(dps[3], blocks=(dataclasses.replace(b0, rows=(32, 63)),
+                                            *dps[3].blocks[1:])),
+        dataclasses.replace(dps[3], blocks=(dataclasses.replace(
+            b0, lanes=(-1, 30), tcols=((Fraction(1, 2), 600), (Fraction(3, 1), -7))),
+            *dps[3].blocks[1:])),
+        dataclasses.replace(dps[0], blocks=(dataclasses.replace(dps[0].blocks[0], warp=5),
+                                            *dps[0].blocks[1:]))]
+    for dp in [*dps, *planted]:
+        want = _statements_by_operators(dp)
+        assert set(want) == set(P.STATEMENTS)
+        for name, make in P.STATEMENTS.items():
+            got = make(dp)
+            assert got.eq(want[name]), (dp.id, name, got.sexpr()[:300])
+    # and a term is not equal to another statement's (eq tells terms apart)
+    assert not P.STATEMENTS["injective"](dps[0]).eq(_statements_by_operators(dps[0])["surjective"])
+
+
+def test_the_packing_statements_are_asked_of_z3_together(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With Z3's answers cold, the catalog's packing formats (and a planted one whose
+    element 0 leaves its slot) in one ``PackingGroup``: every statement the enumeration
+    found no counterexample for is asked in a few disjunctions, not one query each; each
+    verdict is the one asked alone gives; each statement is kept on its own; and the
+    planted slot-fit is refuted with its element (its counterexample asks Z3 alone), its
+    bit-injective not checked.  Planted as *unsat* to whatever it is given, the group
+    changes none of that."""
+    import dataclasses
+
+    import z3
+
+    from formal.api import packing_catalog
+    from formal.prove import datapath_packing as K
+    from formal.prove.cache import flush
+    formats = packing_catalog()
+    assert len(formats) == 11
+    e2m1 = next(f for f in formats if f.first == (8, 2))
+    planted = dataclasses.replace(e2m1, first=(8, 5))
+    every = [*formats, planted]
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", "")
+    alone = [K.prove_packing(pf)[0] for pf in every]
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "cache"))
+    asked: list[int] = []
+    real_check = z3.Solver.check
+    monkeypatch.setattr(z3.Solver, "check",
+                        lambda self, *a: asked.append(1) or real_check(self, *a))
+    together = K.PackingGroup(every)
+    grouped = [K.prove_packing(pf, None, together)[0] for pf in every]
+    assert grouped == alone
+    assert [v.status for v in grouped[-1].verdicts] == [
+        "refuted", "proved", "error", "not-applicable"]
+    assert grouped[-1].verdicts[0].counterexample == {"element": 0, "bits": [8, 5],
+                                                      "slot": [7, 0]}
+    assert all(v.status in ("proved", "not-applicable") for r in grouped[:-1]
+               for v in r.verdicts)
+    distinct = {json.dumps(K._query(pf, w)) for pf in formats for w in K.WHATS} | {
+        json.dumps(K._query(planted, "unit-fit"))}
+    # two disjunctions of at most 16 statements, and the planted slot-fit alone
+    assert len(asked) == 3 and len(distinct) > 16
+    flush()
+    [batch] = (tmp_path / "cache" / "proofs").glob("*.json")
+    assert len(json.loads(batch.read_text())["entries"]) == len(distinct)
+    shutil.rmtree(tmp_path / "cache")
+    monkeypatch.setattr(K, "unsat_together", lambda name, todo, *a, **k: {x for x, _f in todo})
+    assert [K.prove_packing(pf, None, K.PackingGroup(every))[0] for pf in every] == alone

@@ -10,7 +10,7 @@ from formal.model.algebra import LANE, I
 from formal.model.cells import map_of
 from formal.model.resolve import catalog_model
 from formal.prove import encode
-from formal.prove.encode import bv_val, ops, solve, substituted
+from formal.prove.encode import bv_val, mod_const, ops, solve, substituted
 from formal.prove.formula import _violations, chunk_spec, combined_violation
 
 
@@ -179,3 +179,33 @@ def test_unsigned_division_of_an_address_is_z3s_term() -> None:
             assert _udiv(a, b).eq(z3.UDiv(a, b)) and _urem(a, b).eq(z3.URem(a, b))
             assert type(_udiv(a, b)) is type(z3.UDiv(a, b))
     assert (_udiv(37, 8), _urem(37, 8)) == (4, 5)
+
+
+def test_a_modulo_by_a_power_of_two_is_its_low_bits_for_every_value() -> None:
+    """``mod_const``: for d = 2**k below the sign bit, the AND of the low bits, equal to
+    Z3's floor modulo (bvsmod) at every value of the width, negative ones too; any other d
+    (3, 6, the sign bit itself, which reads as negative) is bvsmod's own term."""
+    for w in (6, 8, 11):
+        x = z3.BitVec("x", w)
+        for k in range(w - 1):
+            d = 1 << k
+            got = mod_const(x, d, w)
+            assert got.decl().kind() == z3.Z3_OP_BAND
+            r, model = solve("mod", got != x % bv_val(d, w), 10_000)
+            assert r == "unsat", (w, d, model)
+        for d in (3, 6, 1 << (w - 1)):
+            assert _same(mod_const(x, d, w), x % bv_val(d, w))
+    x8 = z3.BitVec("x", 8)
+    at = {x8: bv_val(-3 & 0xFF, 8)}
+    assert z3.simplify(z3.substitute(mod_const(x8, 4, 8), *at.items())).as_long() == 1
+    assert z3.simplify(z3.substitute(mod_const(x8, 8, 8), *at.items())).as_long() == 5
+
+
+def test_a_divisor_widens_the_encoding_to_hold_itself() -> None:
+    """``floor(e / d)`` is encoded with d itself as a bit-vector: the magnitude counts d
+    (10**6 here, where e stays below 40), and a relation whose arrangement divides by it is
+    then decided alike by Z3 and the enumeration (tests/test_composes_steps, four symbols)."""
+    box = {LANE: (0, 31), I: (0, 3)}
+    assert encode.magnitude([sp.floor((LANE + I) / 10**6)], box, 0) == 10**6
+    # SymPy writes floor(i/4 + lane/4): lane's 31 is the largest bound, 4 lies below it
+    assert encode.magnitude([sp.floor((LANE + I) / 4)], box, 0) == 31

@@ -6,6 +6,7 @@ changed is read again; the hardware verdicts are the same either way."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -191,3 +192,84 @@ def test_kept_runs_are_made_only_where_read(cache_dir: Path) -> None:
     assert [r.key for r in with_h] == [r.key for r in fresh.runs
                                        if r.layout_hashes.get("smem") == h]
     assert [r.key for r in ev.runs_with("A", "nothing")] == []
+
+
+def _run_by_run(q: Path) -> E.EvidenceFile:
+    """The file at ``q`` read as it was before its runs were read by column: each run made
+    by ``EvidenceRun.of`` from its JSON object."""
+    doc = json.loads(q.read_text())
+    f = E.EvidenceFile(str(q), doc["device"], int(doc.get("sm") or 0),
+                       str(doc.get("driver", "?")), str(doc.get("date", "")),
+                       discovered=dict(doc.get("discovered") or {}),
+                       maps=dict(doc.get("maps") or {}))
+    f.runs = [E.EvidenceRun.of(r, f) for r in doc["runs"]]
+    return f
+
+
+def test_a_first_reading_by_column_is_the_reading_run_by_run(cache_dir: Path) -> None:
+    """A file read from its bytes holds its runs by column (``columns_of``); every run made
+    from them is the run ``EvidenceRun.of`` makes, field by field and type by type, and the
+    entry written from the columns is the one written from the runs."""
+    assert SHIPPED is not None
+    paths = sorted(SHIPPED.glob("*.json"))
+    for q, f in zip(paths, _read(paths, False), strict=True):
+        assert f.kept is not None and not any(f.kept._made)  # no run made by reading
+        slow = _run_by_run(q)
+        assert f._columns() is not None and K._content(f) == K._content(slow)
+        assert json.dumps(K._content(f)) == json.dumps(K._content(slow))
+        assert _fields(f)[1:] == _fields(slow)[1:]
+
+
+@pytest.mark.parametrize("change", [
+    {"key": None}, {"mode": 3}, {"trials": "5"}, {"trials": True}, {"trials": 2.0},
+    {"trials": False}, {"trials": 0}, {"erratum": 0}, {"erratum": ["x"]}, {"plant": None},
+    {"detail": {"a": 1}}, {"layout_hashes": [["A", "8148"]]}, {"layout_hashes": []},
+    {"layout_hashes": {"A": 3, "B": None}}, {"discovered_hashes": {"A": "x\ny"}},
+    {"d_cells": [[1.0, 2]]}, {"d_cells": [[1, 2], [3]]}, {"d_cells": [[]]}, {"d_cells": 0},
+    {"d_cells": [[True, 2]]}, {"selector": 1.5}, {"selector": {"s": 1}}])
+def test_a_run_of_another_type_reads_as_it_always_did(
+        change: dict[str, Any], cache_dir: Path, tmp_path: Path) -> None:
+    """A value not of its plain type (a number as a text, a selector that is an object) is
+    read by ``EvidenceRun.of``, converted as it always was; a false one takes its default
+    either way; both readings give the same runs."""
+    q = _one(tmp_path)
+    doc = json.loads(q.read_text())
+    doc["runs"][3].update(change)
+    q.write_text(json.dumps(doc))
+    got = _read([q], False)[0]
+    assert _fields(got)[1:] == _fields(_run_by_run(q))[1:]
+
+
+@pytest.mark.parametrize("run", ['"a run"', "[1]", '{"d_cells": [["x"]]}',
+                                 '{"layout_hashes": 5}'])
+def test_a_run_that_cannot_be_read_fails_as_it_always_did(
+        run: str, cache_dir: Path, tmp_path: Path) -> None:
+    q = _one(tmp_path)
+    doc = json.loads(q.read_text())
+    doc["runs"][1] = json.loads(run)
+    q.write_text(json.dumps(doc))
+    with pytest.raises(Exception) as slow:
+        _run_by_run(q)
+    with pytest.raises(type(slow.value), match=re.escape(str(slow.value))):
+        _read([q], True)
+    assert not list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
+
+
+def test_a_table_is_written_as_its_own_text(cache_dir: Path) -> None:
+    """A table's text is written once a process and given again only for a value of the
+    very same types and order: ``1``, ``1.0`` and ``True`` are told apart, so are two
+    orders of the same keys; every shipped table's text is its own JSON."""
+    K._WRITTEN.clear()
+    values = [{"columns": ["lane", "row"], "rows": [[1, 2]]},
+              {"columns": ["lane", "row"], "rows": [[1.0, 2]]},
+              {"columns": ["lane", "row"], "rows": [[True, 2]]},
+              {"rows": [[1, 2]], "columns": ["lane", "row"]},
+              {"columns": ["lane", "row"], "rows": [[1, 2]]}]
+    for t in [*values, *values]:
+        assert K._table_text("9f2e", t) == json.dumps(t, separators=(",", ":"))
+    assert SHIPPED is not None
+    for f in _read(sorted(SHIPPED.glob("*.json")), False):
+        written = K._content(f)["tables"]
+        assert written == {part: {h: json.dumps(t, separators=(",", ":"))
+                                  for h, t in getattr(f, part).items()}
+                           for part in ("discovered", "maps")}

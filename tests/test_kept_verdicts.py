@@ -152,3 +152,14 @@ def test_no_cache_keeps_no_verdict(kept_cache_dir: Path) -> None:
     from formal.cli import main
     assert main(["prove", "--no-cache", "--format", "json", "--output", "/dev/null"]) == 0
     assert not (kept_cache_dir / K.FOLDER).exists()
+
+
+@pytest.mark.parametrize("message", ["confirmed on H100", "", "\udc80 lone", "é\n\"q\"\\",
+                                     "\x00"])
+def test_a_verdict_of_texts_reads_back_as_itself(message: str) -> None:
+    """A verdict whose fields are all texts is kept without a read-back (a text reads back as
+    itself), and the text kept is one that reads back as the very same verdict."""
+    v = Verdict("hardware", "unconfirmed", message, None, None, "warning", "gpu", "n")
+    text = K.verdict_text(v)
+    assert text is not None and K._verdict(text) == v
+    assert K.verdict_text(Verdict("hardware", "refuted", message, {"lane": (1, 2)})) is None

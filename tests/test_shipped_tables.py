@@ -149,3 +149,114 @@ def test_the_tables_encoding_reads_back(value: object) -> None:
     text = json.dumps(_encode(value))
     assert json.loads(text, object_hook=_decode_object) == listed(value)
     assert '"d"' not in json.dumps(_encode({0: 1}))  # schema 3's mark is "#d"
+
+
+def test_only_a_reader_that_asks_for_positions_has_them() -> None:
+    """Lark's ``propagate_positions`` (every rule's node given its place) costs a walk of each
+    reduction's children; a parser has it exactly where its module's Transformer asks for a
+    rule's ``meta`` (the tcgen05 reader's table rows)."""
+    import importlib
+
+    asked = []
+    for module, function in ship_tables.BUILDERS:
+        mod = importlib.import_module(module)
+        source = Path(mod.__file__ or "").read_text(encoding="utf-8")
+        wants = "v_args(meta=True)" in source
+        assert getattr(mod, function)().options.propagate_positions is wants, (module, function)
+        if wants:
+            asked.append(module)
+    assert asked == ["formal.parse.tmem"]
+
+
+def test_a_parse_without_positions_reads_as_one_with_them() -> None:
+    """Every pseudocode line of the catalog, read by the shipped parser (no positions) and by
+    one Lark builds with positions: the same records, or the same refusal."""
+    from lark import Lark
+
+    from formal import catalog
+    from formal.parse import grammars
+    from formal.parse.pseudocode import PseudoTransformer
+
+    text = (grammar_files.grammar_dir() / "pseudocode.lark").read_text(encoding="utf-8")
+    with_pos = Lark(text, parser="lalr", start="start", propagate_positions=True,
+                    maybe_placeholders=False)
+    shipped = grammars.pseudo_parser()
+    assert not shipped.options.propagate_positions
+    lines = [src for doc in catalog.documents(False) for sec in doc.sections
+             for op in sec.operands for part in op.parts for src in part.pseudo
+             if src.text.strip()]
+    read = 0
+    for src in lines:
+        try:
+            ours = PseudoTransformer(src).transform(shipped.parse(src.text))
+        except Exception as exc:  # noqa: BLE001 - the same refusal both ways
+            with pytest.raises(type(exc)):
+                PseudoTransformer(src).transform(with_pos.parse(src.text))
+            continue
+        assert ours == PseudoTransformer(src).transform(with_pos.parse(src.text))
+        read += 1
+    assert read > 300
+
+
+def _lark_own_load(body: bytes) -> object:
+    from lark import Lark
+    entry = json.loads(gzip.decompress(body))
+    tables = json.loads(entry["tables"], object_hook=grammar_files._decode_object)
+    return Lark._load_from_dict(tables["data"], tables["memo"])
+
+
+def _described(parser: object) -> object:
+    """Everything a loaded parser reads with: its rules (symbols, options, hashes), its
+    terminals (patterns, flags, priorities) and its parse table, as plain values."""
+    def rule(r: object) -> object:
+        o = r.options  # type: ignore[attr-defined]
+        return (str(r), r.order, r.alias, hash(r),  # type: ignore[attr-defined]
+                [(type(s).__name__, s.name, getattr(s, "filter_out", None))
+                 for s in r.expansion],  # type: ignore[attr-defined]
+                (o.keep_all_tokens, o.expand1, o.priority, o.template_source, o.empty_indices))
+    table = parser.parser.parser._parse_table  # type: ignore[attr-defined]
+    return ([rule(r) for r in parser.rules],  # type: ignore[attr-defined]
+            [(t.name, type(t.pattern).__name__, t.pattern.value, list(t.pattern.flags),
+              t.pattern.raw, t.priority, t.pattern.max_width)
+             for t in parser.terminals],  # type: ignore[attr-defined]
+            {s: {tok: (a.name, rule(arg) if a.name == "Reduce" else arg)
+                 for tok, (a, arg) in acts.items()} for s, acts in table.states.items()},
+            table.start_states, table.end_states)
+
+
+def test_a_parser_loaded_here_is_the_one_lark_loads() -> None:
+    """The rules and terminals made by the tables' JSON hook (``_decode_for_lark``) are the
+    ones Lark's own deserialization makes, for every shipped parser, and they read alike."""
+    for name, body in sorted(_shipped().items()):
+        entry = json.loads(gzip.decompress(body))
+        ours = grammar_files._loaded(entry, entry["key"], entry["grammar"])
+        theirs = _lark_own_load(body)
+        assert _described(ours) == _described(theirs), name
+    pseudo = [b for n, b in _shipped().items() if n.startswith("pseudocode-")][0]
+    text = "row = groupID + 8 for ai where i >= 4"
+    entry = json.loads(gzip.decompress(pseudo))
+    assert grammar_files._loaded(entry, entry["key"], entry["grammar"]).parse(text) == \
+        _lark_own_load(pseudo).parse(text)  # type: ignore[attr-defined]
+
+
+def test_tables_missing_a_field_are_ignored_and_the_parser_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal without its ``filter_out`` under a matching hash (written by other code):
+    not loadable, so a warning, and the parser is built."""
+    [(name, body)] = [(n, b) for n, b in _shipped().items() if n.startswith("ptx_asm-")]
+    entry = json.loads(gzip.decompress(body))
+    tables = entry["tables"].replace(',"filter_out":false', "", 1)
+    assert tables != entry["tables"]
+    entry.update(tables=tables, content=grammar_files._digest(tables))
+    (tmp_path / name).write_bytes(gzip.compress(json.dumps(entry).encode()))
+    monkeypatch.setattr(grammar_files, "shipped_dir", lambda: tmp_path)
+    monkeypatch.setattr(disk, "_STATE", {"enabled": False})
+    monkeypatch.setattr(disk, "_WARNED", set())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        parser = grammar_files.build_parser("ptx_asm", "start", positions=False)
+    assert err.getvalue().startswith(f"ptxlayout: warning: cache ignored: {tmp_path / name}: "
+                                     "not usable tables (")
+    assert err.getvalue().endswith("); built\n")
+    assert [str(t) for t in parser.lex("mma.sync.aligned.m8n8k4 ;")] == \
+        ["mma", ".sync", ".aligned", ".m8n8k4", ";"]

@@ -420,6 +420,27 @@ def test_tma_swizzle_is_the_descriptors_and_no_other(mode: str) -> None:
     assert tma_swizzle("128B", 0x1A3) == 0x193
 
 
+def test_the_tma_solver_answers_as_z3s_solver_and_its_model_is_an_address() -> None:
+    """``tma_solver`` (the simplifier, then Z3's SMT core): *unsat* where the TMA's swizzle is
+    the descriptor's, as ``z3.Solver()`` answers; where it is another's, *sat* with a model
+    whose address the two place apart (the model comes back through the simplifier)."""
+    import z3
+
+    from formal.prove.smem_descriptor import SWIZZLES, tma_solver
+    for mode in ("32B", "64B", "128B"):
+        for other in ("none", "32B", "64B", "128B"):
+            x = z3.BitVec("x", 32)
+            fast, plain = tma_solver(), z3.Solver()
+            for s in (fast, plain):
+                s.add(tma_swizzle(mode, x) != SWIZZLES[other](x))
+            got = fast.check()
+            assert got == plain.check() == (z3.unsat if other == mode else z3.sat)
+            if got == z3.sat:
+                a = fast.model()[x].as_long()
+                assert 0 <= a < 1 << 32
+                assert tma_swizzle(mode, a) != SWIZZLES[other](a), (mode, other, a)
+
+
 def test_a_kept_answer_builds_no_z3_term(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The swizzle and TMA-swizzle statements are built only where Z3 is asked: a second run
     takes the first run's kept *unsat* (the enumeration runs again) and makes no Z3 term at

@@ -112,7 +112,7 @@ def built_entries() -> dict[str, bytes]:
     made: dict[str, bytes] = {}
     real_build = gf.build_parser
 
-    def record(name: str, start: Any, positions: bool = True) -> Any:
+    def record(name: str, start: Any, positions: bool = False) -> Any:
         from lark import Lark
 
         text = (gf.grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")

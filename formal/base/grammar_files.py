@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from lark import Lark
+from lark.lexer import BasicLexer, ContextualLexer, PatternRE, PatternStr, UnlessCallback
 
 
 def grammar_dir() -> Path:
@@ -74,6 +76,45 @@ def _decode_object(o: dict[str, Any]) -> Any:
     return {(tuple(k) if type(k) is list else k): v for k, v in pairs}
 
 
+# the classes of Lark's serialized grammar that hold no reference to its memo (a rule, its
+# symbols and options, a terminal and its pattern): name -> (class, fields, whether it has a
+# ``_deserialize`` to call), filled on the first load (``_lark_objects``)
+_LARK: dict[str, tuple[Any, tuple[str, ...], bool]] = {}
+
+
+def _lark_objects() -> dict[str, tuple[Any, tuple[str, ...], bool]]:
+    if not _LARK:
+        from lark.grammar import NonTerminal, Rule, RuleOptions, Terminal
+        from lark.lexer import PatternRE, PatternStr, TerminalDef
+        _LARK.update({c.__name__: (c, tuple(c.__serialize_fields__), hasattr(c, "_deserialize"))
+                      for c in (Terminal, NonTerminal, RuleOptions, Rule, PatternStr, PatternRE,
+                                TerminalDef)})
+    return _LARK
+
+
+def _decode_for_lark(o: dict[str, Any]) -> Any:
+    """``_decode_object``, and each object Lark marks as one of ``_lark_objects`` (``{"__type__":
+    "Terminal", "name": "INT", "filter_out": false}``) made here as Lark's own
+    ``Serialize.deserialize`` makes it -- the instance, its fields set, its ``_deserialize``
+    called -- from the values this hook has already made (innermost first), so that Lark's
+    walk of the tables finds them made: about a quarter of loading a parser saved.  An object
+    of any other mark is left to Lark."""
+    kind = o.get("__type__")
+    made = _LARK.get(kind) if type(kind) is str else None
+    if made is None:
+        pairs = o.get("#d")
+        if pairs is None or len(o) != 1 or type(pairs) is not list:
+            return o
+        return {(tuple(k) if type(k) is list else k): v for k, v in pairs}
+    cls, fields, after = made
+    inst = cls.__new__(cls)
+    for f in fields:
+        setattr(inst, f, o[f])  # a missing field: KeyError, as Lark's own
+    if after:
+        inst._deserialize()
+    return inst
+
+
 def _digest(text: str) -> str:
     import hashlib
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -106,7 +147,7 @@ def _check_entry(entry: Any, key: str, grammar: str) -> str:
     return tables
 
 
-def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
+def build_parser(name: str, start: Any, positions: bool = False) -> Lark:
     """The LALR parser of ``grammar/<name>.lark`` -- the one place ptxlayout builds a Lark
     parser -- its tables loaded from the package's own (``grammar/tables``) or from the cache
     folder (``base.cache``) when they are there and sound, else built (about 0.1-0.3 s each);
@@ -117,7 +158,12 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
     Python's versions), the hash of the grammar text they were built from, and the hash of
     the tables themselves.  A file that does not parse, fails a hash (its COMMENT pattern
     edited to swallow ``>> 1``, say) or that Lark cannot load is ignored with a warning and
-    rebuilt."""
+    rebuilt.
+
+    ``positions``: whether Lark gives every rule's node its place (``propagate_positions``:
+    a walk of each reduction's children, about a tenth of a parse).  Tokens carry their
+    offsets either way; only a Transformer that asks for ``meta`` (``v_args(meta=True)``)
+    needs it, and only the tcgen05 reader does (tests/test_shipped_tables.py)."""
     from . import cache as disk
 
     text = (grammar_dir() / f"{name}.lark").read_text(encoding="utf-8")
@@ -139,9 +185,9 @@ def build_parser(name: str, start: Any, positions: bool = True) -> Lark:
         shipped = _shipped(shipped_dir() / f"{fname}.gz", key, grammar)
         if shipped is not None:
             entry, parser = shipped
-        else:
-            parser = Lark(text, **options)
-            entry = tables_entry(parser, key, grammar)
+        else:  # built, then loaded from its entry as a shipped or cached one is
+            entry = tables_entry(Lark(text, **options), key, grammar)
+            parser = _loaded(entry, key, grammar)
         if fd is not None:
             disk.write_json(fd, fname, entry)
         return parser
@@ -162,8 +208,10 @@ def tables_entry(parser: Lark, key: str, grammar: str) -> dict[str, Any]:
 
 def _loaded(entry: Any, key: str, grammar: str) -> Lark:
     """The parser of a checked entry (ValueError, or Lark's own error, where it is not one)."""
-    tables = json.loads(_check_entry(entry, key, grammar), object_hook=_decode_object)
-    return Lark._load_from_dict(tables["data"], tables["memo"])  # type: ignore
+    _lark_objects()
+    tables = json.loads(_check_entry(entry, key, grammar), object_hook=_decode_for_lark)
+    return Lark._load_from_dict(tables["data"], tables["memo"],  # type: ignore
+                                _plugins={"ContextualLexer": _Contextual})
 
 
 def _shipped(path: Path, key: str, grammar: str) -> tuple[dict[str, Any], Lark] | None:
@@ -185,3 +233,82 @@ def _shipped(path: Path, key: str, grammar: str) -> tuple[dict[str, Any], Lark] 
         disk.warn(str(path), f"not usable tables ({str(exc)[:80] or type(exc).__name__}); "
                   "built")
         return None
+
+
+# ---- the lexer's scanners: each state's terminals tried one by one ---------------------------
+#
+# Lark's contextual lexer gives each parser state the terminals it accepts and, on the state's
+# first token, compiles them into one regular expression, ``(?P<NAME>...)|(?P<INT>...)|...``,
+# whose first alternative that matches is the token.  A catalog run meets some 280 such states
+# (3.6 terminals each) and compiles each, although most read a handful of tokens: about 0.07 s
+# of compiling.  ``_Scanner`` gives the same answer without the alternation: it tries the
+# state's terminals in Lark's order, each its own compiled expression (compiled once a
+# process, ``_compiled``), and the first that matches is the token -- exactly the alternation's
+# answer, since nothing follows the alternatives (tests/test_grammar_scanner.py holds every
+# state of every parser to Lark's own scanner).
+
+@lru_cache(maxsize=4096)
+def _compiled(regexp: str, flags: int) -> Any:
+    import re
+    return re.compile(regexp, flags)
+
+
+class _Scanner:
+    """One lexer state's terminals (in Lark's order), each tried alone: ``match`` is the
+    first that matches at ``pos`` (its text and name), ``fullmatch`` the first that matches
+    the whole text -- what Lark's ``Scanner`` answers from their alternation."""
+
+    def __init__(self, terminals: list[Any], flags: int) -> None:
+        self.allowed_types = {t.name for t in terminals}
+        self._tries = [(_compiled(t.pattern.to_regexp(), flags), t.name) for t in terminals]
+
+    def match(self, text: Any, pos: int) -> tuple[str, str] | None:
+        whole, end = (text, len(text)) if isinstance(text, str) else (text.text, text.end)
+        for pattern, name in self._tries:
+            m = pattern.match(whole, pos, end)
+            if m:
+                return m.group(0), name
+        return None
+
+    def fullmatch(self, text: str) -> str | None:
+        for pattern, name in self._tries:
+            if pattern.fullmatch(text):
+                return name
+        return None
+
+
+class _OneByOne(BasicLexer):
+    """Lark's lexer of one state with ``_Scanner`` for its scanner.  Its keywords are
+    Lark's: a string terminal that a regular one of the same priority reads whole (``for``,
+    read by NAME) is not tried on its own where its flags allow, and a token of the regular
+    one whose text is such a string takes the string's name (``UnlessCallback``)."""
+
+    def _build_scanner(self) -> Any:
+        import re
+        if self.use_bytes or self.user_callbacks or self.re is not re:  # pragma: no cover
+            return super()._build_scanner()  # none of ours: Lark's own
+        flags = self.g_regex_flags
+        strings = [t for t in self.terminals if isinstance(t.pattern, PatternStr)]
+        embedded = set()
+        self.callback = {}
+        for t in self.terminals:
+            if not isinstance(t.pattern, PatternRE):
+                continue
+            pattern = _compiled(t.pattern.to_regexp(), flags)
+            unless = []
+            for s in strings:
+                m = pattern.match(s.pattern.value) if s.priority == t.priority else None
+                if m and m.group(0) == s.pattern.value:
+                    unless.append(s)
+                    # Lark's own test, on the flags as its tables hold them (lists)
+                    if s.pattern.flags <= t.pattern.flags:  # type: ignore[operator]
+                        embedded.add(s.name)
+            if unless:
+                self.callback[t.name] = UnlessCallback(_Scanner(unless, flags))  # type: ignore
+        return _Scanner([t for t in self.terminals if t.name not in embedded], flags)
+
+
+class _Contextual(ContextualLexer):
+    """Lark's contextual lexer, each state's lexer a ``_OneByOne``."""
+
+    BasicLexer = _OneByOne

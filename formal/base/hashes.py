@@ -105,9 +105,17 @@ def cell_table_hash_of_bytes(instruction: str, shape: str, operand: str, kind: s
                              data: bytes) -> str:
     """``cell_table_hash_of_texts`` of rows already joined and encoded (``data``: the rows'
     ``row_text`` one after another, as UTF-8)."""
+    return cell_table_hash_of_chunks(instruction, shape, operand, kind, (data,))
+
+
+def cell_table_hash_of_chunks(instruction: str, shape: str, operand: str, kind: str,
+                              chunks: Iterable[Any]) -> str:
+    """``cell_table_hash_of_bytes`` of the chunks' bytes one after another (each a bytes-like
+    buffer: a slice of a NumPy array of the rows' bytes is hashed where it lies, uncopied)."""
     h = hashlib.sha256()
     h.update(f"{instruction}|{shape}|{operand}|{kind}|".encode())
-    h.update(data)
+    for chunk in chunks:
+        h.update(chunk)
     return h.hexdigest()[:16]
 
 

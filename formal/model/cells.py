@@ -471,9 +471,11 @@ def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, Ro
         cols = {"lane": t, "element": i, **dict(zip(m.names, outs, strict=True))}
         group_of = lay.lane_group()
         if group_of is not None:
-            lanes = np.unique(t)  # each lane's group worked out once
+            # each lane's group worked out once (asked with its inverse, NumPy's ``unique``
+            # does not import ``numpy.ma``, 10 ms, to ask whether ``t`` is masked)
+            lanes, where = np.unique(t, return_inverse=True)
             cols["group"] = np.array([group_of(int(x)) for x in lanes],
-                                     dtype=np.int64)[np.searchsorted(lanes, t)]
+                                     dtype=np.int64)[where.reshape(-1)]
     return kind, columns_row_texts(sorted(cols), cols), pts[order, 2]
 
 

@@ -39,7 +39,9 @@ TMEM_STARTS = ("tmem_heading", "paragraph", "tmem_sentence", "tmem_table")
 
 @cache
 def tmem_parser() -> Lark:
-    return build_parser("tmem", list(TMEM_STARTS))
+    # the one parser that keeps its rules' positions: a table row's text ends where its
+    # last token, kept or not, does (``meta.end_pos``: dp_row, block_row, pack_row)
+    return build_parser("tmem", list(TMEM_STARTS), positions=True)
 
 
 @dataclass(frozen=True)

@@ -304,33 +304,6 @@ def query_key(what: list[Any], obligation: str) -> str:
                           .encode("utf-8")).hexdigest()
 
 
-# Queries Z3 answered *unsat* in this run inside a disjunction of several (``told_unsat``),
-# each taken by ``z3_unsat`` as Z3's own answer to it, once.
-_TOLD: set[str] = set()
-
-
-def told_unsat(keys: set[str]) -> None:
-    """Z3 answered *unsat* to a disjunction holding each of these queries (``query_key``):
-    ``z3_unsat`` takes that as its answer to each (and keeps it) instead of asking again."""
-    if len(_TOLD) > 4096:
-        _TOLD.clear()
-    _TOLD.update(keys)
-
-
-def known_unsat(what: list[Any], obligation: str) -> bool:
-    """Is Z3's *unsat* to this query already known (told this run, or kept by an earlier)?"""
-    key = query_key(what, obligation)
-    if key in _TOLD:
-        return True
-    store = ProofCache.open()
-    if store is None:
-        return False
-    try:
-        return store.proved(key, obligation)
-    finally:
-        store.close()
-
-
 _HELD: list[ProofCache | None] = []  # the folder ``held_open`` opened, innermost last
 
 
@@ -351,20 +324,18 @@ def held_open() -> Iterator[None]:
 
 def z3_unsat(what: list[Any], obligation: str, solve: Callable[[], bool]) -> bool:
     """Z3's *unsat* to the query that ``what`` (JSON values) names in full, from an earlier
-    run's entry or a disjunction of this run (``told_unsat``), else ``solve()``'s answer
-    (True: *unsat*), kept when it is.  The caller's enumeration runs whatever this answers;
-    only Z3's half is skipped.  With the cache off (``--no-cache``, no folder) it is
-    ``solve()``, or this run's disjunction's answer.  The folder ``held_open`` holds, where
-    one is held, else its own."""
+    run's entry, else ``solve()``'s answer (True: *unsat*; the caller's ``solve`` may take it
+    from a disjunction of this run that holds the query: ``datapath``'s, the packing's and
+    the descriptors' groups), kept when it is.  The caller's enumeration runs whatever this
+    answers; only Z3's half is skipped.  With the cache off (``--no-cache``, no folder) it is
+    ``solve()``.  The folder ``held_open`` holds, where one is held, else its own."""
     key = query_key(what, obligation)
     held = bool(_HELD)
     store = _HELD[-1] if held else ProofCache.open()
     try:
         if store is not None and store.proved(key, obligation):
-            _TOLD.discard(key)
             return True
-        unsat = key in _TOLD or solve()
-        _TOLD.discard(key)
+        unsat = solve()
         if unsat and store is not None:
             store.store(key, obligation)
         return unsat

@@ -37,7 +37,7 @@ import sympy as sp
 import z3
 
 from ..base.variants import TYPE_BITS
-from ..model.algebra import COL, LANE, ROW, SEL, I, compile_array
+from ..model.algebra import COL, LANE, ROW, SEL, I, bounds, compile_array
 from ..model.layout import Layout
 from .encode import _Enc, bv_val, conj, disj, magnitude, ops, unsat_together, z3_int
 from .verdicts import TEST_HOOKS, InternalError
@@ -167,7 +167,7 @@ def _composed(st: _Statement) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     output as COL; the holder as is."""
     a = st.arrangement
     p_cell = tuple(_at(x, a.lane, a.element) for x in st.produced)
-    k_out = len(st.got) - (1 if st.names[-1] == "holder" else 0)
+    k_out = _k_out(st)
     want = [a.row.xreplace({ROW: p_cell[0], COL: p_cell[1]})]
     for k in range(1, k_out):
         want.append(a.col.xreplace({ROW: p_cell[0], COL: p_cell[k]}))
@@ -258,7 +258,7 @@ def _enumerate(st: _Statement, maps: tuple[Any, Any] | None = None) \
         p = [np.broadcast_to(np.asarray(_array(x)(pt, pj, s), dtype=np.int64),
                              t.shape) for x in st.produced]
     a = st.arrangement
-    k_out = len(st.got) - (1 if st.names[-1] == "holder" else 0)
+    k_out = _k_out(st)
     here = {LANE: t, I: j, SEL: s, ROW: p[0]}
     want = [_at_arrays(a.row, {**here, COL: p[1]}, t.shape)]
     want += [_at_arrays(a.col, {**here, COL: p[k]}, t.shape) for k in range(1, k_out)]
@@ -333,18 +333,47 @@ def _box(st: _Statement) -> dict[Any, tuple[int, int]]:
             SEL: (min(st.selectors), max(st.selectors))}
 
 
-def _width(st: _Statement, want: tuple[Any, ...]) -> int:
+def _width(st: _Statement) -> int:
+    """Bits that hold every value the statement's terms take at a point that matters: the
+    consumer's point and formulas over its box; the producer's formulas over the producer's
+    own box (at a point the arrangement sends outside it, ``outside`` holds whatever they
+    give); the arrangement's row and col with ROW and COL in the spans of the producer's
+    outputs there.  Subexpressions without bounds count only through their parts, as in
+    ``encode.width_of``."""
+    box = _box(st)
+    pbox = {LANE: (0, st.p_lanes - 1), I: (0, max(0, st.p_n - 1)), SEL: box[SEL]}
     top = max(st.lanes, st.n + 1, st.p_lanes, st.p_n + 1, max(st.selectors) + 1)
-    top = magnitude([st.p_lane, st.p_elem, *st.got, *want], _box(st), top,
-                    (sp.Piecewise,))
+    top = magnitude([st.p_lane, st.p_elem, *st.got], box, top, (sp.Piecewise,))
+    top = magnitude(st.produced, pbox, top, (sp.Piecewise,))
+    spans = [_span(x, pbox, top) for x in st.produced]
+    cols = spans[1:_k_out(st)] or [(0, 0)]
+    abox = {**box, ROW: spans[0], COL: (min(c[0] for c in cols), max(c[1] for c in cols))}
+    top = max(top, *(abs(v) for sp_ in spans for v in sp_))
+    top = magnitude([st.arrangement.row, st.arrangement.col], abox, top, (sp.Piecewise,))
     return max(8, (2 * top + 2).bit_length() + 1)
+
+
+def _span(e: Any, box: dict[Any, tuple[int, int]], top: int) -> tuple[int, int]:
+    """Sound bounds of ``e`` over ``box``; [-top, top] where it has none."""
+    try:
+        return bounds(e, box)
+    except (ValueError, TypeError):
+        return -top, top
+
+
+def _k_out(st: _Statement) -> int:
+    """How many outputs the arrangement moves (all but a metadata holder)."""
+    return len(st.got) - (1 if st.names[-1] == "holder" else 0)
 
 
 def _violation(st: _Statement) -> tuple[Any, tuple[Any, Any, Any, int]]:
     """The relation's statement as one Z3 formula, satisfiable exactly when some point of the
-    consumer breaks it, and its variables (sel, t, i, width)."""
-    want = _composed(st)[0]
-    w = _width(st, want)
+    consumer breaks it, and its variables (sel, t, i, width).  Composed in Z3, as
+    ``_enumerate`` composes in steps: the producer's formulas encoded at the producer's
+    point (the arrangement's lane and element terms), then the arrangement's row and col
+    at those outputs -- no SymPy expression is composed (``_composed`` writes the same
+    statement as one expression per output)."""
+    w = _width(st)
     t, j = z3.BitVec("t", w), z3.BitVec("i", w)
     sel = z3.BitVec("sel", w)
     enc = _Enc(w, sel, t, j)
@@ -357,9 +386,21 @@ def _violation(st: _Statement) -> tuple[Any, tuple[Any, Any, Any, int]]:
 
     # the terms z3's operators make (``encode.ops``): ``pt < 0`` is ops.lt(pt, v(0))
     pt, pj = e(st.p_lane), e(st.p_elem)
+    at_producer = _Enc(w, sel, pt, pj)
+    p_cell = [at_producer.expr(x) for x in st.produced]
+    k_out = _k_out(st)
+
+    def arranged(x: Any, col: Any) -> Any:
+        moved = _Enc(w, sel, t, j)
+        moved.env[ROW], moved.env[COL] = p_cell[0], col
+        return moved.expr(x)
+
+    a = st.arrangement
+    want = [arranged(a.row, p_cell[1])] + [arranged(a.col, p_cell[k])
+                                           for k in range(1, k_out)] + p_cell[k_out:]
     outside = disj(ops.lt(pt, v(0)), ops.ge(pt, v(st.p_lanes)), ops.lt(pj, v(0)),
                    ops.ge(pj, v(st.p_n)))
-    differ = disj(*[ops.rel("!=", e(g), e(x)) for g, x in zip(st.got, want)])
+    differ = disj(*[ops.rel("!=", e(g), x) for g, x in zip(st.got, want)])
     return conj(ops.ge(t, v(0)), ops.lt(t, v(st.lanes)), ops.ge(j, v(0)), ops.lt(j, v(st.n)),
                 disj(outside, differ), disj(*[ops.eq(sel, v(x)) for x in st.selectors])), \
         (sel, t, j, w)

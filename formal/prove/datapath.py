@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 import numpy as np
-import z3
 
 from ..base.hashes import cell_table_hash
 from ..base.matrix_variants import (
@@ -37,10 +36,8 @@ from ..base.matrix_variants import (
 from ..base.source import Finding, Span, error, warning
 from ..model.cells import map_of
 from ..model.datapath import (
-    Bound,
     DataPath,
     SummaryRow,
-    TmemBlock,
     block_place,
     datapath_cells,
 )
@@ -48,6 +45,7 @@ from ..model.layout import Layout
 from .cache import z3_unsat
 from .composes import Arrangement, Relation, RelationVerdict
 from .datapath_keys import every_n_keys
+from .datapath_statements import STATEMENTS, _alignments, _holds, linear_solver
 from .encode import unsat_together
 from .repeats import distinct
 from .verdicts import TEST_HOOKS, InternalError, Verdict
@@ -80,121 +78,7 @@ class DataPathResult:
                     Verdict(name, "not-applicable"))
 
 
-def _alignments(dp: DataPath) -> tuple[int, ...]:
-    return (0, TMEM_SUBPARTITION // 2) if dp.half() else (0,)
-
-
-# ---- Z3 -----------------------------------------------------------------------------------
-
-
-def _z(b: Bound, n: Any) -> Any:
-    return _z_of_n(b) if n is _n() else (b[0].numerator * n) / b[0].denominator + b[1]
-
-
-@lru_cache(maxsize=1)
-def _n() -> Any:
-    """N, the one Z3 constant every statement's N is."""
-    return z3.Int("N")
-
-
-@lru_cache(maxsize=4096)
-def _z_of_n(b: Bound) -> Any:
-    """A bound ``a * N + c`` over N as a Z3 term, made once a process (the statements of a
-    data path read each bound several times)."""
-    n = _n()
-    return (b[0].numerator * n) / b[0].denominator + b[1]
-
-
-def _ns(dp: DataPath) -> tuple[Any, Any]:
-    """N, and that it is one of the mma's values."""
-    return _ns_of(tuple(dp.ns))
-
-
-@lru_cache(maxsize=256)
-def _ns_of(ns: tuple[int, ...]) -> tuple[Any, Any]:
-    """``_ns`` of these values, made once a process (each of a data path's six statements
-    starts with it, and data paths share their Ns)."""
-    n = _n()
-    return n, z3.Or(*[n == v for v in ns])
-
-
-def _sat(s: Any) -> bool:
-    r = s.check()
-    if r == z3.unknown:
-        raise InternalError("Z3 gave no answer on a linear data-path statement")
-    return bool(r == z3.sat)
-
-
-def _holds(statement: Any) -> bool:  # is the violation satisfiable?
-    s = z3.Solver()
-    s.add(statement)
-    return _sat(s)
-
-
-def _shape_statement(dp: DataPath) -> Any:
-    n, ns = _ns(dp)
-    return z3.And(ns, z3.Or(*[z3.Or(_z(b.tcols[1], n) - _z(b.tcols[0], n) !=
-                                    _z(b.dcols[1], n) - _z(b.dcols[0], n),
-                                    b.lanes[1] - b.lanes[0] != b.rows[1] - b.rows[0])
-                              for b in dp.blocks]))
-
-
-def _range_statement(dp: DataPath) -> Any:
-    n, ns = _ns(dp)
-    top = max(_alignments(dp))
-    bad = []
-    for b in dp.blocks:
-        t0, t1, d0, d1 = (_z(x, n) for x in (*b.tcols, *b.dcols))
-        bad.append(z3.Or(t0 < 0, t1 >= TMEM_COLUMN_COUNT, t0 > t1, d0 < 0, d1 >= n, d0 > d1,
-                         z3.BoolVal(b.lanes[0] < 0 or b.lanes[1] + top >= TMEM_LANE_COUNT
-                                    or b.rows[0] < 0 or b.rows[1] >= dp.m
-                                    or not 0 <= b.cta < dp.cta_group)))
-    return z3.And(ns, z3.Or(*bad))
-
-
-def _inside(b: TmemBlock, r: Any, c: Any, n: Any) -> Any:
-    return z3.And(r >= b.rows[0], r <= b.rows[1], c >= _z(b.dcols[0], n), c <= _z(b.dcols[1], n))
-
-
-def _cover_statement(dp: DataPath, twice: bool) -> Any:
-    """Some cell of D is in two blocks (``twice``), or in none."""
-    n, ns = _ns(dp)
-    r, c = z3.Ints("row col")
-    count = z3.Sum(*[z3.If(_inside(b, r, c, n), 1, 0) for b in dp.blocks])
-    return z3.And(ns, r >= 0, r < dp.m, c >= 0, c < n, count >= 2 if twice else count == 0)
-
-
-def _tmem_statement(dp: DataPath) -> Any:
-    n, ns = _ns(dp)
-    cta, lane, col = z3.Ints("cta lane tcol")
-    held = [z3.If(z3.And(cta == b.cta, lane >= b.lanes[0], lane <= b.lanes[1],
-                         col >= _z(b.tcols[0], n), col <= _z(b.tcols[1], n)), 1, 0)
-            for b in dp.blocks]
-    return z3.And(ns, z3.Sum(*held) >= 2)
-
-
-def _quarter_statement(dp: DataPath) -> Any:
-    # no N in it: the lanes and the warp are numbers; Z3 is asked over the alignment
-    a = z3.Int("align")
-    return z3.And(z3.Or(*[a == x for x in _alignments(dp)]),
-                  z3.Or(*[z3.Or(b.warp < 0, b.warp > 3,
-                                b.lanes[0] + a < TMEM_SUBPARTITION * b.warp,
-                                b.lanes[1] + a > TMEM_SUBPARTITION * b.warp
-                                + TMEM_SUBPARTITION - 1)
-                          for b in dp.blocks]))
-
-
-# Each statement of a data path, as Z3 is asked it: a formula satisfiable exactly where the
-# obligation fails.  Every variable is existential, so a disjunction of statements is
-# satisfiable exactly when one of them is (a name such as N shared between two is harmless).
-STATEMENTS: dict[str, Any] = {
-    "block-shape": _shape_statement,
-    "in-range": _range_statement,
-    "injective": partial(_cover_statement, twice=True),
-    "tmem-injective": _tmem_statement,
-    "surjective": partial(_cover_statement, twice=False),
-    "warp-quarter": _quarter_statement,
-}
+# ---- Z3 (the statements: ``datapath_statements``) ------------------------------------------
 
 
 class _StatementGroup:
@@ -217,16 +101,6 @@ class _StatementGroup:
 
 
 TOGETHER_MS = 60_000  # a group Z3 does not answer in time is asked statement by statement
-
-
-def linear_solver() -> Any:
-    """The solver of a data path's statements asked together: simplify, solve the equations,
-    then Z3's SMT core (their arithmetic is linear over the integers, N times a fraction).
-    The catalog's seven groups, CPU: 34 -> 18 ms against ``z3.Solver()``, whose choice of
-    tactic for the whole formula costs the difference; a model comes back through the
-    tactics' model converters.  A group it leaves open is asked statement by statement with
-    ``z3.Solver()`` (``_holds``), as ever."""
-    return z3.Then("simplify", "solve-eqs", "smt").solver()
 
 
 # ---- enumeration -----------------------------------------------------------------------------

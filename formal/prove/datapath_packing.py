@@ -15,6 +15,7 @@ bit-injective holds.  State the first bit as ``6 * k + 4`` instead and element 0
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from typing import Any
 
@@ -23,27 +24,85 @@ import z3
 from ..base.source import Finding, error, warning
 from ..model.datapath import PackFormat
 from .cache import z3_unsat
-from .datapath import HARDWARE, DataPathResult, _sat
-from .verdicts import InternalError, Verdict
+from .datapath import HARDWARE, TOGETHER_MS, DataPathResult
+from .datapath_statements import _sat, linear_solver
+from .datapath_statements import ints as _i
+from .encode import unsat_together
+from .verdicts import TEST_HOOKS, InternalError, Verdict
+
+WHATS = ("slot-fit", "unit-fit", "bit-injective")
+
+
+def _pack_statement(pf: PackFormat, what: str) -> Any:
+    """The statement Z3 is asked of ``pf`` (satisfiable exactly where ``what`` fails), over
+    the element indices k (and j), made by one call of Z3's C API a term
+    (``datapath_statements.ints``): ``And(k >= 0, k < count, ...)``."""
+    k, j = z3.Ints("k j")
+    count = _i.val(pf.count)
+    first = _i.sum(_i.mul(_i.val(pf.first[0]), k), _i.val(pf.first[1]))
+    parts = [_i.ge(k, _i.val(0)), _i.lt(k, count)]
+    if what == "slot-fit":
+        parts.append(_i.any(_i.lt(first, _i.mul(_i.val(pf.slot), k)),
+                            _i.gt(_i.sum(first, _i.val(pf.bits)),
+                                  _i.mul(_i.val(pf.slot), _i.sum(k, _i.val(1))))))
+    elif what == "unit-fit":  # the slots in the unit (the bits in their slots: slot-fit)
+        parts.append(_i.truth(pf.count * pf.slot > pf.unit or pf.count < 1))
+    else:
+        other = _i.sum(_i.mul(_i.val(pf.first[0]), j), _i.val(pf.first[1]))
+        bits = _i.val(pf.bits)
+        parts += [_i.ge(j, _i.val(0)), _i.lt(j, count), _i.ne(j, k),
+                  _i.lt(first, _i.sum(other, bits)), _i.lt(other, _i.sum(first, bits))]
+    return _i.all(*parts)
 
 
 def _pack_z3(pf: PackFormat, what: str) -> bool:
-    k, j = z3.Ints("k j")
     s = z3.Solver()
-    first = pf.first[0] * k + pf.first[1]
-    s.add(k >= 0, k < pf.count)
-    if what == "slot-fit":
-        s.add(z3.Or(first < pf.slot * k, first + pf.bits > pf.slot * (k + 1)))
-    elif what == "unit-fit":  # the slots in the unit (the bits in their slots: slot-fit)
-        s.add(z3.BoolVal(pf.count * pf.slot > pf.unit or pf.count < 1))
-    else:
-        other = pf.first[0] * j + pf.first[1]
-        s.add(j >= 0, j < pf.count, j != k, first < other + pf.bits, other < first + pf.bits)
+    s.add(_pack_statement(pf, what))
     return _sat(s)
 
 
 def _pack_unsat(pf: PackFormat, what: str) -> bool:
     return not _pack_z3(pf, what)
+
+
+def _query(pf: PackFormat, what: str) -> list[Any]:
+    """What the statement depends on, as JSON values (the proof cache's key)."""
+    return [what, list(pf.first), pf.count, pf.slot, pf.bits, pf.unit]
+
+
+class PackingGroup:
+    """The packing formats of one document, their statements asked of Z3 together: the
+    first time one is not in the proof cache, every statement the enumeration found no
+    counterexample for (``bit-injective`` where ``slot-fit`` held) is asked as disjunctions
+    (``encode.unsat_together``, the data paths' linear solver: the catalog's 24 queries,
+    CPU about 50 -> 5 ms), and their *unsat* stands for each one's; a statement the
+    disjunctions leave open is asked alone (``_pack_z3``), and one with a counterexample
+    always is.  Each enumeration runs once (``found``)."""
+
+    def __init__(self, formats: list[PackFormat]) -> None:
+        self.formats = formats
+        self._found: dict[tuple[int, str], dict[str, Any] | None] = {}
+        self.unsat: set[str] | None = None
+
+    def found(self, pf: PackFormat, what: str) -> dict[str, Any] | None:
+        """``_pack_enum(pf, what)``, enumerated once."""
+        key = (id(pf), what)
+        if key not in self._found:
+            self._found[key] = _pack_enum(pf, what)
+        return self._found[key]
+
+    def _asked(self, pf: PackFormat, what: str) -> bool:
+        return self.found(pf, what) is None and (
+            what != "bit-injective" or self.found(pf, "slot-fit") is None)
+
+    def says_unsat(self, pf: PackFormat, what: str) -> bool:
+        if self.unsat is None:
+            todo = {json.dumps(_query(f, w)): (f, w) for f in self.formats for w in WHATS
+                    if self._asked(f, w)}
+            self.unsat = set() if TEST_HOOKS else unsat_together(
+                "datapath-packing", [(k, _pack_statement(f, w)) for k, (f, w) in todo.items()],
+                TOGETHER_MS, general=True, make=linear_solver)
+        return json.dumps(_query(pf, what)) in self.unsat or _pack_unsat(pf, what)
 
 
 def _pack_enum(pf: PackFormat, what: str) -> dict[str, Any] | None:
@@ -64,10 +123,12 @@ def _pack_enum(pf: PackFormat, what: str) -> dict[str, Any] | None:
     return None
 
 
-def prove_packing(pf: PackFormat, evidence: Any = None) -> tuple[DataPathResult, list[Finding]]:
+def prove_packing(pf: PackFormat, evidence: Any = None, together: PackingGroup | None = None,
+                  ) -> tuple[DataPathResult, list[Finding]]:
     """A packing format: every element inside its slot (``slot-fit``), the slots inside the
     unit (``unit-fit``), no bit held by two elements (``bit-injective``); Z3 over the element
-    index, every element enumerated again."""
+    index, every element enumerated again.  ``together``: the group of the document's
+    formats whose statements Z3 is asked together (``PackingGroup``)."""
     vs: list[Verdict] = []
     for what, why in (("slot-fit", "an element's bits leave its slot"),
                       ("unit-fit", "the elements' slots do not fit the unit"),
@@ -75,12 +136,14 @@ def prove_packing(pf: PackFormat, evidence: Any = None) -> tuple[DataPathResult,
         if what == "bit-injective" and vs[0].status != "proved":
             vs.append(Verdict(what, "error", "not checked: an element leaves its slot"))
             continue
-        found = _pack_enum(pf, what)
+        found = _pack_enum(pf, what) if together is None else together.found(pf, what)
         # where the enumeration found nothing, an earlier run's unsat to the same statement
-        # stands for Z3's (``z3_unsat``); a counterexample always asks Z3 itself
+        # stands for Z3's (``z3_unsat``), else the group's or its own; a counterexample
+        # always asks Z3 itself
         z = _pack_z3(pf, what) if found is not None else not z3_unsat(
-            [what, list(pf.first), pf.count, pf.slot, pf.bits, pf.unit], "datapath-packing",
-            partial(_pack_unsat, pf, what))
+            _query(pf, what), "datapath-packing",
+            partial(_pack_unsat, pf, what) if together is None else
+            partial(together.says_unsat, pf, what))
         if z != (found is not None):
             raise InternalError(f"{pf.id} {what}: Z3 and the enumeration disagree")
         vs.append(Verdict(what, "proved", method="z3+enumeration") if found is None else

@@ -65,12 +65,12 @@ from typing import Any
 from ..base import cache as disk
 from ..base.collector import few_collections
 from ..base.files import MAX_JSON, FileProblem, parse_json, read_limited
-from ..base.hashes import cell_table_hash, cell_table_hash_of_bytes
+from ..base.hashes import cell_table_hash, cell_table_hash_of_chunks
 from ..base.ids import LayoutId
 from ..base.memo import keep_bounded
 from ..base.variants import VARIANTS, layout_serves
 from .confirm import Stated, distinguish, stated_in
-from .kept_evidence import KEPT_FOLDER, keep_file, kept_file, table_value
+from .kept_evidence import KEPT_FOLDER, KeptRuns, columns_of, keep_file, kept_file, table_value
 
 
 @dataclass(frozen=True)
@@ -108,8 +108,9 @@ class EvidenceFile:
     discovered: dict[str, dict[str, Any]] = field(default_factory=dict)
     maps: dict[str, dict[str, Any]] = field(default_factory=dict)
     sha: str = field(default="", compare=False)  # its bytes' SHA-256, where read from a file
-    # the runs as the cache folder keeps them (``kept_evidence.KeptRuns``: by column, each
-    # run made when first read), until ``runs`` is read or set; None: ``runs`` holds them
+    # the runs by column, as the file's JSON gives them or the cache folder keeps them
+    # (``kept_evidence.KeptRuns``: each run made when first read), until ``runs`` is read
+    # or set; None: ``runs`` holds them
     kept: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -134,20 +135,18 @@ class EvidenceFile:
         return kept.keys if kept is not None else [r.key for r in self.runs]
 
     def run_at(self, i: int) -> EvidenceRun:
-        kept = self._columns()
-        return kept.at(i) if kept is not None else self.runs[i]
+        kept = self.kept
+        return kept.at(i) if kept is not None and "_runs" not in self.__dict__ \
+            else self.runs[i]
 
     def hashes_of(self, operand: str) -> Iterator[tuple[int, str]]:
         """(index, hash) of every run whose ``layout_hashes`` name ``operand`` (with a value
         other than None), in order, without making the runs."""
         kept = self._columns()
         if kept is not None:
-            yield from kept.hashes_of(operand)
-            return
-        for i, r in enumerate(self.runs):
-            x = r.layout_hashes.get(operand)
-            if x is not None:
-                yield i, x
+            return iter(kept.hashes_of(operand))
+        return ((i, x) for i, r in enumerate(self.runs)
+                if (x := r.layout_hashes.get(operand)) is not None)
 
     @property
     def where(self) -> str:
@@ -228,12 +227,37 @@ def _read_file(q: Path, fd: int | None = None) -> EvidenceFile:
                          str(doc.get("driver", "?")), str(doc.get("date", "")),
                          discovered=dict(doc.get("discovered") or {}),
                          maps=dict(doc.get("maps") or {}))
-        f.runs = [EvidenceRun.of(r, f) for r in doc.get("runs") or ()]
+        runs = doc["runs"]
+        columns = columns_of(runs)  # the runs by column, as an entry keeps them
+        if columns is not None:
+            f.kept = KeptRuns(EvidenceRun, f, *columns)
+        else:  # a value of another type: each run read by ``EvidenceRun.of``, as it is
+            f.runs = [EvidenceRun.of(r, f) for r in runs]
         if fd is not None:
             keep_file(fd, digest, f)
     f.sha = digest
     keep_bounded(_READ, key, f, 256)
     return f
+
+
+def _row_bytes(texts: Any, keep: Any = None) -> list[Any]:
+    """The bytes of the rows of ``texts`` (``model.cells.RowTexts``) that ``keep`` (a boolean
+    mask of the rows; None: all) keeps, as ``texts.data(keep)`` joins them, in pieces that
+    lie in its array: a whole table is its bytes, uncopied; a table's first elements at
+    one N (wgmma's accumulator) is each run of consecutive kept rows' bytes, a slice of
+    them (``lengths``: each row's bytes), never a mask of every byte nor a copy."""
+    if texts.rows is not None:  # (a table written row by row: its text)
+        return [texts.data(keep)]
+    packed = texts.packed
+    if keep is None:
+        return [packed]
+    import numpy as np
+    k = np.asarray(keep, dtype=np.int8)
+    ends = np.cumsum(texts.lengths)
+    edges = np.flatnonzero(np.diff(k, prepend=0, append=0))  # where a run starts or ends
+    first, last = edges[0::2], edges[1::2]  # each run of kept rows: [first, last)
+    lo = (ends[first] - texts.lengths[first]).tolist()
+    return [packed[a:b] for a, b in zip(lo, ends[last - 1].tolist(), strict=True)]
 
 
 class Evidence:
@@ -265,7 +289,7 @@ class Evidence:
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
-        self._by_layout: dict[str, dict[str, list[EvidenceRun]]] = {}
+        self._by_layout: dict[str, dict[str, list[tuple[int, int]]]] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
         self._source: str | None = None  # ``source_digest``, once ("": none)
 
@@ -310,12 +334,12 @@ class Evidence:
         """The runs that packed ``operand`` (``smem``: the shared-memory layout) with the hash
         ``h``, in date order: an index of every run by that operand's hash, built once."""
         index = self._by_layout.get(operand)
-        if index is None:
+        if index is None:  # (a run by its place, as ``_by_key``: made only where asked)
             index = self._by_layout[operand] = {}
-            for f in self.files:
+            for n, f in enumerate(self.files):
                 for i, x in f.hashes_of(operand):
-                    index.setdefault(x, []).append(f.run_at(i))
-        return list(index.get(h, ()))
+                    index.setdefault(x, []).append((n, i))
+        return [self.files[n].run_at(i) for n, i in index.get(h, ())]
 
     @property
     def sm(self) -> int:
@@ -406,8 +430,9 @@ class Evidence:
                 self._memo[key] = hit
                 return hit
         _kind, texts, es = cell_texts(lay)
-        data = texts.data() if elements is None else texts.data(es < elements)
-        h = cell_table_hash_of_bytes(lay.instruction, at.shape_text, lay.operand, kind, data)
+        h = cell_table_hash_of_chunks(lay.instruction, at.shape_text, lay.operand, kind,
+                                      _row_bytes(texts, None if elements is None
+                                                 else es < elements))
         if key is not None:
             self._memo[key] = h
             if kept is not None:

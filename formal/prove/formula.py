@@ -19,7 +19,7 @@ import z3
 from ..base.memo import keep_bounded
 from ..model.cells import CellMap
 from ..model.layout import Formula, Layout
-from .encode import Sym, conj, disj, ops, solve, z3_int
+from .encode import Sym, conj, disj, mod_const, ops, solve, z3_int
 from .verdicts import Core, InternalError, Options
 from .witness import (
     output_ranges,
@@ -148,7 +148,7 @@ def _violations(sym: Sym, chunks: _ChunkSpec | None) -> dict[str, Any]:
             same_key.append(ops.ite(conj(dj, rel("==", vj[0], row), rel("==", vj[1], fc),
                                          rel("==", vj[2], lc)), one, zero))
         bad = disj(rel("!=", ops.add(ops.sub(lc, fc), one), sym.val(chunks.width)),
-                   rel("!=", ops.smod(fc, sym.val(chunks.chunk)), zero),
+                   rel("!=", mod_const(fc, chunks.chunk, sym.w), zero),
                    rel("!=", ops.total(same_key, sym.w), sym.val(chunks.nonzeros)))
         out["sparse-chunks"] = conj(sym.dom, sym.defined, bad)
     return out

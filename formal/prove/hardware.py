@@ -31,7 +31,7 @@ of a variant it serves), ``not-applicable`` (no variant uses it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -108,7 +108,7 @@ def _serving(op: str, instruction: str, shape_text: str, operand: str, types: An
     """The pool's rows a layout with these facts serves (a pure function of them: the same
     answer for each of the hundreds of layouts that share them, asked once)."""
     by_type = _pool_by_type(op, instruction, operand)
-    rows = sorted({n for t in types for n in by_type.get(t, ())})
+    rows = sorted({n for t in types for n in by_type.get((t, shape_text), ())})
     pool = _pool_of(instruction)
     return tuple(pool[n] for n in rows
                  if matrix_layout_serves(pool[n], op, instruction, shape_text, operand, types,
@@ -116,18 +116,40 @@ def _serving(op: str, instruction: str, shape_text: str, operand: str, types: An
 
 
 @cache
-def _pool_by_type(op: str, instruction: str, operand: str) -> dict[str, tuple[int, ...]]:
+def _pool_by_type(op: str, instruction: str, operand: str) \
+        -> dict[tuple[str, str], tuple[int, ...]]:
     """The places in ``_pool_of(instruction)`` of the rows whose operand ``op`` is this
     layout's ``operand``, by the type ``matrix_layout_serves`` requires among the layout's
-    types (C's for a wgmma accumulator, else A's): only those rows can serve it, so only
-    those are asked (a wgmma pool holds some 2,000 rows)."""
-    out: dict[str, list[int]] = {}
+    types (C's for a wgmma accumulator, else A's) and by each shape it accepts a layout's
+    to be spelled (``_shapes``): only those rows can serve it, so only those are asked (a
+    wgmma pool holds some 2,000 rows)."""
+    out: dict[tuple[str, str], list[int]] = {}
+    shapes = _shapes_of(instruction)
     for n, v in enumerate(_pool_of(instruction)):
         if operand != CATALOG_OPERAND.get((v.instruction, op)):
             continue
         accumulator = v.wgmma and not v.tmem and operand not in ("A", "metadata")
-        out.setdefault(v.c if accumulator else v.a, []).append(n)
-    return {t: tuple(ns) for t, ns in out.items()}
+        for shape in shapes[n]:
+            out.setdefault((v.c if accumulator else v.a, shape), []).append(n)
+    return {k: tuple(ns) for k, ns in out.items()}
+
+
+@cache
+def _shapes_of(instruction: str) -> tuple[tuple[str, ...], ...]:
+    """``_shapes`` of each row of ``_pool_of(instruction)``, in order (worked out once)."""
+    return tuple(map(_shapes, _pool_of(instruction)))
+
+
+def _shapes(v: Variant) -> tuple[str, ...]:
+    """The shapes a layout may be spelled with and serve ``v`` (``matrix_layout_serves``
+    accepts no other): a tcgen05 move's spelled shape; wgmma's own or its family's,
+    ``m64nNk16``; a move's spelled shape, or -- moving one matrix -- the title's without
+    ``.x1`` (else the empty text that the same test holds)."""
+    if v.tmem:
+        return (v.spelled_shape,)
+    if v.wgmma:
+        return (v.shape, f"m64nNk{v.k}")
+    return (v.spelled_shape, replace(v, num=0).spelled_shape if v.num == 1 else "")
 
 
 class _Want:

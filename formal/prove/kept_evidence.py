@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import sys
-from collections.abc import Iterator
 from functools import cache
 from itertools import chain
 from pathlib import Path
@@ -44,6 +44,7 @@ from typing import Any
 from .. import __version__
 from ..base import cache as disk
 from ..base.files import FileProblem, parse_json
+from ..base.memo import keep_bounded
 
 KEPT_FOLDER = "evidence"
 SCHEMA = 2
@@ -93,14 +94,23 @@ _STR = {str}
 
 
 def _content(f: Any) -> dict[str, Any]:
-    runs = f.runs
-    cols: dict[str, Any] = {k: [getattr(r, k) for r in runs] for k in _TEXT_FIELDS}
-    cols["selector"] = [r.selector for r in runs]
-    cols["trials"] = [r.trials for r in runs]
-    cols["layout_hashes"] = [_pairs_text(r.layout_hashes) for r in runs]
-    cols["discovered_hashes"] = [_pairs_text(r.discovered_hashes) for r in runs]
-    cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs) if r.d_cells}
-    tables = {part: {h: _TABLE_TEXT.encode(t) for h, t in getattr(f, part).items()}
+    kept = f._columns()
+    cols: dict[str, Any]
+    if kept is not None:  # the columns as read (``columns_of``) or kept: written as they are
+        at = dict(zip(_COLUMNS, kept._columns))
+        cols = {k: at[k] for k in (*_TEXT_FIELDS, "selector", "trials", "layout_hashes",
+                                   "discovered_hashes")}  # (the order written below)
+        cols["d_cells"] = {str(n): flat for n, flat in kept._cells.items()}
+    else:
+        runs = f.runs
+        cols = {k: [getattr(r, k) for r in runs] for k in _TEXT_FIELDS}
+        cols["selector"] = [r.selector for r in runs]
+        cols["trials"] = [r.trials for r in runs]
+        cols["layout_hashes"] = [_pairs_text(r.layout_hashes) for r in runs]
+        cols["discovered_hashes"] = [_pairs_text(r.discovered_hashes) for r in runs]
+        cols["d_cells"] = {str(n): _cells_flat(r.d_cells) for n, r in enumerate(runs)
+                           if r.d_cells}
+    tables = {part: {h: _table_text(h, t) for h, t in getattr(f, part).items()}
               for part in ("discovered", "maps")}
     return {"device": f.device, "sm": f.sm, "driver": f.driver, "date": f.date,
             "runs": cols, "tables": tables}
@@ -109,6 +119,27 @@ def _content(f: Any) -> dict[str, Any]:
 # ``json.dumps(t, separators=(",", ":"))`` of a table read from a file's JSON (which holds no
 # cycle, so the check for one is left out: the same text)
 _TABLE_TEXT = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+
+# The text of each table written in this process, by its hash, with ``marshal``'s bytes of
+# the value it was written from: the shipped files repeat a dozen tables 38 times, and a
+# table whose value has the same bytes is the same value -- the same types (``1``, ``1.0``
+# and ``True`` are three), the same order of keys -- so it has the same text.  The bytes
+# are only compared here, never kept nor read back; a value they do not match is written.
+_WRITTEN: dict[str, tuple[bytes, str]] = {}
+
+
+def _table_text(h: str, t: Any) -> str:
+    """``_TABLE_TEXT.encode(t)``, the table ``t`` kept under the hash ``h``."""
+    try:
+        same = marshal.dumps(t)
+    except ValueError:  # (not a value of JSON: no file's table)
+        return _TABLE_TEXT.encode(t)
+    hit = _WRITTEN.get(h)
+    if hit is not None and hit[0] == same:
+        return hit[1]
+    text = _TABLE_TEXT.encode(t)
+    keep_bounded(_WRITTEN, h, (same, text), 64)
+    return text
 
 
 def _scalar(x: Any) -> bool:
@@ -126,8 +157,9 @@ def keep_file(fd: int, digest: str, f: Any) -> None:
     error: nothing is said when it cannot be written, nor where a run's selector or an
     operand's hash is not a number or a text: such a file is read from its bytes every
     time, so that every value an entry holds sits at a fixed depth)."""
-    if not all(_scalar(r.selector) and all(map(_scalar, r.layout_hashes.values()))
-               and all(map(_scalar, r.discovered_hashes.values())) for r in f.runs):
+    if f._columns() is None and not all(  # (``columns_of`` took only such values)
+            _scalar(r.selector) and all(map(_scalar, r.layout_hashes.values()))
+            and all(map(_scalar, r.discovered_hashes.values())) for r in f.runs):
         return
     key = evidence_key(digest)
     text = json.dumps(_content(f), separators=(",", ":"))
@@ -155,6 +187,72 @@ def _pairs_ok(x: Any) -> bool:
     return len(x) % 2 == 0
 
 
+# the columns of ``KeptRuns``, in the order of ``EvidenceRun``'s fields
+_COLUMNS = ("key", "selector", "mode", "result", "layout_hashes", "discovered_hashes", "trials",
+            "detail", "erratum", "plant")
+
+
+def columns_of(runs: list[Any]) \
+        -> tuple[tuple[list[Any], ...], dict[int, list[int]], list[dict[str, Any]]] | None:
+    """The runs of a file's JSON (its ``runs``) as ``KeptRuns`` holds them, in one pass per
+    column, each value exactly as ``EvidenceRun.of`` reads it -- a text field a ``str``
+    (missing: its default), a trial count an ``int`` (``0`` where missing or false), the
+    operand hashes an object of scalars (``{}`` where false), the D cells lists of ``int`` --
+    or None where a run holds a value of any other type (not an object, a number as a text,
+    a selector that is a list): such a file's runs are made one by one by ``EvidenceRun.of``,
+    which converts or refuses each value as it always did.  A run's operand hashes become
+    their text (``_pairs_text``), its D cells one list (``_cells_flat``): what the file's
+    entry keeps, so a first reading and a kept one hold the same columns; and each run's
+    operand hashes as read (``KeptRuns`` need not split their texts again)."""
+    if not all(type(d) is dict for d in runs):
+        return None
+    texts = ([d.get("key", "") for d in runs], [d.get("mode", "check") for d in runs],
+             [d.get("result", "") for d in runs], [d.get("detail", "") for d in runs],
+             [d.get("erratum") or "" for d in runs], [d.get("plant") or "" for d in runs])
+    selector = [d.get("selector") for d in runs]
+    trials = [d.get("trials") or 0 for d in runs]
+    if not all({*map(type, c)} <= _STR for c in texts) or {*map(type, trials)} - _INT \
+            or not all(map(_scalar, selector)):
+        return None
+    hashes, read = [], []
+    for name in ("layout_hashes", "discovered_hashes"):
+        got = [d.get(name) or _EMPTY for d in runs]
+        if {*map(type, got)} - _DICT:
+            return None
+        read.append(got)
+        joined: list[Any]
+        try:  # names and hashes all texts, free of newlines: ``_pairs_text``'s one text
+            joined = [_SEP.join(chain.from_iterable(x.items())) for x in got]
+        except TypeError:  # a hash that is not a text: each run's as ``_pairs_text`` has it
+            joined = []
+        if len(joined) != len(got) or any(t.count(_SEP) != 2 * len(x) - 1
+                                          for t, x in zip(joined, got) if x):
+            if not all(all(map(_scalar, x.values())) for x in got):
+                return None
+            joined = [_pairs_text(x) for x in got]
+        hashes.append(joined)
+    cells: dict[int, list[int]] = {}
+    for n, d in enumerate(runs):
+        x = d.get("d_cells")
+        if not x:
+            continue
+        if type(x) is not list or {*map(type, x)} - _LIST:
+            return None
+        w = len(x[0])
+        flat = [w, *chain.from_iterable(x)] if w and {*map(len, x)} == {w} \
+            else _cells_flat(tuple(map(tuple, x)))  # (``_cells_flat``'s two forms)
+        if {*map(type, flat)} - _INT:
+            return None
+        cells[n] = flat
+    key, mode, result, detail, erratum, plant = texts
+    return ((key, selector, mode, result, *hashes, trials, detail, erratum, plant), cells,
+            [x if x else {} for x in read[0]])
+
+
+_EMPTY: dict[str, Any] = {}
+_INT, _DICT, _LIST = {int}, {dict}, {list}
+
+
 class KeptRuns:
     """An evidence file's runs as its entry keeps them, by column, each made into a run (an
     ``evidence.EvidenceRun``) when first read, and the same run ever after: a warm ``prove``
@@ -164,35 +262,49 @@ class KeptRuns:
     fail."""
 
     def __init__(self, run: Any, f: Any, columns: tuple[list[Any], ...],
-                 cells: dict[int, list[int]]) -> None:
+                 cells: dict[int, list[int]],
+                 hashes: list[dict[str, Any]] | None = None) -> None:
         self._run, self._file, self._columns, self._cells = run, f, columns, cells
         self.keys: list[str] = columns[0]
         self._made: list[Any] = [None] * len(self.keys)
+        # each run's operand hashes, split once (for ``hashes_of`` or its run) or as the
+        # file's JSON gave them (``columns_of``: each a dict of its own), read-only
+        self._hashes: list[dict[str, Any] | None] = \
+            list(hashes) if hashes is not None else [None] * len(self.keys)
 
     def __len__(self) -> int:
         return len(self.keys)
 
+    def _layout_hashes(self, i: int) -> dict[str, Any]:
+        got = self._hashes[i]
+        if got is None:
+            got = self._hashes[i] = _pairs(self._columns[4][i])
+        return got
+
     def at(self, i: int) -> Any:
         got = self._made[i]
         if got is None:
-            k, sel, mode, res, lh, dh, trials, detail, err, plant = (c[i] for c in self._columns)
+            k, sel, mode, res, _lh, dh, trials, detail, err, plant = self._columns
             cells = self._cells.get(i)
-            got = self._made[i] = self._run(k, sel, mode, res, _pairs(lh), _pairs(dh), trials,
-                                            detail, self._file, err,
-                                            () if cells is None else _cells(cells), plant)
+            got = self._made[i] = self._run(
+                k[i], sel[i], mode[i], res[i], self._layout_hashes(i), _pairs(dh[i]),
+                trials[i], detail[i], self._file, err[i],
+                () if cells is None else _cells(cells, True), plant[i])
         return got
 
     def every(self) -> list[Any]:
         return [self.at(i) for i in range(len(self.keys))]
 
-    def hashes_of(self, operand: str) -> Iterator[tuple[int, str]]:
+    def hashes_of(self, operand: str) -> list[tuple[int, str]]:
         """(index, hash) of each run whose operand hashes name ``operand`` (a value other
         than None), in order; a run's text is split only where it holds the name."""
-        for i, x in enumerate(self._columns[4]):
-            if x and (type(x) is not str or operand in x):
-                h = _pairs(x).get(operand)
-                if h is not None:
-                    yield i, h
+        out = []
+        for i in [i for i, x in enumerate(self._columns[4])
+                  if x and (type(x) is not str or operand in x)]:
+            h = self._layout_hashes(i).get(operand)
+            if h is not None:
+                out.append((i, h))
+        return out
 
 
 def _cells_flat(cells: tuple[tuple[int, ...], ...]) -> list[int]:
@@ -219,9 +331,9 @@ def _cells_ok(flat: Any) -> bool:
     return True
 
 
-def _cells(flat: list[Any]) -> tuple[tuple[int, ...], ...]:
-    """``_cells_flat`` read back."""
-    if not flat or set(map(type, flat)) != {int}:
+def _cells(flat: list[Any], checked: bool = False) -> tuple[tuple[int, ...], ...]:
+    """``_cells_flat`` read back (``checked``: its numbers were, ``_cells_ok``)."""
+    if not flat or (not checked and set(map(type, flat)) != _INT):
         raise ValueError("not a list of cells")
     w, rest = flat[0], flat[1:]
     if w > 0:
@@ -279,9 +391,7 @@ def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
             return None
         f = EvidenceFile(path, device, sm, driver, date,
                          discovered=tables["discovered"], maps=tables["maps"])
-        f.kept = KeptRuns(EvidenceRun, f, tuple(runs[k] for k in (
-            "key", "selector", "mode", "result", "layout_hashes", "discovered_hashes", "trials",
-            "detail", "erratum", "plant")), cells)
+        f.kept = KeptRuns(EvidenceRun, f, tuple(runs[k] for k in _COLUMNS), cells)
     except (FileProblem, KeyError, TypeError, ValueError, RecursionError):
         return None
     return f
