@@ -99,3 +99,50 @@ def test_a_sentence_break_takes_the_fill_after_it() -> None:
     assert (k.sentence_break, k.last, k.head) == (True, "fill", "")
     assert kind_of("Memory point. for ai where i < 4").case_word
     assert kind_of("point. same as before").same_as
+
+
+# lines that between them hold every terminal of lines.lark (the catalog holds about half)
+_EVERY_TERMINAL = [
+    "9.7.14.5.9. Matrix Fragments for mma.m16n8k16", "Matrix Fragments for wmma",
+    "Warp-level matrix load instruction: ldmatrix", "!MMA .m16n8k8 fragment layout",
+    "// a comment", "where", ".atype | Fragment |", "Vector VECTOR x",
+    ".f16 A vector expression of two registers, vector", "Same as Matrix Fragments for x.",
+    "Fragment layout for Row Major matrix A is shown", "for x when .ctype is .f16 here",
+    "col = groupIDAccumulators (C or D):", "col = groupID.s8 or .u8:",
+    "Matrix fragments for shape .16x64b", "row = x for ai where i < 4. The rest: y",
+    "x. otherwise if y", "four .b32 registers of two", "a\tfor b", "|",
+]
+
+
+def test_lines_read_off_larks_tables_as_lark_reads_them(seeds: dict[str, Path]) -> None:
+    """``_lean_pairs`` runs Lark's own tables and per-state scanners: on every line of the
+    seeds and the catalog and on lines holding every terminal, it gives the tokens (kind,
+    text, offset) under the rule names Lark's tree gives them, and their LineKind."""
+    from formal import catalog
+    from formal.text.lines import _Facts, _lean_pairs, _parser
+    texts = [p.read_text(encoding="utf-8") for p in seeds.values()]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(catalog.CATALOG_DIR.rglob("*.md"))]
+    lines = sorted({s for t in texts for raw in t.splitlines() for s in (raw, raw.strip())})
+    lines += _EVERY_TERMINAL + ["", " ", "x" * 300, "é ü \u200b"]
+    seen = set()
+    for text in lines:
+        tree = _parser().parse(text)
+        want = [(str(t.data), c.type, str(c), c.start_pos)
+                for t in tree.children for c in t.children]
+        got = _lean_pairs(text)
+        assert got is not None, text
+        assert [(name, t.type, str(t), t.start_pos) for name, t in got] == want, text
+        assert _Facts(text).line(got) == _Facts(text).transform(tree), text  # type: ignore
+        seen.update(t.type for _name, t in got)
+    assert seen == {t.name for t in _parser().terminals}
+
+
+def test_a_line_the_lean_reading_declines_is_read_by_lark(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``_lean_pairs`` answers None, ``_read_kind`` asks Lark: the same kind."""
+    from formal.text import lines as L
+    text = "row = groupID   for ai where i < 4"
+    want = L._read_kind.__wrapped__(text)
+    monkeypatch.setattr(L, "_lean_pairs", lambda _t: None)
+    assert L._read_kind.__wrapped__(text) == want
+    assert want.assignment and want.case
