@@ -146,3 +146,57 @@ def test_a_line_the_lean_reading_declines_is_read_by_lark(
     monkeypatch.setattr(L, "_lean_pairs", lambda _t: None)
     assert L._read_kind.__wrapped__(text) == want
     assert want.assignment and want.case
+
+
+def _every_line(seeds: dict[str, Path]) -> list[str]:
+    from formal import catalog
+    texts = [p.read_text(encoding="utf-8") for p in seeds.values()]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(catalog.CATALOG_DIR.rglob("*.md"))]
+    lines = {s for t in texts for raw in t.splitlines() for s in (raw, raw.strip())}
+    # and each as looks_of_lines hands it to look (marks, bars and back ticks taken off)
+    lines |= {s.lstrip("*+-#|` ").rstrip().rstrip("|`").rstrip() for s in list(lines)}
+    return sorted(lines) + _EVERY_TERMINAL + ["", " ", "x" * 300, "x" * 20000]
+
+
+def test_a_lines_head_is_read_off_its_first_token(seeds: dict[str, Path]) -> None:
+    """``head_of`` (the first token only) gives the head facts ``kind_of`` (the whole line)
+    gives, on every line of the seeds and the catalog and on lines of every terminal."""
+    from formal.text.lines import _read_kind, head_of
+    heads = set()
+    for text in _every_line(seeds):
+        head, kind = head_of.__wrapped__(text), _read_kind.__wrapped__(text)
+        assert (head.assignment, head.operand, head.opener, head.row_head, head.phrase,
+                head.first, head.length) == (kind.assignment, kind.operand, kind.opener,
+                                             kind.row_head, kind.phrase, kind.first,
+                                             kind.length), text
+        assert head.head == kind.head or (kind.head == "titled" and head.head == ""), text
+        heads.add(head.head)
+    assert heads == {"", "heading", "titled", "assignment", "phrase", "header_type", "dotted",
+                     "bang", "comment", "where"}
+    assert head_of("row = groupID   for ai where i < 4").assignment
+    assert head_of("Multiplicand A:").operand == "A"
+    assert not head_of("row = x").case  # a fact of the tail: not read
+
+
+def test_look_decides_as_the_whole_kind_does(seeds: dict[str, Path]) -> None:
+    """``look`` asks a line's head first and reads it whole only where it opens as a flat
+    row: the same answer as from the whole kind of every line."""
+    from formal.text.lines import _read_kind
+    from formal.text.looks import look
+
+    def whole(text: str) -> str:
+        if not text:
+            return ""
+        kind = _read_kind.__wrapped__(text)
+        if kind.assignment and text.split("=", 1)[0].strip() in ("row", "col"):
+            return "formula"
+        if kind.operand in ("A", "B", "C/D") and text.endswith(":") and len(text) < 60:
+            return "operand"
+        if kind.flat_row or text.lower().startswith("a vector expression"):
+            return "table"
+        return ""
+    found = {}
+    for text in _every_line(seeds):
+        found[text] = look(text)
+        assert found[text] == whole(text), text
+    assert {"formula", "operand", "table", ""} == set(found.values())

@@ -131,9 +131,13 @@ class LineKind:
         return self.head == "header_type"
 
     @property
+    def row_head(self) -> bool:
+        """The head a flat row opens with (its tail says whether the line is one)."""
+        return self.head in ("dotted", "header_type")
+
+    @property
     def flat_row(self) -> bool:
-        return self.head in ("dotted", "header_type") and (self.vector_expression
-                                                            or self.terse_fragment)
+        return self.row_head and (self.vector_expression or self.terse_fragment)
 
     @property
     def move_heading(self) -> bool:
@@ -283,8 +287,9 @@ def kind_of(text: str) -> LineKind:
 
 @cache
 def _lean_tables() -> tuple[Any, ...] | None:
-    """(states, start state, end state, lexer per state, name per one-terminal rule), or None
-    where the parser is not one ``_lean_pairs`` runs as Lark does."""
+    """(states, start state, end state, lexer per state, name per one-terminal rule, the
+    class ``Shift``, the head's name per terminal), or None where the parser is not one
+    ``_lean_pairs`` runs as Lark does."""
     from lark.lexer import BasicLexer, ContextualLexer
     from lark.parsers.lalr_analysis import Shift
 
@@ -303,8 +308,10 @@ def _lean_tables() -> tuple[Any, ...] | None:
             return None
     one = {r: str(r.alias or r.origin.name) for r in lark_parser.rules
            if len(r.expansion) == 1 and r.expansion[0].is_term}
+    # the rule name of each terminal that is a head (SECNUM -> heading)
+    heads = {r.expansion[0].name: name for r, name in one.items() if r.origin.name == "head"}
     return (table.states, table.start_states["line"], table.end_states["line"],
-            lexer.lexers, one, Shift)
+            lexer.lexers, one, Shift, heads)
 
 
 def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
@@ -312,7 +319,7 @@ def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
     tables = _lean_tables()
     if tables is None:  # pragma: no cover
         return None
-    states, start, end, lexers, one, shift = tables
+    states, start, end, lexers, one, shift, _heads = tables
     stack = [start]
     values: list[Token | None] = []
     pairs: list[tuple[str, Token]] = []
@@ -358,6 +365,29 @@ def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
             values.append(None)
             if token is None and stack[-1] == end:
                 return pairs
+
+
+@lru_cache(maxsize=65536)
+def head_of(text: str) -> LineKind:
+    """The facts of a line's head alone -- ``head``, ``phrase``, ``first``, ``length``; every
+    other fact a blank line's -- read off its first token only: the token the start state's
+    lexer reads at offset 0 (``line: head? item*``: a head is a line's first token or none).
+    Its ``assignment``, ``operand``, ``opener`` and ``row_head`` are those of
+    ``kind_of(text)``, for less than reading the whole line; its ``head`` is
+    ``kind_of(text).head`` except where that is ``titled`` (a fact of the whole line)."""
+    kind = _KNOWN.get(text)
+    if kind is not None:
+        return kind
+    if len(text) > MAX_LINE:
+        return LineKind(first=text[:1], length=len(text))
+    tables = _lean_tables()
+    got = tables[3][tables[1]].match(text, 0) if tables is not None and text else None
+    if tables is None or not got or not got[0]:
+        return kind_of(text)  # an empty line (or one Lark itself must read)
+    value, terminal = got
+    name = tables[6].get(terminal, "")
+    return LineKind(head=name, phrase=value if name == "phrase" else "", first=text[:1],
+                    length=len(text))
 
 
 @lru_cache(maxsize=65536)
