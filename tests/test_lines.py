@@ -200,3 +200,25 @@ def test_look_decides_as_the_whole_kind_does(seeds: dict[str, Path]) -> None:
         found[text] = look(text)
         assert found[text] == whole(text), text
     assert {"formula", "operand", "table", ""} == set(found.values())
+
+
+def test_a_plain_lines_kind_is_decided_as_the_whole_kind_does(seeds: dict[str, Path]) -> None:
+    """The Markdown reader's ``_plain_kind`` asks a line's head first outside a formula: the
+    same answer as from the whole kind of every line, below a formula line or not."""
+    from formal.base.source import SourceText
+    from formal.text.lines import _read_kind
+    from formal.text.markdown import _plain_kind
+
+    def whole(text: str, in_pseudo: bool) -> str:
+        k = _read_kind.__wrapped__(text)
+        if k.assignment or k.head in ("where", "comment") or \
+                (in_pseudo and not k.prose_opener and (k.case or k.continues_expression)):
+            return "pseudo"
+        return "row" if k.flat_row else ""
+    found = set()
+    for text in _every_line(seeds):
+        for in_pseudo in (False, True):
+            got = _plain_kind(SourceText.at(text, "d.md", 1), in_pseudo)
+            assert got == whole(text, in_pseudo), (text, in_pseudo)
+            found.add((got, in_pseudo))
+    assert found == {(w, p) for w in ("pseudo", "row", "") for p in (False, True)}
