@@ -99,3 +99,126 @@ def test_a_sentence_break_takes_the_fill_after_it() -> None:
     assert (k.sentence_break, k.last, k.head) == (True, "fill", "")
     assert kind_of("Memory point. for ai where i < 4").case_word
     assert kind_of("point. same as before").same_as
+
+
+# lines that between them hold every terminal of lines.lark (the catalog holds about half)
+_EVERY_TERMINAL = [
+    "9.7.14.5.9. Matrix Fragments for mma.m16n8k16", "Matrix Fragments for wmma",
+    "Warp-level matrix load instruction: ldmatrix", "!MMA .m16n8k8 fragment layout",
+    "// a comment", "where", ".atype | Fragment |", "Vector VECTOR x",
+    ".f16 A vector expression of two registers, vector", "Same as Matrix Fragments for x.",
+    "Fragment layout for Row Major matrix A is shown", "for x when .ctype is .f16 here",
+    "col = groupIDAccumulators (C or D):", "col = groupID.s8 or .u8:",
+    "Matrix fragments for shape .16x64b", "row = x for ai where i < 4. The rest: y",
+    "x. otherwise if y", "four .b32 registers of two", "a\tfor b", "|",
+]
+
+
+def test_lines_read_off_larks_tables_as_lark_reads_them(seeds: dict[str, Path]) -> None:
+    """``_lean_pairs`` runs Lark's own tables and per-state scanners: on every line of the
+    seeds and the catalog and on lines holding every terminal, it gives the tokens (kind,
+    text, offset) under the rule names Lark's tree gives them, and their LineKind."""
+    from formal import catalog
+    from formal.text.lines import _Facts, _lean_pairs, _parser
+    texts = [p.read_text(encoding="utf-8") for p in seeds.values()]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(catalog.CATALOG_DIR.rglob("*.md"))]
+    lines = sorted({s for t in texts for raw in t.splitlines() for s in (raw, raw.strip())})
+    lines += _EVERY_TERMINAL + ["", " ", "x" * 300, "é ü \u200b"]
+    seen = set()
+    for text in lines:
+        tree = _parser().parse(text)
+        want = [(str(t.data), c.type, str(c), c.start_pos)
+                for t in tree.children for c in t.children]
+        got = _lean_pairs(text)
+        assert got is not None, text
+        assert [(name, t.type, str(t), t.start_pos) for name, t in got] == want, text
+        assert _Facts(text).line(got) == _Facts(text).transform(tree), text  # type: ignore
+        seen.update(t.type for _name, t in got)
+    assert seen == {t.name for t in _parser().terminals}
+
+
+def test_a_line_the_lean_reading_declines_is_read_by_lark(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``_lean_pairs`` answers None, ``_read_kind`` asks Lark: the same kind."""
+    from formal.text import lines as L
+    text = "row = groupID   for ai where i < 4"
+    want = L._read_kind.__wrapped__(text)
+    monkeypatch.setattr(L, "_lean_pairs", lambda _t: None)
+    assert L._read_kind.__wrapped__(text) == want
+    assert want.assignment and want.case
+
+
+def _every_line(seeds: dict[str, Path]) -> list[str]:
+    from formal import catalog
+    texts = [p.read_text(encoding="utf-8") for p in seeds.values()]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(catalog.CATALOG_DIR.rglob("*.md"))]
+    lines = {s for t in texts for raw in t.splitlines() for s in (raw, raw.strip())}
+    # and each as looks_of_lines hands it to look (marks, bars and back ticks taken off)
+    lines |= {s.lstrip("*+-#|` ").rstrip().rstrip("|`").rstrip() for s in list(lines)}
+    return sorted(lines) + _EVERY_TERMINAL + ["", " ", "x" * 300, "x" * 20000]
+
+
+def test_a_lines_head_is_read_off_its_first_token(seeds: dict[str, Path]) -> None:
+    """``head_of`` (the first token only) gives the head facts ``kind_of`` (the whole line)
+    gives, on every line of the seeds and the catalog and on lines of every terminal."""
+    from formal.text.lines import _read_kind, head_of
+    heads = set()
+    for text in _every_line(seeds):
+        head, kind = head_of.__wrapped__(text), _read_kind.__wrapped__(text)
+        assert (head.assignment, head.operand, head.opener, head.row_head, head.phrase,
+                head.first, head.length) == (kind.assignment, kind.operand, kind.opener,
+                                             kind.row_head, kind.phrase, kind.first,
+                                             kind.length), text
+        assert head.head == kind.head or (kind.head == "titled" and head.head == ""), text
+        heads.add(head.head)
+    assert heads == {"", "heading", "titled", "assignment", "phrase", "header_type", "dotted",
+                     "bang", "comment", "where"}
+    assert head_of("row = groupID   for ai where i < 4").assignment
+    assert head_of("Multiplicand A:").operand == "A"
+    assert not head_of("row = x").case  # a fact of the tail: not read
+
+
+def test_look_decides_as_the_whole_kind_does(seeds: dict[str, Path]) -> None:
+    """``look`` asks a line's head first and reads it whole only where it opens as a flat
+    row: the same answer as from the whole kind of every line."""
+    from formal.text.lines import _read_kind
+    from formal.text.looks import look
+
+    def whole(text: str) -> str:
+        if not text:
+            return ""
+        kind = _read_kind.__wrapped__(text)
+        if kind.assignment and text.split("=", 1)[0].strip() in ("row", "col"):
+            return "formula"
+        if kind.operand in ("A", "B", "C/D") and text.endswith(":") and len(text) < 60:
+            return "operand"
+        if kind.flat_row or text.lower().startswith("a vector expression"):
+            return "table"
+        return ""
+    found = {}
+    for text in _every_line(seeds):
+        found[text] = look(text)
+        assert found[text] == whole(text), text
+    assert {"formula", "operand", "table", ""} == set(found.values())
+
+
+def test_a_plain_lines_kind_is_decided_as_the_whole_kind_does(seeds: dict[str, Path]) -> None:
+    """The Markdown reader's ``_plain_kind`` asks a line's head first outside a formula: the
+    same answer as from the whole kind of every line, below a formula line or not."""
+    from formal.base.source import SourceText
+    from formal.text.lines import _read_kind
+    from formal.text.markdown import _plain_kind
+
+    def whole(text: str, in_pseudo: bool) -> str:
+        k = _read_kind.__wrapped__(text)
+        if k.assignment or k.head in ("where", "comment") or \
+                (in_pseudo and not k.prose_opener and (k.case or k.continues_expression)):
+            return "pseudo"
+        return "row" if k.flat_row else ""
+    found = set()
+    for text in _every_line(seeds):
+        for in_pseudo in (False, True):
+            got = _plain_kind(SourceText.at(text, "d.md", 1), in_pseudo)
+            assert got == whole(text, in_pseudo), (text, in_pseudo)
+            found.add((got, in_pseudo))
+    assert found == {(w, p) for w in ("pseudo", "row", "") for p in (False, True)}

@@ -90,18 +90,28 @@ def reading_key(text: str, name: str, digest: str) -> str:
     return h.hexdigest()
 
 
+_PLAIN = frozenset({type(None), str, int, bool})
+
+
 def _write(v: Any) -> Any:
+    """``v`` as the JSON value that marks it (a leaf -- None, a ``str``, an ``int``, a
+    ``bool`` -- is written as itself where it stands, without a call of its own: most
+    values are leaves)."""
     t = type(v)
-    if v is None or t is str or t is int or t is bool:
+    if t in _PLAIN:
         return v
     if t is SourceText:
         return {"#s": [v.text, v.document, *(x for seg in v.segments for x in seg)]}
     if t is tuple:
-        return {"#t": [_write(x) for x in v]}
+        return {"#t": [x if type(x) in _PLAIN else _write(x) for x in v]}
     name = t.__name__
-    if _CLASSES.get(name) is t:
-        return {"#c": name, **{f: _write(getattr(v, f)) for f in _FIELDS[name]}}
-    raise _NotWritten(name)
+    if _CLASSES.get(name) is not t:
+        raise _NotWritten(name)
+    out = {"#c": name}
+    for f in _FIELDS[name]:
+        x = getattr(v, f)
+        out[f] = x if type(x) in _PLAIN else _write(x)
+    return out
 
 
 def _hook(d: dict[str, Any]) -> Any:
@@ -140,7 +150,8 @@ def entry_of_reading(doc: B.Document, key: str) -> dict[str, Any] | None:
     """The entry of a document's reading, or None where it holds a value this module does
     not write (or is too big to keep)."""
     try:
-        text = json.dumps(_write(doc), separators=(",", ":"))
+        # no cycle can be written (_write makes a fresh tree): json's check for one is skipped
+        text = json.dumps(_write(doc), separators=(",", ":"), check_circular=False)
     except _NotWritten:
         return None
     if len(text) > _MOST:

@@ -131,9 +131,13 @@ class LineKind:
         return self.head == "header_type"
 
     @property
+    def row_head(self) -> bool:
+        """The head a flat row opens with (its tail says whether the line is one)."""
+        return self.head in ("dotted", "header_type")
+
+    @property
     def flat_row(self) -> bool:
-        return self.head in ("dotted", "header_type") and (self.vector_expression
-                                                            or self.terse_fragment)
+        return self.row_head and (self.vector_expression or self.terse_fragment)
 
     @property
     def move_heading(self) -> bool:
@@ -266,18 +270,141 @@ def kind_of(text: str) -> LineKind:
     return kind
 
 
+# ---- Lark's own tables and lexers, run without its per-token machinery -----------------------
+#
+# A line is a few tokens (about four in the catalog), and Lark spends more on each token's
+# bookkeeping -- a lexer thread, line counting, a parser state, a tree node and its callback
+# -- than on matching it.  ``_lean_pairs`` runs the same parse: each token is the first of
+# the contextual lexer's terminals for the parser's current state that matches (Lark's own
+# scanner of that state), each fed to Lark's own LALR table (shifts, reductions, the end), and
+# what it gives is the ``(rule name, token)`` of every reduction of a rule that is one
+# terminal -- the pairs ``_read_kind`` reads off Lark's flat tree.  Whatever Lark would do
+# otherwise (a keyword callback, an ignored terminal, a post-lexer, no terminal matching, an
+# action the table lacks, a tree that is not flat) makes it answer None, and Lark reads the
+# line (tests/test_lines.py holds the two to each other on every line of the catalog and on
+# lines made of every terminal).
+
+
+@cache
+def _lean_tables() -> tuple[Any, ...] | None:
+    """(states, start state, end state, lexer per state, name per one-terminal rule, the
+    class ``Shift``, the head's name per terminal), or None where the parser is not one
+    ``_lean_pairs`` runs as Lark does."""
+    from lark.lexer import BasicLexer, ContextualLexer
+    from lark.parsers.lalr_analysis import Shift
+
+    lark_parser = _parser()
+    frontend = lark_parser.parser
+    lexer = getattr(frontend, "lexer", None)
+    if lark_parser.options.postlex is not None or lark_parser.lexer_conf.ignore \
+            or lark_parser.lexer_conf.callbacks or not isinstance(lexer, ContextualLexer):
+        return None  # pragma: no cover - not lines.lark's parser
+    table = frontend.parser.parser.parse_table
+    for state_lexer in lexer.lexers.values():
+        if not isinstance(state_lexer, BasicLexer):  # pragma: no cover
+            return None
+        state_lexer.scanner  # noqa: B018 - builds the state's scanner and its callbacks
+        if state_lexer.callback or state_lexer.ignore_types:  # pragma: no cover
+            return None
+    one = {r: str(r.alias or r.origin.name) for r in lark_parser.rules
+           if len(r.expansion) == 1 and r.expansion[0].is_term}
+    # the rule name of each terminal that is a head (SECNUM -> heading)
+    heads = {r.expansion[0].name: name for r, name in one.items() if r.origin.name == "head"}
+    return (table.states, table.start_states["line"], table.end_states["line"],
+            lexer.lexers, one, Shift, heads)
+
+
+def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
+    """The pairs of ``text``'s flat tree, from Lark's tables (None: ask Lark itself)."""
+    tables = _lean_tables()
+    if tables is None:  # pragma: no cover
+        return None
+    states, start, end, lexers, one, shift, _heads = tables
+    stack = [start]
+    values: list[Token | None] = []
+    pairs: list[tuple[str, Token]] = []
+    pos, n = 0, len(text)
+    while True:
+        if pos < n:
+            state_lexer = lexers.get(stack[-1])
+            got = state_lexer.match(text, pos) if state_lexer is not None else None
+            if not got or not got[0]:
+                return None
+            value, kind = got
+            token: Token | None = Token(kind, value, pos)
+            pos += len(value)
+        else:
+            kind, token = "$END", None
+        while True:
+            action = states[stack[-1]].get(kind)
+            if action is None:
+                return None
+            if action[0] is shift:
+                if token is None or action[1] == end:
+                    return None  # pragma: no cover - Lark's table never shifts these
+                stack.append(action[1])
+                values.append(token)
+                break
+            rule = action[1]
+            size = len(rule.expansion)
+            taken = values[-size:] if size else []
+            if size:
+                del stack[-size:]
+                del values[-size:]
+            name = one.get(rule)
+            if name is not None:
+                if taken[0] is None:  # pragma: no cover
+                    return None
+                pairs.append((name, taken[0]))
+            elif any(v is not None for v in taken):
+                return None  # a token under a rule of its own: not a flat tree
+            goto = states[stack[-1]].get(rule.origin.name)
+            if goto is None or goto[0] is not shift:  # pragma: no cover
+                return None
+            stack.append(goto[1])
+            values.append(None)
+            if token is None and stack[-1] == end:
+                return pairs
+
+
+@lru_cache(maxsize=65536)
+def head_of(text: str) -> LineKind:
+    """The facts of a line's head alone -- ``head``, ``phrase``, ``first``, ``length``; every
+    other fact a blank line's -- read off its first token only: the token the start state's
+    lexer reads at offset 0 (``line: head? item*``: a head is a line's first token or none).
+    Its ``assignment``, ``operand``, ``opener`` and ``row_head`` are those of
+    ``kind_of(text)``, for less than reading the whole line; its ``head`` is
+    ``kind_of(text).head`` except where that is ``titled`` (a fact of the whole line)."""
+    kind = _KNOWN.get(text)
+    if kind is not None:
+        return kind
+    if len(text) > MAX_LINE:
+        return LineKind(first=text[:1], length=len(text))
+    tables = _lean_tables()
+    got = tables[3][tables[1]].match(text, 0) if tables is not None and text else None
+    if tables is None or not got or not got[0]:
+        return kind_of(text)  # an empty line (or one Lark itself must read)
+    value, terminal = got
+    name = tables[6].get(terminal, "")
+    return LineKind(head=name, phrase=value if name == "phrase" else "", first=text[:1],
+                    length=len(text))
+
+
 @lru_cache(maxsize=65536)
 def _read_kind(text: str) -> LineKind:
     if len(text) > MAX_LINE:
         return LineKind(first=text[:1], length=len(text))
+    pairs = _lean_pairs(text)
+    if pairs is not None:
+        return _Facts(text).line(pairs)
     try:
         tree = _parser().parse(text)
     except UnexpectedInput:  # pragma: no cover - ANY takes any character the rest do not
         return LineKind(first=text[:1], length=len(text))
     # the tree is flat -- line(head?, item*), each a node of one token (grammar/lines.lark) --
     # so its pairs are read off directly, as _Facts.__default__ would make them
-    pairs = [(str(t.data), t.children[0] if t.children else None) for t in tree.children
-             if isinstance(t, Tree)]
-    if len(pairs) != len(tree.children):  # pragma: no cover - not a tree lines.lark makes
+    flat = [(str(t.data), t.children[0] if t.children else None) for t in tree.children
+            if isinstance(t, Tree)]
+    if len(flat) != len(tree.children):  # pragma: no cover - not a tree lines.lark makes
         return _Facts(text).transform(tree)  # type: ignore[no-any-return]
-    return _Facts(text).line(pairs)  # type: ignore[arg-type]
+    return _Facts(text).line(flat)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 
 from ..base.source import SourceText
 from .blocks import Block, line_text
-from .lines import kind_of
+from .lines import head_of, kind_of
 from .markdown import unquote
 
 _MARKS = "*+-#|`"
@@ -48,14 +48,17 @@ def looks_of_blocks(blocks: Iterable[Block]) -> Iterator[tuple[str, SourceText]]
 
 
 def look(text: str) -> str:
-    """``operand`` | ``table`` | ``formula`` | "" for one line with its markup taken off."""
+    """``operand`` | ``table`` | ``formula`` | "" for one line with its markup taken off.
+    A line's head decides the first two (``head_of``: its first token); only a line that
+    opens as a flat row does (a type) is read whole."""
     if not text:
         return ""
-    kind = kind_of(text)
-    if kind.assignment and text.split("=", 1)[0].strip() in ("row", "col"):
+    head = head_of(text)
+    if head.assignment and text.split("=", 1)[0].strip() in ("row", "col"):
         return "formula"
-    if kind.operand in ("A", "B", "C/D") and text.endswith(":") and len(text) < 60:
+    if head.operand in ("A", "B", "C/D") and text.endswith(":") and len(text) < 60:
         return "operand"
-    if kind.flat_row or text.lower().startswith("a vector expression"):
+    if (head.row_head and kind_of(text).flat_row) \
+            or text.lower().startswith("a vector expression"):
         return "table"
     return ""

@@ -16,7 +16,7 @@ from dataclasses import replace
 from ..base.source import SourceText
 from .blocks import Block, clean_text, line_text, strip_markup
 from .html import html_blocks
-from .lines import kind_of
+from .lines import head_of, kind_of
 from .plain import cells_of, split_glued, text_prose
 
 # ---- Markdown -----------------------------------------------------------------------------------
@@ -175,7 +175,12 @@ def _plain_kind(piece: SourceText, in_pseudo: bool) -> str:
     """``pseudo`` for a formula line (``row = groupID``, or a case line such as
     ``groupID + 8  for ai where i >= 4`` below one), ``row`` for a flattened fragment-table
     row (``.f16 A vector expression containing ...``), else "": the lines whose reading must
-    not depend on whether the document was taken for Markdown or for plain text."""
+    not depend on whether the document was taken for Markdown or for plain text.  Outside
+    a formula the line's head answers (``head_of``: its first token) unless it opens as a
+    flat row does; the line is read whole only then or below a formula line."""
+    head = head_of(piece.text)
+    if not in_pseudo and not head.row_head:
+        return "pseudo" if head.assignment or head.head in ("where", "comment") else ""
     k = kind_of(piece.text)
     if k.assignment or k.head in ("where", "comment") or \
             (in_pseudo and not k.prose_opener and (k.case or k.continues_expression)):
