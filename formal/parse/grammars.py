@@ -72,14 +72,15 @@ def _needs(parser: Lark) -> dict[str, frozenset[str]]:
         for name, expansions in rules.items():
             got: frozenset[str] | None = None
             for terms, symbols in expansions:
-                one: set[str] | None = set(terms)
+                one = set(terms)
+                bounded = True
                 for sym in symbols:
                     more = need.get(sym, frozenset())
                     if more is None:  # a symbol not yet bounded: every terminal
-                        one = None
+                        bounded = False
                         break
                     one |= more
-                if one is not None:
+                if bounded:
                     got = frozenset(one) if got is None else got & one
             if got is not None and got != need[name]:
                 need[name], changed = got, True
