@@ -269,3 +269,35 @@ def test_what_an_entry_keeps_is_what_reads_back_as_itself() -> None:
         kept._kept(nested(MAX_DEPTH))
     with pytest.raises(ValueError):
         kept._all_kept([nested(MAX_DEPTH)])
+
+
+def test_a_record_subclass_or_a_token_inside_a_record_is_not_kept() -> None:
+    """``_exact`` writes a record only of a class of the fixed table itself and each field's
+    plain value only of exactly ``str``, ``int``, ``bool`` or None (a subclass of a record, a
+    Lark ``Token`` or an ``IntEnum`` in a field: not kept), as ``_kept`` decides reading back."""
+    import dataclasses
+    import enum
+
+    from lark import Token
+
+    from formal.parse import syntax as S
+
+    @dataclasses.dataclass(frozen=True)
+    class Sub(S.Unread):
+        pass
+
+    class Small(enum.IntEnum):
+        ONE = 1
+
+    plain = S.Unread("parse", 3, "cannot read", "a title")
+    values = [plain, Sub("parse", 3, "cannot read", "a title"),
+              S.Unread("parse", Small.ONE, "cannot read", "a title"),
+              S.Unread(Token("NAME", "parse"), 3, "cannot read", "a title"), [plain, (plain,)]]
+    got = kept._all_kept(values)
+    assert [w is kept._NOT for w in got] == [False, True, True, True, False]
+    assert got[0] == {"#c": "Unread", "kind": "parse", "message": "cannot read", "pos": 3,
+                      "what": "a title"}
+    assert got[4] == [got[0], {"#t": [got[0]]}]
+    for v, w in zip(values, got):
+        if w is not kept._NOT:
+            assert kept._kept(v) == w

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token
 from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
@@ -34,6 +34,7 @@ from ..base.source import Finding, SourceText, error
 from ..base.variants import COUNT_WORDS
 from ..text.blocks import strip_markup
 from . import syntax as S
+from .grammars import RuleTransformer, can_read
 from .kept import parses_remembered, remembered_read
 from .pseudocode import parse_program
 
@@ -148,7 +149,7 @@ class ScaleDocument:
         return not self.sections and not self.rows and not self.tcgen05 and not self.tc_sections
 
 
-class _ToValues(Transformer[Token, Any]):
+class _ToValues(RuleTransformer):
     def scale_title(self, items: list[Any]) -> tuple[Any, ...]:
         toks = {t.type: str(t) for t in items if isinstance(t, Token)}
         return ("title", toks["SCALE_INSTR"].partition(".")[2],
@@ -308,8 +309,11 @@ def _clean(text: str) -> str:
 
 
 def _read_now(text: str, start: str) -> Any | None:
+    clean = _clean(text)
+    if not can_read(_parser(), start)(clean):
+        return None  # a token the start symbol needs matches nowhere: Lark would refuse it
     try:
-        tree = _parser().parse(_clean(text), start=start)
+        tree = _parser().parse(clean, start=start)
     except LarkError:
         return None
     return _ToValues().transform(tree)

@@ -9,11 +9,12 @@ before Lark sees them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
 
-from lark import Lark, UnexpectedInput
+from lark import Lark, Token, Transformer, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from ..base.grammar_files import build_parser
@@ -40,6 +41,72 @@ def pseudo_parser() -> Lark:
 @cache
 def fragment_parser() -> Lark:
     return build_parser("fragment", list(FRAGMENT_STARTS))
+
+
+# ---- what a start symbol cannot read, asked of the grammar ------------------------------------
+
+
+def required_terminals(parser: Lark, start: str) -> frozenset[str]:
+    """The terminals every text ``parser`` reads as ``start`` holds a token of, found from the
+    grammar's own rules (as Lark compiled them): a rule needs the union of what its symbols
+    need, a symbol every one of its rules' needs (the greatest such sets: an expansion that can
+    be empty needs nothing, a recursion what its way out needs).  For ``block_scale.lark``'s
+    ``scale_title`` (``SECNUM? BLOCK SCALING FOR SCALE_INSTR KIND ...``) SECNUM is not needed,
+    SCALE_INSTR is."""
+    return _needs(parser).get(start, frozenset())
+
+
+@cache
+def _needs(parser: Lark) -> dict[str, frozenset[str]]:
+    """``required_terminals`` of every symbol of ``parser``, once a parser: from "every
+    terminal" (None) down to the greatest sets the rules allow."""
+    rules: dict[str, list[tuple[frozenset[str], tuple[str, ...]]]] = {}
+    for r in parser.rules:
+        terms = frozenset(sym.name for sym in r.expansion if sym.is_term)
+        symbols = tuple(sym.name for sym in r.expansion if not sym.is_term)
+        rules.setdefault(r.origin.name, []).append((terms, symbols))
+    need: dict[str, frozenset[str] | None] = dict.fromkeys(rules)
+    changed = True
+    while changed:
+        changed = False
+        for name, expansions in rules.items():
+            got: frozenset[str] | None = None
+            for terms, symbols in expansions:
+                one = set(terms)
+                bounded = True
+                for sym in symbols:
+                    more = need.get(sym, frozenset())
+                    if more is None:  # a symbol not yet bounded: every terminal
+                        bounded = False
+                        break
+                    one |= more
+                if bounded:
+                    got = frozenset(one) if got is None else got & one
+            if got is not None and got != need[name]:
+                need[name], changed = got, True
+    return {name: got or frozenset() for name, got in need.items()}
+
+
+@cache
+def can_read(parser: Lark, start: str) -> Callable[[str], bool]:
+    """A test that is False only for a text ``parser`` refuses as ``start``: one of the
+    ``required_terminals`` whose pattern (the grammar's own, ``to_regexp()``) matches at no
+    column of it, so the lexer can make no token of it there.  True means "ask Lark"; a
+    refusal is Lark's where it is asked.  A reader that answers a refusal with a plain None
+    (never Lark's message), and whose start symbols mostly refuse what they are asked (a
+    heading tried as each kind of title), asks this first and skips the parse; the patterns
+    are compiled at a start symbol's first test, each once a process."""
+    needed = required_terminals(parser, start)
+    searches = [_search(t.pattern.to_regexp()) for t in parser.terminals if t.name in needed]
+
+    def near(text: str) -> bool:
+        return all(search(text) is not None for search in searches)
+    return near
+
+
+@cache
+def _search(regexp: str) -> Callable[[str], Any]:
+    return re.compile(regexp).search
 
 
 # ---- errors ---------------------------------------------------------------------------------
@@ -145,6 +212,17 @@ def guard_size(src: SourceText, what: str) -> Finding | None:
         return error("limit", src.span(where), f"{what} nests parentheses {best} deep; the "
                      f"limit is {MAX_NESTING}")
     return None
+
+
+class RuleTransformer(Transformer[Token, Any]):
+    """A Transformer of the parse stage: its methods are named after rules, never after a
+    terminal, so a token is handed on as it is without a look for a method of its type
+    (``visit_tokens=False``, what Lark's default ``__default_token__`` does for each token
+    anyway, without a failed attribute look-up a token; tests/test_rule_transformers.py holds
+    every such class free of a terminal's name)."""
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
 
 
 class Reject(Exception):

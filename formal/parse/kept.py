@@ -237,19 +237,24 @@ def _exact(v: Any, room: int) -> Any:
     itself (else ``_NotKept``), nested in at most ``room`` JSON levels (else ``ValueError``,
     what ``_loads`` answers a deeper text)."""
     t = type(v)
-    if v is None or t is str or t is int or t is bool:
+    if t in _SCALARS:
         return v
     if room < 1:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-    written = _WRITTEN.get(t.__name__)
-    if written is not None and _CLASSES[t.__name__] is t:
-        return {"#c": t.__name__, **{f: _exact(getattr(v, f), room - 1) for f in written}}
+    record = _RECORDS.get(t)
+    if record is not None:
+        name, written = record
+        out = {"#c": name}
+        for f in written:
+            x = getattr(v, f)
+            out[f] = x if type(x) in _SCALARS else _exact(x, room - 1)
+        return out
     if t is list:
-        return [_exact(x, room - 1) for x in v]
+        return [x if type(x) in _SCALARS else _exact(x, room - 1) for x in v]
     if room < 2:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if t is tuple:
-        return {"#t": [_exact(x, room - 2) for x in v]}
+        return {"#t": [x if type(x) in _SCALARS else _exact(x, room - 2) for x in v]}
     if t is Fraction:
         return {"#q": [v.numerator, v.denominator]}
     if t is dict and all(type(k) is str for k in v):
@@ -257,6 +262,12 @@ def _exact(v: Any, room: int) -> Any:
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
         return {"#m": [[k, _exact(x, room - 3)] for k, x in v.items()]}
     raise _NotKept(t.__name__)
+
+
+# the types ``_exact`` writes as they are, and each record class with its name and the fields
+# ``_write`` writes (a class of the fixed table, by type: a subclass is not one)
+_SCALARS = frozenset({str, int, bool, type(None)})
+_RECORDS = {c: (name, _WRITTEN[name]) for name, c in _CLASSES.items()}
 
 
 _NOT = object()  # a value ``_all_kept`` does not keep
@@ -267,8 +278,9 @@ def _digest(text: str) -> str:
 
 
 def kept_text(kept: dict[str, Any]) -> str:
-    """The text an entry keeps ``{"pseudo": [...], "prose": [...]}`` as."""
-    return json.dumps(kept, sort_keys=True, separators=(",", ":"))
+    """The text an entry keeps ``{"pseudo": [...], "prose": [...]}`` as (no walk for cycles:
+    what ``_exact`` writes is a tree of fresh lists and dicts)."""
+    return json.dumps(kept, sort_keys=True, separators=(",", ":"), check_circular=False)
 
 
 def entry_of_parses(pseudo: dict[str, S.PseudoLine | S.Unread], prose: dict[tuple[str, str], Any],

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from lark import Lark, Token, Transformer, UnexpectedInput, v_args
+from lark import Lark, Token, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
 from ..base.grammar_files import build_parser
@@ -31,7 +31,7 @@ from ..base.source import Finding, SourceText, warning
 from ..base.variants import COUNT_WORDS
 from ..text.blocks import Block, Section
 from ..text.lines import kind_of
-from .grammars import MAX_LINE, read_with
+from .grammars import MAX_LINE, RuleTransformer, read_with
 
 MOVE_STARTS = ("move_heading", "paragraph", "topic", "move_sentence", "syntax_line",
                "move_table", "figure_caption")
@@ -118,7 +118,7 @@ _SENTENCES = ("num_values", "num_only", "shape_type_only", "operand_registers", 
 
 
 @v_args(inline=False)
-class MovesTransformer(Transformer[Token, Any]):
+class MovesTransformer(RuleTransformer):
     """Lark tree of a move section's heading, sentence, syntax line or table -> values."""
 
     def __init__(self, src: SourceText) -> None:

@@ -25,6 +25,7 @@ from lark import Lark, Transformer
 from lark.exceptions import LarkError
 
 from ..base.source import Finding, SourceText, error
+from .grammars import can_read
 from .kept import remembered_read
 
 
@@ -116,8 +117,11 @@ def read_by_grammar(parser: Callable[[], Lark], transformer: Transformer[Any, An
     builds it) and its transformer, or None when the grammar does not read it; read once a
     text and ``reader``'s start (``kept.remembered_read``)."""
     def now() -> Any | None:
+        clean = text.replace("`", " ").strip()
+        if not can_read(parser(), start)(clean):
+            return None  # a token the start symbol needs matches nowhere: Lark would refuse it
         try:
-            tree = parser().parse(text.replace("`", " ").strip(), start=start)
+            tree = parser().parse(clean, start=start)
         except LarkError:
             return None
         return transformer.transform(tree)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lark import Token, Transformer, UnexpectedInput, v_args
+from lark import Token, UnexpectedInput, v_args
 from lark.exceptions import VisitError
 
 from ..base.ids import MoveInstr, TmemInstr
@@ -22,6 +22,7 @@ from .grammars import (
     MAX_LINE,
     PROSE_MEMO,
     Reject,
+    RuleTransformer,
     fragment_parser,
     guard_size,
     read_with,
@@ -91,7 +92,7 @@ _IMAGE_TYPES = {"f16bf16": ("f16", "bf16"), "u8s8": ("u8", "s8"), "u4s4": ("u4",
 
 
 @v_args(inline=False)
-class ProseTransformer(Transformer[Token, Any]):
+class ProseTransformer(RuleTransformer):
     """Lark tree of a table cell or a sentence -> ``syntax`` values."""
 
     def count_number(self, c: list[Token]) -> S.Count:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from lark import Token, Transformer, v_args
+from lark import Token, v_args
 
 from ..base.source import Finding, SourceText, error
 from ..text.lines import kind_of
@@ -24,6 +24,7 @@ from .grammars import (
     MAX_LITERAL_BITS,
     PSEUDO_MEMO,
     Reject,
+    RuleTransformer,
     guard_size,
     pseudo_parser,
     read_with,
@@ -78,7 +79,7 @@ def _fold(items: Sequence[Any], op_of: Any) -> S.Expr:
 
 
 @v_args(inline=False)
-class PseudoTransformer(Transformer[Token, Any]):
+class PseudoTransformer(RuleTransformer):
     """Lark tree of one pseudocode line -> ``syntax`` values (a ``PseudoLine`` at the top)."""
 
     def __init__(self, src: SourceText) -> None:

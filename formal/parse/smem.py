@@ -27,12 +27,13 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token
 from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, Span, warning
 from ..text.terminals import terminals_search
+from .grammars import RuleTransformer, can_read
 from .kept import parses_remembered, remembered_read
 from .smem_records import (
     MODES,
@@ -71,7 +72,7 @@ def _cell_parser() -> Lark:
                                  "smem_constant"])
 
 
-class _Cells(Transformer):  # type: ignore[type-arg]
+class _Cells(RuleTransformer):
     def sym_int(self, c: list[Token]) -> SymEntry:
         return SymEntry(int(str(c[0]), 0))
 
@@ -138,6 +139,8 @@ class _Cells(Transformer):  # type: ignore[type-arg]
 def _or_none(parser: Lark, text: str, start: str) -> Any:
     """``text`` by ``start`` and ``_Cells``, or None where the grammar or ``_Cells`` refuse it
     (the caller's ValueError then depends on the text alone, so a refusal is remembered)."""
+    if not can_read(parser, start)(text):
+        return None  # a token the start symbol needs matches nowhere: Lark would refuse it
     try:
         return _Cells().transform(parser.parse(text, start=start))
     except (LarkError, ValueError):
@@ -200,7 +203,7 @@ def _cells(line: str) -> list[tuple[int, str]]:
     return out
 
 
-class _LineFacts(Transformer):  # type: ignore[type-arg]
+class _LineFacts(RuleTransformer):
     """``smem_line``'s tree -> ``LineFacts``."""
 
     def table_atoms(self, c: list[Token]) -> tuple[str, Any]:

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
+from .grammars import RuleTransformer
 from .kept import parses_remembered
 from .parts import declared, parts, read_by_grammar
 from .pseudocode import parse_program
@@ -82,7 +83,7 @@ class FormatSection:
     decl: SourceText
 
 
-class _ToCopy(Transformer[Token, Any]):
+class _ToCopy(RuleTransformer):
     def copy_title(self, items: list[Token]) -> tuple[str, str]:
         toks = {t.type: str(t) for t in items}
         return toks["CP_SHAPE"].rsplit(".", 1)[1], toks.get("MULTICAST", "").lstrip(".")

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, Span, error
 from . import syntax as S
+from .grammars import RuleTransformer
 from .kept import parses_remembered
 from .parts import declared, parts, read_by_grammar
 from .pseudocode import parse_program
@@ -63,7 +64,7 @@ class MetaSection:
     copies: int = 1  # times each field is held (a .ws form of M < 128: 128 / M)
 
 
-class _ToMeta(Transformer[Token, Any]):
+class _ToMeta(RuleTransformer):
     def meta_title(self, items: list[Token]) -> tuple[Any, ...]:
         toks = {t.type: str(t) for t in items}
         return (toks["KIND"].partition("::")[2], int(toks["M_EQ"][2:]), int(toks["K_EQ"][2:]),

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token
 from lark.exceptions import LarkError
 
 from ..base.grammar_files import build_parser
 from ..base.source import SourceText
 from ..text.blocks import strip_markup
+from .grammars import RuleTransformer, can_read
 from .kept import parses_remembered, remembered_read
 
 STARTS = ("sp_heading", "sp_kind", "sp_grain", "sp_value")
@@ -48,7 +49,7 @@ class SparseKinds:
     source: SourceText
 
 
-class _ToFacts(Transformer[Token, Any]):
+class _ToFacts(RuleTransformer):
     def sp_heading(self, items: list[Token]) -> tuple[Any, ...]:
         return ("heading", tuple(str(t).partition("::")[2] for t in items if t.type == "KIND"))
 
@@ -74,6 +75,8 @@ def _clean(text: str) -> str:
 def _read_now(text: str) -> tuple[Any, ...] | None:
     clean = _clean(text)
     for start in STARTS:
+        if not can_read(_parser(), start)(clean):
+            continue  # a token the start symbol needs matches nowhere: Lark would refuse it
         try:
             return _ToFacts().transform(_parser().parse(clean, start=start))  # type: ignore[no-any-return]
         except LarkError:

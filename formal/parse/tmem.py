@@ -23,13 +23,13 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, v_args
 from lark.exceptions import UnexpectedInput, VisitError
 
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Section
-from .grammars import MAX_LINE, PROSE_MEMO, remember
+from .grammars import MAX_LINE, PROSE_MEMO, RuleTransformer, can_read, remember
 from .kept import noted_prose
 from .moves import body_parts, sentences
 from .syntax import Slice, TmemFact
@@ -75,7 +75,7 @@ def _shape(tok: Token) -> str:
     return str(tok).rsplit(".", 1)[-1] if "x" in str(tok).rsplit(".", 1)[-1] else ""
 
 
-class TmemTransformer(Transformer[Token, Any]):
+class TmemTransformer(RuleTransformer):
     def __init__(self, src: SourceText) -> None:
         super().__init__()
         self.src = src
@@ -288,6 +288,8 @@ def _try(src: SourceText, start: str) -> Any:
         return None
 
     def read() -> Any:
+        if not can_read(tmem_parser(), start)(src.text):
+            return None  # a token the start symbol needs matches nowhere: Lark would refuse it
         try:
             return TmemTransformer(src).transform(tmem_parser().parse(src.text, start=start))
         except (UnexpectedInput, VisitError, RecursionError):
