@@ -1,8 +1,9 @@
 """The kinds of a document's lines kept between runs, so that a document read again is not
 tokenized line by line again.
 
-``kind_of`` (``formal.text.lines``) reads each distinct line with Lark; the catalog's eleven
-documents have about 750 distinct lines, read in about 0.1 s, the half of reading them.  The
+``kind_of`` (``formal.text.lines``) reads each distinct line its reader needs whole (most
+lines are placed by their first token alone: ``head_of``) off Lark's tables; the catalog's
+documents have a few hundred such lines, a good part of reading them.  The
 facts of a line are a handful of words, numbers and flags, so they are kept as JSON, one file
 per document in ``<cache folder>/lines`` (``formal.base.cache``: the user's own folder,
 checked before use).  For a document holding the one line ``Multiplicand A:`` the entry is::
