@@ -1,5 +1,6 @@
 """Each lexer state's scanner (formal/base/grammar_files.py): its terminals tried one by one
-give the token Lark's own scanner (their alternation, compiled) gives, for every state of every
+give the token Lark's own scanner (their alternation, compiled) gives, and so does a busy state
+scanning with that alternation itself, for every state of every
 parser the package builds, at every place of a sample of the catalog's lines."""
 
 from __future__ import annotations
@@ -94,3 +95,22 @@ def test_a_parser_reads_as_lark_reads_with_its_own_scanners() -> None:
                 (exc.pos_in_stream, getattr(exc, "expected", None), getattr(exc, "allowed", None))
             continue
         assert ours.parse(text) == want
+
+
+@pytest.mark.parametrize("module,function", ship_tables.BUILDERS)
+def test_a_busy_state_scans_with_the_alternation_as_lark_does(
+        module: str, function: str, sample: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state asked more than ``HOT`` times scans with its terminals' alternation (Lark's
+    own expression, compiled once): here from its first token on (``HOT`` 0), every state of
+    every parser gives Lark's token at every place of the sample."""
+    monkeypatch.setattr(grammar_files, "HOT", 0)
+    parser = getattr(importlib.import_module(module), function)()
+    for lx in _lexers(parser):
+        ours = copy.copy(lx.scanner)
+        ours._asked, ours.hot = 0, None
+        theirs = BasicLexer._build_scanner(copy.copy(lx))
+        for text in sample:
+            whole = TextSlice(text, 0, len(text))
+            for pos in range(0, len(text), 2):
+                assert ours.match(whole, pos) == theirs.match(whole, pos), (text, pos)
+        assert (ours.hot is not None) == bool(ours._tries)  # a state of no terminal: none

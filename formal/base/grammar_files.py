@@ -253,17 +253,39 @@ def _compiled(regexp: str, flags: int) -> Any:
     return re.compile(regexp, flags)
 
 
+# A state asked more than this many times is a busy one (a C++ header's tokens, a long
+# document's prose: thousands through a few states): from then on it scans with the
+# alternation itself, compiled once, one match in the regular-expression engine instead of
+# a Python call per terminal -- the very expression Lark compiles (``(?P<NAME>...)|...``),
+# whose first alternative that matches is the token, so the answer is the same.
+HOT = 64
+
+
 class _Scanner:
     """One lexer state's terminals (in Lark's order), each tried alone: ``match`` is the
     first that matches at ``pos`` (its text and name), ``fullmatch`` the first that matches
-    the whole text -- what Lark's ``Scanner`` answers from their alternation."""
+    the whole text -- what Lark's ``Scanner`` answers from their alternation.  A state asked
+    more than ``HOT`` times asks the alternation itself (``hot``)."""
 
     def __init__(self, terminals: list[Any], flags: int) -> None:
         self.allowed_types = {t.name for t in terminals}
         self._tries = [(_compiled(t.pattern.to_regexp(), flags), t.name) for t in terminals]
+        self._flags = flags
+        self._asked = 0
+        self.hot: Any = None
 
     def match(self, text: Any, pos: int) -> tuple[str, str] | None:
         whole, end = (text, len(text)) if isinstance(text, str) else (text.text, text.end)
+        hot = self.hot
+        if hot is None:
+            self._asked += 1
+            if self._asked > HOT and self._tries:  # (no terminal: no alternation, no token)
+                hot = self.hot = _compiled("|".join(
+                    f"(?P<{name}>{pattern.pattern})" for pattern, name in self._tries),
+                    self._flags)
+        if hot is not None:
+            m = hot.match(whole, pos, end)
+            return (m.group(0), str(m.lastgroup)) if m else None
         for pattern, name in self._tries:
             m = pattern.match(whole, pos, end)
             if m:
