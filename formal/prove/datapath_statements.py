@@ -80,24 +80,29 @@ class ints:
         return make(z3.main_ctx().ref(), len(xs), ints._array(xs))
 
     @staticmethod
+    def _rel(make: Any, a: Any, b: Any) -> Any:
+        """``make``'s comparison of two terms (``Z3_mk_lt`` ...: ``a < b`` ...)."""
+        return ints._bool(make(z3.main_ctx().ref(), a.ast, b.ast))
+
+    @staticmethod
     def lt(a: Any, b: Any) -> Any:
-        return ints._bool(z3.Z3_mk_lt(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._rel(z3.Z3_mk_lt, a, b)
 
     @staticmethod
     def le(a: Any, b: Any) -> Any:
-        return ints._bool(z3.Z3_mk_le(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._rel(z3.Z3_mk_le, a, b)
 
     @staticmethod
     def gt(a: Any, b: Any) -> Any:
-        return ints._bool(z3.Z3_mk_gt(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._rel(z3.Z3_mk_gt, a, b)
 
     @staticmethod
     def ge(a: Any, b: Any) -> Any:
-        return ints._bool(z3.Z3_mk_ge(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._rel(z3.Z3_mk_ge, a, b)
 
     @staticmethod
     def eq(a: Any, b: Any) -> Any:
-        return ints._bool(z3.Z3_mk_eq(z3.main_ctx().ref(), a.ast, b.ast))
+        return ints._rel(z3.Z3_mk_eq, a, b)
 
     @staticmethod
     def ne(a: Any, b: Any) -> Any:
