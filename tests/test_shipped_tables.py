@@ -17,6 +17,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,6 +108,18 @@ def test_the_canonical_form_tells_a_changed_table_from_a_renumbered_one() -> Non
     assert again != body and ship_tables.canonical(again) == ship_tables.canonical(body)
 
 
+def _built_from(shipped: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, str]:
+    """The ptx_asm parser built with ``shipped`` as the package's tables and no cache
+    folder, and what it printed on stderr."""
+    monkeypatch.setattr(grammar_files, "shipped_dir", lambda: shipped)
+    monkeypatch.setattr(disk, "_STATE", {"enabled": False})
+    monkeypatch.setattr(disk, "_WARNED", set())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        parser = grammar_files.build_parser("ptx_asm", "start", positions=False)
+    return parser, err.getvalue()
+
+
 def test_a_damaged_shipped_file_is_ignored_and_the_parser_built(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name, body in _shipped().items():
@@ -114,14 +127,9 @@ def test_a_damaged_shipped_file_is_ignored_and_the_parser_built(
         if name.startswith("ptx_asm-"):
             entry["tables"] = entry["tables"].replace('"start"', '"begin"', 1)
         (tmp_path / name).write_bytes(gzip.compress(json.dumps(entry).encode()))
-    monkeypatch.setattr(grammar_files, "shipped_dir", lambda: tmp_path)
-    monkeypatch.setattr(disk, "_STATE", {"enabled": False})
-    monkeypatch.setattr(disk, "_WARNED", set())
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        parser = grammar_files.build_parser("ptx_asm", "start", positions=False)
+    parser, said = _built_from(tmp_path, monkeypatch)
     [name] = [n for n in _shipped() if n.startswith("ptx_asm-")]
-    assert err.getvalue() == f"ptxlayout: warning: cache ignored: {tmp_path / name}: not " \
+    assert said == f"ptxlayout: warning: cache ignored: {tmp_path / name}: not " \
         "usable tables (the tables do not match their hash (edited or damaged)); built\n"
     assert [str(t) for t in parser.lex("mma.sync.aligned.m8n8k4 ;")] == \
         ["mma", ".sync", ".aligned", ".m8n8k4", ";"]
@@ -249,14 +257,9 @@ def test_tables_missing_a_field_are_ignored_and_the_parser_built(
     assert tables != entry["tables"]
     entry.update(tables=tables, content=grammar_files._digest(tables))
     (tmp_path / name).write_bytes(gzip.compress(json.dumps(entry).encode()))
-    monkeypatch.setattr(grammar_files, "shipped_dir", lambda: tmp_path)
-    monkeypatch.setattr(disk, "_STATE", {"enabled": False})
-    monkeypatch.setattr(disk, "_WARNED", set())
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        parser = grammar_files.build_parser("ptx_asm", "start", positions=False)
-    assert err.getvalue().startswith(f"ptxlayout: warning: cache ignored: {tmp_path / name}: "
+    parser, said = _built_from(tmp_path, monkeypatch)
+    assert said.startswith(f"ptxlayout: warning: cache ignored: {tmp_path / name}: "
                                      "not usable tables (")
-    assert err.getvalue().endswith("); built\n")
+    assert said.endswith("); built\n")
     assert [str(t) for t in parser.lex("mma.sync.aligned.m8n8k4 ;")] == \
         ["mma", ".sync", ".aligned", ".m8n8k4", ";"]
