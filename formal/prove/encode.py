@@ -561,14 +561,12 @@ def _qfbv_solver() -> Any:
 
 
 def address_solver() -> Any:
-    """Bit-vector queries of shared-memory addresses, whose every product is by a power of
-    two (a stride, 8 bits a byte): the simplifier writes each such product as a shift
-    (``mul2concat``) before the circuit is built, then as ``_qfbv_solver`` (``aig`` included).
-    The catalog's 51 descriptor and TMA queries, CPU: 240-258 ms with z3.Solver() -> 130-171
-    ms; its 48 descriptor queries in three disjunctions, in a fresh process: 71-75 ms without
-    ``aig`` -> 50-53 ms; a model comes back through the tactics' model converters."""
-    return z3.Then(z3.With("simplify", mul2concat=True), "solve-eqs", "bit-blast", "aig",
-                   "sat").solver()
+    """The solver of shared-memory address queries, whose every product is by a power of two
+    (a stride, 8 bits a byte): ``_qfbv_solver``'s pipeline, whose ``mul2concat`` writes each
+    such product as a shift.  The catalog's 51 descriptor and TMA queries, CPU: 240-258 ms
+    with z3.Solver() -> 130-171 ms; its 48 descriptor queries in three disjunctions, in a
+    fresh process: 71-75 ms without ``aig`` -> 50-53 ms."""
+    return _qfbv_solver()
 
 
 def z3_int(model: Any, v: Any, w: int) -> int:
