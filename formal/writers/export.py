@@ -67,7 +67,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..model.cells import cell_rows, cells_and_names, map_hash, prefix_sources
+from ..model.cells import cell_rows, cell_texts, cells_and_names, map_hash, prefix_sources
 from ..model.layout import Layout
 
 
@@ -89,12 +89,18 @@ def layout_record(lay: Layout, by_id: dict[str, Layout] | None = None,
                   cells_from: tuple[str, int] | None = None) -> dict[str, Any]:
     """The record of one layout; with ``cells_from`` (its table is the first E elements of
     that layout's, ``prefix_sources``) the record points there instead of listing cells."""
-    kind, rows = table if table is not None else cell_rows(lay)
+    if cells_from is not None:  # its rows are another's: only its hash is written
+        kind, texts, _e = cell_texts(lay)
+        rows: list[dict[str, Any]] = []
+        held = texts.count > 0
+    else:
+        kind, rows = table if table is not None else cell_rows(lay)
+        held = bool(rows)
     rec: dict[str, Any] = {
         "id": lay.id, "instruction": lay.instruction, "shape": lay.shape_text,
         "operand": lay.operand, "types": list(lay.types), "tile": list(lay.tile),
         "elements_per_thread": lay.elements, "source": lay.source,
-        "map_hash": map_hash(lay, (kind, rows)) if rows else None,
+        "map_hash": map_hash(lay) if held else None,
         "register": register_facts(lay, by_id),
     }
     if lay.n_values:
@@ -142,11 +148,11 @@ def export_records(layouts: Sequence[Layout], errata: Sequence[Layout] | None = 
     correct), also the ``errata`` list of ``erratum_records`` (whole tables); with ``smem``,
     the ``smem`` list of the shared-memory layouts' records (``export_smem``); with ``device``,
     its further lists for the GPU runner (``catalog_device_records``: ``scale``, ``datapath``)."""
+    layouts = list(layouts)
     by_id = {lay.id: lay for lay in layouts}
-    tables = [(lay, cell_rows(lay)) for lay in layouts]
-    refs = prefix_sources(tables)
-    doc: dict[str, Any] = {"layouts": [layout_record(lay, by_id, t, refs.get(lay.id))
-                                       for lay, t in tables]}
+    refs = prefix_sources(layouts)
+    doc: dict[str, Any] = {"layouts": [layout_record(lay, by_id, None, refs.get(lay.id))
+                                       for lay in layouts]}
     if errata is not None:
         doc["errata"] = erratum_records(errata, layouts)
     if smem:
@@ -325,15 +331,15 @@ def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
     problems: list[str] = []
     used: dict[str, int] = {}
     names_of: dict[str, str] = {}
-    tables = [(lay, cell_rows(lay)) for lay in layouts]
-    refs = prefix_sources(tables)
-    for lay, (_, rows) in tables:
-        if rows:
+    layouts = list(layouts)
+    refs = prefix_sources(layouts)
+    for lay in layouts:
+        if cell_texts(lay)[1].count:
             name = c_name(lay)
             used[name] = used.get(name, 0) + 1
             names_of[lay.id] = name if used[name] == 1 else f"{name}_{used[name]}"
     later: list[str] = []
-    for lay, _ in tables:
+    for lay in layouts:
         names, table = cells_and_names(lay)
         if not table or lay.id not in names_of:
             problems.append(f"{lay.id}: no formulas (the document gives this layout only as a "
