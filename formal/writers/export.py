@@ -65,6 +65,8 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from ..model.cells import cell_rows, cell_texts, cells_and_names, map_hash, prefix_sources
@@ -191,12 +193,40 @@ def _dump(value: Any, indent: str = "") -> str:
         items = [f"{inner}{json.dumps(k)}: {_dump(v, inner)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + f"\n{indent}}}"
     if isinstance(value, list) and value:
+        rows = _int_rows(value)
+        if rows is not None:
+            return "[\n" + ",\n".join(inner + r for r in rows) + f"\n{indent}]"
         if all(isinstance(x, (dict, list)) and x and not any(
                 isinstance(y, (dict, list)) for y in (x.values() if isinstance(x, dict) else x))
                for x in value):
             return "[\n" + ",\n".join(inner + json.dumps(x) for x in value) + f"\n{indent}]"
         return "[\n" + ",\n".join(inner + _dump(x, inner) for x in value) + f"\n{indent}]"
     return json.dumps(value)
+
+
+def _int_rows(value: list[Any]) -> list[str] | None:
+    """``json.dumps`` of each row of a table whose rows are all objects with the same keys in
+    the same order, or all lists of one length, holding integers only (a cell table, a
+    scale map's places): one %-format mapped over the rows.  None for any other list."""
+    first = value[0]
+    if type(first) is dict:
+        keys = tuple(first)
+        if len(keys) < 2 or not all(type(k) is str for k in keys) \
+                or not all(type(x) is dict for x in value) or set(map(tuple, value)) != {keys}:
+            return None
+        values = list(map(itemgetter(*keys), value))
+        fmt = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in keys) + "}"
+    elif type(first) is list:
+        if len(first) < 2 or not all(type(x) is list for x in value) \
+                or set(map(len, value)) != {len(first)}:
+            return None
+        values = list(map(tuple, value))
+        fmt = "[" + ", ".join(["%d"] * len(first)) + "]"
+    else:
+        return None
+    if not set(map(type, chain.from_iterable(values))) <= {int}:
+        return None
+    return list(map(fmt.__mod__, values))
 
 
 # ---- C++ header ----------------------------------------------------------------------------------
