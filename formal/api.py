@@ -484,17 +484,20 @@ def diff_documents(old: str | Path, new: str | Path, options: Options | None = N
                        with_catalog_tables(options or Options()))
 
 
-# the last current_catalog: (its two catalog models, the records as JSON text)
-_CURRENT: list[tuple[Any, Any, str]] = []
+# the last current_catalog: (its two catalog models, the records marshalled)
+_CURRENT: list[tuple[Any, Any, bytes]] = []
 
 
 def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(layouts, errata) as exported JSON records: the catalog as ``corrections.md`` fixes it
     (the maps the hardware must confirm), and the spec's layouts those corrections replace.
-    The GPU runner and the evidence check take these as data.  Written once for each pair
-    of catalog models (``model.resolve.catalog_model``, itself keyed by the catalog's text):
-    each call gets fresh values read from that JSON, so a caller may change its own."""
-    import json
+    The GPU runner and the evidence check take these as data.  Made once for each pair of
+    catalog models (``model.resolve.catalog_model``, itself keyed by the catalog's text) and
+    kept as ``marshal``'s bytes of those plain values (in memory only, never written or read
+    from a file): each call gets fresh values, so a caller may change its own.  The values
+    are JSON's own types (lists, dicts, strings, ints), as ``json.loads`` of the export
+    gives them (tests/test_read_once.py holds them equal)."""
+    import marshal
 
     from .base.records import expand
     from .model.resolve import catalog_model
@@ -502,11 +505,11 @@ def current_catalog() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     fixed, plain = catalog_model(True), catalog_model(False)
     if not (_CURRENT and _CURRENT[0][0] is fixed and _CURRENT[0][1] is plain):
         doc = export_records(fixed.layouts, plain.layouts)
-        _CURRENT[:] = [(fixed, plain, json.dumps(
+        _CURRENT[:] = [(fixed, plain, marshal.dumps(
             [expand(doc["layouts"]) + smem_export()
              + [r for recs in catalog_device_records().values() for r in recs],
              list(doc["errata"])]))]
-    records, errata = json.loads(_CURRENT[0][2])
+    records, errata = marshal.loads(_CURRENT[0][2])
     return records, errata
 
 

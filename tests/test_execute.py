@@ -724,16 +724,18 @@ def test_metadata_discovery_finds_the_hardware_fields(records: list[dict[str, An
 def test_supervisor_survives_a_crash_a_hang_and_its_deadline(records: list[dict[str, Any]]) \
         -> None:
     # two supervised runs at once, each waiting on its own clock while a fake launch sleeps:
-    # one has a crash and a hang (the watchdog's 15 s), the other a hang that its 15 s
-    # deadline stops (the watchdog's 60 s would come later)
+    # one has a crash and a hang (the watchdog's 3 s), the other a hang that its 8 s deadline
+    # stops (the watchdog's 60 s would come later).  A fake task takes about 10 ms and a
+    # child's start (spawn, imports, the device) 1.3-1.5 s at a load of 3 on 2 cores; the hang
+    # is the deadline run's first task, so its 8 s leave that start five times over
     crash, hang = "mma.m16n8k16.s32.s8.u8.s32", "mma.m16n8k16.s32.u8.s8.s32"
     stuck = "mma.m16n8k16.s32.s8.s8.s32"
     with ThreadPoolExecutor(2) as pool:
         watched = pool.submit(supervisor.run_supervised, f"fake:crash={crash},hang={hang}",
-                              records, trials=1, only="mma.m16n8k16.s32", timeout=15.0,
+                              records, trials=1, only="mma.m16n8k16.s32", timeout=3.0,
                               use_ptxas=False)
         stopped = pool.submit(supervisor.run_supervised, f"fake:hang={stuck}", records,
-                              trials=1, only="mma.m16n8k16.s32", timeout=60.0, deadline=15.0)
+                              trials=1, only="mma.m16n8k16.s32", timeout=60.0, deadline=8.0)
         report, late = watched.result(), stopped.result()
     # the run's deadline stopped the hang, not the task's own watchdog (no wall-clock
     # assertion: the detail names which limit fired, whatever the machine's load)

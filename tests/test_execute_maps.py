@@ -73,3 +73,74 @@ def test_a_row_is_written_as_json_writes_it() -> None:
         assert (kept, h) == cells_at("toy", "m2n2", "C/D", cells, e, row_texts(cells))
         assert len(kept) == 2 * e
         assert h == cell_table_hash("toy", "m2n2", "C/D", "cells", kept)
+
+
+def _both(rec: dict[str, Any], monkeypatch: pytest.MonkeyPatch, **kw: Any) -> list[Any]:
+    """operand_map of ``rec`` placed column by column, then cell by cell (``_place`` off):
+    each as its arrays and hash, or the LayoutError's words."""
+    import formal.execute.maps as maps
+    out = []
+    for off in (False, True):
+        with monkeypatch.context() as mp:
+            if off:
+                mp.setattr(maps, "_place", lambda *a: None)
+            try:
+                m = operand_map(rec, **kw)
+            except (LayoutError, KeyError, ValueError) as e:
+                out.append(f"{type(e).__name__}: {e}")
+                continue
+            out.append((m.row.tolist(), m.col.tolist(), None if m.last is None
+                        else m.last.tolist(), None if m.held is None else m.held.tolist(),
+                        m.map_hash, m.n, m.tile, m.groups))
+    return out
+
+
+def test_column_placement_is_the_cell_by_cell_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    import formal.execute.maps as maps
+    good = [(0, 0, 0, 0), (0, 1, 0, 1), (1, 0, 1, 0), (1, 1, 1, 1)]
+    # a plain table is placed by columns, and gives what the cells one by one give
+    assert maps._place(_toy(good)["cells"], 2, 2, 1, (2, 2), 0, False) is not None
+    a, b = _both(_toy(good), monkeypatch, lanes=2)
+    assert a == b and a[0] == [[0, 0], [1, 1]] and a[1] == [[0, 1], [0, 1]]
+    # tables the columns decline: each is read cell by cell, to the same map or error
+    dup = _toy([*good, (1, 0, 0, 0)])  # lane 1 element 0 twice: the later cell stands
+    odd = _toy(good)
+    odd["cells"][2]["row"] = True  # a bool is json's, not an int
+    far = _toy([*good[:3], (1, 5, 1, 1)])  # element 5 of 2
+    lost = _toy(good)
+    del lost["cells"][1]["col"]
+    group = _toy(good, groups={"name": "g", "count": 2})
+    for c, g in zip(group["cells"], (0, 1, 0, 1), strict=True):
+        c["group"] = g
+    stacked = _toy(good)
+    for c in stacked["cells"]:
+        c["matrix"] = c["lane"]
+    cases = [(dup, {}), (odd, {}), (far, {"n": 2}), (lost, {}), (group, {}),
+             (stacked, {"matrix_rows": 8, "tile": (16, 2)}), (_toy(good[:3]), {"n": 2}),
+             (_toy(good[:3]), {"n": 2, "partial": True})]
+    for rec, kw in cases:
+        a, b = _both(rec, monkeypatch, lanes=2, **kw)
+        assert a == b, (rec["cells"], kw)
+    assert _both(dup, monkeypatch, lanes=2)[0][0] == [[0, 0], [0, 1]]
+    assert "element 5 is outside 2 x 2" in _both(far, monkeypatch, lanes=2, n=2)[0]
+    assert _both(stacked, monkeypatch, lanes=2, matrix_rows=8, tile=(16, 2))[0][0] == \
+        [[0, 0], [9, 9]]
+
+
+def test_a_table_is_written_as_json_writes_each_row() -> None:
+    """``row_texts`` writes a table of one kind of row of integers with one format mapped over
+    it; any other table row by row: always what json writes, row by row."""
+    import json
+
+    from formal.base.hashes import row_texts
+    plain = [{"lane": t, "element": i, "row": -t, "col": 10 * i} for t in range(3)
+             for i in range(2)]
+    tables = [plain, [dict(reversed(list(r.items()))) for r in plain],  # keys in any order
+              [*plain, {"lane": 0, "element": 0, "row": 0, "flag": 1}],  # as many, not the same
+              [*plain, {"lane": 0, "element": 0, "row": 0}],  # fewer
+              [*plain, {**plain[0], "group": 1}],  # more
+              [*plain, {**plain[0], "row": True}], [*plain, {**plain[0], "row": 1.5}],
+              [*plain, {**plain[0], "row": "r%d"}], [{"n": 1}, {"n": 2}], plain[:1], []]
+    for rows in tables:
+        assert row_texts(rows) == [json.dumps(r, sort_keys=True) for r in rows], rows
+    assert row_texts(plain)[1] == '{"col": 10, "element": 1, "lane": 0, "row": 0}'

@@ -466,3 +466,23 @@ def test_unknown_format_is_a_usage_error() -> None:
     with pytest.raises(ValueError, match="unknown export format"):
         export.export(catalog(), "yaml")
     assert main(["export", "--format", "yaml"]) == 2
+
+
+def test_a_table_of_integers_is_written_row_by_row_as_json_writes_each_row() -> None:
+    """The export writes a cell table or a list of places one row a line, each row as
+    ``json.dumps`` writes it, also through its one-format path for rows of plain integers."""
+    import json
+
+    from formal.writers.export import _dump, _int_rows
+    cells = [{"lane": t, "element": i, "row": -t, "col": 10 * i} for t in range(2)
+             for i in range(2)]
+    places = [[s, 3 * s, -1] for s in range(3)]
+    assert _int_rows(cells) is not None and _int_rows(places) is not None
+    tables = [cells, places, [*cells, {"element": 0, "lane": 0, "row": 0, "col": 0}],
+              [*cells, {**cells[0], "col": True}], [*places, [1, 2]], [*places, [1, 2, 1.5]],
+              [*cells, {**cells[0], "row": "r%d"}], [[1], [2]], [{"k%": 1, "j": 2}] * 2]
+    for rows in tables:
+        assert json.loads(_dump(rows)) == rows
+        lines = [" " + json.dumps(r) for r in rows]
+        assert _dump(rows).splitlines()[1:-1] == [x + "," for x in lines[:-1]] + lines[-1:]
+    assert _dump(cells).splitlines()[1] == ' {"lane": 0, "element": 0, "row": 0, "col": 0},'

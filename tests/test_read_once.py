@@ -91,3 +91,23 @@ def test_the_gpu_export_records_are_the_exports_values() -> None:
     assert len(records) == len(fixed.layouts) + len(smem) + 10 + 7 + 19 + 72 and errata and \
         len(smem) == 20 + 12  # the wgmma layouts, the K-major tcgen05 ones
     assert all(isinstance(r["cells"], list) for r in records if "cells" in r)
+
+
+def test_each_call_gets_fresh_values_of_json_types_only() -> None:
+    records, errata = api.current_catalog()
+    seen: list[Any] = [records, errata]
+    kinds: set[type] = set()
+    while seen:
+        x = seen.pop()
+        kinds.add(type(x))
+        if isinstance(x, dict):
+            assert all(type(k) is str for k in x)
+            seen.extend(x.values())
+        elif isinstance(x, list):
+            seen.extend(x)
+    assert kinds <= {dict, list, str, int, float, bool, type(None)}, kinds
+    first = records[0]["cells"][0]
+    first["row"] = -7
+    records[1]["id"] = "changed"
+    again, _ = api.current_catalog()
+    assert again[0]["cells"][0]["row"] != -7 and again[1]["id"] != "changed"

@@ -106,8 +106,14 @@ def test_every_map_is_a_bijection_onto_its_tmem_region() -> None:
 
 
 def _at(lay: Layout, lane: int, i: int) -> tuple[int, int]:
-    row, col = cells(lay)[(0, lane, i)]
+    table = _TABLES.get(lay.id)
+    if table is None or table[0] is not lay:  # each layout's table made once, not a cell
+        table = _TABLES[lay.id] = (lay, cells(lay))
+    row, col = table[1][(0, lane, i)]
     return int(row), int(col)
+
+
+_TABLES: dict[str, tuple[Layout, dict[tuple[int, int, int], tuple[Any, ...]]]] = {}
 
 
 # the hand-worked cells of CuTe's TMEM atoms (tests/tmem_hand.py, which the audit's test shares)

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -184,7 +186,14 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
     row = np.full((lanes, n), -1, dtype=np.int64)
     col = np.full((lanes, n), -1, dtype=np.int64)
     last = np.full((lanes, n), -1, dtype=np.int64) if sparse else None
-    for c in cells:
+    placed = _place(cells, lanes, n, groups, base, matrix_rows, sparse)
+    if placed is not None:
+        t, i, r, c = placed[:4]
+        row[t, i], col[t, i] = r, c
+        if last is not None:
+            last[t, i] = placed[4]
+    # placed: the loop below is the cell-by-cell reading of any other table
+    for c in (() if placed is not None else cells):
         t, i = int(c["lane"]), int(c["element"])
         if not (0 <= t < lanes and 0 <= i < n):
             raise LayoutError(f"{lid}: cell of lane {t} element {i} is outside {lanes} x {n}")
@@ -228,6 +237,40 @@ def operand_map(rec: Mapping[str, Any], bits: int | None = None,
             t, i = (int(x[0]) for x in np.nonzero(~inside))
             raise LayoutError(f"{lid}: lane {t} element {i} maps outside the {tile} tile")
     return m
+
+
+def _place(cells: Sequence[Mapping[str, Any]], lanes: int, n: int, groups: int,
+           base: tuple[int, int], matrix_rows: int, sparse: bool) -> tuple[Any, ...] | None:
+    """``operand_map``'s cell-by-cell placement done column by column: (lanes, elements,
+    rows, cols[, last cols]) as arrays, for a table of plain ints whose every cell is in
+    range and whose (lane, element) pairs are distinct; None for any other table (then the
+    cell-by-cell reading places it, or names its first bad cell, as it always has)."""
+    if len(cells) < 2 or (sparse and groups > 1) or not all(type(c) is dict for c in cells):
+        return None
+    keys = ("lane", "element", "row", *(("firstcol", "lastcol") if sparse else ("col",)))
+    try:
+        got = [list(map(itemgetter(k), cells)) for k in keys]
+    except KeyError:
+        return None
+    got.append(list(map(methodcaller("get", "group", 0), cells)))
+    got.append(list(map(methodcaller("get", "matrix", 0), cells)))
+    if not set(map(type, chain.from_iterable(got))) <= {int}:
+        return None
+    try:
+        cols = [np.array(v, dtype=np.int64) for v in got]
+    except OverflowError:
+        return None
+    t, i, r = cols[0], cols[1], cols[2]
+    g = cols[-2]
+    ok = (t >= 0) & (t < lanes) & (i >= 0) & (i < n) & (g >= 0) & (g < groups)
+    if groups > 1:
+        ok &= (r >= 0) & (r < base[0]) & (cols[3] >= 0) & (cols[3] < base[1])
+    if not ok.all() or len(np.unique(t * n + i)) != len(t):
+        return None
+    rows = r + g * base[0] + matrix_rows * cols[-1]
+    if sparse:
+        return t, i, rows, cols[3], cols[4]
+    return t, i, rows, cols[3] + g * base[1]
 
 
 def _sparse_positions(m: OperandMap, sp: Sparsity) -> None:

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..base.hashes import row_texts
-from ..base.matrix_variants import Variant, matrix_layout_serves
+from ..base.matrix_variants import CATALOG_OPERAND, Variant, matrix_layout_serves
 from ..base.variants import TYPE_BITS, sparsity_of
 from . import cpu, numbers
 from .maps import LayoutError, MetadataMap, OperandMap, metadata_map, operand_map
@@ -82,14 +82,29 @@ def matrix_record_serves(v: Variant, operand: str, rec: Mapping[str, Any]) -> bo
                          tuple(int(n) for n in rec.get("n") or ()))
 
 
-def records_for(v: Variant, records: Sequence[Mapping[str, Any]]) \
+def records_for(v: Variant, records: Sequence[Mapping[str, Any]],
+                index: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None) \
         -> dict[str, Mapping[str, Any]]:
+    """The first record serving each operand of ``v``.  ``index``: ``records_index(records)``,
+    for a caller asking of many variants."""
     out: dict[str, Mapping[str, Any]] = {}
     for op in operands(v):
-        hits = [r for r in records
+        among = records if index is None else \
+            index.get((v.instruction, str(CATALOG_OPERAND.get((v.instruction, op)))), ())
+        hits = [r for r in among
                 if (r.get("cells") or r.get("fields")) and matrix_record_serves(v, op, r)]
         if hits:
             out[op] = hits[0]
+    return out
+
+
+def records_index(records: Sequence[Mapping[str, Any]]) \
+        -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """The records by (instruction, operand), in their order: the only records
+    ``matrix_record_serves`` can accept for an operand of a variant."""
+    out: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        out.setdefault((str(r.get("instruction")), str(r.get("operand"))), []).append(r)
     return out
 
 
@@ -100,7 +115,12 @@ def maps_for(v: Variant, records: Sequence[Mapping[str, Any]],
     a caller that asks for many variants of the same ``records`` (left unchanged while it
     lives) builds each (record, threads, tile, elements, shape) map once -- wgmma's
     accumulator at one N serves every type pair."""
-    recs = records_for(v, records)
+    index = None
+    if memo is not None:
+        index = memo.get(("index",))
+        if index is None:
+            index = memo[("index",)] = records_index(records)
+    recs = records_for(v, records, index)
     out: dict[str, OperandMap] = {}
 
     def built(rec: Mapping[str, Any], **kw: Any) -> OperandMap:
@@ -110,7 +130,9 @@ def maps_for(v: Variant, records: Sequence[Mapping[str, Any]],
         if key not in memo:
             texts = None
             if rec.get("n") and rec.get("cells"):  # taken at many N: its rows written once
-                texts = memo.setdefault(("texts", id(rec)), row_texts(rec["cells"]))
+                texts = memo.get(("texts", id(rec)))
+                if texts is None:
+                    texts = memo[("texts", id(rec))] = row_texts(rec["cells"])
             memo[key] = operand_map(rec, texts=texts, **kw)
         return memo[key]
 

@@ -479,6 +479,29 @@ def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, Ro
     return kind, columns_row_texts(sorted(cols), cols), pts[order, 2]
 
 
+def _cell_array(lay: Layout) -> tuple[tuple[str, ...], np.ndarray] | None:
+    """(the keys, the rows as an int64 array) of ``cell_rows(lay)`` for a table of cells whose
+    rows are (lane, element) and two outputs, no replication group; None for any other (a
+    metadata table, an empty one, a group's, one of more outputs).  Taken from the enumerated
+    arrays in ``cell_rows``' order, without a dict a row."""
+    m = map_of(lay)
+    if m is None or lay.operand == "metadata" or len(m.names) != 2 \
+            or lay.lane_group() is not None:
+        return None
+    if m.out.dtype != np.int64 or m.pts.dtype != np.int64:  # Python's ints: as the rows say
+        kind, rows = cell_rows(lay)
+        if not rows:
+            return None
+        return tuple(rows[0]), np.array([list(r.values()) for r in rows], dtype=np.int64)
+    pts = m.pts
+    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
+    order = order[m.defined[order, :2].all(axis=1)]
+    if not len(order):
+        return None
+    arr = np.stack([pts[order, 1], pts[order, 2], m.out[order, 0], m.out[order, 1]], axis=1)
+    return ("lane", "element", *m.names), np.ascontiguousarray(arr, dtype=np.int64)
+
+
 def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None) -> str:
     """A hash of the (lane, element) -> cell table: what the GPU confirms.  ``table`` is
     ``cell_rows(lay)`` when the caller has it already."""
@@ -490,23 +513,20 @@ def map_hash(lay: Layout, table: tuple[str, list[dict[str, Any]]] | None = None)
     return cell_table_hash(lay.instruction, lay.shape_text, lay.operand, kind, rows)
 
 
-def prefix_sources(tables: Sequence[tuple[Layout, tuple[str, list[dict[str, Any]]]]]) \
-        -> dict[str, tuple[str, int]]:
+def prefix_sources(layouts: Sequence[Layout]) -> dict[str, tuple[str, int]]:
     """Layouts whose cell table is the first E elements of another's: ``{id: (that id, E)}``.
 
     wgmma's accumulator at N holds elements d0..d(N/2 - 1), and each is where the same
     element of the N = 256 accumulator is: ``wgmma.m64n8k16.D.f32`` -> ``(the m64n256k16
     D id, 4)``.  The exports state such a table once and point the others at it; the base
     is the layout with the most elements (first in order among equals), never itself a
-    reference.  Decided by comparing the tables (``tables``: each layout with its
-    ``cell_rows``), never by the names."""
+    reference.  Decided by comparing the tables (``cell_rows``' rows of (lane, element, two
+    outputs), as arrays: ``_cell_array``), never by the names."""
     arrays: list[tuple[Layout, np.ndarray, tuple[str, ...]]] = []
-    for lay, (kind, rows) in tables:
-        if kind != "cells" or not rows or "group" in rows[0] or len(rows[0]) != 4:
-            continue
-        arr = np.array([[r["lane"], r["element"], *(r[k] for k in list(r)[2:])] for r in rows],
-                       dtype=np.int64)
-        arrays.append((lay, arr, tuple(rows[0])))
+    for lay in layouts:
+        got = _cell_array(lay)
+        if got is not None:
+            arrays.append((lay, got[1], got[0]))
     buckets: dict[tuple[Any, ...], list[tuple[Layout, np.ndarray]]] = {}
     order = sorted(range(len(arrays)), key=lambda n: (-arrays[n][0].elements, n))
     out: dict[str, tuple[str, int]] = {}

@@ -65,9 +65,11 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
-from ..model.cells import cell_rows, cells_and_names, map_hash, prefix_sources
+from ..model.cells import cell_rows, cell_texts, cells_and_names, map_hash, prefix_sources
 from ..model.layout import Layout
 
 
@@ -89,12 +91,18 @@ def layout_record(lay: Layout, by_id: dict[str, Layout] | None = None,
                   cells_from: tuple[str, int] | None = None) -> dict[str, Any]:
     """The record of one layout; with ``cells_from`` (its table is the first E elements of
     that layout's, ``prefix_sources``) the record points there instead of listing cells."""
-    kind, rows = table if table is not None else cell_rows(lay)
+    if cells_from is not None:  # its rows are another's: only its hash is written
+        kind, texts, _e = cell_texts(lay)
+        rows: list[dict[str, Any]] = []
+        held = texts.count > 0
+    else:
+        kind, rows = table if table is not None else cell_rows(lay)
+        held = bool(rows)
     rec: dict[str, Any] = {
         "id": lay.id, "instruction": lay.instruction, "shape": lay.shape_text,
         "operand": lay.operand, "types": list(lay.types), "tile": list(lay.tile),
         "elements_per_thread": lay.elements, "source": lay.source,
-        "map_hash": map_hash(lay, (kind, rows)) if rows else None,
+        "map_hash": map_hash(lay) if held else None,
         "register": register_facts(lay, by_id),
     }
     if lay.n_values:
@@ -142,11 +150,11 @@ def export_records(layouts: Sequence[Layout], errata: Sequence[Layout] | None = 
     correct), also the ``errata`` list of ``erratum_records`` (whole tables); with ``smem``,
     the ``smem`` list of the shared-memory layouts' records (``export_smem``); with ``device``,
     its further lists for the GPU runner (``catalog_device_records``: ``scale``, ``datapath``)."""
+    layouts = list(layouts)
     by_id = {lay.id: lay for lay in layouts}
-    tables = [(lay, cell_rows(lay)) for lay in layouts]
-    refs = prefix_sources(tables)
-    doc: dict[str, Any] = {"layouts": [layout_record(lay, by_id, t, refs.get(lay.id))
-                                       for lay, t in tables]}
+    refs = prefix_sources(layouts)
+    doc: dict[str, Any] = {"layouts": [layout_record(lay, by_id, None, refs.get(lay.id))
+                                       for lay in layouts]}
     if errata is not None:
         doc["errata"] = erratum_records(errata, layouts)
     if smem:
@@ -185,12 +193,40 @@ def _dump(value: Any, indent: str = "") -> str:
         items = [f"{inner}{json.dumps(k)}: {_dump(v, inner)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + f"\n{indent}}}"
     if isinstance(value, list) and value:
+        rows = _int_rows(value)
+        if rows is not None:
+            return "[\n" + ",\n".join(inner + r for r in rows) + f"\n{indent}]"
         if all(isinstance(x, (dict, list)) and x and not any(
                 isinstance(y, (dict, list)) for y in (x.values() if isinstance(x, dict) else x))
                for x in value):
             return "[\n" + ",\n".join(inner + json.dumps(x) for x in value) + f"\n{indent}]"
         return "[\n" + ",\n".join(inner + _dump(x, inner) for x in value) + f"\n{indent}]"
     return json.dumps(value)
+
+
+def _int_rows(value: list[Any]) -> list[str] | None:
+    """``json.dumps`` of each row of a table whose rows are all objects with the same keys in
+    the same order, or all lists of one length, holding integers only (a cell table, a
+    scale map's places): one %-format mapped over the rows.  None for any other list."""
+    first = value[0]
+    if type(first) is dict:
+        keys = tuple(first)
+        if len(keys) < 2 or not all(type(k) is str for k in keys) \
+                or not all(type(x) is dict for x in value) or set(map(tuple, value)) != {keys}:
+            return None
+        values = list(map(itemgetter(*keys), value))
+        fmt = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in keys) + "}"
+    elif type(first) is list:
+        if len(first) < 2 or not all(type(x) is list for x in value) \
+                or set(map(len, value)) != {len(first)}:
+            return None
+        values = list(map(tuple, value))
+        fmt = "[" + ", ".join(["%d"] * len(first)) + "]"
+    else:
+        return None
+    if not set(map(type, chain.from_iterable(values))) <= {int}:
+        return None
+    return list(map(fmt.__mod__, values))
 
 
 # ---- C++ header ----------------------------------------------------------------------------------
@@ -325,15 +361,15 @@ def to_c(layouts: Sequence[Layout]) -> tuple[str, list[str]]:
     problems: list[str] = []
     used: dict[str, int] = {}
     names_of: dict[str, str] = {}
-    tables = [(lay, cell_rows(lay)) for lay in layouts]
-    refs = prefix_sources(tables)
-    for lay, (_, rows) in tables:
-        if rows:
+    layouts = list(layouts)
+    refs = prefix_sources(layouts)
+    for lay in layouts:
+        if cell_texts(lay)[1].count:
             name = c_name(lay)
             used[name] = used.get(name, 0) + 1
             names_of[lay.id] = name if used[name] == 1 else f"{name}_{used[name]}"
     later: list[str] = []
-    for lay, _ in tables:
+    for lay in layouts:
         names, table = cells_and_names(lay)
         if not table or lay.id not in names_of:
             problems.append(f"{lay.id}: no formulas (the document gives this layout only as a "

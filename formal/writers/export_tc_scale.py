@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..base.hashes import cell_table_hash
+from ..base.hashes import cell_table_hash_of_tuples
 from ..execute.tcgen05_scale import TC_SCALE_INSTRUCTION
 from ..model.tc_scale import TcScaleLayout
 
@@ -54,15 +54,15 @@ def tc_scale_record(lay: TcScaleLayout) -> dict[str, Any]:
     cols = [2, 3, 4, *(5 + STATED.index(n) for n in fields[3:])]
     names = [*TC_PLACE_FIELDS, *fields[3:]]
     places = [[p[c] for p in lay.placed(s) for c in cols] for s in lay.sf_ids]
-    rows = [dict(zip(names, (s, *p[:2], *(p[c] for c in cols)), strict=True))
-            for s in lay.sf_ids for p in lay.placed(s)]
+    rows = [(s, *p[:2], *(p[c] for c in cols)) for s in lay.sf_ids for p in lay.placed(s)]
     op = f"scale_{lay.operand}"
     return {"id": lay.id, "instruction": TC_SCALE_INSTRUCTION, "opcode": lay.instruction,
             "kind": lay.kind, "form": lay.form, "scale_type": lay.stype, "operand": op,
             "shape": lay.shape, "m": lay.m, "n": lay.n, "k": lay.k, "vec": lay.vec,
             "cta_group": lay.cta_group, "sparse": lay.sparse, "tile": list(lay.tile),
             "columns": lay.columns, "sf_ids": list(lay.sf_ids),
-            "map_hash": cell_table_hash(TC_SCALE_INSTRUCTION, lay.shape, lay.id, "places", rows),
+            "map_hash": cell_table_hash_of_tuples(TC_SCALE_INSTRUCTION, lay.shape, lay.id, "places",
+                                               names, rows),
             "place_fields": fields, "places": places}
 
 
