@@ -25,6 +25,7 @@ the spec's TMEM column of a catalog column c >= half (half: the first access's c
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -117,16 +118,18 @@ def compare_tmem(v: Variant, reg: CuteLayout, mem: CuteLayout, val_id: CuteLayou
     return out
 
 
-# (the TMEM-side layout, ValID, the element width, the spec's cells as (shape, bytes)) -> its
-# verdict: the load and store atoms of one shape, and the .x1 .. .x128 repetitions that share
-# a ValID, ask the same question (half of the 148 of the CUTLASS wheel)
+# (the TMEM-side layout, ValID, the element width, the spec's cells' type, shape and digest)
+# -> its verdict: the load and store atoms of one shape, and the .x1 .. .x128 repetitions
+# that share a ValID, ask the same question (half of the 148 of the CUTLASS wheel)
 _SIDES: dict[tuple[Any, ...], tuple[str, Counterexample | None, str]] = {}
 
 
 def tmem_side(mem: CuteLayout, val_id: CuteLayout, want: np.ndarray, width: int) \
         -> tuple[str, Counterexample | None, str]:
-    """``_tmem_side``, once a process for each of its inputs (the spec's cells by value)."""
-    key = (mem, val_id, width, want.dtype.str, want.shape, want.tobytes())
+    """``_tmem_side``, once a process for each of its inputs (the spec's cells by value: the
+    SHA-256 of their bytes, not the bytes, is kept)."""
+    key = (mem, val_id, width, want.dtype.str, want.shape,
+           hashlib.sha256(np.ascontiguousarray(want).tobytes()).digest())
     hit = _SIDES.get(key)
     if hit is None:
         hit = _SIDES[key] = _tmem_side(mem, val_id, want, width)
