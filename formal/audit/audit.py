@@ -179,9 +179,12 @@ class Audit:
 
 
 def spec_for(layouts: Sequence[Layout], atom: Atom, operand: str) -> Layout | None:
+    """The first of ``layouts`` that states ``operand`` of the atom's variant, else None."""
     v = atom.instruction.variant if atom.instruction is not None else None
     if v is None:
         return None
+    # both tests below hold only for a layout of the variant's own instruction
+    layouts = of_instruction(layouts, v.instruction)
     if v.wgmma:
         name = WGMMA_OPERAND.get(operand, "")
         for lay in layouts if name else ():
@@ -195,6 +198,26 @@ def spec_for(layouts: Sequence[Layout], atom: Atom, operand: str) -> Layout | No
                                                lay.types, lay.id, lay.arrangement):
             return lay
     return None
+
+
+# id of a tuple of layouts -> the tuple and its layouts by instruction, each group in order
+_BY_INSTRUCTION: dict[int, tuple[Sequence[Layout], dict[str, tuple[Layout, ...]]]] = {}
+
+
+def of_instruction(layouts: Sequence[Layout], instruction: str) -> Sequence[Layout]:
+    """The layouts of ``instruction`` among ``layouts``, in their order (grouped once a
+    process for a tuple: the catalog's are asked for every operand of every atom; a list,
+    which may change, is filtered each time)."""
+    if not isinstance(layouts, tuple):
+        return [lay for lay in layouts if lay.instruction == instruction]
+    hit = _BY_INSTRUCTION.get(id(layouts))
+    if hit is None or hit[0] is not layouts:
+        groups: dict[str, list[Layout]] = {}
+        for lay in layouts:
+            groups.setdefault(lay.instruction, []).append(lay)
+        hit = _BY_INSTRUCTION[id(layouts)] = (
+            layouts, {k: tuple(g) for k, g in groups.items()})
+    return hit[1].get(instruction, ())
 
 
 def _entry(op: Operand, against: str, lay: Layout, table: SpecTable | str,
@@ -317,7 +340,7 @@ def _move_entries(atom: Atom, v: Variant) -> tuple[Entry, ...] | None:
         return None
     found: dict[str, Layout] = {}
     for side, name in MOVE_OPERANDS[v.instruction].items():
-        for lay in spec_layouts(False):
+        for lay in of_instruction(spec_layouts(False), v.instruction):
             if matrix_layout_serves(v, name, lay.instruction, lay.shape_text, lay.operand,
                                     lay.types, lay.n_values):
                 found[side] = lay

@@ -19,6 +19,7 @@ becomes index 32 = (row 0, col 2) against the spec's (row 0, col 1): ``differs``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,8 +275,6 @@ def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
     Each digit of the thread and value coordinates is a bounded variable, so CuTe's index
     is a sum of digit * stride with no division; the spec's index is a balanced multiplexer
     over its table, keyed by thread * values + value."""
-    import z3
-
     threads = len(lanes)
     if not threads or not values:
         return "unsat"
@@ -285,6 +284,34 @@ def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
     for s, d in t_modes + v_modes:
         hi += abs(d) * s
     w = max(8, (hi * 4).bit_length() + 1)
+    missing = (1 << w) - 1  # a cell the spec does not give: no CuTe index reaches it
+    keys = [spec.index(c) if c is not None else missing
+            for lane in lanes for c in spec.cells[lane][:values]]
+    # everything the query and the check of a model read: the atoms of one shape and types
+    # (GMMA's major-ness and scale variants, each N's table cut from one) ask the same
+    asked = (cute, tuple(lanes), values, w, tuple(keys), spec.rows, spec.cols, spec.swapped,
+             timeout_ms)
+    hit = _ASKED.get(asked)
+    if hit is not None:
+        return hit
+    got = _ask(cute, lanes, spec, values, timeout_ms, t_modes, v_modes, w, keys)
+    if got != "unknown":  # an unknown (Z3's time limit) is asked again
+        _ASKED[asked] = got
+    return got
+
+
+# a query's inputs (``asked`` above) -> Z3's sat / unsat, once a process: 85 comparisons of
+# the CUTLASS wheel ask 35 questions
+_ASKED: dict[tuple[Any, ...], str] = {}
+
+
+def _ask(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int, timeout_ms: int,
+         t_modes: list[tuple[int, int]], v_modes: list[tuple[int, int]], w: int,
+         keys: list[int]) -> str:
+    """``_z3``'s query, asked of Z3."""
+    import z3
+
+    threads = len(lanes)
     solver = z3.SolverFor("QF_BV")
     solver.set("timeout", timeout_ms)
 
@@ -301,18 +328,8 @@ def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
     t, t_idx = coord("t", t_modes)
     v, v_idx = coord("v", v_modes)
     solver.add(z3.ULT(t, threads), z3.ULT(v, values))
-    missing = (1 << w) - 1  # a cell the spec does not give: no CuTe index reaches it
-    keys = [spec.index(c) if c is not None else missing
-            for lane in lanes for c in spec.cells[lane][:values]]
     p = t * values + v
-
-    def mux(lo: int, n: int) -> Any:
-        if n == 1:
-            return z3.BitVecVal(keys[lo], w)
-        half = n // 2
-        return z3.If(z3.ULT(p, lo + half), mux(lo, half), mux(lo + half, n - half))
-
-    solver.add(t_idx + v_idx != mux(0, len(keys)))
+    solver.add(t_idx + v_idx != table_mux(p, keys))
     res = solver.check()
     if res == z3.unknown:
         return "unknown"
@@ -325,6 +342,53 @@ def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
                                 f"{vv} is not one")
         return "sat"
     return "unsat"
+
+
+def table_mux(p: Any, keys: Sequence[int]) -> Any:
+    """``keys[p]`` as a Z3 term for ``0 <= p < len(keys)``: a balanced multiplexer,
+
+        If(ULT(p, lo + half), <keys[lo : lo + half]>, <keys[lo + half : lo + n]>)
+
+    down to one key, ``BitVecVal(key, width of p)``.  The very term those z3 calls make
+    (Z3 shares equal terms: ``z3.eq`` holds them equal, tests/test_audit_z3_memo.py), made
+    by one call of Z3's C API a node (the Python operators' coercions and wrappers were most
+    of the time of a wgmma table's thousands of nodes), each node referenced until the whole
+    term is."""
+    import z3
+
+    if not keys:
+        raise ValueError("a multiplexer over no keys")
+    ctx = p.ctx
+    ref = ctx.ref()
+    sort = p.sort().ast
+    held: list[Any] = []
+    vals: dict[int, Any] = {}
+
+    def keep(a: Any) -> Any:
+        z3.Z3_inc_ref(ref, a)
+        held.append(a)
+        return a
+
+    def val(k: int) -> Any:
+        hit = vals.get(k)
+        if hit is None:
+            hit = vals[k] = keep(z3.Z3_mk_numeral(ref, str(k), sort))
+        return hit
+
+    pa = p.as_ast()
+
+    def mux(lo: int, n: int) -> Any:
+        if n == 1:
+            return val(keys[lo])
+        half = n // 2
+        cond = keep(z3.Z3_mk_bvult(ref, pa, val(lo + half)))
+        return keep(z3.Z3_mk_ite(ref, cond, mux(lo, half), mux(lo + half, n - half)))
+
+    try:
+        return z3.BitVecRef(mux(0, len(keys)), ctx)  # referenced by the wrapper from here on
+    finally:
+        for a in held:
+            z3.Z3_dec_ref(ref, a)
 
 
 def same_table(a: SpecTable, b: SpecTable) -> bool:

@@ -85,9 +85,11 @@ def tc_meta_spec_layouts() -> tuple[object, ...]:
     return tuple(meta_layouts(read_tc_meta(text, "catalog/sparse-metadata/tcgen05.md")[0]))
 
 
+@cache
 def spec_datapaths() -> tuple[DataPath, ...]:
     """The catalog's tcgen05.mma data-path layouts A-G (formal/catalog/tcgen05-datapath.md),
-    as ``ptxlayout prove`` reads them."""
+    as ``ptxlayout prove`` reads them (once a process: every UMMA atom's D at every M and N
+    asks for them)."""
     from ..catalog import documents
     from ..model.datapath import datapaths
     from ..parse.document import parse_document

@@ -194,7 +194,12 @@ def umma_cute_cells(env: Env, frg: Struct, n_sm: int, alloc: str, m: int, n: int
     return out
 
 
+@cache
 def datapath_spec_cells(letter: str, m: int, n: int) -> np.ndarray | None:
+    """The spec's (global lane, column) of every D(row, col) of data-path Layout ``letter``
+    at M = ``m``, N = ``n``, an M x N x 2 array (-1: no cell), or None where the catalog has
+    no such layout.  Made once a process for each (letter, M, N) -- the UMMA atoms of one
+    fragment ask for the same ones -- so the array is read-only."""
     dp = next((d for d in spec_datapaths() if d.layout == letter), None)
     if dp is None:
         return None
@@ -202,6 +207,7 @@ def datapath_spec_cells(letter: str, m: int, n: int) -> np.ndarray | None:
     out = np.full((m, n, 2), -1, dtype=np.int64)
     out[c["row"], c["dcol"], 0] = DP_LANES * c["cta"] + c["lane"]
     out[c["row"], c["dcol"], 1] = c["tcol"]
+    out.flags.writeable = False
     return out
 
 
