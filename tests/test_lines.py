@@ -278,3 +278,33 @@ def test_a_plain_lines_kind_is_decided_as_the_whole_kind_does(seeds: dict[str, P
             assert got == whole(text, in_pseudo), (text, in_pseudo)
             found.add((got, in_pseudo))
     assert found == {(w, p) for w in ("pseudo", "row", "") for p in (False, True)}
+
+
+def test_looks_of_lines_looks_at_a_repeated_line_once(seeds: dict[str, Path],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``looks_of_lines`` asks ``look_of_raw`` once a distinct line, and gives every line what
+    looking at it alone gives, at its own line and column (quoted, bulleted, in a table)."""
+    from formal.text import looks
+
+    lines = [raw for p in sorted(seeds.values()) for raw in
+             p.read_text(encoding="utf-8").splitlines()]
+    lines += ["> * Multiplicand A:", "| row = groupID |", "", "> * Multiplicand A:",
+              "  row = groupID", "", "| row = groupID |"]
+    want = []
+    for lineno, raw in enumerate(lines, 1):
+        what, start, end = looks.look_of_raw(raw)
+        if what:
+            want.append((what, raw[start:end], lineno, start + 1))
+    asked: list[str] = []
+    real = looks.look_of_raw
+
+    def counted(raw: str) -> tuple[str, int, int]:
+        asked.append(raw)
+        return real(raw)
+    monkeypatch.setattr(looks, "look_of_raw", counted)
+    got = [(what, src.text, src.span(0).line, src.span(0).column)
+           for what, src in looks.looks_of_lines(lines, "doc")]
+    assert got == want
+    assert sorted(asked) == sorted(set(lines))
+    assert ("operand", "Multiplicand A:", len(lines) - 3, 5) in got
+    assert ("formula", "row = groupID", len(lines), 3) in got
