@@ -308,3 +308,23 @@ def test_looks_of_lines_looks_at_a_repeated_line_once(seeds: dict[str, Path],
     assert sorted(asked) == sorted(set(lines))
     assert ("operand", "Multiplicand A:", len(lines) - 3, 5) in got
     assert ("formula", "row = groupID", len(lines), 3) in got
+
+
+def test_a_head_asked_after_the_whole_kind_is_not_read_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``head_of`` of a line ``kind_of`` has read gives that kind (its head facts the same)
+    without tokenizing the line again; a line never read whole still has its first token
+    read."""
+    from formal.text import lines as L
+    text = "Multiplicand B: the operand of a warp-level instruction, unread before"
+    other = "Accumulators: another line, unread before"
+    whole = L.kind_of(text)
+    head = L.head_of(text)
+    assert head == whole and head.operand == "B" and head.opener
+
+    def no_lexer() -> None:
+        raise AssertionError("tokenized again")
+    monkeypatch.setattr(L, "_lean_tables", no_lexer)
+    assert L.head_of.__wrapped__(text) == whole  # answered from the kinds read
+    with pytest.raises(AssertionError, match="tokenized again"):
+        L.head_of.__wrapped__(other)
