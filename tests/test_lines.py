@@ -86,19 +86,75 @@ def test_the_flat_tree_is_read_as_the_transformer_reads_it(seeds: dict[str, Path
     assert _read_kind("Multiplicand A:").operand == "A"
 
 
-def test_a_sentence_break_takes_the_fill_after_it() -> None:
-    """SENTENCE_BREAK's run is FILL's own character (the grammar states it twice: one edit
-    must make both), and the line's facts are those of a break followed by FILL."""
+def _lark_rules() -> dict[str, str]:
     from formal.base.grammar_files import grammar_dir
     text = (grammar_dir() / "lines.lark").read_text(encoding="utf-8")
-    rules = dict(ln.split(": ", 1) for ln in text.splitlines()
-                 if ln.startswith(("FILL.1:", "SENTENCE_BREAK.3:")))
-    fill, brk = rules["FILL.1"].strip("/"), rules["SENTENCE_BREAK.3"].strip("/")
-    assert fill.endswith(")+") and brk == "[.:](?= )" + fill[:-1] + "*"
+    return dict(ln.split(": ", 1) for ln in text.splitlines()
+                if ln.startswith(("FILL.1:", "SENTENCE_BREAK.3:", "_QUIET:", "_GOES_ON:")))
+
+
+def test_a_sentence_break_takes_the_fill_after_it() -> None:
+    """SENTENCE_BREAK's run is FILL's own (the grammar builds both of the same two pieces), and
+    the line's facts are those of a break followed by FILL."""
+    rules = _lark_rules()
+    assert rules["FILL.1"] == "(_QUIET | _GOES_ON) (_QUIET* _GOES_ON)* _QUIET*"
+    assert rules["SENTENCE_BREAK.3"] == "/[.:](?= )/ (_QUIET* _GOES_ON)* _QUIET*"
     k = kind_of("Barrier order. Predicate eviction. Memory point")
     assert (k.sentence_break, k.last, k.head) == (True, "fill", "")
     assert kind_of("Memory point. for ai where i < 4").case_word
     assert kind_of("point. same as before").same_as
+
+
+# where the tail's terminals start, as the grammar wrote it before each alternative opened with a
+# character of its own: one case-insensitive group, the look-behinds first
+_PLAIN_STARTS = (
+    '(?:^| )(?:for|For)(?= |$)| (?:[a-z]+|[0-9]+|N\\/[0-9]+) \\.[a-z][a-z0-9]* registers? of(?= )'
+    '|\\tfor(?= |$)|(?:^| )(?:otherwise|Otherwise)|(?:^| )if(?= |$)|(?i:vector|same as| major ma'
+    'trix | when \\.[abcd]type is |warp-level matrix (?:load|store|transpose) instruction|matrix'
+    ' fragments for shape|access restrictions|instructions: tcgen05\\.(?:ld|st)\\b|data path layo'
+    'ut organization|layout [a-g] \\(m = |packing formats? (?:of|for|used))|fragment layout|meta'
+    'data layout|(?<=\\S)(?:Matrix [Ff]ragments|Multiplicand [AB]|Accumulators|Metadata:|The lay'
+    'out of|The row and column|Same as Matrix|Fragment layout for)|(?<=\\S)\\.[a-z][a-z0-9]*(?:(?'
+    ':\\s*(?:\\/|,)\\s*|\\s+(?:or|and)\\s+)\\.[a-z][a-z0-9]*)*\\s*:$|[.:](?= )|:$|\\|$')
+
+
+def _runs_of(rx: str, texts: list[str]) -> list[tuple[int, int]]:
+    import re
+    pattern = re.compile(rx)
+    out = []
+    for text in texts:
+        for pos in range(len(text) + 1):
+            m = pattern.match(text, pos)
+            out.append((pos, m.end() if m else -1))
+    return out
+
+
+def test_fill_runs_as_its_plain_definition(seeds: dict[str, Path]) -> None:
+    """FILL as compiled (a run of _QUIET at a time, then one character that goes on) and
+    SENTENCE_BREAK end where the plain definitions end -- ``(_QUIET | (?!starts)[\\s\\S])+``
+    with the starts written as one case-insensitive group -- at every column of the seeds'
+    lines, lines made of every terminal's words (in other cases, glued, after a tab) and of
+    the characters that ignoring case matches beyond ASCII (the long s, the Kelvin sign,
+    the dotted and dotless i)."""
+    import random
+
+    from formal.text.lines import _parser
+    rules = _lark_rules()
+    quiet = rules["_QUIET"].strip("/").replace("\\t", "\t")
+    plain = f"(?:{quiet}|(?!{_PLAIN_STARTS})[\\s\\S])"
+    compiled = {t.name: t.pattern.to_regexp() for t in _parser().terminals}
+    texts = sorted({raw for p in seeds.values() for raw in p.read_text(encoding="utf-8")
+                    .splitlines()})[:200] + _EVERY_TERMINAL
+    rng = random.Random(5)
+    pieces = _EVERY_TERMINAL + ["for", "if", "otherwise", "Otherwise", "VeCtor", " MAJOR matrix ",
+                                " when .atype is ", "Packing formats used", "Layout b (M = ",
+                                "Access restrictions", "\u017fame as", "acce\u017f\u017f",
+                                "\u212a", "\u0130nstructions: tcgen05.ld", "\u0131f", ". ", ": ",
+                                "\t", " ", "x", "3", ".", ":", "|", "é"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(1000)]
+    assert _runs_of(compiled["FILL"], texts) == _runs_of(plain + "+", texts)
+    assert _runs_of(compiled["SENTENCE_BREAK"], texts) == _runs_of("[.:](?= )" + plain + "*",
+                                                                     texts)
 
 
 # lines that between them hold every terminal of lines.lark (the catalog holds about half)
@@ -222,3 +278,53 @@ def test_a_plain_lines_kind_is_decided_as_the_whole_kind_does(seeds: dict[str, P
             assert got == whole(text, in_pseudo), (text, in_pseudo)
             found.add((got, in_pseudo))
     assert found == {(w, p) for w in ("pseudo", "row", "") for p in (False, True)}
+
+
+def test_looks_of_lines_looks_at_a_repeated_line_once(seeds: dict[str, Path],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``looks_of_lines`` asks ``look_of_raw`` once a distinct line, and gives every line what
+    looking at it alone gives, at its own line and column (quoted, bulleted, in a table)."""
+    from formal.text import looks
+
+    lines = [raw for p in sorted(seeds.values()) for raw in
+             p.read_text(encoding="utf-8").splitlines()]
+    lines += ["> * Multiplicand A:", "| row = groupID |", "", "> * Multiplicand A:",
+              "  row = groupID", "", "| row = groupID |"]
+    want = []
+    for lineno, raw in enumerate(lines, 1):
+        what, start, end = looks.look_of_raw(raw)
+        if what:
+            want.append((what, raw[start:end], lineno, start + 1))
+    asked: list[str] = []
+    real = looks.look_of_raw
+
+    def counted(raw: str) -> tuple[str, int, int]:
+        asked.append(raw)
+        return real(raw)
+    monkeypatch.setattr(looks, "look_of_raw", counted)
+    got = [(what, src.text, src.span(0).line, src.span(0).column)
+           for what, src in looks.looks_of_lines(lines, "doc")]
+    assert got == want
+    assert sorted(asked) == sorted(set(lines))
+    assert ("operand", "Multiplicand A:", len(lines) - 3, 5) in got
+    assert ("formula", "row = groupID", len(lines), 3) in got
+
+
+def test_a_head_asked_after_the_whole_kind_is_not_read_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``head_of`` of a line ``kind_of`` has read gives that kind (its head facts the same)
+    without tokenizing the line again; a line never read whole still has its first token
+    read."""
+    from formal.text import lines as L
+    text = "Multiplicand B: the operand of a warp-level instruction, unread before"
+    other = "Accumulators: another line, unread before"
+    whole = L.kind_of(text)
+    head = L.head_of(text)
+    assert head == whole and head.operand == "B" and head.opener
+
+    def no_lexer() -> None:
+        raise AssertionError("tokenized again")
+    monkeypatch.setattr(L, "_lean_tables", no_lexer)
+    assert L.head_of.__wrapped__(text) == whole  # answered from the kinds read
+    with pytest.raises(AssertionError, match="tokenized again"):
+        L.head_of.__wrapped__(other)

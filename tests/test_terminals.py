@@ -67,3 +67,53 @@ def test_the_search_finds_what_opens_a_table() -> None:
 def test_a_name_no_terminal_has_is_refused() -> None:
     with pytest.raises(ValueError, match="TABLEAU_"):
         terminals_search(_line_parser(), ("TABLE_", "TABLEAU_"))
+
+
+@pytest.mark.parametrize("regexp, starts", [
+    ("(?i:canonical layouts)", (("canonical layouts", True),)),
+    ("(?i:(?:m\\/n|mn|K)-\\s*major)", (("m/n", True), ("mn", True), ("k", True))),
+    ("(?<![A-Za-z0-9_])(?:tcgen05|wgmma)(?![A-Za-z0-9])", (("tcgen05", False), ("wgmma", False))),
+    ("Encoding of (?:LBO|SBO)", (("Encoding of ", False),)),
+    ("(?i:exact layout)(?=\\s*:)", (("exact layout", True),)),
+    ("(?i)Swizzle", (("swizzle", True),)),
+    ("(?i:a(?-i:B)c)", (("a", True),)),          # the run ends where the case rule changes
+    ("(?i:ab\u212ac)", (("ab", True),)),         # ... and before a letter that is not ASCII
+    ("\u212a-major", (("\u212a-major", False),)),
+    ("^(?:for|if)\\b", (("for", False), ("if", False))),
+    ("[0-9]+", None), ("(?:a|b*)c", None), ("(?:a?)x", None), ("(?a:x)", None),
+    ("(?i:\u212a)", None),
+])
+def test_literal_starts_are_read_off_the_patterns_parse(regexp: str, starts: object) -> None:
+    from formal.text.terminals import literal_starts
+    assert literal_starts(regexp) == starts
+
+
+def _cased(text: str, rng: random.Random) -> str:
+    return "".join(ch.upper() if rng.random() < 0.5 else ch for ch in text)
+
+
+def test_the_gated_search_answers_as_every_pattern_searched(seeds: dict[str, Path]) -> None:
+    """A pattern is skipped in a line holding none of its literal starts: on every line of the
+    corpus, the same lines with their letters' cases changed, and lines with the letters
+    that ignoring case matches beyond ASCII (the Kelvin sign for k, the long s for s), the
+    test answers exactly as searching every pattern of the terminals does."""
+    import re
+
+    prefixes = ("TABLE_", "LABEL_", "MAJOR_", "FAMILY")
+    chosen = [t for t in _line_parser().terminals if t.name.startswith(prefixes)]
+    searches = [re.compile(t.pattern.to_regexp()).search for t in chosen]
+    rng = random.Random(7)
+    lines = _lines(seeds)
+    lines += [_cased(t, rng) for t in lines[::3]]
+    lines += ["\u212a-major", "K-major", "\u017fwizzle atom layout", "swizzle atom layout",
+              "the \u017fwizzle", "mn -  MAJOR here", "Encoding of SBO in descriptor",
+              "encoding of SBO in descriptor", "x K", "KM", "wgmma", "wgmmax", "é wgmma"]
+    near = terminals_search(_line_parser(), prefixes)
+    found = 0
+    for text in lines:
+        want = any(search(text) is not None for search in searches)
+        assert near(text) == want, text
+        found += want
+    assert found > 100
+    assert near("\u212a-major") and near("\u017fwizzle atom layout")
+    assert not near("K-major".replace("K", "Q"))

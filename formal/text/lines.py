@@ -240,6 +240,9 @@ MAX_LINE = 16384
 # of the lines a document asks for are written down while it is read (None: nowhere)
 _KNOWN: dict[str, LineKind] = {}
 _ASKED: list[dict[str, LineKind]] = []
+# the kinds this process has read whole (``kind_of``), which ``head_of`` answers from too: a
+# reader that asks a line's kind and another that asks its head tokenize it once
+_READ: dict[str, LineKind] = {}
 
 
 def known_kinds(kinds: dict[str, LineKind]) -> None:
@@ -264,7 +267,12 @@ def kind_of(text: str) -> LineKind:
     reading of its document knows it); a line over ``MAX_LINE`` has none."""
     kind = _KNOWN.get(text)
     if kind is None:
-        kind = _read_kind(text)
+        kind = _READ.get(text)
+        if kind is None:
+            kind = _read_kind(text)
+            if len(_READ) >= 65536:  # bounded, as the reading's own memo
+                _READ.clear()
+            _READ[text] = kind
     for into in _ASKED:
         into[text] = kind
     return kind
@@ -374,8 +382,11 @@ def head_of(text: str) -> LineKind:
     lexer reads at offset 0 (``line: head? item*``: a head is a line's first token or none).
     Its ``assignment``, ``operand``, ``opener`` and ``row_head`` are those of
     ``kind_of(text)``, for less than reading the whole line; its ``head`` is
-    ``kind_of(text).head`` except where that is ``titled`` (a fact of the whole line)."""
+    ``kind_of(text).head`` except where that is ``titled`` (a fact of the whole line).  A line
+    this process (or a kept reading) has read whole is answered with its whole kind."""
     kind = _KNOWN.get(text)
+    if kind is None:
+        kind = _READ.get(text)  # read whole already: its head is known
     if kind is not None:
         return kind
     if len(text) > MAX_LINE:

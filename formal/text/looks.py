@@ -28,15 +28,28 @@ _MARKS = "*+-#|`"
 
 
 def looks_of_lines(lines: list[str], doc: str) -> Iterator[tuple[str, SourceText]]:
+    """Each line that looks like part of a fragment section, as (what, its text after the
+    markup); a text that repeats (blank lines, a generated section's fixed lines) is looked at
+    once."""
+    seen: dict[str, tuple[str, int, int]] = {}
     for lineno, raw in enumerate(lines, 1):
-        start, _depth = unquote(raw)
-        k = start
-        while k < len(raw) and (raw[k] in _MARKS or raw[k].isspace()):
-            k += 1
-        text = raw[k:].rstrip().rstrip("|`").rstrip()
-        what = look(text)
+        got = seen.get(raw)
+        if got is None:
+            got = seen[raw] = look_of_raw(raw)
+        what, start, end = got
         if what:
-            yield what, line_text(raw[:k + len(text)], doc, lineno, k)
+            yield what, line_text(raw[:end], doc, lineno, start)
+
+
+def look_of_raw(raw: str) -> tuple[str, int, int]:
+    """(``look`` of a raw line with its markup taken off, where that text starts, where it
+    ends): ``("formula", 2, 9)`` for ``"> row = x |"``."""
+    start, _depth = unquote(raw)
+    k = start
+    while k < len(raw) and (raw[k] in _MARKS or raw[k].isspace()):
+        k += 1
+    text = raw[k:].rstrip().rstrip("|`").rstrip()
+    return look(text), k, k + len(text)
 
 
 def looks_of_blocks(blocks: Iterable[Block]) -> Iterator[tuple[str, SourceText]]:
