@@ -35,7 +35,7 @@ from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..base.files import FileProblem, read_limited
-from .project import Finding, Span, build_parser, warning
+from .project import Declined, Finding, Span, build_parser, lean_parser, warning
 
 # bytes: CuTe's largest header (mma_sm90_gmma_sparse_ext.hpp) is 2.9 MB; a 15 MB header of
 # declarations took 2.4 GB and minutes to parse whole
@@ -232,6 +232,13 @@ def _parser() -> Lark:
     # no positions of rules: each declaration's place is its first token's (``using``,
     # ``template``, ``struct``), and propagating them cost a third of the parse
     return build_parser("cute", "start", positions=False)
+
+
+@cache
+def _lean() -> Any:
+    """The header parser's lean loop with ``_Syntax`` applied as it reduces (``lean_parser``:
+    what ``_Syntax().transform`` of Lark's tree gives), or None where it cannot run."""
+    return lean_parser(_parser(), "start", _Syntax())
 
 
 @cache
@@ -670,6 +677,12 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
                 ip.feed_token(Token("RBRACE", "}"))
         return True
 
+    lean = _lean()
+    if lean is not None:
+        try:
+            return _header(name, text, lean(text), findings)
+        except Declined:  # an error to recover from, or a tree too deep: Lark's own parse
+            pass
     try:
         tree = _parser().parse(text, on_error=on_error)
     except LarkError as e:
@@ -683,6 +696,11 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
         findings.append(warning("cute-syntax", Span(name, 0, 0),
                                 "nested too deeply to read; read nothing from it"))
         return CppHeader(name, findings=tuple(findings))
+    return _header(name, text, items, findings)
+
+
+def _header(name: str, text: str, items: Any, findings: list[Finding]) -> CppHeader:
+    """The header of the syntax ``items`` (``start``'s tree, ``_Syntax`` applied)."""
     aliases: list[Alias] = []
     structs: list[Struct] = []
     includes: list[_Include] = []

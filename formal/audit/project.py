@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ..base.grammar_files import build_parser
+from ..base.grammar_files import Declined, build_parser, lean_parser
 from ..base.matrix_variants import DATAPATH_ROWS, TMEM_VARIANTS, matrix_layout_serves
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import (
@@ -31,11 +31,11 @@ from ..model.datapath import DataPath, datapath_cells
 from ..model.tv import TV, tv_view
 from ..prove.verdicts import InternalError
 
-__all__ = ["DATAPATH_ROWS", "DataPath", "Finding", "InternalError", "Layout", "MOVES",
+__all__ = ["DATAPATH_ROWS", "DataPath", "Declined", "Finding", "InternalError", "Layout", "MOVES",
            "MOVE_SHAPES", "PTX_TYPES", "Shape", "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
            "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
-           "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "smem_canonical_rows",
-           "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts",
+           "layout_serves", "lean_parser", "matrix_layout_serves", "scale_spec_layouts",
+           "smem_canonical_rows", "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts",
            "tc_meta_spec_layouts", "tc_scale_spec_layouts", "tv_view", "warning"]
 
 
