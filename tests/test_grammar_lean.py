@@ -17,6 +17,7 @@ from lark import Transformer
 from lark.exceptions import LarkError
 
 from formal.audit import header as cpp
+from formal.base import grammar_files
 from formal.base.grammar_files import Declined, lean_parser
 
 from .wheel import cutlass_include
@@ -172,3 +173,30 @@ def test_the_loop_lexes_with_each_states_terminals() -> None:
     assert [(t.type, str(t), t.line, t.column) for t in kept][:2] == [("STRUCT", "struct", 1, 1),
                                                                     ("NAME", "S", 1, 8)]
     assert [str(t) for t in lean("a ( struct b ;").children[0].children] == ["a", "b", ";"]
+
+
+def test_first_characters_of_a_terminal() -> None:
+    assert grammar_files._first_chars(r"(?:[ \t\f\r\n])+") == {" ", "\t", "\f", "\r", "\n"}
+    assert grammar_files._first_chars(r'[LuU]?"([^"\\\n])*"') == {"L", "u", "U", '"'}
+    assert grammar_files._first_chars(r"\/\*(.|\n)*?\*\/") == {"/"}
+    assert grammar_files._first_chars(r"#[ \t]*(?!include)[a-z]+") == {"#"}
+    assert grammar_files._first_chars("ab|c(?=d)") == {"a", "c"}
+    for unknown in (r"[^x]", r"\s+", "a?", "(?i:a)b", ".", r"(?:a|)"):
+        assert grammar_files._first_chars(unknown) is None, unknown
+
+
+def test_ignored_text_is_passed_over_only_where_lark_would() -> None:
+    import re
+    ws, slash, name = re.compile(r"(?:[ \t])+"), re.compile(r"//[^\n]*"), re.compile("[a-z]+")
+    ignore, newline = frozenset({"WS", "COMMENT"}), frozenset({"WS", "COMMENT"})
+    tries = [(name, "NAME"), (slash, "COMMENT"), (ws, "WS")]
+    passing = grammar_files._passing(tries, 0, ignore, newline)
+    skips = passing.startswith("(?:(?://[^\\n]*)|(?:(?:[ \\t])+))*+")  # in Lark's order
+    assert skips == (sys.version_info >= (3, 11))
+    m = re.compile(passing).match("  // c", 0)
+    assert m is not None and (m.lastgroup is None or sys.version_info < (3, 11))
+    div = re.compile("/")  # a terminal before COMMENT that begins as it does: no passing
+    plain = grammar_files._passing([(div, "DIV"), *tries], 0, ignore, newline)
+    assert plain == "(?P<DIV>/)|(?P<NAME>[a-z]+)|(?P<COMMENT>//[^\\n]*)|(?P<WS>(?:[ \\t])+)"
+    assert grammar_files._passing(tries, 0, ignore, frozenset({"WS"})).startswith("(?P<NAME>")
+    assert grammar_files._passing([], 0, ignore, newline) == "(?!)"

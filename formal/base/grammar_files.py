@@ -371,7 +371,7 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
     ``Declined``; None where ``parser`` is not one this loop runs as Lark does (another
     lexer, a post-lexer, lexer callbacks, a Transformer of tokens)."""
     from lark.lexer import ContextualLexer
-    from lark.parse_tree_builder import ParseTreeBuilder
+    from lark.parse_tree_builder import ExpandSingleChild, ParseTreeBuilder
     from lark.parsers.lalr_analysis import Shift
     from lark.parsers.lalr_parser import LALR_Parser
 
@@ -401,7 +401,12 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
                 row[sym] = (True, arg)
             else:
                 rule = arg
-                row[sym] = (False, (len(rule.expansion), callbacks[rule], rule.origin.name,
+                cb = callbacks[rule]
+                # a ``?rule`` of one child kept as it is: its value is that child (Lark's
+                # ExpandSingleChild of the one child, no filter), no call needed
+                if len(rule.expansion) == 1 and type(cb) is ExpandSingleChild:
+                    cb = None
+                row[sym] = (False, (len(rule.expansion), cb, rule.origin.name,
                                     0 if rule.origin.name.startswith("_") else 1))
         actions[state] = row
     scanners: dict[Any, tuple[Any, frozenset[str], dict[str, dict[str, str]],
@@ -422,15 +427,15 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
             retype[kind] = {}
             for value, _, name in strings:
                 retype[kind].setdefault(value, name)  # the first that matches, as fullmatch
-        # no terminal: no token (``(?!)``, the expression that never matches)
-        alternation = _compiled("|".join(f"(?P<{name}>{pattern.pattern})"
-                                         for pattern, name in scanner._tries) or "(?!)",
+        alternation = _compiled(_passing(scanner._tries, scanner._flags,
+                                         state_lexer.ignore_types, state_lexer.newline_types),
                                 scanner._flags)
         scanners[state] = (alternation.match, state_lexer.ignore_types, retype,
                            state_lexer.newline_types, alternation)
     soup = {} if opts.propagate_positions or opts.maybe_placeholders else \
         _soup(table.states, parser.rules, callbacks, transformer)
-    return _LeanLoop(actions, table.start_states[start], table.end_states[start], scanners,
+    lexing = {state: (*scan[:4], soup.get(state)) for state, scan in scanners.items()}
+    return _LeanLoop(actions, table.start_states[start], table.end_states[start], lexing,
                      soup, max_depth)
 
 
@@ -453,8 +458,9 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
 
 def _soup(states: Any, rules: Any, callbacks: Any,
           transformer: Any) -> dict[Any, dict[Any, tuple[int, dict[str, Any]]]]:
-    """S1 -> {S: (1 where K is appended to X's children and 0 where it is not, {L: the state L
-    shifts to from S})}: what the lean loop may do in S1 with S under it."""
+    """S1 -> {S: (1 where K is appended to X's children and 0 where it is not, {L: (the state
+    L shifts to from S, 1 where L will be appended and 0 where not)})}: what the lean loop may
+    do in S1 with S under it."""
     from functools import partial
 
     from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders
@@ -531,8 +537,98 @@ def _soup(states: Any, rules: Any, callbacks: Any,
                     found[kind] = (s1, got)
         for s1, (how, accepted) in found.values():
             soup.setdefault(s1, {})[state] = (
-                how, {kind: t for kind, (t, _) in found.items() if kind in accepted})
+                how, {kind: (t, got[0]) for kind, (t, got) in found.items() if kind in accepted})
     return soup
+
+
+def _passing(tries: list[tuple[Any, str]], flags: int, ignore: frozenset[str],
+             newline: frozenset[str]) -> str:
+    """One state's scanner as one expression: the ignored text Lark's scanner passes over
+    before a token, then the token -- the alternation ``(?P<NAME>...)|...`` of the state's
+    terminals in Lark's order, whose first alternative that matches is the token -- or the
+    end of the text: ``(?:WS|COMMENT|...)*+(?:(?P<NAME>...)|...|\\Z)``.  So ``m.lastgroup``
+    is Lark's next token, ``m.start(it)`` where it begins, None at the end.
+
+    The passing is Lark's only where, at a place an ignored terminal matches, no terminal
+    before it in Lark's order can: each terminal before an ignored one begins with other
+    characters (``_first_chars``: WS's are blanks, NAME's letters).  Where that is not known
+    to hold, or an ignored terminal's newlines are not counted by Lark (what is passed over
+    counts its lines as a whole), or the expression cannot be possessive (``*+``, Python 3.11),
+    the alternation alone: each ignored token is then read as one of its own, as Lark reads
+    it.  No terminal: ``(?!)``, which never matches."""
+    import sys
+    tokens = "|".join(f"(?P<{name}>{pattern.pattern})" for pattern, name in tries) or "(?!)"
+    if sys.version_info < (3, 11) or flags or not ignore or not ignore <= newline:
+        return tokens
+    firsts = [_first_chars(pattern.pattern) for pattern, _ in tries]
+    passes = []
+    for i, (pattern, name) in enumerate(tries):
+        if name not in ignore:
+            continue
+        mine = firsts[i]
+        if mine is None or any(other is None or other & mine
+                               for other, (_, n) in zip(firsts[:i], tries[:i])
+                               if n not in ignore):
+            return tokens
+        passes.append(f"(?:{pattern.pattern})")
+    if not passes:
+        return tokens
+    return f"(?:{'|'.join(passes)})*+(?:{tokens}|\\Z)"
+
+
+def _first_chars(regexp: str) -> set[str] | None:
+    """Every character a match of ``regexp`` can begin with (a superset: a lookaround or an
+    anchor is taken as matching), or None where that is not a short list of characters (a
+    class by category or negated, any character, case folded) or where it matches the empty
+    text.  ``(?:[ \\t\\n])+`` -> {' ', '\\t', '\\n'}; ``[LuU]?"`` -> {'L', 'u', 'U', '"'}."""
+    import re
+    import re._parser as sre  # type: ignore[import-not-found]
+
+    def seq(items: Any) -> tuple[set[str], bool] | None:
+        out: set[str] = set()
+        for item in items:
+            got = one(*item)
+            if got is None:
+                return None
+            out |= got[0]
+            if not got[1]:
+                return out, False
+        return out, True
+
+    def one(op: Any, arg: Any) -> tuple[set[str], bool] | None:
+        name = str(op)
+        if name == "LITERAL":
+            return {chr(arg)}, False
+        if name == "IN":
+            out: set[str] = set()
+            for iop, iarg in arg:
+                if str(iop) == "LITERAL":
+                    out.add(chr(iarg))
+                elif str(iop) == "RANGE" and iarg[1] - iarg[0] < 256:
+                    out.update(chr(c) for c in range(iarg[0], iarg[1] + 1))
+                else:
+                    return None
+            return out, False
+        if name == "SUBPATTERN":
+            return None if arg[1] & re.IGNORECASE else seq(arg[3])
+        if name == "BRANCH":
+            outs = [seq(b) for b in arg[1]]
+            if any(o is None for o in outs):
+                return None
+            return (set().union(*(o[0] for o in outs)),  # type: ignore[index]
+                    any(o[1] for o in outs))  # type: ignore[index]
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            got = seq(arg[2])
+            return None if got is None else (got[0], got[1] or arg[0] == 0)
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+            return set(), True
+        return None
+
+    try:
+        got = seq(sre.parse(regexp))
+    except Exception:  # noqa: BLE001 - an expression this reading does not know
+        return None
+    return None if got is None or got[1] else got[0]
 
 
 class _LeanLoop:
@@ -554,7 +650,7 @@ class _LeanLoop:
     def _parse(self, text: str) -> Any:
         from lark import Token
         new_token = Token._future_new  # Token(...) without its keyword check
-        actions, scanners, end_state, soups = self.actions, self.scanners, self.end, self.soup
+        actions, scanners, end_state = self.actions, self.scanners, self.end
         max_depth = self.max_depth
         stack = [self.start]
         values: list[Any] = []
@@ -564,11 +660,22 @@ class _LeanLoop:
             token: Any = None
             kind = "$END"
             while pos < n:
-                match, ignore, retype, newline, _ = scanners[stack[-1]]
+                match, ignore, retype, newline, soup = scanners[stack[-1]]
                 m = match(text, pos)
                 if m is None:
                     raise Declined("no terminal matches")
-                value, kind, end = m.group(), m.lastgroup, m.end()
+                kind = m.lastgroup
+                begin = m.start(kind) if kind is not None else n
+                if begin > pos:  # ignored text passed over: its lines
+                    k = text.count("\n", pos, begin)
+                    if k:
+                        line += k
+                        line_start = text.rindex("\n", pos, begin) + 1
+                    pos = begin
+                if kind is None:  # the end of the text
+                    kind = "$END"
+                    break
+                value, end = m.group(kind), m.end()
                 if end == pos:
                     raise Declined("an empty token")
                 if kind in ignore:
@@ -586,13 +693,9 @@ class _LeanLoop:
                     if k:
                         line += k
                         line_start = pos + value.rindex("\n") + 1
-                token = new_token(kind, value, pos, first, column, line, end - line_start + 1,
-                                  end)
+                lexed = kind
                 if kind in retype:
                     kind = retype[kind].get(value, kind)
-                    token.type = kind
-                pos = end
-                soup = soups.get(stack[-1])
                 if soup is not None:
                     under = soup.get(stack[-2])
                     if under is not None:
@@ -600,11 +703,20 @@ class _LeanLoop:
                         if then is not None:  # the star takes the token on top; this one on
                             if under[0]:
                                 values[-2].children.append(values[-1])
-                            stack[-1] = then
-                            values[-1] = token
+                            stack[-1] = then[0]
+                            # a token its star will drop is never read: no Token made
+                            values[-1] = new_token(lexed, value, pos, first, column, line,
+                                                   end - line_start + 1, end) if then[1] else None
+                            if then[1] and kind != lexed:
+                                values[-1].type = kind
+                            pos = end
                             kind = "$END"
-                            token = None
                             continue
+                token = new_token(lexed, value, pos, first, column, line, end - line_start + 1,
+                                  end)
+                if kind != lexed:
+                    token.type = kind
+                pos = end
                 break
             while True:
                 act = actions[stack[-1]].get(kind)
@@ -618,7 +730,23 @@ class _LeanLoop:
                     depths.append(0)
                     break
                 size, callback, origin, step = act[1]
-                if size:
+                if callback is None:  # a ?rule's one child: itself, in the rule's state
+                    depth = depths[-1] + step
+                    if depth > max_depth:
+                        raise Declined("too deep")
+                    goto = actions[stack[-2]].get(origin)
+                    if goto is None or not goto[0]:
+                        raise Declined("no goto")
+                    stack[-1] = goto[1]
+                    depths[-1] = depth
+                    if token is None and stack[-1] == end_state:
+                        return values[-1]
+                    continue
+                if size == 1:
+                    taken = values[-1:]
+                    depth = depths[-1] + step
+                    del stack[-1], values[-1], depths[-1]
+                elif size:
                     taken = values[-size:]
                     depth = max(depths[-size:]) + step
                     del stack[-size:], values[-size:], depths[-size:]
