@@ -370,6 +370,8 @@ def _local(c: list[Any], i: int) -> _Local | None:
 
 # the tokens of a ``{ }`` group the soup reader sees: the named terminals and the group's own
 # punctuation (``grammar/cute.lark``'s braces keeps all; these are what _tok would keep)
+_ENDS = frozenset((";", "{", "}"))  # a statement's end, a group's ends
+_LOCAL = frozenset(("Layout", "auto"))  # what a local layout begins with
 _KEPT = frozenset(("NAME", "INT", "STRING", "CHAR", "SCOPE", "ADDOP", "MULOP", "SHIFT", "CMP",
                    "OPASSIGN", "LBRACE", "RBRACE", "SEMICOLON"))
 
@@ -478,15 +480,20 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         out: list[Any] = [_Brace(_pos(c[0]) if c and isinstance(c[0], Token) else -1)]
         run: list[Token] | None = []  # a statement's tokens (None: it holds a { } group)
         for i, x in enumerate(c):
-            if isinstance(x, Token) and str(x) in (";", "{", "}"):
-                got = _statement(run, _pos(x)) if run is not None and str(x) == ";" else None
-                if got is not None:
-                    out.append(got)
-                run = []
-            elif isinstance(x, Token) and run is not None:
-                run.append(x)
-            else:
-                run = None
+            if isinstance(x, Token):
+                if x in _ENDS:  # ; { }
+                    got = _statement(run, _pos(x)) if run is not None and x == ";" else None
+                    if got is not None:
+                        out.append(got)
+                    run = []
+                elif run is not None:
+                    run.append(x)
+                if x in _LOCAL:
+                    local = _local(c, i)
+                    if local is not None:
+                        out.append(local)
+                continue
+            run = None
             if isinstance(x, list):  # a nested group: its locals under its ``if constexpr``
                 cond = _condition(c, i)
                 for y in _flat([x]):
@@ -495,13 +502,11 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
                     out.append(y)
             elif isinstance(x, _Asm):
                 out.append(x)
-            elif isinstance(x, Token) and str(x) in ("Layout", "auto"):
-                local = _local(c, i)
-                if local is not None:
-                    out.append(local)
         toks = [t for t in c if isinstance(t, Token)]
-        for a, b, f in zip(toks, toks[1:], toks[2:]):
-            if a.type == "NAME" and b.type == "SCOPE" and str(f) == "fma":
+        for j in [j for j, t in enumerate(toks) if t.type == "SCOPE"]:
+            # NAME :: fma (a SCOPE first or last has no such neighbour)
+            if 0 < j < len(toks) - 1 and toks[j - 1].type == "NAME" and toks[j + 1] == "fma":
+                a = toks[j - 1]
                 out.append(_Call(str(a), _pos(a)))
         return out
 

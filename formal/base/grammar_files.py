@@ -576,7 +576,8 @@ def _passing(tries: list[tuple[Any, str]], flags: int, ignore: frozenset[str],
     return f"(?:{'|'.join(passes)})*+(?:{tokens}|\\Z)"
 
 
-def _first_chars(regexp: str) -> set[str] | None:
+@lru_cache(maxsize=1024)
+def _first_chars(regexp: str) -> frozenset[str] | None:
     """Every character a match of ``regexp`` can begin with (a superset: a lookaround or an
     anchor is taken as matching), or None where that is not a short list of characters (a
     class by category or negated, any character, case folded) or where it matches the empty
@@ -628,7 +629,7 @@ def _first_chars(regexp: str) -> set[str] | None:
         got = seq(sre.parse(regexp))
     except Exception:  # noqa: BLE001 - an expression this reading does not know
         return None
-    return None if got is None or got[1] else got[0]
+    return None if got is None or got[1] else frozenset(got[0])
 
 
 class _LeanLoop:
