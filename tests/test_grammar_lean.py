@@ -200,3 +200,24 @@ def test_ignored_text_is_passed_over_only_where_lark_would() -> None:
     assert plain == "(?P<DIV>/)|(?P<NAME>[a-z]+)|(?P<COMMENT>//[^\\n]*)|(?P<WS>(?:[ \\t])+)"
     assert grammar_files._passing(tries, 0, ignore, frozenset({"WS"})).startswith("(?P<NAME>")
     assert grammar_files._passing([], 0, ignore, newline) == "(?!)"
+
+
+def test_the_collector_is_paused_only_while_reading() -> None:
+    import gc
+    assert gc.isenabled()
+    seen = []
+    with grammar_files.collector_paused():
+        seen.append(gc.isenabled())
+    assert seen == [False] and gc.isenabled()
+    cpp.read_header("h.hpp", HEADER)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with grammar_files.collector_paused():
+            pass
+        assert not gc.isenabled()  # off before: off after
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError), grammar_files.collector_paused():
+        raise ValueError("on again after an error")
+    assert gc.isenabled()

@@ -35,7 +35,15 @@ from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..base.files import FileProblem, read_limited
-from .project import Declined, Finding, Span, build_parser, lean_parser, warning
+from .project import (
+    Declined,
+    Finding,
+    Span,
+    build_parser,
+    collector_paused,
+    lean_parser,
+    warning,
+)
 
 # bytes: CuTe's largest header (mma_sm90_gmma_sparse_ext.hpp) is 2.9 MB; a 15 MB header of
 # declarations took 2.4 GB and minutes to parse whole
@@ -660,6 +668,11 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
             return CppHeader(name, findings=(warning("header", Span(name, 0, 0),
                                                   f"cannot read: "
                                                   f"{getattr(e, 'strerror', None) or e}"),))
+    with collector_paused():  # a million objects, no cycle among them
+        return _read(name, text)
+
+
+def _read(name: str, text: str) -> CppHeader:
     findings: list[Finding] = []
 
     def on_error(e: UnexpectedInput) -> bool:

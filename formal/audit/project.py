@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ..base.grammar_files import Declined, build_parser, lean_parser
+from ..base.grammar_files import Declined, build_parser, collector_paused, lean_parser
 from ..base.matrix_variants import DATAPATH_ROWS, TMEM_VARIANTS, matrix_layout_serves
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import (
@@ -33,8 +33,8 @@ from ..prove.verdicts import InternalError
 
 __all__ = ["DATAPATH_ROWS", "DataPath", "Declined", "Finding", "InternalError", "Layout", "MOVES",
            "MOVE_SHAPES", "PTX_TYPES", "Shape", "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
-           "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
-           "layout_serves", "lean_parser", "matrix_layout_serves", "scale_spec_layouts",
+           "Variant", "build_parser", "cells_and_names", "collector_paused", "datapath_cells",
+           "error", "layout_serves", "lean_parser", "matrix_layout_serves", "scale_spec_layouts",
            "smem_canonical_rows", "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts",
            "tc_meta_spec_layouts", "tc_scale_spec_layouts", "tv_view", "warning"]
 

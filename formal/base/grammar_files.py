@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -357,6 +359,25 @@ class _Contextual(ContextualLexer):
 # raises, a tree deeper than ``max_depth`` (where the Transformer's recursion could fail) --
 # raises ``Declined``, and the caller asks Lark itself, from the start
 # (tests/test_grammar_lean.py holds the two equal).
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector held off while the body runs (and on again after, where it
+    was on).  Reading a header makes a million small objects, none of them in a cycle --
+    tokens, trees, lists, the frozen syntax -- and each few hundred of them wake the
+    collector, whose every tenth pass of a tenth walks the whole heap (the catalog's layouts,
+    SymPy's and Z3's modules): a tenth of reading the CUTLASS headers, and most of writing
+    them as JSON.  Acyclic garbage is freed by reference counts all the same; what the body
+    leaves in a cycle is collected on the next pass after it."""
+    import gc
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class Declined(Exception):
