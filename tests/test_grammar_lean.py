@@ -1,4 +1,4 @@
-"""The lean LALR loop (formal/base/grammar_files.py ``lean_parser``): where it gives a value,
+"""The lean LALR loop (formal/base/lean_lalr.py ``lean_parser``): where it gives a value,
 that value is Lark's own -- the tree ``parse`` builds, or a Transformer's ``transform`` of it --
 for every parser the package builds and every start symbol, on a sample of the catalog's lines,
 and for the CuTe header reader on whole CUTLASS headers; what it declines (a token no state
@@ -17,8 +17,8 @@ from lark import Transformer
 from lark.exceptions import LarkError
 
 from formal.audit import header as cpp
-from formal.base import grammar_files
-from formal.base.grammar_files import Declined, lean_parser
+from formal.base import lean_lalr
+from formal.base.lean_lalr import Declined, lean_parser
 
 from .wheel import cutlass_include
 
@@ -176,13 +176,13 @@ def test_the_loop_lexes_with_each_states_terminals() -> None:
 
 
 def test_first_characters_of_a_terminal() -> None:
-    assert grammar_files._first_chars(r"(?:[ \t\f\r\n])+") == {" ", "\t", "\f", "\r", "\n"}
-    assert grammar_files._first_chars(r'[LuU]?"([^"\\\n])*"') == {"L", "u", "U", '"'}
-    assert grammar_files._first_chars(r"\/\*(.|\n)*?\*\/") == {"/"}
-    assert grammar_files._first_chars(r"#[ \t]*(?!include)[a-z]+") == {"#"}
-    assert grammar_files._first_chars("ab|c(?=d)") == {"a", "c"}
+    assert lean_lalr._first_chars(r"(?:[ \t\f\r\n])+") == {" ", "\t", "\f", "\r", "\n"}
+    assert lean_lalr._first_chars(r'[LuU]?"([^"\\\n])*"') == {"L", "u", "U", '"'}
+    assert lean_lalr._first_chars(r"\/\*(.|\n)*?\*\/") == {"/"}
+    assert lean_lalr._first_chars(r"#[ \t]*(?!include)[a-z]+") == {"#"}
+    assert lean_lalr._first_chars("ab|c(?=d)") == {"a", "c"}
     for unknown in (r"[^x]", r"\s+", "a?", "(?i:a)b", ".", r"(?:a|)"):
-        assert grammar_files._first_chars(unknown) is None, unknown
+        assert lean_lalr._first_chars(unknown) is None, unknown
 
 
 def test_ignored_text_is_passed_over_only_where_lark_would() -> None:
@@ -190,34 +190,34 @@ def test_ignored_text_is_passed_over_only_where_lark_would() -> None:
     ws, slash, name = re.compile(r"(?:[ \t])+"), re.compile(r"//[^\n]*"), re.compile("[a-z]+")
     ignore, newline = frozenset({"WS", "COMMENT"}), frozenset({"WS", "COMMENT"})
     tries = [(name, "NAME"), (slash, "COMMENT"), (ws, "WS")]
-    passing = grammar_files._passing(tries, 0, ignore, newline)
+    passing = lean_lalr._passing(tries, 0, ignore, newline)
     skips = passing.startswith("(?:(?://[^\\n]*)|(?:(?:[ \\t])+))*+")  # in Lark's order
     assert skips == (sys.version_info >= (3, 11))
     m = re.compile(passing).match("  // c", 0)
     assert m is not None and (m.lastgroup is None or sys.version_info < (3, 11))
     div = re.compile("/")  # a terminal before COMMENT that begins as it does: no passing
-    plain = grammar_files._passing([(div, "DIV"), *tries], 0, ignore, newline)
+    plain = lean_lalr._passing([(div, "DIV"), *tries], 0, ignore, newline)
     assert plain == "(?P<DIV>/)|(?P<NAME>[a-z]+)|(?P<COMMENT>//[^\\n]*)|(?P<WS>(?:[ \\t])+)"
-    assert grammar_files._passing(tries, 0, ignore, frozenset({"WS"})).startswith("(?P<NAME>")
-    assert grammar_files._passing([], 0, ignore, newline) == "(?!)"
+    assert lean_lalr._passing(tries, 0, ignore, frozenset({"WS"})).startswith("(?P<NAME>")
+    assert lean_lalr._passing([], 0, ignore, newline) == "(?!)"
 
 
 def test_the_collector_is_paused_only_while_reading() -> None:
     import gc
     assert gc.isenabled()
     seen = []
-    with grammar_files.collector_paused():
+    with lean_lalr.collector_paused():
         seen.append(gc.isenabled())
     assert seen == [False] and gc.isenabled()
     cpp.read_header("h.hpp", HEADER)
     assert gc.isenabled()
     gc.disable()
     try:
-        with grammar_files.collector_paused():
+        with lean_lalr.collector_paused():
             pass
         assert not gc.isenabled()  # off before: off after
     finally:
         gc.enable()
-    with pytest.raises(ValueError), grammar_files.collector_paused():
+    with pytest.raises(ValueError), lean_lalr.collector_paused():
         raise ValueError("on again after an error")
     assert gc.isenabled()

@@ -14,7 +14,8 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from ..base.grammar_files import Declined, build_parser, collector_paused, lean_parser
+from ..base.grammar_files import build_parser
+from ..base.lean_lalr import Declined, collector_paused, lean_parser
 from ..base.matrix_variants import DATAPATH_ROWS, TMEM_VARIANTS, matrix_layout_serves
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import (

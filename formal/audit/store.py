@@ -37,8 +37,9 @@ from typing import Any
 from .. import __version__
 from ..base import cache as disk
 from ..base.files import FileProblem, read_limited
-from ..base.grammar_files import collector_paused, grammar_dir
+from ..base.grammar_files import grammar_dir
 from ..base.hashes import code_key
+from ..base.lean_lalr import collector_paused
 from . import header as cpp  # the syntax a header is read to
 from .project import Span, warning
 
