@@ -35,130 +35,40 @@ from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..base.files import FileProblem, read_limited
-from .project import Finding, Span, build_parser, warning
+from .cpp_values import (
+    Constant,
+    CppBinOp,
+    CppBool,
+    CppBraced,
+    CppChoice,
+    CppNeg,
+    CppParen,
+    Opaque,
+    Pack,
+    TName,
+    Type,
+    show_cpp,
+)
+from .project import (
+    Declined,
+    Finding,
+    Span,
+    build_parser,
+    collector_paused,
+    lean_parser,
+    warning,
+)
+
+# the expression values live in cpp_values; the reader's callers know them by this module
+__all__ = ["Alias", "Constant", "CppBinOp", "CppBool", "CppBraced", "CppChoice", "CppHeader",
+           "CppNeg", "CppParen", "LocalLayout", "Opaque", "Pack", "Struct", "TName", "Type",
+           "read_header", "show_cpp"]
 
 # bytes: CuTe's largest header (mma_sm90_gmma_sparse_ext.hpp) is 2.9 MB; a 15 MB header of
 # declarations took 2.4 GB and minutes to parse whole
 MAX_HEADER = 4 * 1024 * 1024
 
 # ---- syntax -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TName:
-    """One component of a qualified type: ``Shape<_4,_8>`` is TName("Shape", (...))."""
-
-    name: str
-    args: tuple[Any, ...] | None = None  # None: no template argument list
-
-    def __str__(self) -> str:
-        if self.args is None:
-            return self.name
-        return f"{self.name}<{','.join(show_cpp(a) for a in self.args)}>"
-
-
-@dataclass(frozen=True)
-class Type:
-    """A qualified type ``GMMA::ABLayout<64,16>`` as its components."""
-
-    parts: tuple[TName, ...]
-
-    @property
-    def last(self) -> TName:
-        return self.parts[-1]
-
-    def __str__(self) -> str:
-        return "::".join(str(p) for p in self.parts)
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """An expression the reader does not evaluate (``decltype(...)``, ``sizeof(...)``)."""
-
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-@dataclass(frozen=True)
-class CppBinOp:
-    """A binary C++ expression ``a op b`` (``+ - * / % < ==`` ...) inside a template argument."""
-
-    op: str
-    a: Any
-    b: Any
-
-
-@dataclass(frozen=True)
-class CppNeg:
-    """A negated C++ expression ``-a``."""
-
-    a: Any
-
-
-@dataclass(frozen=True)
-class CppParen:
-    """A parenthesized C++ expression ``(a)``: kept, so the text re-prints as written
-    (``cute::constant<int32_t, (1 << 21)>``, TMEM's lane stride in bits)."""
-
-    a: Any
-
-
-@dataclass(frozen=True)
-class CppChoice:
-    """``cond ? a : b`` (inside parentheses, as CUTLASS writes ``(M/2 > 64 ? M/2 : M)``)."""
-
-    cond: Any
-    a: Any
-    b: Any
-
-
-@dataclass(frozen=True)
-class CppBraced:
-    """A value-initialized type ``T{}`` (``Int<_DP{}*32>``): an integral constant's value."""
-
-    a: Any
-
-
-@dataclass(frozen=True)
-class Pack:
-    a: Any
-
-
-@dataclass(frozen=True)
-class CppBool:
-    """A condition ``a || b``, ``a && b`` or ``!a`` (``op``: "||", "&&", "!")."""
-
-    op: str
-    args: tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class Constant:
-    """``NAME = value;`` in a struct's body or its member functions (``constexpr static int K
-    = 96;``, ``constexpr int SUBPART_DPs = 32;``, ``using REP = _4;``), the value as the
-    constant-expression syntax reads it (an int, a ``Type``, a ``CppChoice`` ...)."""
-
-    name: str
-    value: Any
-    line: int
-
-
-def show_cpp(e: Any) -> str:
-    if isinstance(e, CppBinOp):
-        return f"{show_cpp(e.a)}{e.op}{show_cpp(e.b)}"
-    if isinstance(e, CppNeg):
-        return f"-{show_cpp(e.a)}"
-    if isinstance(e, CppParen):
-        return f"({show_cpp(e.a)})"
-    if isinstance(e, CppBraced):
-        return f"{show_cpp(e.a)}{{}}"
-    if isinstance(e, CppChoice):
-        return f"{show_cpp(e.cond)}?{show_cpp(e.a)}:{show_cpp(e.b)}"
-    if isinstance(e, Pack):
-        return f"{show_cpp(e.a)}..."
-    return str(e)
 
 
 @dataclass(frozen=True)
@@ -232,6 +142,13 @@ def _parser() -> Lark:
     # no positions of rules: each declaration's place is its first token's (``using``,
     # ``template``, ``struct``), and propagating them cost a third of the parse
     return build_parser("cute", "start", positions=False)
+
+
+@cache
+def _lean() -> Any:
+    """The header parser's lean loop with ``_Syntax`` applied as it reduces (``lean_parser``:
+    what ``_Syntax().transform`` of Lark's tree gives), or None where it cannot run."""
+    return lean_parser(_parser(), "start", _Syntax())
 
 
 @cache
@@ -363,6 +280,8 @@ def _local(c: list[Any], i: int) -> _Local | None:
 
 # the tokens of a ``{ }`` group the soup reader sees: the named terminals and the group's own
 # punctuation (``grammar/cute.lark``'s braces keeps all; these are what _tok would keep)
+_ENDS = frozenset((";", "{", "}"))  # a statement's end, a group's ends
+_LOCAL = frozenset(("Layout", "auto"))  # what a local layout begins with
 _KEPT = frozenset(("NAME", "INT", "STRING", "CHAR", "SCOPE", "ADDOP", "MULOP", "SHIFT", "CMP",
                    "OPASSIGN", "LBRACE", "RBRACE", "SEMICOLON"))
 
@@ -471,15 +390,20 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
         out: list[Any] = [_Brace(_pos(c[0]) if c and isinstance(c[0], Token) else -1)]
         run: list[Token] | None = []  # a statement's tokens (None: it holds a { } group)
         for i, x in enumerate(c):
-            if isinstance(x, Token) and str(x) in (";", "{", "}"):
-                got = _statement(run, _pos(x)) if run is not None and str(x) == ";" else None
-                if got is not None:
-                    out.append(got)
-                run = []
-            elif isinstance(x, Token) and run is not None:
-                run.append(x)
-            else:
-                run = None
+            if isinstance(x, Token):
+                if x in _ENDS:  # ; { }
+                    got = _statement(run, _pos(x)) if run is not None and x == ";" else None
+                    if got is not None:
+                        out.append(got)
+                    run = []
+                elif run is not None:
+                    run.append(x)
+                if x in _LOCAL:
+                    local = _local(c, i)
+                    if local is not None:
+                        out.append(local)
+                continue
+            run = None
             if isinstance(x, list):  # a nested group: its locals under its ``if constexpr``
                 cond = _condition(c, i)
                 for y in _flat([x]):
@@ -488,13 +412,11 @@ class _Syntax(Transformer):  # type: ignore[type-arg]
                     out.append(y)
             elif isinstance(x, _Asm):
                 out.append(x)
-            elif isinstance(x, Token) and str(x) in ("Layout", "auto"):
-                local = _local(c, i)
-                if local is not None:
-                    out.append(local)
         toks = [t for t in c if isinstance(t, Token)]
-        for a, b, f in zip(toks, toks[1:], toks[2:]):
-            if a.type == "NAME" and b.type == "SCOPE" and str(f) == "fma":
+        for j in [j for j, t in enumerate(toks) if t.type == "SCOPE"]:
+            # NAME :: fma (a SCOPE first or last has no such neighbour)
+            if 0 < j < len(toks) - 1 and toks[j - 1].type == "NAME" and toks[j + 1] == "fma":
+                a = toks[j - 1]
                 out.append(_Call(str(a), _pos(a)))
         return out
 
@@ -648,6 +570,11 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
             return CppHeader(name, findings=(warning("header", Span(name, 0, 0),
                                                   f"cannot read: "
                                                   f"{getattr(e, 'strerror', None) or e}"),))
+    with collector_paused():  # a million objects, no cycle among them
+        return _read(name, text)
+
+
+def _read(name: str, text: str) -> CppHeader:
     findings: list[Finding] = []
 
     def on_error(e: UnexpectedInput) -> bool:
@@ -670,6 +597,12 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
                 ip.feed_token(Token("RBRACE", "}"))
         return True
 
+    lean = _lean()
+    if lean is not None:
+        try:
+            return _header(name, text, lean(text), findings)
+        except Declined:  # an error to recover from, or a tree too deep: Lark's own parse
+            pass
     try:
         tree = _parser().parse(text, on_error=on_error)
     except LarkError as e:
@@ -683,6 +616,11 @@ def read_header(path: str | Path, text: str | None = None) -> CppHeader:
         findings.append(warning("cute-syntax", Span(name, 0, 0),
                                 "nested too deeply to read; read nothing from it"))
         return CppHeader(name, findings=tuple(findings))
+    return _header(name, text, items, findings)
+
+
+def _header(name: str, text: str, items: Any, findings: list[Finding]) -> CppHeader:
+    """The header of the syntax ``items`` (``start``'s tree, ``_Syntax`` applied)."""
     aliases: list[Alias] = []
     structs: list[Struct] = []
     includes: list[_Include] = []

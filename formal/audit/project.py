@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from ..base.grammar_files import build_parser
+from ..base.lean_lalr import Declined, collector_paused, lean_parser
 from ..base.matrix_variants import DATAPATH_ROWS, TMEM_VARIANTS, matrix_layout_serves
 from ..base.source import Finding, Span, error, warning
 from ..base.variants import (
@@ -31,11 +32,11 @@ from ..model.datapath import DataPath, datapath_cells
 from ..model.tv import TV, tv_view
 from ..prove.verdicts import InternalError
 
-__all__ = ["DATAPATH_ROWS", "DataPath", "Finding", "InternalError", "Layout", "MOVES",
+__all__ = ["DATAPATH_ROWS", "DataPath", "Declined", "Finding", "InternalError", "Layout", "MOVES",
            "MOVE_SHAPES", "PTX_TYPES", "Shape", "Span", "TMEM_VARIANTS", "TV", "VARIANTS",
-           "Variant", "build_parser", "cells_and_names", "datapath_cells", "error",
-           "layout_serves", "matrix_layout_serves", "scale_spec_layouts", "smem_canonical_rows",
-           "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts",
+           "Variant", "build_parser", "cells_and_names", "collector_paused", "datapath_cells",
+           "error", "layout_serves", "lean_parser", "matrix_layout_serves", "scale_spec_layouts",
+           "smem_canonical_rows", "smem_layout_at", "spec_copies", "spec_datapaths", "spec_layouts",
            "tc_meta_spec_layouts", "tc_scale_spec_layouts", "tv_view", "warning"]
 
 

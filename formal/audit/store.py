@@ -39,6 +39,7 @@ from ..base import cache as disk
 from ..base.files import FileProblem, read_limited
 from ..base.grammar_files import grammar_dir
 from ..base.hashes import code_key
+from ..base.lean_lalr import collector_paused
 from . import header as cpp  # the syntax a header is read to
 from .project import Span, warning
 
@@ -335,7 +336,8 @@ def from_disk(path: str | Path) -> cpp.CppHeader:
         return cpp.read_header(path)
     key = header_key(text)
     file = f"{key}.json"
-    with disk.folder(SUBFOLDER) as fd:
+    # reading it, writing it or checking it makes some hundred thousand objects and no cycle
+    with disk.folder(SUBFOLDER) as fd, collector_paused():
         if fd is None:
             return cpp.read_header(name, text)
         where = os.path.join(disk.root() or "", SUBFOLDER)

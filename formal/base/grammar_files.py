@@ -313,6 +313,7 @@ class _OneByOne(BasicLexer):
         strings = [t for t in self.terminals if isinstance(t.pattern, PatternStr)]
         embedded = set()
         self.callback = {}
+        self.keywords: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {}
         for t in self.terminals:
             if not isinstance(t.pattern, PatternRE):
                 continue
@@ -327,6 +328,9 @@ class _OneByOne(BasicLexer):
                         embedded.add(s.name)
             if unless:
                 self.callback[t.name] = UnlessCallback(_Scanner(unless, flags))  # type: ignore
+                # the same strings as (text, its flags, name), for the lean loop (``lean_lalr``)
+                self.keywords[t.name] = tuple((s.pattern.value, tuple(s.pattern.flags), s.name)
+                                              for s in unless)
         return _Scanner([t for t in self.terminals if t.name not in embedded], flags)
 
 
