@@ -108,6 +108,29 @@ def test_the_canonical_form_tells_a_changed_table_from_a_renumbered_one() -> Non
     assert again != body and ship_tables.canonical(again) == ship_tables.canonical(body)
 
 
+def test_an_unbounded_width_is_the_same_whichever_python_wrote_it() -> None:
+    """Python 3.11.2 writes an unbounded pattern's largest width as 2**32 - 1, 3.11.7 as
+    2**64 (Lark keeps it in the tables): the canonical form reads both as one, and still tells
+    a changed bounded width."""
+    [name] = [n for n in _shipped() if n.startswith("lines-")]  # bounded widths too
+    body = _shipped()[name]
+    entry = json.loads(gzip.decompress(body))
+    tables = entry["tables"]
+    widths = re.findall(r'_width\\?":\[(\d+),(\d+)\]', tables)
+    assert ("1", str(2**64)) in widths or ("1", str(2**32 - 1)) in widths
+    other = str(2**32 - 1) if str(2**64) in tables else str(2**64)
+    old = str(2**64) if other == str(2**32 - 1) else str(2**32 - 1)
+    older = tables.replace(f",{old}]", f",{other}]")
+    assert older != tables
+    written = gzip.compress(json.dumps({**entry, "tables": older}).encode())
+    assert ship_tables.canonical(written) == ship_tables.canonical(body)
+    lo, hi = next((a, b) for a, b in widths if int(b) < 2**32 - 1)
+    wider = tables.replace(f"[{lo},{hi}]", f"[{lo},{int(hi) + 1}]", 1)
+    assert wider != tables
+    changed = gzip.compress(json.dumps({**entry, "tables": wider}).encode())
+    assert ship_tables.canonical(changed) != ship_tables.canonical(body)
+
+
 def _built_from(shipped: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, str]:
     """The ptx_asm parser built with ``shipped`` as the package's tables and no cache
     folder, and what it printed on stderr."""

@@ -69,13 +69,32 @@ def _resolved(x: Any, memo: dict[int, Any]) -> Any:
     return x
 
 
+# the largest width Python's regular-expression parser gives an unbounded pattern: 2**32 - 1
+# (MAXREPEAT) up to Python 3.11.4 or so, 2**64 (MAXWIDTH) after; Lark keeps it in each
+# terminal's ``_width``, and orders terminals by it, where every unbounded one ties alike
+_UNBOUNDED = 2**32 - 1
+
+
+def _widths_unbounded(x: Any) -> Any:
+    """``x`` with each terminal's unbounded maximum width written as "unbounded"."""
+    if isinstance(x, dict):
+        return {k: ([v[0], "unbounded" if v[1] >= _UNBOUNDED else v[1]]
+                    if k == "_width" and isinstance(v, list) and len(v) == 2
+                    and isinstance(v[1], int) else _widths_unbounded(v))
+                for k, v in x.items()}
+    if isinstance(x, list):
+        return [_widths_unbounded(v) for v in x]
+    return x
+
+
 def canonical(entry_bytes: bytes) -> str:
-    """One gzipped entry's tables as a text that does not depend on Lark's numbering."""
+    """One gzipped entry's tables as a text that does not depend on Lark's numbering, nor on
+    which patch release of Python wrote an unbounded pattern's width."""
     from formal.base.grammar_files import _decode_object
 
     entry = json.loads(gzip.decompress(entry_bytes))
     tables = json.loads(entry["tables"], object_hook=_decode_object)
-    data = _resolved(tables["data"], tables["memo"])
+    data = _widths_unbounded(_resolved(tables["data"], tables["memo"]))
     front = data["parser"]
     table = front.pop("parser")
     tokens = {int(k): v for k, v in table["tokens"].items()}
