@@ -287,6 +287,14 @@ def cells_and_names(lay: Layout) -> tuple[tuple[str, ...], dict[tuple[int, int, 
     return m.names, dict(m.table())
 
 
+def _row_order(m: CellMap, outputs: int) -> Any:
+    """The indices of ``m``'s points in (selector, lane, element) order, each point whose
+    first ``outputs`` outputs are all defined: the rows of its cell table, in order."""
+    pts = m.pts
+    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
+    return order[m.defined[order, :outputs].all(axis=1)]
+
+
 def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
     """('cells' | 'fields', rows) in (selector, lane, element) order; a replicated layout's
     cells also name the ``group`` (the product) of their lane.  Rows are built from the
@@ -297,8 +305,7 @@ def cell_rows(lay: Layout) -> tuple[str, list[dict[str, Any]]]:
         return ("fields" if meta else "cells"), []
     K = len(m.names)
     pts = m.pts
-    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
-    order = order[m.defined[order, :K].all(axis=1)]
+    order = _row_order(m, K)
     s, t, i = (pts[order, k].tolist() for k in range(3))
     outs = [[int(v) for v in m.out[order, k].tolist()] for k in range(K)]
     if meta:
@@ -457,8 +464,7 @@ def _by_map(store: dict[tuple[Any, ...], tuple[Any, _Out]], lay: Layout,
 def _cell_texts(lay: Layout, m: CellMap, meta: bool, kind: str) -> tuple[str, RowTexts, Any]:
     K = len(m.names)
     pts = m.pts
-    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
-    order = order[m.defined[order, :K].all(axis=1)]
+    order = _row_order(m, K)
     s, t, i = (pts[order, k] for k in range(3))
     outs = [m.out[order, k] for k in range(K)]
     cols: dict[str, Any]
@@ -494,8 +500,7 @@ def _cell_array(lay: Layout) -> tuple[tuple[str, ...], np.ndarray] | None:
             return None
         return tuple(rows[0]), np.array([list(r.values()) for r in rows], dtype=np.int64)
     pts = m.pts
-    order = np.lexsort((pts[:, 2], pts[:, 1], pts[:, 0]))
-    order = order[m.defined[order, :2].all(axis=1)]
+    order = _row_order(m, 2)
     if not len(order):
         return None
     arr = np.stack([pts[order, 1], pts[order, 2], m.out[order, 0], m.out[order, 1]], axis=1)
