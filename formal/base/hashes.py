@@ -76,10 +76,10 @@ def cell_table_hash_of_tuples(instruction: str, shape: str, operand: str, kind: 
     order, fmt = how
     rows = list(rows)
     at = [list(names).index(k) for k in order]
-    if len(at) > 1 and set(map(len, rows)) <= {len(at)} \
-            and set(map(type, chain.from_iterable(rows))) <= {int}:  # the common case, at once
-        texts = list(map(fmt.__mod__, map(itemgetter(*at), rows)))
-    else:
+    texts: list[str] | None = None
+    if len(at) > 1 and set(map(len, rows)) <= {len(at)}:  # the common case, at once
+        texts = int_rows_written(fmt, list(map(itemgetter(*at), rows)))
+    if texts is None:
         texts = []
         for r in rows:
             values = tuple([r[i] for i in at]) if len(r) == len(at) else ()
@@ -156,9 +156,24 @@ def row_texts(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                 values = list(map(itemgetter(*how[0]), rows))
             except KeyError:  # a row of as many keys, not the same ones
                 values = None
-            if values is not None and set(map(type, chain.from_iterable(values))) <= {int}:
-                return list(map(how[1].__mod__, values))
+            texts = None if values is None else int_rows_written(how[1], values)
+            if texts is not None:
+                return texts
     return [_row_text(r) for r in rows]
+
+
+def object_format(keys: Sequence[str]) -> str:
+    """The %-format that writes an object of ``keys`` (in this order) holding integers as
+    ``json.dumps`` writes it: ``{"lane": %d, "row": %d}``."""
+    return "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in keys) + "}"
+
+
+def int_rows_written(fmt: str, values: Sequence[tuple[Any, ...]]) -> list[str] | None:
+    """``fmt % row`` of every row of ``values`` when every value is a plain int (not a bool,
+    a float or a name: json writes those otherwise); None when one is not."""
+    if not set(map(type, chain.from_iterable(values))) <= {int}:
+        return None
+    return list(map(fmt.__mod__, values))
 
 
 def row_text(r: Mapping[str, Any]) -> str:
@@ -177,8 +192,7 @@ def _row_format(keys: tuple[Any, ...]) -> tuple[tuple[str, ...], str] | None:
         if not all(type(k) is str for k in keys):
             return None
         order = tuple(sorted(keys))
-        fmt = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in order) + "}"
-        hit = keep_bounded(_FORMATS, keys, (order, fmt), 256)
+        hit = keep_bounded(_FORMATS, keys, (order, object_format(order)), 256)
     return hit
 
 

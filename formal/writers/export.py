@@ -65,10 +65,10 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
 from operator import itemgetter
 from typing import Any
 
+from ..base.hashes import int_rows_written, object_format
 from ..model.cells import cell_rows, cell_texts, cells_and_names, map_hash, prefix_sources
 from ..model.layout import Layout
 
@@ -215,7 +215,7 @@ def _int_rows(value: list[Any]) -> list[str] | None:
                 or not all(type(x) is dict for x in value) or set(map(tuple, value)) != {keys}:
             return None
         values = list(map(itemgetter(*keys), value))
-        fmt = "{" + ", ".join(json.dumps(k).replace("%", "%%") + ": %d" for k in keys) + "}"
+        fmt = object_format(keys)
     elif type(first) is list:
         if len(first) < 2 or not all(type(x) is list for x in value) \
                 or set(map(len, value)) != {len(first)}:
@@ -224,9 +224,7 @@ def _int_rows(value: list[Any]) -> list[str] | None:
         fmt = "[" + ", ".join(["%d"] * len(first)) + "]"
     else:
         return None
-    if not set(map(type, chain.from_iterable(values))) <= {int}:
-        return None
-    return list(map(fmt.__mod__, values))
+    return int_rows_written(fmt, values)
 
 
 # ---- C++ header ----------------------------------------------------------------------------------
