@@ -16,7 +16,8 @@ by enumeration alone (its ``floor``).
 Rows: what the catalog holds (layouts, the wgmma ones stated for every N, the moves,
 relations); ``--version`` / ``--help`` (nothing heavy may be imported); ``show``, ``draw`` and
 ``export`` of one layout, first and warm, beyond a bare python; the catalog cold (no
-cache at all: ``--no-cache``) and its ratio to the enumeration floor, cold with the grammar
+cache at all: ``--no-cache``) and, for scale, its ratio to the fragments' enumeration floor
+(the run also reads, parses and models, and proves every other family), cold with the grammar
 tables cached, warm (tables and Z3's answers cached), and with the shipped GPU evidence
 (the default run) warm, with Z3's answers cold (the cache's ``proofs/`` emptied before each
 run; its other folders stay warm) and with every cache folder emptied (the whole
@@ -240,10 +241,12 @@ def table(repeat: int, floor_s: float | None, docs_repeat: int = 1) -> list[str]
     rows.append(("catalog, cold (--no-cache), beyond imports", cold.ms(), "<= 1500 ms",
                  _holds(cold, 1.5), _mib(cold.rss)))
     if floor_s:
-        rows.append(("  the same / enumeration floor", f"{cold.wall / floor_s:.1f}x (cpu "
-                     f"{cold.cpu / floor_s:.1f}x)", "<= 5x",
-                     f"{_ok(cold.wall <= 5 * floor_s)} / {_ok(cold.cpu <= 5 * floor_s)}",
-                     f"floor {floor_s * 1000:.0f} ms"))
+        # for scale only: the run reads, parses and models the catalog and proves every
+        # family; the floor enumerates the fragments' obligations alone (bench/run.py's
+        # ratio, in one process, is the one held to 5x)
+        rows.append(("  the same / the fragments' enumeration floor",
+                     f"{cold.wall / floor_s:.1f}x (cpu {cold.cpu / floor_s:.1f}x)",
+                     "(for scale)", "", f"floor {floor_s * 1000:.0f} ms"))
     rows.append(("catalog, tables cached, proofs cold, beyond imports", tables_only.ms(),
                  f"(the table cache saves {(cold.cpu - tables_only.cpu) * 1000:.0f} ms cpu)",
                  "", _mib(tables_only.rss)))

@@ -101,3 +101,46 @@ def test_an_unknown_is_asked_again() -> None:
         assert C._z3(cute, list(range(32)), spec, 4, 10000) == "unknown"
     assert not C._ASKED
     assert C._z3(cute, list(range(32)), spec, 4, 10000) == "unsat"
+
+
+def test_an_equal_atoms_unsat_is_kept_between_runs(kept_cache_dir: Any) -> None:
+    """Where the enumeration finds the two equal, Z3's *unsat* is kept in the proof cache and
+    read back by a later run (this process's memo emptied), Z3 not asked; a differing table
+    is never answered from it, and a planted *unsat* for a question whose enumeration
+    differs is never read."""
+    from formal.prove import cache as P
+    cute, spec, moved = _tables()
+    lanes = list(range(32))
+    C._ASKED.clear()
+    assert C._compare(cute, None, spec, 10000).verdict == "equal"
+    P.flush()  # as the process's end writes it
+    assert len(list((kept_cache_dir / "proofs").glob("batch-*.json"))) == 1
+    assert not P._PENDING
+    asked: list[Any] = []
+    real = C._ask
+
+    def counted(*args: Any) -> str:
+        asked.append(args)
+        return real(*args)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "_ask", counted)
+        C._ASKED.clear()
+        got = C._compare(cute, None, spec, 10000)
+        assert got.verdict == "equal" and got.method == "z3+enumeration" and not asked
+        # the moved table: enumerated, found to differ, and asked of Z3 (sat)
+        C._ASKED.clear()
+        got = C._compare(cute, None, moved, 10000)
+        assert got.verdict == "differs" and len(asked) == 1
+        # a kept "unsat" planted under the moved table's question is not read: Z3 is asked
+        keys = [moved.index(c) for lane in lanes for c in moved.cells[lane][:4]]
+        t_modes = C.flat_modes(cute.mode(0).shape, cute.mode(0).stride)
+        v_modes = C.flat_modes(cute.mode(1).shape, cute.mode(1).stride)
+        hi = max(32 * 4, 16 * 8, 2) + sum(abs(d) * s for s, d in t_modes + v_modes)
+        width = max(8, (hi * 4).bit_length() + 1)
+        query = [[list(m) for m in t_modes], [list(m) for m in v_modes], 32, 4, width, keys,
+                 10000]
+        assert P.z3_unsat(query, "cute-tv-equal", lambda: True)  # the plant, kept
+        C._ASKED.clear()
+        got = C._compare(cute, None, moved, 10000)
+        assert got.verdict == "differs" and len(asked) == 2

@@ -329,6 +329,48 @@ def test_cross_check_off_gives_the_same_verdicts(seeds: dict[str, Path]) -> None
         [(f["kind"], f["line"], f["column"], f["message"]) for f in off["findings"]]
 
 
+def test_cross_check_off_asks_z3_what_the_default_run_asks(
+        seeds: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the cross-check the maps' combined queries are asked together as well (one
+    disjunction of several maps, ``driver._ask_together``), far fewer questions than one per
+    map; the verdicts are the default run's, and a group that holds a broken map still
+    refutes it (the group is sat, and the map is asked alone)."""
+    from formal.prove import encode, formula
+    calls: list[tuple[str, str]] = []
+    real = encode.solve
+
+    def counting(name: str, f: Any, *args: Any, **kw: Any) -> Any:
+        got = real(name, f, *args, **kw)
+        calls.append((name, got[0]))
+        return got
+
+    monkeypatch.setattr(formula, "solve", counting)
+    monkeypatch.setattr(encode, "solve", counting)
+    paths = [str(p) for p in seeds.values()] + [document(tmp_path, n) for n in sorted(LAYOUTS)]
+    asked: list[list[tuple[str, str]]] = []
+    reports = []
+    for extra in ((), ("--cross-check", "off")):
+        prove.clear_cache()
+        calls.clear()
+        code, report = run(*paths, "--no-cache", *extra)
+        assert code == 1
+        asked.append(list(calls))
+        reports.append(report)
+    off = asked[1]
+    assert verdicts(reports[0]) == verdicts(reports[1])
+    mine = {lay["document"].rsplit("/", 1)[-1][:-4]: lay for lay in reports[1]["layouts"]
+            if lay["document"].startswith(str(tmp_path))}
+    assert sorted(mine) == sorted(LAYOUTS)
+    for name, ob in FAULT.items():
+        assert {o["name"]: o["status"] for o in mine[name]["obligations"]}[ob] == "refuted"
+    combined = [r for name, r in off if name == "combined"]
+    maps = [lay for lay in reports[1]["layouts"]
+            if any(ob["name"] == "injective" and ob["status"] in ("proved", "refuted")
+                   for ob in lay["obligations"])]
+    assert "unsat" in combined and "sat" in combined
+    assert 0 < len(combined) < len(maps) // 4  # asked one per map: 39 here
+
+
 def test_a_verdict_cached_under_one_time_limit_is_not_reused_under_another() -> None:
     """Bug: the verdict cache (by map digest) ignored the time limit, so after a hurried run
     in the same process a patient run got the hurried run's 'unknown's back."""

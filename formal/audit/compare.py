@@ -161,7 +161,8 @@ def _compare(cute: CuteLayout, thr: CuteLayout | None, spec: SpecTable,
     if values != spec_values:
         shape_note = (f"CuTe gives each thread {values} values, the spec {spec_values}; ")
     keys = len(lanes) * min(values, spec_values)
-    zs = _z3(cute, lanes, spec, min(values, spec_values), timeout_ms) \
+    zs = _z3(cute, lanes, spec, min(values, spec_values), timeout_ms,
+             kept=found is None and values == spec_values) \
         if keys <= Z3_MAX_KEYS else "too large"
     enum_differs = found is not None
     if zs == "too large":
@@ -269,12 +270,14 @@ def _enumerate(cute: CuteLayout, lanes: list[int], spec: SpecTable) \
 
 
 def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
-        timeout_ms: int) -> str:
+        timeout_ms: int, kept: bool = False) -> str:
     """'sat' when some (thread, value < values) differs, 'unsat' when none, or 'unknown'.
 
     Each digit of the thread and value coordinates is a bounded variable, so CuTe's index
     is a sum of digit * stride with no division; the spec's index is a balanced multiplexer
-    over its table, keyed by thread * values + value."""
+    over its table, keyed by thread * values + value.  ``kept``: the enumeration found the
+    two equal, so Z3's *unsat* may come from the proof cache (``prove.cache.z3_unsat``, keyed
+    by everything the query states), and a new *unsat* is kept there."""
     threads = len(lanes)
     if not threads or not values:
         return "unsat"
@@ -294,7 +297,19 @@ def _z3(cute: CuteLayout, lanes: list[int], spec: SpecTable, values: int,
     hit = _ASKED.get(asked)
     if hit is not None:
         return hit
-    got = _ask(cute, lanes, spec, values, timeout_ms, t_modes, v_modes, w, keys)
+    if kept:
+        from ..prove.cache import z3_unsat
+        said: list[str] = []
+
+        def solve() -> bool:
+            said.append(_ask(cute, lanes, spec, values, timeout_ms, t_modes, v_modes, w, keys))
+            return said[0] == "unsat"
+
+        query = [[list(m) for m in t_modes], [list(m) for m in v_modes], threads, values, w,
+                 keys, timeout_ms]
+        got = "unsat" if z3_unsat(query, "cute-tv-equal", solve) else said[0]
+    else:
+        got = _ask(cute, lanes, spec, values, timeout_ms, t_modes, v_modes, w, keys)
     if got != "unknown":  # an unknown (Z3's time limit) is asked again
         _ASKED[asked] = got
     return got

@@ -16,6 +16,7 @@ An opcode the table has no row for (``ldmatrix``, ``wgmma``) keeps ``variant = N
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -29,9 +30,11 @@ from .project import (
     PTX_TYPES,
     TMEM_VARIANTS,
     VARIANTS,
+    Declined,
     Shape,
     Variant,
     build_parser,
+    lean_parser,
 )
 
 
@@ -116,34 +119,42 @@ def _parser() -> Lark:
     return build_parser("ptx_asm", "start", positions=False)
 
 
+@cache
+def _lean() -> Any:
+    """``_Opcodes().transform`` of Lark's tree, made as the parser reduces (``lean_parser``),
+    or None where the loop cannot run this parser."""
+    return lean_parser(_parser(), "start", _Opcodes())
+
+
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "\r", "0": "\0"}
 
 
 def join_literals(literals: tuple[str, ...]) -> str:
-    """The text of adjacent C string literals (quotes removed, escapes applied)."""
-    out: list[str] = []
-    for lit in literals:
-        body = lit[lit.index('"') + 1:-1]
-        i = 0
-        while i < len(body):
-            ch = body[i]
-            if ch == "\\" and i + 1 < len(body):
-                nxt = body[i + 1]
-                if nxt == "\n":
-                    i += 2
-                    continue
-                out.append(_ESCAPES.get(nxt, nxt))
-                i += 2
-                continue
-            out.append(ch)
-            i += 1
-    return "".join(out)
+    """The text of adjacent C string literals (quotes removed, escapes applied: a backslash
+    and a newline are dropped, a lone backslash at the end is kept)."""
+    return "".join(_ESCAPE.sub(_unescape, lit[lit.index('"') + 1:-1]) for lit in literals)
+
+
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _unescape(m: re.Match[str]) -> str:
+    nxt = m.group(1)
+    return "" if nxt == "\n" else _ESCAPES.get(nxt, nxt)
 
 
 def statements(literals: tuple[str, ...]) -> list[tuple[Opcode, tuple[int, ...]]] | str:
     """The instructions of one asm statement (each its opcode and integer operands), or why
     they cannot be read."""
     text = join_literals(literals)
+    lean = _lean()
+    if lean is not None:
+        try:
+            got = lean(text)
+            assert isinstance(got, list)
+            return got
+        except Declined:  # a text Lark refuses, or one the loop does not run: Lark's parse
+            pass
     try:
         got = _Opcodes().transform(_parser().parse(text))
     except LarkError as e:

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cells import cells_and_names
+import numpy as np
+
+from .cells import cells_and_names, map_of
 from .layout import Layout
 
 
@@ -79,6 +81,18 @@ def tv_view(lay: Layout) -> TV | str:
         return _metadata_view(lay)
     if not lay.formulas:
         return "the layout has no formulas (the document gives it only as a figure)"
+    if not lay.sparse_a:
+        dense = _dense_cells(lay)
+        if dense is not None:
+            if isinstance(dense, str):
+                return dense
+            return _view(lay, dense, "")
+    return _table_view(lay)
+
+
+def _table_view(lay: Layout) -> TV | str:
+    """``tv_view`` read from the layout's cell table, one (lane, element) at a time: sparse
+    A's compressed view, and any map ``_dense_cells`` does not read."""
     names, table = cells_and_names(lay)
     if not table:
         return "the layout's formulas do not define " + " and ".join(
@@ -112,12 +126,59 @@ def tv_view(lay: Layout) -> TV | str:
             if not (0 <= r < rows and 0 <= c < cols):
                 return (f"lane {t}, element {letter}{i} maps to (row {r}, col {c}), outside "
                         f"the {rows} x {cols} tile")
+    return _view(lay, cells, note, cols)
+
+
+def _view(lay: Layout, cells: tuple[tuple[tuple[int, int], ...], ...], note: str,
+          cols: int | None = None) -> TV:
+    """The view of ``cells`` (each in the tile: checked by the caller), with the note of a
+    replicated layout added; ``cols``: the view's columns (the compressed A's), else the
+    tile's."""
+    rows, tile_cols = lay.tile
     if lay.groups is not None:
         what, k, _g = lay.groups
         extra = (f"{k} {what}s compute independent products in the same tile: the lane bits "
                  f"that choose the {what} map to nothing (stride 0)")
         note = f"{note}; {extra}" if note else extra
-    return TV(lay.id, lay.lanes, n, (("row", rows), ("col", cols)), cells, letter, note)
+    return TV(lay.id, lay.lanes, lay.elements,
+              (("row", rows), ("col", tile_cols if cols is None else cols)), cells,
+              lay.letter, note)
+
+
+def _dense_cells(lay: Layout) -> tuple[tuple[tuple[int, int], ...], ...] | str | None:
+    """``tv_view``'s cells of a layout that is not sparse A, or the reason it has none (the
+    same words, naming the same first lane and element), read from the enumerated map's
+    arrays at once: selector 0, lane-major.  None where the map is not a plain integer one
+    (no map, no point, fewer than two outputs, outputs beyond int64): the caller reads the
+    cell table instead."""
+    m = map_of(lay)
+    if m is None or len(m.pts) == 0 or m.out.dtype == object or len(m.names) < 2:
+        return None
+    lanes, n, letter = lay.lanes, lay.elements, lay.letter
+    rows, cols = lay.tile
+    pts, k = m.pts, len(m.names)
+    mine = (pts[:, 0] == 0) & (pts[:, 1] >= 0) & (pts[:, 1] < lanes) & (pts[:, 2] >= 0) \
+        & (pts[:, 2] < n)
+    at = np.full(lanes * n, -1, dtype=np.int64)  # each (lane, element)'s point, -1: none
+    at[pts[mine, 1] * n + pts[mine, 2]] = np.flatnonzero(mine)
+    missing = at < 0
+    row_of = np.where(missing, 0, at)
+    defined = m.defined[row_of, :k]
+    bad = missing | ~defined.all(axis=1)
+    if bad.any():
+        j = int(np.argmax(bad))
+        t, i = divmod(j, n)
+        which = "a formula" if missing[j] else f"'{m.names[int(np.argmax(~defined[j]))]}'"
+        return f"lane {t}, element {letter}{i}: no case of {which} applies"
+    r, c = m.out[row_of, 0], m.out[row_of, 1]
+    outside = (r < 0) | (r >= rows) | (c < 0) | (c >= cols)
+    if outside.any():
+        j = int(np.argmax(outside))
+        t, i = divmod(j, n)
+        return (f"lane {t}, element {letter}{i} maps to (row {int(r[j])}, col {int(c[j])}), "
+                f"outside the {rows} x {cols} tile")
+    return tuple(tuple(zip(a, b)) for a, b in zip(r.reshape(lanes, n).tolist(),
+                                                  c.reshape(lanes, n).tolist()))
 
 
 def _ratio(lay: Layout) -> tuple[int, int]:

@@ -151,10 +151,12 @@ def _ask_together(layouts: Iterable[Layout], opts: Options,
     """Z3's combined query of every map not answered already (in this process or by the
     disk cache), asked ``encode.TOGETHER`` maps at a time as one disjunction: *unsat* says of each
     map what its own query would (none of its obligations fails); a model names the maps
-    it satisfies, which are left to be asked alone, and the rest asked again.  Every map is
-    still enumerated and decided again by ``formula_cores`` (``z3_said_unsat``)."""
+    it satisfies, which are left to be asked alone, and the rest asked again.  With the
+    cross-check, every map is still enumerated and decided again by ``formula_cores``
+    (``z3_said_unsat``); without it, Z3's *unsat* to the group is each map's answer, as the
+    map's own query's would be (the disk cache is opened only with the cross-check)."""
     out = _Together()
-    if not opts.cross_check or TEST_HOOKS:
+    if TEST_HOOKS:
         return out  # a planted encoding must meet Z3 on its own
     todo: list[tuple[tuple[Any, ...], Any]] = []
     for lay in layouts:
@@ -189,14 +191,16 @@ def _formula_cores(lay: Layout, m: Any, opts: Options, spec: Any,
     disjunction holding this map's combined query (``_ask_together``), or the disk cache's
     *unsat* to the combined query or each obligation's proved / refuted (the enumeration
     decides again either way; a cache entry it contradicts is dropped)."""
-    if not opts.cross_check or TEST_HOOKS:
+    if TEST_HOOKS:
         return formula_cores(m, opts, spec)  # a planted encoding must meet Z3, not the cache
     obligation = _obligation(spec)
     if together is not None and ck in together.unsat:
-        cores = formula_cores(m, opts, spec, z3_said_unsat=True)
+        cores = formula_cores(m, opts, spec, z3_said_unsat=True, asked_now=True)
         if store is not None:  # Z3 answered unsat in this run: kept as its own query's
             store.store(entry_key(lay, obligation, spec, opts.timeout_ms), obligation)
         return cores
+    if not opts.cross_check:
+        return formula_cores(m, opts, spec)  # Z3 alone: the disk cache is never read
     if store is None:
         return formula_cores(m, opts, spec)
     key = entry_key(lay, obligation, spec, opts.timeout_ms)

@@ -205,7 +205,8 @@ def obligation_names(m: CellMap, chunks: _ChunkSpec | None) -> list[str]:
 
 def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None,
                   z3_said_unsat: bool = False,
-                  z3_answers: dict[str, str] | None = None) -> dict[str, Core]:
+                  z3_answers: dict[str, str] | None = None,
+                  asked_now: bool = False) -> dict[str, Core]:
     """Decide cases, in-range, injective (and sparse-chunks) for a map.
 
     One Z3 query asks whether *any* of them fails; when it does not (the usual case) every
@@ -217,12 +218,15 @@ def formula_cores(m: CellMap, opts: Options, chunks: _ChunkSpec | None,
     ``z3_answers``: the cache holds Z3's answer to each obligation (``obligation_names``:
     proved or refuted) from a run where the combined query was *sat*; again the enumeration
     decides each one and must agree, and the witnesses reported are its own.
+    ``asked_now``: the *unsat* of ``z3_said_unsat`` is Z3's in this process (to a disjunction
+    holding this query, ``driver._ask_together``), not a kept one: with the cross-check off
+    it stands as Z3's answer, as the query's own *unsat* would.
     """
     z3_status: dict[str, str] = {}
     z3_models: dict[str, Any] = {}
     sym: Sym | None = None
     second: Any = None
-    if (z3_said_unsat or z3_answers is not None) and not opts.cross_check:
+    if ((z3_said_unsat and not asked_now) or z3_answers is not None) and not opts.cross_check:
         raise ValueError("a cached Z3 answer is used only with the enumeration cross-check")
     if z3_said_unsat:
         z3_status = {name: "proved" for name in obligation_names(m, chunks)}
