@@ -73,9 +73,238 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
     (as Lark's ``transformer=`` option makes them: ``transformer.transform`` of the tree), or
     ``Declined``; None where ``parser`` is not one this loop runs as Lark does (another
     lexer, a post-lexer, lexer callbacks, a Transformer of tokens)."""
+    builder = _builder(parser)
+    if builder is None:
+        return None
+    callbacks = builder.create_callback(transformer)
+    kind = None if transformer is None else type(transformer)
+    if transformer is not None and any(callable(getattr(transformer, t.name, None))
+                                       for t in parser.terminals):
+        return None  # a method of a token's name: a token callback
+    return _loop(parser, start, callbacks, kind, max_depth)
+
+
+def lean_reader(parser: Lark, start: str, kind: type | None = None,
+                max_depth: int = 200) -> Any:
+    """``lean_parser`` made once for every Transformer of one class: a function ``(text,
+    transformer) -> value`` giving ``transformer.transform(parser.parse(text, start=start))``
+    (the tree where ``kind`` is None), or ``Declined``.  The parse stage reads a thousand short
+    lines through some twenty start symbols, each line with a Transformer of its own
+    (``PseudoTransformer(src)``, its source's offsets): so the tables are the parser's and
+    ``kind``'s, shared by every start symbol, each state's row and each rule's callback made
+    on its first use, and the transformer is bound for the one parse.  Each token is the
+    state's own scanner's (``_Scanner``, the very object Lark's lexer asks, compiled as Lark
+    compiles it), passed over where Lark ignores it.  A transformer of another class, or
+    whose own attributes shadow a rule's method, is declined; None where ``lean_parser``
+    would be, where a method asks for ``meta`` (``v_args(meta=True)``, a node's place, which
+    this loop does not follow), or the parser propagates positions."""
+    shared = _shared(parser, kind)
+    table = parser.parser.parser.parser.parse_table if shared is not None else None
+    if shared is None or table is None or start not in table.start_states:
+        return None
+    actions, lexing, box, names = shared
+    loop = _ShortLoop(actions, table.start_states[start], table.end_states[start], lexing, {},
+                      max_depth)
+    return _Bound(loop, box, kind, names)
+
+
+class _Lazy(dict):  # type: ignore[type-arg]
+    """A dict whose missing entry is made, and kept, on its first look-up."""
+
+    def __init__(self, make: Any) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.make(key)
+        return value
+
+
+@lru_cache(maxsize=64)
+def _shared(parser: Lark, kind: type | None) -> Any:
+    """``lean_reader``'s tables of ``parser`` and ``kind``: (each state's actions, each state's
+    lexing, the box the parse's transformer is put in, the names an instance may not shadow),
+    rows made on first use; None where the loop cannot run them."""
     from lark.lexer import ContextualLexer
     from lark.parse_tree_builder import ExpandSingleChild, ParseTreeBuilder
     from lark.parsers.lalr_analysis import Shift
+    from lark.parsers.lalr_parser import LALR_Parser
+    from lark.visitors import Transformer, Transformer_InPlace
+
+    frontend = parser.parser
+    lexer = getattr(frontend, "lexer", None)
+    lalr = getattr(frontend, "parser", None)
+    opts = parser.options
+    if opts.postlex is not None or parser.lexer_conf.callbacks or opts.propagate_positions \
+            or not isinstance(lexer, ContextualLexer) or not isinstance(lalr, LALR_Parser) \
+            or opts.ambiguity == "forest" or opts.tree_class not in (None, Tree):
+        return None
+    if kind is not None and (issubclass(kind, Transformer_InPlace) or any(
+            callable(getattr(kind, t.name, None)) for t in parser.terminals)):
+        return None  # a Transformer in place, or of tokens
+    box: list[Any] = [None]
+    default_callback: Any = Tree  # Tree(data, children, None), as Transformer's makes it
+    if kind is not None:
+        default = getattr(kind, "__default__", None)
+        if default is not Transformer.__default__:
+            import inspect
+            if not inspect.isfunction(default):
+                return None
+
+            def default_callback(data: Any, children: list[Any]) -> Any:
+                from lark.tree import Meta
+                return default(box[0], data, children, Meta())  # tree.meta: an empty Meta
+    users = {r.alias or r.options.template_source or r.origin.name for r in parser.rules}
+    if kind is not None and not all(_method_ok(kind, user) for user in users):
+        return None  # a method asking for what this loop does not give: Lark's
+    builder = ParseTreeBuilder([], Tree, False, False, opts.maybe_placeholders)
+    callbacks = _Lazy(lambda rule: _callback(builder, rule, kind, box, default_callback))
+
+    def row(state: Any) -> dict[str, tuple[bool, Any]]:
+        out: dict[str, tuple[bool, Any]] = {}
+        for sym, (action, arg) in table.states[state].items():
+            if action is Shift:
+                out[sym] = (True, arg)
+                continue
+            cb = callbacks[arg]
+            if len(arg.expansion) == 1 and type(cb) is ExpandSingleChild:
+                cb = None  # a ?rule's one child, itself (as ``_loop`` makes it)
+            out[sym] = (False, (len(arg.expansion), cb, arg.origin.name,
+                                0 if arg.origin.name.startswith("_") else 1))
+        return out
+
+    def scanning(state: Any) -> Any:
+        """(the scanner's terminals by first character and those of no known first
+        character, ignored, keyword retyping, newline terminals), or None: a lexer this loop
+        does not run as Lark does (the parse is then declined)."""
+        state_lexer = lexer.lexers.get(state)
+        if not isinstance(state_lexer, _OneByOne):
+            return None
+        scanner = state_lexer.scanner
+        keywords = getattr(state_lexer, "keywords", None)
+        if not isinstance(scanner, _Scanner) or keywords is None \
+                or set(state_lexer.callback) != set(keywords) \
+                or set(keywords) & set(state_lexer.ignore_types):
+            return None
+        retype: dict[str, dict[str, str]] = {}
+        for name, strings in keywords.items():
+            if any(flags for _, flags, _ in strings):
+                return None  # a string of flags matches more than its own text
+            retype[name] = {}
+            for value, _, string in strings:
+                retype[name].setdefault(value, string)  # the first that matches, as fullmatch
+        by_char, rest = _by_first_char(scanner)
+        return by_char, rest, state_lexer.ignore_types, retype, state_lexer.newline_types
+
+    table = lalr.parser.parse_table
+    names = frozenset({"__default__", *(t.name for t in parser.terminals), *users})
+    return _Lazy(row), _Lazy(scanning), box, names
+
+
+@lru_cache(maxsize=1024)
+def _by_first_char(scanner: _Scanner) -> tuple[dict[str, tuple[Any, ...]], tuple[Any, ...]]:
+    """A state's terminals as its scanner tries them (``_Scanner._tries``: Lark's order), as
+    (each character -> the ``(match, name)`` of those a match can begin with it, every other
+    character -> those of no known first character): ``_first_chars`` is a superset of what
+    a match can begin with, so the first of a character's list that matches at a place is
+    the first of all the terminals that matches there -- Lark's token -- in a try or two
+    rather than one a terminal.  Under flags (case folded) every character tries them all."""
+    tries = [(pattern.match, name) for pattern, name in scanner._tries]
+    if scanner._flags:
+        return {}, tuple(tries)
+    lists: dict[str, list[Any]] = {}
+    rest: list[Any] = []
+    for (pattern, _), one in zip(scanner._tries, tries):
+        firsts = _first_chars(pattern.pattern)
+        if firsts is None:
+            rest.append(one)
+            for kept in lists.values():
+                kept.append(one)
+            continue
+        for ch in firsts:
+            have = lists.get(ch)
+            if have is None:
+                have = lists[ch] = list(rest)
+            have.append(one)
+    return {ch: tuple(kept) for ch, kept in lists.items()}, tuple(rest)
+
+
+class _Bound:
+    """``lean_reader``'s function: the loop with the one parse's transformer in its box."""
+
+    def __init__(self, loop: _LeanLoop, box: list[Any], kind: type | None,
+                 names: frozenset[str]) -> None:
+        self.loop, self.box, self.kind, self.names = loop, box, kind, names
+
+    def __call__(self, text: str, transformer: Any = None) -> Any:
+        if type(transformer) is not (self.kind or type(None)):
+            raise Declined("another transformer")
+        if transformer is not None and not self.names.isdisjoint(vars(transformer)):
+            raise Declined("an attribute of the instance")
+        box = self.box
+        was = box[0]  # a reading inside a callback's, with its own transformer
+        box[0] = transformer
+        try:
+            return self.loop(text)
+        finally:
+            box[0] = was
+
+
+def _method_ok(kind: type, user: str) -> bool:
+    """Whether ``kind``'s attribute ``user`` (a rule's name) is none, or a method ``_callback``
+    calls as Lark would: a plain function, or ``v_args``' wrapper of one that asks no
+    ``meta``."""
+    import inspect
+
+    from lark.visitors import _vargs_meta, _vargs_meta_inline, _VArgsWrapper
+
+    attr = getattr(kind, user, _NONE)
+    if attr is _NONE:
+        return True
+    wrapper = getattr(attr, "visit_wrapper", None)
+    if isinstance(attr, _VArgsWrapper):
+        return inspect.isfunction(attr.base_func) and wrapper not in (_vargs_meta,
+                                                                     _vargs_meta_inline)
+    return inspect.isfunction(attr) and wrapper is None
+
+
+_NONE: Any = object()
+
+
+def _callback(builder: Any, rule: Any, kind: type | None, box: list[Any],
+              default_callback: Any) -> Any:
+    """Lark's ``create_callback`` of one rule for whichever instance of ``kind`` is in
+    ``box[0]`` when it is reduced: the rule's method (a plain function, or ``v_args``' wrapper
+    of one) called with that instance, else ``default_callback`` (its ``__default__``),
+    inside the rule's own wrappers (child filter, single child)."""
+    from functools import partial
+
+    from lark.visitors import _VArgsWrapper
+
+    user = rule.alias or rule.options.template_source or rule.origin.name
+    attr: Any = _NONE if kind is None else getattr(kind, user, _NONE)
+    if attr is _NONE:  # (``_method_ok`` holds every other attribute to what follows)
+        f: Any = partial(default_callback, user)
+    elif isinstance(attr, _VArgsWrapper):
+        base, wrapper = attr.base_func, attr.visit_wrapper
+        if wrapper is None:
+            f = lambda children: base(box[0], children)  # noqa: E731
+        else:
+            f = lambda children: wrapper(getattr(box[0], user), user,  # noqa: E731
+                                         children, None)
+    else:
+        f = lambda children: attr(box[0], children)  # noqa: E731
+    for _, chain in builder._init_builders([rule]):
+        for w in chain:
+            f = w(f)
+    return f
+
+
+def _builder(parser: Lark) -> Any:
+    """Lark's tree builder of ``parser``, or None where this loop does not run it as Lark
+    does (another lexer, a post-lexer, lexer callbacks, another tree class)."""
+    from lark.lexer import ContextualLexer
+    from lark.parse_tree_builder import ParseTreeBuilder
     from lark.parsers.lalr_parser import LALR_Parser
 
     frontend = parser.parser
@@ -86,12 +315,20 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
             or not isinstance(lexer, ContextualLexer) or not isinstance(lalr, LALR_Parser) \
             or opts.ambiguity == "forest" or opts.tree_class not in (None, Tree):
         return None
-    builder = ParseTreeBuilder(parser.rules, Tree, opts.propagate_positions, False,
-                               opts.maybe_placeholders)
-    callbacks = builder.create_callback(transformer)
-    if transformer is not None and any(callable(getattr(transformer, t.name, None))
-                                       for t in parser.terminals):
-        return None  # a method of a token's name: a token callback
+    return ParseTreeBuilder(parser.rules, Tree, opts.propagate_positions, False,
+                            opts.maybe_placeholders)
+
+
+def _loop(parser: Lark, start: str, callbacks: dict[Any, Any], owner: type | None,
+          max_depth: int) -> Any:
+    """The loop of ``parser`` from ``start`` with a rule's ``callbacks``, or None."""
+    from lark.parse_tree_builder import ExpandSingleChild
+    from lark.parsers.lalr_analysis import Shift
+
+    frontend = parser.parser
+    lexer = frontend.lexer
+    lalr = frontend.parser
+    opts = parser.options
     table = lalr.parser.parse_table
     if start not in table.start_states:
         return None
@@ -136,7 +373,7 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
         scanners[state] = (alternation.match, state_lexer.ignore_types, retype,
                            state_lexer.newline_types, alternation)
     soup = {} if opts.propagate_positions or opts.maybe_placeholders else \
-        _soup(table.states, parser.rules, callbacks, transformer)
+        _soup(table.states, parser.rules, callbacks, owner)
     lexing = {state: (*scan[:4], soup.get(state)) for state, scan in scanners.items()}
     return _LeanLoop(actions, table.start_states[start], table.end_states[start], lexing,
                      soup, max_depth)
@@ -160,7 +397,7 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
 
 
 def _soup(states: Any, rules: Any, callbacks: Any,
-          transformer: Any) -> dict[Any, dict[Any, tuple[int, dict[str, Any]]]]:
+          owner: type | None) -> dict[Any, dict[Any, tuple[int, dict[str, Any]]]]:
     """S1 -> {S: (1 where K is appended to X's children and 0 where it is not, {L: (the state
     L shifts to from S, 1 where L will be appended and 0 where not)})}: what the lean loop may
     do in S1 with S under it."""
@@ -170,13 +407,13 @@ def _soup(states: Any, rules: Any, callbacks: Any,
     from lark.parsers.lalr_analysis import Shift
     from lark.visitors import Transformer
 
-    if transformer is not None and type(transformer).__default__ is not Transformer.__default__:
+    if owner is not None and owner.__default__ is not Transformer.__default__:  # type: ignore[attr-defined]
         return {}
 
     def kids(rule: Any) -> list[tuple[int, bool]] | None:
         """The child filter of a rule whose node is a default tree (None: another node)."""
         user = rule.alias or rule.options.template_source or rule.origin.name
-        if rule.options.expand1 or (transformer is not None and hasattr(transformer, user)):
+        if rule.options.expand1 or (owner is not None and hasattr(owner, user)):
             return None
         cb = callbacks[rule]
         if type(cb) is ChildFilterLALR_NoPlaceholders:
@@ -416,6 +653,107 @@ class _LeanLoop:
                             pos = end
                             kind = "$END"
                             continue
+                token = new_token(lexed, value, pos, first, column, line, end - line_start + 1,
+                                  end)
+                if kind != lexed:
+                    token.type = kind
+                pos = end
+                break
+            while True:
+                act = actions[stack[-1]].get(kind)
+                if act is None:
+                    raise Declined("no action")
+                if act[0]:
+                    if token is None:
+                        raise Declined("the end shifted")
+                    stack.append(act[1])
+                    values.append(token)
+                    depths.append(0)
+                    break
+                size, callback, origin, step = act[1]
+                if callback is None:  # a ?rule's one child: itself, in the rule's state
+                    depth = depths[-1] + step
+                    if depth > max_depth:
+                        raise Declined("too deep")
+                    goto = actions[stack[-2]].get(origin)
+                    if goto is None or not goto[0]:
+                        raise Declined("no goto")
+                    stack[-1] = goto[1]
+                    depths[-1] = depth
+                    if token is None and stack[-1] == end_state:
+                        return values[-1]
+                    continue
+                if size == 1:
+                    taken = values[-1:]
+                    depth = depths[-1] + step
+                    del stack[-1], values[-1], depths[-1]
+                elif size:
+                    taken = values[-size:]
+                    depth = max(depths[-size:]) + step
+                    del stack[-size:], values[-size:], depths[-size:]
+                else:
+                    taken, depth = [], step
+                if depth > max_depth:
+                    raise Declined("too deep")
+                goto = actions[stack[-1]].get(origin)
+                if goto is None or not goto[0]:
+                    raise Declined("no goto")
+                stack.append(goto[1])
+                values.append(callback(taken))
+                depths.append(depth)
+                if token is None and stack[-1] == end_state:
+                    return values[-1]
+
+
+class _ShortLoop(_LeanLoop):
+    """``lean_reader``'s loop: ``_LeanLoop``'s parse of a short text, each token the one the
+    state's own scanner answers (``_Scanner``'s terminals tried in Lark's order, each
+    compiled as Lark's lexer compiles it, those that cannot begin with the place's character
+    passed over: ``_by_first_char``), an ignored one passed over as Lark's ``next_token``
+    passes it; no soup.  A state whose lexer the loop does not run as Lark does declines the
+    parse."""
+
+    def _parse(self, text: str) -> Any:
+        from lark import Token
+        new_token = Token._future_new  # Token(...) without its keyword check
+        actions, scanners, end_state = self.actions, self.scanners, self.end
+        max_depth = self.max_depth
+        stack = [self.start]
+        values: list[Any] = []
+        depths: list[int] = []
+        pos, n, line, line_start = 0, len(text), 1, 0
+        while True:
+            token: Any = None
+            kind = "$END"
+            while pos < n:
+                lexing = scanners[stack[-1]]
+                if lexing is None:
+                    raise Declined("a lexer the loop does not run")
+                by_char, rest, ignore, retype, newline = lexing
+                for match, name in by_char.get(text[pos], rest):
+                    m = match(text, pos)
+                    if m is not None:
+                        kind = name
+                        break
+                else:
+                    raise Declined("no terminal matches")
+                value = m.group(0)
+                end = m.end()
+                if end == pos:
+                    raise Declined("an empty token")
+                first, column = line, pos - line_start + 1
+                if kind in newline:
+                    k = value.count("\n")
+                    if k:
+                        line += k
+                        line_start = pos + value.rindex("\n") + 1
+                if kind in ignore:
+                    pos = end
+                    kind = "$END"
+                    continue
+                lexed = kind
+                if kind in retype:
+                    kind = retype[kind].get(value, kind)
                 token = new_token(lexed, value, pos, first, column, line, end - line_start + 1,
                                   end)
                 if kind != lexed:
