@@ -97,7 +97,8 @@ def lean_reader(parser: Lark, start: str, kind: type | None = None,
     compiles it), passed over where Lark ignores it.  A transformer of another class, or
     whose own attributes shadow a rule's method, is declined; None where ``lean_parser``
     would be, where a method asks for ``meta`` (``v_args(meta=True)``, a node's place, which
-    this loop does not follow), or the parser propagates positions."""
+    this loop does not follow), or the parser propagates positions to a Transformer's nodes
+    (its trees it gives, each node's place set by Lark's own ``PropagatePositions``)."""
     shared = _shared(parser, kind)
     table = parser.parser.parser.parser.parse_table if shared is not None else None
     if shared is None or table is None or start not in table.start_states:
@@ -135,7 +136,8 @@ def _shared(parser: Lark, kind: type | None) -> Any:
     lexer = getattr(frontend, "lexer", None)
     lalr = getattr(frontend, "parser", None)
     opts = parser.options
-    if opts.postlex is not None or parser.lexer_conf.callbacks or opts.propagate_positions \
+    if opts.postlex is not None or parser.lexer_conf.callbacks \
+            or (opts.propagate_positions and kind is not None) \
             or not isinstance(lexer, ContextualLexer) or not isinstance(lalr, LALR_Parser) \
             or opts.ambiguity == "forest" or opts.tree_class not in (None, Tree):
         return None
@@ -157,7 +159,8 @@ def _shared(parser: Lark, kind: type | None) -> Any:
     users = {r.alias or r.options.template_source or r.origin.name for r in parser.rules}
     if kind is not None and not all(_method_ok(kind, user) for user in users):
         return None  # a method asking for what this loop does not give: Lark's
-    builder = ParseTreeBuilder([], Tree, False, False, opts.maybe_placeholders)
+    builder = ParseTreeBuilder([], Tree, opts.propagate_positions, False,
+                               opts.maybe_placeholders)
     callbacks = _Lazy(lambda rule: _callback(builder, rule, kind, box, default_callback))
 
     def row(state: Any) -> dict[str, tuple[bool, Any]]:

@@ -65,10 +65,23 @@ def lean_read(parser: Lark, start: str, transformer: Transformer[Token, Any] | N
               text: str) -> Any:
     """``transformer.transform(parser.parse(text, start=start))`` (the tree where
     ``transformer`` is None) by the lean loop, or ``ASK_LARK``: the loop declined it (a text
-    Lark refuses or a Transformer that raises among them), or does not run this parser or
-    Transformer; the caller then asks Lark as it would have.  ``transformer`` keeps no state a
-    parse changes (a Transformer of the parse stage: the one parse's source at most)."""
-    read = _reader(parser, start, None if transformer is None else type(transformer))
+    Lark refuses or a Transformer that raises among them), or does not run this parser; the
+    caller then asks Lark as it would have.  A Transformer the loop does not run as it reduces
+    (one asking for a node's ``meta``: the tcgen05 reader) transforms the loop's tree, which
+    is Lark's, its places too: its value, or the very error it raises on Lark's.
+    ``transformer`` keeps no state a parse changes (a Transformer of the parse stage: the one
+    parse's source at most)."""
+    kind = None if transformer is None else type(transformer)
+    read = _reader(parser, start, kind)
+    if read is None and transformer is not None:  # (a method of meta): Lark's tree, by the loop
+        read = _reader(parser, start, None)
+        if read is None:
+            return ASK_LARK
+        try:
+            tree = read(text, None)
+        except Declined:
+            return ASK_LARK
+        return transformer.transform(tree)  # what Lark's tree gives, errors too
     if read is None:
         return ASK_LARK
     try:
