@@ -290,7 +290,9 @@ def test_a_states_terminals_by_first_character_answer_as_its_scanner(sample: lis
     """``_by_first_char``'s first match at every place of the sample, in every lexer state of
     every parser, is the state's scanner's (its name and text)."""
     from formal.base.grammar_files import _OneByOne
-    texts = sample[::3] + ["x = 0x1F // c", "\u00a0a\tb", "%laneid >> 2", "a0, ..., a7"]
+    texts = sample[::3] + ["x = 0x1F // c", "\u00a0a\tb", "%laneid >> 2", "a0, ..., a7",
+                           "FOR ai WHERE i < 4", "\u212aind \u017fparse \u0130f", "a0 \u2026 a7",
+                           "Swizzle-Atom Layout", "Each Thread holds 2 Rows"]
     checked = 0
     for _, _, parser in _parsers()[::2]:
         seen = set()
@@ -300,10 +302,14 @@ def test_a_states_terminals_by_first_character_answer_as_its_scanner(sample: lis
             seen.add(id(state_lexer))
             scanner = state_lexer.scanner
             by_char, rest = lean_lalr._by_first_char(scanner)
+            every = [(p.match, name) for p, name in scanner._tries]
             for text in texts:
-                for pos in range(0, len(text), 3):
+                for pos in range(0, len(text), 2):
                     ours = None
-                    for match, name in by_char.get(text[pos], rest):
+                    tries = by_char.get(text[pos])
+                    if tries is None:  # as the loop asks them
+                        tries = rest if text[pos] < "\x80" else every
+                    for match, name in tries:
                         m = match(text, pos)
                         if m is not None:
                             ours = (m.group(0), name)
@@ -311,3 +317,21 @@ def test_a_states_terminals_by_first_character_answer_as_its_scanner(sample: lis
                     assert ours == scanner.match(text, pos), (text, pos)
                     checked += 1
     assert checked > 10000
+
+
+def test_first_ascii_characters_of_a_terminal() -> None:
+    first = lean_lalr._first_ascii
+    assert first(r"(?i:for\b)") == {"f", "F"}
+    assert first(r"(?i:an?\b)") == {"a", "A"}
+    assert first(r"(?i:(two|[0-9]+)\b)") == {"t", "T", *"0123456789"}
+    assert first(r"\d+") == set("0123456789")
+    assert first(r"(?:[ \t\f\r\u00a0])+") == {" ", "\t", "\f", "\r"}  # U+00A0: not ASCII
+    assert first(r"%[A-Za-z_]\w*") == {"%"}
+    assert first(r"\s+") == set(" \t\n\r\f\v\x1c\x1d\x1e\x1f")
+    assert first("\u2026|\\.\\.") == {"."}
+    everything = frozenset(map(chr, range(128)))
+    assert first(r"\S+") == everything - first(r"\s")
+    for unknown in (r"[^x]", ".", r"(?i:\u212a)", r"(?i:[\u0100-\u0200])"):
+        assert first(unknown) == everything, unknown
+    for empty in ("a?", r"(?:a|)", r"\b"):
+        assert first(empty) is None, empty

@@ -197,7 +197,8 @@ def _shared(parser: Lark, kind: type | None) -> Any:
             for value, _, string in strings:
                 retype[name].setdefault(value, string)  # the first that matches, as fullmatch
         by_char, rest = _by_first_char(scanner)
-        return by_char, rest, state_lexer.ignore_types, retype, state_lexer.newline_types
+        every = tuple((pattern.match, name) for pattern, name in scanner._tries)
+        return by_char, rest, state_lexer.ignore_types, retype, state_lexer.newline_types, every
 
     table = lalr.parser.parse_table
     names = frozenset({"__default__", *(t.name for t in parser.terminals), *users})
@@ -211,14 +212,16 @@ def _by_first_char(scanner: _Scanner) -> tuple[dict[str, tuple[Any, ...]], tuple
     character -> those of no known first character): ``_first_chars`` is a superset of what
     a match can begin with, so the first of a character's list that matches at a place is
     the first of all the terminals that matches there -- Lark's token -- in a try or two
-    rather than one a terminal.  Under flags (case folded) every character tries them all."""
+    rather than one a terminal.  The characters are ASCII ones (``_first_ascii``: a case
+    folded terminal too), and a place of another character tries them all (the loop's
+    ``rest`` for it).  Under flags (case folded) every character tries them all."""
     tries = [(pattern.match, name) for pattern, name in scanner._tries]
     if scanner._flags:
         return {}, tuple(tries)
     lists: dict[str, list[Any]] = {}
     rest: list[Any] = []
     for (pattern, _), one in zip(scanner._tries, tries):
-        firsts = _first_chars(pattern.pattern)
+        firsts = _first_ascii(pattern.pattern)
         if firsts is None:
             rest.append(one)
             for kept in lists.values():
@@ -230,6 +233,81 @@ def _by_first_char(scanner: _Scanner) -> tuple[dict[str, tuple[Any, ...]], tuple
                 have = lists[ch] = list(rest)
             have.append(one)
     return {ch: tuple(kept) for ch, kept in lists.items()}, tuple(rest)
+
+
+_ASCII = frozenset(map(chr, range(128)))
+_ASCII_CLASSES = {  # each category's ASCII characters, as a str pattern matches them
+    "CATEGORY_DIGIT": frozenset("0123456789"),
+    "CATEGORY_SPACE": frozenset(" \t\n\r\f\v\x1c\x1d\x1e\x1f"),
+    "CATEGORY_WORD": frozenset(c for c in _ASCII if c.isalnum() or c == "_"),
+}
+for _name, _chars in list(_ASCII_CLASSES.items()):
+    _ASCII_CLASSES[_name.replace("CATEGORY_", "CATEGORY_NOT_")] = _ASCII - _chars
+
+
+@lru_cache(maxsize=4096)
+def _first_ascii(regexp: str) -> frozenset[str] | None:
+    """The ASCII characters a match of ``regexp`` can begin with (a superset: a lookaround or
+    an anchor is taken as matching, what is not known is every ASCII character), or None
+    where it can match the empty text.  A case-folded part (``(?i:for)``) begins with either
+    case of its ASCII letters ({'f', 'F'}); a folded character outside ASCII may fold to an
+    ASCII one (the Kelvin sign to 'k'): every ASCII character.  ``(?i:if\\b)`` -> {'i', 'I'};
+    ``\\d+`` -> the digits."""
+    import re
+    import re._parser as sre  # type: ignore[import-not-found]
+
+    def chars(c: int, fold: bool) -> frozenset[str]:
+        ch = chr(c)
+        if c >= 128:
+            return _ASCII if fold else frozenset()
+        return frozenset({ch, ch.lower(), ch.upper()}) & _ASCII if fold else frozenset(ch)
+
+    def seq(items: Any, fold: bool) -> tuple[frozenset[str], bool]:
+        out: frozenset[str] = frozenset()
+        for item in items:
+            got, empty = one(item[0], item[1], fold)
+            out |= got
+            if not empty:
+                return out, False
+        return out, True
+
+    def one(op: Any, arg: Any, fold: bool) -> tuple[frozenset[str], bool]:
+        name = str(op)
+        if name == "LITERAL":
+            return chars(arg, fold), False
+        if name == "IN":
+            out: frozenset[str] = frozenset()
+            for iop, iarg in arg:
+                kind = str(iop)
+                if kind == "LITERAL":
+                    out |= chars(iarg, fold)
+                elif kind == "RANGE":
+                    if iarg[1] >= 128 and fold:
+                        return _ASCII, False
+                    for c in range(iarg[0], min(iarg[1], 127) + 1):
+                        out |= chars(c, fold)
+                elif kind == "CATEGORY" and str(iarg) in _ASCII_CLASSES and not fold:
+                    out |= _ASCII_CLASSES[str(iarg)]
+                else:  # a negated class, or another: any ASCII character
+                    return _ASCII, False
+            return out, False
+        if name == "SUBPATTERN":
+            return seq(arg[3], fold or bool(arg[1] & re.IGNORECASE) and not arg[2] & re.IGNORECASE)
+        if name == "BRANCH":
+            outs = [seq(b, fold) for b in arg[1]]
+            return frozenset().union(*(o[0] for o in outs)), any(o[1] for o in outs)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            got, empty = seq(arg[2], fold)
+            return got, empty or arg[0] == 0
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+            return frozenset(), True
+        return _ASCII, False  # any character, a group reference, ...: every ASCII one
+
+    try:
+        got, empty = seq(sre.parse(regexp), False)
+    except Exception:  # noqa: BLE001 - an expression this reading does not know
+        return None
+    return None if empty else got
 
 
 class _Bound:
@@ -732,8 +810,11 @@ class _ShortLoop(_LeanLoop):
                 lexing = scanners[stack[-1]]
                 if lexing is None:
                     raise Declined("a lexer the loop does not run")
-                by_char, rest, ignore, retype, newline = lexing
-                for match, name in by_char.get(text[pos], rest):
+                by_char, rest, ignore, retype, newline, every = lexing
+                tries = by_char.get(text[pos])
+                if tries is None:
+                    tries = rest if text[pos] < "\x80" else every
+                for match, name in tries:
                     m = match(text, pos)
                     if m is not None:
                         kind = name
