@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from lark import Lark, Tree
+from lark import Lark, Token, Tree
 
 from .grammar_files import _compiled, _OneByOne, _Scanner
 
@@ -339,7 +339,7 @@ def _method_ok(kind: type, user: str) -> bool:
 
     from lark.visitors import _vargs_meta, _vargs_meta_inline, _VArgsWrapper
 
-    attr = getattr(kind, user, _NONE)
+    attr = _class_attr(kind, user)
     if attr is _NONE:
         return True
     wrapper = getattr(attr, "visit_wrapper", None)
@@ -363,7 +363,7 @@ def _callback(builder: Any, rule: Any, kind: type | None, box: list[Any],
     from lark.visitors import _VArgsWrapper
 
     user = rule.alias or rule.options.template_source or rule.origin.name
-    attr: Any = _NONE if kind is None else getattr(kind, user, _NONE)
+    attr: Any = _NONE if kind is None else _class_attr(kind, user)
     if attr is _NONE:  # (``_method_ok`` holds every other attribute to what follows)
         f: Any = partial(default_callback, user)
     elif isinstance(attr, _VArgsWrapper):
@@ -786,6 +786,19 @@ class _LeanLoop:
                     return values[-1]
 
 
+_new_token = Token._future_new  # Token(...) without its keyword check
+
+
+def _class_attr(kind: type, name: str) -> Any:
+    """``name`` as an instance of ``kind`` finds it in its class (the first class of the MRO
+    whose ``__dict__`` holds it, as stored: ``v_args``' wrapper without a bound copy made), or
+    ``_NONE``."""
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return _NONE
+
+
 class _ShortLoop(_LeanLoop):
     """``lean_reader``'s loop: ``_LeanLoop``'s parse of a short text, each token the one the
     state's own scanner answers (``_Scanner``'s terminals tried in Lark's order, each
@@ -795,8 +808,7 @@ class _ShortLoop(_LeanLoop):
     parse."""
 
     def _parse(self, text: str) -> Any:
-        from lark import Token
-        new_token = Token._future_new  # Token(...) without its keyword check
+        new_token = _new_token  # Token(...) without its keyword check
         actions, scanners, end_state = self.actions, self.scanners, self.end
         max_depth = self.max_depth
         stack = [self.start]
