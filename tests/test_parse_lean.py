@@ -1,5 +1,5 @@
 """The parse stage's Lark parses through the lean LALR loop (``formal/parse/grammars.lean_read``,
-``formal/base/lean_lalr.lean_reader``): every catalog parse the loop answers is Lark's value
+``formal/base/lean_short.lean_reader``): every catalog parse the loop answers is Lark's value
 (each token's type and place too), every reader gives what it gave with Lark alone -- values
 and findings, a syntax error's message and column, a ``Reject``, a line nested too deeply --
 and what the loop declines (an error, a raising method, a deep tree) is Lark's to answer."""
@@ -18,8 +18,9 @@ from lark import Token, Tree
 
 from formal import catalog
 from formal.base import cache as caches
-from formal.base import lean_lalr
-from formal.base.lean_lalr import Declined, lean_reader
+from formal.base import lean_short
+from formal.base.lean_lalr import Declined
+from formal.base.lean_short import lean_reader
 from formal.base.source import SourceText
 from formal.parse import block_scale, grammars, moves, prose, pseudocode, smem, tc_sparse, tmem
 from formal.parse.document import parse_document
@@ -301,7 +302,7 @@ def test_a_states_terminals_by_first_character_answer_as_its_scanner(sample: lis
                 continue
             seen.add(id(state_lexer))
             scanner = state_lexer.scanner
-            by_char, rest = lean_lalr._by_first_char(scanner)
+            by_char, rest = lean_short._by_first_char(scanner)
             every = [(p.match, name) for p, name in scanner._tries]
             for text in texts:
                 for pos in range(0, len(text), 2):
@@ -320,7 +321,7 @@ def test_a_states_terminals_by_first_character_answer_as_its_scanner(sample: lis
 
 
 def test_first_ascii_characters_of_a_terminal() -> None:
-    first = lean_lalr._first_ascii
+    first = lean_short._first_ascii
     assert first(r"(?i:for\b)") == {"f", "F"}
     assert first(r"(?i:an?\b)") == {"a", "A"}
     assert first(r"(?i:(two|[0-9]+)\b)") == {"t", "T", *"0123456789"}

@@ -18,7 +18,8 @@ from lark import Lark, Token, Transformer, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from ..base.grammar_files import build_parser
-from ..base.lean_lalr import Declined, lean_reader
+from ..base.lean_lalr import Declined
+from ..base.lean_short import lean_reader
 from ..base.memo import keep_bounded as _bounded
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
@@ -48,7 +49,7 @@ def fragment_parser() -> Lark:
 #
 # A catalog's sections are some thousand short parses, and Lark spends most of each on its
 # per-token machinery (a lexer thread, ``feed_token``) and on a tree the Transformer then walks.
-# ``base/lean_lalr.lean_reader`` runs the same LALR tables and gives the Transformer's value
+# ``base/lean_short.lean_reader`` runs the same LALR tables and gives the Transformer's value
 # as it reduces; whatever it would not do exactly as Lark does -- a syntax error, a method that
 # raises (a ``Reject``), a tree too deep -- it declines, and the reader runs Lark itself, from
 # the start, so every message, position and refusal is Lark's (tests/test_parse_lean.py).
