@@ -73,9 +73,22 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
     (as Lark's ``transformer=`` option makes them: ``transformer.transform`` of the tree), or
     ``Declined``; None where ``parser`` is not one this loop runs as Lark does (another
     lexer, a post-lexer, lexer callbacks, a Transformer of tokens)."""
+    builder = _builder(parser)
+    if builder is None:
+        return None
+    callbacks = builder.create_callback(transformer)
+    kind = None if transformer is None else type(transformer)
+    if transformer is not None and any(callable(getattr(transformer, t.name, None))
+                                       for t in parser.terminals):
+        return None  # a method of a token's name: a token callback
+    return _loop(parser, start, callbacks, kind, max_depth)
+
+
+def _builder(parser: Lark) -> Any:
+    """Lark's tree builder of ``parser``, or None where this loop does not run it as Lark
+    does (another lexer, a post-lexer, lexer callbacks, another tree class)."""
     from lark.lexer import ContextualLexer
-    from lark.parse_tree_builder import ExpandSingleChild, ParseTreeBuilder
-    from lark.parsers.lalr_analysis import Shift
+    from lark.parse_tree_builder import ParseTreeBuilder
     from lark.parsers.lalr_parser import LALR_Parser
 
     frontend = parser.parser
@@ -86,12 +99,20 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
             or not isinstance(lexer, ContextualLexer) or not isinstance(lalr, LALR_Parser) \
             or opts.ambiguity == "forest" or opts.tree_class not in (None, Tree):
         return None
-    builder = ParseTreeBuilder(parser.rules, Tree, opts.propagate_positions, False,
-                               opts.maybe_placeholders)
-    callbacks = builder.create_callback(transformer)
-    if transformer is not None and any(callable(getattr(transformer, t.name, None))
-                                       for t in parser.terminals):
-        return None  # a method of a token's name: a token callback
+    return ParseTreeBuilder(parser.rules, Tree, opts.propagate_positions, False,
+                            opts.maybe_placeholders)
+
+
+def _loop(parser: Lark, start: str, callbacks: dict[Any, Any], owner: type | None,
+          max_depth: int) -> Any:
+    """The loop of ``parser`` from ``start`` with a rule's ``callbacks``, or None."""
+    from lark.parse_tree_builder import ExpandSingleChild
+    from lark.parsers.lalr_analysis import Shift
+
+    frontend = parser.parser
+    lexer = frontend.lexer
+    lalr = frontend.parser
+    opts = parser.options
     table = lalr.parser.parse_table
     if start not in table.start_states:
         return None
@@ -136,7 +157,7 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
         scanners[state] = (alternation.match, state_lexer.ignore_types, retype,
                            state_lexer.newline_types, alternation)
     soup = {} if opts.propagate_positions or opts.maybe_placeholders else \
-        _soup(table.states, parser.rules, callbacks, transformer)
+        _soup(table.states, parser.rules, callbacks, owner)
     lexing = {state: (*scan[:4], soup.get(state)) for state, scan in scanners.items()}
     return _LeanLoop(actions, table.start_states[start], table.end_states[start], lexing,
                      soup, max_depth)
@@ -160,7 +181,7 @@ def lean_parser(parser: Lark, start: str, transformer: Any = None,
 
 
 def _soup(states: Any, rules: Any, callbacks: Any,
-          transformer: Any) -> dict[Any, dict[Any, tuple[int, dict[str, Any]]]]:
+          owner: type | None) -> dict[Any, dict[Any, tuple[int, dict[str, Any]]]]:
     """S1 -> {S: (1 where K is appended to X's children and 0 where it is not, {L: (the state
     L shifts to from S, 1 where L will be appended and 0 where not)})}: what the lean loop may
     do in S1 with S under it."""
@@ -170,13 +191,13 @@ def _soup(states: Any, rules: Any, callbacks: Any,
     from lark.parsers.lalr_analysis import Shift
     from lark.visitors import Transformer
 
-    if transformer is not None and type(transformer).__default__ is not Transformer.__default__:
+    if owner is not None and owner.__default__ is not Transformer.__default__:  # type: ignore[attr-defined]
         return {}
 
     def kids(rule: Any) -> list[tuple[int, bool]] | None:
         """The child filter of a rule whose node is a default tree (None: another node)."""
         user = rule.alias or rule.options.template_source or rule.origin.name
-        if rule.options.expand1 or (transformer is not None and hasattr(transformer, user)):
+        if rule.options.expand1 or (owner is not None and hasattr(owner, user)):
             return None
         cb = callbacks[rule]
         if type(cb) is ChildFilterLALR_NoPlaceholders:

@@ -34,7 +34,7 @@ from ..base.source import Finding, SourceText, error
 from ..base.variants import COUNT_WORDS
 from ..text.blocks import strip_markup
 from . import syntax as S
-from .grammars import RuleTransformer, can_read
+from .grammars import ASK_LARK, RuleTransformer, can_read, lean_read
 from .kept import parses_remembered, remembered_read
 from .pseudocode import parse_program
 
@@ -312,6 +312,9 @@ def _read_now(text: str, start: str) -> Any | None:
     clean = _clean(text)
     if not can_read(_parser(), start)(clean):
         return None  # a token the start symbol needs matches nowhere: Lark would refuse it
+    got = lean_read(_parser(), start, _ToValues(), clean)
+    if got is not ASK_LARK:
+        return got
     try:
         tree = _parser().parse(clean, start=start)
     except LarkError:

@@ -18,6 +18,8 @@ from lark import Lark, Token, Transformer, UnexpectedInput
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken, VisitError
 
 from ..base.grammar_files import build_parser
+from ..base.lean_lalr import Declined
+from ..base.lean_short import lean_reader
 from ..base.memo import keep_bounded as _bounded
 from ..base.source import Finding, SourceText, error
 from . import syntax as S
@@ -41,6 +43,62 @@ def pseudo_parser() -> Lark:
 @cache
 def fragment_parser() -> Lark:
     return build_parser("fragment", list(FRAGMENT_STARTS))
+
+
+# ---- a parse through the lean loop, Lark's where the loop declines ----------------------------
+#
+# A catalog's sections are some thousand short parses, and Lark spends most of each on its
+# per-token machinery (a lexer thread, ``feed_token``) and on a tree the Transformer then walks.
+# ``base/lean_short.lean_reader`` runs the same LALR tables and gives the Transformer's value
+# as it reduces; whatever it would not do exactly as Lark does -- a syntax error, a method that
+# raises (a ``Reject``), a tree too deep -- it declines, and the reader runs Lark itself, from
+# the start, so every message, position and refusal is Lark's (tests/test_parse_lean.py).
+
+ASK_LARK: Any = object()  # what ``lean_read`` gives where the loop declines: ask Lark
+
+
+@cache
+def _reader(parser: Lark, start: str, kind: type | None) -> Any:
+    return lean_reader(parser, start, kind)
+
+
+def lean_read(parser: Lark, start: str, transformer: Transformer[Token, Any] | None,
+              text: str) -> Any:
+    """``transformer.transform(parser.parse(text, start=start))`` (the tree where
+    ``transformer`` is None) by the lean loop, or ``ASK_LARK``: the loop declined it (a text
+    Lark refuses or a Transformer that raises among them), or does not run this parser; the
+    caller then asks Lark as it would have.  A Transformer the loop does not run as it reduces
+    (one asking for a node's ``meta``: the tcgen05 reader) transforms the loop's tree, which
+    is Lark's, its places too: its value, or the very error it raises on Lark's.
+    ``transformer`` keeps no state a parse changes (a Transformer of the parse stage: the one
+    parse's source at most)."""
+    kind = None if transformer is None else type(transformer)
+    read = _reader(parser, start, kind)
+    if read is None and transformer is not None:  # (a method of meta): Lark's tree, by the loop
+        read = _reader(parser, start, None)
+        if read is None:
+            return ASK_LARK
+        try:
+            tree = read(text, None)
+        except Declined:
+            return ASK_LARK
+        return transformer.transform(tree)  # what Lark's tree gives, errors too
+    if read is None:
+        return ASK_LARK
+    try:
+        return read(text, transformer)
+    except Declined:
+        return ASK_LARK
+
+
+def transformed(parser: Lark, start: str, kind: Callable[..., Transformer[Token, Any]],
+                text: str, *args: Any) -> Any:
+    """``kind(*args).transform(parser.parse(text, start=start))``, by the lean loop where it
+    reads ``text`` (``lean_read``), else exactly that: Lark's value, or its exception."""
+    got = lean_read(parser, start, kind(*args), text)
+    if got is ASK_LARK:
+        return kind(*args).transform(parser.parse(text, start=start))
+    return got
 
 
 # ---- what a start symbol cannot read, asked of the grammar ------------------------------------

@@ -31,7 +31,7 @@ from ..base.source import Finding, SourceText, warning
 from ..base.variants import COUNT_WORDS
 from ..text.blocks import Block, Section
 from ..text.lines import kind_of
-from .grammars import MAX_LINE, RuleTransformer, read_with
+from .grammars import ASK_LARK, MAX_LINE, RuleTransformer, lean_read, read_with, transformed
 
 MOVE_STARTS = ("move_heading", "paragraph", "topic", "move_sentence", "syntax_line",
                "move_table", "figure_caption")
@@ -303,7 +303,7 @@ def _try(src: SourceText, start: str) -> Any:
     if len(src.text) > MAX_LINE or not src.text.strip():
         return None
     try:
-        return MovesTransformer(src).transform(moves_parser().parse(src.text, start=start))
+        return transformed(moves_parser(), start, MovesTransformer, src.text, src)
     except (UnexpectedInput, VisitError, RecursionError):
         return None
 
@@ -320,7 +320,10 @@ _UNCHECKED = "what it states about the {ins} layouts is not checked"
 def sentences(src: SourceText, parser: Lark | None = None) -> list[SourceText]:
     """The sentences of a paragraph, as the ``paragraph`` rule of ``parser`` (the moves'
     grammar unless given; tcgen05's has the same rule) splits them, each keeping its span."""
-    tree = (parser or moves_parser()).parse(src.text, start="paragraph")
+    parser = parser or moves_parser()
+    tree = lean_read(parser, "paragraph", None, src.text)
+    if tree is ASK_LARK:  # the loop declined it (or does not run ``parser``)
+        tree = parser.parse(src.text, start="paragraph")
     out = []
     for tok in tree.children:
         if isinstance(tok, Token):
@@ -333,8 +336,8 @@ def _read_sentence(src: SourceText, instruction: str, facts: list[MoveFact],
                    findings: list[Finding]) -> None:
     if _try(src, "topic") is None:
         return  # not a sentence about the layout
-    value, errs = read_with(src, "this sentence", lambda: MovesTransformer(src).transform(
-        moves_parser().parse(src.text, start="move_sentence")))
+    value, errs = read_with(src, "this sentence", lambda: transformed(
+        moves_parser(), "move_sentence", MovesTransformer, src.text, src))
     if isinstance(value, MoveFact):
         facts.append(value)
         return

@@ -25,7 +25,7 @@ from lark import Lark, Transformer
 from lark.exceptions import LarkError
 
 from ..base.source import Finding, SourceText, error
-from .grammars import can_read
+from .grammars import ASK_LARK, can_read, lean_read
 from .kept import remembered_read
 
 
@@ -120,6 +120,9 @@ def read_by_grammar(parser: Callable[[], Lark], transformer: Transformer[Any, An
         clean = text.replace("`", " ").strip()
         if not can_read(parser(), start)(clean):
             return None  # a token the start symbol needs matches nowhere: Lark would refuse it
+        got = lean_read(parser(), start, transformer, clean)
+        if got is not ASK_LARK:
+            return got
         try:
             tree = parser().parse(clean, start=start)
         except LarkError:

@@ -27,6 +27,7 @@ from .grammars import (
     guard_size,
     read_with,
     remember,
+    transformed,
     unread,
     unread_finding,
 )
@@ -588,8 +589,7 @@ def _parse_prose(src: SourceText, start: str, what: str) -> tuple[Any, list[Find
     if guard is not None:
         return None, [guard]
     parser = fragment_parser()  # a broken grammar file is an internal error, not a finding
-    return read_with(src, what,
-                     lambda: ProseTransformer().transform(parser.parse(src.text, start=start)))
+    return read_with(src, what, lambda: transformed(parser, start, ProseTransformer, src.text))
 
 
 def try_prose(src: SourceText, start: str) -> Any:
@@ -598,7 +598,6 @@ def try_prose(src: SourceText, start: str) -> Any:
         return None
     parser = fragment_parser()
     try:
-        tree = parser.parse(src.text, start=start)
-        return ProseTransformer().transform(tree)
+        return transformed(parser, start, ProseTransformer, src.text)
     except (UnexpectedInput, VisitError, RecursionError):
         return None

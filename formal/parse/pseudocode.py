@@ -29,6 +29,7 @@ from .grammars import (
     pseudo_parser,
     read_with,
     remember,
+    transformed,
     unread,
     unread_finding,
 )
@@ -253,7 +254,8 @@ def _parse_pseudo_line(src: SourceText) -> tuple[S.PseudoLine | None, list[Findi
         return S.PseudoLine("blank", src), []
     parser = pseudo_parser()  # a broken grammar file is an internal error, not a finding
     value, findings = read_with(src, "this formula",
-                                lambda: PseudoTransformer(src).transform(parser.parse(src.text)),
+                                lambda: transformed(parser, "start", PseudoTransformer, src.text,
+                                                    src),
                                 nested="this line")
     if findings:
         return None, findings

@@ -33,7 +33,7 @@ from lark.exceptions import LarkError
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, Span, warning
 from ..text.terminals import terminals_search
-from .grammars import RuleTransformer, can_read
+from .grammars import RuleTransformer, can_read, transformed
 from .kept import parses_remembered, remembered_read
 from .smem_records import (
     MODES,
@@ -142,7 +142,7 @@ def _or_none(parser: Lark, text: str, start: str) -> Any:
     if not can_read(parser, start)(text):
         return None  # a token the start symbol needs matches nowhere: Lark would refuse it
     try:
-        return _Cells().transform(parser.parse(text, start=start))
+        return transformed(parser, start, _Cells, text)
     except (LarkError, ValueError):
         return None
 
@@ -288,7 +288,7 @@ def _line_parser() -> Lark:
 
 def _line_facts(text: str) -> LineFacts:
     try:
-        return _LineFacts().transform(_line_parser().parse(text))  # type: ignore[no-any-return]
+        return transformed(_line_parser(), "smem_line", _LineFacts, text)  # type: ignore[no-any-return]
     except LarkError:
         return LineFacts()
 

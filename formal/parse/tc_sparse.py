@@ -26,7 +26,7 @@ from lark.exceptions import LarkError
 from ..base.grammar_files import build_parser
 from ..base.source import SourceText
 from ..text.blocks import strip_markup
-from .grammars import RuleTransformer, can_read
+from .grammars import RuleTransformer, can_read, transformed
 from .kept import parses_remembered, remembered_read
 
 STARTS = ("sp_heading", "sp_kind", "sp_grain", "sp_value")
@@ -78,7 +78,7 @@ def _read_now(text: str) -> tuple[Any, ...] | None:
         if not can_read(_parser(), start)(clean):
             continue  # a token the start symbol needs matches nowhere: Lark would refuse it
         try:
-            return _ToFacts().transform(_parser().parse(clean, start=start))  # type: ignore[no-any-return]
+            return transformed(_parser(), start, _ToFacts, clean)  # type: ignore[no-any-return]
         except LarkError:
             continue
     return None

@@ -29,7 +29,7 @@ from lark.exceptions import UnexpectedInput, VisitError
 from ..base.grammar_files import build_parser
 from ..base.source import Finding, SourceText, warning
 from ..text.blocks import Section
-from .grammars import MAX_LINE, PROSE_MEMO, RuleTransformer, can_read, remember
+from .grammars import MAX_LINE, PROSE_MEMO, RuleTransformer, can_read, remember, transformed
 from .kept import noted_prose
 from .moves import body_parts, sentences
 from .syntax import Slice, TmemFact
@@ -291,7 +291,7 @@ def _try(src: SourceText, start: str) -> Any:
         if not can_read(tmem_parser(), start)(src.text):
             return None  # a token the start symbol needs matches nowhere: Lark would refuse it
         try:
-            return TmemTransformer(src).transform(tmem_parser().parse(src.text, start=start))
+            return transformed(tmem_parser(), start, TmemTransformer, src.text, src)
         except (UnexpectedInput, VisitError, RecursionError):
             return None
 
