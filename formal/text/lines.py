@@ -295,9 +295,10 @@ def kind_of(text: str) -> LineKind:
 
 @cache
 def _lean_tables() -> tuple[Any, ...] | None:
-    """(states, start state, end state, lexer per state, name per one-terminal rule, the
-    class ``Shift``, the head's name per terminal), or None where the parser is not one
-    ``_lean_pairs`` runs as Lark does."""
+    """(states, start state, end state, scanner's ``match`` per state, name per
+    one-terminal rule, the class ``Shift``, the head's name per terminal), or None where the
+    parser is not one ``_lean_pairs`` runs as Lark does.  A state's lexer matches by asking
+    its scanner (``BasicLexer.match``), so its scanner is asked here directly."""
     from lark.lexer import BasicLexer, ContextualLexer
     from lark.parsers.lalr_analysis import Shift
 
@@ -318,8 +319,10 @@ def _lean_tables() -> tuple[Any, ...] | None:
            if len(r.expansion) == 1 and r.expansion[0].is_term}
     # the rule name of each terminal that is a head (SECNUM -> heading)
     heads = {r.expansion[0].name: name for r, name in one.items() if r.origin.name == "head"}
+    scanners = {state: state_lexer.scanner.match
+                for state, state_lexer in lexer.lexers.items()}
     return (table.states, table.start_states["line"], table.end_states["line"],
-            lexer.lexers, one, Shift, heads)
+            scanners, one, Shift, heads)
 
 
 def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
@@ -327,15 +330,15 @@ def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
     tables = _lean_tables()
     if tables is None:  # pragma: no cover
         return None
-    states, start, end, lexers, one, shift, _heads = tables
+    states, start, end, scanners, one, shift, _heads = tables
     stack = [start]
     values: list[Token | None] = []
     pairs: list[tuple[str, Token]] = []
     pos, n = 0, len(text)
     while True:
         if pos < n:
-            state_lexer = lexers.get(stack[-1])
-            got = state_lexer.match(text, pos) if state_lexer is not None else None
+            scan = scanners.get(stack[-1])
+            got = scan(text, pos) if scan is not None else None
             if not got or not got[0]:
                 return None
             value, kind = got
@@ -392,7 +395,7 @@ def head_of(text: str) -> LineKind:
     if len(text) > MAX_LINE:
         return LineKind(first=text[:1], length=len(text))
     tables = _lean_tables()
-    got = tables[3][tables[1]].match(text, 0) if tables is not None and text else None
+    got = tables[3][tables[1]](text, 0) if tables is not None and text else None
     if tables is None or not got or not got[0]:
         return kind_of(text)  # an empty line (or one Lark itself must read)
     value, terminal = got
