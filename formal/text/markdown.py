@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from ..base.source import SourceText
-from .blocks import Block, clean_text, line_text, strip_markup
+from .blocks import Block, clean_text, line_text, strip_markup, trimmed
 from .html import html_blocks
 from .lines import head_of, kind_of
 from .plain import cells_of, split_glued, text_prose
@@ -123,20 +123,19 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
                 yield from flush_para()
             close = stripped.find("](")
             alt_start = body.find("![") + 2
-            alt = src.slice(alt_start, alt_start + max(0, close - 2))
-            yield Block("figure", alt.strip())
+            yield Block("figure", trimmed(src, alt_start, alt_start + max(0, close - 2)))
             continue
         lead = len(body) - len(body.lstrip())
         if stripped[:2] in ("* ", "+ ", "- "):
             if para:
                 yield from flush_para()
-            para = [src.slice(lead + 2).strip()]
+            para = [trimmed(src, lead + 2)]
             continue
         if stripped == "Copy to clipboard":
             if para:
                 yield from flush_para()
             continue
-        piece = src.slice(lead).strip()
+        piece = trimmed(src, lead)
         line_kind = _plain_kind(piece, in_pseudo)
         in_pseudo = line_kind == "pseudo"
         if line_kind:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..base.source import SourceText
-from .blocks import Block, line_text
+from .blocks import Block, line_text, trimmed
 from .lines import kind_of
 
 # ---- plain text (scraped from the HTML page) ---------------------------------------------------
@@ -139,10 +139,10 @@ def cells_of(src: SourceText) -> list[SourceText]:
         start = text.index("|") + 1
     k = text.find("|", start)
     while k >= 0:  # each bar closes a cell (str.find: no Python step per character)
-        out.append(src.slice(start, k).strip())
+        out.append(trimmed(src, start, k))
         start = k + 1
         k = text.find("|", start)
-    tail = src.slice(start).strip()
+    tail = trimmed(src, start)
     if tail.text:
         out.append(tail)
     if not out:
