@@ -189,3 +189,31 @@ def test_a_group_said_unsat_to_everything_cannot_hide_a_misread(
     cores = [descriptor_core(i, d, together=together) for i, d in pairs]
     assert cores[0].status == "refuted" and cores[0].method == "enumeration"
     assert all(c.status == "proved" for c in cores[1:])
+
+
+def test_each_pair_is_enumerated_once_a_group_with_the_same_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group's query and each pair's ``descriptor_core`` read one enumeration of the
+    pair (``DescriptorGroup.first_misread``): the same first misread as enumerating afresh,
+    a refuted descriptor's coordinate included, and each pair enumerated once."""
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setattr(pc, "_PENDING", {})
+    insts = _catalog()
+    real = SD._first_misread
+    fresh = {}
+    for i in insts[:6]:
+        for d in (descriptor_of(i), _swapped(i)):
+            read = SD.DescriptorRead.of(i.family, d)
+            fresh[(id(i), d)] = real(read, i, *SD.read_extent(i))
+    assert any(v is not None for v in fresh.values())  # a swapped one misreads somewhere
+    calls: list[object] = []
+    monkeypatch.setattr(SD, "_first_misread",
+                        lambda read, inst, r, c: calls.append(inst) or real(read, inst, r, c))
+    pairs = [(i, d) for i in insts[:6] for d in (descriptor_of(i), _swapped(i))]
+    together = DescriptorGroup(pairs)
+    for i, d in pairs:
+        read = SD.DescriptorRead.of(i.family, d)
+        assert together.first_misread(read, i, *SD.read_extent(i)) == fresh[(id(i), d)]
+        descriptor_core(i, d, together=together)
+    assert len(calls) == len({(id(i), d) for i, d in pairs})  # once each, group query included
+    pc.flush()

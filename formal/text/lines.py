@@ -309,18 +309,18 @@ def _lean_tables() -> tuple[Any, ...] | None:
             or lark_parser.lexer_conf.callbacks or not isinstance(lexer, ContextualLexer):
         return None  # pragma: no cover - not lines.lark's parser
     table = frontend.parser.parser.parse_table
-    for state_lexer in lexer.lexers.values():
+    scanners = {}
+    for state, state_lexer in lexer.lexers.items():
         if not isinstance(state_lexer, BasicLexer):  # pragma: no cover
             return None
-        state_lexer.scanner  # noqa: B018 - builds the state's scanner and its callbacks
+        # (building the state's scanner builds its callbacks too)
+        scanners[state] = state_lexer.scanner.match
         if state_lexer.callback or state_lexer.ignore_types:  # pragma: no cover
             return None
     one = {r: str(r.alias or r.origin.name) for r in lark_parser.rules
            if len(r.expansion) == 1 and r.expansion[0].is_term}
     # the rule name of each terminal that is a head (SECNUM -> heading)
     heads = {r.expansion[0].name: name for r, name in one.items() if r.origin.name == "head"}
-    scanners = {state: state_lexer.scanner.match
-                for state, state_lexer in lexer.lexers.items()}
     return (table.states, table.start_states["line"], table.end_states["line"],
             scanners, one, Shift, heads)
 
