@@ -257,6 +257,7 @@ class DescriptorGroup:
     def _asked(self) -> set[str]:
         keys: dict[int, list[str]] = {}  # each term (by its id in Z3) -> the queries it states
         todo = []
+        stated: dict[tuple[Any, ...], Any] = {}
         for inst, descriptor in self.pairs:
             try:
                 read = DescriptorRead.of(inst.family, descriptor)
@@ -265,7 +266,14 @@ class DescriptorGroup:
             rows, cols = read_extent(inst)
             if self.first_misread(read, inst, rows, cols) is not None:
                 continue
-            term = _misread(inst, read, rows, cols)
+            # the term is a function of these alone (what ``bit_address`` and
+            # ``layout_bit_address`` read): a pair stating one already made takes it, the
+            # very term Z3 would hand back for it
+            made = (read.lbo, read.sbo, read.mode, inst.major, inst.bits, repr(inst.layout),
+                    rows, cols)
+            term = stated.get(made)
+            if term is None:
+                term = stated[made] = _misread(inst, read, rows, cols)
             same = keys.setdefault(term.get_id(), [])
             if not same:
                 todo.append((term.get_id(), term))
