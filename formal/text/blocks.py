@@ -174,6 +174,12 @@ def strip_markup(src: SourceText) -> SourceText:
     code = False  # inside a code span: a backslash is itself (CommonMark)
     while k < n:
         ch = text[k]
+        if ch not in "`\\*[":  # a run of plain characters, each kept: up to the next mark
+            m = _MARKUP.search(text, k)
+            run_end = n if m is None else m.start()
+            keep.extend(range(k, run_end))
+            k = run_end
+            continue
         if ch == "`":
             code = not code
         elif ch == "\\" and not code and k + 1 < n and text[k + 1] in ESCAPABLE:
