@@ -189,3 +189,56 @@ def test_a_group_said_unsat_to_everything_cannot_hide_a_misread(
     cores = [descriptor_core(i, d, together=together) for i, d in pairs]
     assert cores[0].status == "refuted" and cores[0].method == "enumeration"
     assert all(c.status == "proved" for c in cores[1:])
+
+
+def test_each_pair_is_enumerated_once_a_group_with_the_same_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group's query and each pair's ``descriptor_core`` read one enumeration of the
+    pair (``DescriptorGroup.first_misread``): the same first misread as enumerating afresh,
+    a refuted descriptor's coordinate included, and each pair enumerated once."""
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setattr(pc, "_PENDING", {})
+    insts = _catalog()
+    real = SD._first_misread
+    fresh = {}
+    for i in insts[:6]:
+        for d in (descriptor_of(i), _swapped(i)):
+            read = SD.DescriptorRead.of(i.family, d)
+            fresh[(id(i), d)] = real(read, i, *SD.read_extent(i))
+    assert any(v is not None for v in fresh.values())  # a swapped one misreads somewhere
+    calls: list[object] = []
+    monkeypatch.setattr(SD, "_first_misread",
+                        lambda read, inst, r, c: calls.append(inst) or real(read, inst, r, c))
+    pairs = [(i, d) for i in insts[:6] for d in (descriptor_of(i), _swapped(i))]
+    together = DescriptorGroup(pairs)
+    for i, d in pairs:
+        read = SD.DescriptorRead.of(i.family, d)
+        assert together.first_misread(read, i, *SD.read_extent(i)) == fresh[(id(i), d)]
+        descriptor_core(i, d, together=together)
+    assert len(calls) == len({(id(i), d) for i, d in pairs})  # once each, group query included
+    pc.flush()
+
+
+def test_a_term_two_pairs_state_is_made_once(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog's 48 descriptor queries state 32 terms (wgmma's and tcgen05's descriptor of
+    a layout read alike): the group makes each term once, and each made term is the one Z3
+    hands back for every pair that states it (the same members, the same answers)."""
+    monkeypatch.setenv("PTXLAYOUT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setattr(pc, "_PENDING", {})
+    insts = _catalog()
+    pairs = [(i, descriptor_of(i)) for i in insts]
+    alive, ids = [], set()
+    for i, d in pairs:  # every term made afresh (kept alive: Z3 reuses a freed term's id)
+        read = SD.DescriptorRead.of(i.family, d)
+        alive.append(SD._misread(i, read, *SD.read_extent(i)))
+        ids.add(alive[-1].get_id())
+    assert len(ids) == 32
+    real = SD._misread
+    made: list[object] = []
+    monkeypatch.setattr(SD, "_misread", lambda *a: made.append(a) or real(*a))
+    together = DescriptorGroup(pairs)
+    unsat = together._asked()
+    assert len(made) == 32 and len(unsat) == 48
+    assert unsat == {SD.query_key(SD._descriptor_query(
+        i, SD.DescriptorRead.of(i.family, d), *SD.read_extent(i)), "descriptor") for i, d in pairs}

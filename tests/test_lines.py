@@ -234,6 +234,36 @@ def test_a_lines_head_is_read_off_its_first_token(seeds: dict[str, Path]) -> Non
     assert not head_of("row = x").case  # a fact of the tail: not read
 
 
+def test_a_titles_heading_kinds_are_its_whole_kinds(seeds: dict[str, Path],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``heading_kinds`` (a title read whole only where a move or tensor-memory title token
+    can stand in it) gives the move, tmem and WMMA heading facts of the whole kind, on every
+    line of the seeds and the catalog, on titles of each kind and on lines of every
+    terminal; the catalog's numbered titles without such a token are not read whole."""
+    from formal.text import lines as L
+    titles = ["9.7.14.5.15. Warp-level matrix load instruction: ldmatrix",
+              "Warp-level matrix transpose instruction: movmatrix", "9.7.14.4.1. Matrix "
+              "Fragments for WMMA", "Matrix fragments for wmma", "9.7.16.2.3.1.2. Matrix "
+              "fragments for shape .16x64b", "9.7.16.10.5. Data Path Layout Organization",
+              "9.7.16.8.1. Access restrictions", "9.7.16.8.3. Instructions: tcgen05.ld",
+              "9.7.14.5.9. Matrix Fragments for mma.m16n8k16 with floating point type"]
+    texts = _every_line(seeds) + titles
+    want = {t: L._read_kind.__wrapped__(t) for t in texts}
+    monkeypatch.setattr(L, "_READ", {})
+    monkeypatch.setattr(L, "_KNOWN", {})
+    L._read_kind.cache_clear()
+    L.head_of.cache_clear()
+    for text in texts:
+        k = want[text]
+        assert L.heading_kinds(text) == (k.move_heading, k.tmem_heading, k.wmma_heading), text
+    assert [L.heading_kinds(t) for t in titles[:4]] == [(True, False, False)] * 2 + \
+        [(False, False, True)] * 2
+    assert L.heading_kinds(titles[4]) == (False, True, False)
+    assert titles[2] not in L._READ and titles[0] in L._READ  # the WMMA title: its head alone
+    L._read_kind.cache_clear()
+    L.head_of.cache_clear()
+
+
 def test_look_decides_as_the_whole_kind_does(seeds: dict[str, Path]) -> None:
     """``look`` asks a line's head first and reads it whole only where it opens as a flat
     row: the same answer as from the whole kind of every line."""

@@ -110,7 +110,8 @@ def descriptor_core(inst: SmemInstance, descriptor: int,
     rows, cols = extent or read_extent(inst)
     lay = inst.layout
     have_rows, have_cols = lay.extent
-    first = _first_misread(read, inst, rows, cols)
+    first = together.first_misread(read, inst, rows, cols) if together is not None \
+        else _first_misread(read, inst, rows, cols)
     if first is not None:  # the first (mn, k), k slowest, read elsewhere or not held
         mn, k = first
         got = read.bit_address(inst.major, inst.bits, mn, k)
@@ -232,6 +233,20 @@ class DescriptorGroup:
     def __init__(self, pairs: list[tuple[SmemInstance, int]]) -> None:
         self.pairs = pairs
         self.unsat: set[str] | None = None
+        # each pair's enumeration (``_first_misread``), made once a run: the group's query
+        # and the pair's own ``descriptor_core`` both read it (keyed by the instance's
+        # identity: the group holds every instance it is asked of, so none is reused)
+        self._enumerated: dict[tuple[int, DescriptorRead, int, int],
+                               tuple[SmemInstance, tuple[int, int] | None]] = {}
+
+    def first_misread(self, read: DescriptorRead, inst: SmemInstance, rows: int,
+                      cols: int) -> tuple[int, int] | None:
+        """``_first_misread(read, inst, rows, cols)``, enumerated once for the group."""
+        key = (id(inst), read, rows, cols)
+        hit = self._enumerated.get(key)
+        if hit is None or hit[0] is not inst:
+            hit = self._enumerated[key] = (inst, _first_misread(read, inst, rows, cols))
+        return hit[1]
 
     def says_unsat(self, key: str) -> bool:
         """Is the query of this key (``query_key``) a member of a group Z3 found *unsat*?"""
@@ -242,15 +257,23 @@ class DescriptorGroup:
     def _asked(self) -> set[str]:
         keys: dict[int, list[str]] = {}  # each term (by its id in Z3) -> the queries it states
         todo = []
+        stated: dict[tuple[Any, ...], Any] = {}
         for inst, descriptor in self.pairs:
             try:
                 read = DescriptorRead.of(inst.family, descriptor)
             except ValueError:
                 continue
             rows, cols = read_extent(inst)
-            if _first_misread(read, inst, rows, cols) is not None:
+            if self.first_misread(read, inst, rows, cols) is not None:
                 continue
-            term = _misread(inst, read, rows, cols)
+            # the term is a function of these alone (what ``bit_address`` and
+            # ``layout_bit_address`` read): a pair stating one already made takes it, the
+            # very term Z3 would hand back for it
+            made = (read.lbo, read.sbo, read.mode, inst.major, inst.bits, repr(inst.layout),
+                    rows, cols)
+            term = stated.get(made)
+            if term is None:
+                term = stated[made] = _misread(inst, read, rows, cols)
             same = keys.setdefault(term.get_id(), [])
             if not same:
                 todo.append((term.get_id(), term))

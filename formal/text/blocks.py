@@ -118,6 +118,29 @@ def line_text(raw: str, doc: str, lineno: int, start: int = 0) -> SourceText:
     return SourceText(raw[start:], doc, ((0, lineno, start + 1),))
 
 
+def trimmed(src: SourceText, start: int, end: int | None = None) -> SourceText:
+    """``src.slice(start, end).strip()`` -- the very same value -- made in one step where
+    ``src`` is one line (one segment at offset 0, as every line the readers cut is): the
+    characters kept and the column of the first, without the slice in between.
+
+        trimmed(SourceText("| .s8  |", doc, ((0, 3, 1),)), 1, 7)  # ".s8" at line 3, column 3
+    """
+    segs = src.segments
+    if len(segs) != 1 or segs[0][0] != 0:
+        return src.slice(start, end).strip()
+    text = src.text
+    n = len(text)
+    end = n if end is None else end
+    start = max(0, min(start, n))
+    end = max(start, min(end, n))
+    piece = text[start:end]
+    left = len(piece) - len(piece.lstrip())
+    right = max(left, len(piece.rstrip()))
+    _off, line, col = segs[0]
+    return SourceText(text[start + left:start + right], src.document,
+                      ((0, line, col + start + left),))
+
+
 def section_number(text: str) -> str:
     """The digits and dots that open a title: ``9.7.14.5.9`` of ``9.7.14.5.9. Matrix ...``
     (whether a line is a heading at all is grammar/lines.lark's to say)."""
@@ -132,6 +155,9 @@ def section_number(text: str) -> str:
 ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
+_MARKUP = re.compile(r"[`\[*\\]")
+
+
 def strip_markup(src: SourceText) -> SourceText:
     """Remove Markdown inline markup, keeping each kept character's position.
 
@@ -139,7 +165,7 @@ def strip_markup(src: SourceText) -> SourceText:
     ``![alt](url)`` vanish entirely (a figure line is handled before this is called).
     """
     text = src.text
-    if not any(ch in text for ch in "`[*\\"):
+    if _MARKUP.search(text) is None:  # no backtick, bracket, star or backslash: no markup
         return src
     keep: list[int] = []
     k = 0
@@ -148,6 +174,12 @@ def strip_markup(src: SourceText) -> SourceText:
     code = False  # inside a code span: a backslash is itself (CommonMark)
     while k < n:
         ch = text[k]
+        if ch not in "`\\*[":  # a run of plain characters, each kept: up to the next mark
+            m = _MARKUP.search(text, k)
+            run_end = n if m is None else m.start()
+            keep.extend(range(k, run_end))
+            k = run_end
+            continue
         if ch == "`":
             code = not code
         elif ch == "\\" and not code and k + 1 < n and text[k + 1] in ESCAPABLE:

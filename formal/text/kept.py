@@ -40,6 +40,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import fields
 from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,10 @@ def _write(v: Any) -> Any:
     if t in _PLAIN:
         return v
     if t is SourceText:
-        return {"#s": [v.text, v.document, *(x for seg in v.segments for x in seg)]}
+        segs = v.segments
+        if len(segs) == 1:  # one line (most places): its one segment's three numbers
+            return {"#s": [v.text, v.document, *segs[0]]}
+        return {"#s": [v.text, v.document, *chain.from_iterable(segs)]}
     if t is tuple:
         return {"#t": [x if type(x) in _PLAIN else _write(x) for x in v]}
     name = t.__name__

@@ -18,7 +18,7 @@ definitions), so each distinct text is read once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -226,9 +226,13 @@ class _Facts(Transformer[Token, Any]):
             if facts["last"] == "sentence_break" and len(texts[-1]) > 1:
                 facts["last"] = "fill"  # the break took the words after it: they end the line
         if facts.get("head") in ("heading", "titled"):
-            facts["wmma_title"] = " ".join(self.text.split()).lower().endswith(
-                "matrix fragments for wmma")
+            facts["wmma_title"] = _wmma_title(self.text)
         return LineKind(**facts)
+
+
+def _wmma_title(text: str) -> bool:
+    """A title's words end with "Matrix Fragments for WMMA" (any case, any spacing)."""
+    return " ".join(text.split()).lower().endswith("matrix fragments for wmma")
 
 
 # characters: a longer line is not tokenized (a 4 MB line of one word took 3 GB: a token
@@ -278,6 +282,35 @@ def kind_of(text: str) -> LineKind:
     return kind
 
 
+@cache
+def _may_hold_title() -> Callable[[str], bool]:
+    """Whether a MOVE_TITLE or TMEM_TITLE token can be in a line: one of the two matches it
+    at some column (``text.terminals``; False: no token of the line is either)."""
+    from .terminals import terminals_search
+    return terminals_search(_parser(), ("MOVE_TITLE", "TMEM_TITLE"))
+
+
+def heading_kinds(text: str) -> tuple[bool, bool, bool]:
+    """``(kind.move_heading, kind.tmem_heading, kind.wmma_heading)`` of ``kind =
+    kind_of(text)``, the very same, for a section's title.  A line in which neither a
+    MOVE_TITLE nor a TMEM_TITLE token can stand (neither terminal matches it anywhere) is not
+    read whole: it has neither title fact, and its head is its first token's (``head_of``:
+    only a move title makes a line's head ``titled`` otherwise), so it is a WMMA heading
+    where that head is a title's and its words end as one (``_wmma_title``).  The catalog's
+    titles are some 220 of the 400 lines its documents have read whole.
+
+        heading_kinds("9.7.14.5.15. Warp-level matrix load instruction: ldmatrix")
+            -> (True, False, False)   read whole: MOVE_TITLE matches
+        heading_kinds("9.7.14.4.1. Matrix Fragments for WMMA")
+            -> (False, False, True)   its first token alone (SECNUM, a heading)
+    """
+    if text in _KNOWN or text in _READ or len(text) > MAX_LINE or _may_hold_title()(text):
+        kind = kind_of(text)
+        return kind.move_heading, kind.tmem_heading, kind.wmma_heading
+    head = head_of(text).head
+    return False, False, head in ("heading", "titled") and _wmma_title(text)
+
+
 # ---- Lark's own tables and lexers, run without its per-token machinery -----------------------
 #
 # A line is a few tokens (about four in the catalog), and Lark spends more on each token's
@@ -295,9 +328,10 @@ def kind_of(text: str) -> LineKind:
 
 @cache
 def _lean_tables() -> tuple[Any, ...] | None:
-    """(states, start state, end state, lexer per state, name per one-terminal rule, the
-    class ``Shift``, the head's name per terminal), or None where the parser is not one
-    ``_lean_pairs`` runs as Lark does."""
+    """(states, start state, end state, scanner's ``match`` per state, name per
+    one-terminal rule, the class ``Shift``, the head's name per terminal), or None where the
+    parser is not one ``_lean_pairs`` runs as Lark does.  A state's lexer matches by asking
+    its scanner (``BasicLexer.match``), so its scanner is asked here directly."""
     from lark.lexer import BasicLexer, ContextualLexer
     from lark.parsers.lalr_analysis import Shift
 
@@ -308,10 +342,12 @@ def _lean_tables() -> tuple[Any, ...] | None:
             or lark_parser.lexer_conf.callbacks or not isinstance(lexer, ContextualLexer):
         return None  # pragma: no cover - not lines.lark's parser
     table = frontend.parser.parser.parse_table
-    for state_lexer in lexer.lexers.values():
+    scanners = {}
+    for state, state_lexer in lexer.lexers.items():
         if not isinstance(state_lexer, BasicLexer):  # pragma: no cover
             return None
-        state_lexer.scanner  # noqa: B018 - builds the state's scanner and its callbacks
+        # (building the state's scanner builds its callbacks too)
+        scanners[state] = state_lexer.scanner.match
         if state_lexer.callback or state_lexer.ignore_types:  # pragma: no cover
             return None
     one = {r: str(r.alias or r.origin.name) for r in lark_parser.rules
@@ -319,7 +355,7 @@ def _lean_tables() -> tuple[Any, ...] | None:
     # the rule name of each terminal that is a head (SECNUM -> heading)
     heads = {r.expansion[0].name: name for r, name in one.items() if r.origin.name == "head"}
     return (table.states, table.start_states["line"], table.end_states["line"],
-            lexer.lexers, one, Shift, heads)
+            scanners, one, Shift, heads)
 
 
 def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
@@ -327,15 +363,15 @@ def _lean_pairs(text: str) -> list[tuple[str, Token]] | None:
     tables = _lean_tables()
     if tables is None:  # pragma: no cover
         return None
-    states, start, end, lexers, one, shift, _heads = tables
+    states, start, end, scanners, one, shift, _heads = tables
     stack = [start]
     values: list[Token | None] = []
     pairs: list[tuple[str, Token]] = []
     pos, n = 0, len(text)
     while True:
         if pos < n:
-            state_lexer = lexers.get(stack[-1])
-            got = state_lexer.match(text, pos) if state_lexer is not None else None
+            scan = scanners.get(stack[-1])
+            got = scan(text, pos) if scan is not None else None
             if not got or not got[0]:
                 return None
             value, kind = got
@@ -392,7 +428,7 @@ def head_of(text: str) -> LineKind:
     if len(text) > MAX_LINE:
         return LineKind(first=text[:1], length=len(text))
     tables = _lean_tables()
-    got = tables[3][tables[1]].match(text, 0) if tables is not None and text else None
+    got = tables[3][tables[1]](text, 0) if tables is not None and text else None
     if tables is None or not got or not got[0]:
         return kind_of(text)  # an empty line (or one Lark itself must read)
     value, terminal = got

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from ..base.source import SourceText
-from .blocks import Block, clean_text, line_text, strip_markup
+from .blocks import Block, clean_text, line_text, strip_markup, trimmed
 from .html import html_blocks
 from .lines import head_of, kind_of
 from .plain import cells_of, split_glued, text_prose
@@ -24,6 +24,8 @@ from .plain import cells_of, split_glued, text_prose
 
 def unquote(raw: str) -> tuple[int, int]:
     """(offset where content starts, quote depth) for ``  > > text``."""
+    if not raw.startswith((" ", ">")):
+        return 0, 0  # no quote mark (most lines): nothing to skip
     k = 0
     depth = 0
     n = len(raw)
@@ -68,37 +70,47 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
         body = raw[start:]
         src = line_text(raw, doc, lineno, start)
         stripped = body.strip()
-        if not in_fence and start == 0 and stripped.lower().startswith("<table"):
+        if not in_fence and start == 0 and stripped.startswith("<") \
+                and stripped.lower().startswith("<table"):
             # raw HTML in Markdown (a converted mirror keeps each table with merged cells as
             # the page's <table>, rowspan and all): its rows, read by the HTML reader
-            yield from flush_para()
-            yield from flush_table()
+            if para:
+                yield from flush_para()
+            if table_rows:
+                yield from flush_table()
             html_end = _html_table_end(raw_lines, lineno)
             yield from _html_table(raw_lines, lineno, html_end, doc)
             continue
         if stripped.startswith("```"):
-            yield from flush_para()
-            yield from flush_table()
+            if para:
+                yield from flush_para()
+            if table_rows:
+                yield from flush_table()
             in_fence = not in_fence
             continue
         if in_fence:
             yield Block("pseudo" if stripped else "blank", src)
             continue
         if not stripped:
-            yield from flush_para()
-            yield from flush_table()
+            if para:
+                yield from flush_para()
+            if table_rows:
+                yield from flush_table()
             yield Block("blank", src)
             continue
         if stripped.startswith("|") or ("|" in stripped and (
                 table_rows or _opens_table(raw_lines, lineno))):
             # a GFM table: rows open with '|', or -- a mirror that writes them without the
             # outer pipes (``.atype | Fragment | Elements``) -- a header over ``---|---``
-            yield from flush_para()
+            if para:
+                yield from flush_para()
             table_rows.append(src.strip())
             continue
-        yield from flush_table()
+        if table_rows:
+            yield from flush_table()
         if stripped.startswith("#"):
-            yield from flush_para()
+            if para:
+                yield from flush_para()
             k = len(body) - len(body.lstrip())
             while k < len(body) and body[k] == "#":
                 k += 1
@@ -107,27 +119,30 @@ def markdown_blocks(raw_lines: list[str], doc: str) -> Iterator[Block]:
                 yield Block("heading", head)
             continue
         if stripped.startswith("!["):
-            yield from flush_para()
+            if para:
+                yield from flush_para()
             close = stripped.find("](")
             alt_start = body.find("![") + 2
-            alt = src.slice(alt_start, alt_start + max(0, close - 2))
-            yield Block("figure", alt.strip())
+            yield Block("figure", trimmed(src, alt_start, alt_start + max(0, close - 2)))
             continue
         lead = len(body) - len(body.lstrip())
         if stripped[:2] in ("* ", "+ ", "- "):
-            yield from flush_para()
-            para = [src.slice(lead + 2).strip()]
+            if para:
+                yield from flush_para()
+            para = [trimmed(src, lead + 2)]
             continue
         if stripped == "Copy to clipboard":
-            yield from flush_para()
+            if para:
+                yield from flush_para()
             continue
-        piece = src.slice(lead).strip()
+        piece = trimmed(src, lead)
         line_kind = _plain_kind(piece, in_pseudo)
         in_pseudo = line_kind == "pseudo"
         if line_kind:
             # a formula or a flattened table row written as plain text (no fence, no '|'):
             # read as the plain-text reader reads it, never joined into a paragraph
-            yield from flush_para()
+            if para:
+                yield from flush_para()
             if in_pseudo:
                 pieces = split_glued(piece)
                 yield Block("pseudo", pieces[0])
@@ -219,8 +234,9 @@ def _md_table(lines: list[SourceText]) -> Iterator[Block]:
             header_done = True
             continue
         # a cell's line breaks (``<br>``) are spaces: the same length keeps the columns
-        cells = tuple(clean_text(strip_markup(replace(c, text=c.text.replace("<br>", "    "))))
-                      for c in cells_of(ln))
+        cells = tuple(clean_text(strip_markup(
+            replace(c, text=c.text.replace("<br>", "    ")) if "<br>" in c.text else c))
+            for c in cells_of(ln))
         is_header = not header_done and k + 1 < len(lines) and \
             set(lines[k + 1].text.strip()) <= set("|-: ")
         yield Block("row", cells[0] if cells else ln, cells, header=is_header)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..base.source import SourceText
-from .blocks import Block, line_text
+from .blocks import Block, line_text, trimmed
 from .lines import kind_of
 
 # ---- plain text (scraped from the HTML page) ---------------------------------------------------
@@ -137,11 +137,12 @@ def cells_of(src: SourceText) -> list[SourceText]:
     start = 0
     if text.lstrip().startswith("|") and text.strip() != "|":
         start = text.index("|") + 1
-    for k in range(start, len(text)):
-        if text[k] == "|":
-            out.append(src.slice(start, k).strip())
-            start = k + 1
-    tail = src.slice(start).strip()
+    k = text.find("|", start)
+    while k >= 0:  # each bar closes a cell (str.find: no Python step per character)
+        out.append(trimmed(src, start, k))
+        start = k + 1
+        k = text.find("|", start)
+    tail = trimmed(src, start)
     if tail.text:
         out.append(tail)
     if not out:

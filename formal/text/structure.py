@@ -22,7 +22,7 @@ from .blocks import (
     TypeBlock,
     section_number,
 )
-from .lines import kind_of
+from .lines import heading_kinds, kind_of
 
 # ---- structure -----------------------------------------------------------------------------------
 
@@ -96,8 +96,7 @@ def structure(blocks: Iterable[Block], doc: str) -> list[Section]:
                 continue
             close_section()
             title = b.text
-            move, tmem = kind_of(t).move_heading, kind_of(t).tmem_heading
-            wmma = kind_of(t).wmma_heading
+            move, tmem, wmma = heading_kinds(t)
             continue
         if title is None:
             title = SourceText.at("", doc, 1)  # content before any heading
