@@ -284,6 +284,9 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
+        # layouts whose rows a verdict read without their hash (``cells_of``), by object,
+        # hashed only where ``table`` looks a hash up that no hashed layout has
+        self._unhashed: dict[int, Any] = {}
         self._memo: dict[str, str] = {}  # map hashes by kept_hashes.hash_key, this process
         self._kept_hashes: Any = None
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
@@ -391,13 +394,30 @@ class Evidence:
         kind, count, digest = table_digest(lay)
         h = self.hash_at(lay, None, (kind, count, digest)) if count else ""
         self._hashed[id(lay)] = (lay, h)
+        self._unhashed.pop(id(lay), None)
         if count:
             self._by_hash.setdefault(h, lay)
         return kind, LazyRows(lay, count), h
 
-    def remember(self, lay: Any, h: str) -> None:
-        """``lay``'s map hash ``h``, as ``table_of`` remembers it (a kept verdict's)."""
+    def cells_of(self, lay: Any) -> tuple[str, Sequence[dict[str, Any]]]:
+        """(kind, rows) of a layout, as ``table_of`` gives them, without its map hash: a
+        verdict asks the hash (``hash_of``) only where a run can speak to the map.  The
+        layout is remembered all the same, so that ``table`` finds it by its hash (hashed
+        then, where no layout already hashed has that hash)."""
+        from ..model.cells import table_digest
+        kind, count, _digest = table_digest(lay)
+        if count and id(lay) not in self._hashed:
+            self._unhashed[id(lay)] = lay
+        return kind, LazyRows(lay, count)
+
+    def remember(self, lay: Any, h: str | None) -> None:
+        """``lay``'s map hash ``h``, as ``table_of`` remembers it (a kept verdict's; None: a
+        verdict that did not read it, as ``cells_of`` remembers the layout)."""
+        if h is None:
+            self.cells_of(lay)
+            return
         self._hashed[id(lay)] = (lay, h)
+        self._unhashed.pop(id(lay), None)
         self._by_hash.setdefault(h, lay)
 
     def hashed(self, lay: Any) -> str | None:
@@ -461,6 +481,8 @@ class Evidence:
                                str(kept.get("operand", "")), kind, rows) == h:
                 self._tables[h] = (kind, rows)
                 return self._tables[h]
+        while h not in self._by_hash and self._unhashed:
+            self.hash_of(self._unhashed.popitem()[1])
         while h not in self._by_hash and self._sources:
             name = next(iter(self._sources))
             for lay in self._sources.pop(name)():
