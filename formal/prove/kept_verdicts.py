@@ -15,8 +15,9 @@ files (``base.hashes.code_key``: ``c2d1...``) its key is ``sha256(["ptxlayout-ha
 "c2d1...", "<evidence digest>", id, ..., "cells", 512, "5e0a..."])`` and its entry the verdict
 as JSON text -- ``{"status": "proved", "message": "confirmed on NVIDIA H100 ...", ...}`` --
 with the map hash it matched (null where the verdict read none: the judge writes a map's
-hash only where a run can speak to it, ``hardware._Own``).  Edit the formula (other arrays), re-record a run (other bytes)
-or any file of the package (another code key): another key, judged afresh.
+hash only where a run can speak to it, ``hardware._Own``).  Edit the formula (other
+arrays), re-record a run (other bytes) or any file of the package (another code key):
+another key, judged afresh.
 
 What is never kept: a verdict that read the layouts the same document states for the other
 operands (``confirm.stated_in``: the model, not the layout, decides those), one of a layout
