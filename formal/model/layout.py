@@ -343,12 +343,16 @@ def srepr(e: Any) -> str:
     return srepr_of(e)
 
 
-def expression_key(e: Any) -> str | list[str]:
-    """An expression as a key: its tree (``sreprs.tree``: each node its class and its
-    arguments' trees, each atom its ``srepr``), or -- where it is no SymPy value --
-    ``["srepr", srepr(e)]``."""
+@lru_cache(maxsize=8192, typed=True)  # (typed: ``True == Integer(1)``, not the same key)
+def expression_key(e: Any) -> str | tuple[str, str]:
+    """An expression as a key: a SHA-256 of its tree (``sreprs.tree``: each node its class
+    and its arguments' trees, each atom its ``srepr``), or -- where it is no SymPy value --
+    ``("srepr", srepr(e))``; once per distinct expression (the catalog's layouts state some
+    hundred distinct case values and conditions, each many times)."""
     t = tree(e)
-    return t if t is not None else ["srepr", srepr(e)]
+    if t is None:
+        return "srepr", srepr(e)
+    return hashlib.sha256(t.encode("utf-8")).hexdigest()
 
 
 def _variant_a_types(instruction: str, shape: str, operand: str,

@@ -55,7 +55,7 @@ STORE = disk.KeptFile("sreprs", "texts.json", SCHEMA, "texts", _code, _is_text)
 _OPEN: list[disk.Kept] = []  # the store ``kept`` holds open, innermost last
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192, typed=True)  # (typed: ``True == Integer(1)``, not the same tree)
 def tree(e: Any) -> str | None:
     """The expression tree written out: each node as its class and its arguments' trees,
     each atom as its ``srepr``; None where an argument is not a SymPy value (not kept)."""
