@@ -134,6 +134,14 @@ class EvidenceFile:
         kept = self._columns()
         return kept.keys if kept is not None else [r.key for r in self.runs]
 
+    def judged_at(self, i: int) -> bool:
+        """Whether run ``i`` is one a ``hardware`` verdict reads (``Evidence.runs_judged``),
+        asked of its columns without making it."""
+        kept = self._columns()
+        mode, result = (kept.mode_result(i) if kept is not None
+                        else (self.runs[i].mode, self.runs[i].result))
+        return mode == "discover" or (mode == "check" and result in _DECIDED)
+
     def run_at(self, i: int) -> EvidenceRun:
         kept = self.kept
         return kept.at(i) if kept is not None and "_runs" not in self.__dict__ \
@@ -164,6 +172,7 @@ def default_dir() -> Path | None:
 
 
 _A_TYPES = frozenset(v.a for v in VARIANTS)
+_DECIDED = ("match", "mismatch")  # a check's results that speak to the maps it packed
 
 
 @cache
@@ -291,6 +300,7 @@ class Evidence:
         self._kept_hashes: Any = None
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
+        self._judged: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
         self._by_layout: dict[str, dict[str, list[tuple[int, int]]]] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
@@ -331,6 +341,20 @@ class Evidence:
             hit = self._runs_of[keys] = [
                 self.files[n].run_at(i)
                 for n, i in sorted(at for k in keys for at in self._by_key.get(k, ()))]
+        return list(hit)
+
+    def runs_judged(self, keys: Iterable[str]) -> list[EvidenceRun]:
+        """``runs_of``'s runs that a ``hardware`` verdict reads (``prove/hardware.py``): the
+        discoveries, and the checks that matched or mismatched -- not a check only compiled
+        or not executed, nor an experiment (wgmma's, tcgen05's planted errors), which are
+        not made here."""
+        keys = frozenset(keys)
+        hit = self._judged.get(keys)
+        if hit is None:
+            hit = self._judged[keys] = [
+                self.files[n].run_at(i)
+                for n, i in sorted(at for k in keys for at in self._by_key.get(k, ()))
+                if self.files[n].judged_at(i)]
         return list(hit)
 
     def runs_with(self, operand: str, h: str) -> list[EvidenceRun]:

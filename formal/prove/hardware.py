@@ -200,7 +200,8 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
                        f"unconfirmed: the layout has no cell table{figure}, so no run can be "
                        "compared with it", None, None, "warning", "gpu")
     by_key = {v.key: v for v in s.variants}
-    runs = ev.runs_of(by_key)
+    # the runs that can speak to a map: discoveries, checks that matched or mismatched
+    runs = ev.runs_judged(by_key)
     own = _Own(ev, lay)
     want = _Want(ev, lay, own)
     if s.relabel:

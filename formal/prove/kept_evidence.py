@@ -326,6 +326,10 @@ class KeptRuns:
                 () if cells is None else _cells(cells, True), plant[i])
         return got
 
+    def mode_result(self, i: int) -> tuple[str, str]:
+        """Run ``i``'s mode and result, without making it."""
+        return self._columns[2][i], self._columns[3][i]
+
     def every(self) -> list[Any]:
         return [self.at(i) for i in range(len(self.keys))]
 
