@@ -142,7 +142,7 @@ def read_json(fd: int, name: str, where: str,
     """The JSON value of file ``name`` in the checked folder ``fd``; None when missing or when
     a check fails (with a warning naming ``where``/``name``); ``hook`` as json.loads's
     ``object_hook``."""
-    data = read_bytes(fd, name, where)
+    data = read_file_bytes(fd, name, where)
     if data is None:
         return None
     path = os.path.join(where, name)
@@ -161,7 +161,7 @@ def read_json(fd: int, name: str, where: str,
     return value
 
 
-def read_bytes(fd: int, name: str, where: str) -> bytes | None:
+def read_file_bytes(fd: int, name: str, where: str) -> bytes | None:
     """The bytes of file ``name`` in the checked folder ``fd``, with every check of
     ``read_json`` but the parse (a reader that checks its own format, ``kept_evidence``);
     None when missing or when a check fails (with a warning)."""
@@ -205,10 +205,10 @@ def kept_entry(fd: int, sub: str, key: str, decode: Callable[[Any, str], Any],
     """The file name of ``key``'s entry in the cache folder ``sub`` (open as ``fd``) and what
     ``decode(entry, key)`` makes of it: None where none is kept, or where the one kept is not
     of this version for this document (then warned about; the caller writes it again).
-    ``raw``: the entry is given to ``decode`` as its bytes (``read_bytes``), not parsed."""
+    ``raw``: the entry is given to ``decode`` as its bytes (``read_file_bytes``), not parsed."""
     name = f"{key[:40]}.json"
     where = os.path.join(root() or "", sub)
-    entry = read_bytes(fd, name, where) if raw else read_json(fd, name, where)
+    entry = read_file_bytes(fd, name, where) if raw else read_json(fd, name, where)
     got = decode(entry, key) if entry is not None else None
     if entry is not None and got is None:
         warn(os.path.join(where, name), "not an entry of this version for this document "
