@@ -74,7 +74,7 @@ def _one(tmp: Path) -> Path:
     return q
 
 
-@pytest.mark.parametrize("damage", ["digest", "text", "schema", "not json", "runs",
+@pytest.mark.parametrize("damage", ["digest", "text", "schema", "not json", "cut", "runs",
                                     "nested selector", "nested hash", "device not a text",
                                     "odd hashes text", "odd hashes list", "cells cut short",
                                     "cells not numbers"])
@@ -84,15 +84,23 @@ def test_a_damaged_entry_is_ignored_and_written_again(
     want = _fields(_read([q], False)[0])
     _read([q], True)
     [entry] = list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
-    value = json.loads(entry.read_text())
+    data = entry.read_bytes()
+    value = json.loads(data)  # one JSON object, the content in place
+    key = value["key"]
+    text = K.content_text(data, key)
+    assert text is not None and json.loads(text) == value["content"]
     if damage == "digest":
-        value["digest"] = "0" * 64
+        data = data.replace(value["digest"].encode(), b"0" * 64, 1)
     elif damage == "text":
-        value["text"] = value["text"].replace('"match"', '"mismatch"', 1)
+        data = data.replace(b'"match"', b'"mismatch"', 1)
     elif damage == "schema":
-        value["schema"] = 99
-    elif damage != "not json":  # a consistent digest over a value out of its place
-        c = json.loads(value["text"])
+        data = data.replace(b'"schema":3', b'"schema":99', 1)
+    elif damage == "cut":
+        data = data[:-100]
+    elif damage == "not json":
+        data = b"{"
+    else:  # a consistent digest over a value out of its place
+        c = json.loads(text)
         if damage == "runs":
             c["runs"]["mode"] = c["runs"]["mode"][1:]
         elif damage == "nested selector":
@@ -108,17 +116,35 @@ def test_a_damaged_entry_is_ignored_and_written_again(
             c["runs"]["discovered_hashes"][-1] = ["A", 3, "B"]
         else:
             c["device"] = ["NVIDIA H100"]
-        value["text"] = json.dumps(c)
-        import hashlib
-        value["digest"] = hashlib.sha256(value["text"].encode()).hexdigest()
-    entry.write_text("{" if damage == "not json" else json.dumps(value))
+        data = K.entry_bytes(key, json.dumps(c).encode())
+    entry.write_bytes(data)
     capsys.readouterr()
     got = _read([q], True)[0]
     assert _fields(got) == want
     assert "cache ignored" in capsys.readouterr().err
-    again = json.loads(entry.read_text())  # written again from the bytes
+    again = entry.read_bytes()  # written again from the bytes
     classes = (E.EvidenceFile, E.EvidenceRun)
-    assert again["schema"] == K.SCHEMA and K._file_of(again, again["key"], str(q), classes)
+    assert json.loads(again)["schema"] == K.SCHEMA == 3
+    assert K._file_of(again, key, str(q), classes)
+
+
+def test_an_entry_is_one_json_object_with_its_content_in_place(cache_dir: Path) -> None:
+    """The content is written where it lies, not as a JSON text inside a JSON text: the
+    file's JSON holds it as an object, and its digest is of the content's bytes."""
+    assert SHIPPED is not None
+    q = sorted(SHIPPED.glob("*.json"))[1]
+    _read([q], True)
+    [entry] = list((cache_dir / K.KEPT_FOLDER).glob("*.json"))
+    data = entry.read_bytes()
+    value = json.loads(data)
+    assert list(value) == ["schema", "key", "digest", "content"]
+    assert isinstance(value["content"], dict) and isinstance(value["content"]["runs"], dict)
+    text = K.content_text(data, value["key"])
+    assert text is not None and json.loads(text) == value["content"]
+    import hashlib
+    assert value["digest"] == hashlib.sha256(text.encode()).hexdigest()
+    assert K.content_text(data, "0" * 64) is None  # another key's
+    assert K.content_text(data.replace(b"}", b"} ", 1), value["key"]) is None
 
 
 def test_changed_bytes_are_read_again(cache_dir: Path, tmp_path: Path) -> None:

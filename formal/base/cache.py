@@ -142,6 +142,29 @@ def read_json(fd: int, name: str, where: str,
     """The JSON value of file ``name`` in the checked folder ``fd``; None when missing or when
     a check fails (with a warning naming ``where``/``name``); ``hook`` as json.loads's
     ``object_hook``."""
+    data = read_file_bytes(fd, name, where)
+    if data is None:
+        return None
+    path = os.path.join(where, name)
+    try:
+        value = json.loads(data.decode("utf-8"), object_hook=hook)
+        why = f"JSON nested deeper than {MAX_DEPTH} levels" if too_deep(value) else ""
+    except RecursionError:
+        why = f"JSON nested deeper than {MAX_DEPTH} levels"
+    except (UnicodeDecodeError, ValueError) as exc:
+        why = f"not valid JSON ({exc.__class__.__name__})"
+    if why:
+        # discarded, so that it does not trouble every later run: the next write replaces it
+        warn(path, why + "; removed")
+        remove(fd, name)
+        return None
+    return value
+
+
+def read_file_bytes(fd: int, name: str, where: str) -> bytes | None:
+    """The bytes of file ``name`` in the checked folder ``fd``, with every check of
+    ``read_json`` but the parse (a reader that checks its own format, ``kept_evidence``);
+    None when missing or when a check fails (with a warning)."""
     path = os.path.join(where, name)
     try:
         # O_NONBLOCK: a FIFO planted as an entry is opened at once, then refused as not a
@@ -174,29 +197,18 @@ def read_json(fd: int, name: str, where: str,
                 data += fh.read(MAX_ENTRY + 1 - len(data))
     finally:
         os.close(f)
-    try:
-        value = json.loads(data.decode("utf-8"), object_hook=hook)
-        why = f"JSON nested deeper than {MAX_DEPTH} levels" if too_deep(value) else ""
-    except RecursionError:
-        why = f"JSON nested deeper than {MAX_DEPTH} levels"
-    except (UnicodeDecodeError, ValueError) as exc:
-        why = f"not valid JSON ({exc.__class__.__name__})"
-    if why:
-        # discarded, so that it does not trouble every later run: the next write replaces it
-        warn(path, why + "; removed")
-        remove(fd, name)
-        return None
-    return value
+    return data
 
 
-def kept_entry(fd: int, sub: str, key: str, decode: Callable[[Any, str], Any]) \
-        -> tuple[str, Any]:
+def kept_entry(fd: int, sub: str, key: str, decode: Callable[[Any, str], Any],
+               raw: bool = False) -> tuple[str, Any]:
     """The file name of ``key``'s entry in the cache folder ``sub`` (open as ``fd``) and what
     ``decode(entry, key)`` makes of it: None where none is kept, or where the one kept is not
-    of this version for this document (then warned about; the caller writes it again)."""
+    of this version for this document (then warned about; the caller writes it again).
+    ``raw``: the entry is given to ``decode`` as its bytes (``read_file_bytes``), not parsed."""
     name = f"{key[:40]}.json"
     where = os.path.join(root() or "", sub)
-    entry = read_json(fd, name, where)
+    entry = read_file_bytes(fd, name, where) if raw else read_json(fd, name, where)
     got = decode(entry, key) if entry is not None else None
     if entry is not None and got is None:
         warn(os.path.join(where, name), "not an entry of this version for this document "
@@ -207,9 +219,18 @@ def kept_entry(fd: int, sub: str, key: str, decode: Callable[[Any, str], Any]) \
 def write_json(fd: int, name: str, value: Any) -> bool:
     """Write ``value`` as ``name`` in the checked folder ``fd``, atomically (a temporary file
     moved into place).  False when it could not be written (a cache is never an error)."""
-    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         data = json.dumps(value, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    except (TypeError, ValueError):
+        return False
+    return write_bytes(fd, name, data)
+
+
+def write_bytes(fd: int, name: str, data: bytes) -> bool:
+    """Write ``data`` as ``name`` in the checked folder ``fd``, as ``write_json`` writes (a
+    JSON text its writer made, ``kept_evidence``)."""
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
         f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
                     dir_fd=fd)
         try:

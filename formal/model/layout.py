@@ -10,6 +10,8 @@ line of everything, so the prove stage can place any disagreement.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from functools import cached_property, lru_cache
@@ -33,7 +35,7 @@ from ..base.variants import (
 from ..parse import syntax as S
 from ..text.blocks import Document
 from .algebra import LANE, compile_expr, show_cond, show_expr
-from .sreprs import srepr_of
+from .sreprs import srepr_of, tree
 
 LANES = 32
 WARPGROUP = 4  # warps of a warpgroup: a block that names %warpid spans 4 x 32 threads
@@ -302,6 +304,25 @@ class Layout:
             hit = self.__dict__["_ptxlayout_formula_hash"] = self._formula_hash()
         return hit  # type: ignore[no-any-return]
 
+    def proof_key(self) -> str:
+        """A SHA-256 of what ``formula_hash`` hashes, each expression written as its tree
+        (``expression_key``) rather than by SymPy's printer: the proof cache's keys
+        (``prove/cache.entry_key``), which a first run writes some 200 of, without printing a
+        formula; once per layout object.  The same expression is the same tree (a SymPy
+        expression is its class and its arguments), and two formulas that differ in any
+        class, argument, symbol or assumption differ in it."""
+        hit = self.__dict__.get("_ptxlayout_proof_key")
+        if hit is None:
+            what = [f"{self.instruction}|{self.shape}|{self.operand}|{self.lanes}",
+                    [[f.name, [[expression_key(c.value),
+                                None if c.otherwise else expression_key(c.cond)]
+                               for c in f.cases]] for f in self.formulas + self.helpers],
+                    [repr(self.metadata.selectors), expression_key(self.metadata.holder)]
+                    if self.metadata is not None else None]
+            hit = self.__dict__["_ptxlayout_proof_key"] = hashlib.sha256(
+                json.dumps(what).encode("utf-8")).hexdigest()
+        return hit  # type: ignore[no-any-return]
+
     def _formula_hash(self) -> str:
         return formula_hash(
             f"{self.instruction}|{self.shape}|{self.operand}|{self.lanes}",
@@ -320,6 +341,18 @@ def srepr(e: Any) -> str:
     the catalog's 135 layouts state 94 distinct case values and conditions 764 times); the
     prover's run takes it from the kept texts (``model/sreprs.py``)."""
     return srepr_of(e)
+
+
+@lru_cache(maxsize=8192, typed=True)  # (typed: ``True == Integer(1)``, not the same key)
+def expression_key(e: Any) -> str | tuple[str, str]:
+    """An expression as a key: a SHA-256 of its tree (``sreprs.tree``: each node its class
+    and its arguments' trees, each atom its ``srepr``), or -- where it is no SymPy value --
+    ``("srepr", srepr(e))``; once per distinct expression (the catalog's layouts state some
+    hundred distinct case values and conditions, each many times)."""
+    t = tree(e)
+    if t is None:
+        return "srepr", srepr(e)
+    return hashlib.sha256(t.encode("utf-8")).hexdigest()
 
 
 def _variant_a_types(instruction: str, shape: str, operand: str,

@@ -1,6 +1,6 @@
 """SymPy's ``srepr`` texts kept between runs: ``sreprs/texts.json`` of the cache folder.
 
-A layout's ``formula_hash`` (the proof cache's keys, the ledger's ``"formula"``) hashes the
+A layout's ``formula_hash`` (the ledger's ``"formula"``, the views' keys) hashes the
 ``srepr`` of every case value and condition, and SymPy's printer is slow: it orders each sum's
 and product's terms again (``as_ordered_terms``) for every node.  The text is a pure function of
 the expression tree, so it is kept by the tree written out cheaply: each node as its class
@@ -55,7 +55,7 @@ STORE = disk.KeptFile("sreprs", "texts.json", SCHEMA, "texts", _code, _is_text)
 _OPEN: list[disk.Kept] = []  # the store ``kept`` holds open, innermost last
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192, typed=True)  # (typed: ``True == Integer(1)``, not the same tree)
 def tree(e: Any) -> str | None:
     """The expression tree written out: each node as its class and its arguments' trees,
     each atom as its ``srepr``; None where an argument is not a SymPy value (not kept)."""

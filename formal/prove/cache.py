@@ -4,9 +4,10 @@ The expensive part of a fresh ``ptxlayout prove`` is building Z3 terms and solvi
 combined query a map gets ("does any of cases / in-range / injective / sparse-chunks fail?").
 Z3's answer is written down as one JSON file in ``<cache folder>/proofs`` (``base.cache``: the
 user's own folder, checked before use), named by a key: a SHA-256 of this tool's version,
-Z3's version, the obligation and the layout's normalized formulas (``base.hashes.formula_hash``)
-with everything else the query depends on (elements, lanes, tile, operand, sparsity, the chunk
-rule, Z3's time limit).  For the toy ``row = i``, ``col = lane`` the entry reads::
+Z3's version, the obligation and the layout's formulas (``Layout.proof_key``: each expression
+as its tree, ``model/sreprs.tree``, never printed) with everything else the query depends on
+(elements, lanes, tile, operand, sparsity, the chunk rule, Z3's time limit).  For the toy
+``row = i``, ``col = lane`` the entry reads::
 
     {"schema": "ptxlayout-proof/1", "tool": "0.1.0", "z3": "4.13.0", "key": "9f2c...",
      "obligation": "cases+in-range+injective", "z3_answer": "unsat"}
@@ -16,7 +17,7 @@ and for ``col = lane >> 1``, whose lanes 0 and 1 collide, Z3's answer to each ob
     {..., "z3_answer": "sat", "answers": {"in-range": "proved", "injective": "refuted"}}
 
 The same holds for ``surjective`` where Z3 decides it (no counting argument applies) and for the
-``composes`` relations (``relation_key``: both layouts' formula hashes and the arrangement), and
+``composes`` relations (``relation_key``: both layouts' formula keys and the arrangement), and
 for any other query a caller names in full (``z3_unsat``: the shared-memory descriptor relation,
 whose enumeration visits the same tile).  On the next run the same map finds the entry and Z3 is
 skipped -- but the enumeration still decides every obligation on its own and must agree, and
@@ -56,7 +57,7 @@ from typing import Any
 from .. import __version__
 from ..base import cache as disk
 from ..base.memo import keep_bounded
-from ..model.layout import Layout, srepr
+from ..model.layout import Layout, expression_key
 
 SCHEMA = "ptxlayout-proof/1"
 BATCH_SCHEMA = "ptxlayout-proof-batch/1"
@@ -80,7 +81,7 @@ def entry_key(lay: Layout, obligation: str, spec: Any, timeout_ms: int) -> str:
     hit = _KEYS.get(memo)
     if hit is not None and hit[0] is lay:
         return hit[1]
-    what = [SCHEMA, __version__, _z3_version(), obligation, lay.formula_hash(), lay.elements,
+    what = [SCHEMA, __version__, _z3_version(), obligation, lay.proof_key(), lay.elements,
             lay.lanes, list(lay.tile), lay.operand, bool(lay.sparse_a), memo[2],
             _text(lay.groups), timeout_ms]
     key = hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
@@ -104,8 +105,8 @@ def relation_key(rel: Any, producer: Layout, consumer: Layout, timeout_ms: int) 
     normalized formulas and domains, and the arrangement's expressions."""
     a = rel.arrangement
     what = [SCHEMA, __version__, _z3_version(), "composes",
-            *[[lay.formula_hash(), lay.lanes, lay.elements] for lay in (producer, consumer)],
-            [srepr(x) for x in (a.lane, a.element, a.row, a.col)], timeout_ms]
+            *[[lay.proof_key(), lay.lanes, lay.elements] for lay in (producer, consumer)],
+            [expression_key(x) for x in (a.lane, a.element, a.row, a.col)], timeout_ms]
     return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
 
 

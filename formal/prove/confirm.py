@@ -168,12 +168,12 @@ def _names(variants: Sequence[Variant]) -> str:
 
 
 def judge(ev: Any, lay: Any, variants: Sequence[Variant],
-          table: tuple[str, Sequence[dict[str, Any]], str], stated: Stated | None) -> Verdict:
+          table: tuple[str, Sequence[dict[str, Any]]], stated: Stated | None) -> Verdict:
     """What the confirmed runs of ``variants`` say of ``lay``, whose map (``table``: kind,
-    rows, hash) no run confirmed: ``refuted`` when it differs from the map a bit-exact run
+    rows) no run confirmed: ``refuted`` when it differs from the map a bit-exact run
     confirmed for its operand and no other operand could absorb the difference, else the
     warning ``unconfirmed`` with what the evidence can and cannot decide."""
-    kind, rows, h = table
+    kind, rows = table
     op = lay.operand
     by_key = {v.key: v for v in variants}
     ran = [r for r in ev.runs_of(by_key) if r.mode == "check" and r.result == "match"

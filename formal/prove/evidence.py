@@ -134,6 +134,14 @@ class EvidenceFile:
         kept = self._columns()
         return kept.keys if kept is not None else [r.key for r in self.runs]
 
+    def judged_at(self, i: int) -> bool:
+        """Whether run ``i`` is one a ``hardware`` verdict reads (``Evidence.runs_judged``),
+        asked of its columns without making it."""
+        kept = self._columns()
+        mode, result = (kept.mode_result(i) if kept is not None
+                        else (self.runs[i].mode, self.runs[i].result))
+        return mode == "discover" or (mode == "check" and result in _DECIDED)
+
     def run_at(self, i: int) -> EvidenceRun:
         kept = self.kept
         return kept.at(i) if kept is not None and "_runs" not in self.__dict__ \
@@ -164,6 +172,7 @@ def default_dir() -> Path | None:
 
 
 _A_TYPES = frozenset(v.a for v in VARIANTS)
+_DECIDED = ("match", "mismatch")  # a check's results that speak to the maps it packed
 
 
 @cache
@@ -284,10 +293,14 @@ class Evidence:
             self._kept.update(f.maps)
         self._tables: dict[str, tuple[str, list[dict[str, Any]]] | None] = {}
         self._hashed: dict[int, tuple[Any, str]] = {}
+        # layouts whose rows a verdict read without their hash (``cells_of``), by object,
+        # hashed only where ``table`` looks a hash up that no hashed layout has
+        self._unhashed: dict[int, Any] = {}
         self._memo: dict[str, str] = {}  # map hashes by kept_hashes.hash_key, this process
         self._kept_hashes: Any = None
         self._serves: dict[tuple[Any, ...], list[Any]] = {}
         self._runs_of: dict[frozenset[str], list[EvidenceRun]] = {}
+        self._judged: dict[frozenset[str], list[EvidenceRun]] = {}
         self._by_hash: dict[str, Any] = {}
         self._by_layout: dict[str, dict[str, list[tuple[int, int]]]] = {}
         self._sources: dict[str, Callable[[], Iterable[Any]]] = {}
@@ -328,6 +341,20 @@ class Evidence:
             hit = self._runs_of[keys] = [
                 self.files[n].run_at(i)
                 for n, i in sorted(at for k in keys for at in self._by_key.get(k, ()))]
+        return list(hit)
+
+    def runs_judged(self, keys: Iterable[str]) -> list[EvidenceRun]:
+        """``runs_of``'s runs that a ``hardware`` verdict reads (``prove/hardware.py``): the
+        discoveries, and the checks that matched or mismatched -- not a check only compiled
+        or not executed, nor an experiment (wgmma's, tcgen05's planted errors), which are
+        not made here."""
+        keys = frozenset(keys)
+        hit = self._judged.get(keys)
+        if hit is None:
+            hit = self._judged[keys] = [
+                self.files[n].run_at(i)
+                for n, i in sorted(at for k in keys for at in self._by_key.get(k, ()))
+                if self.files[n].judged_at(i)]
         return list(hit)
 
     def runs_with(self, operand: str, h: str) -> list[EvidenceRun]:
@@ -391,13 +418,30 @@ class Evidence:
         kind, count, digest = table_digest(lay)
         h = self.hash_at(lay, None, (kind, count, digest)) if count else ""
         self._hashed[id(lay)] = (lay, h)
+        self._unhashed.pop(id(lay), None)
         if count:
             self._by_hash.setdefault(h, lay)
         return kind, LazyRows(lay, count), h
 
-    def remember(self, lay: Any, h: str) -> None:
-        """``lay``'s map hash ``h``, as ``table_of`` remembers it (a kept verdict's)."""
+    def cells_of(self, lay: Any) -> tuple[str, Sequence[dict[str, Any]]]:
+        """(kind, rows) of a layout, as ``table_of`` gives them, without its map hash: a
+        verdict asks the hash (``hash_of``) only where a run can speak to the map.  The
+        layout is remembered all the same, so that ``table`` finds it by its hash (hashed
+        then, where no layout already hashed has that hash)."""
+        from ..model.cells import table_digest
+        kind, count, _digest = table_digest(lay)
+        if count and id(lay) not in self._hashed:
+            self._unhashed[id(lay)] = lay
+        return kind, LazyRows(lay, count)
+
+    def remember(self, lay: Any, h: str | None) -> None:
+        """``lay``'s map hash ``h``, as ``table_of`` remembers it (a kept verdict's; None: a
+        verdict that did not read it, as ``cells_of`` remembers the layout)."""
+        if h is None:
+            self.cells_of(lay)
+            return
         self._hashed[id(lay)] = (lay, h)
+        self._unhashed.pop(id(lay), None)
         self._by_hash.setdefault(h, lay)
 
     def hashed(self, lay: Any) -> str | None:
@@ -461,6 +505,8 @@ class Evidence:
                                str(kept.get("operand", "")), kind, rows) == h:
                 self._tables[h] = (kind, rows)
                 return self._tables[h]
+        while h not in self._by_hash and self._unhashed:
+            self.hash_of(self._unhashed.popitem()[1])
         while h not in self._by_hash and self._sources:
             name = next(iter(self._sources))
             for lay in self._sources.pop(name)():

@@ -152,18 +152,34 @@ def _shapes(v: Variant) -> tuple[str, ...]:
     return (v.spelled_shape, replace(v, num=0).spelled_shape if v.num == 1 else "")
 
 
+class _Own:
+    """A layout's own map hash (``Evidence.hash_of``), written out when first read: a verdict
+    that no run can speak to (only ``compiled-only`` runs of its variants, say, or a layout
+    stated for every N, judged at each run's N) never reads it, and writing a table's rows
+    and their SHA-256 is most of what such a verdict would cost."""
+
+    def __init__(self, ev: Any, lay: Any) -> None:
+        self.ev, self.lay = ev, lay
+        self.hit: str | None = None
+
+    def __call__(self) -> str:
+        if self.hit is None:
+            self.hit = str(self.ev.hash_of(self.lay))
+        return self.hit
+
+
 class _Want:
     """The map hash a run of each variant would record for a layout: its own, or -- stated
     for every N -- ``first_elements`` at the run's N (``Evidence.hash_at``), each N once."""
 
-    def __init__(self, ev: Any, lay: Any, own: str) -> None:
+    def __init__(self, ev: Any, lay: Any, own: _Own) -> None:
         self.ev, self.lay, self.own = ev, lay, own
         self.by_n: dict[int, str] = {}
 
     def __call__(self, v: Any) -> str:
         lay = self.lay
         if not lay.n_values:
-            return self.own
+            return self.own()
         hit = self.by_n.get(v.n)
         if hit is None:
             hit = self.by_n[v.n] = self.ev.hash_at(lay, v.n)
@@ -177,29 +193,31 @@ def verdict(ev: Any, lay: Any, stated: Stated | None = None) -> Verdict:
     if not s.variants:
         return Verdict("hardware", "not-applicable",
                        "no instruction variant of the table uses this layout")
-    kind, rows, own = ev.table_of(lay)
+    kind, rows = ev.cells_of(lay)
     if not rows:
         figure = "" if s.direct else " (the document gives it only as a figure)"
         return Verdict("hardware", "unconfirmed",
                        f"unconfirmed: the layout has no cell table{figure}, so no run can be "
                        "compared with it", None, None, "warning", "gpu")
     by_key = {v.key: v for v in s.variants}
-    runs = ev.runs_of(by_key)
+    # the runs that can speak to a map: discoveries, checks that matched or mismatched
+    runs = ev.runs_judged(by_key)
+    own = _Own(ev, lay)
     want = _Want(ev, lay, own)
     if s.relabel:
         found = _discovered_otherwise(ev, s, kind, rows, own, runs)
         if found is not None:
             return found
     confirmed, ns, bad = [], set(), None
-    # a layout with one map: only the runs that packed it can count (an index of the runs
-    # by that hash, in date order, as ``runs``); one stated for every N: each run's own N
-    mine = runs if lay.n_values else [r for r in ev.runs_with(s.op, own) if r.key in by_key]
-    for r in mine:
-        if r.mode != "check" and not (r.mode == "discover" and s.exact):
+    # only a match or a mismatch of a run that packed the map it would for this layout
+    # (``want``: its own, or the one at the run's N) counts: the hash is asked only of those
+    for r in runs:
+        if r.result not in ("match", "mismatch") or not (
+                r.mode == "check" or (r.mode == "discover" and s.exact
+                                      and r.result == "mismatch")):
             continue
         v = by_key[r.key]
-        if r.layout_hashes.get(s.op) != want(v) or (r.mode == "discover"
-                                                    and r.result == "match"):
+        if r.layout_hashes.get(s.op) != want(v):
             continue
         if r.mode == "check" and r.result == "match":
             confirmed.append(r)
@@ -256,14 +274,14 @@ def _runs_on(key: str, sm: int, v: Any) -> bool:
     return hit
 
 
-def _discovered_otherwise(ev: Any, s: Served, kind: str, rows: Any, own: str,
+def _discovered_otherwise(ev: Any, s: Served, kind: str, rows: Any, own: _Own,
                           runs: list[Any]) -> Verdict | None:
     """mma: a discovery of one of its variants whose map differs even up to relabeling."""
     for r in reversed(runs):
         if r.mode != "discover" or s.op not in r.discovered_hashes:
             continue
         dh = r.discovered_hashes[s.op]
-        if dh == own:
+        if dh == own():
             continue
         found = ev.discovered_map(dh)
         if found is None:
@@ -275,12 +293,13 @@ def _discovered_otherwise(ev: Any, s: Served, kind: str, rows: Any, own: str,
     return None
 
 
-def _shown_wrong(ev: Any, lay: Any, s: Served, kind: str, rows: Any, own: str,
+def _shown_wrong(ev: Any, lay: Any, s: Served, kind: str, rows: Any, own: _Own,
                  runs: list[Any], stated: Stated | None) -> Verdict:
     """mma, no match with this map: refuted by a match of the same run with another map of
     this operand, proved by a discovery that recovered it, ``unknown`` after a mismatch,
     else ``confirm.judge``."""
-    wrong = ev.shown_wrong(s.op, own, {v.key for v in s.variants})
+    wrong = ev.shown_wrong(s.op, own(), {v.key for v in s.variants}) \
+        if any(r.mode == "check" and r.result == "mismatch" for r in runs) else None
     if wrong is not None:
         bad, good, table = wrong
         cex = distinguish(kind, rows, table, relabel=False)
@@ -299,7 +318,7 @@ def _shown_wrong(ev: Any, lay: Any, s: Served, kind: str, rows: Any, own: str,
                 f"{show(cex['hardware'])}, this layout puts it at {show(cex['layout'])}",
                 cex, None, "error", "gpu")
     recovered = [r for r in runs if r.mode == "discover"
-                 and r.discovered_hashes.get(s.op) == own]
+                 and r.discovered_hashes.get(s.op) == own()]
     if recovered:
         r = recovered[-1]
         return Verdict("hardware", "proved",
@@ -307,14 +326,14 @@ def _shown_wrong(ev: Any, lay: Any, s: Served, kind: str, rows: Any, own: str,
                        "one-hot discovery, up to relabeling)", None, None, "error",
                        "gpu-discovery")
     last_failed = [r for r in runs if r.mode == "check" and r.result == "mismatch"
-                   and r.layout_hashes.get(s.op) == own]
+                   and r.layout_hashes.get(s.op) == own()]
     if last_failed:
         fr = last_failed[-1]
         return Verdict("hardware", "unknown",
                        f"{fr.key} mismatched on {fr.file.where} (which operand "
                        f"is wrong needs --discover): {fr.detail[:300]}",
                        None, None, "error", "gpu")
-    return judge(ev, lay, list(s.variants), (kind, rows, own), stated)
+    return judge(ev, lay, list(s.variants), (kind, rows), stated)
 
 
 def _unconfirmed(ev: Any, s: Served, kind: str, rows: Any, runs: list[Any],

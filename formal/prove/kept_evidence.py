@@ -23,9 +23,13 @@ the entry's runs read::
      "trials": [64], "layout_hashes": ["A\\n8148...\\nB\\n...\\nC/D\\n..."], ...}
 
 Key: a SHA-256 of the file's bytes (of their SHA-256), of this module and ``evidence.py``
-(the reader), and of ptxlayout's and Python's versions; the entry holds its content as one
-text with the SHA-256 of that text, so a truncated or edited entry is refused with a warning
-and the file is read again (and the entry written again).  The verdicts are not kept here:
+(the reader), and of ptxlayout's and Python's versions; the entry is one JSON object,
+``{"schema":3,"key":...,"digest":...,"content":{...}}``, written as bytes (``entry_bytes``)
+with the content's JSON text where it lies -- not a JSON text inside a JSON text, which
+was escaped and parsed twice -- and the SHA-256 of those bytes as its digest: the reader
+checks the head (schema and key), hashes the content's bytes as they lie in the file and
+parses them once (``content_text``), so a truncated or edited entry is refused with a
+warning and the file is read again (and the entry written again).  The verdicts are not kept here:
 a ``hardware`` verdict is kept only by a key that holds every evidence file's bytes, the
 package's code and the layout's enumerated map (``formal.prove.kept_verdicts``).
 """
@@ -47,7 +51,7 @@ from ..base.files import FileProblem, parse_json
 from ..base.memo import keep_bounded
 
 KEPT_FOLDER = "evidence"
-SCHEMA = 2
+SCHEMA = 3
 _TEXT_FIELDS = ("key", "mode", "result", "detail", "erratum", "plant")
 
 
@@ -162,10 +166,40 @@ def keep_file(fd: int, digest: str, f: Any) -> None:
             and all(map(_scalar, r.discovered_hashes.values())) for r in f.runs):
         return
     key = evidence_key(digest)
-    text = json.dumps(_content(f), separators=(",", ":"))
-    disk.write_json(fd, f"{key[:40]}.json", {
-        "schema": SCHEMA, "key": key, "text": text,
-        "digest": hashlib.sha256(text.encode("utf-8")).hexdigest()})
+    text = json.dumps(_content(f), separators=(",", ":")).encode("utf-8")
+    disk.write_bytes(fd, f"{key[:40]}.json", entry_bytes(key, text))
+
+
+def _head(key: str) -> bytes:
+    return f'{{"schema":{SCHEMA},"key":"{key}","digest":"'.encode()
+
+
+_CONTENT = b'","content":'
+
+
+def entry_bytes(key: str, text: bytes) -> bytes:
+    """An entry as its bytes: ``{"schema":3,"key":KEY,"digest":SHA,"content":TEXT}``, the
+    content's JSON text ``TEXT`` written where it lies (one JSON object; never a JSON text
+    of a JSON text), ``SHA`` the SHA-256 of its bytes."""
+    return b"".join((_head(key), hashlib.sha256(text).hexdigest().encode(), _CONTENT, text,
+                     b"}"))
+
+
+def content_text(data: bytes, key: str) -> str | None:
+    """The content's JSON text of an entry's bytes (``entry_bytes``) whose schema and key
+    are these and whose content hashes to its digest; else None."""
+    head = _head(key)
+    start = len(head) + 64 + len(_CONTENT)
+    if not (data.startswith(head) and data.endswith(b"}")
+            and data[len(head) + 64:start] == _CONTENT):
+        return None
+    text = data[start:-1]
+    if hashlib.sha256(text).hexdigest().encode() != data[len(head):len(head) + 64]:
+        return None
+    try:
+        return text.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _pairs(flat: Any) -> dict[str, Any]:
@@ -292,6 +326,10 @@ class KeptRuns:
                 () if cells is None else _cells(cells, True), plant[i])
         return got
 
+    def mode_result(self, i: int) -> tuple[str, str]:
+        """Run ``i``'s mode and result, without making it."""
+        return self._columns[2][i], self._columns[3][i]
+
     def every(self) -> list[Any]:
         return [self.at(i) for i in range(len(self.keys))]
 
@@ -352,14 +390,12 @@ def _cells(flat: list[Any], checked: bool = False) -> tuple[tuple[int, ...], ...
 
 
 def _file_of(entry: Any, key: str, path: str, classes: tuple[Any, Any]) -> Any:
-    """The evidence file an entry holds (``classes``: ``evidence.EvidenceFile`` and
-    ``EvidenceRun``, whose module reads the files), or None where it is not one of this key."""
+    """The evidence file an entry holds (its bytes; ``classes``: ``evidence.EvidenceFile``
+    and ``EvidenceRun``, whose module reads the files), or None where it is not one of this
+    key."""
     EvidenceFile, EvidenceRun = classes
-    if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or entry.get("key") != key \
-            or not isinstance(entry.get("text"), str):
-        return None
-    text = entry["text"]
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != entry.get("digest"):
+    text = content_text(entry, key) if isinstance(entry, bytes) else None
+    if text is None:
         return None
     try:
         # every value is checked to sit where it belongs (a column of texts, numbers or
@@ -403,7 +439,7 @@ def kept_file(fd: int, path: str, digest: str, classes: tuple[Any, Any]) -> Any:
     refused, with a warning: it is written again)."""
     key = evidence_key(digest)
     _name, got = disk.kept_entry(fd, KEPT_FOLDER, key,
-                                 lambda e, k: _file_of(e, k, path, classes))
+                                 lambda e, k: _file_of(e, k, path, classes), raw=True)
     return got
 
 

@@ -14,8 +14,10 @@ shipped evidence (two files, their SHA-256s ``91c4...`` and ``0b7e...``) and thi
 files (``base.hashes.code_key``: ``c2d1...``) its key is ``sha256(["ptxlayout-hardware/1",
 "c2d1...", "<evidence digest>", id, ..., "cells", 512, "5e0a..."])`` and its entry the verdict
 as JSON text -- ``{"status": "proved", "message": "confirmed on NVIDIA H100 ...", ...}`` --
-with the map hash it matched.  Edit the formula (other arrays), re-record a run (other bytes)
-or any file of the package (another code key): another key, judged afresh.
+with the map hash it matched (null where the verdict read none: the judge writes a map's
+hash only where a run can speak to it, ``hardware._Own``).  Edit the formula (other
+arrays), re-record a run (other bytes) or any file of the package (another code key):
+another key, judged afresh.
 
 What is never kept: a verdict that read the layouts the same document states for the other
 operands (``confirm.stated_in``: the model, not the layout, decides those), one of a layout
@@ -159,8 +161,7 @@ def judged(ev: Any, lay: Any, stated: Any, kept: KeptVerdicts) -> Verdict:
     if key is not None:
         hit = kept.get(key)
         if hit is not None:
-            if hit[1] is not None:
-                ev.remember(lay, hit[1])  # as judging it would: its table found by its hash
+            ev.remember(lay, hit[1])  # as judging it would: its table found by its hash
             return hit[0]
     read: list[bool] = []
 
