@@ -886,3 +886,18 @@ def test_a_repeated_sections_accumulator_serves_what_the_first_copy_serves() -> 
                              f"doc:mma.m16n8k32.CD.s32@u8-s8{suffix}")
         assert not layout_serves(v, "C/D", "mma", "m16n8k32", ["s32"],
                                  f"doc:mma.m16n8k32.CD.s32@s4-u4{suffix}")
+
+
+def test_a_product_past_f16s_range_is_inf_as_a_device_rounds_it() -> None:
+    """``reference_any`` (the planted-wrong-layout runs' reference): 256 * 256 + 0 is past
+    f16's 65504, an inexact D: it reads as +inf (code 0x7C00), and numpy's overflow warning
+    is not raised for it."""
+    import warnings
+    v = variant("mma.m16n8k8.f16.f16.f16.f16")
+    a = numbers.encode("f16", np.array([[[256.0]]]))
+    b = numbers.encode("f16", np.array([[[256.0]]]))
+    c = numbers.encode("f16", np.array([[[0.0]]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = numbers.reference_any(v, a, b, c)
+    assert d.shape == (1, 1, 1) and int(d[0, 0, 0]) == 0x7C00

@@ -190,5 +190,6 @@ def reference_any(v: Variant, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np
         if v.d in INTEGERS:
             return (np.asarray(d, dtype=np.int64) & 0xFFFFFFFF).astype(U64)
         f = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[v.d]
-        raw = np.asarray(d).astype(f)
+        with np.errstate(over="ignore"):  # past the type's range: inf, as a device rounds
+            raw = np.asarray(d).astype(f)
         return raw.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[raw.itemsize]).astype(U64)
