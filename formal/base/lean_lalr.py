@@ -375,6 +375,7 @@ class _LeanLoop:
     def _parse(self, text: str) -> Any:
         from lark import Token
         new_token = Token._future_new  # Token(...) without its keyword check
+        step = lalr_step
         actions, scanners, end_state = self.actions, self.scanners, self.end
         max_depth = self.max_depth
         stack = [self.start]
@@ -443,47 +444,63 @@ class _LeanLoop:
                     token.type = kind
                 pos = end
                 break
-            while True:
-                act = actions[stack[-1]].get(kind)
-                if act is None:
-                    raise Declined("no action")
-                if act[0]:
-                    if token is None:
-                        raise Declined("the end shifted")
-                    stack.append(act[1])
-                    values.append(token)
-                    depths.append(0)
-                    break
-                size, callback, origin, step = act[1]
-                if callback is None:  # a ?rule's one child: itself, in the rule's state
-                    depth = depths[-1] + step
-                    if depth > max_depth:
-                        raise Declined("too deep")
-                    goto = actions[stack[-2]].get(origin)
-                    if goto is None or not goto[0]:
-                        raise Declined("no goto")
-                    stack[-1] = goto[1]
-                    depths[-1] = depth
-                    if token is None and stack[-1] == end_state:
-                        return values[-1]
-                    continue
-                if size == 1:
-                    taken = values[-1:]
-                    depth = depths[-1] + step
-                    del stack[-1], values[-1], depths[-1]
-                elif size:
-                    taken = values[-size:]
-                    depth = max(depths[-size:]) + step
-                    del stack[-size:], values[-size:], depths[-size:]
-                else:
-                    taken, depth = [], step
-                if depth > max_depth:
-                    raise Declined("too deep")
-                goto = actions[stack[-1]].get(origin)
-                if goto is None or not goto[0]:
-                    raise Declined("no goto")
-                stack.append(goto[1])
-                values.append(callback(taken))
-                depths.append(depth)
-                if token is None and stack[-1] == end_state:
-                    return values[-1]
+            got = step(actions, stack, values, depths, kind, token, end_state, max_depth)
+            if got is not SHIFTED:
+                return got
+
+
+SHIFTED: Any = object()  # ``lalr_step``'s answer where the token was shifted: read the next
+
+
+def lalr_step(actions: Any, stack: list[Any], values: list[Any], depths: list[int], kind: str,
+              token: Any, end_state: Any, max_depth: int) -> Any:
+    """One token (``kind``; ``token`` None at the end of the text) given to Lark's LALR
+    table as Lark's parser gives it: every reduction it causes (each rule's callback on its
+    children's values, a ``?rule``'s one child kept as it is, each value's depth counted),
+    then its shift (``SHIFTED``); at the end, the value of the start symbol once the end
+    state is reached.  What Lark would answer otherwise is ``Declined``.  The loops of
+    ``lean_parser`` and ``lean_short.lean_reader`` feed their tokens through it."""
+    while True:
+        act = actions[stack[-1]].get(kind)
+        if act is None:
+            raise Declined("no action")
+        if act[0]:
+            if token is None:
+                raise Declined("the end shifted")
+            stack.append(act[1])
+            values.append(token)
+            depths.append(0)
+            return SHIFTED
+        size, callback, origin, step = act[1]
+        if callback is None:  # a ?rule's one child: itself, in the rule's state
+            depth = depths[-1] + step
+            if depth > max_depth:
+                raise Declined("too deep")
+            goto = actions[stack[-2]].get(origin)
+            if goto is None or not goto[0]:
+                raise Declined("no goto")
+            stack[-1] = goto[1]
+            depths[-1] = depth
+            if token is None and stack[-1] == end_state:
+                return values[-1]
+            continue
+        if size == 1:
+            taken = values[-1:]
+            depth = depths[-1] + step
+            del stack[-1], values[-1], depths[-1]
+        elif size:
+            taken = values[-size:]
+            depth = max(depths[-size:]) + step
+            del stack[-size:], values[-size:], depths[-size:]
+        else:
+            taken, depth = [], step
+        if depth > max_depth:
+            raise Declined("too deep")
+        goto = actions[stack[-1]].get(origin)
+        if goto is None or not goto[0]:
+            raise Declined("no goto")
+        stack.append(goto[1])
+        values.append(callback(taken))
+        depths.append(depth)
+        if token is None and stack[-1] == end_state:
+            return values[-1]

@@ -19,7 +19,7 @@ from typing import Any
 from lark import Lark, Token, Tree
 
 from .grammar_files import _OneByOne, _Scanner
-from .lean_lalr import Declined, _LeanLoop
+from .lean_lalr import SHIFTED, Declined, _LeanLoop, lalr_step
 
 
 def lean_reader(parser: Lark, start: str, kind: type | None = None,
@@ -342,6 +342,7 @@ class _ShortLoop(_LeanLoop):
 
     def _parse(self, text: str) -> Any:
         new_token = _new_token  # Token(...) without its keyword check
+        step = lalr_step
         actions, scanners, end_state = self.actions, self.scanners, self.end
         max_depth = self.max_depth
         stack = [self.start]
@@ -389,47 +390,6 @@ class _ShortLoop(_LeanLoop):
                     token.type = kind
                 pos = end
                 break
-            while True:
-                act = actions[stack[-1]].get(kind)
-                if act is None:
-                    raise Declined("no action")
-                if act[0]:
-                    if token is None:
-                        raise Declined("the end shifted")
-                    stack.append(act[1])
-                    values.append(token)
-                    depths.append(0)
-                    break
-                size, callback, origin, step = act[1]
-                if callback is None:  # a ?rule's one child: itself, in the rule's state
-                    depth = depths[-1] + step
-                    if depth > max_depth:
-                        raise Declined("too deep")
-                    goto = actions[stack[-2]].get(origin)
-                    if goto is None or not goto[0]:
-                        raise Declined("no goto")
-                    stack[-1] = goto[1]
-                    depths[-1] = depth
-                    if token is None and stack[-1] == end_state:
-                        return values[-1]
-                    continue
-                if size == 1:
-                    taken = values[-1:]
-                    depth = depths[-1] + step
-                    del stack[-1], values[-1], depths[-1]
-                elif size:
-                    taken = values[-size:]
-                    depth = max(depths[-size:]) + step
-                    del stack[-size:], values[-size:], depths[-size:]
-                else:
-                    taken, depth = [], step
-                if depth > max_depth:
-                    raise Declined("too deep")
-                goto = actions[stack[-1]].get(origin)
-                if goto is None or not goto[0]:
-                    raise Declined("no goto")
-                stack.append(goto[1])
-                values.append(callback(taken))
-                depths.append(depth)
-                if token is None and stack[-1] == end_state:
-                    return values[-1]
+            got = step(actions, stack, values, depths, kind, token, end_state, max_depth)
+            if got is not SHIFTED:
+                return got
