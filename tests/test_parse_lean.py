@@ -7,10 +7,7 @@ and what the loop declines (an error, a raising method, a deep tree) is Lark's t
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,10 +23,7 @@ from formal.parse import block_scale, grammars, moves, prose, pseudocode, smem, 
 from formal.parse.document import parse_document
 from formal.parse.grammars import ASK_LARK, clear_memo
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-import ship_tables  # noqa: E402
+from .test_grammar_lean import _parsers  # every parser the package builds, each start
 
 
 def strict(v: Any) -> Any:
@@ -253,16 +247,6 @@ def test_what_the_reader_leaves_to_lark() -> None:
     with pytest.raises(Declined, match="ValueError"):
         lean_reader(smem._layout_parser(), "smem_layout", smem._Cells)(
             "Swizzle<1,4,3> x (8):(1)", smem._Cells())
-
-
-def _parsers() -> list[tuple[str, str, Any]]:
-    out = []
-    for module, function in ship_tables.BUILDERS:
-        parser = getattr(importlib.import_module(module), function)()
-        starts = parser.options.start
-        for start in starts if isinstance(starts, list) else [starts]:
-            out.append((f"{module}.{function}", start, parser))
-    return out
 
 
 @pytest.fixture(scope="module")
