@@ -62,21 +62,28 @@ def _tables() -> tuple[CuteLayout, C.SpecTable, C.SpecTable]:
     return cute, spec, moved
 
 
-def test_a_question_asked_again_is_z3s_answer_to_it() -> None:
-    cute, spec, moved = _tables()
-    lanes = list(range(32))
-    C._ASKED.clear()
-    assert C._z3(cute, lanes, spec, 4, 10000) == "unsat"
-    assert len(C._ASKED) == 1 and set(C._ASKED.values()) == {"unsat"}
-    asked = []
+def _counting(mp: pytest.MonkeyPatch) -> list[Any]:
+    """``compare._ask`` patched to record each question it is asked (the list returned) and
+    answer it as Z3 does."""
+    asked: list[Any] = []
     real = C._ask
 
     def counted(*args: Any) -> str:
         asked.append(args)
         return real(*args)
 
+    mp.setattr(C, "_ask", counted)
+    return asked
+
+
+def test_a_question_asked_again_is_z3s_answer_to_it() -> None:
+    cute, spec, moved = _tables()
+    lanes = list(range(32))
+    C._ASKED.clear()
+    assert C._z3(cute, lanes, spec, 4, 10000) == "unsat"
+    assert len(C._ASKED) == 1 and set(C._ASKED.values()) == {"unsat"}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(C, "_ask", counted)
+        asked = _counting(mp)
         # the same question (another table object of the same cells): not asked again
         same = C.SpecTable("other id", 16, 8, False, spec.cells)
         assert C._z3(cute, lanes, same, 4, 10000) == "unsat" and not asked
@@ -116,15 +123,8 @@ def test_an_equal_atoms_unsat_is_kept_between_runs(kept_cache_dir: Any) -> None:
     P.flush()  # as the process's end writes it
     assert len(list((kept_cache_dir / "proofs").glob("batch-*.json"))) == 1
     assert not P._PENDING
-    asked: list[Any] = []
-    real = C._ask
-
-    def counted(*args: Any) -> str:
-        asked.append(args)
-        return real(*args)
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(C, "_ask", counted)
+        asked = _counting(mp)
         C._ASKED.clear()
         got = C._compare(cute, None, spec, 10000)
         assert got.verdict == "equal" and got.method == "z3+enumeration" and not asked
